@@ -1,0 +1,161 @@
+"""Sweep configuration: a TOML file plus CLI overrides, decoded into keyword-only Structs.
+
+Every field is documented where it is declared. API keys are never part of the config: an
+endpoint names the environment variable that holds its key, and the key is read from the
+environment only when a request is made.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from msgspec import Struct, field
+
+SCRIPTED_PREFIX = "scripted/"
+
+
+class ConfigError(ValueError):
+    """A config file or option that cannot be used; the message says which and why."""
+
+
+class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
+    """One model behind an OpenAI-compatible chat-completions endpoint."""
+
+    name: str
+    """What the sweep calls this model (leaderboard row, `--model NAME`)."""
+    base_url: str = ""
+    """E.g. https://api.openai.com/v1; empty for scripted models (the built-in reference server)."""
+    model: str = ""
+    """The model name sent in requests; defaults to `name`."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the API key (never the key itself)."""
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    """Extra JSON fields merged into every request (e.g. reasoning effort, top_p)."""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    max_concurrency: int = 64
+    """In-flight requests to this endpoint at most."""
+    timeout_s: float = 120.0
+    """Total timeout of one request."""
+    connect_timeout_s: float = 10.0
+    max_retries: int = 6
+    """Attempts after the first for retryable errors (429, 5xx, timeouts, connection errors)."""
+    price_input_per_mtok: float = 0.0
+    price_cached_input_per_mtok: float = 0.0
+    price_output_per_mtok: float = 0.0
+
+    @property
+    def scripted(self) -> bool:
+        return self.name.startswith(SCRIPTED_PREFIX)
+
+    @property
+    def model_name(self) -> str:
+        return self.model or self.name
+
+    def api_key(self) -> str | None:
+        """Read the key from the environment at call time; None when not configured."""
+        if not self.api_key_env:
+            return None
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise ConfigError(
+                f"endpoint {self.name!r}: environment variable {self.api_key_env} is not set"
+            )
+        return key
+
+
+class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
+    """What to run: models x tasks x trials, and how hard to push."""
+
+    benchmarks: list[str] = field(default_factory=lambda: ["vitabench:delivery"])
+    """Benchmark specs, e.g. "vitabench:delivery" or "vitabench:delivery,instore"."""
+    models: list[str] = field(default_factory=lambda: ["scripted/oracle", "scripted/noisy:0.3"])
+    """Agent models: endpoint names from `endpoints`, or scripted/... reference models."""
+    user_model: str = "scripted/user"
+    """The user-simulator model (an endpoint name or scripted/user)."""
+    trials: int = 4
+    """Trials per (model, task): k in Avg@k, Pass@k, Pass^k."""
+    max_concurrency: int = 64
+    """Episodes in flight at once across the sweep."""
+    data_dir: str | None = None
+    """Benchmark data (task files); None: $SWEEPBENCH_DATA, else the built-in sample tasks."""
+    lang: str = "en"
+    """Task language where a benchmark has several (VitaBench: en, zh)."""
+    task_ids: list[str] = field(default_factory=list)
+    """Run only these task ids (empty: all)."""
+    limit: int | None = None
+    """Run only the first N tasks of each benchmark."""
+    seed: int = 0
+    """Seed of the scripted models' randomness (the noisy agent)."""
+    max_turns: int | None = None
+    """Override every task's user-turn limit."""
+    max_tool_errors: int = 10
+    """Tool errors an agent may make before its episode ends."""
+    reference_latency_s: float = 0.0
+    """Latency of the built-in reference server's scripted models."""
+    endpoints: list[Endpoint] = field(default_factory=list)
+    """Model endpoints by name (OpenAI-compatible)."""
+
+    def endpoint(self, name: str, reference_url: str | None = None) -> Endpoint:
+        """The endpoint for a model name; scripted models live on the reference server."""
+        for ep in self.endpoints:
+            if ep.name == name:
+                return ep
+        if name.startswith(SCRIPTED_PREFIX):
+            if reference_url is None:
+                raise ConfigError(f"model {name!r} needs the reference server")
+            return Endpoint(name=name, base_url=reference_url, max_concurrency=1 << 16,
+                            max_retries=3)
+        known = ", ".join(ep.name for ep in self.endpoints) or "none configured"
+        raise ConfigError(f"unknown model {name!r}: not a scripted/... model and not an "
+                          f"endpoint in the config (endpoints: {known})")
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two sweeps the same sweep (and so resumable): not speed settings."""
+        d = msgspec.to_builtins(self)
+        for k in ("max_concurrency", "reference_latency_s", "endpoints"):
+            d.pop(k, None)
+        d["endpoints"] = [
+            {"name": ep.name, "base_url": ep.base_url, "model": ep.model_name,
+             "extra_body": ep.extra_body, "temperature": ep.temperature, "max_tokens": ep.max_tokens}
+            for ep in self.endpoints if ep.name in self.models or ep.name == self.user_model
+        ]
+        return d
+
+    def validate(self) -> "SweepConfig":
+        if self.trials < 1:
+            raise ConfigError(f"trials must be >= 1, got {self.trials}")
+        if self.max_concurrency < 1:
+            raise ConfigError(f"max_concurrency must be >= 1, got {self.max_concurrency}")
+        if not self.models:
+            raise ConfigError("no models to run")
+        if not self.benchmarks:
+            raise ConfigError("no benchmarks to run")
+        if self.lang not in ("en", "zh"):
+            raise ConfigError(f"lang must be en or zh, got {self.lang!r}")
+        return self
+
+
+def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None) -> SweepConfig:
+    """A SweepConfig from a TOML file (optional) with CLI overrides applied on top."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"config file {p} not found") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {p} is not valid TOML: {exc}") from None
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            data[key] = value
+    try:
+        return msgspec.convert(data, SweepConfig).validate()
+    except msgspec.ValidationError as exc:
+        where = f"config file {path}" if path else "options"
+        raise ConfigError(f"{where}: {exc}") from None

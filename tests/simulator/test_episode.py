@@ -1,0 +1,140 @@
+"""The episode loop with hand-written test-double callers and a two-tool toolkit."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from sweepbench.datasets.task import Task
+from sweepbench.simulator.episode import EpisodeLimits, TerminationReason, run_episode
+from sweepbench.tools.base import Toolkit, ToolError, tool
+from sweepbench.wire import AssistantMessage, FunctionCall, ToolCall, ToolMessage, Usage, UserMessage
+
+
+@tool("write")
+def add_item(db, name: str, count: int) -> str:
+    """Add an item.
+
+    Args:
+        name: item name
+        count: how many
+    """
+    if count <= 0:
+        raise ToolError("count must be positive")
+    db["items"][name] = db["items"].get(name, 0) + count
+    return "ok"
+
+
+@tool("read")
+def list_items(db) -> dict:
+    """List items."""
+    return db["items"]
+
+
+TOOLKIT = Toolkit.from_module(types.SimpleNamespace(add_item=add_item, list_items=list_items), "test")
+TASK = Task(id="t1", benchmark="test", domain="test", instructions="Add two apples.",
+            environment={"time": "2025-01-01 10:00:00", "user_id": "U1"})
+
+
+class Reply:
+    def __init__(self, message: AssistantMessage) -> None:
+        self.message, self.usage, self.latency_s = message, Usage(10, 2, 4), 0.0
+
+
+def scripted(*messages):
+    """A caller that answers with the given messages in order and records each request."""
+    seen = []
+
+    async def call(req):
+        seen.append(req)
+        return Reply(messages[len(seen) - 1])
+
+    call.seen = seen
+    return call
+
+
+def call(name, args, i=0):
+    return AssistantMessage(tool_calls=[ToolCall(f"c{i}", FunctionCall(name, args))])
+
+
+async def run(agent, user, **kw):
+    db = {"items": {}}
+    events = []
+    res = await run_episode(TASK, agent=agent, user=user, toolkit=TOOLKIT, state=db,
+                            final_state=lambda s: {"items": dict(s["items"])},
+                            on_event=lambda k, p: events.append(k), **kw)
+    return res, events
+
+
+async def test_tool_calls_then_user_stop():
+    agent = scripted(call("add_item", '{"name": "apple", "count": 2}'), AssistantMessage("Done."))
+    user = scripted(AssistantMessage("Two apples please."), AssistantMessage("###STOP###"))
+    res, events = await run(agent, user)
+    assert res.termination == TerminationReason.USER_STOP
+    assert res.final_state == {"items": {"apple": 2}}
+    assert (res.agent_calls, res.user_calls, res.tool_calls, res.tool_errors) == (2, 2, 1, 0)
+    assert res.agent_usage == Usage(20, 4, 8)
+    assert events.count("tool_call") == 1 and events.count("model_call") == 4
+    # the tool result is in the agent's conversation, but not in the user's
+    assert any(isinstance(m, ToolMessage) and m.content == "ok" for m in res.messages)
+    assert not any(isinstance(m, ToolMessage) for m in user.seen[-1].messages)
+    # the user sees the agent's words as `user` messages
+    assert isinstance(user.seen[-1].messages[-1], UserMessage)
+    assert user.seen[-1].messages[-1].content == "Done."
+
+
+async def test_requests_are_append_only():
+    agent = scripted(call("list_items", "{}"), call("add_item", '{"name":"a","count":1}', 1),
+                     AssistantMessage("ok"))
+    user = scripted(AssistantMessage("hi"), AssistantMessage("###STOP###"))
+    await run(agent, user)
+    first, second, third = (r.messages for r in agent.seen)
+    assert second[: len(first)] == first and third[: len(second)] == second
+    assert all(r.tools for r in agent.seen) and not any(r.tools for r in user.seen)
+
+
+@pytest.mark.parametrize("name,args,needle", [
+    ("nope", "{}", "unknown tool `nope`"),
+    ("add_item", '{"name": "a", "count": ', "not valid JSON"),
+    ("add_item", '{"name": "a", "count": "2"}', "Expected `int`, got `str`"),
+    ("add_item", '{"name": "a"}', "missing required field `count`"),
+    ("add_item", '{"name": "a", "count": 1, "x": 1}', "unknown field `x`"),
+    ("add_item", '{"name": "a", "count": -1}', "count must be positive"),
+])
+async def test_bad_tool_calls_become_errors_and_the_episode_continues(name, args, needle):
+    agent = scripted(call(name, args), AssistantMessage("sorry"))
+    user = scripted(AssistantMessage("hi"), AssistantMessage("###STOP###"))
+    res, _ = await run(agent, user)
+    assert res.termination == TerminationReason.USER_STOP
+    tool_msg = next(m for m in res.messages if isinstance(m, ToolMessage))
+    assert tool_msg.content.startswith("Error:") and needle in tool_msg.content
+    assert res.tool_errors == 1 and res.final_state == {"items": {}}
+
+
+async def test_error_budget_ends_the_episode():
+    agent = scripted(*[call("nope", "{}", i) for i in range(10)])
+    user = scripted(AssistantMessage("hi"))
+    res, _ = await run(agent, user, limits=EpisodeLimits(max_tool_errors=2))
+    assert res.termination == TerminationReason.TOO_MANY_ERRORS and res.tool_errors == 3
+
+
+async def test_turn_limit():
+    agent = scripted(*[AssistantMessage("and?")] * 10)
+    user = scripted(*[AssistantMessage("more")] * 10)
+    res, _ = await run(agent, user, limits=EpisodeLimits(max_turns=3))
+    assert res.termination == TerminationReason.MAX_TURNS and res.turns == 4
+
+
+async def test_agent_stop_and_failed_model_call():
+    agent = scripted(AssistantMessage("bye ###STOP###"))
+    user = scripted(AssistantMessage("hi"))
+    res, _ = await run(agent, user)
+    assert res.termination == TerminationReason.AGENT_STOP
+
+    async def broken(req):
+        raise RuntimeError("HTTP 401 from endpoint")
+
+    res, _ = await run(broken, scripted(AssistantMessage("hi")))
+    assert res.termination == TerminationReason.ERROR and "401" in res.error
+    assert res.final_state == {"items": {}}
