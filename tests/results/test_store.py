@@ -1,0 +1,334 @@
+"""The run store: queue -> writer thread -> SQLite, read back through the read connection."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import sqlite3
+import threading
+import time
+
+import msgspec
+import pytest
+
+from sweepbench.results.store import (
+    SCHEMA_VERSION,
+    ConfigMismatchError,
+    RunStore,
+    StoreError,
+    config_hash,
+)
+from sweepbench.wire import AssistantMessage, EpisodeRecord, ToolCall, FunctionCall, Usage
+from sweepbench.wire import ToolMessage, UserMessage
+
+CONFIG = {"models": ["scripted/oracle", "scripted/noisy"], "trials": 4, "seed": 7}
+
+
+def start(store: RunStore, run_id: str, model: str, task_id: str, trial: int,
+          domain: str = "delivery") -> str:
+    episode_id = f"{model}|vitabench:{domain}:en:{task_id}|{trial}"
+    store.episode_started(run_id, episode_id, model=model, benchmark="vitabench",
+                          domain=domain, task_id=task_id, lang="en", trial=trial)
+    return episode_id
+
+
+def record(run_id: str, model: str, task_id: str, trial: int, termination: str = "user_stop",
+           domain: str = "delivery") -> EpisodeRecord:
+    return EpisodeRecord(
+        run_id=run_id, model=model, benchmark="vitabench", domain=domain, task_id=task_id,
+        trial=trial, termination=termination,
+        messages=[
+            UserMessage("order noodles"),
+            AssistantMessage(tool_calls=[ToolCall("c1", FunctionCall("search", '{"q":"x"}'))]),
+            ToolMessage("c1", '{"hits": 1}', name="search"),
+            AssistantMessage("done"),
+        ],
+        agent_usage=Usage(100, 20, 80), user_usage=Usage(50, 5), agent_calls=2, user_calls=1,
+        tool_calls=1, turns=2, wall_s=1.5,
+        error="boom" if termination == "error" else None,
+    )
+
+
+def count(path, sql: str) -> int:
+    with sqlite3.connect(path) as c:
+        return c.execute(sql).fetchone()[0]
+
+
+async def test_round_trip_through_the_queue(tmp_path):
+    with RunStore(tmp_path / "runs" / "store.db") as store:  # directory is created
+        store.begin_run("r1", CONFIG)
+        ep = start(store, "r1", "m", "t1", 0)
+        store.event("r1", ep, 0, "model_call",
+                    {"usage": {"prompt_tokens": 100}, "latency_s": 0.25})
+        store.event("r1", ep, 1, "tool_call", b'{"name":"search","result":{"hits":1}}')
+        store.event("r1", ep, 2, "message", {"role": "assistant", "content": "done"})
+        rec = record("r1", "m", "t1", 0)
+        store.episode_finished(ep, rec)
+        store.judgment("r1", ep, judge="j", method="window-v1", passed=True, score=0.9,
+                       details={"rubric": [1, 1]})
+        store.judgment("r1", ep, judge="j", method="full-v1", passed=False, score=None,
+                       details={})
+        store.finish_run("r1", "done")
+        await store.flush()
+
+        [run] = store.runs()
+        assert run["run_id"] == "r1" and run["status"] == "done"
+        assert run["config"] == CONFIG
+        assert run["config_hash"] == config_hash(CONFIG)
+        assert run["finished_at"] >= run["created_at"]
+        assert store.latest_run_id() == "r1"
+        assert store.episode_status("r1") == {ep: "done"}
+        assert store.episodes("r1") == [rec]  # the blob decodes to an equal EpisodeRecord
+
+        events = store.events("r1", ep)
+        assert [e["seq"] for e in events] == [0, 1, 2]
+        assert [e["kind"] for e in events] == ["model_call", "tool_call", "message"]
+        assert events[0]["payload"] == {"usage": {"prompt_tokens": 100}, "latency_s": 0.25}
+        assert events[1]["payload"] == {"name": "search", "result": {"hits": 1}}
+        assert all(isinstance(e["ts"], float) for e in events)
+        [raw] = store.events("r1", ep, kind="tool_call", raw=True)
+        assert raw["payload"] == b'{"name":"search","result":{"hits":1}}'
+
+        judgments = store.judgments("r1")
+        assert [(j["method"], j["passed"], j["score"]) for j in judgments] == [
+            ("full-v1", False, None), ("window-v1", True, 0.9)]
+        assert judgments[1]["details"] == {"rubric": [1, 1]}
+
+
+def test_config_hash_is_canonical():
+    assert config_hash({"a": 1, "b": {"x": 1, "y": 2}}) == config_hash({"b": {"y": 2, "x": 1},
+                                                                        "a": 1})
+    assert config_hash({"a": 1}) != config_hash({"a": 2})
+
+
+def test_wal_mode_and_schema_version(tmp_path):
+    path = tmp_path / "s.db"
+    RunStore(path).close()
+    with sqlite3.connect(path) as c:
+        assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"runs", "episodes", "events", "judgments"} <= tables
+
+
+def test_error_termination_sets_error_status_and_finish_without_start(tmp_path):
+    with RunStore(tmp_path / "s.db") as store:
+        store.begin_run("r", {})
+        ep = start(store, "r", "m", "t1", 0)
+        store.episode_finished(ep, record("r", "m", "t1", 0, termination="error"))
+        # No episode_started: the finish is still stored (lang unknown).
+        store.episode_finished("m|x|1", record("r", "m", "t2", 1))
+        store.flush_sync()
+        assert store.episode_status("r") == {ep: "error", "m|x|1": "done"}
+        rows = {r["episode_id"]: r for r in store.episode_rows("r")}
+        assert rows[ep]["termination"] == "error" and rows[ep]["lang"] == "en"
+        assert rows["m|x|1"]["lang"] is None and rows["m|x|1"]["task_id"] == "t2"
+
+
+def test_many_events_commit_in_few_transactions(tmp_path):
+    """Writes queued while the writer waits on a lock go out in batches, not row by row."""
+    path = tmp_path / "s.db"
+    n = 5000
+    with RunStore(path, max_batch=2000) as store:
+        store.begin_run("r", {})
+        store.flush_sync()
+        before = store.writer_stats
+        blocker = sqlite3.connect(path, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")  # another connection holds the write lock
+        for i in range(n):
+            store.event("r", f"e{i % 50}", i // 50, "model_call", {"i": i})
+        time.sleep(0.05)
+        blocker.execute("COMMIT")
+        blocker.close()
+        store.flush_sync()
+        after = store.writer_stats
+        assert after["rows"] - before["rows"] == n
+        # at most: the few rows the writer held while blocked, then ceil(5000 / 2000) batches
+        assert after["transactions"] - before["transactions"] <= 1 + math.ceil(n / 2000)
+        assert len(store.events("r", "e7")) == n // 50
+    assert count(path, "SELECT count(*) FROM events") == n
+
+
+async def test_sustained_event_rate_sanity(tmp_path):
+    """50k events from the event loop all land; the rate is printed, not asserted."""
+    n = 50_000
+    payload = {"usage": {"prompt_tokens": 1200, "completion_tokens": 80}, "latency_s": 0.4,
+               "response": {"content": "x" * 200}}
+    with RunStore(tmp_path / "s.db") as store:
+        store.begin_run("r", {})
+        t0 = time.perf_counter()
+        for i in range(n):
+            store.event("r", f"ep{i % 500}", i // 500, "model_call", payload)
+        await store.flush()
+        dt = time.perf_counter() - t0
+        stats = store.writer_stats
+        print(f"\n{n / dt:,.0f} events/s, {stats['rows'] / stats['transactions']:.0f} rows/txn")
+        assert stats["rows"] == n + 1
+        assert stats["transactions"] < n / 2  # batched (exact bounds: the test above)
+        assert len(store.events("r", "ep499")) == n // 500
+
+
+async def test_writer_error_surfaces_on_flush_writes_and_close(tmp_path):
+    path = tmp_path / "s.db"
+    store = RunStore(path, busy_timeout=0.05)
+    store.begin_run("r", {})
+    await store.flush()
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        store.event("r", "e", 0, "message", {"x": 1})
+        with pytest.raises(StoreError, match="writer failed") as info:
+            await store.flush()
+        assert isinstance(info.value.__cause__, sqlite3.OperationalError)  # "database is locked"
+        with pytest.raises(StoreError):  # sticky: later writes are refused, not dropped
+            store.event("r", "e", 1, "message", {"x": 2})
+        with pytest.raises(StoreError):
+            store.flush_sync()
+    finally:
+        blocker.execute("COMMIT")
+        blocker.close()
+    with pytest.raises(StoreError, match="writer failed"):
+        store.close()
+    assert count(path, "SELECT count(*) FROM events") == 0  # the failed batch rolled back
+    assert not store._thread.is_alive()
+
+
+def test_reopen_existing_store(tmp_path):
+    path = tmp_path / "s.db"
+    with RunStore(path) as store:
+        store.begin_run("r1", CONFIG)
+        ep = start(store, "r1", "m", "t1", 0)
+        store.event("r1", ep, 0, "model_call", {"reply": "first"})
+
+    with RunStore(path, create=False) as store:
+        assert store.episode_status("r1") == {ep: "running"}
+        assert store.runs()[0]["status"] == "running"
+        store.finish_run("r1", "interrupted")
+        store.flush_sync()
+        assert store.runs()[0]["status"] == "interrupted"
+        # resuming: same config is fine and marks the run running again
+        store.begin_run("r1", dict(reversed(list(CONFIG.items()))))
+        with pytest.raises(ConfigMismatchError, match="different config"):
+            store.begin_run("r1", {**CONFIG, "trials": 8})
+        # the journal is append-only: re-sending seq 0 keeps the original
+        store.event("r1", ep, 0, "model_call", {"reply": "second"})
+        store.event("r1", ep, 1, "tool_call", {"ok": True})
+        store.episode_finished(ep, record("r1", "m", "t1", 0))
+        store.begin_run("r2", {"other": True})
+        store.flush_sync()
+        assert store.runs()[0]["status"] == "running"
+        assert [e["payload"] for e in store.events("r1", ep)] == [{"reply": "first"},
+                                                                  {"ok": True}]
+        assert store.episode_status("r1") == {ep: "done"}
+        assert store.latest_run_id() == "r2"
+        assert [r["run_id"] for r in store.runs()] == ["r1", "r2"]
+
+
+def test_restarting_an_episode_resets_outcome_keeps_journal(tmp_path):
+    with RunStore(tmp_path / "s.db") as store:
+        store.begin_run("r", {})
+        ep = start(store, "r", "m", "t1", 0)
+        store.event("r", ep, 0, "message", {"a": 1})
+        store.episode_finished(ep, record("r", "m", "t1", 0, termination="error"))
+        ep2 = start(store, "r", "m", "t1", 0)  # same batch, order kept: restart after finish
+        store.flush_sync()
+        assert ep2 == ep
+        assert store.episode_status("r") == {ep: "running"}
+        assert store.episodes("r") == []
+        assert len(store.events("r", ep)) == 1
+
+
+def test_bad_arguments_raise_at_the_call_site(tmp_path):
+    with RunStore(tmp_path / "s.db") as store:
+        store.begin_run("r", {})
+        with pytest.raises(ValueError, match="not valid JSON"):
+            store.event("r", "e", 0, "model_call", b'{"truncated":')
+        with pytest.raises(TypeError, match="not JSON-serialisable"):
+            store.event("r", "e", 0, "model_call", {"x": object()})
+        with pytest.raises(TypeError, match="seq"):
+            store.event("r", "e", -1, "model_call", {})
+        with pytest.raises(TypeError, match="passed"):
+            store.judgment("r", "e", judge="j", method="m", passed=1, score=None, details={})
+        with pytest.raises(ValueError, match="finite"):
+            store.judgment("r", "e", judge="j", method="m", passed=None, score=float("nan"),
+                           details={})
+        with pytest.raises(TypeError, match="EpisodeRecord"):
+            store.episode_finished("e", {"run_id": "r"})  # type: ignore[arg-type]
+        payload = {"n": 1}
+        store.event("r", "e", 0, "message", payload)
+        payload["n"] = 2  # encoded at the call: later mutation is not stored
+        store.flush_sync()
+        assert store.events("r", "e")[0]["payload"] == {"n": 1}
+        assert store.writer_stats["rows"] == 2
+
+
+def test_closed_store_refuses_writes_and_reads(tmp_path):
+    store = RunStore(tmp_path / "s.db")
+    store.begin_run("r", {})
+    store.close()
+    store.close()  # idempotent
+    with pytest.raises(StoreError, match="closed"):
+        store.event("r", "e", 0, "message", {})
+    with pytest.raises(StoreError, match="closed"):
+        store.runs()
+    with RunStore(tmp_path / "s.db") as again:  # close() committed the queued begin_run
+        assert again.latest_run_id() == "r"
+
+
+def test_not_a_store(tmp_path):
+    with pytest.raises(StoreError, match="does not exist"):
+        RunStore(tmp_path / "missing.db", create=False)
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(StoreError, match="not a sweepbench run store"):
+        RunStore(junk)
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as c:
+        c.execute("CREATE TABLE t (x)")
+    with pytest.raises(StoreError, match="not a sweepbench run store"):
+        RunStore(other)
+    newer = tmp_path / "newer.db"
+    RunStore(newer).close()
+    with sqlite3.connect(newer) as c:
+        c.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(StoreError, match="schema version"):
+        RunStore(newer)
+
+
+async def test_concurrent_producers_and_flush_from_two_loops(tmp_path):
+    """Writers on several tasks and a second thread; each flush covers its own writes."""
+    with RunStore(tmp_path / "s.db") as store:
+        store.begin_run("r", {})
+
+        async def episode(i: int) -> None:
+            for seq in range(20):
+                store.event("r", f"a{i}", seq, "message", {"seq": seq})
+                await asyncio.sleep(0)
+            await store.flush()
+            assert len(store.events("r", f"a{i}")) == 20  # own writes visible after flush
+
+        def other_thread() -> None:
+            async def go() -> None:
+                for seq in range(100):
+                    store.event("r", "b", seq, "message", {})
+                await store.flush()
+            asyncio.run(go())
+
+        t = threading.Thread(target=other_thread)
+        t.start()
+        await asyncio.gather(*(episode(i) for i in range(30)))
+        t.join()
+        assert len(store.events("r", "b")) == 100
+
+
+def test_records_use_wire_encoding(tmp_path):
+    path = tmp_path / "s.db"
+    rec = record("r", "m", "t1", 3)
+    with RunStore(path) as store:
+        store.begin_run("r", {})
+        store.episode_finished("m|k|3", rec)
+    with sqlite3.connect(path) as c:
+        blob = c.execute("SELECT record FROM episodes").fetchone()[0]
+    assert msgspec.json.decode(blob, type=EpisodeRecord) == rec
+    assert msgspec.json.decode(blob)["messages"][0] == {"role": "user",
+                                                       "content": "order noodles"}
