@@ -1,0 +1,244 @@
+"""The ``sweepbench`` command.
+
+``sweepbench run`` with no arguments is the embedded default: the built-in reference server on
+loopback, scripted oracle and noisy agents on the project's own sample tasks, 4 trials, judged
+by the deterministic state check, a leaderboard at the end. No network, no API key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from . import __version__
+from .config import ConfigError, SweepConfig, load_config
+from .datasets.task import TaskError
+
+err = Console(stderr=True, soft_wrap=True)
+out = Console()
+
+
+def _add_sweep_options(p: argparse.ArgumentParser, *, models: bool = True) -> None:
+    p.add_argument("--benchmark", action="append", metavar="SPEC",
+                   help="benchmark spec, e.g. vitabench:delivery (repeatable; default from config)")
+    if models:
+        p.add_argument("--model", action="append", metavar="NAME",
+                       help="agent model: an endpoint name from the config or scripted/oracle, "
+                            "scripted/noisy:P, scripted/chaos (repeatable)")
+        p.add_argument("--user-model", metavar="NAME", help="user-simulator model (default scripted/user)")
+        p.add_argument("--trials", type=int, metavar="K", help="trials per (model, task) (default 4)")
+    p.add_argument("--max-concurrency", type=int, metavar="N", help="episodes in flight (default 64)")
+    p.add_argument("--data-dir", metavar="DIR",
+                   help="benchmark data dir (default $SWEEPBENCH_DATA, else the built-in samples)")
+    p.add_argument("--lang", choices=["en", "zh"], help="task language (default en)")
+    p.add_argument("--task", action="append", dest="task_ids", metavar="ID", help="only this task id (repeatable)")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N tasks of each benchmark")
+    p.add_argument("--seed", type=int, help="seed of the scripted models (default 0)")
+    p.add_argument("--latency", type=float, dest="reference_latency_s", metavar="S",
+                   help="latency of the built-in reference server's models, seconds (default 0)")
+    p.add_argument("--config", metavar="FILE", help="sweep config (TOML); options override it")
+    p.add_argument("--out", metavar="PATH", help="run store (SQLite); default runs/<run-id>.sqlite")
+    p.add_argument("--no-progress", action="store_true", help="no live progress display")
+
+
+def _config(args: argparse.Namespace, **fixed: Any) -> SweepConfig:
+    keys = ("max_concurrency", "data_dir", "lang", "task_ids", "limit", "seed", "reference_latency_s")
+    overrides = {k: getattr(args, k, None) for k in keys}
+    overrides["benchmarks"] = args.benchmark
+    overrides["models"] = getattr(args, "model", None)
+    overrides["user_model"] = getattr(args, "user_model", None)
+    overrides["trials"] = getattr(args, "trials", None)
+    overrides.update(fixed)
+    return load_config(args.config, overrides)
+
+
+def _run_sweep(cfg: SweepConfig, out_path: str | None, show_progress: bool):
+    from .runner.progress import ProgressDisplay
+    from .runner.sweep import install_uvloop, run_id_for, run_sweep
+
+    path = Path(out_path) if out_path else Path("runs") / f"{run_id_for(cfg)}.sqlite"
+    install_uvloop()
+    with ProgressDisplay(err, enabled=show_progress) as progress:
+        return asyncio.run(run_sweep(cfg, path, progress=progress.update))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .results.report import build_report, render
+    from .results.store import RunStore
+
+    cfg = _config(args)
+    outcome = _run_sweep(cfg, args.out, not args.no_progress)
+    err.print(f"run {outcome.run_id}: {outcome.episodes} episodes run, {outcome.skipped} already "
+              f"in the store, {outcome.errors} ended in error; store: {outcome.store_path}")
+    with RunStore(outcome.store_path) as store:
+        report = build_report(store, outcome.run_id)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        out.print(render(report))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .results.report import build_report, render
+    from .results.store import RunStore
+
+    path = Path(args.path)
+    if not path.is_file():
+        err.print(f"[red]no run store at {path}[/red]")
+        return 2
+    with RunStore(path) as store:
+        report = build_report(store, args.run, method=args.method)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        out.print(render(report))
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from .results.store import RunStore
+
+    cfg = _config(args, models=[args.model], trials=1, user_model="scripted/user")
+    with tempfile.TemporaryDirectory() as tmp:
+        outcome = _run_sweep(cfg, args.out or Path(tmp) / "replay.sqlite", not args.no_progress)
+        with RunStore(outcome.store_path) as store:
+            judgments = [j for j in store.judgments(outcome.run_id) if j["method"] == "state"]
+    failures = []
+    for j in sorted(judgments, key=lambda j: j["episode_id"]):
+        if not j["passed"]:
+            details = j.get("details") or {}
+            failure = {"task": j["episode_id"].split("|")[1].rsplit(":", 1)[-1], "why": details.get("why")}
+            if details.get("unreachable"):
+                failure["unreachable"] = True  # a defect of the task data, not of the harness
+            failures.append(failure)
+    result = {"tasks": len(judgments), "passed": len(judgments) - len(failures),
+              "unreachable": sum("unreachable" in f for f in failures), "failures": failures}
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        out.print(f"{result['passed']}/{result['tasks']} tasks passed with {args.model}")
+        for f in failures:
+            out.print(f"  [red]FAIL[/red] {f['task']}: {f['why']}")
+    return 0 if not failures else 1
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .runner.refserver import ReferenceServer
+    from .simulator.scripted.models import SCRIPTED_MODELS, resolve_model
+
+    server = ReferenceServer(resolve_model, host=args.host, port=args.port,
+                             latency_s=args.latency, models=SCRIPTED_MODELS)
+    server.run_forever()
+    return 0
+
+
+def _toolkit_for(spec_text: str):
+    from .datasets.catalog import BenchmarkSpec
+    from .datasets.task import Task
+    from .tools.registry import benchmark_tools
+
+    spec = BenchmarkSpec.parse(spec_text)
+    probe = Task(id="-", benchmark=spec.benchmark, domain=",".join(spec.domains), instructions="")
+    return benchmark_tools(spec.benchmark).toolkit(probe)
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    toolkit = _toolkit_for(args.benchmark)
+    rows = [{"name": t.name, "domain": t.domain, "type": t.kind} for t in toolkit.tools.values()]
+    if args.json:
+        print(json.dumps({"tools": rows}, indent=2))
+    else:
+        for r in rows:
+            out.print(f"{r['domain']:<10} {r['type']:<8} {r['name']}")
+        out.print(f"{len(rows)} tools")
+    return 0
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    from .datasets.catalog import load_tasks
+
+    tasks = load_tasks(args.benchmark, data_dir=args.data_dir, lang=args.lang)
+    if args.json:
+        print(json.dumps({"total": len(tasks), "tasks": [
+            {"id": t.id, "domain": t.domain, "lang": t.lang} for t in tasks]}, indent=2))
+    else:
+        for t in tasks:
+            out.print(f"{t.id:<16} {t.domain:<10} {t.instructions[:90]}")
+        out.print(f"{len(tasks)} tasks")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sweepbench",
+        description="Run interactive tool-use agent benchmarks (VitaBench, T1-Bench) at scale.")
+    parser.add_argument("--version", action="version", version=f"sweepbench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("run", help="run a sweep (no arguments: the embedded offline default)")
+    _add_sweep_options(p)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("report", help="leaderboard of a run store")
+    p.add_argument("path", help="run store (SQLite file)")
+    p.add_argument("--run", metavar="RUN_ID", help="run id (default: the latest in the store)")
+    p.add_argument("--method", help="judge method to score by (default: the most common)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("replay", help="run every task with scripted/oracle through the full path "
+                                      "and the state check")
+    _add_sweep_options(p, models=False)
+    p.add_argument("--model", default="scripted/oracle", help="agent model (default scripted/oracle)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("serve", help="the OpenAI-compatible reference server of scripted models")
+    p.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--latency", type=float, default=0.0, metavar="S", help="answer latency, seconds")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("tools", help="list a benchmark's tools")
+    p.add_argument("--benchmark", default="vitabench", metavar="SPEC")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_tools)
+
+    p = sub.add_parser("tasks", help="list a benchmark's tasks")
+    p.add_argument("--benchmark", default="vitabench:delivery", metavar="SPEC")
+    p.add_argument("--data-dir", metavar="DIR")
+    p.add_argument("--lang", choices=["en", "zh"], default="en")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_tasks)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        argv = ["run"]
+    args = build_parser().parse_args(argv)
+    if not getattr(args, "func", None):
+        build_parser().print_help()
+        return 2
+    try:
+        return args.func(args)
+    except (ConfigError, TaskError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        return 2
+    except KeyboardInterrupt:
+        err.print("interrupted; re-run the same command to continue where it stopped")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

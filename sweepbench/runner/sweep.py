@@ -1,0 +1,216 @@
+"""The sweep: every (model, task, trial), a bounded number in flight, results into the store.
+
+Episodes spend nearly all their time waiting on HTTP, so a fixed pool of worker coroutines
+pulls work from one list: memory stays flat however long the list, and the in-flight cap is
+exact. Work already finished in the store (same run id, i.e. the same sweep identity) is
+skipped, so re-running a command continues it. Each finished episode is judged at once by the
+deterministic state check; the LLM judge pool comes with a later issue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import traceback
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import msgspec
+
+from ..config import SweepConfig
+from ..datasets.catalog import BenchmarkSpec, load_tasks, resolve_data_dir
+from ..datasets.task import Task
+from ..judge.state_check import check_vitabench
+from ..results.store import RunStore
+from ..simulator.episode import EpisodeLimits, TerminationReason, run_episode
+from ..simulator.scripted.models import resolve_model
+from ..tools.registry import benchmark_tools
+from ..wire import EpisodeRecord, encoder
+from .client import ModelClient
+from .refserver import ReferenceServer
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    model: str
+    spec: str
+    task: Task
+    trial: int
+
+    @property
+    def episode_id(self) -> str:
+        return f"{self.model}|{self.task.key}|{self.trial}"
+
+
+@dataclass
+class SweepOutcome:
+    run_id: str
+    store_path: Path
+    episodes: int  # run now
+    skipped: int  # already finished in the store
+    errors: int
+
+
+def run_id_for(cfg: SweepConfig) -> str:
+    """Same sweep identity, same run id: that is what makes re-running resume."""
+    blob = msgspec.json.encode(cfg.identity(), order="sorted")
+    return "run-" + hashlib.sha256(blob).hexdigest()[:12]
+
+
+def select_tasks(cfg: SweepConfig) -> list[tuple[str, Task]]:
+    """(spec, task) pairs for every benchmark in the config, filtered by ids and limit."""
+    out: list[tuple[str, Task]] = []
+    for raw in cfg.benchmarks:
+        spec = BenchmarkSpec.parse(raw)
+        tasks = load_tasks(spec, data_dir=cfg.data_dir, lang=cfg.lang)
+        if cfg.task_ids:
+            wanted = set(cfg.task_ids)
+            tasks = [t for t in tasks if t.id in wanted]
+        if cfg.limit is not None:
+            tasks = tasks[: cfg.limit]
+        out.extend((str(spec), t) for t in tasks)
+    return out
+
+
+def judge_state(task: Task, final_state: dict[str, Any] | None) -> dict[str, Any]:
+    """The deterministic state check: {"passed", "why", "unreachable"}."""
+    if task.benchmark == "vitabench":
+        return msgspec.to_builtins(check_vitabench(task, final_state or {}))
+    raise ValueError(f"no state check for benchmark {task.benchmark!r}")
+
+
+class Sweep:
+    """Runs one sweep against a store; ``progress`` is told about every finished episode."""
+
+    def __init__(self, cfg: SweepConfig, store: RunStore, *,
+                 progress: Callable[..., None] | None = None) -> None:
+        self.cfg = cfg
+        self.store = store
+        self.run_id = run_id_for(cfg)
+        self.data_dir = resolve_data_dir(cfg.data_dir)
+        self.progress = progress or (lambda kind, **info: None)
+        self.clients: dict[str, ModelClient] = {}
+
+    def work(self) -> tuple[list[WorkItem], int]:
+        """Work still to do and how many episodes the store already has finished."""
+        status = self.store.episode_status(self.run_id)
+        todo, skipped = [], 0
+        for trial in range(self.cfg.trials):
+            for spec, task in select_tasks(self.cfg):
+                for model in self.cfg.models:
+                    item = WorkItem(model, spec, task, trial)
+                    if status.get(item.episode_id) in ("done", "error"):
+                        skipped += 1
+                    else:
+                        todo.append(item)
+        return todo, skipped
+
+    async def run(self) -> SweepOutcome:
+        cfg = self.cfg
+        self.store.begin_run(self.run_id, msgspec.to_builtins(cfg.identity()))
+        todo, skipped = self.work()
+        self.progress("planned", total=len(todo), skipped=skipped)
+        names = set(cfg.models) | {cfg.user_model}
+        errors = 0
+        async with AsyncExitStack() as stack:
+            url = None
+            if any(n.startswith("scripted/") for n in names):
+                server = ReferenceServer(resolve_model, latency_s=cfg.reference_latency_s)
+                await stack.enter_async_context(server)
+                url = server.url
+            for name in names:
+                client = ModelClient(cfg.endpoint(name, url))
+                stack.push_async_callback(client.aclose)
+                self.clients[name] = client
+            queue = iter(todo)
+
+            async def worker() -> None:
+                nonlocal errors
+                for item in queue:
+                    record = await self.run_item(item)
+                    errors += record.termination == TerminationReason.ERROR
+            n_workers = max(1, min(cfg.max_concurrency, len(todo)))
+            await asyncio.gather(*(worker() for _ in range(n_workers)))
+        self.store.finish_run(self.run_id, "done")
+        await self.store.flush()
+        return SweepOutcome(self.run_id, Path(self.store.path), len(todo), skipped, errors)
+
+    def meta(self, item: WorkItem) -> dict[str, Any]:
+        return {"task": item.task.key, "spec": item.spec, "lang": item.task.lang,
+                "data_dir": str(self.data_dir) if self.data_dir else None,
+                "trial": item.trial, "seed": self.cfg.seed}
+
+    async def run_item(self, item: WorkItem) -> EpisodeRecord:
+        run_id, eid, task = self.run_id, item.episode_id, item.task
+        self.store.episode_started(run_id, eid, model=item.model, benchmark=task.benchmark,
+                                   domain=task.domain, task_id=task.id, lang=task.lang,
+                                   trial=item.trial)
+        self.progress("started", item=item)
+        seq = 0
+
+        def on_event(kind: str, payload: dict[str, Any]) -> None:
+            nonlocal seq
+            self.store.event(run_id, eid, seq, kind, encoder.encode(payload))
+            seq += 1
+
+        base = dict(run_id=run_id, model=item.model, benchmark=task.benchmark,
+                    domain=task.domain, task_id=task.id, lang=task.lang, trial=item.trial)
+        try:
+            tools = benchmark_tools(task.benchmark)
+            state = tools.new_state(task)
+            agent_client, user_client = self.clients[item.model], self.clients[self.cfg.user_model]
+            result = await run_episode(
+                task,
+                agent=agent_client.complete,
+                user=user_client.complete,
+                toolkit=tools.toolkit(task),
+                state=state,
+                final_state=tools.final_state,
+                tool_descriptions=tools.descriptions(task, self.data_dir),
+                limits=EpisodeLimits(max_turns=self.cfg.max_turns or task.max_turns,
+                                     max_tool_errors=self.cfg.max_tool_errors),
+                meta=self.meta(item),
+                on_event=on_event,
+            )
+            record = EpisodeRecord(
+                **base, termination=str(result.termination), messages=result.messages,
+                agent_usage=result.agent_usage, user_usage=result.user_usage,
+                agent_calls=result.agent_calls, user_calls=result.user_calls,
+                tool_calls=result.tool_calls, tool_errors=result.tool_errors,
+                turns=result.turns, wall_s=result.wall_s, error=result.error,
+                final_state=result.final_state)
+        except Exception as exc:  # a bug or a broken task: record it, keep the sweep going
+            tb = traceback.format_exception_only(exc)[-1].strip()
+            record = EpisodeRecord(**base, termination=str(TerminationReason.ERROR),
+                                   error=f"internal error: {tb}")
+        self.store.episode_finished(eid, record)
+        self._judge(item, record)
+        self.progress("finished", item=item, record=record)
+        return record
+
+    def _judge(self, item: WorkItem, record: EpisodeRecord) -> None:
+        if record.termination == TerminationReason.ERROR:
+            result = {"passed": False, "why": f"episode ended in error: {record.error}"}
+        else:
+            result = judge_state(item.task, record.final_state)
+        passed = result.pop("passed")
+        self.store.judgment(self.run_id, item.episode_id, judge="state", method="state",
+                            passed=passed, score=1.0 if passed else 0.0, details=result)
+
+
+async def run_sweep(cfg: SweepConfig, store_path: str | Path, **kwargs: Any) -> SweepOutcome:
+    Path(store_path).parent.mkdir(parents=True, exist_ok=True)
+    with RunStore(store_path) as store:
+        return await Sweep(cfg, store, **kwargs).run()
+
+
+def install_uvloop() -> None:
+    """uvloop where available; the asyncio default loop otherwise."""
+    try:
+        import uvloop
+    except ImportError:
+        return
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+

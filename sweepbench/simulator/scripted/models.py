@@ -1,0 +1,226 @@
+"""Scripted models: deterministic test doubles behind the reference server.
+
+These are not model results. They let the whole pipeline (HTTP included) run with no network
+and no API key, and they make the harness testable:
+
+- ``scripted/oracle``: follows the task's gold plan, so it reaches the expected state.
+- ``scripted/noisy:P``: the oracle, but each plan step is dropped or corrupted with
+  probability P, decided by a seeded RNG per (seed, task, trial, step).
+- ``scripted/user``: tells the task's instruction a piece at a time, then ``###STOP###``.
+- ``scripted/judge``: answers judge prompts with a deterministic JSON verdict per rubric.
+- ``scripted/chaos``: calls unknown tools, sends malformed JSON and wrong-typed, missing and
+  extra arguments, then gives up; for testing that bad model output never breaks a run.
+
+Every policy is a pure function of the request: it re-derives its position from the
+conversation, so a replayed or resumed episode gets the same answers. The episode's identity
+(task key, benchmark spec, trial, seed) comes from the request's ``sweepbench`` field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import random
+import re
+from typing import Any, Callable
+
+import msgspec
+
+from ...datasets.catalog import find_task
+from ...datasets.task import Task
+from ...wire import (
+    AssistantMessage,
+    ChatRequest,
+    FunctionCall,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from ..prompts import STOP
+from .plan import Step, UnresolvedReference, resolve
+
+Policy = Callable[[ChatRequest], AssistantMessage]
+
+_PLAN_MODULES = {"vitabench": "sweepbench.simulator.scripted.vitabench_oracle"}
+_plan_cache: dict[str, list[Step]] = {}
+
+
+def _task(req: ChatRequest) -> tuple[Task, dict[str, Any]]:
+    meta = req.sweepbench
+    if not meta or "task" not in meta or "spec" not in meta:
+        raise ValueError("scripted models need the `sweepbench` request field (task, spec, lang)")
+    task = find_task(meta["spec"], meta["task"], data_dir=meta.get("data_dir"),
+                     lang=meta.get("lang", "en"))
+    return task, meta
+
+
+def _plan_module(task: Task):
+    return importlib.import_module(_PLAN_MODULES[task.benchmark])
+
+
+def gold_plan(task: Task) -> list[Step]:
+    key = f"{task.key}|{task.source}"
+    if key not in _plan_cache:
+        _plan_cache[key] = _plan_module(task).gold_plan(task)
+    return _plan_cache[key]
+
+
+def _rng(meta: dict[str, Any], task: Task, step: int) -> random.Random:
+    return random.Random(f"{meta.get('seed', 0)}|{task.key}|{meta.get('trial', 0)}|{step}")
+
+
+def _tool_call(index: int, name: str, arguments: Any) -> AssistantMessage:
+    args = arguments if isinstance(arguments, str) else msgspec.json.encode(arguments).decode()
+    return AssistantMessage(tool_calls=[ToolCall(f"call_{index}", FunctionCall(name, args))])
+
+
+def _own_calls(req: ChatRequest) -> tuple[list[ToolCall], dict[str, str]]:
+    calls = [tc for m in req.messages if isinstance(m, AssistantMessage) and m.tool_calls
+             for tc in m.tool_calls]
+    results = {m.tool_call_id: m.content for m in req.messages if isinstance(m, ToolMessage)}
+    return calls, results
+
+
+class PlanFollower:
+    """The oracle (``error_rate`` 0) and the noisy agent (``error_rate`` P)."""
+
+    DONE = {"en": "All done. Is there anything else I can help you with?",
+            "zh": "都已办好。请问还有其他需要吗？"}
+
+    def __init__(self, error_rate: float = 0.0) -> None:
+        if not 0.0 <= error_rate <= 1.0:
+            raise ValueError(f"noise must be in [0, 1], got {error_rate}")
+        self.error_rate = error_rate
+
+    def _action(self, meta: dict[str, Any], task: Task, j: int) -> str:
+        if self.error_rate == 0.0:
+            return "do"
+        rng = _rng(meta, task, j)
+        if rng.random() >= self.error_rate:
+            return "do"
+        return "drop" if rng.random() < 0.5 else "corrupt"
+
+    def __call__(self, req: ChatRequest) -> AssistantMessage:
+        task, meta = _task(req)
+        if not any(isinstance(m, UserMessage) for m in req.messages):
+            return AssistantMessage("Hello! How can I help you today?")
+        plan = gold_plan(task)
+        calls, results = _own_calls(req)
+        outputs: list[str | None] = [None] * len(plan)
+        made = 0
+        for j, step in enumerate(plan):
+            action = self._action(meta, task, j)
+            if action == "drop":
+                continue
+            if made < len(calls):
+                outputs[j] = results.get(calls[made].id)
+                made += 1
+                continue
+            if action == "corrupt":
+                step = _plan_module(task).corrupt(step, _rng(meta, task, j), task)
+            try:
+                args = resolve(step.arguments, outputs)
+            except UnresolvedReference:
+                args = _blank_references(step.arguments)
+            return _tool_call(made, step.tool, args)
+        return AssistantMessage(self.DONE.get(task.lang, self.DONE["en"]))
+
+
+def _blank_references(arguments: Any) -> Any:
+    """An earlier step failed: send what a confused model would, an empty value."""
+    if isinstance(arguments, dict):
+        if "$from_step" in arguments:
+            return ""
+        return {k: _blank_references(v) for k, v in arguments.items()}
+    if isinstance(arguments, list):
+        return [_blank_references(v) for v in arguments]
+    return arguments
+
+
+_SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*")
+
+
+def disclosure_pieces(task: Task, max_pieces: int = 3) -> list[str]:
+    """The instruction split into at most ``max_pieces`` runs of whole sentences."""
+    sentences = [s.strip() for s in _SENTENCE.split(task.instructions) if s.strip()]
+    if not sentences:
+        return [task.instructions or "Hello."]
+    n = min(max_pieces, len(sentences))
+    size = -(-len(sentences) // n)
+    sep = "" if task.lang == "zh" else " "
+    return [sep.join(sentences[i:i + size]) for i in range(0, len(sentences), size)]
+
+
+def scripted_user(req: ChatRequest) -> AssistantMessage:
+    """Says the next piece of the instruction; once all is said and answered, stops."""
+    task, _ = _task(req)
+    pieces = disclosure_pieces(task)
+    said = sum(isinstance(m, AssistantMessage) for m in req.messages)
+    return AssistantMessage(pieces[said] if said < len(pieces) else STOP)
+
+
+_RUBRIC_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+(.+?)\s*$", re.M)
+
+
+def scripted_judge(req: ChatRequest) -> AssistantMessage:
+    """A deterministic verdict per rubric listed in the last user message.
+
+    The verdict comes from ``sweepbench.judge_hint`` when the caller supplies one (tests use it
+    to script the judge), otherwise from a hash of the rubric and the conversation.
+    """
+    meta = req.sweepbench or {}
+    last = next((m.content for m in reversed(req.messages) if isinstance(m, UserMessage)), "")
+    rubrics = _RUBRIC_LINE.findall(last) or ["overall"]
+    digest = hashlib.sha256(msgspec.json.encode(req.messages)).hexdigest()
+    verdicts = []
+    for r in rubrics:
+        if "judge_hint" in meta:
+            met = bool(meta["judge_hint"])
+        else:
+            met = int(hashlib.sha256((digest + r).encode()).hexdigest(), 16) % 2 == 0
+        verdicts.append({"rubric": r, "reasoning": "scripted verdict", "meetExpectation": met})
+    return AssistantMessage(msgspec.json.encode({"rubrics": verdicts}).decode())
+
+
+def scripted_chaos(req: ChatRequest) -> AssistantMessage:
+    """One kind of bad tool call per request, then a plain apology."""
+    calls, _ = _own_calls(req)
+    tools = [t.function for t in req.tools or []]
+    with_params = [t for t in tools if t.get("parameters", {}).get("required")]
+    target = with_params[0] if with_params else (tools[0] if tools else {"name": "none"})
+    name = target["name"]
+    props = target.get("parameters", {}).get("properties", {})
+    required = target.get("parameters", {}).get("required", [])
+    wrong = {p: ([1, 2] if props.get(p, {}).get("type") != "array" else "not-a-list") for p in required}
+    bad_calls = [
+        ("no_such_tool", "{}"),
+        (name, '{"' + (required[0] if required else "x") + '": '),  # truncated JSON
+        (name, wrong),
+        (name, "{}"),  # every required argument missing
+        (name, {"unexpected_argument": True, **{p: "x" for p in required}}),
+        (name, "[1, 2, 3]"),  # not an object
+        (name, "NaN"),
+    ]
+    if len(calls) < len(bad_calls):
+        tool, args = bad_calls[len(calls)]
+        return _tool_call(len(calls), tool, args)
+    return AssistantMessage("Sorry, I could not complete your request.")
+
+
+def resolve_model(name: str) -> Policy | None:
+    """The scripted policy for a model name such as ``scripted/noisy:0.3``; None if unknown."""
+    if not name.startswith("scripted/"):
+        return None
+    kind, _, arg = name[len("scripted/"):].partition(":")
+    if kind == "oracle" and not arg:
+        return PlanFollower(0.0)
+    if kind == "noisy":
+        try:
+            return PlanFollower(float(arg or "0.3"))
+        except ValueError:
+            return None
+    return {"user": scripted_user, "judge": scripted_judge, "chaos": scripted_chaos}.get(kind) if not arg else None
+
+
+SCRIPTED_MODELS = ["scripted/oracle", "scripted/noisy:P", "scripted/user", "scripted/judge",
+                   "scripted/chaos"]

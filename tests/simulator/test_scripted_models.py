@@ -1,0 +1,127 @@
+"""The scripted test doubles, driven in-process through the real episode loop (no HTTP)."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from sweepbench.datasets.catalog import load_tasks
+from sweepbench.judge.state_check import check_vitabench
+from sweepbench.simulator.episode import EpisodeLimits, TerminationReason, run_episode
+from sweepbench.simulator.prompts import STOP
+from sweepbench.simulator.scripted.models import (
+    disclosure_pieces,
+    gold_plan,
+    resolve_model,
+    scripted_judge,
+)
+from sweepbench.tools.registry import benchmark_tools
+from sweepbench.wire import ChatRequest, ToolMessage, Usage, UserMessage
+
+SPEC = "vitabench:delivery"
+SAMPLES = load_tasks(SPEC)  # no data dir: the project's own sample tasks
+
+
+class Reply:
+    def __init__(self, message):
+        self.message, self.usage, self.latency_s = message, Usage(), 0.0
+
+
+def caller(policy):
+    async def call(req: ChatRequest):
+        return Reply(policy(req))
+    return call
+
+
+async def play(task, agent_name, *, seed=0, trial=0, max_tool_errors=10):
+    tools = benchmark_tools(task.benchmark)
+    state = tools.new_state(task)
+    meta = {"task": task.key, "spec": SPEC, "lang": task.lang, "data_dir": None,
+            "trial": trial, "seed": seed}
+    res = await run_episode(task, agent=caller(resolve_model(agent_name)),
+                            user=caller(resolve_model("scripted/user")),
+                            toolkit=tools.toolkit(task), state=state,
+                            final_state=tools.final_state, meta=meta,
+                            limits=EpisodeLimits(max_turns=task.max_turns, max_tool_errors=max_tool_errors))
+    return res, check_vitabench(task, res.final_state)
+
+
+def test_samples_exist():
+    assert len(SAMPLES) >= 4 and all(t.benchmark == "vitabench" for t in SAMPLES)
+
+
+@pytest.mark.parametrize("task", SAMPLES, ids=lambda t: t.id)
+async def test_oracle_reaches_the_expected_state(task):
+    res, check = await play(task, "scripted/oracle")
+    assert res.termination == TerminationReason.USER_STOP
+    assert res.tool_errors == 0
+    assert check.passed, check.why
+
+
+async def test_noisy_is_deterministic_per_seed_and_sometimes_fails():
+    outcomes = {}
+    for seed in (0, 1):
+        for task in SAMPLES:
+            for trial in range(4):
+                a, ca = await play(task, "scripted/noisy:0.3", seed=seed, trial=trial)
+                b, cb = await play(task, "scripted/noisy:0.3", seed=seed, trial=trial)
+                assert msgspec.json.encode(a.messages) == msgspec.json.encode(b.messages)
+                assert ca.passed == cb.passed
+                outcomes[(seed, task.id, trial)] = ca.passed
+    assert 0 < sum(outcomes.values()) < len(outcomes)
+
+
+async def test_noisy_with_p1_fails_every_task_that_needs_a_change():
+    needs_change = [t for t in SAMPLES if gold_plan(t)]
+    assert len(needs_change) >= 4
+    for task in SAMPLES:
+        _, check = await play(task, "scripted/noisy:1.0")
+        assert check.passed == (task not in needs_change), task.id
+
+
+async def test_chaos_calls_all_become_tool_errors_and_the_episode_completes():
+    task = SAMPLES[0]
+    res, check = await play(task, "scripted/chaos", max_tool_errors=100)
+    assert res.termination == TerminationReason.USER_STOP
+    errors = [m.content for m in res.messages if isinstance(m, ToolMessage)]
+    assert len(errors) == res.tool_errors == 7
+    assert all(e.startswith("Error:") for e in errors)
+    joined = "\n".join(errors)
+    for needle in ("unknown tool", "not valid JSON", "Expected", "missing required field",
+                   "unknown field", "Expected `object`"):
+        assert needle in joined
+    assert not check.passed
+
+
+def test_user_tells_pieces_in_order_then_stops():
+    task = max(SAMPLES, key=lambda t: len(t.instructions))
+    pieces = disclosure_pieces(task)
+    assert 1 <= len(pieces) <= 3
+    assert " ".join(pieces).split() == task.instructions.split()
+
+
+def test_judge_is_deterministic_and_scriptable():
+    prompt = "Rubrics:\n1. order placed\n2. address right\n"
+    req = ChatRequest(model="scripted/judge", messages=[UserMessage(prompt)])
+    a, b = scripted_judge(req), scripted_judge(req)
+    assert a == b
+    verdicts = msgspec.json.decode(a.content)["rubrics"]
+    assert [v["rubric"] for v in verdicts] == ["order placed", "address right"]
+    hinted = ChatRequest(model="scripted/judge", messages=[UserMessage(prompt)],
+                         sweepbench={"judge_hint": False})
+    assert not any(v["meetExpectation"] for v in msgspec.json.decode(scripted_judge(hinted).content)["rubrics"])
+
+
+@pytest.mark.parametrize("name,known", [
+    ("scripted/oracle", True), ("scripted/noisy:0.3", True), ("scripted/user", True),
+    ("scripted/judge", True), ("scripted/chaos", True), ("scripted/noisy:abc", False),
+    ("scripted/nope", False), ("gpt-4", False), ("scripted/noisy:2", False),
+])
+def test_resolve_model(name, known):
+    assert (resolve_model(name) is not None) == known
+
+
+def test_policies_need_the_request_field():
+    with pytest.raises(ValueError, match="sweepbench"):
+        resolve_model("scripted/oracle")(ChatRequest(model="x", messages=[UserMessage("hi")]))
+    assert STOP == "###STOP###"

@@ -1,0 +1,102 @@
+"""The command line, end to end: reference server on loopback, real HTTP, real store."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from sweepbench.cli import main
+from sweepbench.datasets.catalog import load_tasks
+from sweepbench.simulator.scripted.models import gold_plan
+
+
+def run_json(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def test_default_run_is_offline_and_discriminates(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main([]) == 0  # no arguments: the embedded default
+    capsys.readouterr()
+    stores = list((tmp_path / "runs").glob("*.sqlite"))
+    assert len(stores) == 1
+    code, report = run_json(capsys, "report", str(stores[0]), "--json")
+    assert code == 0
+    oracle, noisy = report["models"]["scripted/oracle"], report["models"]["scripted/noisy:0.3"]
+    assert oracle["k"] == noisy["k"] == 4 and oracle["tasks"] == noisy["tasks"] >= 5
+    assert oracle["avg"] == oracle["pass_at_k"] == oracle["pass_hat_k"] == 1.0
+    assert 0.0 < noisy["pass_hat_k"] < 1.0 and 0.0 < noisy["avg"] < 1.0
+    assert noisy["pass_hat_k"] <= noisy["avg"] <= noisy["pass_at_k"]
+    # every episode has its events and one state judgment
+    db = sqlite3.connect(stores[0])
+    n_episodes = db.execute("select count(*) from episodes where status = 'done'").fetchone()[0]
+    assert n_episodes == 2 * 4 * oracle["tasks"]
+    assert db.execute("select count(*) from judgments").fetchone()[0] == n_episodes
+    kinds = dict(db.execute("select kind, count(*) from events group by kind").fetchall())
+    assert kinds["model_call"] > n_episodes and kinds["tool_call"] > 0
+
+
+def test_rerunning_the_same_sweep_skips_finished_episodes(tmp_path, capsys):
+    out = tmp_path / "s.sqlite"
+    args = ["run", "--model", "scripted/oracle", "--trials", "2", "--out", str(out), "--json"]
+    _, first = run_json(capsys, *args)
+    err_first = capsys.readouterr().err
+    _, second = run_json(capsys, *args)
+    assert first["models"] == second["models"]
+    db = sqlite3.connect(out)
+    assert db.execute("select count(*) from episodes").fetchone()[0] == 2 * first["models"]["scripted/oracle"]["tasks"]
+    assert "already" not in err_first
+
+
+def test_chaos_model_run_completes_with_tool_errors(tmp_path, capsys):
+    out = tmp_path / "c.sqlite"
+    code, report = run_json(capsys, "run", "--model", "scripted/chaos", "--trials", "1",
+                            "--out", str(out), "--json")
+    chaos = report["models"]["scripted/chaos"]
+    # it changes nothing, so it passes exactly the tasks that need no change
+    no_change = [t for t in load_tasks("vitabench:delivery") if not gold_plan(t)]
+    assert code == 0 and chaos["errors"] == 0
+    assert chaos["avg"] == pytest.approx(len(no_change) / chaos["tasks"])
+    db = sqlite3.connect(out)
+    results = [json.loads(p)["result"] for (p,) in
+               db.execute("select payload from events where kind = 'tool_call'")]
+    assert results and all(r.startswith("Error:") for r in results)
+
+
+def test_replay_on_samples(capsys):
+    code, result = run_json(capsys, "replay", "--benchmark", "vitabench:delivery", "--json")
+    assert code == 0 and result["tasks"] == result["passed"] >= 5 and result["failures"] == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_replay_on_real_delivery_tasks(shared_data, capsys, lang):
+    code, result = run_json(capsys, "replay", "--benchmark", "vitabench:delivery",
+                            "--data-dir", str(shared_data), "--lang", lang, "--json")
+    assert result["tasks"] == 80
+    # one published task expects a product that is on no menu: the only failure allowed
+    assert result["passed"] == 79 and result["unreachable"] == 1
+    assert [f["task"] for f in result["failures"]] == ["80715001"]
+    assert code == 1
+
+
+def test_tools_listing(capsys):
+    code, listing = run_json(capsys, "tools", "--benchmark", "vitabench:delivery", "--json")
+    domains = [t["domain"] for t in listing["tools"]]
+    assert code == 0 and domains.count("delivery") == 12 and domains.count("general") == 8
+    assert {t["type"] for t in listing["tools"]} == {"read", "write", "general"}
+
+
+def test_bad_input_gives_a_clear_error_and_exit_2(tmp_path, capsys):
+    assert main(["run", "--benchmark", "nosuchbench", "--out", str(tmp_path / "x.sqlite")]) == 2
+    assert "unknown benchmark 'nosuchbench'" in capsys.readouterr().err
+    assert main(["run", "--model", "gpt-nowhere", "--out", str(tmp_path / "y.sqlite")]) == 2
+    assert "unknown model 'gpt-nowhere'" in capsys.readouterr().err
+    bad = tmp_path / "bad.toml"
+    bad.write_text("trials = 'four'\n")
+    assert main(["run", "--config", str(bad)]) == 2
+    assert "Expected `int`" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "missing.sqlite")]) == 2
