@@ -12,6 +12,7 @@ import asyncio
 import json
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,12 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"in the store, {outcome.errors} ended in error; store: {outcome.store_path}")
     with RunStore(outcome.store_path) as store:
         report = build_report(store, outcome.run_id)
+        if outcome.errors:
+            reasons = Counter(r.error for r in store.episodes(outcome.run_id)
+                              if r.termination == "error")
+            err.print("[yellow]episodes that ended in error (counted as failures):[/yellow]")
+            for why, n in reasons.most_common(5):
+                err.print(f"  {n} x {why}")
     if args.json:
         print(json.dumps(report, indent=2))
     else:
