@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from rich.console import Console
 
 from . import __version__
@@ -47,6 +48,10 @@ def _add_sweep_options(p: argparse.ArgumentParser, *, models: bool = True) -> No
     p.add_argument("--config", metavar="FILE", help="sweep config (TOML); options override it")
     p.add_argument("--out", metavar="PATH", help="run store (SQLite); default runs/<run-id>.sqlite")
     p.add_argument("--no-progress", action="store_true", help="no live progress display")
+    p.add_argument("--retry-errors", action="store_true",
+                   help="also continue episodes that ended in error (from their journal)")
+    p.add_argument("--shard", metavar="I/N", help="run only shard I of N of the work (0-based); "
+                   "combine the shard stores with `sweepbench merge`")
 
 
 def _config(args: argparse.Namespace, **fixed: Any) -> SweepConfig:
@@ -60,24 +65,62 @@ def _config(args: argparse.Namespace, **fixed: Any) -> SweepConfig:
     return load_config(args.config, overrides)
 
 
-def _run_sweep(cfg: SweepConfig, out_path: str | None, show_progress: bool):
+def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: bool, *,
+               retry_errors: bool = False, shard: str | None = None):
     from .runner.progress import ProgressDisplay
-    from .runner.sweep import install_uvloop, run_id_for, run_sweep
+    from .runner.sweep import Shard, install_uvloop, run_id_for, run_sweep
 
-    path = Path(out_path) if out_path else Path("runs") / f"{run_id_for(cfg)}.sqlite"
+    try:
+        part = Shard.parse(shard) if shard else Shard(0, 1)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    suffix = f".shard-{part.index}-of-{part.count}" if part.count > 1 else ""
+    path = Path(out_path) if out_path else Path("runs") / f"{run_id_for(cfg)}{suffix}.sqlite"
     install_uvloop()
     with ProgressDisplay(err, enabled=show_progress) as progress:
-        return asyncio.run(run_sweep(cfg, path, progress=progress.update))
+        return asyncio.run(run_sweep(cfg, path, progress=progress.update,
+                                     retry_errors=retry_errors, shard=part))
+
+
+def _resume_config(args: argparse.Namespace) -> tuple[SweepConfig, Path]:
+    """The config a stored run was started with (speed options may still be overridden)."""
+    from .results.store import RunStore, StoreError
+
+    target = Path(args.resume)
+    path = target if target.suffix in (".sqlite", ".db") or target.is_file() else Path("runs") / f"{args.resume}.sqlite"
+    try:
+        with RunStore(path, create=False) as store:
+            run_id = store.latest_run_id()
+            stored = store.run(run_id) if run_id else None
+    except StoreError as exc:
+        raise ConfigError(f"--resume {args.resume}: {exc}") from None
+    if not stored:
+        raise ConfigError(f"--resume {args.resume}: {path} holds no run")
+    config = stored["config"]
+    if args.config:  # full endpoint definitions (timeouts, prices) from the file, by name
+        file_eps = {ep.name: ep for ep in load_config(args.config).endpoints}
+        config["endpoints"] = [msgspec.to_builtins(file_eps.get(e["name"])) if e["name"] in file_eps
+                               else e for e in config["endpoints"]]
+    speed = {k: getattr(args, k) for k in ("max_concurrency", "reference_latency_s")
+             if getattr(args, k) is not None}
+    return load_config(None, {**config, **speed}), path
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .results.report import build_report, render
     from .results.store import RunStore
 
-    cfg = _config(args)
-    outcome = _run_sweep(cfg, args.out, not args.no_progress)
-    err.print(f"run {outcome.run_id}: {outcome.episodes} episodes run, {outcome.skipped} already "
-              f"in the store, {outcome.errors} ended in error; store: {outcome.store_path}")
+    if args.resume:
+        cfg, out_path = _resume_config(args)
+    else:
+        cfg, out_path = _config(args), args.out
+    outcome = _run_sweep(cfg, out_path, not args.no_progress, retry_errors=args.retry_errors,
+                         shard=args.shard)
+    resumed = (f" ({outcome.resumed} resumed from their journal, {outcome.replayed_calls} "
+               "recorded model calls reused)" if outcome.resumed else "")
+    err.print(f"run {outcome.run_id}: {outcome.episodes} episodes run{resumed}, {outcome.skipped} "
+              f"already finished in the store, {outcome.errors} ended in error; "
+              f"store: {outcome.store_path}")
     with RunStore(outcome.store_path) as store:
         report = build_report(store, outcome.run_id)
         if outcome.errors:
@@ -137,6 +180,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0 if not failures else 1
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    from .results.merge import merge_stores
+    from .results.store import StoreError
+
+    try:
+        counts = merge_stores(args.out, args.inputs)
+    except StoreError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        return 2
+    err.print(f"merged {len(args.inputs)} stores into {args.out}: " +
+              ", ".join(f"{n} {t}" for t, n in counts.items()))
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from .runner.refserver import ReferenceServer
     from .simulator.scripted.models import SCRIPTED_MODELS, resolve_model
@@ -192,6 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run a sweep (no arguments: the embedded offline default)")
     _add_sweep_options(p)
+    p.add_argument("--resume", metavar="RUN", help="continue a stored run (a store path or a run "
+                   "id under runs/) with the config it was started with")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_run)
 
@@ -208,6 +267,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="scripted/oracle", help="agent model (default scripted/oracle)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("merge", help="combine run stores (e.g. the shards of one sweep)")
+    p.add_argument("out", help="output store (created if missing)")
+    p.add_argument("inputs", nargs="+", help="input stores")
+    p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("serve", help="the OpenAI-compatible reference server of scripted models")
     p.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")

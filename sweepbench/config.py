@@ -121,7 +121,8 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
             d.pop(k, None)
         d["endpoints"] = [
             {"name": ep.name, "base_url": ep.base_url, "model": ep.model_name,
-             "extra_body": ep.extra_body, "temperature": ep.temperature, "max_tokens": ep.max_tokens}
+             "api_key_env": ep.api_key_env, "extra_body": ep.extra_body,
+             "temperature": ep.temperature, "max_tokens": ep.max_tokens}
             for ep in self.endpoints if ep.name in self.models or ep.name == self.user_model
         ]
         return d

@@ -100,3 +100,19 @@ def test_bad_input_gives_a_clear_error_and_exit_2(tmp_path, capsys):
     assert main(["run", "--config", str(bad)]) == 2
     assert "Expected `int`" in capsys.readouterr().err
     assert main(["report", str(tmp_path / "missing.sqlite")]) == 2
+
+
+def test_shards_merge_and_resume_from_the_command_line(tmp_path, capsys):
+    base = ["run", "--model", "scripted/oracle", "--trials", "1", "--no-progress"]
+    for i in range(2):
+        assert main([*base, "--shard", f"{i}/2", "--out", str(tmp_path / f"s{i}.sqlite")]) == 0
+    merged = tmp_path / "merged.sqlite"
+    assert main(["merge", str(merged), str(tmp_path / "s0.sqlite"), str(tmp_path / "s1.sqlite")]) == 0
+    capsys.readouterr()
+    _, report = run_json(capsys, "report", str(merged), "--json")
+    assert report["models"]["scripted/oracle"]["tasks"] == len(load_tasks("vitabench:delivery"))
+    # --resume takes the stored config: nothing left to run
+    assert main(["run", "--resume", str(merged), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "0 episodes run" in captured.err and json.loads(captured.out)["models"] == report["models"]
+    assert main([*base, "--shard", "2/2"]) == 2

@@ -29,6 +29,7 @@ from ..simulator.scripted.models import resolve_model
 from ..tools.registry import benchmark_tools
 from ..wire import EpisodeRecord, encoder
 from .client import ModelClient
+from .journal import CallJournal
 from .refserver import ReferenceServer
 
 
@@ -44,6 +45,30 @@ class WorkItem:
         return f"{self.model}|{self.task.key}|{self.trial}"
 
 
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` of ``count``: a deterministic partition of the work by episode id."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> "Shard":
+        try:
+            i, n = (int(x) for x in text.split("/"))
+        except ValueError:
+            raise ValueError(f"--shard takes I/N (e.g. 0/4), got {text!r}") from None
+        if not (n >= 1 and 0 <= i < n):
+            raise ValueError(f"--shard {text}: need 0 <= I < N")
+        return cls(i, n)
+
+    def owns(self, episode_id: str) -> bool:
+        if self.count == 1:
+            return True
+        digest = hashlib.blake2b(episode_id.encode(), digest_size=8).digest()
+        return int.from_bytes(digest, "big") % self.count == self.index
+
+
 @dataclass
 class SweepOutcome:
     run_id: str
@@ -51,6 +76,8 @@ class SweepOutcome:
     episodes: int  # run now
     skipped: int  # already finished in the store
     errors: int
+    resumed: int = 0  # episodes continued from their journal
+    replayed_calls: int = 0  # model calls answered from the journal instead of re-requested
 
 
 def run_id_for(cfg: SweepConfig) -> str:
@@ -85,23 +112,35 @@ class Sweep:
     """Runs one sweep against a store; ``progress`` is told about every finished episode."""
 
     def __init__(self, cfg: SweepConfig, store: RunStore, *,
-                 progress: Callable[..., None] | None = None) -> None:
+                 progress: Callable[..., None] | None = None, retry_errors: bool = False,
+                 shard: "Shard | None" = None) -> None:
         self.cfg = cfg
+        self.retry_errors = retry_errors
+        self.shard = shard or Shard(0, 1)
+        self.resumed = self.replayed_calls = 0
         self.store = store
         self.run_id = run_id_for(cfg)
         self.data_dir = resolve_data_dir(cfg.data_dir)
         self.progress = progress or (lambda kind, **info: None)
         self.clients: dict[str, ModelClient] = {}
+        self.reference: ReferenceServer | None = None  # the built-in server, while it runs
 
     def work(self) -> tuple[list[WorkItem], int]:
-        """Work still to do and how many episodes the store already has finished."""
+        """Work still to do and how many episodes the store already has finished.
+
+        Finished episodes are skipped; unfinished ones (and, with ``retry_errors``, those that
+        ended in error) are resumed from their journal.
+        """
         status = self.store.episode_status(self.run_id)
+        finished = ("done",) if self.retry_errors else ("done", "error")
         todo, skipped = [], 0
         for trial in range(self.cfg.trials):
             for spec, task in select_tasks(self.cfg):
                 for model in self.cfg.models:
                     item = WorkItem(model, spec, task, trial)
-                    if status.get(item.episode_id) in ("done", "error"):
+                    if not self.shard.owns(item.episode_id):
+                        continue
+                    if status.get(item.episode_id) in finished:
                         skipped += 1
                     else:
                         todo.append(item)
@@ -119,7 +158,7 @@ class Sweep:
             if any(n.startswith("scripted/") for n in names):
                 server = ReferenceServer(resolve_model, latency_s=cfg.reference_latency_s)
                 await stack.enter_async_context(server)
-                url = server.url
+                self.reference, url = server, server.url
             for name in names:
                 client = ModelClient(cfg.endpoint(name, url))
                 stack.push_async_callback(client.aclose)
@@ -135,7 +174,8 @@ class Sweep:
             await asyncio.gather(*(worker() for _ in range(n_workers)))
         self.store.finish_run(self.run_id, "done")
         await self.store.flush()
-        return SweepOutcome(self.run_id, Path(self.store.path), len(todo), skipped, errors)
+        return SweepOutcome(self.run_id, Path(self.store.path), len(todo), skipped, errors,
+                            self.resumed, self.replayed_calls)
 
     def meta(self, item: WorkItem) -> dict[str, Any]:
         return {"task": item.task.key, "spec": item.spec, "lang": item.task.lang,
@@ -148,12 +188,16 @@ class Sweep:
                                    domain=task.domain, task_id=task.id, lang=task.lang,
                                    trial=item.trial)
         self.progress("started", item=item)
+        recorded = [e["payload"] for e in self.store.events(run_id, eid, kind="model_call")]
+        self.resumed += bool(recorded)
         seq = 0
 
         def on_event(kind: str, payload: dict[str, Any]) -> None:
             nonlocal seq
             self.store.event(run_id, eid, seq, kind, encoder.encode(payload))
             seq += 1
+
+        journal = CallJournal(emit=on_event, durable=self.store.flush, recorded=recorded)
 
         base = dict(run_id=run_id, model=item.model, benchmark=task.benchmark,
                     domain=task.domain, task_id=task.id, lang=task.lang, trial=item.trial)
@@ -163,8 +207,8 @@ class Sweep:
             agent_client, user_client = self.clients[item.model], self.clients[self.cfg.user_model]
             result = await run_episode(
                 task,
-                agent=agent_client.complete,
-                user=user_client.complete,
+                agent=journal.caller("agent", agent_client.complete),
+                user=journal.caller("user", user_client.complete),
                 toolkit=tools.toolkit(task),
                 state=state,
                 final_state=tools.final_state,
@@ -185,6 +229,7 @@ class Sweep:
             tb = traceback.format_exception_only(exc)[-1].strip()
             record = EpisodeRecord(**base, termination=str(TerminationReason.ERROR),
                                    error=f"internal error: {tb}")
+        self.replayed_calls += journal.replayed
         self.store.episode_finished(eid, record)
         self._judge(item, record)
         self.progress("finished", item=item, record=record)
@@ -201,6 +246,7 @@ class Sweep:
 
 
 async def run_sweep(cfg: SweepConfig, store_path: str | Path, **kwargs: Any) -> SweepOutcome:
+    """Run (or continue) the sweep ``cfg`` into the store at ``store_path``."""
     Path(store_path).parent.mkdir(parents=True, exist_ok=True)
     with RunStore(store_path) as store:
         return await Sweep(cfg, store, **kwargs).run()

@@ -1,7 +1,7 @@
 """One episode: agent <-> user <-> tools, until someone ends it.
 
-No I/O happens here: the agent and the user are callables that return a model reply, and
-every step is reported to ``on_event`` so the runner can journal it. The conversation is
+No I/O happens here: the agent and the user are callables that return a model reply (the
+runner's callers journal model calls), and every tool call is reported to ``on_event``. The conversation is
 append-only, so consecutive agent requests share a byte-identical prefix (provider prompt
 caches hit). The user simulator sees the same conversation mirrored: the agent's words as
 ``user``, its own as ``assistant``, and no tool traffic.
@@ -116,8 +116,6 @@ async def run_episode(
         else:
             res.user_usage += reply.usage
             res.user_calls += 1
-        emit("model_call", {"role": role, "latency_s": reply.latency_s, "usage": reply.usage,
-                            "message": reply.message, "n_messages": len(messages)})
         return reply.message
 
     async def agent_turn() -> TerminationReason | None:

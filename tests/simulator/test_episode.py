@@ -75,7 +75,7 @@ async def test_tool_calls_then_user_stop():
     assert res.final_state == {"items": {"apple": 2}}
     assert (res.agent_calls, res.user_calls, res.tool_calls, res.tool_errors) == (2, 2, 1, 0)
     assert res.agent_usage == Usage(20, 4, 8)
-    assert events.count("tool_call") == 1 and events.count("model_call") == 4
+    assert events == ["tool_call"]  # model calls are journaled by the runner's callers
     # the tool result is in the agent's conversation, but not in the user's
     assert any(isinstance(m, ToolMessage) and m.content == "ok" for m in res.messages)
     assert not any(isinstance(m, ToolMessage) for m in user.seen[-1].messages)

@@ -1,0 +1,117 @@
+"""The per-episode call journal: what makes an episode resumable at turn level.
+
+Every model call an episode makes goes through a journal caller. A live call is journaled
+(response, usage, a hash of the request) and made durable before the episode may act on it.
+When an interrupted episode is resumed, the same episode code runs again: tools re-execute
+(they are deterministic), and each model call is answered from the journal as long as the
+request matches the recorded one byte for byte (by hash); the first call not on record goes
+live. So no finished model call is ever paid for twice, and a request that no longer matches
+its record (prompts, tools or code changed) stops the episode with a clear reason instead of
+mixing old answers into a new conversation.
+
+The request hash is built incrementally: messages are append-only within an episode, so each
+call hashes only the messages added since the previous call of the same role.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Awaitable, Callable
+
+import msgspec
+
+from ..wire import AssistantMessage, ChatRequest, Usage, encoder
+
+class ResumeMismatch(Exception):
+    """A recorded call no longer matches the request the episode makes now."""
+
+
+class Replayed(msgspec.Struct):
+    """A model reply served from the journal (what the episode loop needs of a reply)."""
+
+    message: AssistantMessage
+    usage: Usage
+    latency_s: float
+    attempts: int = 0
+
+
+class _RequestHasher:
+    """Hash of (messages, tools) that grows with the conversation in O(new messages)."""
+
+    def __init__(self) -> None:
+        self._h = hashlib.blake2b(digest_size=16)
+        self._n = 0
+        self._tools: tuple[int, bytes] | None = None
+
+    def digest(self, req: ChatRequest) -> str:
+        msgs = req.messages
+        if len(msgs) < self._n:  # not append-only: hash from scratch
+            self._h, self._n = hashlib.blake2b(digest_size=16), 0
+        for m in msgs[self._n:]:
+            self._h.update(encoder.encode(m))
+            self._h.update(b"\x1e")
+        self._n = len(msgs)
+        h = self._h.copy()
+        if req.tools:
+            key = id(req.tools)
+            if self._tools is None or self._tools[0] != key:
+                self._tools = (key, hashlib.blake2b(encoder.encode(req.tools), digest_size=16).digest())
+            h.update(self._tools[1])
+        return h.hexdigest()
+
+
+class CallJournal:
+    """Journals one episode's model calls and replays recorded ones on resume.
+
+    ``emit(kind, payload)`` appends to the episode's event log (the runner numbers events);
+    ``durable()`` returns once everything emitted is committed; ``recorded`` holds the
+    payloads of the episode's earlier ``model_call`` events, in order.
+    """
+
+    def __init__(self, *, emit: Callable[[str, dict[str, Any]], None],
+                 durable: Callable[[], Awaitable[None]],
+                 recorded: list[dict[str, Any]] | None = None) -> None:
+        self.emit = emit
+        self.durable = durable
+        self.recorded = recorded or []
+        self.calls = 0
+        self.replayed = 0
+        self._hashers: dict[str, _RequestHasher] = {}
+
+    def caller(self, role: str, complete: Callable[[ChatRequest], Awaitable[Any]]):
+        """A ModelCall for ``role`` that goes through the journal."""
+        hasher = self._hashers.setdefault(role, _RequestHasher())
+
+        async def call(req: ChatRequest):
+            digest = hasher.digest(req)
+            index = self.calls
+            self.calls += 1
+            if index < len(self.recorded):
+                return self._replay(index, role, digest)
+            result = await complete(req)
+            self.emit("model_call", {
+                "role": role, "request_hash": digest, "message": result.message,
+                "usage": result.usage, "latency_s": result.latency_s,
+                "attempts": getattr(result, "attempts", 1),
+                "statuses": getattr(result, "statuses", None),
+            })
+            await self.durable()
+            return result
+
+        return call
+
+    def _replay(self, index: int, role: str, digest: str) -> Replayed:
+        rec = self.recorded[index]
+        if rec.get("role") != role or rec.get("request_hash") != digest:
+            raise ResumeMismatch(
+                f"recorded call #{index} ({rec.get('role')}) does not match the {role} request "
+                "made now (prompts, tools or code changed since it was recorded); the episode "
+                "is not continued with mixed answers")
+        self.replayed += 1
+        # Re-emitted under the same sequence number, so the event log keeps its numbering
+        # (the store keeps the first payload of a sequence number).
+        self.emit("model_call", rec)
+        message = msgspec.convert(rec["message"], AssistantMessage)
+        usage = msgspec.convert(rec.get("usage") or {}, Usage)
+        return Replayed(message, usage, float(rec.get("latency_s") or 0.0),
+                        int(rec.get("attempts") or 0))

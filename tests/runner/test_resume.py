@@ -1,0 +1,144 @@
+"""Turn-level resume: an interrupted sweep continues from its journal, paying for nothing twice."""
+
+from __future__ import annotations
+
+import asyncio
+
+import msgspec
+import pytest
+
+from sweepbench.config import load_config
+from sweepbench.results.report import build_report
+from sweepbench.results.store import RunStore
+from sweepbench.runner.journal import CallJournal, ResumeMismatch
+from sweepbench.runner.sweep import Shard, Sweep, run_sweep
+from sweepbench.wire import AssistantMessage, ChatRequest, SystemMessage, Usage, UserMessage
+
+CFG = dict(models=["scripted/oracle", "scripted/noisy:0.3"], trials=2, max_concurrency=8,
+           reference_latency_s=0.005)
+
+
+def transcripts(store: RunStore, run_id: str) -> dict[str, bytes]:
+    return {f"{r.model}|{r.task_id}|{r.trial}": msgspec.json.encode(r.messages)
+            for r in store.episodes(run_id)}
+
+
+def calls_in(store: RunStore, run_id: str) -> int:
+    return sum(r.agent_calls + r.user_calls for r in store.episodes(run_id))
+
+
+async def test_interrupted_sweep_resumes_without_repeating_recorded_calls(tmp_path):
+    cfg = load_config(None, CFG)
+    # the reference: one uninterrupted run
+    with RunStore(tmp_path / "a.sqlite") as a:
+        sweep_a = Sweep(cfg, a)
+        await sweep_a.run()
+        expected = transcripts(a, sweep_a.run_id)
+        report_a = build_report(a, sweep_a.run_id)
+        total = calls_in(a, sweep_a.run_id)
+
+    # an interrupted run: cancelled once a few episodes have finished
+    path = tmp_path / "b.sqlite"
+    with RunStore(path) as b:
+        finished = 0
+        done = asyncio.Event()
+
+        def progress(kind, **info):
+            nonlocal finished
+            finished += kind == "finished"
+            if finished == 5:
+                done.set()
+
+        sweep_b = Sweep(cfg, b, progress=progress)
+        task = asyncio.create_task(sweep_b.run())
+        await done.wait()
+        await asyncio.sleep(0.03)  # let in-flight episodes get partway
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await b.flush()
+        status = b.episode_status(sweep_b.run_id)
+        assert "running" in status.values()  # some episodes were cut mid-conversation
+        recorded = sum(len(b.events(sweep_b.run_id, eid, kind="model_call")) for eid in status)
+        first_requests = sum(sweep_b.reference.requests.values())
+
+    # continue it: same config, same store
+    with RunStore(path) as b:
+        sweep_c = Sweep(cfg, b)
+        outcome = await sweep_c.run()
+        second_requests = sum(sweep_c.reference.requests.values())
+        assert outcome.resumed > 0 and outcome.replayed_calls > 0
+        # every recorded call was reused, only calls never recorded were requested again
+        assert second_requests == total - recorded
+        assert first_requests - recorded <= cfg.max_concurrency  # lost only calls in flight
+        assert transcripts(b, sweep_c.run_id) == expected
+        report_c = build_report(b, sweep_c.run_id)
+    assert report_c["models"] == report_a["models"]
+
+
+async def test_a_changed_request_is_detected_not_mixed():
+    events = []
+
+    async def never(req):
+        raise AssertionError("must not go live")
+
+    recorded = [{"role": "agent", "request_hash": "0" * 32, "message": {"content": "hi"},
+                 "usage": {}, "latency_s": 0.1}]
+    journal = CallJournal(emit=lambda k, p: events.append(k), durable=_noop, recorded=recorded)
+    call = journal.caller("agent", never)
+    with pytest.raises(ResumeMismatch, match="does not match"):
+        await call(ChatRequest(model="m", messages=[SystemMessage("changed prompt")]))
+
+
+async def test_journal_replays_then_goes_live():
+    live = []
+
+    async def complete(req):
+        live.append(req)
+        return _Reply(AssistantMessage("live"))
+
+    first = CallJournal(emit=lambda k, p: None, durable=_noop)
+    log = []
+    first.emit = lambda k, p: log.append(p)
+    call = first.caller("user", complete)
+    req1 = ChatRequest(model="m", messages=[SystemMessage("s"), UserMessage("a")])
+    await call(req1)
+    recorded = msgspec.json.decode(msgspec.json.encode(log))
+    again = CallJournal(emit=lambda k, p: None, durable=_noop, recorded=recorded)
+    call2 = again.caller("user", complete)
+    reply = await call2(ChatRequest(model="m", messages=list(req1.messages)))
+    assert reply.message.content == "live" and len(live) == 1 and again.replayed == 1
+    await call2(ChatRequest(model="m", messages=[*req1.messages, AssistantMessage("x")]))
+    assert len(live) == 2
+
+
+def test_shards_partition_the_work():
+    ids = [f"m|vitabench:delivery:en:T{i}|{t}" for i in range(50) for t in range(4)]
+    owners = [[s for s in range(3) if Shard(s, 3).owns(e)] for e in ids]
+    assert all(len(o) == 1 for o in owners)
+    assert {o[0] for o in owners} == {0, 1, 2}
+    with pytest.raises(ValueError):
+        Shard.parse("3/3")
+
+
+async def test_sharded_runs_merge_into_the_unsharded_result(tmp_path):
+    from sweepbench.results.merge import merge_stores
+
+    cfg = load_config(None, {**CFG, "trials": 1})
+    whole = await run_sweep(cfg, tmp_path / "whole.sqlite")
+    for i in range(2):
+        await run_sweep(cfg, tmp_path / f"s{i}.sqlite", shard=Shard(i, 2))
+    counts = merge_stores(tmp_path / "merged.sqlite", [tmp_path / "s0.sqlite", tmp_path / "s1.sqlite"])
+    with RunStore(tmp_path / "whole.sqlite") as w, RunStore(tmp_path / "merged.sqlite") as m:
+        assert counts["episodes"] == len(w.episode_status(whole.run_id))
+        assert build_report(m, whole.run_id)["models"] == build_report(w, whole.run_id)["models"]
+        assert transcripts(m, whole.run_id) == transcripts(w, whole.run_id)
+
+
+class _Reply:
+    def __init__(self, message):
+        self.message, self.usage, self.latency_s = message, Usage(1, 1, 0), 0.01
+
+
+async def _noop():
+    return None
