@@ -61,6 +61,8 @@ def _config(args: argparse.Namespace, **fixed: Any) -> SweepConfig:
     overrides["models"] = getattr(args, "model", None)
     overrides["user_model"] = getattr(args, "user_model", None)
     overrides["trials"] = getattr(args, "trials", None)
+    overrides["judge_models"] = getattr(args, "judge_model", None)
+    overrides["judge_methods"] = getattr(args, "judge_methods", None)
     overrides.update(fixed)
     return load_config(args.config, overrides)
 
@@ -97,10 +99,11 @@ def _resume_config(args: argparse.Namespace) -> tuple[SweepConfig, Path]:
     if not stored:
         raise ConfigError(f"--resume {args.resume}: {path} holds no run")
     config = stored["config"]
-    if args.config:  # full endpoint definitions (timeouts, prices) from the file, by name
+    if args.config:  # full endpoint definitions (timeouts, prices, judges) from the file
         file_eps = {ep.name: ep for ep in load_config(args.config).endpoints}
-        config["endpoints"] = [msgspec.to_builtins(file_eps.get(e["name"])) if e["name"] in file_eps
-                               else e for e in config["endpoints"]]
+        stored_eps = {e["name"]: e for e in config["endpoints"]}
+        stored_eps.update({name: msgspec.to_builtins(ep) for name, ep in file_eps.items()})
+        config["endpoints"] = list(stored_eps.values())
     speed = {k: getattr(args, k) for k in ("max_concurrency", "reference_latency_s")
              if getattr(args, k) is not None}
     return load_config(None, {**config, **speed}), path
@@ -180,6 +183,41 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0 if not failures else 1
 
 
+def cmd_judge(args: argparse.Namespace) -> int:
+    """Judge a stored run (again) with other judges; no agent or user model is called."""
+    from .results.store import RunStore
+    from .runner.sweep import Sweep, install_uvloop
+
+    args.resume = args.run
+    cfg, path = _resume_config(args)
+    overrides = {"judge_models": args.judge_model, "judge_methods": args.method,
+                 "judge_concurrency": args.judge_concurrency}
+    cfg = msgspec.structs.replace(cfg, **{k: v for k, v in overrides.items() if v})
+    cfg = load_config(None, msgspec.to_builtins(cfg))  # validates the judge options
+
+    async def judge():
+        with RunStore(path) as store:
+            return await Sweep(cfg, store).run(episodes=False)
+
+    install_uvloop()
+    outcome = asyncio.run(judge())
+    err.print(f"run {outcome.run_id}: {outcome.judged} judgments made "
+              f"({', '.join(f'{m} / {meth}' for m, meth in cfg.judges())}); store: {path}")
+    with RunStore(path) as store:
+        rows = [j for j in store.judgments(outcome.run_id)]
+    by_episode: dict[str, dict[tuple[str, str], bool | None]] = {}
+    for j in rows:
+        by_episode.setdefault(j["episode_id"], {})[(j["judge"], j["method"])] = j["passed"]
+    for model, meth in cfg.judges()[1:]:
+        pairs = [(v[("state", "state")], v[(model, meth)]) for v in by_episode.values()
+                 if v.get(("state", "state")) is not None and v.get((model, meth)) is not None]
+        if pairs:
+            agree = sum(a == b for a, b in pairs) / len(pairs)
+            err.print(f"agreement of {model} / {meth} with the state check on task pass: "
+                      f"{agree:.1%} over {len(pairs)} episodes")
+    return 0
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
     from .results.merge import merge_stores
     from .results.store import StoreError
@@ -251,6 +289,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep_options(p)
     p.add_argument("--resume", metavar="RUN", help="continue a stored run (a store path or a run "
                    "id under runs/) with the config it was started with")
+    p.add_argument("--judge-model", action="append", metavar="NAME",
+                   help="LLM judge while the sweep runs, e.g. scripted/judge (repeatable; the "
+                        "state check always runs)")
+    p.add_argument("--judge-method", action="append", dest="judge_methods",
+                   choices=["sliding", "full", "sliding_no_rubrics", "full_no_rubrics"],
+                   help="LLM judge method (repeatable; default sliding)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_run)
 
@@ -267,6 +311,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="scripted/oracle", help="agent model (default scripted/oracle)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("judge", help="judge a stored run again with other judges or methods "
+                                     "(no agent or user model calls)")
+    p.add_argument("run", metavar="RUN", help="a run store path, or a run id under runs/")
+    p.add_argument("--judge-model", action="append", metavar="NAME",
+                   help="judge model: an endpoint name or scripted/judge (repeatable)")
+    p.add_argument("--method", action="append",
+                   choices=["sliding", "full", "sliding_no_rubrics", "full_no_rubrics"],
+                   help="judge method (repeatable; default sliding)")
+    p.add_argument("--judge-concurrency", type=int, metavar="N", help="episodes judged at once")
+    p.add_argument("--config", metavar="FILE", help="config with the judge endpoints' definitions")
+    p.add_argument("--max-concurrency", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--latency", type=float, dest="reference_latency_s", metavar="S",
+                   help="latency of the built-in reference server's models, seconds")
+    p.set_defaults(func=cmd_judge)
 
     p = sub.add_parser("merge", help="combine run stores (e.g. the shards of one sweep)")
     p.add_argument("out", help="output store (created if missing)")

@@ -99,6 +99,12 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     """Latency of the built-in reference server's scripted models."""
     endpoints: list[Endpoint] = field(default_factory=list)
     """Model endpoints by name (OpenAI-compatible)."""
+    judge_models: list[str] = field(default_factory=list)
+    """LLM judges (endpoint names or scripted/judge); the state check always runs."""
+    judge_methods: list[str] = field(default_factory=lambda: ["sliding"])
+    """Judge methods: sliding, full, sliding_no_rubrics, full_no_rubrics."""
+    judge_concurrency: int = 32
+    """Episodes judged at once (each judge endpoint also keeps its own limits)."""
 
     def endpoint(self, name: str, reference_url: str | None = None) -> Endpoint:
         """The endpoint for a model name; scripted models live on the reference server."""
@@ -117,7 +123,9 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     def identity(self) -> dict[str, Any]:
         """What makes two sweeps the same sweep (and so resumable): not speed settings."""
         d = msgspec.to_builtins(self)
-        for k in ("max_concurrency", "reference_latency_s", "endpoints"):
+        # speed settings and judges do not change what the episodes are
+        for k in ("max_concurrency", "reference_latency_s", "endpoints", "judge_models",
+                  "judge_methods", "judge_concurrency"):
             d.pop(k, None)
         d["endpoints"] = [
             {"name": ep.name, "base_url": ep.base_url, "model": ep.model_name,
@@ -126,6 +134,11 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
             for ep in self.endpoints if ep.name in self.models or ep.name == self.user_model
         ]
         return d
+
+    def judges(self) -> list[tuple[str, str]]:
+        """(judge, method) pairs: the state check, then every LLM judge with every method."""
+        return [("state", "state")] + [(m, meth) for m in self.judge_models
+                                       for meth in self.judge_methods]
 
     def validate(self) -> "SweepConfig":
         if self.trials < 1:
@@ -136,6 +149,10 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
             raise ConfigError("no models to run")
         if not self.benchmarks:
             raise ConfigError("no benchmarks to run")
+        methods = {"sliding", "full", "sliding_no_rubrics", "full_no_rubrics"}
+        bad = [m for m in self.judge_methods if m not in methods]
+        if bad:
+            raise ConfigError(f"unknown judge method(s) {', '.join(bad)}; known: {', '.join(sorted(methods))}")
         if self.lang not in ("en", "zh"):
             raise ConfigError(f"lang must be en or zh, got {self.lang!r}")
         return self

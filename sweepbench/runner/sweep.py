@@ -4,7 +4,7 @@ Episodes spend nearly all their time waiting on HTTP, so a fixed pool of worker 
 pulls work from one list: memory stays flat however long the list, and the in-flight cap is
 exact. Work already finished in the store (same run id, i.e. the same sweep identity) is
 skipped, so re-running a command continues it. Each finished episode is judged at once by the
-deterministic state check; the LLM judge pool comes with a later issue.
+deterministic state check and any LLM judges, in a judge pool that works while episodes run.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import msgspec
 from ..config import SweepConfig
 from ..datasets.catalog import BenchmarkSpec, load_tasks, resolve_data_dir
 from ..datasets.task import Task
-from ..judge.state_check import check_vitabench
 from ..results.store import RunStore
 from ..simulator.episode import EpisodeLimits, TerminationReason, run_episode
 from ..simulator.scripted.models import resolve_model
@@ -30,6 +29,7 @@ from ..tools.registry import benchmark_tools
 from ..wire import EpisodeRecord, encoder
 from .client import ModelClient
 from .journal import CallJournal
+from .judge_pool import JudgePool, JudgeSpec
 from .refserver import ReferenceServer
 
 
@@ -78,6 +78,7 @@ class SweepOutcome:
     errors: int
     resumed: int = 0  # episodes continued from their journal
     replayed_calls: int = 0  # model calls answered from the journal instead of re-requested
+    judged: int = 0  # judgments made
 
 
 def run_id_for(cfg: SweepConfig) -> str:
@@ -99,13 +100,6 @@ def select_tasks(cfg: SweepConfig) -> list[tuple[str, Task]]:
             tasks = tasks[: cfg.limit]
         out.extend((str(spec), t) for t in tasks)
     return out
-
-
-def judge_state(task: Task, final_state: dict[str, Any] | None) -> dict[str, Any]:
-    """The deterministic state check: {"passed", "why", "unreachable"}."""
-    if task.benchmark == "vitabench":
-        return msgspec.to_builtins(check_vitabench(task, final_state or {}))
-    raise ValueError(f"no state check for benchmark {task.benchmark!r}")
 
 
 class Sweep:
@@ -146,12 +140,20 @@ class Sweep:
                         todo.append(item)
         return todo, skipped
 
-    async def run(self) -> SweepOutcome:
+    async def run(self, *, episodes: bool = True) -> SweepOutcome:
+        """Run what is left of the sweep and judge as episodes finish.
+
+        ``episodes=False`` only judges what the store already holds (``sweepbench judge``):
+        no agent or user model is called.
+        """
         cfg = self.cfg
         self.store.begin_run(self.run_id, msgspec.to_builtins(cfg.identity()))
-        todo, skipped = self.work()
+        todo, skipped = self.work() if episodes else ([], 0)
         self.progress("planned", total=len(todo), skipped=skipped)
-        names = set(cfg.models) | {cfg.user_model}
+        judges = [JudgeSpec(m, meth) for m, meth in cfg.judges()]
+        names = {j.model for j in judges if not j.is_state}
+        if todo:
+            names |= set(cfg.models) | {cfg.user_model}
         errors = 0
         async with AsyncExitStack() as stack:
             url = None
@@ -159,10 +161,15 @@ class Sweep:
                 server = ReferenceServer(resolve_model, latency_s=cfg.reference_latency_s)
                 await stack.enter_async_context(server)
                 self.reference, url = server, server.url
-            for name in names:
+            for name in sorted(names):
                 client = ModelClient(cfg.endpoint(name, url))
                 stack.push_async_callback(client.aclose)
                 self.clients[name] = client
+            self.judge_pool = pool = JudgePool(
+                self.store, self.run_id, judges=judges, clients=self.clients,
+                workers=cfg.judge_concurrency, data_dir=self.data_dir)
+            pool.start()
+            self._submit_unjudged(pool)
             queue = iter(todo)
 
             async def worker() -> None:
@@ -170,15 +177,32 @@ class Sweep:
                 for item in queue:
                     record = await self.run_item(item)
                     errors += record.termination == TerminationReason.ERROR
+                    pool.submit(item.task, item.episode_id, record)
             n_workers = max(1, min(cfg.max_concurrency, len(todo)))
             await asyncio.gather(*(worker() for _ in range(n_workers)))
+            await pool.drain()
         self.store.finish_run(self.run_id, "done")
         await self.store.flush()
         return SweepOutcome(self.run_id, Path(self.store.path), len(todo), skipped, errors,
-                            self.resumed, self.replayed_calls)
+                            self.resumed, self.replayed_calls, pool.judged)
+
+    def _submit_unjudged(self, pool: "JudgePool") -> None:
+        """Episodes finished earlier that some judge has not judged yet (new judge, crash)."""
+        waiting = {row["episode_id"] for row in self.store.episode_rows(self.run_id)
+                   if row["status"] != "running" and pool.pending(row["episode_id"])
+                   and self.shard.owns(row["episode_id"])}
+        if not waiting:
+            return
+        tasks = {task.key: task for _, task in select_tasks(self.cfg)}
+        for record in self.store.episodes(self.run_id):
+            key = f"{record.benchmark}:{record.domain}:{record.lang}:{record.task_id}"
+            eid = f"{record.model}|{key}|{record.trial}"
+            if eid in waiting and key in tasks:  # tasks outside this selection stay unjudged
+                pool.submit(tasks[key], eid, record)
 
     def meta(self, item: WorkItem) -> dict[str, Any]:
-        return {"task": item.task.key, "spec": item.spec, "lang": item.task.lang,
+        return {"episode": item.episode_id, "task": item.task.key, "spec": item.spec,
+                "lang": item.task.lang,
                 "data_dir": str(self.data_dir) if self.data_dir else None,
                 "trial": item.trial, "seed": self.cfg.seed}
 
@@ -231,18 +255,8 @@ class Sweep:
                                    error=f"internal error: {tb}")
         self.replayed_calls += journal.replayed
         self.store.episode_finished(eid, record)
-        self._judge(item, record)
         self.progress("finished", item=item, record=record)
         return record
-
-    def _judge(self, item: WorkItem, record: EpisodeRecord) -> None:
-        if record.termination == TerminationReason.ERROR:
-            result = {"passed": False, "why": f"episode ended in error: {record.error}"}
-        else:
-            result = judge_state(item.task, record.final_state)
-        passed = result.pop("passed")
-        self.store.judgment(self.run_id, item.episode_id, judge="state", method="state",
-                            passed=passed, score=1.0 if passed else 0.0, details=result)
 
 
 async def run_sweep(cfg: SweepConfig, store_path: str | Path, **kwargs: Any) -> SweepOutcome:

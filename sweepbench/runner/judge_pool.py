@@ -1,0 +1,136 @@
+"""The judge pool: finished episodes are judged while the sweep is still running.
+
+Episodes are submitted as they finish; a fixed number of worker coroutines judge them with
+every configured judge. The deterministic state check runs inline (it is cheap); LLM judges
+call their own endpoint through their own client, so judge models keep their own rate limits.
+Judge calls go through a call journal like episode calls, under a journal id of their own
+(``judge|<judge>|<method>|<episode id>``), so an interrupted judging resumes without paying
+for a call twice. Judgments are versioned by (judge, method) and live side by side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import msgspec
+
+from ..datasets.task import Task
+from ..judge.state_check import check_vitabench
+from ..results.store import RunStore
+from ..wire import EpisodeRecord, encoder
+from .journal import CallJournal
+
+STATE = "state"
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """One judge: ``model`` is an endpoint name (or "state" for the deterministic check)."""
+
+    model: str
+    method: str
+
+    @property
+    def is_state(self) -> bool:
+        return self.model == STATE
+
+
+def state_judgment(task: Task, record: EpisodeRecord) -> dict[str, Any]:
+    """The deterministic expected-state check: {"passed", "score", "details"}."""
+    if record.termination == "error":
+        return {"passed": False, "score": 0.0,
+                "details": {"why": f"episode ended in error: {record.error}"}}
+    if task.benchmark == "vitabench":
+        result = msgspec.to_builtins(check_vitabench(task, record.final_state or {}))
+        passed = result.pop("passed")
+        return {"passed": passed, "score": 1.0 if passed else 0.0, "details": result}
+    raise ValueError(f"no state check for benchmark {task.benchmark!r}")
+
+
+async def llm_judgment(task: Task, record: EpisodeRecord, spec: JudgeSpec, call,
+                       data_dir: Path | None) -> dict[str, Any]:
+    """An LLM judge over the episode's messages (VitaBench's rubric judge)."""
+    from ..judge.rubric import judge_episode
+
+    result = await judge_episode(task, record.messages, call=call, method=spec.method,
+                                 data_dir=data_dir, lang=task.lang)
+    details = msgspec.to_builtins(result)
+    return {"passed": details.pop("passed"), "score": details.pop("score"), "details": details}
+
+
+class JudgePool:
+    """Judges submitted episodes with every judge spec; ``drain()`` waits for all of them."""
+
+    def __init__(self, store: RunStore, run_id: str, *, judges: list[JudgeSpec],
+                 clients: dict[str, Any], workers: int = 16, data_dir: Path | None = None,
+                 on_judged: Callable[[str, JudgeSpec, dict], None] | None = None) -> None:
+        self.store, self.run_id = store, run_id
+        self.judges = judges
+        self.clients = clients
+        self.data_dir = data_dir
+        self.on_judged = on_judged or (lambda eid, spec, judgment: None)
+        self.queue: asyncio.Queue[tuple[Task, str, EpisodeRecord] | None] = asyncio.Queue()
+        self.n_workers = max(1, workers)
+        # a judgment that failed (its judge could not answer) is tried again
+        self.done = {(j["episode_id"], j["judge"], j["method"]) for j in store.judgments(run_id)
+                     if "error" not in (j.get("details") or {})}
+        self.judged = self.failed = 0
+        self._workers: list[asyncio.Task] = []
+
+    def start(self) -> None:
+        self._workers = [asyncio.create_task(self._work()) for _ in range(self.n_workers)]
+
+    def submit(self, task: Task, episode_id: str, record: EpisodeRecord) -> None:
+        self.queue.put_nowait((task, episode_id, record))
+
+    def pending(self, episode_id: str) -> bool:
+        """Whether some judge has not judged ``episode_id`` yet."""
+        return any((episode_id, j.model, j.method) not in self.done for j in self.judges)
+
+    async def drain(self) -> None:
+        """Wait until every submitted episode is judged, then stop the workers."""
+        for _ in self._workers:
+            self.queue.put_nowait(None)
+        await asyncio.gather(*self._workers)
+
+    async def _work(self) -> None:
+        while (item := await self.queue.get()) is not None:
+            task, eid, record = item
+            for spec in self.judges:
+                if (eid, spec.model, spec.method) not in self.done:
+                    await self._judge(task, eid, record, spec)
+
+    async def _judge(self, task: Task, eid: str, record: EpisodeRecord, spec: JudgeSpec) -> None:
+        try:
+            if spec.is_state:
+                judgment = state_judgment(task, record)
+            else:
+                call = self._journaled_call(eid, spec)
+                judgment = await llm_judgment(task, record, spec, call, self.data_dir)
+        except Exception as exc:  # a judge that cannot judge: recorded, never a crash
+            self.failed += 1
+            why = traceback.format_exception_only(exc)[-1].strip()
+            judgment = {"passed": None, "score": None, "details": {"error": why}}
+        self.store.judgment(self.run_id, eid, judge=spec.model, method=spec.method,
+                            passed=judgment["passed"], score=judgment["score"],
+                            details=judgment["details"])
+        self.done.add((eid, spec.model, spec.method))
+        self.judged += 1
+        self.on_judged(eid, spec, judgment)
+
+    def _journaled_call(self, eid: str, spec: JudgeSpec) -> Callable[..., Awaitable[Any]]:
+        journal_id = f"judge|{spec.model}|{spec.method}|{eid}"
+        recorded = [e["payload"] for e in self.store.events(self.run_id, journal_id, kind="model_call")]
+        seq = 0
+
+        def emit(kind: str, payload: dict[str, Any]) -> None:
+            nonlocal seq
+            self.store.event(self.run_id, journal_id, seq, kind, encoder.encode(payload))
+            seq += 1
+
+        journal = CallJournal(emit=emit, durable=self.store.flush, recorded=recorded)
+        return journal.caller("judge", self.clients[spec.model].complete)
