@@ -21,7 +21,6 @@ from ..wire import (
     Message,
     SystemMessage,
     ToolMessage,
-    ToolSpec,
     Usage,
     UserMessage,
 )
@@ -97,7 +96,7 @@ async def run_episode(
     meta = meta or {}
     res = EpisodeResult()
     started = time.perf_counter()
-    tools = [ToolSpec(function=s["function"]) for s in toolkit.schemas(tool_descriptions)]
+    tools = toolkit.specs(tool_descriptions)
     greeting = agent_greeting(task)
     agent_msgs: list[Message] = [SystemMessage(agent_system_prompt(task)), AssistantMessage(greeting)]
     user_msgs: list[Message] = [SystemMessage(user_system_prompt(task)), UserMessage(greeting)]

@@ -18,6 +18,8 @@ from typing import Any, Callable, Iterable, Literal
 
 import msgspec
 
+from ..wire import ToolSpec
+
 ToolKind = Literal["read", "write", "general"]
 
 _TOOL_ATTR = "__sweepbench_tool__"
@@ -151,6 +153,9 @@ class Toolkit:
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self.tools: dict[str, Tool] = {}
+        # (descriptions, specs): one list per description set, the same object every episode,
+        # so its JSON can be encoded and hashed once.
+        self._specs: list[tuple[Any, list[ToolSpec]]] = []
         for t in tools:
             self.add(t)
 
@@ -164,6 +169,7 @@ class Toolkit:
         if t.name in self.tools and self.tools[t.name].fn is not t.fn:
             raise ValueError(f"tool name clash: {t.name} ({self.tools[t.name].domain} vs {t.domain})")
         self.tools[t.name] = t
+        self._specs.clear()
 
     def merge(self, *others: "Toolkit") -> "Toolkit":
         merged = Toolkit(self.tools.values())
@@ -185,6 +191,17 @@ class Toolkit:
             d = (descriptions or {}).get(t.name) or {}
             out.append(t.schema(d.get("description"), d.get("args")))
         return out
+
+    def specs(self, descriptions: dict[str, dict] | None = None) -> list[ToolSpec]:
+        """The schemas as wire ToolSpecs, built once per description set (treat as read-only)."""
+        for known, specs in self._specs:
+            if known is descriptions:
+                return specs
+        specs = [ToolSpec(function=s["function"]) for s in self.schemas(descriptions)]
+        if len(self._specs) >= 16:  # providers should return cached dicts; never grow unbounded
+            self._specs.pop(0)
+        self._specs.append((descriptions, specs))
+        return specs
 
     def call(self, db: Any, name: str, arguments: str | bytes) -> ToolOutcome:
         """Execute one tool call from the model; never raises for model-caused errors."""

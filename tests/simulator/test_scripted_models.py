@@ -116,6 +116,7 @@ def test_judge_is_deterministic_and_scriptable():
     ("scripted/oracle", True), ("scripted/noisy:0.3", True), ("scripted/user", True),
     ("scripted/judge", True), ("scripted/chaos", True), ("scripted/noisy:abc", False),
     ("scripted/nope", False), ("gpt-4", False), ("scripted/noisy:2", False),
+    ("scripted/user:50", True), ("scripted/user:x", False), ("scripted/user:0", False),
 ])
 def test_resolve_model(name, known):
     assert (resolve_model(name) is not None) == known
@@ -125,3 +126,16 @@ def test_policies_need_the_request_field():
     with pytest.raises(ValueError, match="sweepbench"):
         resolve_model("scripted/oracle")(ChatRequest(model="x", messages=[UserMessage("hi")]))
     assert STOP == "###STOP###"
+
+
+async def test_user_with_a_turn_count_keeps_talking_then_stops():
+    task = SAMPLES[0]
+    tools = benchmark_tools(task.benchmark)
+    meta = {"task": task.key, "spec": SPEC, "lang": task.lang, "data_dir": None, "trial": 0, "seed": 0}
+    res = await run_episode(task, agent=caller(resolve_model("scripted/oracle")),
+                            user=caller(resolve_model("scripted/user:12")),
+                            toolkit=tools.toolkit(task), state=tools.new_state(task),
+                            final_state=tools.final_state, meta=meta,
+                            limits=EpisodeLimits(max_turns=50))
+    assert res.termination == TerminationReason.USER_STOP and res.turns == 12
+    assert check_vitabench(task, res.final_state).passed

@@ -6,7 +6,8 @@ and no API key, and they make the harness testable:
 - ``scripted/oracle``: follows the task's gold plan, so it reaches the expected state.
 - ``scripted/noisy:P``: the oracle, but each plan step is dropped or corrupted with
   probability P, decided by a seeded RNG per (seed, task, trial, step).
-- ``scripted/user``: tells the task's instruction a piece at a time, then ``###STOP###``.
+- ``scripted/user``: tells the task's instruction a piece at a time, then ``###STOP###``;
+  ``scripted/user:N`` keeps asking follow-ups until it has spoken N times.
 - ``scripted/judge``: answers judge prompts with a deterministic JSON verdict per rubric.
 - ``scripted/chaos``: calls unknown tools, sends malformed JSON and wrong-typed, missing and
   extra arguments, then gives up; for testing that bad model output never breaks a run.
@@ -22,6 +23,7 @@ import hashlib
 import importlib
 import random
 import re
+from functools import lru_cache
 from typing import Any, Callable
 
 import msgspec
@@ -151,12 +153,34 @@ def disclosure_pieces(task: Task, max_pieces: int = 3) -> list[str]:
     return [sep.join(sentences[i:i + size]) for i in range(0, len(sentences), size)]
 
 
-def scripted_user(req: ChatRequest) -> AssistantMessage:
-    """Says the next piece of the instruction; once all is said and answered, stops."""
-    task, _ = _task(req)
-    pieces = disclosure_pieces(task)
-    said = sum(isinstance(m, AssistantMessage) for m in req.messages)
-    return AssistantMessage(pieces[said] if said < len(pieces) else STOP)
+class ScriptedUser:
+    """Says the next piece of the instruction; once all is said and answered, stops.
+
+    With ``turns`` set (``scripted/user:N``), it keeps the conversation going with follow-up
+    questions until it has spoken N times, then stops: long episodes on demand, for
+    benchmarks of per-call cost as conversations grow.
+    """
+
+    FOLLOW_UP = {"en": "Thanks. Could you confirm that everything is in order?",
+                 "zh": "谢谢。能再确认一下都办好了吗？"}
+
+    def __init__(self, turns: int | None = None) -> None:
+        if turns is not None and turns < 1:
+            raise ValueError(f"turns must be >= 1, got {turns}")
+        self.turns = turns
+
+    def __call__(self, req: ChatRequest) -> AssistantMessage:
+        task, _ = _task(req)
+        pieces = disclosure_pieces(task)
+        said = sum(isinstance(m, AssistantMessage) for m in req.messages)
+        if said < len(pieces):
+            return AssistantMessage(pieces[said])
+        if self.turns is not None and said < self.turns:
+            return AssistantMessage(self.FOLLOW_UP.get(task.lang, self.FOLLOW_UP["en"]))
+        return AssistantMessage(STOP)
+
+
+scripted_user = ScriptedUser()
 
 
 _RUBRIC_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+(.+?)\s*$", re.M)
@@ -207,6 +231,7 @@ def scripted_chaos(req: ChatRequest) -> AssistantMessage:
     return AssistantMessage("Sorry, I could not complete your request.")
 
 
+@lru_cache(maxsize=256)
 def resolve_model(name: str) -> Policy | None:
     """The scripted policy for a model name such as ``scripted/noisy:0.3``; None if unknown."""
     if not name.startswith("scripted/"):
@@ -214,13 +239,15 @@ def resolve_model(name: str) -> Policy | None:
     kind, _, arg = name[len("scripted/"):].partition(":")
     if kind == "oracle" and not arg:
         return PlanFollower(0.0)
-    if kind == "noisy":
+    if kind in ("noisy", "user") and arg:
         try:
-            return PlanFollower(float(arg or "0.3"))
+            return PlanFollower(float(arg)) if kind == "noisy" else ScriptedUser(int(arg))
         except ValueError:
             return None
+    if kind == "noisy":
+        return PlanFollower(0.3)
     return {"user": scripted_user, "judge": scripted_judge, "chaos": scripted_chaos}.get(kind) if not arg else None
 
 
-SCRIPTED_MODELS = ["scripted/oracle", "scripted/noisy:P", "scripted/user", "scripted/judge",
-                   "scripted/chaos"]
+SCRIPTED_MODELS = ["scripted/oracle", "scripted/noisy:P", "scripted/user", "scripted/user:N",
+                   "scripted/judge", "scripted/chaos"]
