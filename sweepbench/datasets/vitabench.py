@@ -4,6 +4,11 @@ Real tasks live in ``<data_dir>/vitabench/<domain>/tasks_en.json`` (English) or 
 (Chinese); ``data_dir`` may also be the ``vitabench`` folder itself. Without a data dir the
 project's own sample tasks (``samples/vitabench_<domain>.json``, English) are used. Files are
 untrusted: every problem is a ``TaskError`` naming the file, the task and what is wrong.
+
+Several domains make a cross-domain composition: the tasks of every listed domain, each tagged
+with the whole composition (``domain="delivery,instore"``) so that it runs with the merged
+toolkit, and keyed apart from the same task run alone. A task's ``message_history`` (turns that
+happened before the episode) is kept as it is.
 """
 
 from __future__ import annotations
@@ -26,9 +31,19 @@ def load_tasks(domains: tuple[str, ...], *, data_dir: Path | None, lang: str = "
     """The tasks of each domain in turn, in file order."""
     if lang not in _FILES:
         raise TaskError(f"unknown language {lang!r} for VitaBench: use one of {', '.join(_FILES)}")
+    if not domains:
+        raise TaskError("no VitaBench domain given")
+    composition = ",".join(domains)
     tasks: list[Task] = []
-    for domain in domains:
-        tasks += _load_file(_task_file(domain, data_dir, lang), domain, lang)
+    seen: dict[str, str] = {}
+    for domain in dict.fromkeys(domains):
+        path = _task_file(domain, data_dir, lang)
+        for t in _load_file(path, composition, lang):
+            if t.id in seen:
+                raise TaskError(f"{path}: task id {t.id!r} is also in {seen[t.id]}; a composition "
+                                f"needs ids unique across its domains")
+            seen[t.id] = str(path)
+            tasks.append(t)
     return tasks
 
 

@@ -1,50 +1,66 @@
 """The deterministic VitaBench check: did the episode end in the task's expected state?
 
 A task lists expected states (alternatives; the episode passes if it matches any). Each names
-required orders, which are either orders of the initial state or orders the agent must create
-(``tools.vitabench.db.expected_states`` decides which, repairing the data's slips):
+required records: orders of every domain, in-store table bookings and service reservations
+(``tools.vitabench.expected`` sorts them and ties each to an initial record or to none):
 
-- An initial order is found by its id and judged on what tools can change about it: its
-  status class, and its note when the expected note is not empty.
-- A new order is matched, by content, to one order the agent created (ids are generated and
-  times are the task's clock, so neither is compared). Compared: order type, store, delivery
-  address, products as a multiset of (product, attributes) with summed quantities, status
-  class, and the dispatch time and note when the expected value is not empty.
-- Every other initial order must keep its status class and note, except one the expected state
-  names with other content (a replaced order), which may also end cancelled.
-- Every other created order must match an optional order, or the check fails.
+- An initial record is found by its id and judged on what tools can change about it: its
+  status class; an order's note when the expected note is not empty; a flight or train order's
+  seats and date (they can be moved); a booking's or reservation's time and party size.
+- A new record is matched, by content, to one record the agent created (ids are generated and
+  times are the task's clock, so neither is compared). Orders: order type, store, delivery
+  address, products as a multiset of (product, date, attributes) with summed quantities, status
+  class, and the dispatch time and note when the expected value is not empty. Bookings and
+  reservations: shop, time, party size, status class.
+- Every other initial record must keep its status class (orders: and note; bookings and
+  reservations: time and party size), except an order the expected state names with other
+  content (a replaced order), which may also end cancelled.
+- Every other created record must match an optional one, or the check fails.
 
-The user id is not compared: ``create_delivery_order`` refuses any user but the task's, and one
-published task (90714001) expects another user's id by mistake. Status is compared by class
+The user id is not compared: the tools refuse any user but the task's, and one published
+task (90714001) expects another user's id by mistake. Status is compared by class
 (``STATUS_CLASS``) because tools can only pay or cancel, while expected states say "processed",
-"in-progress" or "delivered" for orders the agent paid. Text is compared after folding case
-and whitespace; attributes also ignore the order of comma-separated parts.
+"in-progress", "delivered" or "unconsumed" for records the agent paid or made. Text is compared
+after folding case and whitespace; attributes also ignore the order of comma-separated parts.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
 from msgspec import Struct
 
 from ..datasets.task import Task, TaskError
-from ..tools.vitabench.db import Database, ExpectedState, Order, expected_states, status_class
+from ..tools.vitabench.db import Book, Database, Order, Reservation, status_class
+from ..tools.vitabench.expected import ExpectedState, expected_states
+from ..tools.vitabench.reachability import unreachable
+
+__all__ = ["CheckResult", "check_vitabench", "unreachable"]
+
+MOVABLE = ("flight", "train")  # order types whose products a tool can change (a new date)
 
 
 class CheckResult(Struct):
     passed: bool
-    why: str | None = None  # for a failure: which field of which order differs
+    why: str | None = None  # for a failure: which field of which record differs
     # Set when no sequence of tool calls can reach any expected state (a defect of the task
     # data, e.g. an expected product that is on no store's menu): the failure is the data's.
     unreachable: str | None = None
 
 
+class _Final(Struct):
+    orders: dict[str, Order]
+    books: dict[str, Book] = {}
+    reservations: dict[str, Reservation] = {}
+
+
 def check_vitabench(task: Task, final_state: dict[str, Any]) -> CheckResult:
     try:
-        initial = Database.from_task(task).orders
+        initial = Database.from_task(task)
         states = expected_states(task, initial)
     except TaskError as exc:
         return CheckResult(False, f"task cannot be checked: {exc}")
@@ -53,7 +69,7 @@ def check_vitabench(task: Task, final_state: dict[str, Any]) -> CheckResult:
     if not isinstance(final_state, dict) or "orders" not in final_state:
         return CheckResult(False, "no final state: the episode ended before one was recorded")
     try:
-        final = msgspec.convert(final_state["orders"], dict[str, Order], strict=False)
+        final = msgspec.convert(final_state, _Final, strict=False)
     except msgspec.ValidationError as exc:
         return CheckResult(False, f"final state is malformed: {exc}")
     failures = [_problems(state, initial, final) for state in states]
@@ -66,62 +82,60 @@ def check_vitabench(task: Task, final_state: dict[str, Any]) -> CheckResult:
     return CheckResult(False, why, defect)
 
 
-def unreachable(task: Task) -> str | None:
-    """Why no agent can reach any expected state of ``task``, or None when one is reachable.
-
-    A new order can only be created from a store and products in the task's own database; an
-    expected state that needs anything else is a defect of the data, reported as such.
-    """
-    try:
-        db = Database.from_task(task)
-        states = expected_states(task, db.orders)
-    except TaskError as exc:
-        return f"task cannot be checked: {exc}"
-    reasons = []
-    for state in states:
-        missing = []
-        for e in state.required:
-            if e.initial_id is not None:
-                continue
-            store = db.stores.get(e.order.store_id)
-            menu = {p.product_id for p in store.products} if store else set()
-            if store is None:
-                missing.append(f"store {e.order.store_id} is not in the task's database")
-            missing += [f"product {p.product_id} is on no menu of store {e.order.store_id}"
-                        for p in e.order.products if p.product_id not in menu]
-        if not missing:
-            return None
-        reasons.append("; ".join(missing))
-    return min(reasons, key=len) if reasons else None
+def _problems(state: ExpectedState, initial: Database, final: _Final) -> list[str]:
+    problems = _initial_order_problems(state, initial.orders, final.orders)
+    created = [o for oid, o in final.orders.items() if oid not in initial.orders]
+    problems += _created_problems(
+        [e.order for e in state.required if e.initial_id is None], created, state.optional,
+        _order_diffs, "order", lambda o: f"store {o.store_id} ({_goods(o)})")
+    for kind, table, wanted, optional, diffs in (
+            ("booking", "books", state.books, state.optional_books, _book_diffs),
+            ("reservation", "reservations", state.reservations, state.optional_reservations,
+             _reservation_diffs)):
+        before, after = getattr(initial, table), getattr(final, table)
+        tied = {e.initial_id: e.record for e in wanted if e.initial_id}
+        for rid, old in before.items():
+            if rid not in after:
+                problems.append(f"{kind} {rid}: missing from the final state")
+            elif rid in tied:
+                problems += [f"{kind} {rid}: {d}" for d in diffs(tied[rid], after[rid], shop=False)]
+            else:
+                problems += [f"{kind} {rid} should be unchanged: {d}"
+                             for d in diffs(old, after[rid], shop=False)]
+        new = [e.record for e in wanted if not e.initial_id]
+        problems += _created_problems(new, [r for rid, r in after.items() if rid not in before],
+                                      optional, diffs, kind, lambda r: f"shop {r.shop_id}")
+    return problems
 
 
-def _problems(state: ExpectedState, initial: dict[str, Order], final: dict[str, Order]) -> list[str]:
-    created = [o for oid, o in final.items() if oid not in initial]
-    return _initial_problems(state, initial, final) + _created_problems(state, created)
-
-
-def _initial_problems(state: ExpectedState, initial: dict[str, Order],
-                      final: dict[str, Order]) -> list[str]:
+def _initial_order_problems(state: ExpectedState, initial: dict[str, Order],
+                            final: dict[str, Order]) -> list[str]:
     problems = []
-    tied = {e.initial_id for e in state.required if e.initial_id}
+    tied = {e.initial_id: e.order for e in state.required if e.initial_id}
     for oid, before in initial.items():
         after = final.get(oid)
         if after is None:
             problems.append(f"order {oid}: missing from the final state")
         elif oid in tied:
-            expected = next(e.order for e in state.required if e.initial_id == oid)
-            problems += [f"order {oid}: {d}" for d in _changeable_diffs(expected, after)]
+            expected = tied[oid]
+            diffs = _changeable_diffs(expected, after)
+            if after.order_type in MOVABLE:
+                diffs += _product_diffs(expected, after)
+            problems += [f"order {oid}: {d}" for d in diffs]
         elif not (oid in state.replaced and status_class(after.status) == "cancelled"):
-            problems += [f"order {oid} should be unchanged: {d}"
-                         for d in _changeable_diffs(before, after, any_note=True)]
+            diffs = _changeable_diffs(before, after, any_note=True)
+            if after.order_type in MOVABLE:
+                diffs += _product_diffs(before, after)
+            problems += [f"order {oid} should be unchanged: {d}" for d in diffs]
     return problems
 
 
-def _created_problems(state: ExpectedState, created: list[Order]) -> list[str]:
-    """New expected orders matched one to one with created orders; leftovers must be optional."""
+def _created_problems(wanted: Sequence[Any], created: Sequence[Any], optional: Sequence[Any],
+                      diff: Callable[..., list[str]], kind: str,
+                      describe: Callable[[Any], str]) -> list[str]:
+    """Wanted new records matched one to one with created ones; leftovers must be optional."""
     problems = []
-    wanted = [e.order for e in state.required if e.initial_id is None]
-    diffs = [[_content_diffs(w, c) for c in created] for w in wanted]
+    diffs = [[diff(w, c) for c in created] for w in wanted]
     matched = _match(diffs)
     explained = set(matched.values())
     for i, w in enumerate(wanted):
@@ -129,17 +143,22 @@ def _created_problems(state: ExpectedState, created: list[Order]) -> list[str]:
             continue
         spare = [j for j in range(len(created)) if j not in explained]
         if not spare:
-            problems.append(f"missing order for store {w.store_id} ({_goods(w)})")
+            problems.append(f"missing {kind} for {describe(w)}")
             continue
         j = min(spare, key=lambda j: len(diffs[i][j]))
         explained.add(j)
-        problems.append(f"order {w.order_id} (closest: {created[j].order_id}): " + ", ".join(diffs[i][j]))
-
+        problems.append(f"{kind} {_id(w)} (closest: {_id(created[j])}): " + ", ".join(diffs[i][j]))
     left = [c for j, c in enumerate(created) if j not in explained]
-    optional = _match([[_content_diffs(o, c) for c in left] for o in state.optional]).values()
-    problems += [f"unexpected order {c.order_id} (store {c.store_id}, {_goods(c)})"
-                 for j, c in enumerate(left) if j not in optional]
+    fits = _match([[diff(o, c) for c in left] for o in optional]).values()
+    problems += [f"unexpected {kind} {_id(c)} ({describe(c)})" for j, c in enumerate(left) if j not in fits]
     return problems
+
+
+def _id(record: Any) -> str:
+    for name in ("order_id", "book_id", "reservation_id"):
+        if hasattr(record, name):
+            return getattr(record, name)
+    return "?"
 
 
 def _match(diffs: list[list[list[str]]]) -> dict[int, int]:
@@ -169,7 +188,7 @@ def _spec(attributes: str) -> tuple[str, ...]:
     return tuple(sorted(p for p in (_fold(x) for x in re.split(r"[,，、;；]", attributes)) if p))
 
 
-def _status_diff(expected: Order, got: Order) -> list[str]:
+def _status_diff(expected: Any, got: Any) -> list[str]:
     want = status_class(expected.status)
     if status_class(got.status) == want:
         return []
@@ -186,11 +205,13 @@ def _changeable_diffs(expected: Order, got: Order, *, any_note: bool = False) ->
     return _status_diff(expected, got) + _note_diff(expected, got, any_note=any_note)
 
 
-def _content_diffs(expected: Order, got: Order) -> list[str]:
-    out = []
-    for name in ("order_type", "store_id"):
-        if getattr(expected, name) != getattr(got, name):
-            out.append(f"{name} expected {getattr(expected, name)!r}, got {getattr(got, name)!r}")
+def _same(name: str, expected: Any, got: Any) -> list[str]:
+    return [] if expected == got else [f"{name} expected {expected!r}, got {got!r}"]
+
+
+def _order_diffs(expected: Order, got: Order) -> list[str]:
+    out = _same("order_type", expected.order_type, got.order_type)
+    out += _same("store_id", expected.store_id, got.store_id)
     want_address = expected.location.address if expected.location else ""
     got_address = got.location.address if got.location else ""
     if _fold(want_address) != _fold(got_address):
@@ -200,10 +221,27 @@ def _content_diffs(expected: Order, got: Order) -> list[str]:
     return out + _product_diffs(expected, got) + _note_diff(expected, got) + _status_diff(expected, got)
 
 
-def _lines(order: Order) -> Counter[tuple[str, tuple[str, ...]]]:
-    lines: Counter[tuple[str, tuple[str, ...]]] = Counter()
+def _book_diffs(expected: Book, got: Book, *, shop: bool = True) -> list[str]:
+    out = _same("shop_id", expected.shop_id, got.shop_id) if shop else []
+    out += _same("book_time", expected.book_time.strip(), got.book_time.strip())
+    out += _same("customer_count", expected.customer_count, got.customer_count)
+    return out + _status_diff(expected, got)
+
+
+def _reservation_diffs(expected: Reservation, got: Reservation, *, shop: bool = True) -> list[str]:
+    out = _same("shop_id", expected.shop_id, got.shop_id) if shop else []
+    out += _same("reservation_time", expected.reservation_time.strip(), got.reservation_time.strip())
+    out += _same("customer_count", expected.customer_count, got.customer_count)
+    return out + _status_diff(expected, got)
+
+
+Line = tuple[str, str, tuple[str, ...]]  # product, date, attributes
+
+
+def _lines(order: Order) -> Counter[Line]:
+    lines: Counter[Line] = Counter()
     for p in order.products:
-        lines[(p.product_id, _spec(p.attributes))] += p.quantity
+        lines[(p.product_id, p.date.strip(), _spec(p.attributes))] += p.quantity
     return lines
 
 
@@ -213,17 +251,18 @@ def _product_diffs(expected: Order, got: Order) -> list[str]:
         return []
     out, seen = [], set()
     for i, p in enumerate(expected.products):
-        key = (p.product_id, _spec(p.attributes))
+        key = (p.product_id, p.date.strip(), _spec(p.attributes))
         if key in seen:
             continue
         seen.add(key)
-        other_specs = [k for k in have if k[0] == p.product_id and k not in want]
+        others = [k for k in have if k[0] == p.product_id and k not in want]
         if key in have:
             if have[key] != want[key]:
                 out.append(f"products[{i}].quantity expected {want[key]}, got {have[key]}")
-        elif other_specs:
-            out.append(f"products[{i}].attributes expected {p.attributes!r}, "
-                       f"got {', '.join(other_specs[0][1])!r}")
+        elif others and others[0][1] != key[1]:
+            out.append(f"products[{i}].date expected {p.date!r}, got {others[0][1]!r}")
+        elif others:
+            out.append(f"products[{i}].attributes expected {p.attributes!r}, got {', '.join(others[0][2])!r}")
         else:
             out.append(f"products[{i}].product_id {p.product_id} missing")
     wanted_ids = {k[0] for k in want}
@@ -234,5 +273,5 @@ def _product_diffs(expected: Order, got: Order) -> list[str]:
 
 
 def _goods(order: Order) -> str:
-    return ", ".join(f"{p.quantity} x {p.product_id}" + (f" [{p.attributes}]" if p.attributes else "")
-                     for p in order.products)
+    return ", ".join(f"{p.quantity} x {p.product_id}" + (f" on {p.date}" if p.date else "")
+                     + (f" [{p.attributes}]" if p.attributes else "") for p in order.products)

@@ -35,7 +35,7 @@ def test_samples_load_without_a_data_dir():
 
 @pytest.mark.parametrize("domains, lang, message", [
     (("delivery",), "zh", "English only"),
-    (("instore",), "en", "no built-in VitaBench sample tasks for domain 'instore'"),
+    (("cinema",), "en", "no built-in VitaBench sample tasks for domain 'cinema'"),
     (("delivery",), "fr", "unknown language 'fr'"),
 ])
 def test_samples_refuse_what_they_do_not_have(domains, lang, message):
@@ -86,3 +86,37 @@ def test_a_missing_file_names_the_path(tmp_path):
     root = write(tmp_path, [GOOD])
     with pytest.raises(TaskError, match=r"delivery/tasks\.json: no VitaBench task file"):
         load_tasks(("delivery",), data_dir=root, lang="zh")
+
+
+def test_instore_and_travel_samples_load_without_a_data_dir():
+    assert [t.id for t in load_tasks(("instore",), data_dir=None)] == [f"SB-I-00{i}" for i in range(1, 5)]
+    assert [t.id for t in load_tasks(("ota",), data_dir=None)] == [f"SB-O-00{i}" for i in range(1, 7)]
+
+
+def test_a_composition_tags_every_task_with_all_its_domains():
+    tasks = load_tasks(("delivery", "instore", "ota"), data_dir=None)
+    assert len(tasks) == 7 + 4 + 6 and {t.domain for t in tasks} == {"delivery,instore,ota"}
+    assert {t.domains for t in tasks} == {("delivery", "instore", "ota")}
+    alone = load_tasks(("delivery",), data_dir=None)[0]
+    assert tasks[0].id == alone.id and tasks[0].key != alone.key
+
+
+def test_a_composition_refuses_ids_shared_between_domains(tmp_path):
+    root = write(tmp_path, [GOOD])
+    (tmp_path / "vitabench" / "instore").mkdir()
+    (tmp_path / "vitabench" / "instore" / "tasks_en.json").write_text(json.dumps([GOOD]))
+    with pytest.raises(TaskError, match="task id 'T1' is also in"):
+        load_tasks(("delivery", "instore"), data_dir=root)
+
+
+def test_real_instore_tasks_load_with_their_message_history(shared_data):
+    tasks = load_tasks(("instore",), data_dir=shared_data)
+    assert len(tasks) == 50 and all(isinstance(t.message_history, list) for t in tasks)
+    with pytest.raises(TaskError, match="instore/tasks.json: no VitaBench task file"):
+        load_tasks(("instore",), data_dir=shared_data, lang="zh")
+
+
+def test_message_history_is_kept_as_given(tmp_path):
+    history = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello, how can I help?"}]
+    task, = load_tasks(("delivery",), data_dir=write(tmp_path, [{**GOOD, "message_history": history}]))
+    assert task.message_history == history

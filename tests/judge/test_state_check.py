@@ -11,7 +11,8 @@ import pytest
 from sweepbench.datasets.vitabench import load_tasks
 from sweepbench.judge.state_check import check_vitabench
 from sweepbench.simulator.scripted.vitabench_oracle import gold_plan
-from sweepbench.tools.vitabench.db import Database, expected_states, status_class
+from sweepbench.tools.vitabench.db import Database, status_class
+from sweepbench.tools.vitabench.expected import expected_states
 
 SAMPLES = {t.id: t for t in load_tasks(("delivery",), data_dir=None)}
 OTHER_CLASS = {"unpaid": "paid", "paid": "cancelled", "cancelled": "unpaid"}

@@ -11,6 +11,7 @@ from sweepbench.judge.state_check import check_vitabench
 from sweepbench.simulator.scripted.vitabench_oracle import corrupt, gold_plan
 
 SAMPLES = {t.id: t for t in load_tasks(("delivery",), data_dir=None)}
+OTHER_SAMPLES = load_tasks(("instore", "ota"), data_dir=None)
 # Published tasks whose expected state no tool calls can reach, and the product that is missing.
 UNREACHABLE = {"80715001": "S75401753354131701_P99357"}  # ordered product is on no store's menu
 
@@ -89,3 +90,47 @@ def test_corruption_is_a_function_of_the_rng(step):
     plan_step = gold_plan(task)[step]
     assert corrupt(plan_step, random.Random(7), task) == corrupt(plan_step, random.Random(7), task)
     assert corrupt(plan_step, random.Random(7), task) != plan_step
+
+
+def test_gold_plan_reaches_every_instore_and_travel_sample_state(run_plan):
+    for task in OTHER_SAMPLES:
+        final, errors = run_plan(task, gold_plan(task))
+        result = check_vitabench(task, final)
+        assert not errors and result.passed, (task.id, errors, result.why)
+
+
+def test_gold_plan_reaches_every_reachable_real_instore_state(shared_data, run_plan):
+    failures = {}
+    for task in load_tasks(("instore",), data_dir=shared_data):
+        final, _errors = run_plan(task, gold_plan(task))
+        result = check_vitabench(task, final)
+        if not result.passed:
+            failures[task.id] = result.unreachable
+    assert set(failures) == {"10826019", "10826031"} and all(failures.values())
+
+
+def test_travel_plans_re_date_then_pay_the_difference():
+    plan = gold_plan(next(t for t in OTHER_SAMPLES if t.id == "SB-O-003"))
+    assert [(s.tool, s.arguments.get("new_date")) for s in plan] == [
+        ("get_flight_order_detail", None), ("modify_flight_order", "2025-05-02"), ("pay_flight_order", None)]
+    cheaper = gold_plan(next(t for t in OTHER_SAMPLES if t.id == "SB-O-004"))
+    assert [s.tool for s in cheaper][:2] == ["get_train_order_detail", "modify_train_order"]
+    assert "pay_train_order" not in [s.tool for s in cheaper[:3]]
+
+
+def test_bookings_are_paid_only_when_they_cost_something():
+    fee = [s.tool for s in gold_plan(next(t for t in OTHER_SAMPLES if t.id == "SB-I-002"))]
+    free = [s.tool for s in gold_plan(next(t for t in OTHER_SAMPLES if t.id == "SB-I-004"))]
+    assert fee[-2:] == ["instore_book", "pay_instore_book"] and free[-1] == "instore_book"
+    assert free[:2] == ["search_instore_book", "instore_cancel_book"]
+
+
+def test_corrupting_any_instore_or_travel_step_fails_the_check(run_plan):
+    passed = [run[:3] for run in corrupted_runs(OTHER_SAMPLES, run_plan) if run[3].passed]
+    assert not passed
+
+
+def test_corrupting_any_real_instore_step_fails_the_check(shared_data, run_plan):
+    tasks = [t for t in load_tasks(("instore",), data_dir=shared_data) if t.id not in ("10826019", "10826031")]
+    passed = [run[:3] for run in corrupted_runs(tasks, run_plan) if run[3].passed]
+    assert not passed

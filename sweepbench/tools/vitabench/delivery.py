@@ -12,11 +12,23 @@ from datetime import datetime, timedelta
 
 from ..base import ToolError, tool
 from .db import (
-    TIME_FORMAT, Database, Location, Order, OrderedProduct, OrderStatus, OrderSummary, Store,
-    StoreProduct, StoreSummary, distance_m, rank,
+    TIME_FORMAT,
+    Database,
+    Location,
+    Order,
+    OrderedProduct,
+    OrderStatus,
+    OrderSummary,
+    Store,
+    StoreProduct,
+    StoreSummary,
+    distance_m,
+    rank,
 )
+from .general import finite
 
 ORDER_ID_PREFIX = "OT"
+MAX_NOTE = 1000  # characters; a note is a line for the store, not a document
 SEARCH_LIMIT = 100
 
 
@@ -41,11 +53,9 @@ def _order(db: Database, order_id: str) -> Order:
     return order
 
 
-def _check_user(db: Database, user_id: str) -> None:
-    if not user_id:
-        raise ToolError("User ID cannot be empty")
-    if user_id != db.user_id:
-        raise ToolError("User ID does not match")
+def _check_note(note: str) -> None:
+    if len(note) > MAX_NOTE:
+        raise ToolError(f"note is too long ({len(note)} characters; at most {MAX_NOTE})")
 
 
 @tool("general")
@@ -55,6 +65,7 @@ def delivery_distance_to_time(db: Database, distance: float) -> float:
     Args:
         distance: Distance in meters.
     """
+    finite(distance)
     return round(25.0 + int(distance) * 0.00651, 0)
 
 
@@ -123,7 +134,7 @@ def create_delivery_order(db: Database, user_id: str, store_id: str, product_ids
             product_ids; "" where there is none.
         note: A note for the store, such as dietary restrictions; not for timing requests.
     """
-    _check_user(db, user_id)
+    db.check_user(user_id)
     store = _store(db, store_id)
     menu = _products(db)
     if not product_ids:
@@ -133,6 +144,7 @@ def create_delivery_order(db: Database, user_id: str, store_id: str, product_ids
         raise ToolError(f"products {missing} not found")
     if len(product_ids) != len(product_cnts) or any(n <= 0 for n in product_cnts):
         raise ToolError(f"product_cnts {product_cnts} must give a positive count for each product")
+    _check_note(note or "")
     if not address.strip():
         raise ToolError("address is empty")
     try:
@@ -153,7 +165,7 @@ def create_delivery_order(db: Database, user_id: str, store_id: str, product_ids
         for p, n, spec in zip((menu[pid] for pid in product_ids), product_cnts, specs)
     ]
     order = Order(
-        order_id=db.new_order_id(ORDER_ID_PREFIX), order_type="delivery", user_id=user_id,
+        order_id=db.new_id(ORDER_ID_PREFIX), order_type="delivery", user_id=user_id,
         store_id=store_id, note=note or "",
         location=Location(address, place.longitude, place.latitude),
         dispatch_time=dispatch_time, shipping_time=shipping,
@@ -213,6 +225,7 @@ def modify_delivery_order(db: Database, order_id: str, note: str) -> str:
         note: The new note.
     """
     order = _order(db, order_id)
+    _check_note(note)
     order.note, order.update_time = note, db.time
     return f"Order {order_id} has been modified."
 
@@ -226,7 +239,7 @@ def search_delivery_orders(db: Database, user_id: str,
         user_id: The user's id.
         status: The status to list.
     """
-    _check_user(db, user_id)
+    db.check_user(user_id)
     found = [OrderSummary.of(o) for o in db.orders.values()
              if o.order_type == "delivery" and o.status == status and o.user_id == user_id]
     return found or "No delivery orders available"

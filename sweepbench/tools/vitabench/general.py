@@ -7,6 +7,7 @@ lookups see only the episode's own database.
 
 from __future__ import annotations
 
+import math
 from datetime import date, datetime
 from typing import Any
 
@@ -14,7 +15,7 @@ import holidays
 from rapidfuzz import fuzz, process, utils
 
 from ..base import ToolError, tool
-from .db import Database, Order, StoreSummary, Weather, distance_m, rank
+from .db import Database, Order, Weather, distance_m, rank
 
 # Upstream's fixed holiday table, by language. Facts (dates), kept as data.
 _HOLIDAYS = {
@@ -64,6 +65,12 @@ _HOLIDAYS = {
 }
 
 
+def finite(*values: float) -> None:
+    """Refuse infinities and NaN (JSON numbers like 1e999 decode to them)."""
+    if not all(math.isfinite(v) for v in values):
+        raise ToolError("numbers must be finite")
+
+
 def _date(value: str, name: str) -> date:
     try:
         return datetime.strptime(value, "%Y-%m-%d").date()
@@ -82,6 +89,7 @@ def longitude_latitude_to_distance(db: Database, longitude1: float, latitude1: f
         longitude2: Longitude of the second point.
         latitude2: Latitude of the second point.
     """
+    finite(longitude1, latitude1, longitude2, latitude2)
     return distance_m(longitude1, latitude1, longitude2, latitude2)
 
 
@@ -159,14 +167,25 @@ def get_user_all_orders(db: Database) -> list[Order] | str:
 
 
 @tool("read")
-def get_nearby(db: Database, longitude: float, latitude: float, range: float) -> list[StoreSummary] | str:
-    """Stores and other places within a radius of a point.
+def get_nearby(db: Database, longitude: float, latitude: float, range: float) -> list[Any] | str:
+    """Stores, shops, hotels, attractions, and flights or trains whose airport or station lies
+    within a radius of a point.
 
     Args:
         longitude: Longitude of the center.
         latitude: Latitude of the center.
         range: Radius in meters.
     """
-    found = [s.summary() for s in db.stores.values()
-             if distance_m(longitude, latitude, s.location.longitude, s.location.latitude) <= range]
+    finite(longitude, latitude, range)
+
+    def near(*places: Any) -> bool:
+        return any(distance_m(longitude, latitude, p.longitude, p.latitude) <= range for p in places)
+
+    found: list[Any] = []
+    for venues in (db.stores, db.shops, db.hotels, db.attractions):
+        found += [v.summary() for v in venues.values() if near(v.location)]
+    found += [f.summary() for f in db.flights.values()
+              if near(f.departure_airport_location, f.arrival_airport_location)]
+    found += [t.summary() for t in db.trains.values()
+              if near(t.departure_station_location, t.arrival_station_location)]
     return found or "No search results found"

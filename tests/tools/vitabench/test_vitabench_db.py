@@ -10,9 +10,8 @@ import pytest
 
 from sweepbench.datasets.task import TaskError
 from sweepbench.datasets.vitabench import load_tasks
-from sweepbench.tools.vitabench.db import (
-    STATUS_CLASS, Database, OrderStatus, Store, expected_states,
-)
+from sweepbench.tools.vitabench.db import STATUS_CLASS, Database, OrderStatus, Store
+from sweepbench.tools.vitabench.expected import expected_states
 
 TASK = next(t for t in load_tasks(("delivery",), data_dir=None) if t.id == "SB-D-004")
 ORDER = TASK.environment["orders"]["SB-D-004O01"]
@@ -73,10 +72,10 @@ def test_a_bad_environment_names_the_task_and_the_field(changes, field):
 
 def test_new_order_ids_skip_ids_in_use():
     db = Database.from_task(TASK)
-    first = db.new_order_id("OT")
+    first = db.new_id("OT")
     db = Database.from_task(TASK)
     db.orders[first] = db.orders["SB-D-004O01"]
-    second = db.new_order_id("OT")
+    second = db.new_id("OT")
     assert second != first and second.startswith("OT") and len(second) == 12
 
 

@@ -28,9 +28,9 @@ def call(db, name, **args):
 
 
 def order_args(**overrides):
-    args = dict(user_id=USER, store_id="MB-S02", product_ids=["MB-S02-P01", "MB-S02-P03"],
-                product_cnts=[2, 1], address=HOME, dispatch_time="2025-03-14 12:30:00",
-                attributes=["Pan-fried"], note="No chopsticks")
+    args = {"user_id": USER, "store_id": "MB-S02", "product_ids": ["MB-S02-P01", "MB-S02-P03"],
+                "product_cnts": [2, 1], "address": HOME, "dispatch_time": "2025-03-14 12:30:00",
+                "attributes": ["Pan-fried"], "note": "No chopsticks"}
     return {**args, **overrides}
 
 
