@@ -597,6 +597,10 @@ class RunStore:
 
     def episodes(self, run_id: str) -> list[EpisodeRecord]:
         """Records of the run's finished episodes (running ones have none yet)."""
+        return [record for _, record in self.episode_records(run_id)]
+
+    def episode_records(self, run_id: str) -> list[tuple[str, EpisodeRecord]]:
+        """(episode_id, record) of the run's finished episodes, in ``episodes()`` order."""
         rows = self._read(
             "SELECT episode_id, record FROM episodes WHERE run_id = ? AND record IS NOT NULL "
             "ORDER BY model, benchmark, domain, task_id, trial, episode_id",
@@ -605,7 +609,7 @@ class RunStore:
         out = []
         for episode_id, blob in rows:
             try:
-                out.append(_record_decoder.decode(blob))
+                out.append((episode_id, _record_decoder.decode(blob)))
             except msgspec.DecodeError as e:
                 raise StoreError(
                     f"run store {self.path}: record of episode {episode_id!r} in run "
@@ -628,6 +632,16 @@ class RunStore:
         rows = self._read(sql + " ORDER BY seq", params)
         decode = (lambda t: t.encode("utf-8")) if raw else msgspec.json.decode
         return [{"seq": s, "kind": k, "payload": decode(p), "ts": ts} for s, k, p, ts in rows]
+
+    def run_events(self, run_id: str, kind: str) -> list[tuple[str, bytes]]:
+        """(episode_id, payload JSON bytes) of every event of one kind in a run, in journal
+        order: what profiles scan (decode the bytes into the fields you need)."""
+        rows = self._read(
+            "SELECT episode_id, payload FROM events WHERE run_id = ? AND kind = ? "
+            "ORDER BY episode_id, seq",
+            (run_id, kind),
+        )
+        return [(e, p.encode("utf-8")) for e, p in rows]
 
     def judgments(self, run_id: str) -> list[dict]:
         """All judgments of a run: episode_id, judge, method, passed, score, details, created_at."""

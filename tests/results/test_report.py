@@ -153,8 +153,65 @@ def test_render_leaderboard(store):
     gaps = [c for c in ("unjudged", "unfinished") if any(m[c] for m in report["models"].values())]
     assert header[-len(gaps):] == [g.capitalize() for g in gaps]
     a = dict(zip(header, (cell.strip() for cell in lines["A"].split("│")[1:-1])))
-    assert [a[h] for h in header[:7]] == ["A", "3", "2", "50.0%", "66.7%", "33.3%", "1"]
+    assert [a[h] for h in header[:8]] == ["A", "3", "2", "50.0%", a["95% CI"], "66.7%", "33.3%",
+                                          "1"]
+    lo, hi = report["models"]["A"]["ci95"]
+    assert a["95% CI"] == f"{100 * lo:.1f}–{100 * hi:.1f}" and lo <= 0.5 <= hi
     assert a.get("Unjudged") == "1"
     assert [cell.strip() for cell in lines["C"].split("│")[1:-1]][3] == "—"
     body = [line.split("│")[1].strip() for line in text.splitlines() if "│" in line]
     assert body.index("B") < body.index("A") < body.index("C")  # best Avg@k first
+
+
+def test_report_ci_curves_comparisons_and_agreement(store):
+    report = build_report(store, seed=1)
+    a = report["models"]["A"]
+    assert a["ci95"][0] <= a["avg"] <= a["ci95"][1]
+    assert a["mse_vs_k"] is not None and len(a["mse_vs_k"]) == 2  # k = 1..2 trials
+    assert a["pass_at_k_curve"][-1] == pytest.approx(a["pass_at_k"])
+    assert report["models"]["B"]["mse_vs_k"] is None  # B's t2 has a single finished trial
+    assert a["benchmarks"]["vitabench"]["domains"]["ota"]["unjudged"] == 1
+    assert build_report(store, seed=1) == report  # seeded: the same JSON again
+    [cmp] = report["comparisons"]  # B and A (C has nothing finished)
+    assert (cmp["a"], cmp["b"], cmp["tasks"]) == ("B", "A", 3)
+    assert 0 < cmp["p_value"] <= 1
+    pairs = {(g["a"], g["b"]): g for g in report["judge_agreement"]}
+    assert pairs[("j/v1", "j2/v2")]["episodes"] == 2  # A t1#0 and B t1#0, both disagree
+    assert pairs[("j/v1", "j2/v2")]["pass_agreement"] == 0.0
+    assert ("j/v1", "j3/likert") not in pairs  # likert gives no verdicts, no rubric
+
+
+def test_t1_metric_columns_from_judgment_details(tmp_path):
+    """Whatever numeric keys the chosen method's details hold become report columns."""
+    with RunStore(tmp_path / "s.db") as s:
+        s.begin_run("r", {})
+        for model, f1 in (("M", 0.8), ("N", 0.4)):
+            for trial in range(2):
+                ep = add(s, "r", model, "t1", trial)
+                # the shape of judge.t1_metrics.T1Score, plus a count and some text
+                s.judgment("r", ep, judge="t1", method="t1-metrics", passed=trial == 0,
+                           score=f1, details={
+                               "tool": {"precision": 1.0, "recall": f1, "f1": f1},
+                               "param": {"f1": f1 / 2}, "output_em": trial == 0,
+                               "calls": 4, "windows": 1, "note": "text",
+                               "rubrics": [{"met": True}]})
+                s.judgment("r", ep, judge="llm", method="likert", passed=None,
+                           score=0.25 * (trial + 1), details={"likert": trial + 1})
+        s.flush_sync()
+        report = build_report(s, profile=False)
+    assert report["judge_method"] == {"judge": "t1", "method": "t1-metrics"}
+    assert report["metric_keys"] == ["output_em", "param_f1", "tool_f1", "tool_precision",
+                                     "tool_recall"]  # not "calls": a count, not a rate
+    m = report["models"]["M"]
+    assert m["metrics"] == pytest.approx({"tool_f1": 0.8, "param_f1": 0.4, "output_em": 0.5,
+                                          "tool_precision": 1.0, "tool_recall": 0.8})
+    assert m["method_scores"] == pytest.approx({"llm/likert": 0.375, "t1/t1-metrics": 0.8})
+    assert m["domains"]["delivery"]["metrics"]["tool_f1"] == pytest.approx(0.8)
+    assert m["score"] == pytest.approx(0.8)
+    console = Console(record=True, width=250, file=io.StringIO())
+    console.print(render(report))
+    text = console.export_text()
+    for column in ("tool_f1", "param_f1", "output_em", "llm/likert", "Score"):
+        assert column in text
+    assert "note" not in text and "calls" not in text and "windows" not in text
+    assert "profile" not in report["models"]["M"]

@@ -129,3 +129,185 @@ def test_bad_input_raises():
     with pytest.raises(ValueError, match="k must be"):
         summarize(rows("A", "d", "t", "P"), k=0)
     assert summarize([]) == {}
+
+
+# ---- vectorised curves, MSE vs k, bootstrap, paired test, κ -------------------------------
+
+import math  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from sweepbench.results.stats import (  # noqa: E402
+    bootstrap_ci, cohen_kappa, judge_agreement, kappa_from_confusion, mse_vs_k,
+    paired_bootstrap, pass_curves, rubric_decisions,
+)
+
+
+def test_pass_curves_match_the_exact_estimators():
+    for n in range(1, 9):
+        c = np.arange(n + 1)
+        at, hat = pass_curves(np.full(n + 1, n), c, n + 2)
+        for ci in range(n + 1):
+            for k in range(1, n + 1):
+                assert at[ci, k - 1] == pytest.approx(pass_at_k(n, ci, k), abs=1e-15)
+                assert hat[ci, k - 1] == pytest.approx(pass_hat_k(n, ci, k), abs=1e-15)
+            assert np.isnan(at[ci, n:]).all() and np.isnan(hat[ci, n:]).all()  # k > n
+    with pytest.raises(ValueError):
+        pass_curves([3], [4], 2)
+
+
+def brute_mse(x: np.ndarray, k: int) -> Fraction:
+    """Over every k-combination of runs (columns), exactly, in rationals."""
+    n = x.shape[1]
+    runs = [Fraction(int(v)) / x.shape[0] for v in (x * 1).sum(axis=0)]
+    mu = sum(runs) / n
+    errs = [(sum(runs[i] for i in s) / k - mu) ** 2 for s in combinations(range(n), k)]
+    return sum(errs) / len(errs)
+
+
+@pytest.mark.parametrize("tasks,n", [(1, 2), (3, 4), (5, 6), (7, 8)])
+def test_mse_vs_k_equals_enumeration_over_all_k_combinations(tasks, n):
+    rng = np.random.default_rng(tasks * 10 + n)
+    x = (rng.random((tasks, n)) < 0.5).astype(int)
+    exact = mse_vs_k(x, method="exact")
+    enum = mse_vs_k(x, method="enumerate")
+    for k in range(1, n + 1):
+        want = float(brute_mse(x, k))
+        assert exact[k - 1] == pytest.approx(want, rel=1e-12, abs=1e-15), k
+        assert enum[k - 1] == pytest.approx(want, rel=1e-12, abs=1e-15), k
+    assert exact[-1] == pytest.approx(0.0, abs=1e-15)  # all n runs: no error
+
+
+def test_mse_vs_k_fractional_scores_and_sampling():
+    rng = np.random.default_rng(3)
+    x = rng.random((20, 10))  # rubric-level scores, not just 0/1
+    exact, enum = mse_vs_k(x, 8), mse_vs_k(x, 8, method="enumerate")
+    np.testing.assert_allclose(exact, enum, rtol=1e-10)
+    sampled = mse_vs_k(x, 8, method="sample", samples=20000, seed=1)
+    np.testing.assert_allclose(sampled, exact, rtol=0.1)
+    np.testing.assert_array_equal(sampled, mse_vs_k(x, 8, method="sample", samples=20000, seed=1))
+    assert not np.array_equal(sampled, mse_vs_k(x, 8, method="sample", samples=20000, seed=2))
+
+
+def test_mse_ratio_reproduces_vitabench_77_5_percent():
+    """VitaBench §5.1: 32 trials, k=4 cuts the MSE of k=1 by 77.5% (closed form: 77.4%)."""
+    x = (np.random.default_rng(0).random((100, 32)) < 0.4).astype(float)
+    mse = mse_vs_k(x, 20)
+    assert len(mse) == 20
+    assert 1 - mse[3] / mse[0] == pytest.approx(1 - 28 / (4 * 31))
+    assert 0.77 < 1 - mse[3] / mse[0] < 0.78
+    assert np.all(np.diff(mse) < 0)  # more runs, less error
+
+
+def test_mse_vs_k_bad_input():
+    with pytest.raises(ValueError, match="k_max"):
+        mse_vs_k(np.zeros((2, 3)), 4)
+    with pytest.raises(ValueError, match="method"):
+        mse_vs_k(np.zeros((2, 3)), method="guess")
+    with pytest.raises(ValueError, match="too many"):
+        mse_vs_k(np.zeros((2, 40)), 20, method="enumerate")
+    assert mse_vs_k(np.ones((3, 1))).tolist() == [0.0]
+
+
+def test_bootstrap_ci_contains_estimate_and_is_deterministic():
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        tasks = int(rng.integers(5, 60))
+        n = rng.integers(1, 9, tasks)
+        c = rng.binomial(n, rng.random(tasks))
+        lo, hi = bootstrap_ci(c, n, seed=11)
+        assert lo <= c.sum() / n.sum() <= hi
+        assert (lo, hi) == bootstrap_ci(c, n, seed=11)
+        assert 0.0 <= lo <= hi <= 1.0
+    wide = bootstrap_ci([0, 1] * 5, seed=1)
+    narrow = bootstrap_ci([0, 1] * 500, seed=1)
+    assert wide[1] - wide[0] > narrow[1] - narrow[0]  # more tasks, tighter
+    assert bootstrap_ci([0.5] * 4) == (0.5, 0.5)
+    with pytest.raises(ValueError):
+        bootstrap_ci([])
+
+
+def test_paired_bootstrap_p_values():
+    rng = np.random.default_rng(5)
+    a = rng.random(50)
+    same = paired_bootstrap(a, a, seed=1)
+    assert same.p_value == 1.0 and same.diff == 0.0 and same.ci95 == [0.0, 0.0]
+    better = np.clip(a + 0.3, 0, 1)
+    diff = paired_bootstrap(better, a, seed=1)
+    assert diff.p_value < 0.001 and diff.diff > 0.2 and diff.ci95[0] > 0
+    assert paired_bootstrap(a, better, seed=1).diff == pytest.approx(-diff.diff)
+    # two models drawn from one distribution: p is roughly uniform, rarely small
+    ps = np.array([paired_bootstrap(rng.binomial(4, 0.5, 60) / 4, rng.binomial(4, 0.5, 60) / 4,
+                                    n_boot=1000, seed=i).p_value for i in range(200)])
+    assert np.mean(ps < 0.05) < 0.12 and 0.35 < np.mean(ps > 0.5) < 0.65
+    x, y = rng.random(30), rng.random(30)
+    assert paired_bootstrap(x, y, seed=2) == paired_bootstrap(x, y, seed=2)
+    with pytest.raises(ValueError):
+        paired_bootstrap([1, 0], [1])
+
+
+def test_kappa_by_hand():
+    # 50 items: A yes/B yes 20, A yes/B no 5, A no/B yes 10, A no/B no 15
+    m = [[20, 5], [10, 15]]
+    po = 35 / 50
+    pe = (25 / 50) * (30 / 50) + (25 / 50) * (20 / 50)  # = 0.5
+    assert kappa_from_confusion(m) == pytest.approx((po - pe) / (1 - pe)) == pytest.approx(0.4)
+    a = [1] * 20 + [1] * 5 + [0] * 10 + [0] * 15
+    b = [1] * 20 + [0] * 5 + [1] * 10 + [0] * 15
+    assert cohen_kappa(a, b) == pytest.approx(0.4)
+    # three categories, hand-computed: po = .7, pe = .33, κ = .37/.67
+    m3 = [[10, 2, 3], [1, 8, 4], [2, 3, 7]]
+    assert kappa_from_confusion(m3) == pytest.approx(((25 / 40) - (15 * 13 + 13 * 13 + 12 * 14)
+                                                      / 1600) / (1 - (15 * 13 + 13 * 13 + 12 * 14)
+                                                                 / 1600))
+    assert cohen_kappa([1, 0, 1], [1, 0, 1]) == 1.0
+    assert cohen_kappa([1, 0], [0, 1]) == -1.0
+    assert math.isnan(cohen_kappa([1, 1], [1, 1]))  # one label throughout: undefined
+
+
+def test_rubric_decisions_formats():
+    assert rubric_decisions({"rubric": [1, 0, True]}) == [True, False, True]
+    assert rubric_decisions({"nl_rubrics": [{"met": True}, {"met": False}]}) == [True, False]
+    # the rubric judge's details: {"rubrics": [{"rubric": text, "met": bool, ...}], ...}
+    assert rubric_decisions({"rubrics": [{"rubric": "near", "met": False, "window": 2}],
+                             "calls": 3}) == [False]
+    assert rubric_decisions({"rubrics": {"b": False, "a": True}}) == [True, False]
+    assert rubric_decisions({"rubric": ["yes"]}) is None
+    assert rubric_decisions({"other": 1}) is None and rubric_decisions(None) is None
+
+
+def test_judge_agreement():
+    a = {"e1": {"passed": True, "details": {"rubric": [1, 1, 0]}},
+         "e2": {"passed": False, "details": {"rubric": [1, 0]}},
+         "e3": {"passed": True, "details": {"rubric": [1]}},
+         "e4": {"passed": None, "details": {}}}
+    b = {"e1": {"passed": True, "details": {"rubric": [1, 0, 0]}},
+         "e2": {"passed": True, "details": {"rubric": [1, 0]}},
+         "e3": {"passed": True, "details": {"rubric": [1, 1]}},  # different length: left out
+         "e4": {"passed": True, "details": {}}, "e5": {"passed": True, "details": {}}}
+    g = judge_agreement(a, b)
+    assert (g.episodes, g.rubric_episodes, g.rubric_items, g.rubric_mismatched) == (3, 2, 5, 1)
+    assert g.pass_agreement == pytest.approx(2 / 3)
+    assert g.pass_kappa == pytest.approx(cohen_kappa([1, 0, 1], [1, 1, 1]))
+    assert g.rubric_kappa == pytest.approx(cohen_kappa([1, 1, 0, 1, 0], [1, 0, 0, 1, 0]))
+    assert judge_agreement({}, b).pass_kappa is None
+
+
+def test_summarize_scores_ci_curves_and_benchmarks():
+    data = [Outcome("A", "delivery", "vitabench:delivery:en:t1", i, p, score=s)
+            for i, (p, s) in enumerate([(True, 1.0), (False, 0.5), (True, None), (False, 0.25)])]
+    data += [Outcome("A", "hotel", "t1:hotel:en:x", i, True, error=(i == 0), score=0.9,
+                     benchmark="t1") for i in range(4)]
+    a = summarize(data, seed=3)["A"]
+    assert a.scored == 6  # 3 scored delivery episodes, 3 hotel ones (the error does not count)
+    assert a.score == pytest.approx((1.0 + 0.5 + 0.25 + 0.9 * 3) / 8)
+    assert a.ci95[0] <= a.avg <= a.ci95[1]
+    assert len(a.pass_at_k_curve) == len(a.mse_vs_k) == 4
+    assert a.pass_at_k_curve[0] == pytest.approx(a.avg) == pytest.approx(a.pass_hat_k_curve[0])
+    assert a.pass_at_k_curve[-1] == pytest.approx(a.pass_at_k)
+    assert sorted(a.benchmarks) == ["t1", "vitabench"]
+    assert a.benchmarks["t1"].domains["hotel"].avg == 0.75
+    assert a.benchmarks["vitabench"].score == pytest.approx(1.75 / 4)
+    assert summarize(rows("B", "d", "t", "PF"))["B"].score is None
+    single = summarize(rows("B", "d", "t", "P"))["B"]
+    assert single.mse_vs_k is None and single.pass_at_k_curve == [1.0]

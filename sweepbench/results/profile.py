@@ -1,0 +1,209 @@
+"""Cost and latency profile of a run, per model and per model × domain.
+
+From the finished episodes' records: turns, tool calls, wall time, and agent and user tokens
+per conversation (prompt, cached prompt, completion), priced with a price table. From the
+journal's ``model_call`` events: model-call latency percentiles (p50/p95/p99) per role and a
+latency histogram of agent calls, retries and HTTP 429s.
+
+Prices are per million tokens: ``Prices(input, cached_input, output)``, or anything with an
+``Endpoint``'s ``price_input_per_mtok`` / ``price_cached_input_per_mtok`` /
+``price_output_per_mtok`` (attributes or mapping keys). ``prompt_tokens`` includes the cached
+ones (the OpenAI convention), so a call costs
+``(prompt - cached) * input + cached * cached_input + completion * output``. The agent's
+tokens are priced with the agent model's prices, the user simulator's with the user model's
+(``user_model``). A model without prices gets ``cost: None``, never a guess.
+
+Absence is explicit: latency numbers are None when a group has no ``model_call`` event with a
+latency (imported runs, runs recorded before events carried them); ``retries`` and
+``rate_limited`` are None when no event says how many attempts it took.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable, Mapping
+
+import msgspec
+import numpy as np
+from msgspec import Struct
+
+from sweepbench.results.store import RunStore
+from sweepbench.wire import EpisodeRecord, Usage
+
+__all__ = ["Prices", "as_prices", "build_profiles", "profile_run", "usage_cost"]
+
+LATENCY_BINS = np.geomspace(1e-3, 1e3, 43)  # 1 ms .. 1000 s, 7 bins a decade
+
+
+class Prices(Struct, kw_only=True, frozen=True):
+    """US dollars per million tokens."""
+
+    input: float = 0.0
+    cached_input: float = 0.0
+    output: float = 0.0
+
+
+def as_prices(obj: Any) -> Prices:
+    """A ``Prices`` from Prices, an ``Endpoint`` (or anything with its price_* names), or a
+    mapping with either the Endpoint names or input / cached_input / output."""
+    if isinstance(obj, Prices):
+        return obj
+    names = {"input": "price_input_per_mtok", "cached_input": "price_cached_input_per_mtok",
+             "output": "price_output_per_mtok"}
+    values: dict[str, float] = {}
+    for short, long in names.items():
+        if isinstance(obj, Mapping):
+            v = obj.get(long, obj.get(short, 0.0))
+        else:
+            v = getattr(obj, long, 0.0)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            raise ValueError(f"price {short!r} must be a number >= 0, got {v!r}")
+        values[short] = float(v)
+    return Prices(**values)
+
+
+def usage_cost(usage: Usage, prices: Prices) -> float:
+    """Dollars for ``usage`` at ``prices``."""
+    cached = min(usage.cached_prompt_tokens, usage.prompt_tokens)
+    return ((usage.prompt_tokens - cached) * prices.input + cached * prices.cached_input
+            + usage.completion_tokens * prices.output) / 1e6
+
+
+class _Call(Struct):
+    """The fields of a ``model_call`` event a profile reads (the rest is skipped)."""
+
+    role: str = "agent"
+    latency_s: float | None = None
+    attempts: int | None = None
+    statuses: list[int] | None = None
+
+
+_call_decoder = msgspec.json.Decoder(_Call)
+
+
+class _Group:
+    def __init__(self) -> None:
+        self.records: list[EpisodeRecord] = []
+        self.latency: dict[str, list[float]] = defaultdict(list)
+        self.retries: int | None = None
+        self.rate_limited: int | None = None
+
+    def add_call(self, call: _Call) -> None:
+        if call.latency_s is not None and call.latency_s >= 0:
+            self.latency[call.role].append(call.latency_s)
+        if call.attempts is not None:
+            self.retries = (self.retries or 0) + max(0, call.attempts - 1)
+        if call.statuses is not None:
+            self.rate_limited = (self.rate_limited or 0) + sum(s == 429 for s in call.statuses)
+            if call.attempts is None:  # statuses alone still tell the attempts
+                self.retries = (self.retries or 0) + max(0, len(call.statuses) - 1)
+
+
+def _dist(values: list[float] | np.ndarray) -> dict[str, float] | None:
+    if len(values) == 0:
+        return None
+    a = np.asarray(values, dtype=np.float64)
+    p50, p95, p99 = np.percentile(a, [50, 95, 99])
+    return {"mean": float(a.mean()), "p50": float(p50), "p95": float(p95),
+            "p99": float(p99), "max": float(a.max())}
+
+
+def _tokens(usages: list[Usage]) -> dict[str, float]:
+    n = len(usages) or 1
+    return {"prompt": sum(u.prompt_tokens for u in usages) / n,
+            "cached_prompt": sum(u.cached_prompt_tokens for u in usages) / n,
+            "completion": sum(u.completion_tokens for u in usages) / n}
+
+
+def _profile(g: _Group, agent_prices: Prices | None, user_prices: Prices | None) -> dict:
+    recs = g.records
+    n = len(recs)
+    cost = None
+    if agent_prices is not None and n:
+        agent = sum(usage_cost(r.agent_usage, agent_prices) for r in recs)
+        user = (None if user_prices is None
+                else sum(usage_cost(r.user_usage, user_prices) for r in recs))
+        total = agent + (user or 0.0)
+        cost = {"agent_per_episode": agent / n,
+                "user_per_episode": None if user is None else user / n,
+                "per_episode": total / n, "total": total}
+    agent_lat = g.latency.get("agent", [])
+    hist = None
+    if agent_lat:
+        counts, _ = np.histogram(np.clip(agent_lat, LATENCY_BINS[0], LATENCY_BINS[-1]),
+                                 LATENCY_BINS)
+        used = np.flatnonzero(counts)  # only the span that holds calls: the JSON stays short
+        lo, hi = int(used[0]), int(used[-1]) + 1
+        hist = {"edges": [float(f"{e:.4g}") for e in LATENCY_BINS[lo:hi + 1]],
+                "counts": counts[lo:hi].tolist()}
+    return {
+        "episodes": n,
+        "turns": _dist([r.turns for r in recs]),
+        "tool_calls": _dist([r.tool_calls for r in recs]),
+        "agent_tokens": _tokens([r.agent_usage for r in recs]) if n else None,
+        "user_tokens": _tokens([r.user_usage for r in recs]) if n else None,
+        "cost": cost,
+        "wall_s": None if not n else {**_dist([r.wall_s for r in recs]),
+                                      "total": float(sum(r.wall_s for r in recs))},
+        "latency_s": {role: _dist(v) for role, v in sorted(g.latency.items())} or None,
+        "agent_latency_hist": hist,
+        "model_calls": sum(len(v) for v in g.latency.values()),
+        "retries": g.retries,
+        "rate_limited": g.rate_limited,
+    }
+
+
+def build_profiles(
+    records: Iterable[EpisodeRecord],
+    calls: Iterable[tuple[str, str, bytes | Mapping]] = (),
+    *,
+    prices: Mapping[str, Any] | None = None,
+    user_model: str | None = None,
+) -> dict[str, dict]:
+    """model -> profile, with ``"domains"``: domain -> profile.
+
+    ``calls``: (model, domain, model_call event payload as JSON bytes or a dict).
+    """
+    table = {m: as_prices(p) for m, p in (prices or {}).items()}
+    user_prices = table.get(user_model) if user_model else None
+    groups: dict[tuple[str, str | None], _Group] = defaultdict(_Group)
+    for r in records:
+        groups[r.model, None].records.append(r)
+        groups[r.model, r.domain].records.append(r)
+    for model, domain, payload in calls:
+        try:
+            call = (_call_decoder.decode(payload) if isinstance(payload, (bytes, str))
+                    else msgspec.convert(payload, _Call))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue  # a malformed journal entry says nothing about latency
+        groups[model, None].add_call(call)
+        groups[model, domain].add_call(call)
+    out: dict[str, dict] = {}
+    for model in sorted({m for m, _ in groups}):
+        agent_prices = table.get(model)
+        entry = _profile(groups[model, None], agent_prices, user_prices)
+        entry["domains"] = {
+            d: _profile(g, agent_prices, user_prices)
+            for (m, d), g in sorted(groups.items(), key=lambda kv: str(kv[0][1]))
+            if m == model and d is not None
+        }
+        out[model] = entry
+    return out
+
+
+def profile_run(
+    store: RunStore,
+    run_id: str,
+    *,
+    prices: Mapping[str, Any] | None = None,
+    user_model: str | None = None,
+) -> dict[str, dict]:
+    """``build_profiles`` over a stored run; ``user_model`` defaults to the run config's."""
+    if user_model is None:
+        run = store.run(run_id) or {}
+        cfg = run.get("config") or {}
+        user_model = cfg.get("user_model") if isinstance(cfg, dict) else None
+    where = {r["episode_id"]: (r["model"], r["domain"]) for r in store.episode_rows(run_id)}
+    calls = ((*where[eid], payload) for eid, payload in store.run_events(run_id, "model_call")
+             if eid in where)
+    return build_profiles(store.episodes(run_id), calls, prices=prices, user_model=user_model)
