@@ -35,6 +35,9 @@ def _add_sweep_options(p: argparse.ArgumentParser, *, models: bool = True) -> No
                        help="agent model: an endpoint name from the config or scripted/oracle, "
                             "scripted/noisy:P, scripted/chaos (repeatable)")
         p.add_argument("--user-model", metavar="NAME", help="user-simulator model (default scripted/user)")
+        p.add_argument("--user-mode", choices=["default", "neutral", "solo"],
+                       help="VitaBench user mode: persona user (default), neutral user (persona "
+                            "removed) or solo agent (no user, whole instruction up front)")
         p.add_argument("--trials", type=int, metavar="K", help="trials per (model, task) (default 4)")
     p.add_argument("--max-concurrency", type=int, metavar="N", help="episodes in flight (default 64)")
     p.add_argument("--data-dir", metavar="DIR",
@@ -60,6 +63,7 @@ def _config(args: argparse.Namespace, **fixed: Any) -> SweepConfig:
     overrides["benchmarks"] = args.benchmark
     overrides["models"] = getattr(args, "model", None)
     overrides["user_model"] = getattr(args, "user_model", None)
+    overrides["user_mode"] = getattr(args, "user_mode", None)
     overrides["trials"] = getattr(args, "trials", None)
     overrides["judge_models"] = getattr(args, "judge_model", None)
     overrides["judge_methods"] = getattr(args, "judge_methods", None)
@@ -139,20 +143,69 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _prices(config: str | None) -> dict | None:
+    """Per-model prices from a config's endpoints (the report prices tokens with them)."""
+    return {ep.name: ep for ep in load_config(config).endpoints} if config else None
+
+
 def cmd_report(args: argparse.Namespace) -> int:
-    from .results.report import build_report, render
+    from .results.report import ReportError, build_report, render
     from .results.store import RunStore
 
     path = Path(args.path)
     if not path.is_file():
         err.print(f"[red]no run store at {path}[/red]")
         return 2
-    with RunStore(path) as store:
-        report = build_report(store, args.run, method=args.method)
+    with RunStore(path, create=False) as store:
+        try:
+            report = build_report(store, args.run, method=args.method, judge=args.judge,
+                                  k=args.k, prices=_prices(args.config), seed=args.seed)
+        except ReportError as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            return 2
+    if args.html:
+        from .results.html import write_html
+
+        write_html(report, args.html)
+        err.print(f"wrote {args.html}")
     if args.json:
         print(json.dumps(report, indent=2))
-    else:
+    elif not args.html:
         out.print(render(report))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .results.export import export_results_csv, export_trajectories
+    from .results.store import RunStore
+
+    if not (args.trajectories or args.csv):
+        err.print("[red]error:[/red] name an output: --trajectories OUT.jsonl and/or --csv OUT.csv")
+        return 2
+    with RunStore(args.path, create=False) as store:
+        run_id = args.run or store.latest_run_id()
+        if args.trajectories:
+            n = export_trajectories(store, run_id, args.trajectories)
+            err.print(f"{n} trajectories -> {args.trajectories}")
+        if args.csv:
+            n = export_results_csv(store, run_id, args.csv)
+            err.print(f"{n} rows -> {args.csv}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from .results.importers import ImportFormatError, import_vitabench
+    from .results.store import RunStore
+
+    with RunStore(args.store) as store:
+        for f in args.files:
+            try:
+                summary = import_vitabench(store, f, run_id=args.run, model=args.model, lang=args.lang)
+            except (ImportFormatError, OSError) as exc:
+                err.print(f"[red]error:[/red] {f}: {exc}")
+                return 2
+            err.print(f"{f}: run {summary.run_id}, {summary.episodes} episodes, "
+                      f"{summary.judged} judged")
     return 0
 
 
@@ -174,6 +227,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
             failures.append(failure)
     result = {"tasks": len(judgments), "passed": len(judgments) - len(failures),
               "unreachable": sum("unreachable" in f for f in failures), "failures": failures}
+    metrics = _mean_metrics([j.get("details") or {} for j in judgments])
+    if metrics:
+        result["metrics"] = metrics
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
@@ -232,6 +288,22 @@ def cmd_merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mean_metrics(details: list[dict]) -> dict[str, float]:
+    """Means of the numeric fields (nested ones as a.b) of judgment details, e.g. T1's."""
+    sums: dict[str, list[float]] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}{k}.", v)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            sums.setdefault(prefix.rstrip("."), []).append(float(value))
+
+    for d in details:
+        walk("", d)
+    return {k: round(sum(v) / len(v), 4) for k, v in sorted(sums.items())}
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from .runner.refserver import ReferenceServer
     from .simulator.scripted.models import SCRIPTED_MODELS, resolve_model
@@ -242,30 +314,39 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _toolkit_for(spec_text: str):
+def cmd_tools(args: argparse.Namespace) -> int:
     from .datasets.catalog import BenchmarkSpec
     from .datasets.task import Task
     from .tools.registry import benchmark_tools
 
-    spec = BenchmarkSpec.parse(spec_text)
+    spec = BenchmarkSpec.parse(args.benchmark)
+    tools = benchmark_tools(spec.benchmark)
     probe = Task(id="-", benchmark=spec.benchmark, domain=",".join(spec.domains), instructions="")
-    return benchmark_tools(spec.benchmark).toolkit(probe)
-
-
-def cmd_tools(args: argparse.Namespace) -> int:
-    toolkit = _toolkit_for(args.benchmark)
+    toolkit = tools.toolkit(probe)
     rows = [{"name": t.name, "domain": t.domain, "type": t.kind} for t in toolkit.tools.values()]
+    graph = tools.graph_stats(toolkit) if hasattr(tools, "graph_stats") else {}
     if args.json:
-        print(json.dumps({"tools": rows}, indent=2))
+        print(json.dumps({"tools": rows, **graph}, indent=2))
     else:
         for r in rows:
             out.print(f"{r['domain']:<10} {r['type']:<8} {r['name']}")
-        out.print(f"{len(rows)} tools")
+        extra = (f"; dependency graph: {graph['edges']} edges, density {graph['density']:.3f}"
+                 if graph else "")
+        out.print(f"{len(rows)} tools{extra}")
     return 0
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
-    from .datasets.catalog import load_tasks
+    from .datasets.catalog import BenchmarkSpec, load_tasks
+
+    if args.json and BenchmarkSpec.parse(args.benchmark).benchmark == "t1":
+        from .datasets.t1.tasks import catalog_summary
+
+        summary = catalog_summary()
+        if BenchmarkSpec.parse(args.benchmark).domains != ("all",):
+            summary["selected"] = len(load_tasks(args.benchmark, data_dir=args.data_dir, lang=args.lang))
+        print(json.dumps(summary, indent=2))
+        return 0
 
     tasks = load_tasks(args.benchmark, data_dir=args.data_dir, lang=args.lang)
     if args.json:
@@ -298,12 +379,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("report", help="leaderboard of a run store")
+    p = sub.add_parser("report", help="leaderboard of a run store (table, JSON or HTML)")
     p.add_argument("path", help="run store (SQLite file)")
     p.add_argument("--run", metavar="RUN_ID", help="run id (default: the latest in the store)")
+    p.add_argument("--judge", help="judge to score by (default: the one with most verdicts)")
     p.add_argument("--method", help="judge method to score by (default: the most common)")
+    p.add_argument("--k", type=int, help="k for Avg@k / Pass@k / Pass^k (default: trials per task)")
+    p.add_argument("--config", metavar="FILE", help="config whose endpoint prices cost the tokens")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report with plots")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("export", help="trajectories as JSONL, results as CSV")
+    p.add_argument("path", help="run store (SQLite file)")
+    p.add_argument("--run", metavar="RUN_ID", help="run id (default: the latest in the store)")
+    p.add_argument("--trajectories", metavar="OUT.jsonl", help="one episode record per line")
+    p.add_argument("--csv", metavar="OUT.csv", help="one row per episode with judgment columns")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("import", help="import upstream VitaBench result files into a store")
+    p.add_argument("store", help="run store to import into (created if missing)")
+    p.add_argument("files", nargs="+", help="upstream simulation result JSON files")
+    p.add_argument("--run", metavar="RUN_ID", help="run id to import into (default: derived)")
+    p.add_argument("--model", help="model name (default: from the file)")
+    p.add_argument("--lang", choices=["en", "zh"], help="task language (default: detected)")
+    p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("replay", help="run every task with scripted/oracle through the full path "
                                       "and the state check")
@@ -339,7 +440,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("tools", help="list a benchmark's tools")
-    p.add_argument("--benchmark", default="vitabench", metavar="SPEC")
+    p.add_argument("--benchmark", default="vitabench:delivery,instore,ota", metavar="SPEC",
+                   help="benchmark spec (default: all 66 VitaBench tools)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_tools)
 

@@ -71,12 +71,17 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
 class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     """What to run: models x tasks x trials, and how hard to push."""
 
-    benchmarks: list[str] = field(default_factory=lambda: ["vitabench:delivery"])
-    """Benchmark specs, e.g. "vitabench:delivery" or "vitabench:delivery,instore"."""
+    benchmarks: list[str] = field(default_factory=lambda: [
+        "vitabench:delivery", "vitabench:instore", "vitabench:ota", "t1:flight+hotel+bar"])
+    """Benchmark specs, e.g. "vitabench:delivery", "vitabench:delivery,instore" (cross-domain),
+    "t1:single"; the default runs the built-in samples and one generated T1 split."""
     models: list[str] = field(default_factory=lambda: ["scripted/oracle", "scripted/noisy:0.3"])
     """Agent models: endpoint names from `endpoints`, or scripted/... reference models."""
     user_model: str = "scripted/user"
     """The user-simulator model (an endpoint name or scripted/user)."""
+    user_mode: str = "default"
+    """VitaBench user mode: default, neutral (persona removed) or solo (no user: the agent
+    gets the whole instruction up front)."""
     trials: int = 4
     """Trials per (model, task): k in Avg@k, Pass@k, Pass^k."""
     max_concurrency: int = 64
@@ -153,6 +158,8 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
         bad = [m for m in self.judge_methods if m not in methods]
         if bad:
             raise ConfigError(f"unknown judge method(s) {', '.join(bad)}; known: {', '.join(sorted(methods))}")
+        if self.user_mode not in ("default", "neutral", "solo"):
+            raise ConfigError(f"user_mode must be default, neutral or solo, got {self.user_mode!r}")
         if self.lang not in ("en", "zh"):
             raise ConfigError(f"lang must be en or zh, got {self.lang!r}")
         return self

@@ -1,7 +1,9 @@
 """Benchmark specs to task lists, and tasks by key.
 
 A spec names a benchmark and optionally its domains: ``vitabench:delivery``, or
-``vitabench:delivery,instore`` for a cross-domain composition. Loading is cached per
+``vitabench:delivery,instore`` for a cross-domain composition; ``t1`` (all 525 templates) or
+``t1:<split>`` (a tier such as ``single`` or ``8-domain``, a split such as ``hotel`` or
+``hotel+vehicle_rental``, or a comma-separated domain list). Loading is cached per
 (spec, data dir, language), so the reference server's scripted models and the runner share
 one parsed copy of each task file.
 """
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from .task import Task, TaskError
 
-DEFAULT_DOMAINS = {"vitabench": ("delivery",)}
+DEFAULT_DOMAINS = {"vitabench": ("delivery",), "t1": ("all",)}
 
 
 class BenchmarkSpec(tuple):
@@ -58,6 +60,10 @@ def _load(spec: BenchmarkSpec, data_dir: Path | None, lang: str) -> tuple[Task, 
         from . import vitabench
 
         return tuple(vitabench.load_tasks(spec.domains, data_dir=data_dir, lang=lang))
+    if spec.benchmark == "t1":
+        from .t1 import tasks as t1_tasks
+
+        return tuple(t1_tasks.load_tasks(",".join(spec.domains), data_dir=data_dir, lang=lang))
     raise TaskError(f"no loader for benchmark {spec.benchmark!r}")
 
 

@@ -48,6 +48,12 @@ def state_judgment(task: Task, record: EpisodeRecord) -> dict[str, Any]:
         result = msgspec.to_builtins(check_vitabench(task, record.final_state or {}))
         passed = result.pop("passed")
         return {"passed": passed, "score": 1.0 if passed else 0.0, "details": result}
+    if task.benchmark == "t1":  # T1's tool / parameter / output metrics (§3.2.1)
+        from ..judge import t1_metrics
+
+        result = msgspec.to_builtins(t1_metrics.score(task, t1_metrics.calls_from_messages(record.messages)))
+        passed = bool(result.pop("passed"))
+        return {"passed": passed, "score": 1.0 if passed else 0.0, "details": result}
     raise ValueError(f"no state check for benchmark {task.benchmark!r}")
 
 

@@ -23,7 +23,7 @@ from ..config import SweepConfig
 from ..datasets.catalog import BenchmarkSpec, load_tasks, resolve_data_dir
 from ..datasets.task import Task
 from ..results.store import RunStore
-from ..simulator.episode import EpisodeLimits, TerminationReason, run_episode
+from ..simulator.episode import EpisodeLimits, EpisodeProtocol, TerminationReason, run_episode
 from ..simulator.scripted.models import resolve_model
 from ..tools.registry import benchmark_tools
 from ..wire import EpisodeRecord, encoder
@@ -100,6 +100,19 @@ def select_tasks(cfg: SweepConfig) -> list[tuple[str, Task]]:
             tasks = tasks[: cfg.limit]
         out.extend((str(spec), t) for t in tasks)
     return out
+
+
+def protocol_for(task: Task, data_dir: Path | None, user_mode: str = "default") -> EpisodeProtocol | None:
+    """The benchmark's episode conventions (None: a plain conversation)."""
+    if task.benchmark == "t1":
+        from ..simulator.t1_protocol import T1Protocol
+
+        return T1Protocol(data_dir)
+    if task.benchmark == "vitabench":
+        from ..simulator.vitabench_protocol import VitaBenchProtocol
+
+        return VitaBenchProtocol(data_dir, user_mode)
+    return None
 
 
 class Sweep:
@@ -241,6 +254,7 @@ class Sweep:
                                      max_tool_errors=self.cfg.max_tool_errors),
                 meta=self.meta(item),
                 on_event=on_event,
+                protocol=protocol_for(task, self.data_dir, self.cfg.user_mode),
             )
             record = EpisodeRecord(
                 **base, termination=str(result.termination), messages=result.messages,

@@ -32,6 +32,8 @@ class TerminationReason(StrEnum):
     AGENT_STOP = "agent_stop"
     MAX_TURNS = "max_turns"
     TOO_MANY_ERRORS = "too_many_errors"
+    EXIT_CHECK = "exit_check"  # the benchmark's exit-check model ended the conversation
+    AGENT_DONE = "agent_done"  # solo mode: the agent answered with text (nobody to answer it)
     ERROR = "error"  # a model call failed for good, or the episode could not run
 
 
@@ -48,7 +50,7 @@ EventSink = Callable[[str, dict[str, Any]], None]
 class EpisodeLimits:
     """Bounds that end an episode: exchanges with the user, agent steps, tool errors."""
 
-    def __init__(self, *, max_turns: int = 30, max_agent_steps_per_turn: int = 20,
+    def __init__(self, *, max_turns: int = 30, max_agent_steps_per_turn: int = 40,
                  max_tool_errors: int = 10) -> None:
         self.max_turns = max_turns
         self.max_agent_steps_per_turn = max_agent_steps_per_turn
@@ -77,6 +79,45 @@ class EpisodeFailed(Exception):
     """Raised by a model call that failed for good; ends the episode with ERROR."""
 
 
+class EpisodeContext:
+    """What a protocol hook may see and do during an episode."""
+
+    def __init__(self, task: Task, state: Any, agent_msgs: list[Message], user_msgs: list[Message],
+                 ask: Callable[[str, list[Message]], Awaitable[AssistantMessage]]) -> None:
+        self.task, self.state = task, state
+        self.agent_msgs, self.user_msgs = agent_msgs, user_msgs
+        self.ask = ask  # ask(role, messages): one call to the referee model (no tools)
+        self.agent_started = False  # once true, agent messages may only be appended
+
+    def user_texts(self) -> list[str]:
+        return [m.content for m in self.agent_msgs if isinstance(m, UserMessage)]
+
+
+class EpisodeProtocol:
+    """A benchmark's conventions for an episode: prompts, and hooks between turns.
+
+    The default is a plain conversation: the project's own prompts, nothing between turns.
+    A protocol object belongs to one episode (it may keep per-episode state). A ``solo``
+    protocol has no user: the agent gets ``solo_instruction`` up front and works alone.
+    """
+
+    solo = False
+
+    def solo_instruction(self, ctx: EpisodeContext) -> str:
+        return ctx.task.instructions
+
+    def agent_system_prompt(self, ctx: EpisodeContext) -> str:
+        """Built just before the agent's first call, so a hook may shape it first."""
+        return agent_system_prompt(ctx.task)
+
+    def user_system_prompt(self, ctx: EpisodeContext) -> str:
+        return user_system_prompt(ctx.task)
+
+    async def after_user_message(self, ctx: EpisodeContext, text: str) -> "TerminationReason | None":
+        """Runs after each user message, before the agent answers; may end the episode."""
+        return None
+
+
 async def run_episode(
     task: Task,
     *,
@@ -89,17 +130,25 @@ async def run_episode(
     limits: EpisodeLimits | None = None,
     meta: dict[str, Any] | None = None,
     on_event: EventSink | None = None,
+    protocol: EpisodeProtocol | None = None,
+    referee: ModelCall | None = None,
 ) -> EpisodeResult:
-    """Run one episode of ``task``; never raises for model or tool misbehaviour."""
+    """Run one episode of ``task``; never raises for model or tool misbehaviour.
+
+    ``referee`` answers the protocol's own calls (T1's domain classifier and exit check);
+    it defaults to the user-simulator model, and its calls count with the user's.
+    """
     limits = limits or EpisodeLimits(max_turns=task.max_turns)
+    protocol = protocol or EpisodeProtocol()
+    referee = referee or user
     emit = on_event or (lambda kind, payload: None)
     meta = meta or {}
     res = EpisodeResult()
     started = time.perf_counter()
     tools = toolkit.specs(tool_descriptions)
     greeting = agent_greeting(task)
-    agent_msgs: list[Message] = [SystemMessage(agent_system_prompt(task)), AssistantMessage(greeting)]
-    user_msgs: list[Message] = [SystemMessage(user_system_prompt(task)), UserMessage(greeting)]
+    agent_msgs: list[Message] = [AssistantMessage(greeting)]  # system prompt comes lazily
+    user_msgs: list[Message] = [UserMessage(greeting)]
     res.messages = agent_msgs
 
     async def call(role: str, fn: ModelCall, messages: list[Message], with_tools: bool) -> AssistantMessage:
@@ -117,8 +166,29 @@ async def run_episode(
             res.user_calls += 1
         return reply.message
 
+    async def ask(role: str, messages: list[Message]) -> AssistantMessage:
+        return await call(role, referee, messages, False)
+
+    ctx = EpisodeContext(task, state, agent_msgs, user_msgs, ask)
+    user_msgs.insert(0, SystemMessage(protocol.user_system_prompt(ctx)))
+
+    async def solo(ctx: EpisodeContext) -> TerminationReason:
+        """No user: the whole instruction up front, agent turns until it says it is done."""
+        agent_msgs[:] = [UserMessage(protocol.solo_instruction(ctx))]
+        for _ in range(limits.max_turns):
+            res.turns += 1
+            ended = await agent_turn()
+            if ended is not None:
+                return ended
+            if STOP not in (agent_msgs[-1].content or ""):
+                return TerminationReason.AGENT_DONE  # it spoke to nobody: its work is over
+        return TerminationReason.MAX_TURNS
+
     async def agent_turn() -> TerminationReason | None:
         """Agent steps until it speaks to the user; a termination reason ends the episode."""
+        if not ctx.agent_started:
+            agent_msgs.insert(0, SystemMessage(protocol.agent_system_prompt(ctx)))
+            ctx.agent_started = True
         for _ in range(limits.max_agent_steps_per_turn):
             msg = await call("agent", agent, agent_msgs, True)
             agent_msgs.append(msg)
@@ -137,25 +207,28 @@ async def run_episode(
                 return TerminationReason.TOO_MANY_ERRORS
         return TerminationReason.MAX_TURNS
 
-    try:
+    async def conversation() -> TerminationReason:
+        """User and agent take turns until one of them, or a limit, ends it."""
         while True:
             text = (await call("user", user, user_msgs, False)).content or ""
             user_msgs.append(AssistantMessage(text))
             agent_msgs.append(UserMessage(text))
             if STOP in text:
-                res.termination = TerminationReason.USER_STOP
-                break
+                return TerminationReason.USER_STOP
             res.turns += 1
             if res.turns > limits.max_turns:
-                res.termination = TerminationReason.MAX_TURNS
-                break
-            ended = await agent_turn()
+                return TerminationReason.MAX_TURNS
+            ended = await protocol.after_user_message(ctx, text) or await agent_turn()
             if ended is not None:
-                res.termination = ended
-                break
+                return ended
+
+    try:
+        res.termination = await (solo(ctx) if protocol.solo else conversation())
     except EpisodeFailed as exc:
         res.termination = TerminationReason.ERROR
         res.error = str(exc)
+    if not ctx.agent_started:  # the record always starts with the agent's system prompt
+        agent_msgs.insert(0, SystemMessage(protocol.agent_system_prompt(ctx)))
     res.final_state = final_state(state)
     res.wall_s = time.perf_counter() - started
     return res

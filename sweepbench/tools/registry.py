@@ -29,7 +29,7 @@ class BenchmarkTools(Protocol):
         """Tool description overrides {name: {"description", "args"}} or None for the code's own."""
 
 
-_MODULES = {"vitabench": "sweepbench.tools.vitabench"}
+_MODULES = {"vitabench": "sweepbench.tools.vitabench", "t1": "sweepbench.tools.t1"}
 
 
 def benchmark_tools(benchmark: str) -> BenchmarkTools:

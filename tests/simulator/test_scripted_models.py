@@ -13,8 +13,9 @@ from sweepbench.simulator.scripted.models import (
     disclosure_pieces,
     gold_plan,
     resolve_model,
-    scripted_judge,
 )
+from sweepbench.judge.parsing import parse_rubric_verdicts
+from sweepbench.judge.templates import judge_user_prompt
 from sweepbench.tools.registry import benchmark_tools
 from sweepbench.wire import ChatRequest, ToolMessage, Usage, UserMessage
 
@@ -100,16 +101,17 @@ def test_user_tells_pieces_in_order_then_stops():
     assert " ".join(pieces).split() == task.instructions.split()
 
 
-def test_judge_is_deterministic_and_scriptable():
-    prompt = "Rubrics:\n1. order placed\n2. address right\n"
-    req = ChatRequest(model="scripted/judge", messages=[UserMessage(prompt)])
-    a, b = scripted_judge(req), scripted_judge(req)
-    assert a == b
-    verdicts = msgspec.json.decode(a.content)["rubrics"]
-    assert [v["rubric"] for v in verdicts] == ["order placed", "address right"]
-    hinted = ChatRequest(model="scripted/judge", messages=[UserMessage(prompt)],
-                         sweepbench={"judge_hint": False})
-    assert not any(v["meetExpectation"] for v in msgspec.json.decode(scripted_judge(hinted).content)["rubrics"])
+def test_judge_route_is_the_rubric_judge_double():
+    prompt = judge_user_prompt("sliding", content="user: please place the order", rubrics=[
+        {"rubric_idx": "rubric_0", "rubric": "order placed", "meetExpectation": False},
+        {"rubric_idx": "rubric_1", "rubric": "address right", "meetExpectation": False}])
+    req = ChatRequest(model="scripted/judge", messages=[UserMessage(prompt)],
+                      sweepbench={"judge_hint": False})
+    judge = resolve_model("scripted/judge")
+    assert judge(req) == judge(req)  # deterministic
+    verdicts = parse_rubric_verdicts(judge(req).content, ["rubric_0", "rubric_1"],
+                                     ["order placed", "address right"])
+    assert sorted(verdicts) == [0, 1] and not any(v.met for v in verdicts.values())
 
 
 @pytest.mark.parametrize("name,known", [

@@ -8,7 +8,7 @@ and no API key, and they make the harness testable:
   probability P, decided by a seeded RNG per (seed, task, trial, step).
 - ``scripted/user``: tells the task's instruction a piece at a time, then ``###STOP###``;
   ``scripted/user:N`` keeps asking follow-ups until it has spoken N times.
-- ``scripted/judge``: answers judge prompts with a deterministic JSON verdict per rubric.
+- ``scripted/judge``: answers the rubric judge's prompts deterministically (``judge_double``).
 - ``scripted/chaos``: calls unknown tools, sends malformed JSON and wrong-typed, missing and
   extra arguments, then gives up; for testing that bad model output never breaks a run.
 
@@ -19,7 +19,6 @@ conversation, so a replayed or resumed episode gets the same answers. The episod
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import random
 import re
@@ -39,11 +38,13 @@ from ...wire import (
     UserMessage,
 )
 from ..prompts import STOP
+from .judge_double import scripted_judge
 from .plan import Step, UnresolvedReference, resolve
 
 Policy = Callable[[ChatRequest], AssistantMessage]
 
-_PLAN_MODULES = {"vitabench": "sweepbench.simulator.scripted.vitabench_oracle"}
+_PLAN_MODULES = {"vitabench": "sweepbench.simulator.scripted.vitabench_oracle",
+                 "t1": "sweepbench.simulator.scripted.t1_oracle"}
 _plan_cache: dict[str, list[Step]] = {}
 
 
@@ -158,7 +159,8 @@ class ScriptedUser:
 
     With ``turns`` set (``scripted/user:N``), it keeps the conversation going with follow-up
     questions until it has spoken N times, then stops: long episodes on demand, for
-    benchmarks of per-call cost as conversations grow.
+    benchmarks of per-call cost as conversations grow. It also answers T1's referee calls
+    (domain classifier: the task's domains; exit check: never ends, the user does).
     """
 
     FOLLOW_UP = {"en": "Thanks. Could you confirm that everything is in order?",
@@ -170,7 +172,12 @@ class ScriptedUser:
         self.turns = turns
 
     def __call__(self, req: ChatRequest) -> AssistantMessage:
-        task, _ = _task(req)
+        task, meta = _task(req)
+        role = meta.get("role")
+        if role == "classifier":  # T1's domain classifier: the task's own domains
+            return AssistantMessage(msgspec.json.encode(list(task.domains)).decode())
+        if role == "exit":  # T1's exit check: the scripted user ends the talk itself
+            return AssistantMessage('{"should_end": false, "reason": "the user has not said goodbye"}')
         pieces = disclosure_pieces(task)
         said = sum(isinstance(m, AssistantMessage) for m in req.messages)
         if said < len(pieces):
@@ -181,29 +188,6 @@ class ScriptedUser:
 
 
 scripted_user = ScriptedUser()
-
-
-_RUBRIC_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+(.+?)\s*$", re.M)
-
-
-def scripted_judge(req: ChatRequest) -> AssistantMessage:
-    """A deterministic verdict per rubric listed in the last user message.
-
-    The verdict comes from ``sweepbench.judge_hint`` when the caller supplies one (tests use it
-    to script the judge), otherwise from a hash of the rubric and the conversation.
-    """
-    meta = req.sweepbench or {}
-    last = next((m.content for m in reversed(req.messages) if isinstance(m, UserMessage)), "")
-    rubrics = _RUBRIC_LINE.findall(last) or ["overall"]
-    digest = hashlib.sha256(msgspec.json.encode(req.messages)).hexdigest()
-    verdicts = []
-    for r in rubrics:
-        if "judge_hint" in meta:
-            met = bool(meta["judge_hint"])
-        else:
-            met = int(hashlib.sha256((digest + r).encode()).hexdigest(), 16) % 2 == 0
-        verdicts.append({"rubric": r, "reasoning": "scripted verdict", "meetExpectation": met})
-    return AssistantMessage(msgspec.json.encode({"rubrics": verdicts}).decode())
 
 
 def scripted_chaos(req: ChatRequest) -> AssistantMessage:
