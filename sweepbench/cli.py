@@ -374,8 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="LLM judge while the sweep runs, e.g. scripted/judge (repeatable; the "
                         "state check always runs)")
     p.add_argument("--judge-method", action="append", dest="judge_methods",
-                   choices=["sliding", "full", "sliding_no_rubrics", "full_no_rubrics"],
-                   help="LLM judge method (repeatable; default sliding)")
+                   choices=["sliding", "full", "sliding_no_rubrics", "full_no_rubrics", "likert"],
+                   help="LLM judge method (repeatable; default: sliding for VitaBench, likert "
+                        "for T1)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_run)
 
@@ -419,8 +420,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-model", action="append", metavar="NAME",
                    help="judge model: an endpoint name or scripted/judge (repeatable)")
     p.add_argument("--method", action="append",
-                   choices=["sliding", "full", "sliding_no_rubrics", "full_no_rubrics"],
-                   help="judge method (repeatable; default sliding)")
+                   choices=["sliding", "full", "sliding_no_rubrics", "full_no_rubrics", "likert"],
+                   help="judge method (repeatable; default: sliding for VitaBench, likert for T1)")
     p.add_argument("--judge-concurrency", type=int, metavar="N", help="episodes judged at once")
     p.add_argument("--config", metavar="FILE", help="config with the judge endpoints' definitions")
     p.add_argument("--max-concurrency", type=int, help=argparse.SUPPRESS)

@@ -106,8 +106,9 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     """Model endpoints by name (OpenAI-compatible)."""
     judge_models: list[str] = field(default_factory=list)
     """LLM judges (endpoint names or scripted/judge); the state check always runs."""
-    judge_methods: list[str] = field(default_factory=lambda: ["sliding"])
-    """Judge methods: sliding, full, sliding_no_rubrics, full_no_rubrics."""
+    judge_methods: list[str] = field(default_factory=lambda: ["sliding", "likert"])
+    """Judge methods; each applies to its benchmark: VitaBench sliding, full,
+    sliding_no_rubrics, full_no_rubrics; T1 likert."""
     judge_concurrency: int = 32
     """Episodes judged at once (each judge endpoint also keeps its own limits)."""
 
@@ -154,7 +155,7 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
             raise ConfigError("no models to run")
         if not self.benchmarks:
             raise ConfigError("no benchmarks to run")
-        methods = {"sliding", "full", "sliding_no_rubrics", "full_no_rubrics"}
+        methods = {"sliding", "full", "sliding_no_rubrics", "full_no_rubrics", "likert"}
         bad = [m for m in self.judge_methods if m not in methods]
         if bad:
             raise ConfigError(f"unknown judge method(s) {', '.join(bad)}; known: {', '.join(sorted(methods))}")

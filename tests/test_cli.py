@@ -166,3 +166,16 @@ def test_user_modes(tmp_path, capsys, mode):
         assert all(r["messages"][1]["role"] == "user" for r in records)  # the whole instruction
     else:
         assert all(r["user_calls"] > 0 for r in records)
+
+
+def test_judge_command_rejudges_a_stored_run(tmp_path, capsys):
+    out = tmp_path / "j.sqlite"
+    assert main(["run", "--benchmark", "vitabench:delivery", "--trials", "1", "--out", str(out),
+                 "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["judge", str(out), "--judge-model", "scripted/judge", "--method", "full"]) == 0
+    err = capsys.readouterr().err
+    assert "judgments made" in err and "agreement of scripted/judge / full with the state check" in err
+    db = sqlite3.connect(out)
+    methods = {m for (m,) in db.execute("select distinct method from judgments")}
+    assert methods == {"state", "full"}

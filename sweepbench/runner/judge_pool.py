@@ -25,6 +25,9 @@ from ..wire import EpisodeRecord, encoder
 from .journal import CallJournal
 
 STATE = "state"
+# LLM judge methods by benchmark: VitaBench's rubric judge variants, T1's Likert judge.
+METHODS = {"vitabench": ("sliding", "full", "sliding_no_rubrics", "full_no_rubrics"),
+           "t1": ("likert",)}
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,9 @@ class JudgeSpec:
     @property
     def is_state(self) -> bool:
         return self.model == STATE
+
+    def applies_to(self, benchmark: str) -> bool:
+        return self.is_state or self.method in METHODS.get(benchmark, ())
 
 
 def state_judgment(task: Task, record: EpisodeRecord) -> dict[str, Any]:
@@ -59,13 +65,31 @@ def state_judgment(task: Task, record: EpisodeRecord) -> dict[str, Any]:
 
 async def llm_judgment(task: Task, record: EpisodeRecord, spec: JudgeSpec, call,
                        data_dir: Path | None) -> dict[str, Any]:
-    """An LLM judge over the episode's messages (VitaBench's rubric judge)."""
+    """An LLM judge over the episode's messages: T1's Likert judge or VitaBench's rubrics."""
+    if spec.method == "likert":
+        return await likert_judgment(record, call, data_dir)
     from ..judge.rubric import judge_episode
 
     result = await judge_episode(task, record.messages, call=call, method=spec.method,
                                  data_dir=data_dir, lang=task.lang)
     details = msgspec.to_builtins(result)
     return {"passed": details.pop("passed"), "score": details.pop("score"), "details": details}
+
+
+async def likert_judgment(record: EpisodeRecord, call, data_dir: Path | None,
+                          attempts: int = 3) -> dict[str, Any]:
+    """T1's Likert judge (section 3.2.2): helpfulness and coherence 1-5, overall their mean."""
+    from ..simulator import t1_prompts
+    from ..wire import ChatRequest, UserMessage
+
+    prompt = t1_prompts.judge_prompt(t1_prompts.transcript(record.messages), data_dir)
+    for attempt in range(attempts):
+        req = ChatRequest(model="", messages=[UserMessage(prompt)],
+                          sweepbench={"role": "judge", "method": "likert", "attempt": attempt})
+        scores = t1_prompts.parse_judge((await call(req)).message.content or "")
+        if scores is not None:
+            return {"passed": None, "score": (scores["overall"] - 1) / 4, "details": scores}
+    raise ValueError(f"Likert judge gave no readable scores in {attempts} attempts")
 
 
 class JudgePool:
@@ -94,8 +118,10 @@ class JudgePool:
         self.queue.put_nowait((task, episode_id, record))
 
     def pending(self, episode_id: str) -> bool:
-        """Whether some judge has not judged ``episode_id`` yet."""
-        return any((episode_id, j.model, j.method) not in self.done for j in self.judges)
+        """Whether some judge that applies to the episode has not judged it yet."""
+        benchmark = episode_id.split("|")[1].split(":", 1)[0] if "|" in episode_id else ""
+        return any((episode_id, j.model, j.method) not in self.done
+                   for j in self.judges if j.applies_to(benchmark))
 
     async def drain(self) -> None:
         """Wait until every submitted episode is judged, then stop the workers."""
@@ -107,7 +133,7 @@ class JudgePool:
         while (item := await self.queue.get()) is not None:
             task, eid, record = item
             for spec in self.judges:
-                if (eid, spec.model, spec.method) not in self.done:
+                if spec.applies_to(task.benchmark) and (eid, spec.model, spec.method) not in self.done:
                     await self._judge(task, eid, record, spec)
 
     async def _judge(self, task: Task, eid: str, record: EpisodeRecord, spec: JudgeSpec) -> None:

@@ -19,6 +19,7 @@ conversation, so a replayed or resumed episode gets the same answers. The episod
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import random
 import re
@@ -190,6 +191,19 @@ class ScriptedUser:
 scripted_user = ScriptedUser()
 
 
+def scripted_any_judge(req: ChatRequest) -> AssistantMessage:
+    """The rubric-judge double, or for T1's Likert judge deterministic 1-5 scores."""
+    meta = req.sweepbench or {}
+    if meta.get("method") != "likert":
+        return scripted_judge(req)
+    digest = hashlib.sha256(msgspec.json.encode(req.messages)).digest()
+    hint = meta.get("judge_hint")
+    scores = {c: (5 if hint else 1) if isinstance(hint, bool) else 1 + digest[i] % 5
+              for i, c in enumerate(("helpfulness", "coherence"))}
+    return AssistantMessage(msgspec.json.encode(
+        {c: {"score": v, "reasoning": "scripted verdict"} for c, v in scores.items()}).decode())
+
+
 def scripted_chaos(req: ChatRequest) -> AssistantMessage:
     """One kind of bad tool call per request, then a plain apology."""
     calls, _ = _own_calls(req)
@@ -230,7 +244,7 @@ def resolve_model(name: str) -> Policy | None:
             return None
     if kind == "noisy":
         return PlanFollower(0.3)
-    return {"user": scripted_user, "judge": scripted_judge, "chaos": scripted_chaos}.get(kind) if not arg else None
+    return {"user": scripted_user, "judge": scripted_any_judge, "chaos": scripted_chaos}.get(kind) if not arg else None
 
 
 SCRIPTED_MODELS = ["scripted/oracle", "scripted/noisy:P", "scripted/user", "scripted/user:N",
