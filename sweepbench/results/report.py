@@ -38,6 +38,7 @@ from itertools import combinations
 from typing import Any, Mapping
 
 import msgspec
+from rich.console import Group
 from rich.table import Table
 
 from sweepbench.results.profile import profile_run
@@ -340,12 +341,25 @@ def _num(x: float | None) -> str:
     return f"{100 * x:.1f}%" if 0.0 <= x <= 1.0 else f"{x:.3g}"
 
 
-def render(report: dict) -> Table:
-    """A leaderboard table (best Avg@k first); percentages, with errors and gaps spelled out.
+def render(report: dict) -> Group:
+    """The leaderboard (best Avg@k first), then results by benchmark and domain (like
+    VitaBench's Table 3), then metric and judge columns when present (like T1's Table 2)."""
+    parts: list[Any] = [_main_table(report)]
+    domains = _domain_table(report)
+    if domains is not None:
+        parts.append(domains)
+    metrics = _metrics_table(report)
+    if metrics is not None:
+        parts.append(metrics)
+    return Group(*parts)
 
-    Columns for judgment detail metrics (e.g. T1 tool / param / output) and for the scores of
-    other judge methods appear when the report has them; cost when any model has prices.
-    """
+
+def _k_label(models: dict) -> str:
+    ks = {s["k"] for s in models.values()}
+    return str(ks.pop()) if len(ks) == 1 else "k"
+
+
+def _main_table(report: dict) -> Table:
     jm = report.get("judge_method")
     judged_by = f"{jm['judge']} / {jm['method']}" if jm else "no judgments"
     table = Table(
@@ -354,21 +368,17 @@ def render(report: dict) -> Table:
                 "CI: 95% bootstrap over tasks",
     )
     models = report["models"]
-    ks = {s["k"] for s in models.values()}
-    k = str(ks.pop()) if len(ks) == 1 else "k"
+    k = _k_label(models)
     # Optional columns only when some model has them: the common case stays narrow.
     gaps = [c for c in ("unjudged", "unfinished") if any(s[c] for s in models.values())]
-    metric_keys = list(report.get("metric_keys") or [])
-    score_keys = [n for n in report.get("method_score_keys") or []
-                  if jm is None or n != f"{jm['judge']}/{jm['method']}"]
     # Score only when it says more than Avg (a pass/fail judge scores 1/0: the same number).
     has_score = any(s.get("score") is not None and abs(s["score"] - (s["avg"] or 0.0)) > 1e-9
                     for s in models.values())
     has_cost = any((s.get("profile") or {}).get("cost") for s in models.values())
     table.add_column("Model", no_wrap=True)
     for name in ("Tasks", "k", f"Avg@{k}", "95% CI", f"Pass@{k}", f"Pass^{k}", "Errors",
-                 *(["Score"] if has_score else []), *metric_keys, *score_keys,
-                 *(["$/episode"] if has_cost else []), *(g.capitalize() for g in gaps)):
+                 *(["Score"] if has_score else []), *(["$/episode"] if has_cost else []),
+                 *(g.capitalize() for g in gaps)):
         table.add_column(name, justify="right", no_wrap=True)
     notes = []
     for m in _leaderboard_order(models):
@@ -379,8 +389,6 @@ def render(report: dict) -> Table:
             _pct(s["avg"]), _ci(s.get("ci95")), _pct(s["pass_at_k"]), _pct(s["pass_hat_k"]),
             str(s["errors"]),
             *([_pct(s.get("score"))] if has_score else []),
-            *(_num((s.get("metrics") or {}).get(key)) for key in metric_keys),
-            *(_num((s.get("method_scores") or {}).get(key)) for key in score_keys),
             *([("—" if not cost else f"{cost['per_episode']:.4f}")] if has_cost else []),
             *(str(s[g]) for g in gaps),
         )
@@ -388,4 +396,53 @@ def render(report: dict) -> Table:
             notes.append(f"{m}: {s['incomplete_tasks']} tasks with < k trials not in Pass@k")
     if notes:
         table.caption = f"{table.caption}\n" + "\n".join(notes)
+    return table
+
+
+def _domain_table(report: dict) -> Table | None:
+    """Avg@k and Pass^k per benchmark and domain; None when there is only one domain."""
+    models = report["models"]
+    columns = sorted({(b, d) for s in models.values()
+                      for b, bs in (s.get("benchmarks") or {}).items() for d in bs.get("domains", {})})
+    if len(columns) < 2:
+        return None
+    k = _k_label(models)
+    table = Table(title=f"by benchmark and domain: Avg@{k} / Pass^{k}")
+    table.add_column("Model", no_wrap=True)
+    for b, d in columns:
+        table.add_column(f"{b}\n{d}", justify="right", no_wrap=True)
+    for m in _leaderboard_order(models):
+        cells = []
+        for b, d in columns:
+            ds = (((models[m].get("benchmarks") or {}).get(b) or {}).get("domains") or {}).get(d)
+            cells.append("—" if not ds else f"{_pct(ds['avg'])} / {_pct(ds['pass_hat_k'])}")
+        table.add_row(m, *cells)
+    return table
+
+
+_SHOWN_METRICS = {"tool_f1": "Tool F1", "param_f1": "Param F1", "output_em": "Output EM",
+                  "tool_accuracy": "Tool Acc", "param_accuracy": "Param Acc"}
+
+
+def _metrics_table(report: dict) -> Table | None:
+    """Judgment-detail metrics (T1's tool / parameter / output) and other judges' scores."""
+    jm = report.get("judge_method")
+    metric_keys = [k for k in _SHOWN_METRICS if k in (report.get("metric_keys") or [])] or \
+        list(report.get("metric_keys") or [])[:6]
+    score_keys = [n for n in report.get("method_score_keys") or []
+                  if jm is None or n != f"{jm['judge']}/{jm['method']}"]
+    if not metric_keys and not score_keys:
+        return None
+    models = report["models"]
+    table = Table(title="metrics and other judges (means over the episodes that have them)")
+    table.add_column("Model", no_wrap=True)
+    for name in metric_keys:
+        table.add_column(_SHOWN_METRICS.get(name, name), justify="right")
+    for name in score_keys:  # "judge/method": the method on top, the judge under it
+        judge, _, method = name.rpartition("/")
+        table.add_column(f"{method}\n{judge}", justify="right")
+    for m in _leaderboard_order(models):
+        s = models[m]
+        table.add_row(m, *(_num((s.get("metrics") or {}).get(key)) for key in metric_keys),
+                      *(_num((s.get("method_scores") or {}).get(key)) for key in score_keys))
     return table
