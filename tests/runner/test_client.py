@@ -23,6 +23,7 @@ from sweepbench.runner.client import (
     BadRequestError,
     CallResult,
     ContextLengthError,
+    EndpointUnavailableError,
     FatalError,
     InvalidResponseError,
     ModelClient,
@@ -34,7 +35,10 @@ from sweepbench.runner.client import (
     RetryableError,
     ServerError,
     TransportError,
+    limits_key,
 )
+from sweepbench.runner.limits import EndpointLimits, LimitsPool
+from sweepbench.runner.response_cache import ResponseCache
 from sweepbench.wire import ChatRequest, ToolSpec, UserMessage
 
 OK_BODY = {
@@ -209,6 +213,7 @@ async def test_success_result_and_body() -> None:
     assert result.message.tool_calls is None  # "tool_calls": [] normalised away
     assert (result.usage.prompt_tokens, result.usage.completion_tokens,
             result.usage.cached_prompt_tokens) == (11, 3, 8)
+    assert result.rate_limited == 0 and not result.from_cache and result.limit_wait_s >= 0
     assert result.attempts == 1 and result.retries == 0 and result.statuses == [200]
     assert result.response_id == "chatcmpl-abc" and result.model == "served-model"
     assert result.finish_reason == "stop"
@@ -464,16 +469,208 @@ async def test_concurrency_cap_is_honoured() -> None:
 
 
 async def test_back_off_waits_do_not_hold_a_concurrency_slot() -> None:
-    # One call sits in a long Retry-After wait; the other must not queue behind it.
-    script = Script(lambda: status(429, headers={"Retry-After": "0.5"}), ok)
+    # One call sits in a long back-off wait; the other must not queue behind it.
+    script = Script(lambda: status(500), ok)
     async with serve(script) as url:
         async with make_client(endpoint(url, max_concurrency=1)) as client:
+            client._backoff = lambda state: 0.5
             slow = asyncio.create_task(client.complete(request()))
             await asyncio.sleep(0.1)
             t0 = time.perf_counter()
             await client.complete(request())
             assert time.perf_counter() - t0 < 0.3
             assert (await slow).attempts == 2
+
+
+class Stamped(Script):
+    """A Script that also records when each request arrived."""
+
+    def __init__(self, *replies, **kw) -> None:
+        super().__init__(*replies, **kw)
+        self.times: list[float] = []
+
+    async def __call__(self, request: web.Request) -> web.StreamResponse:
+        self.times.append(time.perf_counter())
+        return await super().__call__(request)
+
+
+async def test_retry_after_pauses_the_whole_endpoint() -> None:
+    script = Stamped(lambda: status(429, headers={"Retry-After": "0.4"}), ok)
+    async with serve(script) as url:
+        async with make_client(endpoint(url)) as client:
+            first = asyncio.create_task(client.complete(request()))
+            while script.count < 1:
+                await asyncio.sleep(0.005)
+            await asyncio.sleep(0.05)
+            others = await asyncio.gather(*(client.complete(request()) for _ in range(3)))
+            result = await first
+    assert result.rate_limited == 1 and result.statuses == [429, 200]
+    assert all(r.attempts == 1 and r.limit_wait_s >= 0.3 for r in others)
+    assert min(script.times[1:]) - script.times[0] >= 0.38  # nobody sent during the pause
+    assert client.limits.pauses == 1
+
+
+async def test_429_shrinks_adaptive_concurrency() -> None:
+    script = Script(lambda: status(429), ok)
+    async with serve(script) as url:
+        async with make_client(endpoint(url, max_concurrency=10)) as client:
+            await client.complete(request())
+            assert client.limits.concurrency.limit == pytest.approx(7.0 + 1 / 7.0)
+
+
+async def test_breaker_waiters_do_not_burn_retries() -> None:
+    # The endpoint is down for a while. The breaker opens after two failures; callers arriving
+    # while it is open wait instead of sending, and then succeed on their first attempt even
+    # with no retry budget at all.
+    down_until = time.perf_counter() + 0.5
+
+    def reply() -> web.Response:
+        return status(503) if time.perf_counter() < down_until else ok()
+
+    script = Script(*([reply] * 1000))
+    async with serve(script) as url:
+        limits = EndpointLimits(max_concurrency=8, breaker_threshold=2,
+                                breaker_cooldown_s=0.2)
+        async with make_client(endpoint(url, max_retries=0), limits=limits) as client:
+            for _ in range(2):
+                with pytest.raises(ServerError):
+                    await client.complete(request())
+            assert limits.breaker.state == "open"
+            results = await asyncio.gather(*(client.complete(request()) for _ in range(6)))
+    assert limits.breaker.state == "closed"
+    assert limits.breaker.opened >= 2  # at least one failed probe, re-opened, then closed
+    # the probes aside, nobody was sent while it was open: a handful of requests, not dozens
+    assert script.count <= 2 + limits.breaker.opened + 6
+    # a failed probe is a request made, but not a retry spent: it sits in `attempts`
+    assert sum(r.attempts for r in results) <= 6 + limits.breaker.opened
+    assert all(r.message.content == "hello" for r in results)
+
+
+async def test_breaker_gives_up_after_max_wait() -> None:
+    script = Script(lambda: status(500))
+    async with serve(script) as url:
+        limits = EndpointLimits(breaker_threshold=1, breaker_cooldown_s=30.0,
+                                breaker_max_wait_s=0.1)
+        async with make_client(endpoint(url, max_retries=5), limits=limits) as client:
+            with pytest.raises(EndpointUnavailableError) as info:
+                await client.complete(request())
+    assert script.count == 1  # failed once, then waited on the breaker, never sent again
+    assert isinstance(info.value, RetryableError) and info.value.attempts == 1
+
+
+async def test_clients_sharing_limits_share_the_in_flight_cap() -> None:
+    script = Script(delay=0.05)
+    async with serve(script) as url:
+        pool = LimitsPool()
+        ep1 = endpoint(url, name="agent", max_concurrency=2)
+        ep2 = endpoint(url, name="user", max_concurrency=2)
+        assert limits_key(ep1) != limits_key(ep2)  # different model names
+        shared = pool.get("acct", ep1)
+        async with make_client(ep1, limits=shared) as c1, \
+                make_client(ep2, limits=shared) as c2:
+            await asyncio.gather(*(c.complete(request()) for c in (c1, c2) for _ in range(4)))
+    assert script.max_in_flight == 2
+
+
+async def test_rpm_bucket_spaces_requests() -> None:
+    script = Stamped()
+    async with serve(script) as url:
+        limits = EndpointLimits(rpm=1200, headroom=1.0, burst_s=0.05)  # 20/s, burst 1
+        async with make_client(endpoint(url), limits=limits) as client:
+            t0 = time.perf_counter()
+            await asyncio.gather(*(client.complete(request()) for _ in range(6)))
+            elapsed = time.perf_counter() - t0
+    assert elapsed >= 0.22  # five waits of 50 ms after the first
+    gaps = [b - a for a, b in zip(script.times, script.times[1:])]
+    assert min(gaps) > 0.03
+
+
+async def test_tpm_bucket_is_corrected_from_usage() -> None:
+    script = Script()  # usage: 11 prompt + 3 completion tokens
+    async with serve(script) as url:
+        limits = EndpointLimits(tpm=60, headroom=1.0, burst_s=1000.0)  # 1/s, burst 1000
+        async with make_client(endpoint(url), limits=limits) as client:
+            body = client.encode(request())
+            await client.complete(request())
+    assert limits.tokens is not None
+    # the estimate (body/4) was replaced by the true 14 tokens
+    assert limits.tokens.level == pytest.approx(1000.0 - 14, abs=0.5)
+    assert limits.estimator.estimate(len(body)) == 14
+
+
+# ---- body splicing, cache -----------------------------------------------------------------
+
+
+async def test_conversation_sends_spliced_bodies_identical_to_encode() -> None:
+    script = Script()
+    async with serve(script) as url:
+        ep = endpoint(url, temperature=0.1, extra_body={"top_p": 0.9})
+        async with make_client(ep) as client:
+            convo = client.conversation()
+            tools = [ToolSpec(function={"name": "f", "parameters": {}})]
+            messages: list = [UserMessage("hi")]
+            for i in range(5):
+                req = request(messages=messages[:], tools=tools, sweepbench={"i": i})
+                result = await convo(req)
+                assert script.bodies[-1] == msgspec.json.decode(client.encode(req))
+                messages += [result.message, UserMessage(f"again {i}")]
+    assert convo.encoder.messages_encoded == len(messages) - 2  # the last two were not sent
+    assert script.bodies[-1]["messages"][-1] == {"role": "user", "content": "again 3"}
+
+
+async def test_complete_accepts_encoded_bytes() -> None:
+    script = Script()
+    async with serve(script) as url:
+        async with make_client(endpoint(url)) as client:
+            await client.complete(client.encode(request(messages=[UserMessage("raw")])))
+    assert script.bodies[0]["messages"] == [{"role": "user", "content": "raw"}]
+
+
+async def test_response_cache_hit_is_identical_and_makes_no_call(tmp_path) -> None:
+    script = Script()
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    async with serve(script) as url:
+        async with make_client(endpoint(url), cache=cache) as client:
+            first = await client.complete(request())
+            again = await client.complete(request())
+            other = await client.complete(request(messages=[UserMessage("different")]))
+    assert script.count == 2  # the repeat never reached the server
+    assert again.from_cache and not first.from_cache and not other.from_cache
+    assert again.attempts == 0 and again.statuses == []
+    assert again.message == first.message and again.usage == first.usage
+    assert again.response_id == first.response_id and again.model == first.model
+    assert len(cache) == 2
+
+    # persisted: a new client (a re-run) is answered from disk; another endpoint is not
+    cache2 = ResponseCache(tmp_path / "responses.sqlite")
+    async with serve(Script()) as url2:
+        async with make_client(endpoint(url), cache=cache2) as client:
+            assert (await client.complete(request())).from_cache
+        async with make_client(endpoint(url2), cache=cache2) as client:
+            assert not (await client.complete(request())).from_cache
+    cache.close()
+    cache2.close()
+
+
+async def test_failed_calls_are_not_cached(tmp_path) -> None:
+    script = Script(lambda: status(400, "bad"), ok)
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    async with serve(script) as url:
+        async with make_client(endpoint(url), cache=cache) as client:
+            with pytest.raises(BadRequestError):
+                await client.complete(request())
+            assert not (await client.complete(request())).from_cache
+    assert len(cache) == 1
+    cache.close()
+
+
+async def test_unknown_transport_is_a_config_error() -> None:
+    class WithTransport(Endpoint, kw_only=True):
+        transport: str = "grpc"
+
+    ep = WithTransport(name="m", base_url="http://127.0.0.1:1/v1")
+    with pytest.raises(ConfigError, match="transport"):
+        ModelClient(ep)
 
 
 # ---- secrets ------------------------------------------------------------------------------

@@ -1,0 +1,147 @@
+"""Request bodies: how a ChatRequest becomes the exact bytes sent, and splicing them cheaply.
+
+:class:`BodyTemplate` holds one endpoint's encoding rules (model name, defaults, extra_body,
+whether the ``sweepbench`` field survives); :meth:`BodyTemplate.plain` encodes a request in
+one go. Within an episode the messages only ever grow, so re-encoding the whole conversation
+for every call makes client CPU per call grow with its length. A :class:`SplicingEncoder`
+(one per conversation) encodes each message once, keeps the bytes, and builds the body as::
+
+    {"model":M,"messages":[  +  m0,m1,...,mn  +  ]  +  ,"tools":T  +  ,"temperature":...}
+    '------ head ---------'    '- cached ---'          '- per tools -'  '---- tail ----'
+
+byte-identical to :meth:`BodyTemplate.plain` (msgspec's encoding of the same request).
+Messages are recognised by position and object identity: the encoder holds a reference to
+each one it encoded, so identities stay valid. Messages must not be mutated in place after
+they were sent (the episode never does); a conversation that diverges (a message at some
+position is a different object) is re-encoded from that position on. Tool arrays are encoded
+once per list object, shared by every conversation of the template (a small LRU), so a runner
+that reuses one ``tools`` list per toolkit pays for it once.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import msgspec
+
+from sweepbench.wire import ChatRequest, Message, ToolSpec, encoder
+
+__all__ = ["OVERRIDABLE", "BodyTemplate", "SplicingEncoder"]
+
+OVERRIDABLE = ("temperature", "max_tokens", "seed")
+_TOOLS_CACHE = 64
+
+
+class BodyTemplate:
+    """One endpoint's rules for turning a ChatRequest into the JSON body it is sent as.
+
+    ``defaults`` fill request fields left unset; a field named in ``extra_body`` is dropped
+    from the request (extra_body wins) and ``extra_body`` is appended last.
+    """
+
+    def __init__(self, *, model: str, keep_sweepbench: bool = False,
+                 defaults: dict[str, Any] | None = None,
+                 extra_body: dict[str, Any] | None = None) -> None:
+        extra_body = extra_body or {}
+        self.model = model
+        self.keep_sweepbench = keep_sweepbench
+        self.defaults = {k: v for k, v in (defaults or {}).items() if v is not None}
+        self.dropped = frozenset(k for k in OVERRIDABLE if k in extra_body)
+        extra = encoder.encode(extra_body)[1:-1] if extra_body else b""
+        self.extra_fragment = b"," + extra if extra else b""
+        self.head = b'{"model":' + encoder.encode(model) + b',"messages":['
+        self._empty = self.head + b"]"
+        self._tools: OrderedDict[int, tuple[list[ToolSpec], bytes]] = OrderedDict()
+        self.tools_encoded = 0
+
+    def _changes(self, request: ChatRequest) -> dict[str, Any]:
+        changes: dict[str, Any] = {"model": self.model}
+        if not self.keep_sweepbench and request.sweepbench is not None:
+            changes["sweepbench"] = None
+        for name in OVERRIDABLE:
+            if name in self.dropped:
+                changes[name] = None
+            elif getattr(request, name) is None and name in self.defaults:
+                changes[name] = self.defaults[name]
+        return changes
+
+    def _finish(self, body: bytes) -> bytes:
+        if self.extra_fragment:
+            return body[:-1] + self.extra_fragment + b"}"
+        return body
+
+    def plain(self, request: ChatRequest) -> bytes:
+        """The body for ``request``, encoded from scratch."""
+        body = encoder.encode(msgspec.structs.replace(request, **self._changes(request)))
+        return self._finish(body)
+
+    def tail(self, request: ChatRequest) -> bytes:
+        """Everything after the messages and tools: ``,"temperature":...}`` (or ``}``)."""
+        changes = self._changes(request)
+        changes.update(messages=[], tools=None)
+        small = encoder.encode(msgspec.structs.replace(request, **changes))
+        assert small.startswith(self._empty), small[:80]
+        return self._finish(small[len(self._empty):])
+
+    def tools_bytes(self, tools: list[ToolSpec]) -> bytes:
+        """``tools`` encoded, once per list object (LRU of recent lists)."""
+        key = id(tools)
+        hit = self._tools.get(key)
+        if hit is not None and hit[0] is tools:
+            self._tools.move_to_end(key)
+            return hit[1]
+        data = encoder.encode(tools)
+        self.tools_encoded += 1
+        self._tools[key] = (tools, data)  # the reference keeps id(tools) from being reused
+        if len(self._tools) > _TOOLS_CACHE:
+            self._tools.popitem(last=False)
+        return data
+
+    def splicer(self) -> SplicingEncoder:
+        return SplicingEncoder(self)
+
+
+class SplicingEncoder:
+    """Bodies for one append-only conversation; each message is encoded once.
+
+    ``messages_encoded`` counts message encodings (for tests and profiles).
+    """
+
+    def __init__(self, template: BodyTemplate) -> None:
+        self.template = template
+        self.messages_encoded = 0
+        self._refs: list[Message] = []
+        self._offsets: list[int] = []  # where message i starts in _joined (before its comma)
+        self._joined = bytearray()
+
+    def _common_prefix(self, messages: list[Message]) -> int:
+        refs = self._refs
+        n = min(len(messages), len(refs))
+        # Append-only fast path: the last message we know is still where we left it.
+        if n and n == len(refs) and messages[n - 1] is refs[n - 1] and messages[0] is refs[0]:
+            return n
+        i = 0
+        while i < n and messages[i] is refs[i]:
+            i += 1
+        return i
+
+    def encode(self, request: ChatRequest) -> bytes:
+        messages = request.messages
+        keep = self._common_prefix(messages)
+        if keep < len(self._refs):
+            del self._joined[self._offsets[keep]:]
+            del self._refs[keep:]
+            del self._offsets[keep:]
+        joined = self._joined
+        for m in messages[keep:]:
+            self._offsets.append(len(joined))
+            if self._refs:
+                joined += b","
+            joined += encoder.encode(m)
+            self._refs.append(m)
+            self.messages_encoded += 1
+        t = self.template
+        tools = (b',"tools":' + t.tools_bytes(request.tools)
+                 if request.tools is not None else b"")
+        return b"".join((t.head, joined, b"]", tools, t.tail(request)))

@@ -1,0 +1,494 @@
+"""Per-endpoint limits: what keeps a sweep inside an endpoint's budget, and off it when it is down.
+
+One :class:`EndpointLimits` holds everything one endpoint + account shares across every
+client that talks to it (agent, user and judge calls to one account share one budget)::
+
+    breaker     CircuitBreaker        closed -> open after N consecutive failures; callers wait
+                                      (no retry budget spent) until a half-open probe succeeds
+    pause       Retry-After           the whole endpoint waits when the server says so
+    concurrency AdaptiveConcurrency   in-flight cap; AIMD: shrinks on 429, grows while healthy,
+                                      never above max_concurrency
+    requests    TokenBucket (RPM)     one token per request
+    tokens      TokenBucket (TPM)     estimated from the body size before the call, corrected
+                                      from the response's usage after it
+
+Limits are plain objects passed in (``ModelClient(..., limits=...)``); a :class:`LimitsPool`
+hands out one per key, so there is no process-global state. Time comes from an injectable
+:class:`Clock` so the arithmetic is testable without sleeping.
+
+Buckets are *reservation* buckets (GCRA): ``reserve(n)`` takes ``n`` at once, possibly into
+debt, and returns how long the caller must wait for the debt to be repaid. Callers are thereby
+served in arrival order, no lock or polling is needed, and a request larger than the burst
+capacity still goes (after a proportionally longer wait) instead of starving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Literal, Protocol
+
+__all__ = [
+    "AdaptiveConcurrency",
+    "BreakerOpen",
+    "CircuitBreaker",
+    "Clock",
+    "EndpointLimits",
+    "LimitsPool",
+    "MonotonicClock",
+    "Permit",
+    "TokenBucket",
+    "TokenEstimator",
+]
+
+
+class Clock(Protocol):
+    def now(self) -> float: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class MonotonicClock:
+    """Wall time: ``time.monotonic`` and ``asyncio.sleep``."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+_CLOCK = MonotonicClock()
+
+
+# ---- buckets ------------------------------------------------------------------------------
+
+
+class TokenBucket:
+    """``rate`` tokens per second, at most ``capacity`` banked; callers may go into debt.
+
+    The bucket starts with ``initial`` tokens (default: ``capacity``).
+    """
+
+    def __init__(self, rate: float, capacity: float, *, initial: float | None = None,
+                 clock: Clock = _CLOCK) -> None:
+        if rate <= 0 or capacity <= 0:
+            raise ValueError(f"bucket rate and capacity must be > 0, got {rate}, {capacity}")
+        self.rate = rate
+        self.capacity = capacity
+        self._clock = clock
+        self._level = capacity if initial is None else min(initial, capacity)
+        self._at = clock.now()
+
+    @classmethod
+    def per_minute(cls, limit: float, *, burst_s: float = 1.0, headroom: float = 1.0,
+                   clock: Clock = _CLOCK) -> TokenBucket:
+        """A bucket for a per-minute limit: ``headroom`` of the rate, ``burst_s`` of it banked."""
+        rate = limit * headroom / 60.0
+        return cls(rate, max(1.0, rate * burst_s), clock=clock)
+
+    def _refill(self) -> None:
+        now = self._clock.now()
+        if now > self._at:
+            self._level = min(self.capacity, self._level + (now - self._at) * self.rate)
+            self._at = now
+
+    @property
+    def level(self) -> float:
+        """Tokens available now (negative: debt still to be repaid)."""
+        self._refill()
+        return self._level
+
+    def reserve(self, n: float) -> float:
+        """Take ``n`` tokens now; return the seconds to wait before using them (0: go)."""
+        self._refill()
+        self._level -= n
+        return 0.0 if self._level >= 0 else -self._level / self.rate
+
+    def adjust(self, delta: float) -> None:
+        """Give back (``delta`` > 0) or take more (< 0), e.g. once true usage is known."""
+        self._refill()
+        self._level = min(self.capacity, self._level + delta)
+
+    async def acquire(self, n: float = 1.0) -> float:
+        """Reserve ``n`` and sleep until they are ours; returns the seconds waited."""
+        wait = self.reserve(n)
+        if wait > 0:
+            try:
+                await self._clock.sleep(wait)
+            except BaseException:  # cancelled while waiting: the tokens were never used
+                self.adjust(n)
+                raise
+        return wait
+
+
+class TokenEstimator:
+    """Tokens a request will cost, guessed before the call from its body size.
+
+    Starts at four bytes per prompt token (what the reference server counts) and learns the
+    ratio and the mean completion length from each response's usage (moving averages).
+    """
+
+    def __init__(self, *, bytes_per_token: float = 4.0, alpha: float = 0.2) -> None:
+        self.tokens_per_byte = 1.0 / bytes_per_token
+        self.completion = 0.0
+        self._alpha = alpha
+        self._seen = False
+
+    def estimate(self, body_bytes: int) -> int:
+        return max(1, math.ceil(body_bytes * self.tokens_per_byte + self.completion))
+
+    def observe(self, body_bytes: int, prompt_tokens: int, completion_tokens: int) -> None:
+        if body_bytes <= 0 or prompt_tokens <= 0:
+            return
+        ratio = prompt_tokens / body_bytes
+        if not self._seen:
+            self.tokens_per_byte, self.completion, self._seen = ratio, completion_tokens, True
+            return
+        a = self._alpha
+        self.tokens_per_byte += a * (ratio - self.tokens_per_byte)
+        self.completion += a * (completion_tokens - self.completion)
+
+
+# ---- adaptive concurrency -----------------------------------------------------------------
+
+
+class AdaptiveConcurrency:
+    """An in-flight cap that moves: AIMD between ``min_limit`` and ``max_limit``.
+
+    ``on_overload(sent_at)`` multiplies the limit by ``decrease`` (a burst of 429s from requests
+    sent before the last decrease counts once); ``on_success()`` adds ``1 / limit`` (about +1
+    per limit's worth of successes, i.e. per round trip). Waiters are served first come first
+    served.
+    """
+
+    def __init__(self, max_limit: int, *, min_limit: int = 1, initial: int | None = None,
+                 decrease: float = 0.7, clock: Clock = _CLOCK) -> None:
+        if max_limit < 1 or not 1 <= min_limit <= max_limit:
+            raise ValueError(f"need 1 <= min_limit <= max_limit, got {min_limit}, {max_limit}")
+        if not 0 < decrease < 1:
+            raise ValueError(f"decrease must be in (0, 1), got {decrease}")
+        self.max_limit = max_limit
+        self.min_limit = min_limit
+        self.limit = float(max_limit if initial is None else min(max(initial, min_limit),
+                                                                 max_limit))
+        self.decrease = decrease
+        self.in_flight = 0
+        self.decreases = 0
+        self._clock = clock
+        self._last_decrease = -math.inf
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def cap(self) -> int:
+        return max(self.min_limit, int(self.limit))
+
+    async def acquire(self) -> float:
+        """Wait for a slot; returns the time it was granted (pass it to ``on_overload``)."""
+        if self.in_flight < self.cap and not self._waiters:
+            self.in_flight += 1
+            return self._clock.now()
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(fut)
+        try:
+            await fut  # release() counted us in before waking us
+        except BaseException:
+            if fut.done() and not fut.cancelled():
+                self.release()  # granted and cancelled in the same breath: hand it on
+            else:
+                self._waiters.remove(fut)
+            raise
+        return self._clock.now()
+
+    def release(self) -> None:
+        self.in_flight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters and self.in_flight < self.cap:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                self.in_flight += 1
+                fut.set_result(None)
+
+    def on_success(self) -> None:
+        if self.limit < self.max_limit:
+            self.limit = min(float(self.max_limit), self.limit + 1.0 / self.limit)
+            self._wake()
+
+    def on_overload(self, sent_at: float) -> None:
+        if sent_at < self._last_decrease:
+            return  # this request was already in flight when we last backed off
+        self.limit = max(float(self.min_limit), self.limit * self.decrease)
+        self._last_decrease = self._clock.now()
+        self.decreases += 1
+
+
+# ---- circuit breaker ----------------------------------------------------------------------
+
+State = Literal["closed", "open", "half_open"]
+
+
+class BreakerOpen(Exception):
+    """The breaker stayed open longer than the caller was willing to wait."""
+
+    def __init__(self, waited_s: float) -> None:
+        super().__init__(f"endpoint unavailable: circuit breaker open for {waited_s:.1f}s")
+        self.waited_s = waited_s
+
+
+class CircuitBreaker:
+    """closed -> open after ``threshold`` consecutive failures -> half-open after ``cooldown_s``.
+
+    While open, callers of :meth:`wait` wait (they spend no retries). Half-open lets exactly one
+    probe through: its success closes the breaker and releases everyone, its failure opens it
+    again with the cool-down doubled (up to ``max_cooldown_s``). Any response showing the
+    endpoint alive (2xx, 4xx) counts as a success; only "down" failures (connection errors,
+    timeouts, 5xx) count against it.
+    """
+
+    def __init__(self, *, threshold: int = 10, cooldown_s: float = 1.0,
+                 max_cooldown_s: float = 30.0, clock: Clock = _CLOCK) -> None:
+        if threshold < 1:
+            raise ValueError(f"breaker threshold must be >= 1, got {threshold}")
+        self.threshold = threshold
+        self.base_cooldown_s = cooldown_s
+        self.max_cooldown_s = max(cooldown_s, max_cooldown_s)
+        self.state: State = "closed"
+        self.failures = 0
+        self.opened = 0  # times it opened, for profiles
+        self._cooldown_s = cooldown_s
+        self._open_until = 0.0
+        self._probing = False
+        self._clock = clock
+        self._changed = asyncio.Event()
+
+    def _set(self, state: State) -> None:
+        self.state = state
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def wait(self, max_wait_s: float | None = None) -> bool:
+        """Return when a request may go; True when the caller is the half-open probe and
+        must report its outcome. Raises :class:`BreakerOpen` after ``max_wait_s``."""
+        start = self._clock.now()
+        while True:
+            if self.state == "closed":
+                return False
+            now = self._clock.now()
+            if self.state == "open" and now >= self._open_until:
+                self._set("half_open")
+            if self.state == "half_open" and not self._probing:
+                self._probing = True
+                return True
+            waited = now - start
+            if max_wait_s is not None and waited >= max_wait_s:
+                raise BreakerOpen(waited)
+            timeout = self._open_until - now if self.state == "open" else math.inf
+            if max_wait_s is not None:
+                timeout = min(timeout, max_wait_s - waited)
+            await self._wait_change(timeout)
+
+    async def _wait_change(self, timeout: float) -> None:
+        changed = asyncio.ensure_future(self._changed.wait())
+        if math.isinf(timeout):
+            await changed
+            return
+        sleep = asyncio.ensure_future(self._clock.sleep(max(0.0, timeout)))
+        try:
+            await asyncio.wait((changed, sleep), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            changed.cancel()
+            sleep.cancel()
+
+    def success(self, probe: bool = False) -> None:
+        self.failures = 0
+        if probe:
+            self._probing = False
+        if self.state != "closed" and (probe or self.state == "half_open"):
+            self._cooldown_s = self.base_cooldown_s
+            self._set("closed")
+
+    def failure(self, probe: bool = False) -> None:
+        self.failures += 1
+        if probe:
+            self._probing = False
+            self._cooldown_s = min(self.max_cooldown_s, self._cooldown_s * 2)
+            self._open()
+        elif self.state == "closed" and self.failures >= self.threshold:
+            self._open()
+
+    def abandon(self, probe: bool) -> None:
+        """The probe left without an answer (cancelled, or a client-side error)."""
+        if probe:
+            self._probing = False
+            self._changed.set()  # let another waiter probe
+            self._changed = asyncio.Event()
+
+    def _open(self) -> None:
+        self._open_until = self._clock.now() + self._cooldown_s
+        self.opened += 1
+        self._set("open")
+
+
+# ---- one endpoint's limits ----------------------------------------------------------------
+
+
+class Permit:
+    """What :meth:`EndpointLimits.permit` granted one attempt; report its outcome on it."""
+
+    __slots__ = ("estimate", "probe", "reported", "sent_at", "waited_s")
+
+    def __init__(self, estimate: int, probe: bool, sent_at: float, waited_s: float) -> None:
+        self.estimate = estimate
+        self.probe = probe
+        self.sent_at = sent_at
+        self.waited_s = waited_s
+        self.reported = False
+
+
+class EndpointLimits:
+    """Everything one endpoint + account shares; see the module docstring.
+
+    ``rpm`` / ``tpm`` of None mean no bucket. ``headroom`` scales both rates (aim a little
+    under the limit); ``burst_s`` is the seconds of rate a bucket may bank.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_concurrency: int = 64,
+        min_concurrency: int = 1,
+        adaptive: bool = True,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        headroom: float = 0.97,
+        burst_s: float = 1.0,
+        breaker_threshold: int = 10,
+        breaker_cooldown_s: float = 1.0,
+        breaker_max_wait_s: float | None = 600.0,
+        clock: Clock = _CLOCK,
+    ) -> None:
+        self.clock = clock
+        self.concurrency = AdaptiveConcurrency(
+            max_concurrency, min_limit=min(min_concurrency, max_concurrency), clock=clock)
+        self.adaptive = adaptive
+        self.requests = (TokenBucket.per_minute(rpm, burst_s=burst_s, headroom=headroom,
+                                                clock=clock) if rpm else None)
+        self.tokens = (TokenBucket.per_minute(tpm, burst_s=burst_s, headroom=headroom,
+                                              clock=clock) if tpm else None)
+        self.estimator = TokenEstimator()
+        self.breaker = CircuitBreaker(threshold=breaker_threshold, cooldown_s=breaker_cooldown_s,
+                                      clock=clock)
+        self.breaker_max_wait_s = breaker_max_wait_s
+        self.paused_until = 0.0
+        self.pauses = 0
+
+    @classmethod
+    def for_endpoint(cls, endpoint, *, clock: Clock = _CLOCK) -> EndpointLimits:
+        """Limits from an Endpoint's fields (the optional ones fall back to defaults)."""
+        g = lambda name, default: getattr(endpoint, name, default)
+        return cls(
+            max_concurrency=endpoint.max_concurrency,
+            min_concurrency=g("min_concurrency", 1),
+            adaptive=g("adaptive_concurrency", True),
+            rpm=g("rpm", None),
+            tpm=g("tpm", None),
+            headroom=g("rate_headroom", 0.97),
+            breaker_threshold=g("breaker_threshold", 10),
+            breaker_cooldown_s=g("breaker_cooldown_s", 1.0),
+            breaker_max_wait_s=g("breaker_max_wait_s", 600.0),
+            clock=clock,
+        )
+
+    # -- before the request ---------------------------------------------------------------
+
+    def pause(self, seconds: float) -> None:
+        """Hold every new request to this endpoint for ``seconds`` (Retry-After)."""
+        until = self.clock.now() + max(0.0, seconds)
+        if until > self.paused_until:
+            self.paused_until = until
+            self.pauses += 1
+
+    async def _unpaused(self) -> float:
+        waited = 0.0
+        while (left := self.paused_until - self.clock.now()) > 0:
+            await self.clock.sleep(left)
+            waited += left
+        return waited
+
+    @asynccontextmanager
+    async def permit(self, body_bytes: int) -> AsyncIterator[Permit]:
+        """Wait for the breaker, a pause, a slot and the buckets; hold the slot inside."""
+        t0 = self.clock.now()
+        probe = await self.breaker.wait(self.breaker_max_wait_s)
+        permit: Permit | None = None
+        try:
+            await self._unpaused()
+            sent_at = await self.concurrency.acquire()
+            try:
+                estimate = self.estimator.estimate(body_bytes)
+                if self.requests is not None:
+                    await self.requests.acquire(1)
+                if self.tokens is not None:
+                    await self.tokens.acquire(estimate)
+                await self._unpaused()  # a Retry-After may have arrived meanwhile
+                permit = Permit(estimate, probe, sent_at, self.clock.now() - t0)
+                yield permit
+            finally:
+                self.concurrency.release()
+        finally:
+            if probe and (permit is None or not permit.reported):
+                self.breaker.abandon(True)
+
+    # -- after it -------------------------------------------------------------------------
+
+    def succeeded(self, permit: Permit, body_bytes: int, prompt_tokens: int,
+                  completion_tokens: int) -> None:
+        permit.reported = True
+        self.breaker.success(permit.probe)
+        if self.adaptive:
+            self.concurrency.on_success()
+        if prompt_tokens or completion_tokens:
+            self.estimator.observe(body_bytes, prompt_tokens, completion_tokens)
+            if self.tokens is not None:
+                self.tokens.adjust(permit.estimate - (prompt_tokens + completion_tokens))
+
+    def rate_limited(self, permit: Permit, retry_after: float | None) -> None:
+        permit.reported = True
+        self.breaker.success(permit.probe)  # alive, just busy
+        if self.adaptive:
+            self.concurrency.on_overload(permit.sent_at)
+        if retry_after is not None:
+            self.pause(retry_after)
+
+    def failed(self, permit: Permit, *, down: bool, retry_after: float | None = None) -> None:
+        """A failed attempt; ``down``: the endpoint looks unavailable (5xx, no answer)."""
+        permit.reported = True
+        if down:
+            self.breaker.failure(permit.probe)
+        else:
+            self.breaker.success(permit.probe)
+        if retry_after is not None:
+            self.pause(retry_after)
+
+
+class LimitsPool:
+    """One :class:`EndpointLimits` per key (endpoint + account); owned by whoever runs a sweep."""
+
+    def __init__(self, *, clock: Clock = _CLOCK) -> None:
+        self._clock = clock
+        self._limits: dict[str, EndpointLimits] = {}
+
+    def get(self, key: str, endpoint) -> EndpointLimits:
+        limits = self._limits.get(key)
+        if limits is None:
+            limits = self._limits[key] = EndpointLimits.for_endpoint(endpoint, clock=self._clock)
+        return limits
+
+    def __len__(self) -> int:
+        return len(self._limits)

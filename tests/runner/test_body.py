@@ -1,0 +1,159 @@
+"""Body splicing: byte-identical to msgspec's encoding, and O(new messages) work per call."""
+
+from __future__ import annotations
+
+import random
+
+import msgspec
+import pytest
+
+from sweepbench.runner.body import BodyTemplate
+from sweepbench.wire import (
+    AssistantMessage,
+    ChatRequest,
+    FunctionCall,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    ToolSpec,
+    UserMessage,
+    encoder,
+)
+
+TEXTS = ["", "hi", 'quote " and \\ backslash', "ünïcödé 日本語 🚀", "line\nbreak\ttab",
+         "</script>", "\u2028\u2029", "x" * 300]
+
+
+def random_message(rng: random.Random, i: int) -> Message:
+    kind = rng.randrange(4)
+    text = rng.choice(TEXTS) + str(i)
+    if kind == 0:
+        return UserMessage(text)
+    if kind == 1:
+        calls = None
+        if rng.random() < 0.5:
+            calls = [ToolCall(id=f"call_{i}_{k}", function=FunctionCall(
+                name=f"tool_{k}", arguments=msgspec.json.encode({"q": text, "n": k}).decode()))
+                for k in range(rng.randrange(1, 3))]
+        return AssistantMessage(content=None if calls and rng.random() < 0.5 else text,
+                                tool_calls=calls)
+    if kind == 2:
+        return ToolMessage(tool_call_id=f"call_{i}", content=text,
+                           name="tool" if rng.random() < 0.3 else None)
+    return SystemMessage(text)
+
+
+def random_tools(rng: random.Random) -> list[ToolSpec]:
+    return [ToolSpec(function={"name": f"t{k}", "description": rng.choice(TEXTS),
+                               "parameters": {"type": "object", "properties": {
+                                   "a": {"type": "string"}}, "required": ["a"]}})
+            for k in range(rng.randrange(0, 4))]
+
+
+TEMPLATES = {
+    "plain": dict(model="gpt-x"),
+    "defaults": dict(model="m", defaults={"temperature": 0.2, "max_tokens": 64}),
+    "extra": dict(model="m", defaults={"temperature": 0.2, "max_tokens": 64},
+                  extra_body={"max_tokens": 9, "top_p": 0.5, "reasoning": {"effort": "low"}}),
+    "scripted": dict(model="scripted/oracle", keep_sweepbench=True),
+    "odd-model": dict(model='we"ird","messages":[]'),
+}
+
+
+@pytest.mark.parametrize("name", list(TEMPLATES))
+@pytest.mark.parametrize("seed", range(8))
+def test_spliced_body_is_byte_identical(name: str, seed: int) -> None:
+    rng = random.Random(seed)
+    template = BodyTemplate(**TEMPLATES[name])
+    splicer = template.splicer()
+    tools = random_tools(rng) if rng.random() < 0.7 else None
+    messages: list[Message] = [SystemMessage("You are an agent.")]
+    for i in range(25):
+        for _ in range(rng.randrange(1, 4)):
+            messages.append(random_message(rng, i))
+        req = ChatRequest(
+            model="ignored", messages=messages[:], tools=tools,
+            temperature=rng.choice([None, 0.0, 0.7]), max_tokens=rng.choice([None, 5]),
+            seed=rng.choice([None, 3]),
+            sweepbench=rng.choice([None, {"role": "agent", "trial": i}]))
+        spliced = splicer.encode(req)
+        assert spliced == template.plain(req)
+        msgspec.json.decode(spliced)  # valid JSON
+        if name == "plain":  # no endpoint rules: exactly msgspec's encoding of the request
+            expected = msgspec.structs.replace(req, model="gpt-x", sweepbench=None)
+            assert spliced == encoder.encode(expected)
+
+
+def test_plain_template_matches_msgspec_of_request() -> None:
+    req = ChatRequest(model="m", messages=[UserMessage("hi")], tools=[],
+                      temperature=0.5, seed=1)
+    assert BodyTemplate(model="m").plain(req) == encoder.encode(req)
+    assert BodyTemplate(model="m").splicer().encode(req) == encoder.encode(req)
+
+
+def test_each_message_is_encoded_once_per_conversation(monkeypatch) -> None:
+    template = BodyTemplate(model="m", defaults={"temperature": 0.1})
+    splicer = template.splicer()
+    tools = [ToolSpec(function={"name": "f"})]
+    messages: list[Message] = [SystemMessage("sys")]
+    rng = random.Random(1)
+    per_call: list[int] = []
+    for i in range(200):
+        messages.append(random_message(rng, i))
+        before = splicer.messages_encoded
+        splicer.encode(ChatRequest(model="", messages=messages[:], tools=tools))
+        per_call.append(splicer.messages_encoded - before)
+    assert per_call[0] == 2 and set(per_call[1:]) == {1}  # only the new message each call
+    assert splicer.messages_encoded == len(messages)
+    assert template.tools_encoded == 1
+
+    # count every call into msgspec: constant per call, however long the conversation
+    calls = {"n": 0}
+    real = encoder.encode
+
+    class Counting:
+        def encode(self, obj):
+            calls["n"] += 1
+            return real(obj)
+
+    import sweepbench.runner.body as body_mod
+
+    monkeypatch.setattr(body_mod, "encoder", Counting())
+    counts = []
+    for i in range(50):
+        messages.append(UserMessage(f"more {i}"))
+        calls["n"] = 0
+        splicer.encode(ChatRequest(model="", messages=messages[:], tools=tools))
+        counts.append(calls["n"])
+    assert max(counts) <= 2  # the new message + the small tail
+
+
+def test_tools_encoded_once_per_list_across_conversations() -> None:
+    template = BodyTemplate(model="m")
+    tools = [ToolSpec(function={"name": "f"})]
+    for _ in range(5):
+        template.splicer().encode(ChatRequest(model="", messages=[UserMessage("a")],
+                                              tools=tools))
+    assert template.tools_encoded == 1
+    other = [ToolSpec(function={"name": "g"})]
+    body = template.splicer().encode(ChatRequest(model="", messages=[], tools=other))
+    assert b'"g"' in body and template.tools_encoded == 2
+
+
+def test_diverging_conversation_is_re_encoded_from_the_divergence() -> None:
+    template = BodyTemplate(model="m")
+    splicer = template.splicer()
+    a = [SystemMessage("s"), UserMessage("1"), AssistantMessage("2"), UserMessage("3")]
+    splicer.encode(ChatRequest(model="", messages=a))
+    assert splicer.messages_encoded == 4
+    b = a[:2] + [AssistantMessage("other"), UserMessage("x"), UserMessage("y")]
+    req = ChatRequest(model="", messages=b)
+    assert splicer.encode(req) == template.plain(req)
+    assert splicer.messages_encoded == 7  # three re-encoded from position 2
+    short = ChatRequest(model="", messages=b[:1])
+    assert splicer.encode(short) == template.plain(short)
+    empty = ChatRequest(model="", messages=[])
+    assert splicer.encode(empty) == template.plain(empty)
+    fresh = ChatRequest(model="", messages=[UserMessage("new")])
+    assert splicer.encode(fresh) == template.plain(fresh)
