@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
+import math
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import aiohttp
@@ -22,7 +25,9 @@ from sweepbench.runner.client import (
     BadRequestError,
     ModelClient,
     NotFoundError,
+    RateLimitError,
     ServerError,
+    TransportError,
 )
 from sweepbench.runner.refserver import Policy, ReferenceServer, estimate_tokens
 from sweepbench.wire import (
@@ -139,7 +144,12 @@ async def test_usage_and_id_are_deterministic() -> None:
         b = await c.complete(chat("x", "same"))
         longer = await c.complete(chat("x", "same " * 200))
         with_tools = await c.complete(chat("x", "same", tools=[WEATHER_TOOL]))
-    assert a.usage == b.usage and a.response_id == b.response_id != ""
+    assert (a.usage.prompt_tokens, a.usage.completion_tokens) == (
+        b.usage.prompt_tokens, b.usage.completion_tokens)
+    assert a.response_id == b.response_id != ""
+    # The prefix cache: the repeat is served from the first request's prompt.
+    assert a.usage.cached_prompt_tokens == 0
+    assert 0 < b.usage.cached_prompt_tokens <= b.usage.prompt_tokens
     assert longer.usage.prompt_tokens > a.usage.prompt_tokens + 200
     assert longer.usage.completion_tokens > a.usage.completion_tokens
     assert with_tools.usage.prompt_tokens > a.usage.prompt_tokens
@@ -305,11 +315,10 @@ def test_negative_latency_is_refused() -> None:
 
 
 async def test_models_listing_defaults_to_empty() -> None:
-    async with ReferenceServer(POLICIES.get) as srv:
-        async with aiohttp.ClientSession() as s:
-            async with s.get(srv.url + "/models") as r:
-                assert r.status == 200
-                assert await r.json() == {"object": "list", "data": []}
+    async with ReferenceServer(POLICIES.get) as srv, aiohttp.ClientSession() as s:
+        async with s.get(srv.url + "/models") as r:
+            assert r.status == 200
+            assert await r.json() == {"object": "list", "data": []}
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM")
@@ -340,3 +349,294 @@ def test_run_forever_prints_url_serves_and_stops_on_sigterm() -> None:
             proc.wait()
         proc.stdout.close()
         proc.stderr.close()
+
+
+# ---- faults, limits, outage, latency, prefix cache (the busy-provider simulation) -----------
+
+FAULT_MIX = "429=0.1,500=0.05,timeout=0.02,reset=0.01,garbage=0.01"
+
+
+async def _outcomes(srv: ReferenceServer, n: int, *, timeout_s: float = 1.0) -> list[str]:
+    """What a plain aiohttp client sees for ``n`` distinct requests, as fault kinds."""
+
+    async def one(s: aiohttp.ClientSession, i: int) -> str:
+        body = msgspec.json.encode(chat("scripted/echo", f"request {i}"))
+        try:
+            async with s.post(srv.url + "/chat/completions", data=body) as r:
+                payload = await r.read()
+                if r.status != 200:
+                    return str(r.status)
+        except TimeoutError:
+            return "timeout"
+        except aiohttp.ServerDisconnectedError:
+            return "reset"
+        except aiohttp.ClientPayloadError:
+            return "garbage"  # cut off mid-body
+        try:
+            json.loads(payload)
+        except ValueError:
+            return "garbage"  # not JSON
+        return "ok"
+
+    # sock_read, not total: waiting for a pooled connection must not count as a timeout
+    timeout = aiohttp.ClientTimeout(total=None, sock_read=timeout_s)
+    async with aiohttp.ClientSession(timeout=timeout) as s:
+        return list(await asyncio.gather(*(one(s, i) for i in range(n))))
+
+
+def plain_client(srv: ReferenceServer, **kw) -> ModelClient:
+    """Our client with retries but without its shared limits getting in the way (no breaker,
+    no adaptive cap), so that the server's behaviour is what the test sees."""
+    try:
+        from sweepbench.runner.limits import EndpointLimits
+    except ImportError:  # pragma: no cover - before the client grew shared limits
+        return ModelClient(Endpoint(name="scripted/echo", **kw), base_url=srv.url,
+                           backoff_base_s=0.001, backoff_max_s=0.002)
+    limits = EndpointLimits(max_concurrency=64, adaptive=False, breaker_threshold=1 << 30)
+    return ModelClient(Endpoint(name="scripted/echo", **kw), base_url=srv.url, limits=limits,
+                       backoff_base_s=0.001, backoff_max_s=0.002)
+
+
+async def test_every_fault_kind_reaches_a_real_client_at_its_rate() -> None:
+    n = 1200
+    spec = dict(p.split("=") for p in FAULT_MIX.split(","))
+    async with server(faults=FAULT_MIX, seed=11, hang_s=30) as srv:
+        seen = Counter(await _outcomes(srv, n))
+    assert set(seen) == {"ok", *spec}
+    for kind, p in spec.items():
+        p = float(p)
+        sigma = math.sqrt(n * p * (1 - p))
+        assert abs(seen[kind] - n * p) < 4 * sigma, (kind, seen)
+        assert srv.faults[kind] == seen[kind]  # the server counts what the client saw
+    assert srv.answered["scripted/echo"] == seen["ok"] == srv.attempts[1]
+    assert srv.requests["scripted/echo"] == n
+
+
+async def test_faults_are_reproducible_per_seed() -> None:
+    async with server(faults="429=0.2,500=0.2,reset=0.1", seed=5) as srv:
+        first = await _outcomes(srv, 60)
+    async with server(faults="429=0.2,500=0.2,reset=0.1", seed=5) as srv:
+        again = await _outcomes(srv, 60)
+    async with server(faults="429=0.2,500=0.2,reset=0.1", seed=6) as srv:
+        other = await _outcomes(srv, 60)
+    assert first == again
+    assert first != other
+
+
+async def test_a_retry_gets_a_fresh_draw_and_succeeds() -> None:
+    async with server(faults="500=0.5,reset=0.2", seed=2) as srv:
+        async with plain_client(srv, max_retries=20) as c:
+            results = await asyncio.gather(*(c.complete(chat("x", str(i))) for i in range(40)))
+    assert all(r.message.content.startswith("echo: ") for r in results)
+    retried = sum(r.retries for r in results)
+    assert retried > 20  # 70% of attempts fail
+    assert srv.requests["scripted/echo"] == 40 + retried
+    assert sum(k * v for k, v in srv.attempts.items()) == 40 + retried
+    # The same calls needed the same attempts in a second run with the same seed.
+    async with server(faults="500=0.5,reset=0.2", seed=2) as srv2:
+        async with plain_client(srv2, max_retries=20) as c:
+            again = await asyncio.gather(*(c.complete(chat("x", str(i))) for i in range(40)))
+    assert [r.attempts for r in again] == [r.attempts for r in results]
+
+
+async def test_garbage_is_html_or_a_truncated_body_with_200() -> None:
+    bodies = []
+    async with server(faults="garbage=1") as srv, aiohttp.ClientSession() as s:
+        for i in range(12):
+            body = msgspec.json.encode(chat("scripted/echo", str(i)))
+            async with s.post(srv.url + "/chat/completions", data=body) as r:
+                assert r.status == 200
+                try:
+                    bodies.append(("html", await r.text()))
+                except aiohttp.ClientPayloadError:
+                    bodies.append(("truncated", None))
+    kinds = {k for k, _ in bodies}
+    assert kinds == {"html", "truncated"}
+    assert all("<html>" in text for k, text in bodies if k == "html")
+
+
+def test_bad_specs_are_refused_by_the_server() -> None:
+    with pytest.raises(ValueError, match="'bogus=1': unknown fault kind"):
+        server(faults="500=0.1,bogus=1")
+    with pytest.raises(ValueError, match="latency spec"):
+        server(latency="normal:1")
+    with pytest.raises(ValueError, match="not both"):
+        server(latency="fixed:1", latency_s=1)
+    with pytest.raises(ValueError, match="duration must be > 0"):
+        server(outage=(1.0, 0.0))
+    with pytest.raises(ValueError, match="rpm_limit must be >= 1"):
+        server(rpm_limit=0)
+
+
+async def test_shutdown_is_not_blocked_by_hung_requests() -> None:
+    srv = server(faults="timeout=1", hang_s=120)
+    await srv.start()
+    async with client_for(srv, "scripted/echo", timeout_s=60) as c:
+        calls = [asyncio.ensure_future(c.complete(chat("x", str(i)))) for i in range(5)]
+        while srv.faults["timeout"] < 5:
+            await asyncio.sleep(0.01)
+        t0 = time.perf_counter()
+        await srv.stop()
+        stopped = time.perf_counter() - t0
+        results = await asyncio.gather(*calls, return_exceptions=True)
+    assert stopped < 2.0
+    assert all(isinstance(r, TransportError) for r in results), results
+
+
+async def test_a_hang_shorter_than_the_client_timeout_ends_in_504() -> None:
+    async with server(faults="timeout=1", hang_s=0.05) as srv:
+        async with client_for(srv, "scripted/echo") as c:
+            with pytest.raises(ServerError) as info:
+                await c.complete(chat("x"))
+    assert info.value.status == 504
+
+
+async def _raw(srv: ReferenceServer, model: str, text: str = "hi") -> tuple[int, dict, dict]:
+    async with aiohttp.ClientSession() as s:
+        body = msgspec.json.encode(chat(model, text))
+        async with s.post(srv.url + "/chat/completions", data=body) as r:
+            return r.status, dict(r.headers), await r.json()
+
+
+async def test_rpm_limit_answers_429_with_retry_after_until_a_slot_frees() -> None:
+    async with server(rpm_limit=3) as srv:
+        ok = [await _raw(srv, "scripted/echo", str(i)) for i in range(3)]
+        t_first = time.monotonic()
+        status, headers, payload = await _raw(srv, "scripted/echo")
+        other_model = await _raw(srv, "scripted/weather")  # limits are per model
+    assert [s for s, _, _ in ok] == [200, 200, 200]
+    assert [h["x-ratelimit-remaining-requests"] for _, h, _ in ok] == ["2", "1", "0"]
+    assert ok[0][1]["x-ratelimit-limit-requests"] == "3"
+    assert status == 429
+    err = _assert_openai_error(payload)
+    assert err["code"] == "rate_limit_exceeded" and err["type"] == "requests"
+    assert "requests per min (RPM): Limit 3" in err["message"]
+    retry_after = float(headers["Retry-After"])
+    # the first request leaves the window 60 s after it was admitted (a moment before t_first)
+    assert 59.0 < retry_after <= 60.0 - (time.monotonic() - t_first) + 0.01
+    assert int(headers["retry-after-ms"]) == pytest.approx(retry_after * 1000, abs=1)
+    assert other_model[0] == 200
+    assert srv.limited == {"requests": 1}
+
+
+async def test_rpm_limited_client_is_told_when_to_come_back() -> None:
+    async with server(rpm_limit=1) as srv, client_for(srv, "scripted/echo") as c:
+        await c.complete(chat("x", "one"))
+        with pytest.raises(RateLimitError) as info:
+            await c.complete(chat("x", "two"))
+    assert 59.0 < info.value.retry_after <= 60.0
+
+
+async def test_tpm_limit_counts_estimated_tokens() -> None:
+    async with server(tpm_limit=100) as srv:
+        first = await _raw(srv, "scripted/echo", "a" * 120)  # ~50 tokens in, ~32 out
+        used = first[2]["usage"]["total_tokens"]
+        second = await _raw(srv, "scripted/echo", "b" * 120)
+        small = await _raw(srv, "scripted/echo", "c")
+        huge = await _raw(srv, "scripted/echo", "d" * 800)
+    assert first[0] == 200
+    assert first[1]["x-ratelimit-remaining-tokens"] == str(100 - first[2]["usage"]["prompt_tokens"])
+    assert second[0] == 429 and second[2]["error"]["type"] == "tokens"
+    assert "tokens per min (TPM): Limit 100" in second[2]["error"]["message"]
+    assert 59.0 < float(second[1]["Retry-After"]) <= 60.0
+    assert second[1]["x-ratelimit-remaining-tokens"] == str(100 - used)
+    assert small[0] == 200  # a request that fits still gets through
+    assert huge[0] == 400 and huge[2]["error"]["code"] == "request_too_large"
+    assert srv.limited == {"tokens": 1}
+
+
+async def test_outage_window_answers_503_then_recovers() -> None:
+    async with server(outage=(0.3, 0.4)) as srv:
+        before = await _raw(srv, "scripted/echo", "before")
+        await asyncio.sleep(max(0.0, 0.35 - srv.elapsed()))
+        during = await _raw(srv, "scripted/echo", "during")
+        also_during = await _raw(srv, "scripted/nobody", "during")
+        await asyncio.sleep(max(0.0, 0.75 - srv.elapsed()))
+        after = await _raw(srv, "scripted/echo", "after")
+    assert before[0] == 200 and after[0] == 200
+    assert during[0] == also_during[0] == 503
+    assert "Retry-After" not in during[1]  # a real outage does not know when it ends
+    assert _assert_openai_error(during[2])["code"] == "service_unavailable"
+    assert srv.outage_rejected == 2
+    assert srv.answered["scripted/echo"] == 2
+
+
+async def _latencies(spec: str | None, n: int) -> list[float]:
+    async def timed(s: aiohttp.ClientSession, i: int) -> float:
+        body = msgspec.json.encode(chat("scripted/echo", str(i)))
+        t0 = time.perf_counter()
+        async with s.post(srv.url + "/chat/completions", data=body) as r:
+            await r.read()
+            assert r.status == 200
+        return time.perf_counter() - t0
+
+    async with server(latency=spec, seed=1) as srv:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
+            await asyncio.gather(*(timed(s, -1 - i) for i in range(n)))  # open connections
+            return sorted(await asyncio.gather(*(timed(s, i) for i in range(n))))
+
+
+@pytest.mark.parametrize(
+    ("spec", "median", "low", "high"),
+    [("fixed:0.1", 0.1, 0.1, 0.1), ("uniform:0.05,0.25", 0.15, 0.05, 0.25),
+     ("lognormal:median=0.1,sigma=0.5", 0.1, 0.0, None)],
+)
+async def test_latency_distributions_over_http(spec: str, median: float, low: float,
+                                               high: float | None) -> None:
+    n = 31
+    overhead = (await _latencies(None, n))[n // 2]  # loopback HTTP on a possibly busy machine
+    latencies = await _latencies(spec, n)
+    # The median of 31 draws is within ~0.02 of the distribution's (exact medians over many
+    # draws: test_faults); a busy machine (a parallel suite) may add to the HTTP time.
+    observed = latencies[n // 2]
+    assert median - 0.04 <= observed
+    assert observed - overhead <= median + 0.08
+    assert latencies[0] >= low
+    if high is not None:
+        assert latencies[-1] < high + 0.1
+
+
+async def test_prefix_cache_grows_over_an_append_only_conversation() -> None:
+    messages: list = [SystemMessage("You are a helpful assistant. " * 20)]
+    cached, prompts = [], []
+    async with server() as srv, client_for(srv, "scripted/echo") as c:
+        for turn in range(5):
+            messages.append(UserMessage(f"question number {turn} " * 5))
+            r = await c.complete(ChatRequest(model="x", messages=list(messages),
+                                             tools=[WEATHER_TOOL]))
+            cached.append(r.usage.cached_prompt_tokens)
+            prompts.append(r.usage.prompt_tokens)
+            messages.append(r.message)
+        unrelated = await c.complete(chat("x", "something else entirely"))
+        other_model = await c.complete(ChatRequest(model="x", messages=messages[:2]))
+    assert cached[0] == 0
+    assert all(a < b for a, b in itertools.pairwise(cached))  # growing
+    for prev, now in zip(prompts, cached[1:]):
+        assert now == pytest.approx(prev, abs=1)  # the whole previous prompt, as a prefix
+    assert all(c < p for c, p in zip(cached, prompts))
+    assert unrelated.usage.cached_prompt_tokens == 0
+    # without the tools the prefix differs (tools come first), so no hit either
+    assert other_model.usage.cached_prompt_tokens == 0
+    assert srv.cached_tokens == sum(cached)
+
+
+async def test_prefix_cache_can_be_disabled_and_faults_do_not_fill_it() -> None:
+    async with server(cache_entries=0) as srv, client_for(srv, "scripted/echo") as c:
+        await c.complete(chat("x", "same"))
+        again = await c.complete(chat("x", "same"))
+    assert again.usage.cached_prompt_tokens == 0
+    async with server(faults="500=1") as srv, client_for(srv, "scripted/echo") as c:
+        with pytest.raises(ServerError):
+            await c.complete(chat("x", "same"))
+        srv.fault_spec = type(srv.fault_spec)()  # faults off
+        after = await c.complete(chat("x", "same"))
+    assert after.usage.cached_prompt_tokens == 0  # the failed attempt was never processed
+
+
+async def test_stats_are_plain_data() -> None:
+    async with server(faults="429=0.5", seed=3) as srv:
+        await _outcomes(srv, 20)
+        stats = srv.stats()
+    assert json.loads(json.dumps(stats)) == stats
+    assert stats["requests"]["scripted/echo"] == 20
+    assert stats["faults"]["429"] + stats["answered"]["scripted/echo"] == 20
