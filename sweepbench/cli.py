@@ -22,6 +22,7 @@ from rich.console import Console
 from . import __version__
 from .config import ConfigError, SweepConfig, load_config
 from .datasets.task import TaskError
+from .runner.faults import FaultSpec, LatencySpec, parse_outage
 
 err = Console(stderr=True, soft_wrap=True)
 out = Console()
@@ -309,7 +310,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .simulator.scripted.models import SCRIPTED_MODELS, resolve_model
 
     server = ReferenceServer(resolve_model, host=args.host, port=args.port,
-                             latency_s=args.latency, models=SCRIPTED_MODELS)
+                             models=SCRIPTED_MODELS, latency=args.latency, faults=args.faults,
+                             seed=args.seed, rpm_limit=args.rpm, tpm_limit=args.tpm,
+                             outage=args.outage)
     server.run_forever()
     return 0
 
@@ -357,6 +360,27 @@ def cmd_tasks(args: argparse.Namespace) -> int:
             out.print(f"{t.id:<16} {t.domain:<10} {t.instructions[:90]}")
         out.print(f"{len(tasks)} tasks")
     return 0
+
+
+def _checked(parse, *, result: bool = False):  # noqa: ANN001, ANN202
+    """An argparse type that validates with ``parse`` (ValueError -> a usage error)."""
+    def check(text: str):  # noqa: ANN202
+        try:
+            parsed = parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return parsed if result else text
+    return check
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -437,7 +461,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="the OpenAI-compatible reference server of scripted models")
     p.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    p.add_argument("--latency", type=float, default=0.0, metavar="S", help="answer latency, seconds")
+    p.add_argument("--latency", type=_checked(LatencySpec.parse), metavar="SPEC",
+                   help="answer latency: seconds, or fixed:S, uniform:LO,HI, "
+                        "lognormal:median=M,sigma=S[,max=X] (seeded)")
+    p.add_argument("--faults", type=_checked(FaultSpec.parse), metavar="SPEC",
+                   help="faults per request, e.g. 429=0.1,500=0.05,timeout=0.02,reset=0.01,"
+                        "garbage=0.01 (kinds: 429 500 502 503 timeout reset garbage)")
+    p.add_argument("--seed", type=int, default=0, help="seed of fault and latency draws (default 0)")
+    p.add_argument("--rpm", type=_positive_int, metavar="N",
+                   help="enforce N requests per minute per model (429 with Retry-After beyond)")
+    p.add_argument("--tpm", type=_positive_int, metavar="N",
+                   help="enforce N estimated tokens per minute per model")
+    p.add_argument("--outage", type=_checked(parse_outage, result=True), metavar="START,DURATION",
+                   help="answer 503 for DURATION seconds from START seconds after starting")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("tools", help="list a benchmark's tools")

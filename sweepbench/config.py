@@ -44,6 +44,32 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     connect_timeout_s: float = 10.0
     max_retries: int = 6
     """Attempts after the first for retryable errors (429, 5xx, timeouts, connection errors)."""
+    transport: str = "aiohttp"
+    """HTTP stack: "aiohttp" (default) or "openai" (the official SDK; its aiohttp backend
+    when the installed version has one). Limits, retries and errors behave the same."""
+    rpm: int | None = None
+    """Requests per minute this endpoint+account allows; None: unknown (429s and Retry-After
+    alone steer the client)."""
+    tpm: int | None = None
+    """Tokens (prompt + completion) per minute allowed; each call's tokens are estimated from
+    its body before it is sent and corrected from the response's usage."""
+    rate_headroom: float = 0.97
+    """Fraction of rpm/tpm the client aims for (a little under keeps 429s near zero)."""
+    adaptive_concurrency: bool = True
+    """Shrink the in-flight cap on 429 (x0.7), grow it back by ~1 per round trip while
+    healthy, never above max_concurrency."""
+    min_concurrency: int = 1
+    """The adaptive in-flight cap never goes below this."""
+    breaker_threshold: int = 10
+    """Consecutive failures (5xx, timeouts, connection errors, garbage bodies) that open the
+    circuit breaker; while open, calls wait instead of spending retries."""
+    breaker_cooldown_s: float = 1.0
+    """Seconds open before one half-open probe; doubled after each failed probe (to 30 s)."""
+    breaker_max_wait_s: float | None = 600.0
+    """Longest a call waits on an open breaker before failing; None: forever."""
+    limits_key: str | None = None
+    """Endpoints with the same key share one set of limits (one account's budget); default:
+    base_url + api_key_env + model."""
     price_input_per_mtok: float = 0.0
     price_cached_input_per_mtok: float = 0.0
     price_output_per_mtok: float = 0.0
@@ -102,6 +128,20 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     """Tool errors an agent may make before its episode ends."""
     reference_latency_s: float = 0.0
     """Latency of the built-in reference server's scripted models."""
+    reference_latency: str | None = None
+    """Its latency distribution instead: "fixed:0.2", "uniform:0.1,0.3",
+    "lognormal:median=0.2,sigma=0.5" (seeded by reference_seed)."""
+    reference_faults: str | None = None
+    """Faults the reference server injects, per request, e.g.
+    "429=0.1,500=0.05,timeout=0.02,reset=0.01,garbage=0.01" (for testing the harness)."""
+    reference_seed: int = 0
+    """Seed of the reference server's fault and latency draws."""
+    reference_rpm: int | None = None
+    """Requests per minute the reference server enforces per model (429 + Retry-After)."""
+    reference_tpm: int | None = None
+    """Estimated tokens per minute the reference server enforces per model."""
+    reference_outage: tuple[float, float] | None = None
+    """(start_s, duration_s): the reference server answers 503 in that window after it starts."""
     endpoints: list[Endpoint] = field(default_factory=list)
     """Model endpoints by name (OpenAI-compatible)."""
     judge_models: list[str] = field(default_factory=list)
@@ -111,17 +151,24 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     sliding_no_rubrics, full_no_rubrics; T1 likert."""
     judge_concurrency: int = 32
     """Episodes judged at once (each judge endpoint also keeps its own limits)."""
+    response_cache: str | None = None
+    """Path of an SQLite cache of model responses keyed by the exact request bytes (for
+    deterministic re-runs); None: off."""
 
     def endpoint(self, name: str, reference_url: str | None = None) -> Endpoint:
         """The endpoint for a model name; scripted models live on the reference server."""
         for ep in self.endpoints:
             if ep.name == name:
+                if ep.scripted and not ep.base_url:  # limits/retries for a scripted model
+                    if reference_url is None:
+                        raise ConfigError(f"model {name!r} needs the reference server")
+                    return msgspec.structs.replace(ep, base_url=reference_url)
                 return ep
         if name.startswith(SCRIPTED_PREFIX):
             if reference_url is None:
                 raise ConfigError(f"model {name!r} needs the reference server")
             return Endpoint(name=name, base_url=reference_url, max_concurrency=1 << 16,
-                            max_retries=3)
+                            max_retries=6)
         known = ", ".join(ep.name for ep in self.endpoints) or "none configured"
         raise ConfigError(f"unknown model {name!r}: not a scripted/... model and not an "
                           f"endpoint in the config (endpoints: {known})")
@@ -131,7 +178,9 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
         d = msgspec.to_builtins(self)
         # speed settings and judges do not change what the episodes are
         for k in ("max_concurrency", "reference_latency_s", "endpoints", "judge_models",
-                  "judge_methods", "judge_concurrency"):
+                  "judge_methods", "judge_concurrency", "response_cache",
+                  "reference_latency", "reference_faults", "reference_seed", "reference_rpm",
+                  "reference_tpm", "reference_outage"):
             d.pop(k, None)
         d["endpoints"] = [
             {"name": ep.name, "base_url": ep.base_url, "model": ep.model_name,

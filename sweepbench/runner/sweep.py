@@ -27,7 +27,9 @@ from ..simulator.episode import EpisodeLimits, EpisodeProtocol, TerminationReaso
 from ..simulator.scripted.models import resolve_model
 from ..tools.registry import benchmark_tools
 from ..wire import EpisodeRecord, encoder
-from .client import ModelClient
+from .client import ModelClient, limits_key
+from .limits import LimitsPool
+from .response_cache import ResponseCache
 from .journal import CallJournal
 from .judge_pool import JudgePool, JudgeSpec
 from .refserver import ReferenceServer
@@ -171,11 +173,20 @@ class Sweep:
         async with AsyncExitStack() as stack:
             url = None
             if any(n.startswith("scripted/") for n in names):
-                server = ReferenceServer(resolve_model, latency_s=cfg.reference_latency_s)
+                server = ReferenceServer(
+                    resolve_model, latency_s=cfg.reference_latency_s,
+                    latency=cfg.reference_latency, faults=cfg.reference_faults,
+                    seed=cfg.reference_seed, rpm_limit=cfg.reference_rpm,
+                    tpm_limit=cfg.reference_tpm, outage=cfg.reference_outage)
                 await stack.enter_async_context(server)
                 self.reference, url = server, server.url
+            limits = LimitsPool()  # agent, user and judge calls to one account share a budget
+            cache = ResponseCache(cfg.response_cache) if cfg.response_cache else None
+            if cache is not None:
+                stack.callback(cache.close)
             for name in sorted(names):
-                client = ModelClient(cfg.endpoint(name, url))
+                ep = cfg.endpoint(name, url)
+                client = ModelClient(ep, limits=limits.get(limits_key(ep), ep), cache=cache)
                 stack.push_async_callback(client.aclose)
                 self.clients[name] = client
             self.judge_pool = pool = JudgePool(
@@ -244,8 +255,8 @@ class Sweep:
             agent_client, user_client = self.clients[item.model], self.clients[self.cfg.user_model]
             result = await run_episode(
                 task,
-                agent=journal.caller("agent", agent_client.complete),
-                user=journal.caller("user", user_client.complete),
+                agent=journal.caller("agent", agent_client.conversation()),
+                user=journal.caller("user", user_client.conversation()),
                 toolkit=tools.toolkit(task),
                 state=state,
                 final_state=tools.final_state,

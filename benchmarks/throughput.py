@@ -1,0 +1,170 @@
+"""Throughput: does the runner keep an endpoint saturated, and what does a call cost us?
+
+N episodes of scripted/oracle with scripted/user:T against a reference server in its own
+process, at a fixed latency L, with at most C episodes in flight. An episode has one call in
+flight at a time, so the ideal is C / L model calls per second. Measured per configuration, in
+a child process of its own (clean CPU and RSS accounting):
+
+- calls/s while the work list is non-empty (all C slots can be busy; the ramp-down tail is the
+  workload's, reported separately as ``ratio_overall``), and its ratio to the ideal;
+- client CPU per model call: the child's CPU time for the sweep (episode logic, tools, request
+  encoding, HTTP, journaling, the store writer thread) over the calls made;
+- for 5-turn and 50-turn episodes (per-call CPU should not grow with the conversation), and
+  the same 5-turn workload through the ``openai`` transport (the official SDK) as baseline;
+- peak RSS with 1,000 episodes in flight.
+
+Prints one JSON object last; medians over --runs repetitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+TASKS = 7  # the built-in sample tasks
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "sweepbench.cli", "serve", "--port", str(port),
+                             "--latency", str(latency)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    for _ in range(200):
+        try:
+            urllib.request.urlopen(url + "/models", timeout=1).read()
+            return proc, url
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("reference server did not start")
+
+
+def child(spec: dict) -> dict:
+    """Run one sweep in this process and measure it (called in a fresh interpreter)."""
+    import asyncio
+
+    from sweepbench.config import load_config
+    from sweepbench.runner.sweep import install_uvloop, run_sweep
+
+    endpoint = {"base_url": spec["url"], "max_concurrency": 100000, "timeout_s": 600.0}
+    if spec.get("transport"):
+        endpoint["transport"] = spec["transport"]
+    cfg = load_config(None, {
+        "benchmarks": ["vitabench:delivery"], "models": ["scripted/oracle"],
+        "user_model": spec["user"],
+        "trials": spec["trials"], "max_concurrency": spec["concurrency"],
+        "max_turns": 100,
+        "endpoints": [{"name": n, **endpoint} for n in ("scripted/oracle", spec["user"])],
+    })
+    store = Path(spec["dir"]) / f"{spec['name']}.sqlite"
+    install_uvloop()
+    cpu0, t0 = time.process_time(), time.time()
+    asyncio.run(run_sweep(cfg, store))
+    cpu, wall = time.process_time() - cpu0, time.time() - t0
+    db = sqlite3.connect(store)
+    calls = db.execute("SELECT count(*) FROM events WHERE kind = 'model_call'").fetchone()[0]
+    last_start = db.execute("SELECT max(started_at) FROM episodes").fetchone()[0]
+    first = db.execute("SELECT min(ts) FROM events").fetchone()[0]
+    steady = db.execute("SELECT count(*) FROM events WHERE kind = 'model_call' AND ts <= ?",
+                        (last_start,)).fetchone()[0]
+    episodes = db.execute("SELECT count(*) FROM episodes WHERE status = 'done'").fetchone()[0]
+    db.close()
+    return {"calls": calls, "episodes": episodes, "cpu_s": cpu, "wall_s": wall,
+            "steady_calls_per_s": steady / max(last_start - first, 1e-9),
+            "overall_calls_per_s": calls / wall,
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def measure(spec: dict) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)],
+                         capture_output=True, text=True, env={**os.environ})
+    if out.returncode != 0:
+        raise RuntimeError(f"{spec['name']} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a smaller version, under a minute")
+    ap.add_argument("--runs", type=int, default=None, help="repetitions (default 3; quick 1)")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    opts = ap.parse_args()
+    if opts.child:
+        print(json.dumps(child(json.loads(opts.child))))
+        return
+
+    quick = opts.quick
+    runs = opts.runs or (1 if quick else 3)
+    C, L = (64, 0.1) if quick else (256, 0.2)
+    trials_5 = 40 if quick else 300  # x 7 tasks: 280 / 2,100 episodes
+    trials_50 = 4 if quick else 40
+    tmp = tempfile.mkdtemp(prefix="sweepbench-tp-")
+    server, url = start_server(L)
+    try:
+        rows: dict[str, list[dict]] = {"5": [], "50": [], "openai": [], "rss": []}
+        for r in range(runs):
+            base = {"url": url, "dir": tmp, "concurrency": C}
+            rows["5"].append(measure({**base, "name": f"t5-{r}", "user": "scripted/user:5",
+                                      "trials": trials_5}))
+            rows["50"].append(measure({**base, "name": f"t50-{r}", "user": "scripted/user:50",
+                                       "trials": trials_50}))
+            rows["openai"].append(measure({**base, "name": f"oai-{r}", "user": "scripted/user:5",
+                                           "trials": max(4, trials_5 // 3), "transport": "openai"}))
+            for k in ("5", "50", "openai"):
+                print(k, json.dumps(rows[k][-1]), file=sys.stderr)
+        server.terminate()
+        server.wait()
+        # 1,000 episodes in flight: a slow server so they all wait at once
+        server, url = start_server(3.0 if not quick else 1.0)
+        rows["rss"].append(measure({"url": url, "dir": tmp, "concurrency": 1000,
+                                    "name": "rss", "user": "scripted/user:2",
+                                    "trials": 1000 // TASKS + 1}))
+    finally:
+        server.terminate()
+        server.wait()
+
+    def med(key: str, field: str) -> float:
+        return statistics.median(x[field] for x in rows[key])
+
+    def cpu_per_call(key: str) -> float:
+        return statistics.median(x["cpu_s"] / x["calls"] * 1e6 for x in rows[key])
+
+    ideal = C / L
+    cpu5, cpu50, cpu_oai = cpu_per_call("5"), cpu_per_call("50"), cpu_per_call("openai")
+    result = {
+        "episodes": int(med("5", "episodes")), "concurrency": C, "latency_s": L, "runs": runs,
+        "calls_per_s": round(med("5", "steady_calls_per_s"), 1),
+        "ideal_calls_per_s": ideal,
+        "ratio": round(med("5", "steady_calls_per_s") / ideal, 3),
+        "ratio_overall": round(med("5", "overall_calls_per_s") / ideal, 3),
+        "ratio_50_turn": round(med("50", "overall_calls_per_s") / ideal, 3),
+        "cpu_us_per_call": round(cpu5, 1),
+        "cpu_us_per_call_50_turn": round(cpu50, 1),
+        "cpu_ratio_50_vs_5": round(cpu50 / cpu5, 3),
+        "cpu_us_per_call_openai": round(cpu_oai, 1),
+        "cpu_ratio_vs_openai": round(cpu5 / cpu_oai, 3),
+        "rss_mb_1000_in_flight": round(rows["rss"][0]["rss_mb"], 1),
+    }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
