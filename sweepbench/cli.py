@@ -84,7 +84,8 @@ def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: boo
     suffix = f".shard-{part.index}-of-{part.count}" if part.count > 1 else ""
     path = Path(out_path) if out_path else Path("runs") / f"{run_id_for(cfg)}{suffix}.sqlite"
     install_uvloop()
-    with ProgressDisplay(err, enabled=show_progress) as progress:
+    prices = {ep.name: ep for ep in cfg.endpoints}
+    with ProgressDisplay(err, enabled=show_progress, prices=prices) as progress:
         return asyncio.run(run_sweep(cfg, path, progress=progress.update,
                                      retry_errors=retry_errors, shard=part))
 

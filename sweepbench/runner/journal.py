@@ -78,8 +78,10 @@ class CallJournal:
         self.replayed = 0
         self._hashers: dict[str, _RequestHasher] = {}
 
-    def caller(self, role: str, complete: Callable[[ChatRequest], Awaitable[Any]]):
-        """A ModelCall for ``role`` that goes through the journal."""
+    def caller(self, role: str, complete: Callable[[ChatRequest], Awaitable[Any]],
+               observe: Callable[[Any], None] | None = None):
+        """A ModelCall for ``role`` that goes through the journal; ``observe(result)`` is told
+        about every live (not replayed) call, e.g. for progress."""
         hasher = self._hashers.setdefault(role, _RequestHasher())
 
         async def call(req: ChatRequest):
@@ -96,6 +98,8 @@ class CallJournal:
                 "statuses": getattr(result, "statuses", None),
             })
             await self.durable()
+            if observe is not None:
+                observe(result)
             return result
 
         return call

@@ -97,12 +97,14 @@ class JudgePool:
 
     def __init__(self, store: RunStore, run_id: str, *, judges: list[JudgeSpec],
                  clients: dict[str, Any], workers: int = 16, data_dir: Path | None = None,
-                 on_judged: Callable[[str, JudgeSpec, dict], None] | None = None) -> None:
+                 on_judged: Callable[[str, JudgeSpec, dict], None] | None = None,
+                 observe: Callable[[str, Any], None] | None = None) -> None:
         self.store, self.run_id = store, run_id
         self.judges = judges
         self.clients = clients
         self.data_dir = data_dir
         self.on_judged = on_judged or (lambda eid, spec, judgment: None)
+        self.observe = observe  # told (endpoint, result) of every live judge call
         self.queue: asyncio.Queue[tuple[Task, str, EpisodeRecord] | None] = asyncio.Queue()
         self.n_workers = max(1, workers)
         # a judgment that failed (its judge could not answer) is tried again
@@ -165,4 +167,5 @@ class JudgePool:
             seq += 1
 
         journal = CallJournal(emit=emit, durable=self.store.flush, recorded=recorded)
-        return journal.caller("judge", self.clients[spec.model].complete)
+        observe = (lambda result: self.observe(spec.model, result)) if self.observe else None
+        return journal.caller("judge", self.clients[spec.model].complete, observe)

@@ -191,7 +191,8 @@ class Sweep:
                 self.clients[name] = client
             self.judge_pool = pool = JudgePool(
                 self.store, self.run_id, judges=judges, clients=self.clients,
-                workers=cfg.judge_concurrency, data_dir=self.data_dir)
+                workers=cfg.judge_concurrency, data_dir=self.data_dir,
+                observe=lambda name, result: self.progress("call", endpoint=name, result=result))
             pool.start()
             self._submit_unjudged(pool)
             queue = iter(todo)
@@ -224,6 +225,9 @@ class Sweep:
             if eid in waiting and key in tasks:  # tasks outside this selection stay unjudged
                 pool.submit(tasks[key], eid, record)
 
+    def _observer(self, endpoint: str) -> Callable[[Any], None]:
+        return lambda result: self.progress("call", endpoint=endpoint, result=result)
+
     def meta(self, item: WorkItem) -> dict[str, Any]:
         return {"episode": item.episode_id, "task": item.task.key, "spec": item.spec,
                 "lang": item.task.lang,
@@ -255,8 +259,10 @@ class Sweep:
             agent_client, user_client = self.clients[item.model], self.clients[self.cfg.user_model]
             result = await run_episode(
                 task,
-                agent=journal.caller("agent", agent_client.conversation()),
-                user=journal.caller("user", user_client.conversation()),
+                agent=journal.caller("agent", agent_client.conversation(),
+                                     self._observer(item.model)),
+                user=journal.caller("user", user_client.conversation(),
+                                    self._observer(self.cfg.user_model)),
                 toolkit=tools.toolkit(task),
                 state=state,
                 final_state=tools.final_state,

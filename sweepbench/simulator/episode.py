@@ -13,7 +13,9 @@ import time
 from enum import StrEnum
 from typing import Any, Awaitable, Callable, Protocol
 
-from ..datasets.task import Task
+import msgspec
+
+from ..datasets.task import Task, TaskError
 from ..tools.base import Toolkit
 from ..wire import (
     AssistantMessage,
@@ -73,6 +75,29 @@ class EpisodeResult:
         self.wall_s = 0.0
         self.error: str | None = None
         self.final_state: dict[str, Any] | None = None
+
+
+def history_messages(task: Task) -> list[Message]:
+    """The task's ``message_history`` as wire messages (system messages dropped: each side
+    gets its own system prompt); a malformed history is a TaskError naming the task."""
+    if not task.message_history:
+        return []
+    try:
+        messages = msgspec.convert(task.message_history, list[Message])
+    except msgspec.ValidationError as exc:
+        raise TaskError(f"task {task.id}: message_history is malformed: {exc}") from None
+    return [m for m in messages if not isinstance(m, SystemMessage)]
+
+
+def mirrored(agent_view: list[Message]) -> list[Message]:
+    """The user simulator's view of the conversation: roles swapped, no tool traffic."""
+    out: list[Message] = []
+    for m in agent_view:
+        if isinstance(m, UserMessage):
+            out.append(AssistantMessage(m.content))
+        elif isinstance(m, AssistantMessage) and m.content:
+            out.append(UserMessage(m.content))
+    return out
 
 
 class EpisodeFailed(Exception):
@@ -146,9 +171,9 @@ async def run_episode(
     res = EpisodeResult()
     started = time.perf_counter()
     tools = toolkit.specs(tool_descriptions)
-    greeting = agent_greeting(task)
-    agent_msgs: list[Message] = [AssistantMessage(greeting)]  # system prompt comes lazily
-    user_msgs: list[Message] = [UserMessage(greeting)]
+    history = history_messages(task)  # a task may start mid-conversation
+    agent_msgs: list[Message] = history or [AssistantMessage(agent_greeting(task))]
+    user_msgs: list[Message] = mirrored(agent_msgs)  # system prompts come lazily
     res.messages = agent_msgs
 
     async def call(role: str, fn: ModelCall, messages: list[Message], with_tools: bool) -> AssistantMessage:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import types
 
+import msgspec
+
 import pytest
 
-from sweepbench.datasets.task import Task
+from sweepbench.datasets.task import Task, TaskError
 from sweepbench.simulator.episode import EpisodeLimits, TerminationReason, run_episode
 from sweepbench.tools.base import Toolkit, ToolError, tool
 from sweepbench.wire import AssistantMessage, FunctionCall, ToolCall, ToolMessage, Usage, UserMessage
@@ -138,3 +140,29 @@ async def test_agent_stop_and_failed_model_call():
     res, _ = await run(broken, scripted(AssistantMessage("hi")))
     assert res.termination == TerminationReason.ERROR and "401" in res.error
     assert res.final_state == {"items": {}}
+
+
+async def test_message_history_prefixes_both_views():
+    history = [{"role": "user", "content": "I ordered noodles earlier."},
+               {"role": "assistant", "content": "I see the noodle order.",
+                "tool_calls": None},
+               {"role": "system", "content": "dropped: each side has its own system prompt"}]
+    task = msgspec.structs.replace(TASK, message_history=history)
+    agent = scripted(AssistantMessage("Done."))
+    user = scripted(AssistantMessage("Cancel it please."), AssistantMessage("###STOP###"))
+    await run_episode(task, agent=agent, user=user, toolkit=TOOLKIT, state={"items": {}},
+                      final_state=lambda s: s)
+    first_agent = agent.seen[0].messages
+    assert [type(m).__name__ for m in first_agent[:3]] == ["SystemMessage", "UserMessage", "AssistantMessage"]
+    assert first_agent[1].content == "I ordered noodles earlier."
+    assert first_agent[-1].content == "Cancel it please."
+    first_user = user.seen[0].messages  # mirrored: its own words as assistant
+    assert [(type(m).__name__, m.content) for m in first_user[1:]] == [
+        ("AssistantMessage", "I ordered noodles earlier."), ("UserMessage", "I see the noodle order.")]
+
+
+async def test_malformed_history_is_a_clear_task_error():
+    task = msgspec.structs.replace(TASK, message_history=[{"role": "wizard", "content": 1}])
+    with pytest.raises(TaskError, match="message_history is malformed"):
+        await run_episode(task, agent=scripted(), user=scripted(), toolkit=TOOLKIT,
+                          state={"items": {}}, final_state=lambda s: s)
