@@ -1,9 +1,10 @@
 """Judging while the sweep runs: how much wall time does an LLM judge add?
 
-The same sweep (scripted/oracle and scripted/noisy:0.3 on the sample tasks, against the
+The same sweep (scripted/oracle and scripted/noisy:0.3 on the default tasks, against the
 built-in reference server at a fixed latency) runs twice per repetition: with judging off (the
-state check only, which is CPU-cheap) and with scripted/judge judging every episode by the
-sliding-window rubric method through the judge pool, pipelined with the episodes. Their wall
+state check only, which is CPU-cheap) and with scripted/judge judging every episode (the
+sliding-window rubric judge for VitaBench, the Likert judge for T1) through the judge pool,
+pipelined with the episodes. Their wall
 ratio is the price of judging; the ideal is 1 (only the last episodes' judging cannot overlap).
 
 Prints one JSON object last: {"wall_ratio", ...}, medians over --runs.
@@ -25,13 +26,14 @@ from sweepbench.results.store import RunStore
 from sweepbench.runner.sweep import install_uvloop, run_sweep
 
 
-async def one(cfg: dict, path: Path) -> tuple[float, int]:
+async def one(cfg: dict, path: Path) -> tuple[float, int, int]:
     t0 = time.perf_counter()
     outcome = await run_sweep(load_config(None, cfg), path)
     wall = time.perf_counter() - t0
     with RunStore(path) as store:
         llm = [j for j in store.judgments(outcome.run_id) if j["judge"] != "state"]
-    return wall, len(llm)
+        episodes = len(store.episode_status(outcome.run_id))
+    return wall, len(llm), episodes
 
 
 def main() -> None:
@@ -47,15 +49,14 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="sweepbench-judge-"))
     off, on, judged = [], [], []
     for r in range(runs):
-        w, _ = asyncio.run(one(base, tmp / f"off-{r}.sqlite"))
+        w, _, episodes = asyncio.run(one(base, tmp / f"off-{r}.sqlite"))
         off.append(w)
-        w, n = asyncio.run(one({**base, "judge_models": ["scripted/judge"],
-                                "judge_methods": ["sliding"]}, tmp / f"on-{r}.sqlite"))
+        w, n, _ = asyncio.run(one({**base, "judge_models": ["scripted/judge"],
+                                   "judge_methods": ["sliding", "likert"]}, tmp / f"on-{r}.sqlite"))
         on.append(w)
         judged.append(n)
         print(json.dumps({"run": r, "off_s": off[-1], "on_s": on[-1], "llm_judgments": n}),
               file=sys.stderr)
-    episodes = 2 * 7 * base["trials"]
     print(json.dumps({
         "wall_ratio": round(statistics.median(on) / statistics.median(off), 3),
         "wall_off_s": round(statistics.median(off), 2),

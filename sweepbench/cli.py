@@ -310,6 +310,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .runner.refserver import ReferenceServer
     from .simulator.scripted.models import SCRIPTED_MODELS, resolve_model
 
+    from .runner.sweep import tune_gc
+
+    tune_gc()
     server = ReferenceServer(resolve_model, host=args.host, port=args.port,
                              models=SCRIPTED_MODELS, latency=args.latency, faults=args.faults,
                              seed=args.seed, rpm_limit=args.rpm, tpm_limit=args.tpm,

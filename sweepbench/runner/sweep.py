@@ -10,6 +10,7 @@ deterministic state check and any LLM judges, in a judge pool that works while e
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import traceback
 from contextlib import AsyncExitStack
@@ -164,6 +165,7 @@ class Sweep:
         cfg = self.cfg
         self.store.begin_run(self.run_id, msgspec.to_builtins(cfg.identity()))
         todo, skipped = self.work() if episodes else ([], 0)
+        tune_gc()  # after the tasks are loaded: they live as long as the sweep
         self.progress("planned", total=len(todo), skipped=skipped)
         judges = [JudgeSpec(m, meth) for m, meth in cfg.judges()]
         names = {j.model for j in judges if not j.is_state}
@@ -295,6 +297,19 @@ async def run_sweep(cfg: SweepConfig, store_path: str | Path, **kwargs: Any) -> 
     Path(store_path).parent.mkdir(parents=True, exist_ok=True)
     with RunStore(store_path) as store:
         return await Sweep(cfg, store, **kwargs).run()
+
+
+def tune_gc() -> None:
+    """Keep the cyclic garbage collector off the hot path of a long sweep.
+
+    Thousands of in-flight conversations are millions of small objects; CPython's full
+    collections walk all of them and stalled the event loop for hundreds of milliseconds
+    (p99 call latency 487 ms against a 200 ms server). Objects alive now (modules, tasks, the
+    knowledge base) move to the permanent generation, and young collections run less often:
+    almost everything a call creates dies by reference counting anyway.
+    """
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
 
 
 def install_uvloop() -> None:
