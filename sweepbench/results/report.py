@@ -370,13 +370,13 @@ def _main_table(report: dict) -> Table:
     models = report["models"]
     k = _k_label(models)
     # Optional columns only when some model has them: the common case stays narrow.
-    gaps = [c for c in ("unjudged", "unfinished") if any(s[c] for s in models.values())]
+    gaps = [c for c in ("errors", "unjudged", "unfinished") if any(s[c] for s in models.values())]
     # Score only when it says more than Avg (a pass/fail judge scores 1/0: the same number).
     has_score = any(s.get("score") is not None and abs(s["score"] - (s["avg"] or 0.0)) > 1e-9
                     for s in models.values())
     has_cost = any((s.get("profile") or {}).get("cost") for s in models.values())
     table.add_column("Model", no_wrap=True)
-    for name in ("Tasks", "k", f"Avg@{k}", "95% CI", f"Pass@{k}", f"Pass^{k}", "Errors",
+    for name in ("Tasks", "k", f"Avg@{k}", "95% CI", f"Pass@{k}", f"Pass^{k}",
                  *(["Score"] if has_score else []), *(["$/episode"] if has_cost else []),
                  *(g.capitalize() for g in gaps)):
         table.add_column(name, justify="right", no_wrap=True)
@@ -387,7 +387,6 @@ def _main_table(report: dict) -> Table:
         table.add_row(
             m, str(s["tasks"]), "—" if s["k"] is None else str(s["k"]),
             _pct(s["avg"]), _ci(s.get("ci95")), _pct(s["pass_at_k"]), _pct(s["pass_hat_k"]),
-            str(s["errors"]),
             *([_pct(s.get("score"))] if has_score else []),
             *([("—" if not cost else f"{cost['per_episode']:.4f}")] if has_cost else []),
             *(str(s[g]) for g in gaps),

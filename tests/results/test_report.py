@@ -152,11 +152,12 @@ def test_render_leaderboard(store):
     k = str(ks.pop()) if len(ks) == 1 else "k"
     assert f"Avg@{k}" in text and f"Pass^{k}" in text
     header = [c.strip() for c in next(l for l in text.splitlines() if "Model" in l).split("┃")[1:-1]]
-    gaps = [c for c in ("unjudged", "unfinished") if any(m[c] for m in report["models"].values())]
+    gaps = [c for c in ("errors", "unjudged", "unfinished")
+            if any(m[c] for m in report["models"].values())]
     assert header[-len(gaps):] == [g.capitalize() for g in gaps]
     a = dict(zip(header, (cell.strip() for cell in lines["A"].split("│")[1:-1])))
-    assert [a[h] for h in header[:8]] == ["A", "3", "2", "50.0%", a["95% CI"], "66.7%", "33.3%",
-                                          "1"]
+    assert [a[h] for h in header[:7]] == ["A", "3", "2", "50.0%", a["95% CI"], "66.7%", "33.3%"]
+    assert a["Errors"] == "1"  # shown because some model has errors
     lo, hi = report["models"]["A"]["ci95"]
     assert a["95% CI"] == f"{100 * lo:.1f}–{100 * hi:.1f}" and lo <= 0.5 <= hi
     assert a.get("Unjudged") == "1"
