@@ -128,6 +128,7 @@ class Sweep:
         self.retry_errors = retry_errors
         self.shard = shard or Shard(0, 1)
         self.resumed = self.replayed_calls = 0
+        self._journaled: set[str] = set()  # episodes the store has started before
         self.store = store
         self.run_id = run_id_for(cfg)
         self.data_dir = resolve_data_dir(cfg.data_dir)
@@ -142,6 +143,7 @@ class Sweep:
         ended in error) are resumed from their journal.
         """
         status = self.store.episode_status(self.run_id)
+        self._journaled = {eid for eid, st in status.items() if st in ("running", "error")}
         finished = ("done",) if self.retry_errors else ("done", "error")
         todo, skipped = [], 0
         for trial in range(self.cfg.trials):
@@ -242,7 +244,9 @@ class Sweep:
                                    domain=task.domain, task_id=task.id, lang=task.lang,
                                    trial=item.trial)
         self.progress("started", item=item)
-        recorded = [e["payload"] for e in self.store.events(run_id, eid, kind="model_call")]
+        # only an episode that was started before (interrupted, or retried) has a journal
+        recorded = ([e["payload"] for e in self.store.events(run_id, eid, kind="model_call")]
+                    if eid in self._journaled else [])
         self.resumed += bool(recorded)
         seq = 0
 
