@@ -291,18 +291,13 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def _mean_metrics(details: list[dict]) -> dict[str, float]:
-    """Means of the numeric fields (nested ones as a.b) of judgment details, e.g. T1's."""
+    """Means of the numeric judgment details (T1's metrics), named as in the report."""
+    from .results.report import numeric_details
+
     sums: dict[str, list[float]] = {}
-
-    def walk(prefix: str, value: Any) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(f"{prefix}{k}.", v)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            sums.setdefault(prefix.rstrip("."), []).append(float(value))
-
     for d in details:
-        walk("", d)
+        for name, value in numeric_details(d).items():
+            sums.setdefault(name, []).append(float(value))
     return {k: round(sum(v) / len(v), 4) for k, v in sorted(sums.items())}
 
 

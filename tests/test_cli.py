@@ -131,11 +131,11 @@ def test_t1_replay_all_templates_oracle_perfect_noisy_lower(capsys):
     code, oracle = run_json(capsys, "replay", "--benchmark", "t1", "--json")
     assert code == 0 and oracle["tasks"] == oracle["passed"] == 525
     assert set(oracle["metrics"].values()) == {1.0}
-    assert {"tool.f1", "param.f1", "output_em"} <= set(oracle["metrics"])
+    assert {"tool_f1", "param_f1", "output_em"} <= set(oracle["metrics"])
     code, noisy = run_json(capsys, "replay", "--benchmark", "t1:single", "--model",
                            "scripted/noisy:0.3", "--json")
     assert code == 1 and 0 < noisy["passed"] < noisy["tasks"] == 275
-    assert all(noisy["metrics"][k] < 1.0 for k in ("tool.recall", "param.recall", "output_em"))
+    assert all(noisy["metrics"][k] < 1.0 for k in ("tool_recall", "param_recall", "output_em"))
 
 
 def test_t1_tasks_summary(capsys):
