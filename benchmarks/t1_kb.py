@@ -14,8 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from sweepbench.datasets.t1 import kb
-from sweepbench.datasets.t1.store import digest
+from sweepbench.benchmarks.t1.data import kb
+from sweepbench.benchmarks.t1.data.store import digest
 
 BUILD_TARGET_S, LOAD_TARGET_S = 30.0, 3.0
 

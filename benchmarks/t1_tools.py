@@ -23,10 +23,10 @@ from datetime import datetime
 import msgspec
 import numpy as np
 
-from sweepbench.datasets.t1 import ontology as o
-from sweepbench.datasets.t1.kb import knowledge_base
-from sweepbench.tools.t1 import toolkit_for
-from sweepbench.tools.t1.state import Episode
+from sweepbench.benchmarks.t1.data import ontology as o
+from sweepbench.benchmarks.t1.data.kb import knowledge_base
+from sweepbench.benchmarks.t1.tools import toolkit_for
+from sweepbench.benchmarks.t1.tools.state import Episode
 
 N_CALLS, N_OVERLAYS, TARGET_P99_MS = 3000, 1000, 2.0
 SEARCHES = {  # search tool, filter tool, table, feature flags to pick a criterion from

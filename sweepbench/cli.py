@@ -19,10 +19,10 @@ from typing import Any
 import msgspec
 from rich.console import Console
 
-from . import __version__
-from .config import ConfigError, SweepConfig, load_config
-from .datasets.task import TaskError
-from .runner.faults import FaultSpec, LatencySpec, parse_outage
+from sweepbench import __version__
+from sweepbench.config import ConfigError, SweepConfig, load_config
+from sweepbench.datasets.task import TaskError
+from sweepbench.runner.faults import FaultSpec, LatencySpec, parse_outage
 
 err = Console(stderr=True, soft_wrap=True)
 out = Console()
@@ -74,8 +74,8 @@ def _config(args: argparse.Namespace, **fixed: Any) -> SweepConfig:
 
 def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: bool, *,
                retry_errors: bool = False, shard: str | None = None):
-    from .runner.progress import ProgressDisplay
-    from .runner.sweep import Shard, install_uvloop, run_id_for, run_sweep
+    from sweepbench.runner.progress import ProgressDisplay
+    from sweepbench.runner.sweep import Shard, install_uvloop, run_id_for, run_sweep
 
     try:
         part = Shard.parse(shard) if shard else Shard(0, 1)
@@ -92,7 +92,7 @@ def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: boo
 
 def _resume_config(args: argparse.Namespace) -> tuple[SweepConfig, Path]:
     """The config a stored run was started with (speed options may still be overridden)."""
-    from .results.store import RunStore, StoreError
+    from sweepbench.results.store import RunStore, StoreError
 
     target = Path(args.resume)
     path = target if target.suffix in (".sqlite", ".db") or target.is_file() else Path("runs") / f"{args.resume}.sqlite"
@@ -116,8 +116,8 @@ def _resume_config(args: argparse.Namespace) -> tuple[SweepConfig, Path]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .results.report import build_report, render
-    from .results.store import RunStore
+    from sweepbench.results.report import build_report, render
+    from sweepbench.results.store import RunStore
 
     if args.resume:
         cfg, out_path = _resume_config(args)
@@ -151,8 +151,8 @@ def _prices(config: str | None) -> dict | None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .results.report import ReportError, build_report, render
-    from .results.store import RunStore
+    from sweepbench.results.report import ReportError, build_report, render
+    from sweepbench.results.store import RunStore
 
     path = Path(args.path)
     if not path.is_file():
@@ -166,7 +166,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             err.print(f"[red]error:[/red] {exc}")
             return 2
     if args.html:
-        from .results.html import write_html
+        from sweepbench.results.html import write_html
 
         write_html(report, args.html)
         err.print(f"wrote {args.html}")
@@ -178,8 +178,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .results.export import export_results_csv, export_trajectories
-    from .results.store import RunStore
+    from sweepbench.results.export import export_results_csv, export_trajectories
+    from sweepbench.results.store import RunStore
 
     if not (args.trajectories or args.csv):
         err.print("[red]error:[/red] name an output: --trajectories OUT.jsonl and/or --csv OUT.csv")
@@ -196,8 +196,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .results.importers import ImportFormatError, import_vitabench
-    from .results.store import RunStore
+    from sweepbench.benchmarks.vitabench.importer import ImportFormatError, import_vitabench
+    from sweepbench.results.store import RunStore
 
     with RunStore(args.store) as store:
         for f in args.files:
@@ -212,7 +212,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from .results.store import RunStore
+    from sweepbench.results.store import RunStore
 
     cfg = _config(args, models=[args.model], trials=1, user_model="scripted/user")
     with tempfile.TemporaryDirectory() as tmp:
@@ -243,8 +243,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_judge(args: argparse.Namespace) -> int:
     """Judge a stored run (again) with other judges; no agent or user model is called."""
-    from .results.store import RunStore
-    from .runner.sweep import Sweep, install_uvloop
+    from sweepbench.results.store import RunStore
+    from sweepbench.runner.sweep import Sweep, install_uvloop
 
     args.resume = args.run
     cfg, path = _resume_config(args)
@@ -277,8 +277,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from .results.merge import merge_stores
-    from .results.store import StoreError
+    from sweepbench.results.merge import merge_stores
+    from sweepbench.results.store import StoreError
 
     try:
         counts = merge_stores(args.out, args.inputs)
@@ -292,7 +292,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 def _mean_metrics(details: list[dict]) -> dict[str, float]:
     """Means of the numeric judgment details (T1's metrics), named as in the report."""
-    from .results.report import numeric_details
+    from sweepbench.results.report import numeric_details
 
     sums: dict[str, list[float]] = {}
     for d in details:
@@ -302,10 +302,10 @@ def _mean_metrics(details: list[dict]) -> dict[str, float]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .runner.refserver import ReferenceServer
-    from .simulator.scripted.models import SCRIPTED_MODELS, resolve_model
+    from sweepbench.runner.refserver import ReferenceServer
+    from sweepbench.simulator.scripted.models import SCRIPTED_MODELS, resolve_model
 
-    from .runner.sweep import tune_gc
+    from sweepbench.runner.sweep import tune_gc
 
     tune_gc()
     server = ReferenceServer(resolve_model, host=args.host, port=args.port,
@@ -317,9 +317,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    from .datasets.catalog import BenchmarkSpec
-    from .datasets.task import Task
-    from .tools.registry import benchmark_tools
+    from sweepbench.benchmarks.catalog import BenchmarkSpec
+    from sweepbench.datasets.task import Task
+    from sweepbench.benchmarks.registry import benchmark_tools
 
     spec = BenchmarkSpec.parse(args.benchmark)
     tools = benchmark_tools(spec.benchmark)
@@ -339,10 +339,10 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
-    from .datasets.catalog import BenchmarkSpec, load_tasks
+    from sweepbench.benchmarks.catalog import BenchmarkSpec, load_tasks
 
     if args.json and BenchmarkSpec.parse(args.benchmark).benchmark == "t1":
-        from .datasets.t1.tasks import catalog_summary
+        from sweepbench.benchmarks.t1.data.tasks import catalog_summary
 
         summary = catalog_summary()
         if BenchmarkSpec.parse(args.benchmark).domains != ("all",):

@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from sweepbench.simulator.scripted.plan import UnresolvedReference, resolve
-from sweepbench.tools.registry import benchmark_tools
+from sweepbench.benchmarks.registry import benchmark_tools
 
 SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from sweepbench.cli import main
-from sweepbench.datasets.catalog import load_tasks
+from sweepbench.benchmarks.catalog import load_tasks
 from sweepbench.simulator.scripted.models import gold_plan
 
 

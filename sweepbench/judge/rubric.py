@@ -55,8 +55,8 @@ import msgspec
 import orjson
 from msgspec import Struct, field
 
-from ..datasets.task import Task
-from ..wire import (
+from sweepbench.datasets.task import Task
+from sweepbench.wire import (
     AssistantMessage,
     ChatRequest,
     Message,
@@ -65,8 +65,8 @@ from ..wire import (
     Usage,
     UserMessage,
 )
-from .parsing import parse_overall_verdict, parse_rubric_verdicts
-from .templates import judge_system_prompt, judge_user_prompt, retry_nudge
+from sweepbench.judge.parsing import parse_overall_verdict, parse_rubric_verdicts
+from sweepbench.benchmarks.vitabench.judge_prompts import judge_system_prompt, judge_user_prompt, retry_nudge
 
 __all__ = [
     "METHODS",

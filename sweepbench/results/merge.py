@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from .store import RunStore, StoreError
+from sweepbench.results.store import RunStore, StoreError
 
 
 def merge_stores(out: str | Path, inputs: list[str | Path]) -> dict[str, int]:

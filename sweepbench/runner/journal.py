@@ -20,7 +20,7 @@ from typing import Any, Awaitable, Callable
 
 import msgspec
 
-from ..wire import AssistantMessage, ChatRequest, Usage, encoder
+from sweepbench.wire import AssistantMessage, ChatRequest, Usage, encoder
 
 class ResumeMismatch(Exception):
     """A recorded call no longer matches the request the episode makes now."""

@@ -18,11 +18,11 @@ from typing import Any, Awaitable, Callable
 
 import msgspec
 
-from ..datasets.task import Task
-from ..judge.state_check import check_vitabench
-from ..results.store import RunStore
-from ..wire import EpisodeRecord, encoder
-from .journal import CallJournal
+from sweepbench.datasets.task import Task
+from sweepbench.benchmarks.vitabench.state_check import check_vitabench
+from sweepbench.results.store import RunStore
+from sweepbench.wire import EpisodeRecord, encoder
+from sweepbench.runner.journal import CallJournal
 
 STATE = "state"
 # LLM judge methods by benchmark: VitaBench's rubric judge variants, T1's Likert judge.
@@ -55,7 +55,7 @@ def state_judgment(task: Task, record: EpisodeRecord) -> dict[str, Any]:
         passed = result.pop("passed")
         return {"passed": passed, "score": 1.0 if passed else 0.0, "details": result}
     if task.benchmark == "t1":  # T1's tool / parameter / output metrics (§3.2.1)
-        from ..judge import t1_metrics
+        from sweepbench.benchmarks.t1 import metrics as t1_metrics
 
         result = msgspec.to_builtins(t1_metrics.score(task, t1_metrics.calls_from_messages(record.messages)))
         passed = bool(result.pop("passed"))
@@ -68,7 +68,7 @@ async def llm_judgment(task: Task, record: EpisodeRecord, spec: JudgeSpec, call,
     """An LLM judge over the episode's messages: T1's Likert judge or VitaBench's rubrics."""
     if spec.method == "likert":
         return await likert_judgment(record, call, data_dir)
-    from ..judge.rubric import judge_episode
+    from sweepbench.judge.rubric import judge_episode
 
     result = await judge_episode(task, record.messages, call=call, method=spec.method,
                                  data_dir=data_dir, lang=task.lang)
@@ -79,8 +79,8 @@ async def llm_judgment(task: Task, record: EpisodeRecord, spec: JudgeSpec, call,
 async def likert_judgment(record: EpisodeRecord, call, data_dir: Path | None,
                           attempts: int = 3) -> dict[str, Any]:
     """T1's Likert judge (section 3.2.2): helpfulness and coherence 1-5, overall their mean."""
-    from ..simulator import t1_prompts
-    from ..wire import ChatRequest, UserMessage
+    from sweepbench.benchmarks.t1 import prompts as t1_prompts
+    from sweepbench.wire import ChatRequest, UserMessage
 
     prompt = t1_prompts.judge_prompt(t1_prompts.transcript(record.messages), data_dir)
     for attempt in range(attempts):

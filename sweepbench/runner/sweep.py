@@ -20,20 +20,20 @@ from typing import Any, Callable
 
 import msgspec
 
-from ..config import SweepConfig
-from ..datasets.catalog import BenchmarkSpec, load_tasks, resolve_data_dir
-from ..datasets.task import Task
-from ..results.store import RunStore
-from ..simulator.episode import EpisodeLimits, EpisodeProtocol, TerminationReason, run_episode
-from ..simulator.scripted.models import resolve_model
-from ..tools.registry import benchmark_tools
-from ..wire import EpisodeRecord, encoder
-from .client import ModelClient, limits_key
-from .limits import LimitsPool
-from .response_cache import ResponseCache
-from .journal import CallJournal
-from .judge_pool import JudgePool, JudgeSpec
-from .refserver import ReferenceServer
+from sweepbench.config import SweepConfig
+from sweepbench.benchmarks.catalog import BenchmarkSpec, load_tasks, resolve_data_dir
+from sweepbench.datasets.task import Task
+from sweepbench.results.store import RunStore
+from sweepbench.simulator.episode import EpisodeLimits, EpisodeProtocol, TerminationReason, run_episode
+from sweepbench.simulator.scripted.models import resolve_model
+from sweepbench.benchmarks.registry import benchmark_tools
+from sweepbench.wire import EpisodeRecord, encoder
+from sweepbench.runner.client import ModelClient, limits_key
+from sweepbench.runner.limits import LimitsPool
+from sweepbench.runner.response_cache import ResponseCache
+from sweepbench.runner.journal import CallJournal
+from sweepbench.runner.judge_pool import JudgePool, JudgeSpec
+from sweepbench.runner.refserver import ReferenceServer
 
 
 @dataclass(frozen=True)
@@ -108,11 +108,11 @@ def select_tasks(cfg: SweepConfig) -> list[tuple[str, Task]]:
 def protocol_for(task: Task, data_dir: Path | None, user_mode: str = "default") -> EpisodeProtocol | None:
     """The benchmark's episode conventions (None: a plain conversation)."""
     if task.benchmark == "t1":
-        from ..simulator.t1_protocol import T1Protocol
+        from sweepbench.benchmarks.t1.episode import T1Protocol
 
         return T1Protocol(data_dir)
     if task.benchmark == "vitabench":
-        from ..simulator.vitabench_protocol import VitaBenchProtocol
+        from sweepbench.benchmarks.vitabench.episode import VitaBenchProtocol
 
         return VitaBenchProtocol(data_dir, user_mode)
     return None

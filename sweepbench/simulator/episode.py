@@ -15,9 +15,9 @@ from typing import Any, Awaitable, Callable, Protocol
 
 import msgspec
 
-from ..datasets.task import Task, TaskError
-from ..tools.base import Toolkit
-from ..wire import (
+from sweepbench.datasets.task import Task, TaskError
+from sweepbench.tools.base import Toolkit
+from sweepbench.wire import (
     AssistantMessage,
     ChatRequest,
     Message,
@@ -26,7 +26,7 @@ from ..wire import (
     Usage,
     UserMessage,
 )
-from .prompts import STOP, agent_greeting, agent_system_prompt, user_system_prompt
+from sweepbench.simulator.prompts import STOP, agent_greeting, agent_system_prompt, user_system_prompt
 
 
 class TerminationReason(StrEnum):

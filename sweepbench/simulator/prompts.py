@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import orjson
 
-from ..datasets.task import Task
+from sweepbench.datasets.task import Task
 
 STOP = "###STOP###"
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Literal
 
 import msgspec
 
-from ..wire import ToolSpec
+from sweepbench.wire import ToolSpec
 
 ToolKind = Literal["read", "write", "general"]
 

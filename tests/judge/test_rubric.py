@@ -14,7 +14,7 @@ from sweepbench.judge.rubric import (
     render_trajectory,
     task_rubrics,
 )
-from sweepbench.simulator.scripted.judge_double import scripted_judge
+from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
 from sweepbench.wire import (
     AssistantMessage,
     ChatRequest,
@@ -321,7 +321,7 @@ async def test_double_truncated_reply_is_recovered_partially():
 
 
 def test_double_default_rule_is_deterministic_and_word_based():
-    from sweepbench.judge.templates import judge_user_prompt
+    from sweepbench.benchmarks.vitabench.judge_prompts import judge_user_prompt
 
     states = [{"rubric_idx": "rubric_0", "rubric": "Rice noodles delivered to Yunnan Hospital",
                "justification": "", "meetExpectation": False},

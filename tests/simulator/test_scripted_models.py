@@ -5,8 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from sweepbench.datasets.catalog import load_tasks
-from sweepbench.judge.state_check import check_vitabench
+from sweepbench.benchmarks.catalog import load_tasks
+from sweepbench.benchmarks.vitabench.state_check import check_vitabench
 from sweepbench.simulator.episode import EpisodeLimits, TerminationReason, run_episode
 from sweepbench.simulator.prompts import STOP
 from sweepbench.simulator.scripted.models import (
@@ -15,8 +15,8 @@ from sweepbench.simulator.scripted.models import (
     resolve_model,
 )
 from sweepbench.judge.parsing import parse_rubric_verdicts
-from sweepbench.judge.templates import judge_user_prompt
-from sweepbench.tools.registry import benchmark_tools
+from sweepbench.benchmarks.vitabench.judge_prompts import judge_user_prompt
+from sweepbench.benchmarks.registry import benchmark_tools
 from sweepbench.wire import ChatRequest, ToolMessage, Usage, UserMessage
 
 SPEC = "vitabench:delivery"

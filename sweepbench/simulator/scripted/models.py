@@ -28,9 +28,9 @@ from typing import Any, Callable
 
 import msgspec
 
-from ...datasets.catalog import find_task
-from ...datasets.task import Task
-from ...wire import (
+from sweepbench.benchmarks.catalog import find_task
+from sweepbench.datasets.task import Task
+from sweepbench.wire import (
     AssistantMessage,
     ChatRequest,
     FunctionCall,
@@ -38,14 +38,14 @@ from ...wire import (
     ToolMessage,
     UserMessage,
 )
-from ..prompts import STOP
-from .judge_double import scripted_judge
-from .plan import Step, UnresolvedReference, resolve
+from sweepbench.simulator.prompts import STOP
+from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
+from sweepbench.simulator.scripted.plan import Step, UnresolvedReference, resolve
 
 Policy = Callable[[ChatRequest], AssistantMessage]
 
-_PLAN_MODULES = {"vitabench": "sweepbench.simulator.scripted.vitabench_oracle",
-                 "t1": "sweepbench.simulator.scripted.t1_oracle"}
+_PLAN_MODULES = {"vitabench": "sweepbench.benchmarks.vitabench.oracle",
+                 "t1": "sweepbench.benchmarks.t1.oracle"}
 _plan_cache: dict[str, list[Step]] = {}
 
 

@@ -1,0 +1,90 @@
+"""Benchmark specs to task lists, and tasks by key.
+
+A spec names a benchmark and optionally its domains: ``vitabench:delivery``, or
+``vitabench:delivery,instore`` for a cross-domain composition; ``t1`` (all 525 templates) or
+``t1:<split>`` (a tier such as ``single`` or ``8-domain``, a split such as ``hotel`` or
+``hotel+vehicle_rental``, or a comma-separated domain list). Loading is cached per
+(spec, data dir, language), so the reference server's scripted models and the runner share
+one parsed copy of each task file.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from sweepbench.datasets.task import Task, TaskError
+
+DEFAULT_DOMAINS = {"vitabench": ("delivery",), "t1": ("all",)}
+
+
+class BenchmarkSpec(tuple):
+    """(benchmark, domains) parsed from ``name[:d1,d2]``."""
+
+    @classmethod
+    def parse(cls, spec: str) -> "BenchmarkSpec":
+        name, _, domains = spec.strip().partition(":")
+        name = name.strip().lower()
+        if name not in DEFAULT_DOMAINS:
+            raise TaskError(f"unknown benchmark {name!r} in {spec!r}; known: {', '.join(DEFAULT_DOMAINS)}")
+        doms = tuple(d.strip() for d in domains.split(",") if d.strip()) or DEFAULT_DOMAINS[name]
+        return cls((name, doms))
+
+    @property
+    def benchmark(self) -> str:
+        return self[0]
+
+    @property
+    def domains(self) -> tuple[str, ...]:
+        return self[1]
+
+    def __str__(self) -> str:
+        return f"{self.benchmark}:{','.join(self.domains)}"
+
+
+def resolve_data_dir(data_dir: str | Path | None) -> Path | None:
+    """The data dir from the option, else $SWEEPBENCH_DATA, else None (built-in samples)."""
+    value = data_dir if data_dir not in (None, "") else os.environ.get("SWEEPBENCH_DATA")
+    if not value:
+        return None
+    path = Path(value).expanduser().resolve()
+    if not path.is_dir():
+        raise TaskError(f"data dir {path} does not exist or is not a directory")
+    return path
+
+
+@lru_cache(maxsize=64)
+def _load(spec: BenchmarkSpec, data_dir: Path | None, lang: str) -> tuple[Task, ...]:
+    if spec.benchmark == "vitabench":
+        from sweepbench.benchmarks.vitabench import tasks as vitabench
+
+        return tuple(vitabench.load_tasks(spec.domains, data_dir=data_dir, lang=lang))
+    if spec.benchmark == "t1":
+        from sweepbench.benchmarks.t1.data import tasks as t1_tasks
+
+        return tuple(t1_tasks.load_tasks(",".join(spec.domains), data_dir=data_dir, lang=lang))
+    raise TaskError(f"no loader for benchmark {spec.benchmark!r}")
+
+
+def load_tasks(spec: str | BenchmarkSpec, *, data_dir: str | Path | None = None,
+               lang: str = "en") -> list[Task]:
+    if not isinstance(spec, BenchmarkSpec):
+        spec = BenchmarkSpec.parse(spec)
+    if lang not in ("en", "zh"):
+        raise TaskError(f"unknown language {lang!r}: use en or zh")
+    return list(_load(spec, resolve_data_dir(data_dir), lang))
+
+
+@lru_cache(maxsize=64)
+def _index(spec: BenchmarkSpec, data_dir: Path | None, lang: str) -> dict[str, Task]:
+    return {t.key: t for t in _load(spec, data_dir, lang)}
+
+
+def find_task(spec: str, key: str, *, data_dir: str | Path | None, lang: str) -> Task:
+    """The task with ``key`` in the benchmark ``spec``; TaskError when there is none."""
+    index = _index(BenchmarkSpec.parse(spec), resolve_data_dir(data_dir), lang)
+    try:
+        return index[key]
+    except KeyError:
+        raise TaskError(f"no task {key!r} in {spec} ({lang})") from None

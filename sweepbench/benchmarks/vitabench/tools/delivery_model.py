@@ -1,0 +1,34 @@
+"""The delivery tables: stores and the products on their menus."""
+
+from __future__ import annotations
+
+from msgspec import Struct
+
+from sweepbench.benchmarks.vitabench.tools.common import Location
+
+
+class StoreProduct(Struct):
+    """A product on a store's menu; ``attributes`` lists the specs one may choose."""
+
+    product_id: str
+    name: str
+    store_id: str
+    store_name: str
+    price: float
+    tags: list[str] = []
+    attributes: list[str] = []
+
+
+class StoreSummary(Struct):
+    store_id: str
+    name: str
+    score: float
+    location: Location
+    tags: list[str] = []
+
+
+class Store(StoreSummary):
+    products: list[StoreProduct] = []
+
+    def summary(self) -> StoreSummary:
+        return StoreSummary(self.store_id, self.name, self.score, self.location, self.tags)

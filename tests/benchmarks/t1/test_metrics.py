@@ -1,0 +1,103 @@
+"""§3.2.1 metrics: gold plans score 1.0, spoiled plans score less, worked example G.3."""
+
+from __future__ import annotations
+
+import random
+
+import msgspec
+import pytest
+
+from sweepbench.benchmarks.t1.data.ontology import DOMAINS
+from sweepbench.datasets.task import Task
+from sweepbench.benchmarks.t1.metrics import Call, calls_from_messages, score
+from sweepbench.benchmarks.t1.oracle import corrupt, gold_plan
+from sweepbench.benchmarks.t1.tools import TOOLS, toolkit_for
+from sweepbench.wire import AssistantMessage, FunctionCall, ToolCall, ToolMessage, UserMessage
+
+
+def values(s) -> list[float]:
+    d = s.as_dict()
+    return [*d["tool"].values(), *d["param"].values(), d["output_em"]]
+
+
+def test_every_gold_plan_scores_perfectly_and_every_spoiled_one_less(tasks, run_steps):
+    for task in tasks:
+        plan = gold_plan(task)
+        perfect = score(task, run_steps(task, plan))
+        assert perfect.passed and values(perfect) == [1.0] * 9, (task.id, perfect)
+        rng = random.Random(task.id)
+        j = rng.randrange(len(plan))
+        spoiled = plan[:j] + [corrupt(plan[j], rng, task)] + plan[j + 1:]
+        worse = score(task, run_steps(task, spoiled))
+        assert not worse.passed and min(values(worse)) < 1.0 and worse.param.recall < 1.0, (task.id, j)
+
+
+def test_the_oracle_reads_ids_from_earlier_outputs(tasks):
+    task = next(t for t in tasks if t.id == "t1-bar-16")
+    plan = gold_plan(task)
+    refs = [s.arguments for s in plan if any(isinstance(v, dict) and "$from_step" in v for v in s.arguments.values())]
+    assert refs and {"$from_step": 0, "$field": "results.0.venue_id"} in [a.get("venue_id") for a in refs]
+
+
+def _g3_task(kb) -> tuple[Task, dict]:
+    """G.3: one flight on a route and day; gold searches by airline then books it."""
+    flights, ap, cities = kb["flights"], kb["airports"], kb["cities"]
+    kit, probe = toolkit_for(DOMAINS), Task(id="probe", benchmark="t1", domain="flight", instructions="")
+    for r in range(flights.n):
+        route = {"departure_city": cities.string("name", int(ap["city"][int(flights["origin"][r])])),
+                 "arrival_city": cities.string("name", int(ap["city"][int(flights["destination"][r])])),
+                 "departure_date": str(flights["departure_date"][r])}
+        found = msgspec.json.decode(kit.call(TOOLS.new_state(probe), "search_flight", msgspec.json.encode(route)).content)
+        if found["total"] == 1:
+            break
+    users = kb["users"]
+    gold = [{"tool": "search_flight", "arguments": {**route, "airline": [flights.string("airline", r)]}},
+            {"tool": "book_flight", "arguments": {
+                "user_id": users.ident(3), "flight_id": flights.ident(r), "passenger_names": ["Jennifer Smith"],
+                "number_passengers": 1, "credit_card_last_four": users.string("card_last_four", 3)}}]
+    task = Task(id="g3-worked-example", benchmark="t1", domain="flight", instructions="Book the cheapest flight.",
+                environment={"time": "2026-04-20 09:00:00"}, evaluation={"gold_calls": gold})
+    return task, route
+
+
+def test_worked_example_g3(kb):
+    task, route = _g3_task(kb)
+    predicted_args = {**route, "ticket_class": "Economy"}  # airline missing, an extra ticket_class
+    output = TOOLS.toolkit(task).call(TOOLS.new_state(task), "search_flight", msgspec.json.encode(predicted_args))
+    s = score(task, [Call("search_flight", predicted_args, output.content)])
+    assert (s.tool.precision, s.tool.recall, round(s.tool.f1, 2)) == (1.0, 0.5, 0.67)
+    assert s.output_em == 0.5 and not s.passed
+    assert (s.param.precision, s.param.recall) == (0.75, 3 / 9)
+
+
+def test_repeated_calls_count_individually_and_pairing_prefers_overlap(tasks):
+    task = next(t for t in tasks if [g["tool"] for g in t.evaluation["gold_calls"]].count("filter_hotel") == 2)
+    gold = task.evaluation["gold_calls"]
+    outputs = [""] * len(gold)
+    calls = [Call(g["tool"], g["arguments"], o) for g, o in zip(gold, outputs)]
+    filters = [i for i, c in enumerate(calls) if c.name == "filter_hotel"]
+    assert calls[filters[0]].arguments != calls[filters[1]].arguments
+    swapped = list(calls)
+    swapped[filters[0]], swapped[filters[1]] = calls[filters[1]], calls[filters[0]]
+    s = score(task, swapped)  # paired by overlap, not position: nothing is lost
+    assert (s.tool.accuracy, s.param.recall, s.param.accuracy) == (1.0, 1.0, 1.0)
+    once = [c for i, c in enumerate(calls) if i != filters[1]]
+    s = score(task, once)
+    assert s.tool.precision == 1.0 and s.tool.recall == pytest.approx((len(gold) - 1) / len(gold))
+    assert s.output_em == 0.0 and not s.passed  # no output was observed at all
+
+
+def test_output_em_counts_any_matching_observed_output(tasks, run_steps):
+    task = next(t for t in tasks if len(t.evaluation["gold_calls"]) >= 3)
+    calls = run_steps(task, gold_plan(task))
+    shuffled = [Call(c.name, c.arguments, o) for c, o in zip(calls, reversed([c.output for c in calls]))]
+    assert score(task, shuffled).output_em == 1.0
+
+
+def test_calls_from_messages():
+    messages = [UserMessage("hi"),
+                AssistantMessage(tool_calls=[ToolCall("a", FunctionCall("search_bars", '{"city": "Denver"}')),
+                                             ToolCall("b", FunctionCall("filter_bars", "{not json"))]),
+                ToolMessage("a", "out-a"), ToolMessage("b", "Error: bad")]
+    assert calls_from_messages(messages) == [Call("search_bars", {"city": "Denver"}, "out-a"),
+                                             Call("filter_bars", {}, "Error: bad")]
