@@ -43,10 +43,11 @@ from typing import Any
 import msgspec
 
 from sweepbench.config import Endpoint, SweepConfig
+from sweepbench.errors import ModelError
 from sweepbench.results.report import build_report
 from sweepbench.results.store import RunStore
 from sweepbench.runner import sweep as sweep_mod
-from sweepbench.runner.client import ModelClient, ModelError
+from sweepbench.runner.client import ModelClient
 from sweepbench.runner.faults import parse_outage
 from sweepbench.runner.refserver import ReferenceServer
 

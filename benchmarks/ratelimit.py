@@ -31,7 +31,8 @@ import statistics
 import time
 
 from sweepbench.config import Endpoint
-from sweepbench.runner.client import CallResult, ModelClient, ModelError
+from sweepbench.errors import ModelError
+from sweepbench.runner.client import CallResult, ModelClient
 from sweepbench.runner.limits import EndpointLimits
 from sweepbench.runner.refserver import ReferenceServer
 from sweepbench.wire import (

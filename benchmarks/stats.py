@@ -18,7 +18,12 @@ import time
 
 import numpy as np
 
-from sweepbench.results.stats import Outcome, judge_agreement, paired_bootstrap, summarize
+from sweepbench.results.stats import (
+    Outcome,
+    judge_agreement,
+    paired_bootstrap,
+    summarize,
+)
 
 TASKS, TRIALS, K_MAX = 100, 32, 20
 DOMAINS = ("delivery", "instore", "ota", "cross_domain")

@@ -18,10 +18,11 @@ from typing import Any
 
 import msgspec
 from rich.console import Console
+from rich.markup import escape
 
 from sweepbench import __version__
-from sweepbench.config import ConfigError, SweepConfig, load_config
-from sweepbench.datasets.task import TaskError
+from sweepbench.config import SweepConfig, load_config
+from sweepbench.errors import ConfigError, SweepbenchError
 from sweepbench.runner.faults import FaultSpec, LatencySpec, parse_outage
 
 err = Console(stderr=True, soft_wrap=True)
@@ -92,7 +93,8 @@ def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: boo
 
 def _resume_config(args: argparse.Namespace) -> tuple[SweepConfig, Path]:
     """The config a stored run was started with (speed options may still be overridden)."""
-    from sweepbench.results.store import RunStore, StoreError
+    from sweepbench.errors import StoreError
+    from sweepbench.results.store import RunStore
 
     target = Path(args.resume)
     path = target if target.suffix in (".sqlite", ".db") or target.is_file() else Path("runs") / f"{args.resume}.sqlite"
@@ -151,7 +153,8 @@ def _prices(config: str | None) -> dict | None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from sweepbench.results.report import ReportError, build_report, render
+    from sweepbench.errors import ReportError
+    from sweepbench.results.report import build_report, render
     from sweepbench.results.store import RunStore
 
     path = Path(args.path)
@@ -196,7 +199,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from sweepbench.benchmarks.vitabench.importer import ImportFormatError, import_vitabench
+    from sweepbench.benchmarks.vitabench.importer import import_vitabench
+    from sweepbench.errors import ImportFormatError
     from sweepbench.results.store import RunStore
 
     with RunStore(args.store) as store:
@@ -277,8 +281,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
+    from sweepbench.errors import StoreError
     from sweepbench.results.merge import merge_stores
-    from sweepbench.results.store import StoreError
 
     try:
         counts = merge_stores(args.out, args.inputs)
@@ -303,9 +307,8 @@ def _mean_metrics(details: list[dict]) -> dict[str, float]:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from sweepbench.runner.refserver import ReferenceServer
-    from sweepbench.simulator.scripted.models import SCRIPTED_MODELS, resolve_model
-
     from sweepbench.runner.sweep import tune_gc
+    from sweepbench.simulator.scripted.models import SCRIPTED_MODELS, resolve_model
 
     tune_gc()
     server = ReferenceServer(resolve_model, host=args.host, port=args.port,
@@ -318,8 +321,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_tools(args: argparse.Namespace) -> int:
     from sweepbench.benchmarks.catalog import BenchmarkSpec
-    from sweepbench.datasets.task import Task
     from sweepbench.benchmarks.registry import benchmark_tools
+    from sweepbench.datasets.task import Task
 
     spec = BenchmarkSpec.parse(args.benchmark)
     tools = benchmark_tools(spec.benchmark)
@@ -500,8 +503,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (ConfigError, TaskError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+    except SweepbenchError as exc:  # every deliberate error: one line, no traceback
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         return 2
     except KeyboardInterrupt:
         err.print("interrupted; re-run the same command to continue where it stopped")

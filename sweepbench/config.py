@@ -15,11 +15,9 @@ from typing import Any
 import msgspec
 from msgspec import Struct, field
 
+from sweepbench.errors import ConfigError
+
 SCRIPTED_PREFIX = "scripted/"
-
-
-class ConfigError(ValueError):
-    """A config file or option that cannot be used; the message says which and why."""
 
 
 class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):

@@ -7,8 +7,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from sweepbench.simulator.scripted.plan import UnresolvedReference, resolve
 from sweepbench.benchmarks.registry import benchmark_tools
+from sweepbench.simulator.scripted.plan import UnresolvedReference, resolve
 
 SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 

@@ -7,10 +7,9 @@ import sqlite3
 
 import pytest
 
-from sweepbench.cli import main
 from sweepbench.benchmarks.catalog import load_tasks
+from sweepbench.cli import main
 from sweepbench.simulator.scripted.models import gold_plan
-
 
 METRICS = ("k", "tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k")
 

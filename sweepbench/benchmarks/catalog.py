@@ -14,7 +14,8 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from sweepbench.datasets.task import Task, TaskError
+from sweepbench.datasets.task import Task
+from sweepbench.errors import TaskError
 
 DEFAULT_DOMAINS = {"vitabench": ("delivery",), "t1": ("all",)}
 

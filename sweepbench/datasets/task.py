@@ -34,7 +34,3 @@ class Task(Struct, kw_only=True, frozen=True):
     def key(self) -> str:
         """Identity across benchmarks and languages: what the store keys episodes by."""
         return f"{self.benchmark}:{self.domain}:{self.lang}:{self.id}"
-
-
-class TaskError(ValueError):
-    """A task file or task entry that cannot be used; the message names file and task."""

@@ -55,7 +55,13 @@ import msgspec
 import orjson
 from msgspec import Struct, field
 
+from sweepbench.benchmarks.vitabench.judge_prompts import (
+    judge_system_prompt,
+    judge_user_prompt,
+    retry_nudge,
+)
 from sweepbench.datasets.task import Task
+from sweepbench.judge.parsing import parse_overall_verdict, parse_rubric_verdicts
 from sweepbench.wire import (
     AssistantMessage,
     ChatRequest,
@@ -65,8 +71,6 @@ from sweepbench.wire import (
     Usage,
     UserMessage,
 )
-from sweepbench.judge.parsing import parse_overall_verdict, parse_rubric_verdicts
-from sweepbench.benchmarks.vitabench.judge_prompts import judge_system_prompt, judge_user_prompt, retry_nudge
 
 __all__ = [
     "METHODS",

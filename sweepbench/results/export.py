@@ -23,8 +23,9 @@ from typing import Any, Iterator
 
 import msgspec
 
+from sweepbench.errors import StoreError
 from sweepbench.results.report import numeric_details
-from sweepbench.results.store import RunStore, StoreError
+from sweepbench.results.store import RunStore
 from sweepbench.wire import EpisodeRecord
 
 __all__ = ["export_results_csv", "export_trajectories", "read_trajectories"]

@@ -10,7 +10,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from sweepbench.results.store import RunStore, StoreError
+from sweepbench.errors import StoreError
+from sweepbench.results.store import RunStore
 
 
 def merge_stores(out: str | Path, inputs: list[str | Path]) -> dict[str, int]:

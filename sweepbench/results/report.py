@@ -41,19 +41,20 @@ import msgspec
 from rich.console import Group
 from rich.table import Table
 
+from sweepbench.errors import ReportError
 from sweepbench.results.profile import profile_run
 from sweepbench.results.stats import (
-    DEFAULT_BOOT, Outcome, judge_agreement, paired_bootstrap, summarize,
+    DEFAULT_BOOT,
+    Outcome,
+    judge_agreement,
+    paired_bootstrap,
+    summarize,
 )
 from sweepbench.results.store import RunStore
 
 __all__ = ["ReportError", "build_report", "numeric_details", "render"]
 
 _ALL_PAIRS_UP_TO = 12
-
-
-class ReportError(ValueError):
-    """The store has no such run, or no such judge method; the message lists what there is."""
 
 
 def task_key(benchmark: str, domain: str, lang: str | None, task_id: str) -> str:

@@ -47,6 +47,7 @@ from typing import Any, Callable
 
 import msgspec
 
+from sweepbench.errors import ConfigMismatchError, StoreError
 from sweepbench.wire import EpisodeRecord
 
 __all__ = ["ConfigMismatchError", "RunStore", "StoreError", "canonical_json", "config_hash"]
@@ -55,14 +56,6 @@ SCHEMA_VERSION = 1
 APPLICATION_ID = 0x53574250  # "SWBP": marks the file as a sweepbench run store
 
 EPISODE_STATUSES = ("running", "done", "error")
-
-
-class StoreError(Exception):
-    """The run store cannot do what was asked; the message says which store and why."""
-
-
-class ConfigMismatchError(StoreError):
-    """``begin_run`` for an existing run with a different config."""
 
 
 # ---- schema ------------------------------------------------------------------------------

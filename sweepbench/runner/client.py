@@ -1,23 +1,8 @@
 """The model client: one facade per OpenAI-compatible chat-completions endpoint.
 
 ``ModelClient.complete`` sends one :class:`~sweepbench.wire.ChatRequest` and returns a
-:class:`CallResult`, retrying what is worth retrying. Every failure leaves as one of these::
-
-    ModelError                      base; .endpoint, .status (HTTP status or None), .attempts
-    ├── RetryableError              worth trying again; .retry_after (seconds or None)
-    │   ├── RateLimitError          429 (Retry-After honoured)
-    │   ├── ServerError             408, 5xx (Retry-After honoured on 503)
-    │   ├── TransportError          connection refused / reset / closed mid-response
-    │   │   └── RequestTimeout      connect or total timeout
-    │   └── InvalidResponseError    2xx with a truncated, non-JSON or malformed body
-    └── FatalError                  retrying cannot help; raised at once
-        ├── BadRequestError         400
-        │   └── ContextLengthError  400 saying the prompt is too long
-        ├── AuthenticationError     401, 403, or the key's environment variable is unset
-        ├── NotFoundError           404 (unknown model or wrong base URL)
-        └── QuotaExceededError      429 whose code is ``insufficient_quota`` (billing, not rate)
-
-Other 4xx (and unexpected 1xx/3xx) raise a plain ``FatalError``. Transport errors are
+:class:`CallResult`, retrying what is worth retrying. Every failure leaves as a :class:`~sweepbench.errors.ModelError` (the tree is drawn in
+:mod:`sweepbench.errors`). Other 4xx (and unexpected 1xx/3xx) raise a plain ``FatalError``. Transport errors are
 translated in one place per transport (``AiohttpTransport.post``, ``OpenAITransport.post``)
 with ``raise ... from``; ``asyncio.CancelledError`` is never caught. After
 ``endpoint.max_retries`` retries the last ``RetryableError`` is raised.
@@ -58,7 +43,24 @@ from tenacity import (
 )
 from yarl import URL
 
-from sweepbench.config import ConfigError, Endpoint
+from sweepbench.config import Endpoint
+from sweepbench.errors import (
+    AuthenticationError,
+    BadRequestError,
+    ConfigError,
+    ContextLengthError,
+    EndpointUnavailableError,
+    FatalError,
+    InvalidResponseError,
+    ModelError,
+    NotFoundError,
+    QuotaExceededError,
+    RateLimitError,
+    RequestTimeout,
+    RetryableError,
+    ServerError,
+    TransportError,
+)
 from sweepbench.runner.body import BodyTemplate
 from sweepbench.runner.limits import BreakerOpen, EndpointLimits, Permit
 from sweepbench.runner.response_cache import ResponseCache
@@ -88,81 +90,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-# ---- errors ---------------------------------------------------------------------------------
-
-
-class ModelError(Exception):
-    """A model call that did not produce a response."""
-
-    def __init__(self, message: str, *, endpoint: str = "", status: int | None = None) -> None:
-        super().__init__(message)
-        self.endpoint = endpoint
-        self.status = status
-        self.attempts = 1  # requests made for this call when the error left the client
-
-
-class RetryableError(ModelError):
-    def __init__(
-        self,
-        message: str,
-        *,
-        endpoint: str = "",
-        status: int | None = None,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(message, endpoint=endpoint, status=status)
-        self.retry_after = retry_after
-        """Seconds the server asked us to wait (Retry-After), if it said."""
-
-
-class RateLimitError(RetryableError):
-    pass
-
-
-class ServerError(RetryableError):
-    pass
-
-
-class TransportError(RetryableError):
-    pass
-
-
-class RequestTimeout(TransportError):
-    pass
-
-
-class InvalidResponseError(RetryableError):
-    pass
-
-
-class EndpointUnavailableError(RetryableError):
-    pass
-
-
-class FatalError(ModelError):
-    pass
-
-
-class BadRequestError(FatalError):
-    pass
-
-
-class ContextLengthError(BadRequestError):
-    pass
-
-
-class AuthenticationError(FatalError):
-    pass
-
-
-class NotFoundError(FatalError):
-    pass
-
-
-class QuotaExceededError(FatalError):
-    pass
-
 
 # ---- result ---------------------------------------------------------------------------------
 
@@ -620,7 +547,7 @@ class ModelClient:
 
 
 def _worth_retrying(err: BaseException) -> bool:
-    return isinstance(err, RetryableError) and not isinstance(err, EndpointUnavailableError)
+    return isinstance(err, RetryableError)
 
 
 class Conversation:

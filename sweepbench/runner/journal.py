@@ -20,10 +20,8 @@ from typing import Any, Awaitable, Callable
 
 import msgspec
 
+from sweepbench.errors import ResumeMismatch
 from sweepbench.wire import AssistantMessage, ChatRequest, Usage, encoder
-
-class ResumeMismatch(Exception):
-    """A recorded call no longer matches the request the episode makes now."""
 
 
 class Replayed(msgspec.Struct):

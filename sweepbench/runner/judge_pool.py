@@ -18,11 +18,11 @@ from typing import Any, Awaitable, Callable
 
 import msgspec
 
-from sweepbench.datasets.task import Task
 from sweepbench.benchmarks.vitabench.state_check import check_vitabench
+from sweepbench.datasets.task import Task
 from sweepbench.results.store import RunStore
-from sweepbench.wire import EpisodeRecord, encoder
 from sweepbench.runner.journal import CallJournal
+from sweepbench.wire import EpisodeRecord, encoder
 
 STATE = "state"
 # LLM judge methods by benchmark: VitaBench's rubric judge variants, T1's Likert judge.

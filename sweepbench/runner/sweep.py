@@ -20,20 +20,25 @@ from typing import Any, Callable
 
 import msgspec
 
-from sweepbench.config import SweepConfig
 from sweepbench.benchmarks.catalog import BenchmarkSpec, load_tasks, resolve_data_dir
+from sweepbench.benchmarks.registry import benchmark_tools
+from sweepbench.config import SweepConfig
 from sweepbench.datasets.task import Task
 from sweepbench.results.store import RunStore
-from sweepbench.simulator.episode import EpisodeLimits, EpisodeProtocol, TerminationReason, run_episode
-from sweepbench.simulator.scripted.models import resolve_model
-from sweepbench.benchmarks.registry import benchmark_tools
-from sweepbench.wire import EpisodeRecord, encoder
 from sweepbench.runner.client import ModelClient, limits_key
-from sweepbench.runner.limits import LimitsPool
-from sweepbench.runner.response_cache import ResponseCache
 from sweepbench.runner.journal import CallJournal
 from sweepbench.runner.judge_pool import JudgePool, JudgeSpec
+from sweepbench.runner.limits import LimitsPool
 from sweepbench.runner.refserver import ReferenceServer
+from sweepbench.runner.response_cache import ResponseCache
+from sweepbench.simulator.episode import (
+    EpisodeLimits,
+    EpisodeProtocol,
+    TerminationReason,
+    run_episode,
+)
+from sweepbench.simulator.scripted.models import resolve_model
+from sweepbench.wire import EpisodeRecord, encoder
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,13 @@ from typing import Any
 
 import msgspec
 
-from sweepbench.runner.client import (
+from sweepbench.errors import (
     FatalError,
     InvalidResponseError,
-    Reply,
     RequestTimeout,
     TransportError,
 )
+from sweepbench.runner.client import Reply
 
 __all__ = ["OpenAITransport", "sdk_backend"]
 

@@ -15,7 +15,14 @@ from typing import Any, Awaitable, Callable, Protocol
 
 import msgspec
 
-from sweepbench.datasets.task import Task, TaskError
+from sweepbench.datasets.task import Task
+from sweepbench.errors import TaskError
+from sweepbench.simulator.prompts import (
+    STOP,
+    agent_greeting,
+    agent_system_prompt,
+    user_system_prompt,
+)
 from sweepbench.tools.base import Toolkit
 from sweepbench.wire import (
     AssistantMessage,
@@ -26,7 +33,6 @@ from sweepbench.wire import (
     Usage,
     UserMessage,
 )
-from sweepbench.simulator.prompts import STOP, agent_greeting, agent_system_prompt, user_system_prompt
 
 
 class TerminationReason(StrEnum):

@@ -18,16 +18,13 @@ from typing import Any, Callable, Iterable, Literal
 
 import msgspec
 
+from sweepbench.errors import ToolError
 from sweepbench.wire import ToolSpec
 
 ToolKind = Literal["read", "write", "general"]
 
 _TOOL_ATTR = "__sweepbench_tool__"
 MAX_ARGUMENT_BYTES = 64 * 1024
-
-
-class ToolError(Exception):
-    """An error the model should read (bad id, precondition not met, ...)."""
 
 
 def tool(kind: ToolKind, *, name: str | None = None, feeds: Iterable[str] = ()) -> Callable:

@@ -10,15 +10,15 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from sweepbench.config import Endpoint
 from sweepbench.benchmarks.catalog import load_tasks
+from sweepbench.benchmarks.registry import benchmark_tools
+from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
+from sweepbench.config import Endpoint
 from sweepbench.judge.rubric import judge_episode, task_rubrics
 from sweepbench.runner.client import ModelClient
 from sweepbench.runner.refserver import ReferenceServer
 from sweepbench.simulator.episode import EpisodeLimits, TerminationReason, run_episode
-from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
 from sweepbench.simulator.scripted.models import resolve_model
-from sweepbench.benchmarks.registry import benchmark_tools
 from sweepbench.wire import Usage
 
 SPEC = "vitabench:delivery"

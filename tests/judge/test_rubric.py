@@ -7,6 +7,7 @@ import re
 import msgspec
 import pytest
 
+from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
 from sweepbench.datasets.task import Task
 from sweepbench.judge.rubric import (
     judge_episode,
@@ -14,7 +15,6 @@ from sweepbench.judge.rubric import (
     render_trajectory,
     task_rubrics,
 )
-from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
 from sweepbench.wire import (
     AssistantMessage,
     ChatRequest,

@@ -6,10 +6,21 @@ import csv
 
 import pytest
 
-from sweepbench.results.export import export_results_csv, export_trajectories, read_trajectories
-from sweepbench.results.store import RunStore, StoreError
+from sweepbench.errors import StoreError
+from sweepbench.results.export import (
+    export_results_csv,
+    export_trajectories,
+    read_trajectories,
+)
+from sweepbench.results.store import RunStore
 from sweepbench.wire import (
-    AssistantMessage, EpisodeRecord, FunctionCall, ToolCall, ToolMessage, Usage, UserMessage,
+    AssistantMessage,
+    EpisodeRecord,
+    FunctionCall,
+    ToolCall,
+    ToolMessage,
+    Usage,
+    UserMessage,
 )
 
 

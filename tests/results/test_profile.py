@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from sweepbench.config import Endpoint
-from sweepbench.results.profile import Prices, as_prices, build_profiles, profile_run, usage_cost
+from sweepbench.results.profile import (
+    Prices,
+    as_prices,
+    build_profiles,
+    profile_run,
+    usage_cost,
+)
 from sweepbench.results.report import build_report
 from sweepbench.results.store import RunStore
 from sweepbench.wire import EpisodeRecord, Usage

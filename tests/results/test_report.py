@@ -8,7 +8,8 @@ import json
 import pytest
 from rich.console import Console
 
-from sweepbench.results.report import ReportError, build_report, render
+from sweepbench.errors import ReportError
+from sweepbench.results.report import build_report, render
 from sweepbench.results.store import RunStore
 from sweepbench.wire import EpisodeRecord
 

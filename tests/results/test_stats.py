@@ -138,8 +138,14 @@ import math  # noqa: E402
 import numpy as np  # noqa: E402
 
 from sweepbench.results.stats import (  # noqa: E402
-    bootstrap_ci, cohen_kappa, judge_agreement, kappa_from_confusion, mse_vs_k,
-    paired_bootstrap, pass_curves, rubric_decisions,
+    bootstrap_ci,
+    cohen_kappa,
+    judge_agreement,
+    kappa_from_confusion,
+    mse_vs_k,
+    paired_bootstrap,
+    pass_curves,
+    rubric_decisions,
 )
 
 

@@ -11,15 +11,17 @@ import time
 import msgspec
 import pytest
 
-from sweepbench.results.store import (
-    SCHEMA_VERSION,
-    ConfigMismatchError,
-    RunStore,
-    StoreError,
-    config_hash,
+from sweepbench.errors import ConfigMismatchError, StoreError
+from sweepbench.results.store import SCHEMA_VERSION, RunStore, config_hash
+from sweepbench.wire import (
+    AssistantMessage,
+    EpisodeRecord,
+    FunctionCall,
+    ToolCall,
+    ToolMessage,
+    Usage,
+    UserMessage,
 )
-from sweepbench.wire import AssistantMessage, EpisodeRecord, ToolCall, FunctionCall, Usage
-from sweepbench.wire import ToolMessage, UserMessage
 
 CONFIG = {"models": ["scripted/oracle", "scripted/noisy"], "trials": 4, "seed": 7}
 

@@ -21,14 +21,14 @@ import openai
 import pytest
 
 from sweepbench.config import Endpoint
-from sweepbench.runner.client import (
+from sweepbench.errors import (
     BadRequestError,
-    ModelClient,
     NotFoundError,
     RateLimitError,
     ServerError,
     TransportError,
 )
+from sweepbench.runner.client import ModelClient
 from sweepbench.runner.refserver import Policy, ReferenceServer, estimate_tokens
 from sweepbench.wire import (
     AssistantMessage,

@@ -8,11 +8,18 @@ import msgspec
 import pytest
 
 from sweepbench.config import load_config
+from sweepbench.errors import ResumeMismatch
 from sweepbench.results.report import build_report
 from sweepbench.results.store import RunStore
-from sweepbench.runner.journal import CallJournal, ResumeMismatch
+from sweepbench.runner.journal import CallJournal
 from sweepbench.runner.sweep import Shard, Sweep, run_sweep
-from sweepbench.wire import AssistantMessage, ChatRequest, SystemMessage, Usage, UserMessage
+from sweepbench.wire import (
+    AssistantMessage,
+    ChatRequest,
+    SystemMessage,
+    Usage,
+    UserMessage,
+)
 
 METRICS = ("k", "tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k")
 

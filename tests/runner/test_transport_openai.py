@@ -14,11 +14,10 @@ from aiohttp import web
 pytest.importorskip("openai")
 
 from sweepbench.config import Endpoint
-from sweepbench.runner.client import (
+from sweepbench.errors import (
     AuthenticationError,
     BadRequestError,
     ContextLengthError,
-    ModelClient,
     ModelError,
     NotFoundError,
     RateLimitError,
@@ -26,6 +25,7 @@ from sweepbench.runner.client import (
     ServerError,
     TransportError,
 )
+from sweepbench.runner.client import ModelClient
 from sweepbench.runner.transport_openai import OpenAITransport, sdk_backend
 from sweepbench.wire import ChatRequest, ToolSpec, UserMessage
 

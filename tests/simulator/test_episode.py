@@ -5,13 +5,20 @@ from __future__ import annotations
 import types
 
 import msgspec
-
 import pytest
 
-from sweepbench.datasets.task import Task, TaskError
+from sweepbench.datasets.task import Task
+from sweepbench.errors import TaskError, ToolError
 from sweepbench.simulator.episode import EpisodeLimits, TerminationReason, run_episode
-from sweepbench.tools.base import Toolkit, ToolError, tool
-from sweepbench.wire import AssistantMessage, FunctionCall, ToolCall, ToolMessage, Usage, UserMessage
+from sweepbench.tools.base import Toolkit, tool
+from sweepbench.wire import (
+    AssistantMessage,
+    FunctionCall,
+    ToolCall,
+    ToolMessage,
+    Usage,
+    UserMessage,
+)
 
 
 @tool("write")

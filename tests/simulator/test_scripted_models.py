@@ -6,7 +6,10 @@ import msgspec
 import pytest
 
 from sweepbench.benchmarks.catalog import load_tasks
+from sweepbench.benchmarks.registry import benchmark_tools
+from sweepbench.benchmarks.vitabench.judge_prompts import judge_user_prompt
 from sweepbench.benchmarks.vitabench.state_check import check_vitabench
+from sweepbench.judge.parsing import parse_rubric_verdicts
 from sweepbench.simulator.episode import EpisodeLimits, TerminationReason, run_episode
 from sweepbench.simulator.prompts import STOP
 from sweepbench.simulator.scripted.models import (
@@ -14,9 +17,6 @@ from sweepbench.simulator.scripted.models import (
     gold_plan,
     resolve_model,
 )
-from sweepbench.judge.parsing import parse_rubric_verdicts
-from sweepbench.benchmarks.vitabench.judge_prompts import judge_user_prompt
-from sweepbench.benchmarks.registry import benchmark_tools
 from sweepbench.wire import ChatRequest, ToolMessage, Usage, UserMessage
 
 SPEC = "vitabench:delivery"

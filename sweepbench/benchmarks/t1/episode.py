@@ -15,9 +15,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sweepbench.wire import SystemMessage, UserMessage
 from sweepbench.benchmarks.t1 import prompts as t1_prompts
-from sweepbench.simulator.episode import EpisodeContext, EpisodeProtocol, TerminationReason
+from sweepbench.simulator.episode import (
+    EpisodeContext,
+    EpisodeProtocol,
+    TerminationReason,
+)
+from sweepbench.wire import SystemMessage, UserMessage
 
 
 class T1Protocol(EpisodeProtocol):

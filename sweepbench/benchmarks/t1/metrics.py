@@ -23,8 +23,8 @@ from typing import Any, Iterable, NamedTuple
 
 import msgspec
 
-from sweepbench.datasets.task import Task
 from sweepbench.benchmarks.t1.tools import TOOLS
+from sweepbench.datasets.task import Task
 from sweepbench.wire import AssistantMessage, Message, ToolMessage
 
 

@@ -19,9 +19,9 @@ from typing import Any
 import orjson
 
 from sweepbench.benchmarks.t1.data.ontology import DOMAINS
-from sweepbench.datasets.task import Task
 from sweepbench.benchmarks.t1.tools import DOMAIN_TOOLKITS
 from sweepbench.benchmarks.t1.tools.policies import POLICIES, policies_for
+from sweepbench.datasets.task import Task
 from sweepbench.wire import AssistantMessage, Message, ToolMessage, UserMessage
 
 FILES = {"assistant": "assistant_prompt_bar_example.txt", "user": "user_prompt_bar_example.txt",

@@ -32,10 +32,18 @@ from typing import Any
 import msgspec
 from msgspec import Struct, field
 
+from sweepbench.errors import ImportFormatError
 from sweepbench.results.store import RunStore
 from sweepbench.wire import (
-    AssistantMessage, EpisodeRecord, FunctionCall, Message, SystemMessage, ToolCall,
-    ToolMessage, Usage, UserMessage,
+    AssistantMessage,
+    EpisodeRecord,
+    FunctionCall,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    Usage,
+    UserMessage,
 )
 
 __all__ = ["ImportFormatError", "ImportSummary", "import_vitabench"]
@@ -44,10 +52,6 @@ JUDGE = "vitabench-upstream"
 METHOD = "reward"
 IMPORT_CONFIG = {"imported_from": "vitabench-upstream"}
 _CJK = re.compile(r"[\u3400-\u9fff]")
-
-
-class ImportFormatError(ValueError):
-    """The file is not what the importer reads; the message names the file and the field."""
 
 
 # ---- the subset of upstream's format we read (unknown fields are ignored) -----------------

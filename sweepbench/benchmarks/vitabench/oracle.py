@@ -13,7 +13,6 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
-from sweepbench.datasets.task import Task
 from sweepbench.benchmarks.vitabench.tools.db import (
     TIME_FORMAT,
     Book,
@@ -24,6 +23,7 @@ from sweepbench.benchmarks.vitabench.tools.db import (
 )
 from sweepbench.benchmarks.vitabench.tools.expected import expected_states
 from sweepbench.benchmarks.vitabench.tools.reachability import missing_for
+from sweepbench.datasets.task import Task
 from sweepbench.simulator.scripted.plan import Step
 
 TRAVEL = ("hotel", "attraction", "flight", "train")

@@ -33,8 +33,11 @@ from typing import Any
 
 import orjson
 
+from sweepbench.benchmarks.vitabench.judge_prompts import (
+    format_template,
+    upstream_template,
+)
 from sweepbench.datasets.task import Task
-from sweepbench.benchmarks.vitabench.judge_prompts import format_template, upstream_template
 from sweepbench.simulator.prompts import STOP
 
 __all__ = [

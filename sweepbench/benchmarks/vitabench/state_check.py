@@ -34,10 +34,20 @@ from typing import Any
 import msgspec
 from msgspec import Struct
 
-from sweepbench.datasets.task import Task, TaskError
-from sweepbench.benchmarks.vitabench.tools.db import Book, Database, Order, Reservation, status_class
-from sweepbench.benchmarks.vitabench.tools.expected import ExpectedState, expected_states
+from sweepbench.benchmarks.vitabench.tools.db import (
+    Book,
+    Database,
+    Order,
+    Reservation,
+    status_class,
+)
+from sweepbench.benchmarks.vitabench.tools.expected import (
+    ExpectedState,
+    expected_states,
+)
 from sweepbench.benchmarks.vitabench.tools.reachability import unreachable
+from sweepbench.datasets.task import Task
+from sweepbench.errors import TaskError
 
 __all__ = ["CheckResult", "check_vitabench", "unreachable"]
 

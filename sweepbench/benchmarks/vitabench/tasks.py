@@ -18,7 +18,8 @@ from typing import Any
 
 import orjson
 
-from sweepbench.datasets.task import Task, TaskError
+from sweepbench.datasets.task import Task
+from sweepbench.errors import TaskError
 
 SAMPLES = Path(__file__).parent / "samples"
 _FILES = {"en": "tasks_en.json", "zh": "tasks.json"}

@@ -29,7 +29,10 @@ from typing import Any, Callable
 import msgspec
 
 from sweepbench.benchmarks.catalog import find_task
+from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
 from sweepbench.datasets.task import Task
+from sweepbench.simulator.prompts import STOP
+from sweepbench.simulator.scripted.plan import Step, UnresolvedReference, resolve
 from sweepbench.wire import (
     AssistantMessage,
     ChatRequest,
@@ -38,9 +41,6 @@ from sweepbench.wire import (
     ToolMessage,
     UserMessage,
 )
-from sweepbench.simulator.prompts import STOP
-from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
-from sweepbench.simulator.scripted.plan import Step, UnresolvedReference, resolve
 
 Policy = Callable[[ChatRequest], AssistantMessage]
 

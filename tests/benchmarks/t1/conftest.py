@@ -14,8 +14,8 @@ import pytest
 from sweepbench.benchmarks.t1.data import kb as kb_module
 from sweepbench.benchmarks.t1.data.tasks import all_tasks
 from sweepbench.benchmarks.t1.metrics import Call
-from sweepbench.simulator.scripted.plan import UnresolvedReference, resolve
 from sweepbench.benchmarks.t1.tools import TOOLS
+from sweepbench.simulator.scripted.plan import UnresolvedReference, resolve
 
 
 @pytest.fixture(scope="session", autouse=True)

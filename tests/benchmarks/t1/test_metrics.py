@@ -8,11 +8,17 @@ import msgspec
 import pytest
 
 from sweepbench.benchmarks.t1.data.ontology import DOMAINS
-from sweepbench.datasets.task import Task
 from sweepbench.benchmarks.t1.metrics import Call, calls_from_messages, score
 from sweepbench.benchmarks.t1.oracle import corrupt, gold_plan
 from sweepbench.benchmarks.t1.tools import TOOLS, toolkit_for
-from sweepbench.wire import AssistantMessage, FunctionCall, ToolCall, ToolMessage, UserMessage
+from sweepbench.datasets.task import Task
+from sweepbench.wire import (
+    AssistantMessage,
+    FunctionCall,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 
 
 def values(s) -> list[float]:

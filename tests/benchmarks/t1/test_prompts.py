@@ -8,7 +8,14 @@ import re
 import pytest
 
 from sweepbench.benchmarks.t1 import prompts as p
-from sweepbench.wire import AssistantMessage, FunctionCall, SystemMessage, ToolCall, ToolMessage, UserMessage
+from sweepbench.wire import (
+    AssistantMessage,
+    FunctionCall,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import pytest
 
 from sweepbench.benchmarks.t1.data import compose, splits
 from sweepbench.benchmarks.t1.data.tasks import catalog_summary, load_tasks
-from sweepbench.datasets.task import TaskError
 from sweepbench.benchmarks.t1.metrics import reference_outputs
 from sweepbench.benchmarks.t1.tools import DOMAIN_TOOLKITS
+from sweepbench.errors import TaskError
 
 TABLE4 = {  # split: (templates, tools)
     "attraction": (25, 5), "bar": (25, 5), "cafe": (25, 6), "cruise": (25, 5), "dessert": (25, 8),

@@ -9,9 +9,9 @@ import msgspec
 import pytest
 
 from sweepbench.benchmarks.t1.data.ontology import DOMAINS
-from sweepbench.datasets.task import Task
 from sweepbench.benchmarks.t1.tools import DOMAIN_TOOLKITS, GENERAL, TOOLS, toolkit_for
 from sweepbench.benchmarks.t1.tools.state import Episode
+from sweepbench.datasets.task import Task
 
 TABLE5 = {
     "attraction": "search_attractions filter_attractions get_attraction_details get_nearby_attractions "

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from sweepbench.benchmarks.vitabench.importer import ImportFormatError, import_vitabench
+from sweepbench.benchmarks.vitabench.importer import import_vitabench
+from sweepbench.errors import ImportFormatError
 from sweepbench.results.report import build_report
 from sweepbench.results.store import RunStore
 from sweepbench.wire import AssistantMessage, ToolMessage

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from sweepbench.datasets.task import Task
-from sweepbench.judge.rubric import judge_episode
 from sweepbench.benchmarks.vitabench.judge_prompts import (
     JUDGE_TEMPLATE_NAMES,
     judge_system_prompt,
     load_upstream_prompts,
     upstream_prompts_dir,
 )
+from sweepbench.datasets.task import Task
+from sweepbench.judge.rubric import judge_episode
 from sweepbench.wire import AssistantMessage, Usage, UserMessage
 
 

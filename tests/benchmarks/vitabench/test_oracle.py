@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from sweepbench.benchmarks.vitabench.tasks import load_tasks
-from sweepbench.benchmarks.vitabench.state_check import check_vitabench
 from sweepbench.benchmarks.vitabench.oracle import corrupt, gold_plan
+from sweepbench.benchmarks.vitabench.state_check import check_vitabench
+from sweepbench.benchmarks.vitabench.tasks import load_tasks
 
 SAMPLES = {t.id: t for t in load_tasks(("delivery",), data_dir=None)}
 OTHER_SAMPLES = load_tasks(("instore", "ota"), data_dir=None)

@@ -8,7 +8,6 @@ import orjson
 import pytest
 
 from sweepbench.benchmarks.catalog import load_tasks
-from sweepbench.datasets.task import Task
 from sweepbench.benchmarks.vitabench.prompts import (
     NEUTRAL_DROPPED,
     STOP,
@@ -19,6 +18,7 @@ from sweepbench.benchmarks.vitabench.prompts import (
     solo_agent_prompt,
     user_system_prompt,
 )
+from sweepbench.datasets.task import Task
 
 PROFILE = {
     "user id": "U000001", "occupation": "Doctor", "gender": "male", "age group": "35~40",

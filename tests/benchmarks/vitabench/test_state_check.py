@@ -8,9 +8,9 @@ import copy
 import msgspec
 import pytest
 
-from sweepbench.benchmarks.vitabench.tasks import load_tasks
-from sweepbench.benchmarks.vitabench.state_check import check_vitabench
 from sweepbench.benchmarks.vitabench.oracle import gold_plan
+from sweepbench.benchmarks.vitabench.state_check import check_vitabench
+from sweepbench.benchmarks.vitabench.tasks import load_tasks
 from sweepbench.benchmarks.vitabench.tools.db import Database, status_class
 from sweepbench.benchmarks.vitabench.tools.expected import expected_states
 

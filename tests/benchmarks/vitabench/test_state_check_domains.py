@@ -7,9 +7,9 @@ import copy
 
 import msgspec
 
-from sweepbench.benchmarks.vitabench.tasks import load_tasks
-from sweepbench.benchmarks.vitabench.state_check import check_vitabench
 from sweepbench.benchmarks.vitabench.oracle import gold_plan
+from sweepbench.benchmarks.vitabench.state_check import check_vitabench
+from sweepbench.benchmarks.vitabench.tasks import load_tasks
 from sweepbench.benchmarks.vitabench.tools import TOOLS
 from sweepbench.benchmarks.vitabench.tools.db import status_class
 

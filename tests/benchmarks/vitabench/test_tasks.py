@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from sweepbench.datasets.task import TaskError
 from sweepbench.benchmarks.vitabench.tasks import load_tasks
+from sweepbench.errors import TaskError
 
 GOOD = {"id": "T1", "domain": "delivery", "instructions": "Order noodles.", "message_history": [],
         "environment": {"time": "2025-01-01 12:00:00", "user_id": "U1"},

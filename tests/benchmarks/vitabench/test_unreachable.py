@@ -5,8 +5,8 @@ from __future__ import annotations
 import msgspec
 
 from sweepbench.benchmarks.catalog import load_tasks
-from sweepbench.benchmarks.vitabench.tasks import load_tasks as load_vitabench
 from sweepbench.benchmarks.vitabench.state_check import check_vitabench, unreachable
+from sweepbench.benchmarks.vitabench.tasks import load_tasks as load_vitabench
 
 
 def test_samples_are_all_reachable():

@@ -15,15 +15,21 @@ from datetime import date, datetime, timedelta
 
 import numpy as np
 
+from sweepbench.benchmarks.t1.data import journeys_travel as jt
+from sweepbench.benchmarks.t1.data import journeys_venues as jv
+from sweepbench.benchmarks.t1.data.executor import (
+    Ctx,
+    Retry,
+    Runner,
+    listing,
+    natural_date,
+)
+from sweepbench.benchmarks.t1.data.kb import GENERATOR_VERSION, KnowledgeBase
+from sweepbench.benchmarks.t1.data.splits import SPLITS, Split
+from sweepbench.benchmarks.t1.data.synth import TODAY
 from sweepbench.benchmarks.t1.tools import DEFAULT_CLOCK, toolkit_for
 from sweepbench.benchmarks.t1.tools.state import Episode
 from sweepbench.datasets.task import Task
-from sweepbench.benchmarks.t1.data import journeys_travel as jt
-from sweepbench.benchmarks.t1.data import journeys_venues as jv
-from sweepbench.benchmarks.t1.data.kb import GENERATOR_VERSION, KnowledgeBase
-from sweepbench.benchmarks.t1.data.executor import Ctx, Retry, Runner, listing, natural_date
-from sweepbench.benchmarks.t1.data.splits import SPLITS, Split
-from sweepbench.benchmarks.t1.data.synth import TODAY
 
 TEMPLATE_VERSION = 1  # bump when journeys or tool behaviour change what a template's gold calls are
 MAX_ATTEMPTS = 200

@@ -17,8 +17,8 @@ from typing import Any
 
 import msgspec
 
-from sweepbench.tools.base import Toolkit
 from sweepbench.benchmarks.t1.data.kb import KnowledgeBase
+from sweepbench.tools.base import Toolkit
 
 
 class Retry(Exception):

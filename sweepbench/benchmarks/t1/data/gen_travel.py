@@ -12,8 +12,20 @@ import numpy as np
 from sweepbench.benchmarks.t1.data import geo
 from sweepbench.benchmarks.t1.data import ontology as o
 from sweepbench.benchmarks.t1.data.store import IdFormat, Table, make_table
-from sweepbench.benchmarks.t1.data.synth import (TODAY, Neighbourhoods, allocate, business_names, city_weights, coordinates, flags,
-                    ratings, rng_for, rows_by_city, state_vocab, unique_hex_ids)
+from sweepbench.benchmarks.t1.data.synth import (
+    TODAY,
+    Neighbourhoods,
+    allocate,
+    business_names,
+    city_weights,
+    coordinates,
+    flags,
+    ratings,
+    rng_for,
+    rows_by_city,
+    state_vocab,
+    unique_hex_ids,
+)
 
 N_USERS, N_FLIGHTS, N_HOTELS, HOTEL_CITIES, N_ROOMS = 2000, 1594, 1917, 320, 157985
 N_CRUISES, N_SHIPS, N_SHOWS, N_VENUES, SHOW_CITIES = 700, 94, 1000, 243, 170

@@ -12,8 +12,17 @@ import numpy as np
 from sweepbench.benchmarks.t1.data import geo
 from sweepbench.benchmarks.t1.data import ontology as o
 from sweepbench.benchmarks.t1.data.store import IdFormat, Table, make_table
-from sweepbench.benchmarks.t1.data.synth import (Neighbourhoods, allocate, business_names, coordinates, flags, ratings,
-                    rng_for, rows_by_city, unique_hex_ids)
+from sweepbench.benchmarks.t1.data.synth import (
+    Neighbourhoods,
+    allocate,
+    business_names,
+    coordinates,
+    flags,
+    ratings,
+    rng_for,
+    rows_by_city,
+    unique_hex_ids,
+)
 
 N_ATTRACTIONS, ATTRACTION_CITIES = 736, 85
 N_BARS, N_CAFES, N_CAFE_ITEMS, N_CHAINS = 9294, 14856, 1645, 185

@@ -12,8 +12,20 @@ from datetime import date, timedelta
 
 import numpy as np
 
-from sweepbench.benchmarks.t1.data.ontology import CABIN_TYPES, HOTEL_FLAGS, SEAT_LOCATIONS, TICKET_CLASSES, VEHICLE_FLAGS
-from sweepbench.benchmarks.t1.data.executor import Ctx, Retry, natural_date, natural_time, wanting
+from sweepbench.benchmarks.t1.data.executor import (
+    Ctx,
+    Retry,
+    natural_date,
+    natural_time,
+    wanting,
+)
+from sweepbench.benchmarks.t1.data.ontology import (
+    CABIN_TYPES,
+    HOTEL_FLAGS,
+    SEAT_LOCATIONS,
+    TICKET_CLASSES,
+    VEHICLE_FLAGS,
+)
 from sweepbench.benchmarks.t1.data.synth import TODAY
 
 

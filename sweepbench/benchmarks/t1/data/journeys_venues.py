@@ -11,8 +11,22 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 
-from sweepbench.benchmarks.t1.data.ontology import BAR_FLAGS, CAFE_FLAGS, DESSERT_FLAGS, FD_DIETARY, KAYAK_FLAGS
-from sweepbench.benchmarks.t1.data.executor import Ctx, Out, Retry, listing, natural_date, natural_time, wanting
+from sweepbench.benchmarks.t1.data.executor import (
+    Ctx,
+    Out,
+    Retry,
+    listing,
+    natural_date,
+    natural_time,
+    wanting,
+)
+from sweepbench.benchmarks.t1.data.ontology import (
+    BAR_FLAGS,
+    CAFE_FLAGS,
+    DESSERT_FLAGS,
+    FD_DIETARY,
+    KAYAK_FLAGS,
+)
 
 
 def _menu_picks(ctx: Ctx, menu: Out, k: int = 2) -> tuple[list[dict], str]:

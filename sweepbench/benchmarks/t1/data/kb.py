@@ -17,7 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from sweepbench.benchmarks.t1.data import gen_travel, gen_venues
-from sweepbench.benchmarks.t1.data.store import FormatError, Table, deserialise, digest, serialise
+from sweepbench.benchmarks.t1.data.store import (
+    FormatError,
+    Table,
+    deserialise,
+    digest,
+    serialise,
+)
 from sweepbench.benchmarks.t1.data.synth import Neighbourhoods
 
 GENERATOR_VERSION = 2

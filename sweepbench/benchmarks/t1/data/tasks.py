@@ -13,11 +13,18 @@ from pathlib import Path
 
 import msgspec
 
-from sweepbench.benchmarks.t1.tools import DOMAIN_TOOLKITS
-from sweepbench.datasets.task import Task, TaskError
 from sweepbench.benchmarks.t1.data import splits
 from sweepbench.benchmarks.t1.data.compose import TEMPLATE_VERSION, build_all
-from sweepbench.benchmarks.t1.data.kb import DEFAULT_SEED, GENERATOR_VERSION, cache_dir, knowledge_base, write_atomically
+from sweepbench.benchmarks.t1.data.kb import (
+    DEFAULT_SEED,
+    GENERATOR_VERSION,
+    cache_dir,
+    knowledge_base,
+    write_atomically,
+)
+from sweepbench.benchmarks.t1.tools import DOMAIN_TOOLKITS
+from sweepbench.datasets.task import Task
+from sweepbench.errors import TaskError
 
 _decoder = msgspec.json.Decoder(list[Task])
 _cache: dict[tuple[int, str], tuple[Task, ...]] = {}

@@ -14,11 +14,23 @@ from typing import Any
 from sweepbench.benchmarks.t1.data.kb import DEFAULT_SEED, knowledge_base
 from sweepbench.benchmarks.t1.data.ontology import DOMAINS
 from sweepbench.benchmarks.t1.data.splits import domains_of
+from sweepbench.benchmarks.t1.tools import (
+    attraction,
+    bar,
+    cafe,
+    cruise,
+    dessert,
+    flight,
+    food_and_dining,
+    general,
+    hotel,
+    kayak_rental,
+    live_show,
+    vehicle_rental,
+)
+from sweepbench.benchmarks.t1.tools.state import Episode
 from sweepbench.datasets.task import Task
 from sweepbench.tools.base import Toolkit
-from sweepbench.benchmarks.t1.tools import (attraction, bar, cafe, cruise, dessert, flight, food_and_dining, general, hotel, kayak_rental,
-               live_show, vehicle_rental)
-from sweepbench.benchmarks.t1.tools.state import Episode
 
 MODULES = {"attraction": attraction, "bar": bar, "cafe": cafe, "cruise": cruise, "dessert": dessert,
            "flight": flight, "food_and_dining": food_and_dining, "hotel": hotel,

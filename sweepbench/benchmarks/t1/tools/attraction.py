@@ -7,11 +7,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from sweepbench.tools.base import ToolError, tool
 from sweepbench.benchmarks.t1.tools.checks import count, place, row
 from sweepbench.benchmarks.t1.tools.docs import documented
-from sweepbench.benchmarks.t1.tools.query import Criterion, city_rows, filter_cached, given, search, select
+from sweepbench.benchmarks.t1.tools.query import (
+    Criterion,
+    city_rows,
+    filter_cached,
+    given,
+    search,
+    select,
+)
 from sweepbench.benchmarks.t1.tools.state import Episode
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 TABLE = "attractions"
 CRITERIA = (Criterion("attraction_type", "one_of"), Criterion("neighborhood", "one_of"),

@@ -8,12 +8,34 @@ Cancelling 48 hours or more ahead refunds the deposit; later, a $25 fee is kept.
 from __future__ import annotations
 
 from sweepbench.benchmarks.t1.data.ontology import BAR_FLAGS
-from sweepbench.tools.base import ToolError, tool
-from sweepbench.benchmarks.t1.tools.checks import (age_on, cancel, card, count, keep, log, money, name, parse_datetime, place, record,
-                     row, user, features)
+from sweepbench.benchmarks.t1.tools.checks import (
+    age_on,
+    cancel,
+    card,
+    count,
+    features,
+    keep,
+    log,
+    money,
+    name,
+    parse_datetime,
+    place,
+    record,
+    row,
+    user,
+)
 from sweepbench.benchmarks.t1.tools.docs import documented
-from sweepbench.benchmarks.t1.tools.query import Criterion, city_rows, filter_cached, flags, given, search
+from sweepbench.benchmarks.t1.tools.query import (
+    Criterion,
+    city_rows,
+    filter_cached,
+    flags,
+    given,
+    search,
+)
 from sweepbench.benchmarks.t1.tools.state import Episode
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 TABLE = "bars"
 DEPOSIT_PER_GUEST, VIP_ROOM, LATE_FEE, FREE_CANCEL_HOURS, MAX_GUESTS = 20.0, 50.0, 25.0, 48, 12

@@ -10,11 +10,28 @@ from __future__ import annotations
 from typing import Any
 
 from sweepbench.benchmarks.t1.data.ontology import CAFE_FLAGS
-from sweepbench.tools.base import tool
-from sweepbench.benchmarks.t1.tools.checks import cancel, features, keep, order_lines, payment, place, record, row, user
+from sweepbench.benchmarks.t1.tools.checks import (
+    cancel,
+    features,
+    keep,
+    order_lines,
+    payment,
+    place,
+    record,
+    row,
+    user,
+)
 from sweepbench.benchmarks.t1.tools.docs import documented
-from sweepbench.benchmarks.t1.tools.query import Criterion, city_rows, filter_cached, flags, given, search
+from sweepbench.benchmarks.t1.tools.query import (
+    Criterion,
+    city_rows,
+    filter_cached,
+    flags,
+    given,
+    search,
+)
 from sweepbench.benchmarks.t1.tools.state import Episode
+from sweepbench.tools.base import tool
 
 TABLE, MENU = "cafes", "cafe_menu_items"
 CRITERIA = (Criterion("cafe_type", "one_of"), Criterion("neighborhood", "one_of"),

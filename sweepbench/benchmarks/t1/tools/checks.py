@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from sweepbench.benchmarks.t1.data.store import Table
-from sweepbench.tools.base import ToolError
 from sweepbench.benchmarks.t1.tools.state import Episode
+from sweepbench.errors import ToolError
 
 
 def parse_date(value: Any, field: str) -> date:

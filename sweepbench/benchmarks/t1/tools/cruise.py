@@ -12,13 +12,37 @@ from datetime import datetime
 
 import numpy as np
 
-from sweepbench.benchmarks.t1.data.ontology import CABIN_TYPES, CRUISE_FLAGS, DOMESTIC_DESTINATIONS
+from sweepbench.benchmarks.t1.data.ontology import (
+    CABIN_TYPES,
+    CRUISE_FLAGS,
+    DOMESTIC_DESTINATIONS,
+)
 from sweepbench.benchmarks.t1.data.store import Table
-from sweepbench.tools.base import ToolError, tool
-from sweepbench.benchmarks.t1.tools.checks import cancel, card, count, features, keep, log, money, name, parse_date, record, row, user
+from sweepbench.benchmarks.t1.tools.checks import (
+    cancel,
+    card,
+    count,
+    features,
+    keep,
+    log,
+    money,
+    name,
+    parse_date,
+    record,
+    row,
+    user,
+)
 from sweepbench.benchmarks.t1.tools.docs import documented
-from sweepbench.benchmarks.t1.tools.query import Criterion, filter_cached, flags, given, search
+from sweepbench.benchmarks.t1.tools.query import (
+    Criterion,
+    filter_cached,
+    flags,
+    given,
+    search,
+)
 from sweepbench.benchmarks.t1.tools.state import Episode
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 TABLE = "cruises"
 MAX_GUESTS = 4

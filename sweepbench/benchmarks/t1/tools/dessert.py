@@ -12,11 +12,30 @@ from typing import Any
 import numpy as np
 
 from sweepbench.benchmarks.t1.data.ontology import BAKERY_TYPES, DESSERT_FLAGS
-from sweepbench.tools.base import ToolError, tool
-from sweepbench.benchmarks.t1.tools.checks import cancel, features, keep, money, order_lines, payment, place, record, row, user
+from sweepbench.benchmarks.t1.tools.checks import (
+    cancel,
+    features,
+    keep,
+    money,
+    order_lines,
+    payment,
+    place,
+    record,
+    row,
+    user,
+)
 from sweepbench.benchmarks.t1.tools.docs import documented
-from sweepbench.benchmarks.t1.tools.query import Criterion, city_rows, filter_cached, flags, given, search
+from sweepbench.benchmarks.t1.tools.query import (
+    Criterion,
+    city_rows,
+    filter_cached,
+    flags,
+    given,
+    search,
+)
 from sweepbench.benchmarks.t1.tools.state import Episode
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 TABLE, MENU = "dessert_shops", "dessert_menu_items"
 DELIVERY_FEE = 3.99

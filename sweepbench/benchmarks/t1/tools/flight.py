@@ -14,11 +14,25 @@ import numpy as np
 
 from sweepbench.benchmarks.t1.data.ontology import TICKET_CLASSES
 from sweepbench.benchmarks.t1.data.store import Table
-from sweepbench.tools.base import ToolError, tool
-from sweepbench.benchmarks.t1.tools.checks import cancel, card, count, hhmm, keep, log, money, name, parse_date, record, row, user
+from sweepbench.benchmarks.t1.tools.checks import (
+    cancel,
+    card,
+    count,
+    hhmm,
+    keep,
+    log,
+    money,
+    name,
+    parse_date,
+    record,
+    row,
+    user,
+)
 from sweepbench.benchmarks.t1.tools.docs import documented
 from sweepbench.benchmarks.t1.tools.query import Criterion, filter_cached, given, search
 from sweepbench.benchmarks.t1.tools.state import Episode
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 TABLE = "flights"
 LATE_FEE_PER_PASSENGER, FREE_CANCEL_DAYS = 100.0, 7

@@ -13,12 +13,37 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sweepbench.benchmarks.t1.data.ontology import FD_DIETARY, FD_SERVICES
-from sweepbench.tools.base import ToolError, tool
-from sweepbench.benchmarks.t1.tools.checks import (cancel, count, features, hhmm, keep, log, money, name, order_lines, parse_date,
-                     parse_datetime, parse_time, payment, place, record, row, user)
+from sweepbench.benchmarks.t1.tools.checks import (
+    cancel,
+    count,
+    features,
+    hhmm,
+    keep,
+    log,
+    money,
+    name,
+    order_lines,
+    parse_date,
+    parse_datetime,
+    parse_time,
+    payment,
+    place,
+    record,
+    row,
+    user,
+)
 from sweepbench.benchmarks.t1.tools.docs import documented
-from sweepbench.benchmarks.t1.tools.query import Criterion, city_rows, filter_cached, flags, given, search
+from sweepbench.benchmarks.t1.tools.query import (
+    Criterion,
+    city_rows,
+    filter_cached,
+    flags,
+    given,
+    search,
+)
 from sweepbench.benchmarks.t1.tools.state import Episode
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 TABLE, MENU = "restaurants", "restaurant_menu_items"
 DELIVERY_FEE, LAST_SEATING_MINUTES = 4.99, 60

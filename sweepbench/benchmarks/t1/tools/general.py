@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sweepbench.tools.base import ToolError, tool
 from sweepbench.benchmarks.t1.tools.docs import documented
 from sweepbench.benchmarks.t1.tools.state import Cached, Episode
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 DOCS = {
     "cache_key": "The key to read or write, as listed in the cache summary.",

@@ -14,12 +14,36 @@ from datetime import date, datetime, timedelta
 import numpy as np
 
 from sweepbench.benchmarks.t1.data.ontology import HOTEL_FLAGS, HOTEL_PAYMENT_METHODS
-from sweepbench.tools.base import ToolError, tool
-from sweepbench.benchmarks.t1.tools.checks import (cancel, count, features, keep, log, money, overlaps, parse_date, payment, place,
-                     record, release, row, user, value)
+from sweepbench.benchmarks.t1.tools.checks import (
+    cancel,
+    count,
+    features,
+    keep,
+    log,
+    money,
+    overlaps,
+    parse_date,
+    payment,
+    place,
+    record,
+    release,
+    row,
+    user,
+    value,
+)
 from sweepbench.benchmarks.t1.tools.docs import documented
-from sweepbench.benchmarks.t1.tools.query import Criterion, city_rows, filter_cached, flags, given, on_or_after, search
+from sweepbench.benchmarks.t1.tools.query import (
+    Criterion,
+    city_rows,
+    filter_cached,
+    flags,
+    given,
+    on_or_after,
+    search,
+)
 from sweepbench.benchmarks.t1.tools.state import PAGE, Episode
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 TABLE, ROOMS = "hotels", "hotel_rooms"
 CHECK_IN_HOUR, FREE_CANCEL_HOURS, MAX_NIGHTS = 15, 72, 30

@@ -10,11 +10,33 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from sweepbench.benchmarks.t1.data.ontology import KAYAK_FLAGS
-from sweepbench.tools.base import ToolError, tool
-from sweepbench.benchmarks.t1.tools.checks import cancel, count, features, hhmm, keep, log, money, parse_date, parse_time, place, record, row, user
+from sweepbench.benchmarks.t1.tools.checks import (
+    cancel,
+    count,
+    features,
+    hhmm,
+    keep,
+    log,
+    money,
+    parse_date,
+    parse_time,
+    place,
+    record,
+    row,
+    user,
+)
 from sweepbench.benchmarks.t1.tools.docs import documented
-from sweepbench.benchmarks.t1.tools.query import Criterion, city_rows, filter_cached, flags, given, search
+from sweepbench.benchmarks.t1.tools.query import (
+    Criterion,
+    city_rows,
+    filter_cached,
+    flags,
+    given,
+    search,
+)
 from sweepbench.benchmarks.t1.tools.state import Episode
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 TABLE = "kayak_rentals"
 FREE_CANCEL_HOURS, LATE_SHARE = 24, 0.5

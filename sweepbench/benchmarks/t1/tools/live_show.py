@@ -13,11 +13,31 @@ import numpy as np
 
 from sweepbench.benchmarks.t1.data.ontology import SEAT_LOCATIONS
 from sweepbench.benchmarks.t1.data.store import Table
-from sweepbench.tools.base import ToolError, tool
-from sweepbench.benchmarks.t1.tools.checks import cancel, card, count, hhmm, keep, log, money, name, place, record, row, user
+from sweepbench.benchmarks.t1.tools.checks import (
+    cancel,
+    card,
+    count,
+    hhmm,
+    keep,
+    log,
+    money,
+    name,
+    place,
+    record,
+    row,
+    user,
+)
 from sweepbench.benchmarks.t1.tools.docs import documented
-from sweepbench.benchmarks.t1.tools.query import Criterion, city_rows, filter_cached, given, search
+from sweepbench.benchmarks.t1.tools.query import (
+    Criterion,
+    city_rows,
+    filter_cached,
+    given,
+    search,
+)
 from sweepbench.benchmarks.t1.tools.state import Episode
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 TABLE = "live_shows"
 FREE_CANCEL_HOURS, MAX_TICKETS = 72, 10

@@ -15,9 +15,9 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from sweepbench.benchmarks.t1.data.store import Table
-from sweepbench.tools.base import ToolError
 from sweepbench.benchmarks.t1.tools.checks import parse_date, parse_time
 from sweepbench.benchmarks.t1.tools.state import Episode
+from sweepbench.errors import ToolError
 
 Render = Callable[[Episode, int], dict]
 

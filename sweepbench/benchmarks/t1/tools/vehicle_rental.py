@@ -11,12 +11,36 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 from sweepbench.benchmarks.t1.data.ontology import VEHICLE_FLAGS
-from sweepbench.tools.base import ToolError, tool
-from sweepbench.benchmarks.t1.tools.checks import (age_on, cancel, count, features, keep, log, money, name, overlaps, parse_date, place,
-                     record, release, row, user)
+from sweepbench.benchmarks.t1.tools.checks import (
+    age_on,
+    cancel,
+    count,
+    features,
+    keep,
+    log,
+    money,
+    name,
+    overlaps,
+    parse_date,
+    place,
+    record,
+    release,
+    row,
+    user,
+)
 from sweepbench.benchmarks.t1.tools.docs import documented
-from sweepbench.benchmarks.t1.tools.query import Criterion, city_rows, filter_cached, flags, given, on_or_after, search
+from sweepbench.benchmarks.t1.tools.query import (
+    Criterion,
+    city_rows,
+    filter_cached,
+    flags,
+    given,
+    on_or_after,
+    search,
+)
 from sweepbench.benchmarks.t1.tools.state import Episode
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 TABLE = "vehicles"
 PICKUP_HOUR, FREE_CANCEL_HOURS, MAX_DAYS = 10, 48, 30

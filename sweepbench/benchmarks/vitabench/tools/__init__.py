@@ -13,12 +13,19 @@ from typing import Any
 
 import msgspec
 
-from sweepbench.datasets.task import Task, TaskError
-from sweepbench.tools.base import Toolkit
-from sweepbench.benchmarks.vitabench.tools import delivery, general, instore, ota, ota_orders
+from sweepbench.benchmarks.vitabench.tools import (
+    delivery,
+    general,
+    instore,
+    ota,
+    ota_orders,
+)
 from sweepbench.benchmarks.vitabench.tools.db import Database
 from sweepbench.benchmarks.vitabench.tools.descriptions import descriptions_for
 from sweepbench.benchmarks.vitabench.tools.graph import graph_stats
+from sweepbench.datasets.task import Task
+from sweepbench.errors import TaskError
+from sweepbench.tools.base import Toolkit
 
 _GENERAL = Toolkit.from_module(general, "general")
 _DOMAINS = {

@@ -16,8 +16,6 @@ from typing import Any
 from msgspec import Struct
 from rapidfuzz import fuzz
 
-from sweepbench.datasets.task import Task, TaskError
-from sweepbench.tools.base import ToolError
 from sweepbench.benchmarks.vitabench.tools.common import (  # noqa: F401  (re-exported: the names other modules know db by)
     DATE_FORMAT,
     STATUS_CLASS,
@@ -32,10 +30,26 @@ from sweepbench.benchmarks.vitabench.tools.common import (  # noqa: F401  (re-ex
     rank,
     status_class,
 )
-from sweepbench.benchmarks.vitabench.tools.delivery_model import Store, StoreProduct, StoreSummary  # noqa: F401
+from sweepbench.benchmarks.vitabench.tools.delivery_model import (  # noqa: F401
+    Store,
+    StoreProduct,
+    StoreSummary,
+)
 from sweepbench.benchmarks.vitabench.tools.instore_model import Book, Reservation, Shop
-from sweepbench.benchmarks.vitabench.tools.ota_model import Attraction, Flight, Hotel, Train
-from sweepbench.benchmarks.vitabench.tools.repairs import convert, parse_orders, parse_records, table
+from sweepbench.benchmarks.vitabench.tools.ota_model import (
+    Attraction,
+    Flight,
+    Hotel,
+    Train,
+)
+from sweepbench.benchmarks.vitabench.tools.repairs import (
+    convert,
+    parse_orders,
+    parse_records,
+    table,
+)
+from sweepbench.datasets.task import Task
+from sweepbench.errors import TaskError, ToolError
 
 _PLAIN_KEYS = ("time", "user_id", "weather", "location", "user_historical_behaviors")
 # table name -> (record type, id field)

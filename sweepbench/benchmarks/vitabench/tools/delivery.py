@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sweepbench.tools.base import ToolError, tool
 from sweepbench.benchmarks.vitabench.tools.db import (
     TIME_FORMAT,
     Database,
@@ -26,6 +25,8 @@ from sweepbench.benchmarks.vitabench.tools.db import (
     rank,
 )
 from sweepbench.benchmarks.vitabench.tools.general import finite
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 ORDER_ID_PREFIX = "OT"
 MAX_NOTE = 1000  # characters; a note is a line for the store, not a document

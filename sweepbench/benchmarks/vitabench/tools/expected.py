@@ -19,11 +19,12 @@ from collections.abc import Mapping
 import msgspec
 from msgspec import Struct
 
-from sweepbench.datasets.task import Task, TaskError
 from sweepbench.benchmarks.vitabench.tools.common import Order
 from sweepbench.benchmarks.vitabench.tools.db import Database
 from sweepbench.benchmarks.vitabench.tools.instore_model import Book, Reservation
 from sweepbench.benchmarks.vitabench.tools.repairs import parse_records
+from sweepbench.datasets.task import Task
+from sweepbench.errors import TaskError
 
 
 class ExpectedOrder(Struct):

@@ -14,8 +14,15 @@ from typing import Any
 import holidays
 from rapidfuzz import fuzz, process, utils
 
-from sweepbench.tools.base import ToolError, tool
-from sweepbench.benchmarks.vitabench.tools.db import Database, Order, Weather, distance_m, rank
+from sweepbench.benchmarks.vitabench.tools.db import (
+    Database,
+    Order,
+    Weather,
+    distance_m,
+    rank,
+)
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 # Upstream's fixed holiday table, by language. Facts (dates), kept as data.
 _HOLIDAYS = {

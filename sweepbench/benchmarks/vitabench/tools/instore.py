@@ -13,10 +13,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from sweepbench.tools.base import ToolError, tool
 from sweepbench.benchmarks.vitabench.tools.common import OrderedProduct, rank
 from sweepbench.benchmarks.vitabench.tools.db import Database, Order, is_time
-from sweepbench.benchmarks.vitabench.tools.instore_model import Book, Reservation, Shop, ShopProduct, ShopSummary
+from sweepbench.benchmarks.vitabench.tools.instore_model import (
+    Book,
+    Reservation,
+    Shop,
+    ShopProduct,
+    ShopSummary,
+)
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 ORDER_ID_PREFIX = "OI"  # upstream uses one prefix for in-store orders, bookings, reservations
 SEARCH_LIMIT = 1000

@@ -12,8 +12,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sweepbench.tools.base import ToolError, tool
-from sweepbench.benchmarks.vitabench.tools.common import DATE_FORMAT, OrderedProduct, loosely_matches, rank
+from sweepbench.benchmarks.vitabench.tools.common import (
+    DATE_FORMAT,
+    OrderedProduct,
+    loosely_matches,
+    rank,
+)
 from sweepbench.benchmarks.vitabench.tools.db import Database, Order
 from sweepbench.benchmarks.vitabench.tools.ota_model import (
     Attraction,
@@ -26,6 +30,8 @@ from sweepbench.benchmarks.vitabench.tools.ota_model import (
     Train,
     TrainSummary,
 )
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 ORDER_ID_PREFIX = "OO"
 SEARCH_LIMIT = 100

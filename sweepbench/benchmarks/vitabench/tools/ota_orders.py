@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from sweepbench.tools.base import ToolError, tool
 from sweepbench.benchmarks.vitabench.tools.common import OrderedProduct
 from sweepbench.benchmarks.vitabench.tools.db import Database, Order
 from sweepbench.benchmarks.vitabench.tools.ota import check_date, travel_order
+from sweepbench.errors import ToolError
+from sweepbench.tools.base import tool
 
 TravelStatus = Literal["unpaid", "paid", "cancelled"]
 

@@ -9,10 +9,14 @@ unpaid reservation, an unpaid free booking) cannot be expected of one.
 
 from __future__ import annotations
 
-from sweepbench.datasets.task import Task, TaskError
 from sweepbench.benchmarks.vitabench.tools.common import Order, status_class
 from sweepbench.benchmarks.vitabench.tools.db import Database
-from sweepbench.benchmarks.vitabench.tools.expected import ExpectedState, expected_states
+from sweepbench.benchmarks.vitabench.tools.expected import (
+    ExpectedState,
+    expected_states,
+)
+from sweepbench.datasets.task import Task
+from sweepbench.errors import TaskError
 
 _CATALOGUES = {"hotel": "hotels", "attraction": "attractions", "flight": "flights", "train": "trains"}
 

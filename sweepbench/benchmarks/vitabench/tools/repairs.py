@@ -24,9 +24,10 @@ from typing import Any
 
 import msgspec
 
-from sweepbench.datasets.task import Task, TaskError
 from sweepbench.benchmarks.vitabench.tools.common import Order
 from sweepbench.benchmarks.vitabench.tools.instore_model import Book, Reservation
+from sweepbench.datasets.task import Task
+from sweepbench.errors import TaskError
 
 
 def convert(task: Task, value: Any, kind: Any, where: str) -> Any:

@@ -8,10 +8,15 @@ import typing
 import msgspec
 import pytest
 
-from sweepbench.datasets.task import TaskError
 from sweepbench.benchmarks.vitabench.tasks import load_tasks
-from sweepbench.benchmarks.vitabench.tools.db import STATUS_CLASS, Database, OrderStatus, Store
+from sweepbench.benchmarks.vitabench.tools.db import (
+    STATUS_CLASS,
+    Database,
+    OrderStatus,
+    Store,
+)
 from sweepbench.benchmarks.vitabench.tools.expected import expected_states
+from sweepbench.errors import TaskError
 
 TASK = next(t for t in load_tasks(("delivery",), data_dir=None) if t.id == "SB-D-004")
 ORDER = TASK.environment["orders"]["SB-D-004O01"]

@@ -7,10 +7,10 @@ import copy
 import msgspec
 import pytest
 
-from sweepbench.datasets.task import TaskError
 from sweepbench.benchmarks.vitabench.tasks import load_tasks
 from sweepbench.benchmarks.vitabench.tools.db import Database
 from sweepbench.benchmarks.vitabench.tools.expected import expected_states
+from sweepbench.errors import TaskError
 
 SAMPLES = {t.id: t for t in load_tasks(("instore", "ota"), data_dir=None)}
 TASK = SAMPLES["SB-I-003"]

@@ -8,11 +8,11 @@ from collections import Counter
 import msgspec
 import pytest
 
-from sweepbench.datasets.task import TaskError
-from sweepbench.benchmarks.vitabench.tasks import load_tasks
 from sweepbench.benchmarks.registry import benchmark_tools
+from sweepbench.benchmarks.vitabench.tasks import load_tasks
 from sweepbench.benchmarks.vitabench.tools import TOOLS, all_tools
 from sweepbench.benchmarks.vitabench.tools.graph import edges, graph_stats
+from sweepbench.errors import TaskError
 
 TASK = load_tasks(("delivery",), data_dir=None)[0]
 

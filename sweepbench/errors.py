@@ -1,0 +1,144 @@
+"""Every error sweepbench raises on purpose, in one tree, so callers catch at the level they mean.
+
+::
+
+    SweepbenchError                 root; ``cli.main`` catches it once and prints one line
+    ├── ConfigError                 a config file, option or endpoint that cannot be used
+    ├── TaskError                   a task file or entry that cannot be used (names file, task)
+    ├── StoreError                  the run store cannot do what was asked (names the store)
+    │   └── ConfigMismatchError     begin_run for a stored run with another config
+    ├── ReportError                 a report that cannot be built from what is stored
+    ├── ImportFormatError           a result file of another harness that cannot be read
+    ├── ResumeMismatch              a journaled request differs from the one made now
+    ├── ToolError                   what a tool tells the model (never leaves an episode)
+    └── ModelError                  a model call that produced no response
+        ├── RetryableError          worth trying again; ``retry_after`` seconds or None
+        │   ├── RateLimitError      429 (Retry-After honoured)
+        │   ├── ServerError         408, 5xx (Retry-After honoured on 503)
+        │   ├── TransportError      connection refused / reset / closed mid-response
+        │   │   └── RequestTimeout  connect or total timeout
+        │   └── InvalidResponseError  2xx with a truncated, non-JSON or malformed body
+        ├── EndpointUnavailableError  the endpoint's circuit breaker stayed open too long;
+        │                           not retried (waiting was the retry)
+        └── FatalError              retrying cannot help; raised at once
+            ├── BadRequestError     400
+            │   └── ContextLengthError  400 saying the prompt is too long
+            ├── AuthenticationError 401, 403, or the key's environment variable is unset
+            ├── NotFoundError       404 (unknown model or wrong base URL)
+            └── QuotaExceededError  429 whose code is ``insufficient_quota`` (billing)
+
+Anything else that escapes is a bug and surfaces as one (with a traceback). Third-party
+errors are translated into this tree at one boundary each (``raise ... from``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AuthenticationError", "BadRequestError", "ConfigError", "ConfigMismatchError",
+    "ContextLengthError", "EndpointUnavailableError", "FatalError", "ImportFormatError",
+    "InvalidResponseError", "ModelError", "NotFoundError", "QuotaExceededError",
+    "RateLimitError", "ReportError", "RequestTimeout", "ResumeMismatch", "RetryableError",
+    "ServerError", "StoreError", "SweepbenchError", "TaskError", "ToolError", "TransportError",
+]
+
+
+class SweepbenchError(Exception):
+    """Root of every error sweepbench raises on purpose."""
+
+
+class ConfigError(SweepbenchError):
+    """A config file or option that cannot be used; the message says which and why."""
+
+
+class TaskError(SweepbenchError):
+    """A task file or task entry that cannot be used; the message names file and task."""
+
+
+class StoreError(SweepbenchError):
+    """The run store cannot do what was asked; the message says which store and why."""
+
+
+class ConfigMismatchError(StoreError):
+    """``begin_run`` for an existing run with a different config."""
+
+
+class ReportError(SweepbenchError):
+    """A report that cannot be built (no such run, nothing judged by that judge, ...)."""
+
+
+class ImportFormatError(SweepbenchError):
+    """A result file of another harness that is not in the format expected."""
+
+
+class ResumeMismatch(SweepbenchError):
+    """A recorded model call whose request differs from the one the episode makes now."""
+
+
+class ToolError(SweepbenchError):
+    """A tool refusing a call; its message is what the model reads as the tool's result."""
+
+
+class ModelError(SweepbenchError):
+    """A model call that did not produce a response."""
+
+    def __init__(self, message: str, *, endpoint: str = "", status: int | None = None) -> None:
+        super().__init__(message)
+        self.endpoint = endpoint
+        self.status = status
+        self.attempts = 1  # requests made for this call when the error left the client
+
+
+class RetryableError(ModelError):
+    def __init__(self, message: str, *, endpoint: str = "", status: int | None = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message, endpoint=endpoint, status=status)
+        self.retry_after = retry_after
+        """Seconds the server asked us to wait (Retry-After), if it said."""
+
+
+class RateLimitError(RetryableError):
+    pass
+
+
+class ServerError(RetryableError):
+    pass
+
+
+class TransportError(RetryableError):
+    pass
+
+
+class RequestTimeout(TransportError):
+    pass
+
+
+class InvalidResponseError(RetryableError):
+    pass
+
+
+class EndpointUnavailableError(ModelError):
+    """The circuit breaker stayed open past ``breaker_max_wait_s``: waiting was the retry."""
+
+
+class FatalError(ModelError):
+    pass
+
+
+class BadRequestError(FatalError):
+    pass
+
+
+class ContextLengthError(BadRequestError):
+    pass
+
+
+class AuthenticationError(FatalError):
+    pass
+
+
+class NotFoundError(FatalError):
+    pass
+
+
+class QuotaExceededError(FatalError):
+    pass
