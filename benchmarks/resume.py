@@ -28,11 +28,11 @@ from pathlib import Path
 
 import msgspec
 
+from sweepbench.benchmarks.doubles import scripted_models
 from sweepbench.results.report import build_report
 from sweepbench.results.store import RunStore
 from sweepbench.runner.journal import _RequestHasher
 from sweepbench.runner.refserver import ReferenceServer
-from sweepbench.simulator.scripted.models import resolve_model
 
 MODELS = ["scripted/oracle", "scripted/noisy:0.3"]
 
@@ -54,7 +54,7 @@ class LoggingResolver:
         self.served: list[tuple[int, str, str]] = []
 
     def __call__(self, name: str):
-        policy = resolve_model(name)
+        policy = scripted_models()(name)
         if policy is None:
             return None
 

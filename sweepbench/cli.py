@@ -22,9 +22,11 @@ from rich.markup import escape
 
 from sweepbench import __version__
 from sweepbench.config import SweepConfig, load_config
-from sweepbench.errors import ConfigError, SweepbenchError
+from sweepbench.errors import ConfigError, ImportFormatError, SweepbenchError
+from sweepbench.ids import STATE_JUDGE, EpisodeId, JudgeMethod, UserMode
 from sweepbench.runner.faults import FaultSpec, LatencySpec, parse_outage
 
+LLM_JUDGE_METHODS = [m.value for m in JudgeMethod if m != JudgeMethod.STATE]
 err = Console(stderr=True, soft_wrap=True)
 out = Console()
 
@@ -37,7 +39,7 @@ def _add_sweep_options(p: argparse.ArgumentParser, *, models: bool = True) -> No
                        help="agent model: an endpoint name from the config or scripted/oracle, "
                             "scripted/noisy:P, scripted/chaos (repeatable)")
         p.add_argument("--user-model", metavar="NAME", help="user-simulator model (default scripted/user)")
-        p.add_argument("--user-mode", choices=["default", "neutral", "solo"],
+        p.add_argument("--user-mode", choices=[m.value for m in UserMode],
                        help="VitaBench user mode: persona user (default), neutral user (persona "
                             "removed) or solo agent (no user, whole instruction up front)")
         p.add_argument("--trials", type=int, metavar="K", help="trials per (model, task) (default 4)")
@@ -199,19 +201,20 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from sweepbench.benchmarks.vitabench.importer import import_vitabench
-    from sweepbench.errors import ImportFormatError
+    from sweepbench.benchmarks import registry
     from sweepbench.results.store import RunStore
 
+    benchmark = registry.get(args.benchmark)
     with RunStore(args.store) as store:
         for f in args.files:
             try:
-                summary = import_vitabench(store, f, run_id=args.run, model=args.model, lang=args.lang)
+                summary = benchmark.import_results(store, Path(f), run_id=args.run,
+                                                   model=args.model, lang=args.lang)
             except (ImportFormatError, OSError) as exc:
-                err.print(f"[red]error:[/red] {f}: {exc}")
+                err.print(f"[red]error:[/red] {escape(f)}: {escape(str(exc))}")
                 return 2
             err.print(f"{f}: run {summary.run_id}, {summary.episodes} episodes, "
-                      f"{summary.judged} judged")
+                      f"{summary.judged} judged", markup=False)
     return 0
 
 
@@ -222,12 +225,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         outcome = _run_sweep(cfg, args.out or Path(tmp) / "replay.sqlite", not args.no_progress)
         with RunStore(outcome.store_path) as store:
-            judgments = [j for j in store.judgments(outcome.run_id) if j["method"] == "state"]
+            judgments = [j for j in store.judgments(outcome.run_id) if j["method"] == JudgeMethod.STATE]
     failures = []
     for j in sorted(judgments, key=lambda j: j["episode_id"]):
         if not j["passed"]:
             details = j.get("details") or {}
-            failure = {"task": j["episode_id"].split("|")[1].rsplit(":", 1)[-1], "why": details.get("why")}
+            failure = {"task": EpisodeId.parse(j["episode_id"]).task.id, "why": details.get("why")}
             if details.get("unreachable"):
                 failure["unreachable"] = True  # a defect of the task data, not of the harness
             failures.append(failure)
@@ -271,8 +274,9 @@ def cmd_judge(args: argparse.Namespace) -> int:
     for j in rows:
         by_episode.setdefault(j["episode_id"], {})[(j["judge"], j["method"])] = j["passed"]
     for model, meth in cfg.judges()[1:]:
-        pairs = [(v[("state", "state")], v[(model, meth)]) for v in by_episode.values()
-                 if v.get(("state", "state")) is not None and v.get((model, meth)) is not None]
+        state = (STATE_JUDGE, JudgeMethod.STATE)
+        pairs = [(v[state], v[(model, meth)]) for v in by_episode.values()
+                 if v.get(state) is not None and v.get((model, meth)) is not None]
         if pairs:
             agree = sum(a == b for a, b in pairs) / len(pairs)
             err.print(f"agreement of {model} / {meth} with the state check on task pass: "
@@ -306,12 +310,13 @@ def _mean_metrics(details: list[dict]) -> dict[str, float]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from sweepbench.benchmarks.doubles import scripted_models
     from sweepbench.runner.refserver import ReferenceServer
     from sweepbench.runner.sweep import tune_gc
-    from sweepbench.simulator.scripted.models import SCRIPTED_MODELS, resolve_model
+    from sweepbench.simulator.scripted.models import SCRIPTED_MODELS
 
     tune_gc()
-    server = ReferenceServer(resolve_model, host=args.host, port=args.port,
+    server = ReferenceServer(scripted_models(), host=args.host, port=args.port,
                              models=SCRIPTED_MODELS, latency=args.latency, faults=args.faults,
                              seed=args.seed, rpm_limit=args.rpm, tpm_limit=args.tpm,
                              outage=args.outage)
@@ -320,21 +325,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
+    from sweepbench.benchmarks import registry
     from sweepbench.benchmarks.catalog import BenchmarkSpec
-    from sweepbench.benchmarks.registry import benchmark_tools
-    from sweepbench.datasets.task import Task
 
     spec = BenchmarkSpec.parse(args.benchmark)
-    tools = benchmark_tools(spec.benchmark)
-    probe = Task(id="-", benchmark=spec.benchmark, domain=",".join(spec.domains), instructions="")
-    toolkit = tools.toolkit(probe)
+    benchmark = registry.get(spec.benchmark)
+    toolkit = benchmark.toolkit_for_domains(spec.domains)
     rows = [{"name": t.name, "domain": t.domain, "type": t.kind} for t in toolkit.tools.values()]
-    graph = tools.graph_stats(toolkit) if hasattr(tools, "graph_stats") else {}
+    graph = benchmark.tools_summary(toolkit)
     if args.json:
         print(json.dumps({"tools": rows, **graph}, indent=2))
     else:
         for r in rows:
-            out.print(f"{r['domain']:<10} {r['type']:<8} {r['name']}")
+            out.print(f"{r['domain']:<10} {r['type']:<8} {r['name']}", markup=False)
         extra = (f"; dependency graph: {graph['edges']} edges, density {graph['density']:.3f}"
                  if graph else "")
         out.print(f"{len(rows)} tools{extra}")
@@ -342,24 +345,18 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
+    from sweepbench.benchmarks import registry
     from sweepbench.benchmarks.catalog import BenchmarkSpec, load_tasks
 
-    if args.json and BenchmarkSpec.parse(args.benchmark).benchmark == "t1":
-        from sweepbench.benchmarks.t1.data.tasks import catalog_summary
-
-        summary = catalog_summary()
-        if BenchmarkSpec.parse(args.benchmark).domains != ("all",):
-            summary["selected"] = len(load_tasks(args.benchmark, data_dir=args.data_dir, lang=args.lang))
-        print(json.dumps(summary, indent=2))
-        return 0
-
-    tasks = load_tasks(args.benchmark, data_dir=args.data_dir, lang=args.lang)
+    spec = BenchmarkSpec.parse(args.benchmark)
+    tasks = load_tasks(spec, data_dir=args.data_dir, lang=args.lang)
     if args.json:
-        print(json.dumps({"total": len(tasks), "tasks": [
+        summary = registry.get(spec.benchmark).tasks_summary(spec.domains, tasks)
+        print(json.dumps(summary if summary is not None else {"total": len(tasks), "tasks": [
             {"id": t.id, "domain": t.domain, "lang": t.lang} for t in tasks]}, indent=2))
     else:
         for t in tasks:
-            out.print(f"{t.id:<16} {t.domain:<10} {t.instructions[:90]}")
+            out.print(f"{t.id:<16} {t.domain:<10} {t.instructions[:90]}", markup=False)
         out.print(f"{len(tasks)} tasks")
     return 0
 
@@ -400,7 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="LLM judge while the sweep runs, e.g. scripted/judge (repeatable; the "
                         "state check always runs)")
     p.add_argument("--judge-method", action="append", dest="judge_methods",
-                   choices=["sliding", "full", "sliding_no_rubrics", "full_no_rubrics", "likert"],
+                   choices=LLM_JUDGE_METHODS,
                    help="LLM judge method (repeatable; default: sliding for VitaBench, likert "
                         "for T1)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -425,9 +422,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", metavar="OUT.csv", help="one row per episode with judgment columns")
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser("import", help="import upstream VitaBench result files into a store")
+    p = sub.add_parser("import", help="import another harness's result files (upstream "
+                                      "VitaBench's) into a store")
     p.add_argument("store", help="run store to import into (created if missing)")
-    p.add_argument("files", nargs="+", help="upstream simulation result JSON files")
+    p.add_argument("files", nargs="+", help="result files, e.g. upstream VitaBench simulation JSON")
+    p.add_argument("--benchmark", default="vitabench",
+                   help="benchmark whose importer reads the files (default vitabench)")
     p.add_argument("--run", metavar="RUN_ID", help="run id to import into (default: derived)")
     p.add_argument("--model", help="model name (default: from the file)")
     p.add_argument("--lang", choices=["en", "zh"], help="task language (default: detected)")
@@ -446,7 +446,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-model", action="append", metavar="NAME",
                    help="judge model: an endpoint name or scripted/judge (repeatable)")
     p.add_argument("--method", action="append",
-                   choices=["sliding", "full", "sliding_no_rubrics", "full_no_rubrics", "likert"],
+                   choices=LLM_JUDGE_METHODS,
                    help="judge method (repeatable; default: sliding for VitaBench, likert for T1)")
     p.add_argument("--judge-concurrency", type=int, metavar="N", help="episodes judged at once")
     p.add_argument("--config", metavar="FILE", help="config with the judge endpoints' definitions")

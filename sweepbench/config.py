@@ -16,6 +16,7 @@ import msgspec
 from msgspec import Struct, field
 
 from sweepbench.errors import ConfigError
+from sweepbench.ids import STATE_JUDGE, JudgeMethod, UserMode
 
 SCRIPTED_PREFIX = "scripted/"
 
@@ -190,7 +191,7 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
 
     def judges(self) -> list[tuple[str, str]]:
         """(judge, method) pairs: the state check, then every LLM judge with every method."""
-        return [("state", "state")] + [(m, meth) for m in self.judge_models
+        return [(STATE_JUDGE, JudgeMethod.STATE)] + [(m, meth) for m in self.judge_models
                                        for meth in self.judge_methods]
 
     def validate(self) -> "SweepConfig":
@@ -202,11 +203,11 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
             raise ConfigError("no models to run")
         if not self.benchmarks:
             raise ConfigError("no benchmarks to run")
-        methods = {"sliding", "full", "sliding_no_rubrics", "full_no_rubrics", "likert"}
+        methods = {m.value for m in JudgeMethod} - {JudgeMethod.STATE}
         bad = [m for m in self.judge_methods if m not in methods]
         if bad:
             raise ConfigError(f"unknown judge method(s) {', '.join(bad)}; known: {', '.join(sorted(methods))}")
-        if self.user_mode not in ("default", "neutral", "solo"):
+        if self.user_mode not in tuple(UserMode):
             raise ConfigError(f"user_mode must be default, neutral or solo, got {self.user_mode!r}")
         if self.lang not in ("en", "zh"):
             raise ConfigError(f"lang must be en or zh, got {self.lang!r}")

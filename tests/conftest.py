@@ -7,10 +7,16 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from sweepbench.benchmarks.registry import benchmark_tools
+from sweepbench.benchmarks import registry
 from sweepbench.simulator.scripted.plan import UnresolvedReference, resolve
 
 SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_root() -> Path:
+    """Where the shared data dir should be (``../shared/data`` beside the repo), present or not."""
+    return SHARED_DATA
 
 
 @pytest.fixture(scope="session")
@@ -26,7 +32,7 @@ def run_plan():
     """Execute plan steps in-process: ``run(task, steps) -> (final_state, error outputs)``."""
 
     def run(task, steps):
-        tools = benchmark_tools(task.benchmark)
+        tools = registry.get(task.benchmark)
         kit, state = tools.toolkit(task), tools.new_state(task)
         outputs: list[str | None] = []
         errors: list[str] = []

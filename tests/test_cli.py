@@ -8,8 +8,8 @@ import sqlite3
 import pytest
 
 from sweepbench.benchmarks.catalog import load_tasks
+from sweepbench.benchmarks.doubles import RegistryWorld
 from sweepbench.cli import main
-from sweepbench.simulator.scripted.models import gold_plan
 
 METRICS = ("k", "tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k")
 
@@ -65,7 +65,7 @@ def test_chaos_model_run_completes_with_tool_errors(tmp_path, capsys):
                             "scripted/chaos", "--trials", "1", "--out", str(out), "--json")
     chaos = report["models"]["scripted/chaos"]
     # it changes nothing, so it passes exactly the tasks that need no change
-    no_change = [t for t in load_tasks("vitabench:delivery") if not gold_plan(t)]
+    no_change = [t for t in load_tasks("vitabench:delivery") if not RegistryWorld().gold_plan(t)]
     assert code == 0 and chaos["errors"] == 0
     assert chaos["avg"] == pytest.approx(len(no_change) / chaos["tasks"])
     db = sqlite3.connect(out)

@@ -10,14 +10,13 @@ one parsed copy of each task file.
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 
+from sweepbench.benchmarks import registry
+from sweepbench.datasets.data_dir import resolve_data_dir
 from sweepbench.datasets.task import Task
 from sweepbench.errors import TaskError
-
-DEFAULT_DOMAINS = {"vitabench": ("delivery",), "t1": ("all",)}
 
 
 class BenchmarkSpec(tuple):
@@ -27,9 +26,9 @@ class BenchmarkSpec(tuple):
     def parse(cls, spec: str) -> "BenchmarkSpec":
         name, _, domains = spec.strip().partition(":")
         name = name.strip().lower()
-        if name not in DEFAULT_DOMAINS:
-            raise TaskError(f"unknown benchmark {name!r} in {spec!r}; known: {', '.join(DEFAULT_DOMAINS)}")
-        doms = tuple(d.strip() for d in domains.split(",") if d.strip()) or DEFAULT_DOMAINS[name]
+        if name not in registry.names():
+            raise TaskError(f"unknown benchmark {name!r} in {spec!r}; known: {', '.join(registry.names())}")
+        doms = tuple(d.strip() for d in domains.split(",") if d.strip()) or registry.get(name).default_domains
         return cls((name, doms))
 
     @property
@@ -44,28 +43,9 @@ class BenchmarkSpec(tuple):
         return f"{self.benchmark}:{','.join(self.domains)}"
 
 
-def resolve_data_dir(data_dir: str | Path | None) -> Path | None:
-    """The data dir from the option, else $SWEEPBENCH_DATA, else None (built-in samples)."""
-    value = data_dir if data_dir not in (None, "") else os.environ.get("SWEEPBENCH_DATA")
-    if not value:
-        return None
-    path = Path(value).expanduser().resolve()
-    if not path.is_dir():
-        raise TaskError(f"data dir {path} does not exist or is not a directory")
-    return path
-
-
 @lru_cache(maxsize=64)
 def _load(spec: BenchmarkSpec, data_dir: Path | None, lang: str) -> tuple[Task, ...]:
-    if spec.benchmark == "vitabench":
-        from sweepbench.benchmarks.vitabench import tasks as vitabench
-
-        return tuple(vitabench.load_tasks(spec.domains, data_dir=data_dir, lang=lang))
-    if spec.benchmark == "t1":
-        from sweepbench.benchmarks.t1.data import tasks as t1_tasks
-
-        return tuple(t1_tasks.load_tasks(",".join(spec.domains), data_dir=data_dir, lang=lang))
-    raise TaskError(f"no loader for benchmark {spec.benchmark!r}")
+    return tuple(registry.get(spec.benchmark).load_tasks(spec.domains, data_dir=data_dir, lang=lang))
 
 
 def load_tasks(spec: str | BenchmarkSpec, *, data_dir: str | Path | None = None,

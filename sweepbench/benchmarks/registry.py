@@ -1,40 +1,99 @@
-"""What an episode needs from a benchmark's tools, behind one small protocol.
+"""Benchmarks by name: the one place that turns a benchmark's name into its code.
 
-The simulator asks the registry for the benchmark of a task and gets a toolkit, a fresh
-mutable state for one episode, and the final state the judges check. Benchmarks are imported
-on first use, not at import time.
+Built-in benchmarks are the subpackages of ``sweepbench.benchmarks`` (a folder is a benchmark:
+its name is the folder's, its ``BENCHMARK`` the object); each is imported on first use, not at
+import time. Benchmarks from elsewhere are plugins: modules or folders named in the
+``SWEEPBENCH_PLUGINS`` environment variable (``os.pathsep``-separated; a dotted module name
+or a path to a package folder), or registered in-process with :func:`register`. A plugin's
+``BENCHMARK`` is registered under its own ``name``.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
+import pkgutil
+import sys
+from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
 
-from sweepbench.datasets.task import Task
-from sweepbench.tools.base import Toolkit
+from sweepbench.benchmarks.base import Benchmark
+from sweepbench.errors import ConfigError, TaskError
 
+__all__ = ["all_judge_methods", "get", "judge_owner", "names", "register"]
 
-class BenchmarkTools(Protocol):
-    def toolkit(self, task: Task) -> Toolkit:
-        """The tools the agent may call in this task (merged for cross-domain tasks)."""
-
-    def new_state(self, task: Task) -> Any:
-        """A fresh mutable database for one episode; tools take it as their first argument."""
-
-    def final_state(self, state: Any) -> dict[str, Any]:
-        """The JSON-able end state the judges check (e.g. all orders)."""
-
-    def descriptions(self, task: Task, data_dir: Path | None) -> dict[str, dict] | None:
-        """Tool description overrides {name: {"description", "args"}} or None for the code's own."""
+_PACKAGE = "sweepbench.benchmarks"
+_registered: dict[str, Benchmark] = {}
+_plugins_loaded: set[str] = set()
 
 
-_MODULES = {"vitabench": "sweepbench.benchmarks.vitabench.tools", "t1": "sweepbench.benchmarks.t1.tools"}
+def register(benchmark: Benchmark) -> Benchmark:
+    """Make ``benchmark`` known by its name (a plugin, or a test's own benchmark)."""
+    if not isinstance(benchmark, Benchmark):
+        raise TypeError(f"not a Benchmark: {benchmark!r}")
+    _registered[benchmark.name] = benchmark
+    return benchmark
 
 
-def benchmark_tools(benchmark: str) -> BenchmarkTools:
-    try:
-        module = importlib.import_module(_MODULES[benchmark])
-    except KeyError:
-        raise ValueError(f"unknown benchmark {benchmark!r}; known: {', '.join(_MODULES)}") from None
-    return module.TOOLS
+def _load_plugins() -> None:
+    for entry in filter(None, os.environ.get("SWEEPBENCH_PLUGINS", "").split(os.pathsep)):
+        if entry in _plugins_loaded:
+            continue
+        path = Path(entry)
+        try:
+            if path.is_dir():  # a package folder outside any installed package
+                spec = importlib.util.spec_from_file_location(
+                    f"sweepbench_plugin_{path.name}", path / "__init__.py",
+                    submodule_search_locations=[str(path)])
+                if spec is None or spec.loader is None:
+                    raise ImportError(f"no __init__.py in {path}")
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[spec.name] = module
+                spec.loader.exec_module(module)
+            else:
+                module = importlib.import_module(entry)
+        except ImportError as exc:
+            raise ConfigError(f"SWEEPBENCH_PLUGINS: cannot import {entry!r}: {exc}") from None
+        benchmark = getattr(module, "BENCHMARK", None)
+        if not isinstance(benchmark, Benchmark):
+            raise ConfigError(f"SWEEPBENCH_PLUGINS: {entry!r} has no BENCHMARK (a Benchmark)")
+        register(benchmark)
+        _plugins_loaded.add(entry)
+
+
+@cache
+def _builtin_names() -> tuple[str, ...]:
+    package = importlib.import_module(_PACKAGE)
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(package.__path__) if m.ispkg))
+
+
+def names() -> tuple[str, ...]:
+    """Every benchmark's name, built-in first."""
+    _load_plugins()
+    return _builtin_names() + tuple(n for n in _registered if n not in _builtin_names())
+
+
+def get(name: str) -> Benchmark:
+    """The benchmark called ``name``; TaskError listing the known ones when there is none."""
+    _load_plugins()
+    if name in _registered:
+        return _registered[name]
+    if name in _builtin_names():
+        benchmark = importlib.import_module(f"{_PACKAGE}.{name}").BENCHMARK
+        _registered[name] = benchmark
+        return benchmark
+    raise TaskError(f"unknown benchmark {name!r}; known: {', '.join(names())}")
+
+
+def all_judge_methods() -> dict[str, str]:
+    """Every LLM judge method of every benchmark -> the benchmark that declares it."""
+    return {method: name for name in names() for method in get(name).judge_methods}
+
+
+def judge_owner(method: str) -> Benchmark:
+    """The benchmark whose LLM judge ``method`` is."""
+    owner = all_judge_methods().get(method)
+    if owner is None:
+        raise TaskError(f"no benchmark has the judge method {method!r}")
+    return get(owner)

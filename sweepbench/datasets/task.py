@@ -12,6 +12,8 @@ from typing import Any
 
 from msgspec import Struct, field
 
+from sweepbench.ids import TaskKey
+
 
 class Task(Struct, kw_only=True, frozen=True):
     id: str
@@ -33,4 +35,4 @@ class Task(Struct, kw_only=True, frozen=True):
     @property
     def key(self) -> str:
         """Identity across benchmarks and languages: what the store keys episodes by."""
-        return f"{self.benchmark}:{self.domain}:{self.lang}:{self.id}"
+        return str(TaskKey(self.benchmark, self.domain, self.lang, self.id))

@@ -1,23 +1,7 @@
-"""VitaBench's rubric-based sliding-window judge (paper §3.3, Appendix E) and its Table 5 variants.
-
-The rubrics of a task are its expected states' ``state_rubrics`` (across all expected states)
-followed by its ``overall_rubrics``, deduplicated keeping the first occurrence; they are shown
-to the judge as ``rubric_0``, ``rubric_1``, ... with their current status.
-
-**The trajectory** is the episode's messages without system messages (the prompts are not the
-conversation), numbered from 1 ("rounds" ``[i]``). Each message is one line (newlines inside
-are kept)::
-
-    [1] assistant: Hello! How can I help you today?
-    [2] user: I'd like some rice noodles delivered.
-    [3] assistant: Let me look. | tool call: search_stores({"keyword": "rice noodles"})
-    [4] tool (search_stores): [{"store_id": ...}]
-
-An assistant's tool calls follow its text (if any) as ``tool call: name(arguments)`` with the
-arguments as compact JSON (raw text when they are not JSON); a tool result is labelled with
-the name of the call it answers, and starts with "tool" as the judge prompt says. A message
-with neither text nor calls is skipped; numbering counts it anyway, so round numbers are
-stable across windows.
+"""The rubric judge engine: sliding windows over a trajectory, rubric states carried between
+windows, retries of unreadable replies (the VitaBench paper's §3.3 judge, Appendix E, and its
+Table 5 variants). What the judge reads (rubrics, prompts, how a trajectory is rendered) comes
+from the benchmark as a :class:`RubricPrompts`; the engine only decides what to ask when.
 
 **Windows** are ``window`` consecutive messages, the next starting ``window - overlap`` later,
 the last one ending at the last message (25 messages, w=10, δ=2: [0,10), [8,18), [16,25)); a
@@ -46,21 +30,12 @@ report ``score`` 1.0 or 0.0 and no per-rubric results.
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any, Protocol
 
 import msgspec
-import orjson
 from msgspec import Struct, field
 
-from sweepbench.benchmarks.vitabench.judge_prompts import (
-    judge_system_prompt,
-    judge_user_prompt,
-    retry_nudge,
-)
-from sweepbench.datasets.task import Task
 from sweepbench.judge.parsing import parse_overall_verdict, parse_rubric_verdicts
 from sweepbench.wire import (
     AssistantMessage,
@@ -76,20 +51,14 @@ __all__ = [
     "METHODS",
     "JudgeReply",
     "RubricJudgment",
+    "RubricPrompts",
     "RubricResult",
     "WindowOutcome",
-    "judge_episode",
     "make_windows",
-    "render_trajectory",
-    "task_rubrics",
+    "run_rubric_judge",
 ]
 
 METHODS = ("sliding", "full", "sliding_no_rubrics", "full_no_rubrics")
-_NOT_JUDGED = {"en": "Not evaluated yet", "zh": "尚未评估"}
-_WEEKDAYS = {
-    "en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
-    "zh": ("星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日"),
-}
 
 
 class JudgeReply(Protocol):
@@ -142,25 +111,6 @@ class RubricJudgment(Struct, kw_only=True):
 # ---- pieces ---------------------------------------------------------------------------------
 
 
-def task_rubrics(task: Task) -> list[str]:
-    """State rubrics of every expected state, then overall rubrics; deduplicated, in order."""
-    ev = task.evaluation if isinstance(task.evaluation, dict) else {}
-    found: list[str] = []
-    states = ev.get("expected_states") or []
-    for state in states if isinstance(states, list) else []:
-        rubrics = state.get("state_rubrics") if isinstance(state, dict) else None
-        found += [r for r in rubrics or [] if isinstance(r, str)]
-    overall = ev.get("overall_rubrics") or []
-    found += [r for r in overall if isinstance(r, str)] if isinstance(overall, list) else []
-    seen: set[str] = set()
-    out = []
-    for r in found:
-        if r.strip() and r not in seen:
-            seen.add(r)
-            out.append(r)
-    return out
-
-
 def make_windows(n: int, window: int = 10, overlap: int = 2) -> list[tuple[int, int]]:
     """[start, end) ranges over ``n`` messages; ValueError for a window that cannot slide."""
     if window < 1:
@@ -179,19 +129,6 @@ def make_windows(n: int, window: int = 10, overlap: int = 2) -> list[tuple[int, 
         start += window - overlap
 
 
-def _compact_args(arguments: str) -> str:
-    try:
-        return orjson.dumps(orjson.loads(arguments)).decode()
-    except orjson.JSONDecodeError:
-        return arguments
-
-
-def _clip(text: str, limit: int | None) -> str:
-    if limit is None or len(text) <= limit:
-        return text
-    return text[:limit] + f" …[{len(text) - limit} more characters]"
-
-
 def _conversation(messages: list[Any]) -> list[Message]:
     """Wire messages without system messages; dicts (from JSON) are converted first."""
     if messages and not all(isinstance(m, (SystemMessage, UserMessage, AssistantMessage,
@@ -200,56 +137,17 @@ def _conversation(messages: list[Any]) -> list[Message]:
     return [m for m in messages if not isinstance(m, SystemMessage)]
 
 
-def render_trajectory(messages: list[Message], start: int = 0, end: int | None = None, *,
-                      max_message_chars: int | None = None) -> str:
-    """Lines ``[i] role: text`` for ``messages[start:end]`` (already without system messages)."""
-    names = {tc.id: tc.function.name for m in messages
-             if isinstance(m, AssistantMessage) and m.tool_calls for tc in m.tool_calls}
-    lines = []
-    stop = len(messages) if end is None else end
-    for i in range(start, stop):
-        m = messages[i]
-        if isinstance(m, AssistantMessage):
-            parts = [m.content.strip()] if m.content and m.content.strip() else []
-            parts += [f"tool call: {tc.function.name}({_compact_args(tc.function.arguments)})"
-                      for tc in m.tool_calls or []]
-            body, label = " | ".join(parts), "assistant"
-        elif isinstance(m, ToolMessage):
-            name = m.name or names.get(m.tool_call_id)
-            body, label = m.content, f"tool ({name})" if name else "tool"
-        elif isinstance(m, UserMessage):
-            body, label = m.content, "user"
-        else:  # pragma: no cover - system messages are filtered out
-            continue
-        if body.strip():
-            lines.append(f"[{i + 1}] {label}: {_clip(body, max_message_chars)}")
-    return "\n".join(lines)
-
-
-def env_info(task: Task, lang: str) -> str:
-    """The judge's view of the environment: the task's clock, with its weekday."""
-    when = str(task.environment.get("time", "")).strip()
-    if not when:
-        return "- Current time: unknown" if lang != "zh" else "- 当前时间：未知"
-    try:
-        day = _WEEKDAYS.get(lang, _WEEKDAYS["en"])[_dt.datetime.fromisoformat(when).weekday()]
-        when = f"{when} {day}"
-    except ValueError:
-        pass
-    return f"- 当前时间：{when}" if lang == "zh" else f"- Current time: {when}"
-
-
 # ---- the judge ------------------------------------------------------------------------------
 
 
 class _Session:
     """Calls the judge for one episode: request building, retries, accounting."""
 
-    def __init__(self, call: JudgeCall, *, system: str, lang: str, retries: int,
+    def __init__(self, call: JudgeCall, *, system: str, nudge: str, retries: int,
                  meta: dict[str, Any], temperature: float | None, max_tokens: int | None) -> None:
         self.call = call
         self.system = system
-        self.lang = lang
+        self.nudge = nudge
         self.retries = retries
         self.meta = meta
         self.temperature = temperature
@@ -283,56 +181,70 @@ class _Session:
                                              attempts=attempt)
             snippet = (text or "").strip().replace("\n", " ")[:120]
             error = f"unreadable judge reply: {snippet!r}" if snippet else "empty judge reply"
-            messages += [AssistantMessage(text or ""), UserMessage(retry_nudge(self.lang))]
+            messages += [AssistantMessage(text or ""), UserMessage(self.nudge)]
         return None, WindowOutcome(index=window, start=start, end=end, judged=False,
                                    attempts=attempt, error=error)
 
 
-async def judge_episode(
-    task: Task,
+class RubricPrompts(Protocol):
+    """What a benchmark supplies to the engine: its rubrics and the words of its prompts."""
+
+    lang: str
+    source: str
+    """Where the prompts come from (e.g. "upstream" templates or the project's own)."""
+    rubrics: list[str]
+    not_judged: str
+    """The justification a rubric shows before any window has judged it."""
+
+    def system(self, method: str, window_idx: int, total_windows: int) -> str:
+        """The judge's system prompt for window ``window_idx`` (1-based) of ``total_windows``."""
+
+    def user(self, method: str, *, content: str, rubrics: list[dict[str, Any]] | None = None,
+             memory: str | None = None, evaluation: dict[str, Any] | None = None) -> str:
+        """The judge's input: the rendered window and the state carried so far."""
+
+    def render(self, convo: list[Message], start: int, end: int) -> str:
+        """``convo[start:end]`` as the judge reads it (numbering global across windows)."""
+
+    def retry_nudge(self) -> str:
+        """Appended after an unreadable reply before asking again."""
+
+
+async def run_rubric_judge(
+    prompts: RubricPrompts,
     messages: list[Message],
     *,
     call: JudgeCall,
     method: str = "sliding",
     window: int = 10,
     overlap: int = 2,
-    data_dir: str | Path | None = None,
-    lang: str | None = None,
     retries: int = 2,
     meta: dict[str, Any] | None = None,
     temperature: float | None = 0.0,
     max_tokens: int | None = None,
-    max_message_chars: int | None = None,
 ) -> RubricJudgment:
-    """Judge one episode's trajectory against ``task``'s rubrics with ``method``.
+    """Judge one trajectory against ``prompts.rubrics`` with ``method``.
 
     ``call`` sends a ChatRequest to the judge model (the request's ``sweepbench`` field carries
     ``role="judge"``, the method, the window index and count, the attempt, and ``meta``).
-    ``lang`` (en/zh) defaults to the task's language; ``data_dir`` supplies the upstream
-    templates. Raises ValueError only for bad arguments (method, window, overlap, retries).
+    Raises ValueError only for bad arguments (method, window, overlap, retries).
     """
     if method not in METHODS:
         raise ValueError(f"unknown judge method {method!r}; known: {', '.join(METHODS)}")
     if retries < 0:
         raise ValueError(f"retries must be >= 0, got {retries}")
     make_windows(1, window, overlap)  # validates window and overlap for every method
-    lang = lang or task.lang
-    lang = lang if lang in ("en", "zh") else "en"
+    lang, not_judged = prompts.lang, prompts.not_judged
     convo = _conversation(messages)
     sliding = method.startswith("sliding")
     ranges = make_windows(len(convo), window, overlap) if sliding else (
         [(0, len(convo))] if convo else [])
-    fields = {"env_info": env_info(task, lang), "user_instruction": task.instructions,
-              "window_idx": 1, "total_windows": max(1, len(ranges)), "window_size": window,
-              "overlap": overlap}
-    _, source = judge_system_prompt(method, lang, data_dir=data_dir, fields=fields)
-    result = RubricJudgment(method=method, passed=False, score=0.0, template=source, lang=lang,
-                            windows=len(ranges))
+    result = RubricJudgment(method=method, passed=False, score=0.0, template=prompts.source,
+                            lang=lang, windows=len(ranges))
 
     def session_for(k: int) -> _Session:
-        system, _ = judge_system_prompt(method, lang, data_dir=data_dir,
-                                        fields={**fields, "window_idx": k + 1})
-        return _Session(call, system=system, lang=lang, retries=retries, meta=meta or {},
+        return _Session(call, system=prompts.system(method, k + 1, max(1, len(ranges))),
+                        nudge=prompts.retry_nudge(), retries=retries, meta=meta or {},
                         temperature=temperature, max_tokens=max_tokens)
 
     def account(s: _Session, outcome: WindowOutcome) -> None:
@@ -342,14 +254,14 @@ async def judge_episode(
         result.unjudged_windows += not outcome.judged
 
     if method in ("sliding", "full"):
-        rubrics = task_rubrics(task)
+        rubrics = prompts.rubrics
         if not rubrics:
             result.passed, result.score, result.windows = True, 1.0, 0
             result.note = "task has no rubrics to judge"
             return result
         keys = [f"rubric_{i}" for i in range(len(rubrics))]
         met = [False] * len(rubrics)
-        why = [_NOT_JUDGED[lang]] * len(rubrics)
+        why = [not_judged] * len(rubrics)
         set_in: list[int | None] = [None] * len(rubrics)
 
         def read(text: str | None) -> Any:
@@ -359,9 +271,7 @@ async def judge_episode(
         for k, (start, end) in enumerate(ranges):
             states = [{"rubric_idx": keys[i], "rubric": rubrics[i], "justification": why[i],
                        "meetExpectation": met[i]} for i in range(len(rubrics))]
-            user = judge_user_prompt(
-                method, rubrics=states,
-                content=render_trajectory(convo, start, end, max_message_chars=max_message_chars))
+            user = prompts.user(method, rubrics=states, content=prompts.render(convo, start, end))
             s = session_for(k)
             verdicts, outcome = await s.ask(user, read, window=k, windows=len(ranges),
                                             method=method, start=start, end=end)
@@ -372,7 +282,7 @@ async def judge_episode(
                 if v.met is not None and v.met != met[i]:
                     met[i], set_in[i] = v.met, k
         result.rubrics = [RubricResult(rubric=r, met=met[i],
-                                       reasoning="" if why[i] == _NOT_JUDGED[lang] else why[i],
+                                       reasoning="" if why[i] == not_judged else why[i],
                                        window=set_in[i]) for i, r in enumerate(rubrics)]
         result.score = sum(met) / len(met)
         result.passed = all(met)
@@ -381,12 +291,10 @@ async def judge_episode(
         return result
 
     # the no-rubric variants: one verdict, carried (with the judge's memory) across windows
-    verdict, reasoning, memory = False, _NOT_JUDGED[lang], ""
+    verdict, reasoning, memory = False, not_judged, ""
     for k, (start, end) in enumerate(ranges):
-        user = judge_user_prompt(
-            method, content=render_trajectory(convo, start, end,
-                                              max_message_chars=max_message_chars),
-            memory=memory, evaluation={"justification": reasoning, "meetExpectation": verdict})
+        user = prompts.user(method, content=prompts.render(convo, start, end), memory=memory,
+                            evaluation={"justification": reasoning, "meetExpectation": verdict})
         s = session_for(k)
         overall, outcome = await s.ask(user, parse_overall_verdict, window=k,
                                        windows=len(ranges), method=method, start=start, end=end)
@@ -397,7 +305,7 @@ async def judge_episode(
             memory = overall.memory if overall.memory is not None else memory
     result.passed = verdict
     result.score = 1.0 if verdict else 0.0
-    result.reasoning = "" if reasoning == _NOT_JUDGED[lang] else reasoning
+    result.reasoning = "" if reasoning == not_judged else reasoning
     if not convo:
         result.note = "empty trajectory: nothing to judge"
     return result

@@ -42,6 +42,7 @@ from rich.console import Group
 from rich.table import Table
 
 from sweepbench.errors import ReportError
+from sweepbench.ids import TaskKey
 from sweepbench.results.profile import profile_run
 from sweepbench.results.stats import (
     DEFAULT_BOOT,
@@ -55,11 +56,6 @@ from sweepbench.results.store import RunStore
 __all__ = ["ReportError", "build_report", "numeric_details", "render"]
 
 _ALL_PAIRS_UP_TO = 12
-
-
-def task_key(benchmark: str, domain: str, lang: str | None, task_id: str) -> str:
-    """The same key as ``datasets.Task.key``, rebuilt from the episode's columns."""
-    return f"{benchmark}:{domain}:{lang or ''}:{task_id}"
 
 
 def _judge_methods(judgments: list[dict]) -> list[dict]:
@@ -219,7 +215,7 @@ def build_report(
                     metrics.add((*s, name), float(v))
         outcomes.append(Outcome(
             model=model, domain=domain,
-            task_key=task_key(bench, domain, r["lang"], r["task_id"]),
+            task_key=str(TaskKey(bench, domain, r["lang"] or "", r["task_id"])),
             trial=r["trial"], passed=bool(verdict), error=error, score=score, benchmark=bench,
         ))
     pair_names = []

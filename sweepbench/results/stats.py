@@ -52,6 +52,8 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 import numpy as np
 from msgspec import Struct, field
 
+from sweepbench.ids import TaskKey
+
 __all__ = [
     "Agreement", "BenchmarkStats", "ModelStats", "Outcome", "PairedComparison", "Stats",
     "bootstrap_ci", "cohen_kappa", "judge_agreement", "kappa_from_confusion", "mse_vs_k",
@@ -507,7 +509,7 @@ def summarize(
         tasks = by_model[o.model]
         t = tasks.get(o.task_key)
         if t is None:
-            bench = o.benchmark or (o.task_key.split(":", 1)[0] if ":" in o.task_key else "-")
+            bench = o.benchmark or _benchmark_of(o.task_key)
             t = tasks[o.task_key] = _Task(bench, o.domain)
         elif t.domain != o.domain:
             raise ValueError(
@@ -549,3 +551,10 @@ def summarize(
                         for b, ts in sorted(benches.items())},
         )
     return out
+
+
+def _benchmark_of(task_key: str) -> str:
+    try:
+        return TaskKey.parse(task_key).benchmark
+    except ValueError:
+        return "-"

@@ -16,18 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-import msgspec
-
-from sweepbench.benchmarks.vitabench.state_check import check_vitabench
+from sweepbench.benchmarks import registry
+from sweepbench.benchmarks.base import Judgment
 from sweepbench.datasets.task import Task
+from sweepbench.ids import (
+    STATE_JUDGE,
+    EpisodeId,
+    JudgeMethod,
+    TerminationReason,
+    judge_journal_id,
+)
 from sweepbench.results.store import RunStore
 from sweepbench.runner.journal import CallJournal
 from sweepbench.wire import EpisodeRecord, encoder
-
-STATE = "state"
-# LLM judge methods by benchmark: VitaBench's rubric judge variants, T1's Likert judge.
-METHODS = {"vitabench": ("sliding", "full", "sliding_no_rubrics", "full_no_rubrics"),
-           "t1": ("likert",)}
 
 
 @dataclass(frozen=True)
@@ -39,57 +40,21 @@ class JudgeSpec:
 
     @property
     def is_state(self) -> bool:
-        return self.model == STATE
+        return self.model == STATE_JUDGE
 
     def applies_to(self, benchmark: str) -> bool:
-        return self.is_state or self.method in METHODS.get(benchmark, ())
+        return self.is_state or self.method in registry.get(benchmark).judge_methods
 
 
-def state_judgment(task: Task, record: EpisodeRecord) -> dict[str, Any]:
-    """The deterministic expected-state check: {"passed", "score", "details"}."""
-    if record.termination == "error":
+STATE = JudgeSpec(STATE_JUDGE, JudgeMethod.STATE)
+
+
+def state_judgment(task: Task, record: EpisodeRecord) -> Judgment:
+    """The benchmark's deterministic check; an episode that ended in error fails it."""
+    if record.termination == TerminationReason.ERROR:
         return {"passed": False, "score": 0.0,
                 "details": {"why": f"episode ended in error: {record.error}"}}
-    if task.benchmark == "vitabench":
-        result = msgspec.to_builtins(check_vitabench(task, record.final_state or {}))
-        passed = result.pop("passed")
-        return {"passed": passed, "score": 1.0 if passed else 0.0, "details": result}
-    if task.benchmark == "t1":  # T1's tool / parameter / output metrics (§3.2.1)
-        from sweepbench.benchmarks.t1 import metrics as t1_metrics
-
-        result = msgspec.to_builtins(t1_metrics.score(task, t1_metrics.calls_from_messages(record.messages)))
-        passed = bool(result.pop("passed"))
-        return {"passed": passed, "score": 1.0 if passed else 0.0, "details": result}
-    raise ValueError(f"no state check for benchmark {task.benchmark!r}")
-
-
-async def llm_judgment(task: Task, record: EpisodeRecord, spec: JudgeSpec, call,
-                       data_dir: Path | None) -> dict[str, Any]:
-    """An LLM judge over the episode's messages: T1's Likert judge or VitaBench's rubrics."""
-    if spec.method == "likert":
-        return await likert_judgment(record, call, data_dir)
-    from sweepbench.judge.rubric import judge_episode
-
-    result = await judge_episode(task, record.messages, call=call, method=spec.method,
-                                 data_dir=data_dir, lang=task.lang)
-    details = msgspec.to_builtins(result)
-    return {"passed": details.pop("passed"), "score": details.pop("score"), "details": details}
-
-
-async def likert_judgment(record: EpisodeRecord, call, data_dir: Path | None,
-                          attempts: int = 3) -> dict[str, Any]:
-    """T1's Likert judge (section 3.2.2): helpfulness and coherence 1-5, overall their mean."""
-    from sweepbench.benchmarks.t1 import prompts as t1_prompts
-    from sweepbench.wire import ChatRequest, UserMessage
-
-    prompt = t1_prompts.judge_prompt(t1_prompts.transcript(record.messages), data_dir)
-    for attempt in range(attempts):
-        req = ChatRequest(model="", messages=[UserMessage(prompt)],
-                          sweepbench={"role": "judge", "method": "likert", "attempt": attempt})
-        scores = t1_prompts.parse_judge((await call(req)).message.content or "")
-        if scores is not None:
-            return {"passed": None, "score": (scores["overall"] - 1) / 4, "details": scores}
-    raise ValueError(f"Likert judge gave no readable scores in {attempts} attempts")
+    return registry.get(task.benchmark).check(task, record)
 
 
 class JudgePool:
@@ -121,7 +86,7 @@ class JudgePool:
 
     def pending(self, episode_id: str) -> bool:
         """Whether some judge that applies to the episode has not judged it yet."""
-        benchmark = episode_id.split("|")[1].split(":", 1)[0] if "|" in episode_id else ""
+        benchmark = EpisodeId.parse(episode_id).task.benchmark
         return any((episode_id, j.model, j.method) not in self.done
                    for j in self.judges if j.applies_to(benchmark))
 
@@ -144,7 +109,8 @@ class JudgePool:
                 judgment = state_judgment(task, record)
             else:
                 call = self._journaled_call(eid, spec)
-                judgment = await llm_judgment(task, record, spec, call, self.data_dir)
+                judgment = await registry.get(task.benchmark).judge(
+                    task, record, spec.method, call, data_dir=self.data_dir)
         except Exception as exc:  # a judge that cannot judge: recorded, never a crash
             self.failed += 1
             why = traceback.format_exception_only(exc)[-1].strip()
@@ -157,7 +123,7 @@ class JudgePool:
         self.on_judged(eid, spec, judgment)
 
     def _journaled_call(self, eid: str, spec: JudgeSpec) -> Callable[..., Awaitable[Any]]:
-        journal_id = f"judge|{spec.model}|{spec.method}|{eid}"
+        journal_id = judge_journal_id(spec.model, spec.method, eid)
         recorded = [e["payload"] for e in self.store.events(self.run_id, journal_id, kind="model_call")]
         seq = 0
 

@@ -11,70 +11,33 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import hashlib
 import traceback
-from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import msgspec
 
-from sweepbench.benchmarks.catalog import BenchmarkSpec, load_tasks, resolve_data_dir
-from sweepbench.benchmarks.registry import benchmark_tools
+from sweepbench.benchmarks import registry
 from sweepbench.config import SweepConfig
-from sweepbench.datasets.task import Task
-from sweepbench.results.store import RunStore
-from sweepbench.runner.client import ModelClient, limits_key
-from sweepbench.runner.journal import CallJournal
-from sweepbench.runner.judge_pool import JudgePool, JudgeSpec
-from sweepbench.runner.limits import LimitsPool
-from sweepbench.runner.refserver import ReferenceServer
-from sweepbench.runner.response_cache import ResponseCache
-from sweepbench.simulator.episode import (
-    EpisodeLimits,
-    EpisodeProtocol,
+from sweepbench.datasets.data_dir import resolve_data_dir
+from sweepbench.ids import (
+    EpisodeId,
+    EpisodeStatus,
+    TaskKey,
     TerminationReason,
-    run_episode,
+    UserMode,
 )
-from sweepbench.simulator.scripted.models import resolve_model
+from sweepbench.results.store import RunStore
+from sweepbench.runner.build import SweepResources, judge_specs
+from sweepbench.runner.journal import CallJournal
+from sweepbench.runner.judge_pool import JudgePool
+from sweepbench.runner.work import Shard, WorkItem, run_id_for, select_tasks
+from sweepbench.simulator.episode import EpisodeLimits, run_episode
 from sweepbench.wire import EpisodeRecord, encoder
 
-
-@dataclass(frozen=True)
-class WorkItem:
-    model: str
-    spec: str
-    task: Task
-    trial: int
-
-    @property
-    def episode_id(self) -> str:
-        return f"{self.model}|{self.task.key}|{self.trial}"
-
-
-@dataclass(frozen=True)
-class Shard:
-    """Shard ``index`` of ``count``: a deterministic partition of the work by episode id."""
-
-    index: int
-    count: int
-
-    @classmethod
-    def parse(cls, text: str) -> "Shard":
-        try:
-            i, n = (int(x) for x in text.split("/"))
-        except ValueError:
-            raise ValueError(f"--shard takes I/N (e.g. 0/4), got {text!r}") from None
-        if not (n >= 1 and 0 <= i < n):
-            raise ValueError(f"--shard {text}: need 0 <= I < N")
-        return cls(i, n)
-
-    def owns(self, episode_id: str) -> bool:
-        if self.count == 1:
-            return True
-        digest = hashlib.blake2b(episode_id.encode(), digest_size=8).digest()
-        return int.from_bytes(digest, "big") % self.count == self.index
+__all__ = ["Shard", "Sweep", "SweepOutcome", "WorkItem", "install_uvloop", "run_id_for",
+           "run_sweep", "select_tasks", "tune_gc"]
 
 
 @dataclass
@@ -87,40 +50,6 @@ class SweepOutcome:
     resumed: int = 0  # episodes continued from their journal
     replayed_calls: int = 0  # model calls answered from the journal instead of re-requested
     judged: int = 0  # judgments made
-
-
-def run_id_for(cfg: SweepConfig) -> str:
-    """Same sweep identity, same run id: that is what makes re-running resume."""
-    blob = msgspec.json.encode(cfg.identity(), order="sorted")
-    return "run-" + hashlib.sha256(blob).hexdigest()[:12]
-
-
-def select_tasks(cfg: SweepConfig) -> list[tuple[str, Task]]:
-    """(spec, task) pairs for every benchmark in the config, filtered by ids and limit."""
-    out: list[tuple[str, Task]] = []
-    for raw in cfg.benchmarks:
-        spec = BenchmarkSpec.parse(raw)
-        tasks = load_tasks(spec, data_dir=cfg.data_dir, lang=cfg.lang)
-        if cfg.task_ids:
-            wanted = set(cfg.task_ids)
-            tasks = [t for t in tasks if t.id in wanted]
-        if cfg.limit is not None:
-            tasks = tasks[: cfg.limit]
-        out.extend((str(spec), t) for t in tasks)
-    return out
-
-
-def protocol_for(task: Task, data_dir: Path | None, user_mode: str = "default") -> EpisodeProtocol | None:
-    """The benchmark's episode conventions (None: a plain conversation)."""
-    if task.benchmark == "t1":
-        from sweepbench.benchmarks.t1.episode import T1Protocol
-
-        return T1Protocol(data_dir)
-    if task.benchmark == "vitabench":
-        from sweepbench.benchmarks.vitabench.episode import VitaBenchProtocol
-
-        return VitaBenchProtocol(data_dir, user_mode)
-    return None
 
 
 class Sweep:
@@ -138,8 +67,8 @@ class Sweep:
         self.run_id = run_id_for(cfg)
         self.data_dir = resolve_data_dir(cfg.data_dir)
         self.progress = progress or (lambda kind, **info: None)
-        self.clients: dict[str, ModelClient] = {}
-        self.reference: ReferenceServer | None = None  # the built-in server, while it runs
+        self.clients: dict[str, Any] = {}  # endpoint name -> ModelClient, while running
+        self.reference: Any = None  # the built-in reference server, while it runs
 
     def work(self) -> tuple[list[WorkItem], int]:
         """Work still to do and how many episodes the store already has finished.
@@ -148,8 +77,10 @@ class Sweep:
         ended in error) are resumed from their journal.
         """
         status = self.store.episode_status(self.run_id)
-        self._journaled = {eid for eid, st in status.items() if st in ("running", "error")}
-        finished = ("done",) if self.retry_errors else ("done", "error")
+        self._journaled = {eid for eid, st in status.items()
+                           if st in (EpisodeStatus.RUNNING, EpisodeStatus.ERROR)}
+        finished = ((EpisodeStatus.DONE,) if self.retry_errors
+                    else (EpisodeStatus.DONE, EpisodeStatus.ERROR))
         todo, skipped = [], 0
         for trial in range(self.cfg.trials):
             for spec, task in select_tasks(self.cfg):
@@ -174,30 +105,13 @@ class Sweep:
         todo, skipped = self.work() if episodes else ([], 0)
         tune_gc()  # after the tasks are loaded: they live as long as the sweep
         self.progress("planned", total=len(todo), skipped=skipped)
-        judges = [JudgeSpec(m, meth) for m, meth in cfg.judges()]
+        judges = judge_specs(cfg)
         names = {j.model for j in judges if not j.is_state}
         if todo:
             names |= set(cfg.models) | {cfg.user_model}
         errors = 0
-        async with AsyncExitStack() as stack:
-            url = None
-            if any(n.startswith("scripted/") for n in names):
-                server = ReferenceServer(
-                    resolve_model, latency_s=cfg.reference_latency_s,
-                    latency=cfg.reference_latency, faults=cfg.reference_faults,
-                    seed=cfg.reference_seed, rpm_limit=cfg.reference_rpm,
-                    tpm_limit=cfg.reference_tpm, outage=cfg.reference_outage)
-                await stack.enter_async_context(server)
-                self.reference, url = server, server.url
-            limits = LimitsPool()  # agent, user and judge calls to one account share a budget
-            cache = ResponseCache(cfg.response_cache) if cfg.response_cache else None
-            if cache is not None:
-                stack.callback(cache.close)
-            for name in sorted(names):
-                ep = cfg.endpoint(name, url)
-                client = ModelClient(ep, limits=limits.get(limits_key(ep), ep), cache=cache)
-                stack.push_async_callback(client.aclose)
-                self.clients[name] = client
+        async with SweepResources(cfg, names) as resources:
+            self.clients, self.reference = resources.clients, resources.reference
             self.judge_pool = pool = JudgePool(
                 self.store, self.run_id, judges=judges, clients=self.clients,
                 workers=cfg.judge_concurrency, data_dir=self.data_dir,
@@ -223,14 +137,14 @@ class Sweep:
     def _submit_unjudged(self, pool: "JudgePool") -> None:
         """Episodes finished earlier that some judge has not judged yet (new judge, crash)."""
         waiting = {row["episode_id"] for row in self.store.episode_rows(self.run_id)
-                   if row["status"] != "running" and pool.pending(row["episode_id"])
+                   if row["status"] != EpisodeStatus.RUNNING and pool.pending(row["episode_id"])
                    and self.shard.owns(row["episode_id"])}
         if not waiting:
             return
         tasks = {task.key: task for _, task in select_tasks(self.cfg)}
         for record in self.store.episodes(self.run_id):
-            key = f"{record.benchmark}:{record.domain}:{record.lang}:{record.task_id}"
-            eid = f"{record.model}|{key}|{record.trial}"
+            key = str(TaskKey(record.benchmark, record.domain, record.lang, record.task_id))
+            eid = str(EpisodeId(record.model, TaskKey.parse(key), record.trial))
             if eid in waiting and key in tasks:  # tasks outside this selection stay unjudged
                 pool.submit(tasks[key], eid, record)
 
@@ -265,8 +179,8 @@ class Sweep:
         base = dict(run_id=run_id, model=item.model, benchmark=task.benchmark,
                     domain=task.domain, task_id=task.id, lang=task.lang, trial=item.trial)
         try:
-            tools = benchmark_tools(task.benchmark)
-            state = tools.new_state(task)
+            benchmark = registry.get(task.benchmark)
+            state = benchmark.new_state(task)
             agent_client, user_client = self.clients[item.model], self.clients[self.cfg.user_model]
             result = await run_episode(
                 task,
@@ -274,15 +188,16 @@ class Sweep:
                                      self._observer(item.model)),
                 user=journal.caller("user", user_client.conversation(),
                                     self._observer(self.cfg.user_model)),
-                toolkit=tools.toolkit(task),
+                toolkit=benchmark.toolkit(task),
                 state=state,
-                final_state=tools.final_state,
-                tool_descriptions=tools.descriptions(task, self.data_dir),
+                final_state=benchmark.final_state,
+                tool_descriptions=benchmark.tool_descriptions(task, self.data_dir),
                 limits=EpisodeLimits(max_turns=self.cfg.max_turns or task.max_turns,
                                      max_tool_errors=self.cfg.max_tool_errors),
                 meta=self.meta(item),
                 on_event=on_event,
-                protocol=protocol_for(task, self.data_dir, self.cfg.user_mode),
+                protocol=benchmark.episode_protocol(task, data_dir=self.data_dir,
+                                                    user_mode=UserMode(self.cfg.user_mode)),
             )
             record = EpisodeRecord(
                 **base, termination=str(result.termination), messages=result.messages,

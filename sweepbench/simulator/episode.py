@@ -10,13 +10,13 @@ caches hit). The user simulator sees the same conversation mirrored: the agent's
 from __future__ import annotations
 
 import time
-from enum import StrEnum
 from typing import Any, Awaitable, Callable, Protocol
 
 import msgspec
 
 from sweepbench.datasets.task import Task
 from sweepbench.errors import TaskError
+from sweepbench.ids import TerminationReason
 from sweepbench.simulator.prompts import (
     STOP,
     agent_greeting,
@@ -33,16 +33,6 @@ from sweepbench.wire import (
     Usage,
     UserMessage,
 )
-
-
-class TerminationReason(StrEnum):
-    USER_STOP = "user_stop"
-    AGENT_STOP = "agent_stop"
-    MAX_TURNS = "max_turns"
-    TOO_MANY_ERRORS = "too_many_errors"
-    EXIT_CHECK = "exit_check"  # the benchmark's exit-check model ended the conversation
-    AGENT_DONE = "agent_done"  # solo mode: the agent answered with text (nobody to answer it)
-    ERROR = "error"  # a model call failed for good, or the episode could not run
 
 
 class ModelReply(Protocol):

@@ -9,7 +9,8 @@ import pytest
 
 from sweepbench.datasets.task import Task
 from sweepbench.errors import TaskError, ToolError
-from sweepbench.simulator.episode import EpisodeLimits, TerminationReason, run_episode
+from sweepbench.ids import TerminationReason
+from sweepbench.simulator.episode import EpisodeLimits, run_episode
 from sweepbench.tools.base import Toolkit, tool
 from sweepbench.wire import (
     AssistantMessage,

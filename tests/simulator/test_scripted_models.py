@@ -5,21 +5,21 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from sweepbench.benchmarks import registry
 from sweepbench.benchmarks.catalog import load_tasks
-from sweepbench.benchmarks.registry import benchmark_tools
+from sweepbench.benchmarks.doubles import RegistryWorld, scripted_models
 from sweepbench.benchmarks.vitabench.judge_prompts import judge_user_prompt
 from sweepbench.benchmarks.vitabench.state_check import check_vitabench
+from sweepbench.ids import TerminationReason
 from sweepbench.judge.parsing import parse_rubric_verdicts
-from sweepbench.simulator.episode import EpisodeLimits, TerminationReason, run_episode
+from sweepbench.simulator.episode import EpisodeLimits, run_episode
 from sweepbench.simulator.prompts import STOP
-from sweepbench.simulator.scripted.models import (
-    disclosure_pieces,
-    gold_plan,
-    resolve_model,
-)
+from sweepbench.simulator.scripted.models import disclosure_pieces
 from sweepbench.wire import ChatRequest, ToolMessage, Usage, UserMessage
 
 SPEC = "vitabench:delivery"
+resolve_model = scripted_models()
+gold_plan = RegistryWorld().gold_plan
 SAMPLES = load_tasks(SPEC)  # no data dir: the project's own sample tasks
 
 
@@ -35,7 +35,7 @@ def caller(policy):
 
 
 async def play(task, agent_name, *, seed=0, trial=0, max_tool_errors=10):
-    tools = benchmark_tools(task.benchmark)
+    tools = registry.get(task.benchmark)
     state = tools.new_state(task)
     meta = {"task": task.key, "spec": SPEC, "lang": task.lang, "data_dir": None,
             "trial": trial, "seed": seed}
@@ -132,7 +132,7 @@ def test_policies_need_the_request_field():
 
 async def test_user_with_a_turn_count_keeps_talking_then_stops():
     task = SAMPLES[0]
-    tools = benchmark_tools(task.benchmark)
+    tools = registry.get(task.benchmark)
     meta = {"task": task.key, "spec": SPEC, "lang": task.lang, "data_dir": None, "trial": 0, "seed": 0}
     res = await run_episode(task, agent=caller(resolve_model("scripted/oracle")),
                             user=caller(resolve_model("scripted/user:12")),

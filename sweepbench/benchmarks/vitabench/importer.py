@@ -33,7 +33,6 @@ import msgspec
 from msgspec import Struct, field
 
 from sweepbench.errors import ImportFormatError
-from sweepbench.results.store import RunStore
 from sweepbench.wire import (
     AssistantMessage,
     EpisodeRecord,
@@ -211,14 +210,15 @@ def _detect_lang(results: _Results) -> str:
 
 
 def import_vitabench(
-    store: RunStore,
+    store: Any,
     path: str | Path,
     *,
     run_id: str | None = None,
     model: str | None = None,
     lang: str | None = None,
 ) -> ImportSummary:
-    """Import one upstream VitaBench results file into ``store``; see the module docstring.
+    """Import one upstream VitaBench results file into ``store`` (a run store, written through
+    its public methods); see the module docstring.
 
     ``run_id`` defaults to ``vitabench-import:<file stem>``. Raises ``ImportFormatError`` for
     a file that is not upstream results (naming the field), ``OSError`` when unreadable.

@@ -15,21 +15,21 @@ and no API key, and they make the harness testable:
 Every policy is a pure function of the request: it re-derives its position from the
 conversation, so a replayed or resumed episode gets the same answers. The episode's identity
 (task key, benchmark spec, trial, seed) comes from the request's ``sweepbench`` field.
+
+What is benchmark-specific (finding the task, its gold plan and mistakes, the answers to a
+protocol's referee calls, the judge prompts) comes from a :class:`ScriptedWorld` passed to
+:func:`scripted_resolver`; this module knows no benchmark.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib
 import random
 import re
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import msgspec
 
-from sweepbench.benchmarks.catalog import find_task
-from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
 from sweepbench.datasets.task import Task
 from sweepbench.simulator.prompts import STOP
 from sweepbench.simulator.scripted.plan import Step, UnresolvedReference, resolve
@@ -44,29 +44,31 @@ from sweepbench.wire import (
 
 Policy = Callable[[ChatRequest], AssistantMessage]
 
-_PLAN_MODULES = {"vitabench": "sweepbench.benchmarks.vitabench.oracle",
-                 "t1": "sweepbench.benchmarks.t1.oracle"}
-_plan_cache: dict[str, list[Step]] = {}
+
+class ScriptedWorld(Protocol):
+    """What the doubles need to know about benchmarks, supplied by the caller."""
+
+    def task(self, meta: dict[str, Any]) -> Task:
+        """The episode's task, from the request's ``sweepbench`` field (task key, spec, lang)."""
+
+    def gold_plan(self, task: Task) -> list[Step]:
+        """The oracle's tool calls for ``task`` (cached by the world)."""
+
+    def corrupt(self, step: Step, rng: random.Random, task: Task) -> Step:
+        """A wrong version of ``step``."""
+
+    def referee(self, role: str, task: Task) -> AssistantMessage | None:
+        """The answer to a protocol's own call with ``role``; None: a user turn."""
+
+    def judge(self, req: ChatRequest) -> AssistantMessage:
+        """The scripted judge's answer to a judge prompt."""
 
 
-def _task(req: ChatRequest) -> tuple[Task, dict[str, Any]]:
+def _meta(req: ChatRequest) -> dict[str, Any]:
     meta = req.sweepbench
     if not meta or "task" not in meta or "spec" not in meta:
         raise ValueError("scripted models need the `sweepbench` request field (task, spec, lang)")
-    task = find_task(meta["spec"], meta["task"], data_dir=meta.get("data_dir"),
-                     lang=meta.get("lang", "en"))
-    return task, meta
-
-
-def _plan_module(task: Task):
-    return importlib.import_module(_PLAN_MODULES[task.benchmark])
-
-
-def gold_plan(task: Task) -> list[Step]:
-    key = f"{task.key}|{task.source}"
-    if key not in _plan_cache:
-        _plan_cache[key] = _plan_module(task).gold_plan(task)
-    return _plan_cache[key]
+    return meta
 
 
 def _rng(meta: dict[str, Any], task: Task, step: int) -> random.Random:
@@ -91,9 +93,10 @@ class PlanFollower:
     DONE = {"en": "All done. Is there anything else I can help you with?",
             "zh": "都已办好。请问还有其他需要吗？"}
 
-    def __init__(self, error_rate: float = 0.0) -> None:
+    def __init__(self, world: ScriptedWorld, error_rate: float = 0.0) -> None:
         if not 0.0 <= error_rate <= 1.0:
             raise ValueError(f"noise must be in [0, 1], got {error_rate}")
+        self.world = world
         self.error_rate = error_rate
 
     def _action(self, meta: dict[str, Any], task: Task, j: int) -> str:
@@ -105,10 +108,11 @@ class PlanFollower:
         return "drop" if rng.random() < 0.5 else "corrupt"
 
     def __call__(self, req: ChatRequest) -> AssistantMessage:
-        task, meta = _task(req)
+        meta = _meta(req)
+        task = self.world.task(meta)
         if not any(isinstance(m, UserMessage) for m in req.messages):
             return AssistantMessage("Hello! How can I help you today?")
-        plan = gold_plan(task)
+        plan = self.world.gold_plan(task)
         calls, results = _own_calls(req)
         outputs: list[str | None] = [None] * len(plan)
         made = 0
@@ -121,7 +125,7 @@ class PlanFollower:
                 made += 1
                 continue
             if action == "corrupt":
-                step = _plan_module(task).corrupt(step, _rng(meta, task, j), task)
+                step = self.world.corrupt(step, _rng(meta, task, j), task)
             try:
                 args = resolve(step.arguments, outputs)
             except UnresolvedReference:
@@ -160,25 +164,27 @@ class ScriptedUser:
 
     With ``turns`` set (``scripted/user:N``), it keeps the conversation going with follow-up
     questions until it has spoken N times, then stops: long episodes on demand, for
-    benchmarks of per-call cost as conversations grow. It also answers T1's referee calls
-    (domain classifier: the task's domains; exit check: never ends, the user does).
+    benchmarks of per-call cost as conversations grow. A protocol's referee calls (T1's
+    domain classifier and exit check) are answered by the world.
     """
 
     FOLLOW_UP = {"en": "Thanks. Could you confirm that everything is in order?",
                  "zh": "谢谢。能再确认一下都办好了吗？"}
 
-    def __init__(self, turns: int | None = None) -> None:
+    def __init__(self, world: ScriptedWorld, turns: int | None = None) -> None:
         if turns is not None and turns < 1:
             raise ValueError(f"turns must be >= 1, got {turns}")
+        self.world = world
         self.turns = turns
 
     def __call__(self, req: ChatRequest) -> AssistantMessage:
-        task, meta = _task(req)
+        meta = _meta(req)
+        task = self.world.task(meta)
         role = meta.get("role")
-        if role == "classifier":  # T1's domain classifier: the task's own domains
-            return AssistantMessage(msgspec.json.encode(list(task.domains)).decode())
-        if role == "exit":  # T1's exit check: the scripted user ends the talk itself
-            return AssistantMessage('{"should_end": false, "reason": "the user has not said goodbye"}')
+        if role not in (None, "user"):
+            referee = self.world.referee(role, task)
+            if referee is not None:
+                return referee
         pieces = disclosure_pieces(task)
         said = sum(isinstance(m, AssistantMessage) for m in req.messages)
         if said < len(pieces):
@@ -186,22 +192,6 @@ class ScriptedUser:
         if self.turns is not None and said < self.turns:
             return AssistantMessage(self.FOLLOW_UP.get(task.lang, self.FOLLOW_UP["en"]))
         return AssistantMessage(STOP)
-
-
-scripted_user = ScriptedUser()
-
-
-def scripted_any_judge(req: ChatRequest) -> AssistantMessage:
-    """The rubric-judge double, or for T1's Likert judge deterministic 1-5 scores."""
-    meta = req.sweepbench or {}
-    if meta.get("method") != "likert":
-        return scripted_judge(req)
-    digest = hashlib.sha256(msgspec.json.encode(req.messages)).digest()
-    hint = meta.get("judge_hint")
-    scores = {c: (5 if hint else 1) if isinstance(hint, bool) else 1 + digest[i] % 5
-              for i, c in enumerate(("helpfulness", "coherence"))}
-    return AssistantMessage(msgspec.json.encode(
-        {c: {"score": v, "reasoning": "scripted verdict"} for c, v in scores.items()}).decode())
 
 
 def scripted_chaos(req: ChatRequest) -> AssistantMessage:
@@ -229,22 +219,29 @@ def scripted_chaos(req: ChatRequest) -> AssistantMessage:
     return AssistantMessage("Sorry, I could not complete your request.")
 
 
-@lru_cache(maxsize=256)
-def resolve_model(name: str) -> Policy | None:
-    """The scripted policy for a model name such as ``scripted/noisy:0.3``; None if unknown."""
-    if not name.startswith("scripted/"):
-        return None
-    kind, _, arg = name[len("scripted/"):].partition(":")
-    if kind == "oracle" and not arg:
-        return PlanFollower(0.0)
-    if kind in ("noisy", "user") and arg:
-        try:
-            return PlanFollower(float(arg)) if kind == "noisy" else ScriptedUser(int(arg))
-        except ValueError:
+def scripted_resolver(world: ScriptedWorld) -> Callable[[str], Policy | None]:
+    """``resolve(name)``: the scripted policy for a model name such as ``scripted/noisy:0.3``,
+    or None when the name is not a scripted model."""
+
+    @lru_cache(maxsize=256)
+    def resolve(name: str) -> Policy | None:
+        if not name.startswith("scripted/"):
             return None
-    if kind == "noisy":
-        return PlanFollower(0.3)
-    return {"user": scripted_user, "judge": scripted_any_judge, "chaos": scripted_chaos}.get(kind) if not arg else None
+        kind, _, arg = name[len("scripted/"):].partition(":")
+        if kind == "oracle" and not arg:
+            return PlanFollower(world, 0.0)
+        if kind in ("noisy", "user") and arg:
+            try:
+                return PlanFollower(world, float(arg)) if kind == "noisy" else ScriptedUser(world, int(arg))
+            except ValueError:
+                return None
+        if kind == "noisy":
+            return PlanFollower(world, 0.3)
+        if arg:
+            return None
+        return {"user": ScriptedUser(world), "judge": world.judge, "chaos": scripted_chaos}.get(kind)
+
+    return resolve
 
 
 SCRIPTED_MODELS = ["scripted/oracle", "scripted/noisy:P", "scripted/user", "scripted/user:N",

@@ -57,12 +57,9 @@ def run_steps():
     return run
 
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-
-
 @pytest.fixture(scope="session")
-def t1_data() -> Path:
+def t1_data(shared_root: Path) -> Path:
     """The shared data dir holding the paper's T1 prompts; skips the tests that need it."""
-    if not (SHARED_DATA / "t1" / "prompts").is_dir():
-        pytest.skip(f"the paper's T1 prompts are not at {(SHARED_DATA / 't1' / 'prompts').resolve()}")
-    return SHARED_DATA
+    if not (shared_root / "t1" / "prompts").is_dir():
+        pytest.skip(f"the paper's T1 prompts are not at {(shared_root / 't1' / 'prompts').resolve()}")
+    return shared_root

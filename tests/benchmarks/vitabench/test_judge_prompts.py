@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from sweepbench.benchmarks.vitabench.judge import judge_episode
 from sweepbench.benchmarks.vitabench.judge_prompts import (
     JUDGE_TEMPLATE_NAMES,
     judge_system_prompt,
@@ -13,7 +14,6 @@ from sweepbench.benchmarks.vitabench.judge_prompts import (
     upstream_prompts_dir,
 )
 from sweepbench.datasets.task import Task
-from sweepbench.judge.rubric import judge_episode
 from sweepbench.wire import AssistantMessage, Usage, UserMessage
 
 

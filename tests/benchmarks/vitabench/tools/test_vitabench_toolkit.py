@@ -8,7 +8,7 @@ from collections import Counter
 import msgspec
 import pytest
 
-from sweepbench.benchmarks.registry import benchmark_tools
+from sweepbench.benchmarks import registry
 from sweepbench.benchmarks.vitabench.tasks import load_tasks
 from sweepbench.benchmarks.vitabench.tools import TOOLS, all_tools
 from sweepbench.benchmarks.vitabench.tools.graph import edges, graph_stats
@@ -32,7 +32,9 @@ KINDS = {
 
 
 def test_registry_serves_vitabench():
-    assert benchmark_tools("vitabench") is TOOLS
+    benchmark = registry.get("vitabench")
+    assert benchmark.name == "vitabench"
+    assert benchmark.toolkit(TASK) is TOOLS.toolkit(TASK)
 
 
 def test_a_delivery_task_gets_8_general_and_12_delivery_tools_of_upstreams_kinds():

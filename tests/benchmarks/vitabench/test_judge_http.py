@@ -10,15 +10,15 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from sweepbench.benchmarks import registry
 from sweepbench.benchmarks.catalog import load_tasks
-from sweepbench.benchmarks.registry import benchmark_tools
+from sweepbench.benchmarks.doubles import scripted_models
+from sweepbench.benchmarks.vitabench.judge import judge_episode, task_rubrics
 from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
 from sweepbench.config import Endpoint
-from sweepbench.judge.rubric import judge_episode, task_rubrics
 from sweepbench.runner.client import ModelClient
 from sweepbench.runner.refserver import ReferenceServer
 from sweepbench.simulator.episode import EpisodeLimits, TerminationReason, run_episode
-from sweepbench.simulator.scripted.models import resolve_model
 from sweepbench.wire import Usage
 
 SPEC = "vitabench:delivery"
@@ -37,11 +37,11 @@ def in_process(policy):
 
 
 async def play(task, agent_name, data_dir):
-    tools = benchmark_tools(task.benchmark)
+    tools = registry.get(task.benchmark)
     meta = {"task": task.key, "spec": SPEC, "lang": task.lang, "data_dir": str(data_dir),
             "trial": 0, "seed": 0}
-    return await run_episode(task, agent=in_process(resolve_model(agent_name)),
-                             user=in_process(resolve_model("scripted/user")),
+    return await run_episode(task, agent=in_process(scripted_models()(agent_name)),
+                             user=in_process(scripted_models()("scripted/user")),
                              toolkit=tools.toolkit(task), state=tools.new_state(task),
                              final_state=tools.final_state, meta=meta,
                              limits=EpisodeLimits(max_turns=task.max_turns))
@@ -138,11 +138,11 @@ async def test_judge_over_http_with_own_templates(judge_server):
     """Without a data dir: the built-in sample tasks and sweepbench's own judge prompts."""
     server, client = judge_server
     task = load_tasks(SPEC)[0]
-    tools = benchmark_tools(task.benchmark)
+    tools = registry.get(task.benchmark)
     meta = {"task": task.key, "spec": SPEC, "lang": task.lang, "data_dir": None, "trial": 0,
             "seed": 0}
-    res = await run_episode(task, agent=in_process(resolve_model("scripted/oracle")),
-                            user=in_process(resolve_model("scripted/user")),
+    res = await run_episode(task, agent=in_process(scripted_models()("scripted/oracle")),
+                            user=in_process(scripted_models()("scripted/user")),
                             toolkit=tools.toolkit(task), state=tools.new_state(task),
                             final_state=tools.final_state, meta=meta)
     judged = await judge_episode(task, res.messages, call=client.complete)

@@ -7,14 +7,14 @@ import re
 import msgspec
 import pytest
 
-from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
-from sweepbench.datasets.task import Task
-from sweepbench.judge.rubric import (
+from sweepbench.benchmarks.vitabench.judge import (
     judge_episode,
-    make_windows,
     render_trajectory,
     task_rubrics,
 )
+from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
+from sweepbench.datasets.task import Task
+from sweepbench.judge.rubric import make_windows
 from sweepbench.wire import (
     AssistantMessage,
     ChatRequest,

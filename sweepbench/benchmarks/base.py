@@ -1,0 +1,130 @@
+"""The one protocol every benchmark implements; the generic rooms know benchmarks only by it.
+
+A benchmark is a package under ``sweepbench/benchmarks/<name>/`` (or a plugin module, see
+:mod:`sweepbench.benchmarks.registry`) whose ``BENCHMARK`` attribute is an instance of a
+:class:`Benchmark` subclass. It knows how to load its tasks, build a toolkit and a fresh state
+for an episode, run its episode protocol, check the end state, judge with its LLM judges, and
+play its own oracle (the scripted test doubles' gold plans). The runner, the CLI and the
+reference server ask the registry for the benchmark of a task and call these methods; nothing
+outside a benchmark's folder compares a benchmark's name.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any, Awaitable, Callable, ClassVar
+
+from sweepbench.datasets.task import Task
+from sweepbench.errors import ImportFormatError, TaskError
+from sweepbench.ids import UserMode
+from sweepbench.simulator.episode import EpisodeProtocol
+from sweepbench.simulator.scripted.plan import Step
+from sweepbench.tools.base import Toolkit
+from sweepbench.wire import AssistantMessage, ChatRequest, EpisodeRecord
+
+__all__ = ["Benchmark", "Judgment", "JudgeCall"]
+
+Judgment = dict[str, Any]
+"""``{"passed": bool | None, "score": float | None, "details": {...}}`` as the store keeps it."""
+
+JudgeCall = Callable[[ChatRequest], Awaitable[Any]]
+"""Sends one request to a judge model and returns its reply (``.message``, ``.usage``)."""
+
+
+class Benchmark:
+    """Base class of a benchmark; subclasses override what they have."""
+
+    name: ClassVar[str]
+    """The benchmark's name in specs (``name:domains``), task keys and the store."""
+    default_domains: ClassVar[tuple[str, ...]] = ()
+    """Domains of a bare ``name`` spec."""
+    judge_methods: ClassVar[tuple[str, ...]] = ()
+    """LLM judge methods that apply to this benchmark's episodes (see ``ids.JudgeMethod``)."""
+    user_modes: ClassVar[tuple[UserMode, ...]] = (UserMode.DEFAULT,)
+    """User modes the episode protocol supports; others are refused at config time."""
+
+    # ---- tasks ----------------------------------------------------------------------------
+
+    def load_tasks(self, domains: tuple[str, ...], *, data_dir: Path | None,
+                   lang: str) -> list[Task]:
+        """The tasks of a spec's domains; TaskError naming file and task when one is bad."""
+        raise NotImplementedError
+
+    def tasks_summary(self, domains: tuple[str, ...], tasks: list[Task]) -> dict[str, Any] | None:
+        """Extra facts for ``sweepbench tasks --json`` (None: just the task list)."""
+        return None
+
+    # ---- tools and state ------------------------------------------------------------------
+
+    def toolkit(self, task: Task) -> Toolkit:
+        """The tools the agent may call in this task (merged for cross-domain tasks)."""
+        raise NotImplementedError
+
+    def toolkit_for_domains(self, domains: tuple[str, ...]) -> Toolkit:
+        """The tools of a spec's domains, for ``sweepbench tools``."""
+        return self.toolkit(Task(id="-", benchmark=self.name, domain=",".join(domains),
+                                 instructions=""))
+
+    def tools_summary(self, toolkit: Toolkit) -> dict[str, Any]:
+        """Extra facts for ``sweepbench tools`` (e.g. the dependency graph's density)."""
+        return {}
+
+    def new_state(self, task: Task) -> Any:
+        """A fresh mutable database for one episode; tools take it as their first argument."""
+        raise NotImplementedError
+
+    def final_state(self, state: Any) -> dict[str, Any]:
+        """The JSON-able end state the judges check (e.g. all orders)."""
+        raise NotImplementedError
+
+    def tool_descriptions(self, task: Task, data_dir: Path | None) -> dict[str, dict] | None:
+        """Description overrides {name: {"description", "args"}}; None: the code's own."""
+        return None
+
+    # ---- the episode ----------------------------------------------------------------------
+
+    def episode_protocol(self, task: Task, *, data_dir: Path | None,
+                         user_mode: UserMode) -> EpisodeProtocol:
+        """This benchmark's conventions for one episode (prompts, hooks between turns)."""
+        return EpisodeProtocol()
+
+    # ---- judging --------------------------------------------------------------------------
+
+    def check(self, task: Task, record: EpisodeRecord) -> Judgment:
+        """The deterministic check of a finished episode (no model calls)."""
+        raise NotImplementedError
+
+    async def judge(self, task: Task, record: EpisodeRecord, method: str, call: JudgeCall, *,
+                    data_dir: Path | None) -> Judgment:
+        """One LLM judgment with ``method`` (one of ``judge_methods``)."""
+        raise TaskError(f"{self.name} has no LLM judge method {method!r}")
+
+    def unreachable(self, task: Task) -> str | None:
+        """Why no agent can pass ``task`` (a defect of its data), or None."""
+        return None
+
+    def import_results(self, store: Any, path: Path, *, run_id: str | None, model: str | None,
+                       lang: str | None) -> Any:
+        """Import another harness's result file for this benchmark into ``store`` (a run
+        store); returns a summary with ``run_id``, ``episodes`` and ``judged``."""
+        raise ImportFormatError(f"{self.name} has no importer of result files")
+
+    # ---- the scripted test doubles --------------------------------------------------------
+
+    def gold_plan(self, task: Task) -> list[Step]:
+        """Tool calls that reach the task's expected end state (the oracle's script)."""
+        return []
+
+    def corrupt(self, step: Step, rng: random.Random, task: Task) -> Step:
+        """A plausible wrong version of ``step`` (the noisy agent's mistakes)."""
+        return step
+
+    def scripted_referee(self, role: str, task: Task) -> AssistantMessage | None:
+        """The scripted user's answer to the protocol's own calls with ``role`` (T1's domain
+        classifier and exit check); None: answered as a user turn."""
+        return None
+
+    def scripted_judge(self, req: ChatRequest) -> AssistantMessage:
+        """The scripted judge's answer to one of this benchmark's judge prompts."""
+        raise TaskError(f"{self.name} has no scripted judge")

@@ -1,0 +1,59 @@
+"""The scripted test doubles' view of the benchmarks: tasks, gold plans and judges by lookup.
+
+``scripted_models()`` is what the reference server resolves model names with: the generic
+doubles of :mod:`sweepbench.simulator.scripted.models`, told about benchmarks through the
+registry (one lookup per request, never a comparison with a benchmark's name).
+"""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+from typing import Any, Callable
+
+from sweepbench.benchmarks import registry
+from sweepbench.benchmarks.catalog import find_task
+from sweepbench.datasets.task import Task
+from sweepbench.errors import TaskError
+from sweepbench.simulator.scripted.models import Policy, scripted_resolver
+from sweepbench.simulator.scripted.plan import Step
+from sweepbench.wire import AssistantMessage, ChatRequest
+
+__all__ = ["RegistryWorld", "scripted_models"]
+
+
+class RegistryWorld:
+    """A :class:`~sweepbench.simulator.scripted.models.ScriptedWorld` over the registry."""
+
+    def __init__(self) -> None:
+        self._plans: dict[str, list[Step]] = {}
+
+    def task(self, meta: dict[str, Any]) -> Task:
+        return find_task(meta["spec"], meta["task"], data_dir=meta.get("data_dir"),
+                         lang=meta.get("lang", "en"))
+
+    def gold_plan(self, task: Task) -> list[Step]:
+        key = f"{task.key}|{task.source}"
+        if key not in self._plans:
+            self._plans[key] = registry.get(task.benchmark).gold_plan(task)
+        return self._plans[key]
+
+    def corrupt(self, step: Step, rng: random.Random, task: Task) -> Step:
+        return registry.get(task.benchmark).corrupt(step, rng, task)
+
+    def referee(self, role: str, task: Task) -> AssistantMessage | None:
+        return registry.get(task.benchmark).scripted_referee(role, task)
+
+    def judge(self, req: ChatRequest) -> AssistantMessage:
+        method = (req.sweepbench or {}).get("method", "sliding")
+        try:
+            owner = registry.judge_owner(method)
+        except TaskError as exc:
+            raise ValueError(str(exc)) from None
+        return owner.scripted_judge(req)
+
+
+@cache
+def scripted_models() -> Callable[[str], Policy | None]:
+    """Name -> scripted policy (None when not a scripted model), shared by every server."""
+    return scripted_resolver(RegistryWorld())

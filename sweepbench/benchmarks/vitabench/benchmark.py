@@ -1,0 +1,88 @@
+"""VitaBench behind the benchmark protocol: its tasks, tools, episode, checks, judges, oracle."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from sweepbench.benchmarks.base import Benchmark, JudgeCall, Judgment
+from sweepbench.benchmarks.vitabench import oracle, tasks
+from sweepbench.benchmarks.vitabench.episode import VitaBenchProtocol
+from sweepbench.benchmarks.vitabench.importer import import_vitabench
+from sweepbench.benchmarks.vitabench.judge import judge_episode
+from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
+from sweepbench.benchmarks.vitabench.state_check import check_vitabench
+from sweepbench.benchmarks.vitabench.tools import TOOLS, graph_stats
+from sweepbench.benchmarks.vitabench.tools.reachability import unreachable
+from sweepbench.datasets.task import Task
+from sweepbench.ids import JudgeMethod, UserMode
+from sweepbench.simulator.episode import EpisodeProtocol
+from sweepbench.simulator.scripted.plan import Step
+from sweepbench.tools.base import Toolkit
+from sweepbench.wire import AssistantMessage, ChatRequest, EpisodeRecord
+
+
+class VitaBench(Benchmark):
+    name = "vitabench"
+    default_domains = ("delivery",)
+    judge_methods = (JudgeMethod.SLIDING, JudgeMethod.FULL, JudgeMethod.SLIDING_NO_RUBRICS,
+                     JudgeMethod.FULL_NO_RUBRICS)
+    user_modes = (UserMode.DEFAULT, UserMode.NEUTRAL, UserMode.SOLO)
+
+    def load_tasks(self, domains: tuple[str, ...], *, data_dir: Path | None,
+                   lang: str) -> list[Task]:
+        return tasks.load_tasks(domains, data_dir=data_dir, lang=lang)
+
+    def toolkit(self, task: Task) -> Toolkit:
+        return TOOLS.toolkit(task)
+
+    def tools_summary(self, toolkit: Toolkit) -> dict[str, Any]:
+        return graph_stats(toolkit)
+
+    def new_state(self, task: Task) -> Any:
+        return TOOLS.new_state(task)
+
+    def final_state(self, state: Any) -> dict[str, Any]:
+        return TOOLS.final_state(state)
+
+    def tool_descriptions(self, task: Task, data_dir: Path | None) -> dict[str, dict] | None:
+        return TOOLS.descriptions(task, data_dir)
+
+    def episode_protocol(self, task: Task, *, data_dir: Path | None,
+                         user_mode: UserMode) -> EpisodeProtocol:
+        return VitaBenchProtocol(data_dir, user_mode)
+
+    def check(self, task: Task, record: EpisodeRecord) -> Judgment:
+        """The expected-state check: orders, bookings and reservations as the task wants."""
+        result = msgspec.to_builtins(check_vitabench(task, record.final_state or {}))
+        passed = result.pop("passed")
+        return {"passed": passed, "score": 1.0 if passed else 0.0, "details": result}
+
+    async def judge(self, task: Task, record: EpisodeRecord, method: str, call: JudgeCall, *,
+                    data_dir: Path | None) -> Judgment:
+        """The rubric judge (``sliding``, the paper's, or a Table 5 variant)."""
+        result = await judge_episode(task, record.messages, call=call, method=method,
+                                     data_dir=data_dir, lang=task.lang)
+        details = msgspec.to_builtins(result)
+        return {"passed": details.pop("passed"), "score": details.pop("score"),
+                "details": details}
+
+    def unreachable(self, task: Task) -> str | None:
+        return unreachable(task)
+
+    def import_results(self, store: Any, path: Path, *, run_id: str | None, model: str | None,
+                       lang: str | None) -> Any:
+        """Upstream's simulation result files (``vitabench run`` output)."""
+        return import_vitabench(store, path, run_id=run_id, model=model, lang=lang)
+
+    def gold_plan(self, task: Task) -> list[Step]:
+        return oracle.gold_plan(task)
+
+    def corrupt(self, step: Step, rng: random.Random, task: Task) -> Step:
+        return oracle.corrupt(step, rng, task)
+
+    def scripted_judge(self, req: ChatRequest) -> AssistantMessage:
+        return scripted_judge(req)

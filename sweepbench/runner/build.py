@@ -1,0 +1,66 @@
+"""From config to the things a sweep talks to: the built-in reference server (when a scripted
+model is used), one set of limits per endpoint + account, the response cache, and one model
+client per endpoint name. The batch layer (:mod:`sweepbench.runner.sweep`) only schedules."""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from typing import Any
+
+from sweepbench.benchmarks.doubles import scripted_models
+from sweepbench.config import SweepConfig
+from sweepbench.runner.client import ModelClient, limits_key
+from sweepbench.runner.judge_pool import JudgeSpec
+from sweepbench.runner.limits import LimitsPool
+from sweepbench.runner.refserver import ReferenceServer
+from sweepbench.runner.response_cache import ResponseCache
+
+
+def judge_specs(cfg: SweepConfig) -> list[JudgeSpec]:
+    """The state check, then every LLM judge with every method."""
+    return [JudgeSpec(model, method) for model, method in cfg.judges()]
+
+
+def reference_server(cfg: SweepConfig, **options: Any) -> ReferenceServer:
+    """The built-in server of scripted models, with the config's latency, faults and limits."""
+    return ReferenceServer(
+        scripted_models(), latency_s=cfg.reference_latency_s, latency=cfg.reference_latency,
+        faults=cfg.reference_faults, seed=cfg.reference_seed, rpm_limit=cfg.reference_rpm,
+        tpm_limit=cfg.reference_tpm, outage=cfg.reference_outage, **options)
+
+
+class SweepResources:
+    """``async with SweepResources(cfg, names) as res``: ``res.clients[name]`` for every model
+    name in ``names``; everything is closed on exit."""
+
+    def __init__(self, cfg: SweepConfig, names: set[str]) -> None:
+        self.cfg = cfg
+        self.names = names
+        self.clients: dict[str, ModelClient] = {}
+        self.reference: ReferenceServer | None = None  # the built-in server, while it runs
+        self._stack = AsyncExitStack()
+
+    async def __aenter__(self) -> "SweepResources":
+        cfg, stack = self.cfg, self._stack
+        await stack.__aenter__()
+        try:
+            url = None
+            if any(n.startswith("scripted/") for n in self.names):
+                self.reference = await stack.enter_async_context(reference_server(cfg))
+                url = self.reference.url
+            limits = LimitsPool()  # agent, user and judge calls to one account share a budget
+            cache = ResponseCache(cfg.response_cache) if cfg.response_cache else None
+            if cache is not None:
+                stack.callback(cache.close)
+            for name in sorted(self.names):
+                ep = cfg.endpoint(name, url)
+                client = ModelClient(ep, limits=limits.get(limits_key(ep), ep), cache=cache)
+                stack.push_async_callback(client.aclose)
+                self.clients[name] = client
+        except BaseException:
+            await stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._stack.__aexit__(*exc)

@@ -1,0 +1,143 @@
+"""The layout's arrows, checked on the source: every import (function-local ones included) of
+every module goes one way, generic rooms reach benchmarks only through the registry, and no
+generic module compares against a benchmark's name."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from sweepbench.benchmarks import registry
+
+PACKAGE = Path(__file__).resolve().parents[1] / "sweepbench"
+
+BASE = {"errors", "ids", "wire"}
+# room -> rooms it may import (a room may always import itself)
+ALLOWED = {
+    "errors": set(),
+    "ids": set(),
+    "wire": set(),
+    "__init__": set(),
+    "config": BASE,
+    "datasets": BASE,
+    "tools": BASE | {"datasets"},
+    "simulator": BASE | {"datasets", "tools"},
+    "judge": BASE | {"datasets"},
+    "results": BASE | {"config"},
+    # the registry, the protocol, the catalog and the doubles' glue; one benchmark's package
+    "benchmarks.core": BASE | {"datasets", "tools", "simulator", "judge", "config"},
+    "benchmarks.package": BASE | {"datasets", "tools", "simulator", "judge", "config",
+                                  "benchmarks.core"},
+    "runner": BASE | {"datasets", "tools", "simulator", "judge", "config", "results",
+                      "benchmarks.core"},
+    "cli": BASE | {"datasets", "tools", "simulator", "judge", "config", "results", "runner",
+                   "benchmarks.core", "__init__"},
+}
+BENCHMARK_PACKAGES = {p.name for p in (PACKAGE / "benchmarks").iterdir()
+                      if (p / "__init__.py").is_file()}
+
+
+def room_of(module: str) -> str:
+    """``sweepbench.runner.client`` -> ``runner``; a benchmark's own code -> its package."""
+    parts = module.split(".")
+    if parts == ["sweepbench"]:
+        return "__init__"
+    head = parts[1]
+    if head == "benchmarks":
+        if len(parts) > 2 and parts[2] in BENCHMARK_PACKAGES:
+            return f"benchmarks.package:{parts[2]}"
+        return "benchmarks.core"
+    return head
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(source: str) -> list[tuple[int, str]]:
+    tree = ast.parse(source)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"line {node.lineno}: relative import"
+            mod = node.module or ""
+            # "from sweepbench.benchmarks import vitabench" imports a submodule
+            found += [(node.lineno, f"{mod}.{a.name}") for a in node.names]
+    return [(line, m) for line, m in found if m == "sweepbench" or m.startswith("sweepbench.")]
+
+
+def _resolve(target: str) -> str:
+    """The module an import names (``from pkg import name`` may name a function)."""
+    parts = target.split(".")
+    while parts:
+        candidate = PACKAGE.parent.joinpath(*parts)
+        if candidate.with_suffix(".py").is_file() or (candidate / "__init__.py").is_file():
+            return ".".join(parts)
+        parts.pop()
+    raise AssertionError(f"no module for {target}")
+
+
+SOURCES = sorted(PACKAGE.rglob("*.py"))
+
+
+def arrow_problems(module: str, source: str) -> list[str]:
+    """Imports in ``source`` (the text of ``module``) that go against the layout."""
+    src = room_of(module)
+    allowed = ALLOWED["benchmarks.package" if src.startswith("benchmarks.package") else src]
+    problems = []
+    for line, target in imports(source):
+        dst = room_of(_resolve(target))
+        if dst != src and dst not in allowed:
+            problems.append(f"{module}:{line}: {src} -> {dst} ({target})")
+    return problems
+
+
+def test_every_import_points_one_way():
+    problems = [p for path in SOURCES
+                for p in arrow_problems(module_name(path), path.read_text(encoding="utf-8"))]
+    assert not problems, "imports against the layout's arrows:\n" + "\n".join(problems)
+
+
+def test_the_check_reports_backward_arrows_and_reaching_into_a_benchmark():
+    assert arrow_problems("sweepbench.tools.x", "from sweepbench.runner import client")
+    assert arrow_problems("sweepbench.results.x", "def f():\n    import sweepbench.judge.rubric")
+    assert arrow_problems("sweepbench.runner.x", "from sweepbench.benchmarks.t1 import metrics")
+    assert not arrow_problems("sweepbench.runner.x", "from sweepbench.benchmarks import registry")
+    assert not arrow_problems("sweepbench.benchmarks.t1.x", "from sweepbench.judge import likert")
+
+
+def _names_compared(tree: ast.AST) -> list[tuple[int, str]]:
+    """String constants used in comparisons, as dict keys, or in membership tests."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for side in [node.left, *node.comparators]:
+                elts = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+                out += [(e.lineno, e.value) for e in elts
+                        if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        elif isinstance(node, ast.Dict):
+            out += [(k.lineno, k.value) for k in node.keys
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        elif isinstance(node, ast.match_case) and isinstance(node.pattern, ast.MatchValue):
+            v = node.pattern.value
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                out.append((v.lineno, v.value))
+    return out
+
+
+@pytest.mark.parametrize("path", [p for p in SOURCES
+                                  if not room_of(module_name(p)).startswith("benchmarks.package")],
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_string_dispatch_on_a_benchmark_name(path):
+    names = set(registry.names())
+    hits = [f"line {line}: {value!r}" for line, value in _names_compared(ast.parse(path.read_text()))
+            if value in names]
+    assert not hits, f"{path.name} compares against benchmark names: {hits}"
