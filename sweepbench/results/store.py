@@ -107,6 +107,14 @@ CREATE TABLE judgments (
 );
 """
 
+# What readers filter, group and page by without touching the record blobs: the viewer's
+# leaderboard and episode lists (covering), and a run's judge/method pairs.
+VIEW_INDEXES = (
+    ("episodes_view", "episodes (run_id, model, benchmark, domain, task_id, trial, status, "
+                      "termination, episode_id)"),
+    ("judgments_pair", "judgments (run_id, judge, method, passed)"),
+)
+
 # Write statements, keyed by the op name carried on the queue.
 _SQL: dict[str, str] = {
     # Re-beginning an existing run (resume) marks it running again; created_at and config stay.
@@ -309,6 +317,9 @@ class RunStore:
             except BaseException:
                 c.execute("ROLLBACK")
                 raise
+        # Indexes for readers (the viewer): added whenever a store opens, older stores too.
+        for name, on in VIEW_INDEXES:
+            c.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {on}")
 
     # ---- writer thread -------------------------------------------------------------------
 
