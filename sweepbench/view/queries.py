@@ -150,6 +150,10 @@ class StoreReader:
         return [{"run_id": r[0], "created_at": r[1], "finished_at": r[2], "status": r[3],
                  "config": _decode(r[4])} for r in rows]
 
+    def data_version(self) -> int:
+        """Changes whenever another connection (a sweep) commits to the store."""
+        return self._q("PRAGMA data_version")[0][0]
+
     def has_run(self, run_id: str) -> bool:
         return bool(self._q("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)))
 

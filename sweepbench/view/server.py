@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Mapping
 
@@ -87,10 +88,57 @@ def _int(q: Mapping[str, str], name: str, default: int | None) -> int | None:
         raise ViewerError(400, f"{name} must be an integer, got {text!r}") from None
 
 
+LIVE_REFRESH_S = 2.0
+"""How stale a store's aggregates may be while a sweep is writing to it."""
+
+
+def count_from_cells(cells: list[dict], f: Filters) -> int | None:
+    """How many episodes match ``f``, from the leaderboard's cells of the same judge pair;
+    None when ``f`` filters on something the cells do not count."""
+    if f.task or f.trial is not None or f.termination or f.outcome == "unreachable":
+        return None
+    return sum(c["episodes"] if f.outcome is None else c[f.outcome] for c in cells
+               if (f.model is None or c["model"] == f.model)
+               and (f.benchmark is None or c["benchmark"] == f.benchmark)
+               and (f.domain is None or c["domain"] == f.domain))
+
+
 class _Viewer:
+    """The API over a set of stores. A store's aggregates (judge pairs, leaderboard cells,
+    facets) read every episode's index entry, so they are kept until the store changes
+    (at most ``LIVE_REFRESH_S`` stale while a sweep writes); everything else is read per
+    request."""
+
     def __init__(self, stores: dict[str, StoreReader], prices: Mapping[str, Prices]) -> None:
         self.stores = stores
         self.prices = dict(prices)
+        self._memo: dict[tuple, tuple[int, float, Any]] = {}
+
+    def _cached(self, store: StoreReader, key: tuple, compute: Callable[[], Any]) -> Any:
+        version = store.data_version()
+        key = (id(store), *key)
+        hit = self._memo.get(key)
+        if hit is not None and (hit[0] == version or
+                                time.monotonic() - hit[1] < LIVE_REFRESH_S):
+            return hit[2]
+        value = compute()
+        self._memo[key] = (version, time.monotonic(), value)
+        return value
+
+    def _pairs(self, store: StoreReader, run: str) -> list[dict]:
+        return self._cached(store, ("pairs", run), lambda: store.judge_pairs(run))
+
+    def _cells(self, store: StoreReader, run: str, judge: str | None,
+               method: str | None) -> list[dict]:
+        return self._cached(store, ("cells", run, judge, method),
+                            lambda: store.leaderboard(run, judge, method))
+
+    def warm(self) -> None:
+        """Compute each store's aggregates for its latest run (startup, before serving)."""
+        for sid, store in self.stores.items():
+            runs = store.runs()
+            if runs:
+                self.summary({"store": sid, "run": runs[0]["run_id"]})
 
     def _store(self, q: Mapping[str, str]) -> StoreReader:
         sid = q.get("store", "")
@@ -106,12 +154,12 @@ class _Viewer:
             raise ViewerError(404, f"no run {run!r} in {store.path.name}")
         return run
 
-    @staticmethod
-    def _pair(store: StoreReader, run: str, q: Mapping[str, str]) -> tuple[str | None, str | None]:
+    def _pair(self, store: StoreReader, run: str,
+              q: Mapping[str, str]) -> tuple[str | None, str | None]:
         """The judge/method pair asked for, else the one with the most verdicts."""
         judge, method = q.get("judge") or None, q.get("method") or None
         if judge is None and method is None:
-            pairs = store.judge_pairs(run)
+            pairs = self._pairs(store, run)
             if pairs:
                 return pairs[0]["judge"], pairs[0]["method"]
         return judge, method
@@ -139,12 +187,12 @@ class _Viewer:
     def summary(self, q: Mapping[str, str]) -> Any:
         store = self._store(q)
         run = self._run(store, q)
-        pairs = store.judge_pairs(run)
         judge, method = self._pair(store, run, q)
-        cells = store.leaderboard(run, judge, method)
-        return {"store": q["store"], "run": run, "pairs": pairs,
-                "judge": judge, "method": method, "cells": cells,
-                "config": store.run_config(run), **store.facets(run)}
+        return {"store": q["store"], "run": run, "pairs": self._pairs(store, run),
+                "judge": judge, "method": method,
+                "cells": self._cells(store, run, judge, method),
+                "config": store.run_config(run),
+                **self._cached(store, ("facets", run), lambda: store.facets(run))}
 
     def episodes(self, q: Mapping[str, str]) -> Any:
         store = self._store(q)
@@ -155,8 +203,10 @@ class _Viewer:
             return {"search": text, **store.search(
                 run, f, text, cursor=_int(q, "cursor", 0) or 0,
                 want=min(_int(q, "per_page", 50) or 50, PAGE_MAX))}
-        return store.episodes(run, f, page=_int(q, "page", 0) or 0,
-                              per_page=_int(q, "per_page", 50) or 50)
+        total = count_from_cells(self._cells(store, run, f.judge, f.method), f)
+        page = store.episodes(run, f, page=_int(q, "page", 0) or 0,
+                              per_page=_int(q, "per_page", 50) or 50, count=total is None)
+        return page if total is None else {**page, "total": total}
 
     def episode(self, q: Mapping[str, str]) -> Any:
         store = self._store(q)
@@ -201,6 +251,9 @@ def build_app(stores: list[Path], *, prices: Mapping[str, Prices] | None = None,
         raise
     viewer = _Viewer(readers, prices or {})
 
+    async def warm(app: web.Application) -> None:
+        await asyncio.to_thread(viewer.warm)
+
     @web.middleware
     async def guard(request: web.Request, handler: Callable) -> web.StreamResponse:
         if not allow_remote and not is_loopback(request.url.host or ""):
@@ -219,7 +272,11 @@ def build_app(stores: list[Path], *, prices: Mapping[str, Prices] | None = None,
     async def index(request: web.Request) -> web.FileResponse:
         return web.FileResponse(STATIC / "index.html")
 
+    async def no_icon(request: web.Request) -> web.Response:
+        return web.Response(status=204)
+
     app.router.add_get("/", index)
+    app.router.add_get("/favicon.ico", no_icon)
     app.router.add_static("/static/", STATIC, show_index=False, follow_symlinks=False)
     for name, fn in (("stores", viewer.stores_), ("summary", viewer.summary),
                      ("episodes", viewer.episodes), ("episode", viewer.episode),
@@ -230,6 +287,7 @@ def build_app(stores: list[Path], *, prices: Mapping[str, Prices] | None = None,
         for r in readers.values():
             r.close()
 
+    app.on_startup.append(warm)
     app.on_cleanup.append(close)
     return app
 

@@ -107,6 +107,10 @@ async def test_filters_narrow_and_pages_cover_the_list(client, stored_run, truth
     want_failed = {r["episode_id"] for r in truth["rows"] if r["model"] == "scripted/noisy:0.3"
                    and r["status"] == "done" and state.get(r["episode_id"]) is False}
     assert {r["episode_id"] for r in failed["rows"]} == want_failed
+    assert failed["total"] == len(want_failed)  # counted from the cached cells
+    narrowed = await get(client, "episodes", run=run, model="scripted/noisy:0.3",
+                         outcome="failed", termination="user_stop", per_page=2)
+    assert narrowed["total"] == len(want_failed) and len(narrowed["rows"]) == 2  # counted by SQL
     assert all(r["outcome"] == "failed" for r in failed["rows"])
     errors = await get(client, "episodes", run=run, outcome="error")
     assert [r["model"] for r in errors["rows"]] == [PLANTED_MODEL]
@@ -292,3 +296,55 @@ def test_the_page_never_parses_data_as_html():
     html = (static / "index.html").read_text()
     assert not re.search(r"<script(?![^>]*\bsrc=)", html)  # no inline script
     assert "style=" not in html and "<style" not in html
+
+
+async def test_a_store_being_written_is_read_again(stored_run, tmp_path, monkeypatch):
+    from sweepbench.view import server as server_mod
+
+    monkeypatch.setattr(server_mod, "LIVE_REFRESH_S", 0.0)
+    copy = tmp_path / "live.sqlite"
+    copy.write_bytes(Path(stored_run["path"]).read_bytes())
+    run = stored_run["run_id"]
+    async with TestClient(TestServer(build_app([copy]), host="127.0.0.1")) as c:
+        async def cells():
+            resp = await c.get("/api/summary", params={"store": "live", "run": run})
+            return {(x["model"], x["domain"]): x for x in (await resp.json())["cells"]}
+        before = await cells()
+        with RunStore(copy, create=False) as store:  # a sweep goes on writing
+            store.episode_started(run, "late/model|vitabench:delivery:en:X|0", model="late/model",
+                                  benchmark="vitabench", domain="delivery", task_id="X",
+                                  lang="en", trial=0)
+            store.flush_sync()
+        after = await cells()
+    assert ("late/model", "delivery") not in before
+    assert after["late/model", "delivery"]["running"] == 1
+
+
+def test_the_command_serves_and_adds_indexes_to_an_older_store(stored_run, tmp_path):
+    import subprocess
+    import sys
+    import urllib.request
+
+    old = tmp_path / "old.sqlite"
+    old.write_bytes(Path(stored_run["path"]).read_bytes())
+    with sqlite3.connect(old) as c:
+        c.execute("DROP INDEX episodes_view")
+        c.execute("DROP INDEX judgments_pair")
+    proc = subprocess.Popen([sys.executable, "-m", "sweepbench.cli", "view", str(old),
+                             "--port", "0"], stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        while not any("viewing" in line for line in lines):
+            line = proc.stderr.readline()
+            assert line, f"the viewer exited: {lines}"
+            lines.append(line)
+        assert "adding the store's reader indexes" in lines[0]
+        url = re.search(r"http://127\.0\.0\.1:\d+/", lines[-1]).group(0)
+        with urllib.request.urlopen(url + "api/stores") as resp:
+            assert resp.headers["Content-Security-Policy"].startswith("default-src 'self'")
+            stores = __import__("json").load(resp)
+        assert [s["id"] for s in stores] == ["old"]
+        assert StoreReader(old).missing_indexes() == []
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -20,7 +20,7 @@ export function h(tag, props, ...kids) {
   return el;
 }
 
-export function add(el, kids) {
+export function add(el, ...kids) {
   for (const kid of kids.flat(Infinity)) {
     if (kid === null || kid === undefined || kid === false) continue;
     el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));

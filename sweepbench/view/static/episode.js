@@ -30,7 +30,7 @@ export function outcomeOf(data, judge, method) {
 // ---- judgments ----------------------------------------------------------------------------
 
 const SKIP_DETAILS = new Set(["rubrics", "window_log", "usage", "why", "unreachable",
-                              "reasoning", "note", "error"]);
+                              "reasoning", "note", "error", "method"]);
 
 function isNumber(v) { return typeof v === "number" || typeof v === "boolean"; }
 
@@ -64,7 +64,10 @@ function detailsView(details) {
       h("tbody", {}, grid.map(([k, v]) => h("tr", {}, h("th", {text: k}),
         cols.map(c => h("td", {text: c in v ? numberCell(v[c]) : ""})))))));
   }
-  if (scalars.length) out.push(facts(scalars));
+  if (scalars.length) {
+    out.push(h("div", {class: "kv"}, scalars.map(([k, v]) =>
+      h("span", {}, h("span", {class: "muted", text: `${k} `}), v))));
+  }
   return out;
 }
 
@@ -89,7 +92,7 @@ function judgmentCard(j, ctx) {
       h("tbody", {}, d.rubrics.map(r => h("tr", {class: r.met ? "met" : "unmet"},
         h("td", {class: "mark", text: r.met ? "✓" : "✗"}), h("td", {text: r.rubric}),
         h("td", {text: r.reasoning || ""}),
-        h("td", {class: "muted", text: r.window === null || r.window === undefined ? "—" : `window ${r.window + 1}`}))))));
+        h("td", {class: "muted nowrap", text: r.window === null || r.window === undefined ? "—" : `window ${r.window + 1}`}))))));
   }
   body.push(...detailsView(d));
   const extra = [];
@@ -184,7 +187,7 @@ function callsTable(data) {
       h("td", {text: num(c.usage.prompt_tokens || 0)}), h("td", {text: num(c.usage.cached_prompt_tokens || 0)}),
       h("td", {text: num(c.usage.completion_tokens || 0)}), h("td", {text: secs(c.latency_s)}),
       h("td", {text: c.attempts ?? "—"}), h("td", {text: money(c.cost)}),
-      h("td", {text: c.message_index === null ? "—" : (data.messages[c.message_index].number ? `[${data.messages[c.message_index].number}]` : "")}))));
+      h("td", {text: c.message_index === null ? "—" : `[${data.messages[c.message_index].number}]`})))));
 }
 
 export function conversation(data, {windows = true} = {}) {
