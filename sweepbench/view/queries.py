@@ -337,13 +337,16 @@ class StoreReader:
                 for s, k, p, ts in self._q(sql + " ORDER BY seq", params)]
 
     def same_task(self, run_id: str, benchmark: str, domain: str, task_id: str,
-                  judge: str | None, method: str | None) -> list[dict]:
-        """Every episode of one task (all models, all trials): what side by side picks from."""
+                  judge: str | None, method: str | None, models: list[str]) -> list[dict]:
+        """Every episode of one task by ``models`` (all trials): what side by side picks
+        from. Naming the models lets the index seek each one's rows of the task."""
         f = Filters(benchmark=benchmark, domain=domain, judge=judge, method=method)
         where, params = self._where(run_id, f)
+        marks = ",".join("?" * len(models))
         rows = self._q(
             f"SELECT e.episode_id, e.model, e.benchmark, e.domain, e.task_id, e.trial, "
             f"e.status, e.termination, j.passed, j.score, {_OUTCOME_SQL} "
-            f"FROM episodes e {_JOIN_PAIR} WHERE {where} AND e.task_id = ? ORDER BY {_ORDER} "
-            f"LIMIT 500", [judge or "", method or "", *params, task_id])
+            f"FROM episodes e {_JOIN_PAIR} WHERE {where} AND e.model IN ({marks}) "
+            f"AND e.task_id = ? ORDER BY {_ORDER} LIMIT 500",
+            [judge or "", method or "", *params, *models, task_id])
         return [self._row(r) for r in rows]

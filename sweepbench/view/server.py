@@ -208,22 +208,24 @@ class _Viewer:
                               per_page=_int(q, "per_page", 50) or 50, count=total is None)
         return page if total is None else {**page, "total": total}
 
-    def episode(self, q: Mapping[str, str]) -> Any:
+    def _episode(self, q: Mapping[str, str]) -> tuple[StoreReader, str, dict]:
         store = self._store(q)
         run = self._run(store, q)
         raw = store.episode(run, q.get("id", ""))
         if raw is None:
             raise ViewerError(404, f"no episode {q.get('id', '')!r} in run {run!r}")
+        return store, run, raw
+
+    def episode(self, q: Mapping[str, str]) -> Any:
+        store, run, raw = self._episode(q)
         return build_episode(raw, run_config=store.run_config(run), prices=self.prices)
 
     def same_task(self, q: Mapping[str, str]) -> Any:
-        store = self._store(q)
-        run = self._run(store, q)
-        raw = store.episode(run, q.get("id", ""))
-        if raw is None:
-            raise ViewerError(404, f"no episode {q.get('id', '')!r} in run {run!r}")
+        store, run, raw = self._episode(q)
+        judge, method = self._pair(store, run, q)
+        models = sorted({c["model"] for c in self._cells(store, run, judge, method)})
         return store.same_task(run, raw["benchmark"], raw["domain"], raw["task_id"],
-                               *self._pair(store, run, q))
+                               judge, method, models)
 
 
 def _api(fn: Callable[[Mapping[str, str]], Any]) -> Callable[[web.Request], Awaitable[web.Response]]:
