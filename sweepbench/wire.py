@@ -77,6 +77,7 @@ class ChatRequest(Struct, omit_defaults=True):
     model: str
     messages: list[Message]
     tools: list[ToolSpec] | None = None
+    tool_choice: str | dict[str, Any] | None = None
     temperature: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
