@@ -105,8 +105,8 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     user_model: str = "scripted/user"
     """The user-simulator model (an endpoint name or scripted/user)."""
     user_mode: str = "default"
-    """VitaBench user mode: default, neutral (persona removed) or solo (no user: the agent
-    gets the whole instruction up front)."""
+    """VitaBench user mode: default, neutral (persona removed) or solo (as upstream: a relay
+    user says the whole instruction once, then the agent works alone)."""
     trials: int = 4
     """Trials per (model, task): k in Avg@k, Pass@k, Pass^k."""
     max_concurrency: int = 64
