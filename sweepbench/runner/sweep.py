@@ -208,7 +208,7 @@ class Sweep:
                 agent_usage=result.agent_usage, user_usage=result.user_usage,
                 agent_calls=result.agent_calls, user_calls=result.user_calls,
                 tool_calls=result.tool_calls, tool_errors=result.tool_errors,
-                turns=result.turns, wall_s=result.wall_s, error=result.error,
+                turns=result.turns, steps=result.steps, wall_s=result.wall_s, error=result.error,
                 final_state=result.final_state)
         except Exception as exc:  # a bug or a broken task: record it, keep the sweep going
             tb = traceback.format_exception_only(exc)[-1].strip()

@@ -62,6 +62,7 @@ async def test_failing_calls_end_at_max_steps_with_reward_zero_and_no_judge_call
     doubles, records, judgments = await run(tmp_path, max_steps=max_steps)
     (record,) = records
     assert record.termination == TerminationReason.MAX_STEPS
+    assert record.steps == (max_steps or 300)
     # the user's message, then an agent message and its results per call: with 300 steps the
     # 150th agent message reaches the limit before its tool call runs, with 21 its results
     assert (record.agent_calls, record.user_calls) == (agent_calls, 1)
