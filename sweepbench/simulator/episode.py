@@ -1,10 +1,12 @@
-"""One episode: agent <-> user <-> tools, until someone ends it.
+"""One episode: agent <-> user <-> tools, until someone (or a limit) ends it.
 
 No I/O happens here: the agent and the user are callables that return a model reply (the
-runner's callers journal model calls), and every tool call is reported to ``on_event``. The conversation is
-append-only, so consecutive agent requests share a byte-identical prefix (provider prompt
-caches hit). The user simulator sees the same conversation mirrored: the agent's words as
-``user``, its own as ``assistant``, and no tool traffic.
+runner's callers journal model calls), and every tool call is reported to ``on_event``. The
+conversation is append-only, so consecutive agent requests share a byte-identical prefix
+(provider prompt caches hit). The user simulator sees the same conversation mirrored: the
+agent's words as ``user``, its own as ``assistant``, and no tool traffic. What differs between
+benchmarks (prompts, greeting and who sees it, request fields, limits and how steps count,
+which replies are valid, what stops an episode) is the :class:`EpisodeProtocol`'s.
 """
 
 from __future__ import annotations
