@@ -41,7 +41,7 @@ def _add_sweep_options(p: argparse.ArgumentParser, *, models: bool = True) -> No
         p.add_argument("--user-model", metavar="NAME", help="user-simulator model (default scripted/user)")
         p.add_argument("--user-mode", choices=[m.value for m in UserMode],
                        help="VitaBench user mode: persona user (default), neutral user (persona "
-                            "removed) or solo agent (no user, whole instruction up front)")
+                            "removed) or solo agent (a relay user says the whole instruction once)")
         p.add_argument("--trials", type=int, metavar="K", help="trials per (model, task) (default 4)")
     p.add_argument("--max-concurrency", type=int, metavar="N", help="episodes in flight (default 64)")
     p.add_argument("--data-dir", metavar="DIR",

@@ -105,8 +105,8 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     user_model: str = "scripted/user"
     """The user-simulator model (an endpoint name or scripted/user)."""
     user_mode: str = "default"
-    """VitaBench user mode: default, neutral (persona removed) or solo (no user: the agent
-    gets the whole instruction up front)."""
+    """VitaBench user mode: default, neutral (persona removed) or solo (as upstream: a relay
+    user says the whole instruction once, then the agent works alone)."""
     trials: int = 4
     """Trials per (model, task): k in Avg@k, Pass@k, Pass^k."""
     max_concurrency: int = 64
@@ -124,7 +124,12 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     max_turns: int | None = None
     """Override every task's user-turn limit."""
     max_tool_errors: int = 10
-    """Tool errors an agent may make before its episode ends."""
+    """Tool errors an agent may make before its episode ends (T1; VitaBench, as upstream,
+    has no error budget)."""
+    max_steps: int | None = None
+    """Steps an episode may take (VitaBench counts as upstream: each message one step, an
+    agent message with its tool results two); None: the benchmark's default (VitaBench 300,
+    T1 none)."""
     reference_latency_s: float = 0.0
     """Latency of the built-in reference server's scripted models."""
     reference_latency: str | None = None
@@ -176,6 +181,8 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
         """What makes two sweeps the same sweep (and so resumable): not speed settings."""
         d = msgspec.to_builtins(self)
         # speed settings and judges do not change what the episodes are
+        if d.get("max_steps") is None:  # added later: absent keeps older run ids
+            d.pop("max_steps", None)
         for k in ("max_concurrency", "reference_latency_s", "endpoints", "judge_models",
                   "judge_methods", "judge_concurrency", "response_cache",
                   "reference_latency", "reference_faults", "reference_seed", "reference_rpm",

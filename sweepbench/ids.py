@@ -29,7 +29,9 @@ class TerminationReason(StrEnum):
     USER_STOP = "user_stop"
     AGENT_STOP = "agent_stop"
     MAX_TURNS = "max_turns"
+    MAX_STEPS = "max_steps"  # the episode's message budget ran out (VitaBench counts steps)
     TOO_MANY_ERRORS = "too_many_errors"
+    INVALID_AGENT_MESSAGE = "invalid_agent_message"  # agent replies with neither text nor calls
     EXIT_CHECK = "exit_check"  # the benchmark's exit-check model ended the conversation
     AGENT_DONE = "agent_done"  # solo mode: the agent answered with text (nobody to answer it)
     ERROR = "error"  # a model call failed for good, or the episode could not run
@@ -48,7 +50,7 @@ class UserMode(StrEnum):
 
     DEFAULT = "default"
     NEUTRAL = "neutral"  # the persona's attributes removed from the user's prompt
-    SOLO = "solo"  # no user: the agent gets the whole instruction up front
+    SOLO = "solo"  # the user says the whole instruction once; the agent then works alone
 
 
 class JudgeMethod(StrEnum):

@@ -161,8 +161,10 @@ def test_user_modes(tmp_path, capsys, mode):
     db = sqlite3.connect(out)
     records = [json.loads(r) for (r,) in db.execute("select record from episodes")]
     if mode == "solo":
-        assert all(r.get("user_calls", 0) == 0 and r["termination"] == "agent_done" for r in records)
-        assert all(r["messages"][1]["role"] == "user" for r in records)  # the whole instruction
+        # as upstream: a relay user says the whole instruction once, then the agent works alone
+        assert all(r["user_calls"] == 1 and r["termination"] == "agent_done" for r in records)
+        assert all([m["role"] for m in r["messages"][1:3]] == ["assistant", "user"]
+                   for r in records)  # the greeting (not shown to the agent), the instruction
     else:
         assert all(r["user_calls"] > 0 for r in records)
 

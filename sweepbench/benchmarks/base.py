@@ -95,6 +95,12 @@ class Benchmark:
         """The deterministic check of a finished episode (no model calls)."""
         raise NotImplementedError
 
+    def premature_judgment(self, task: Task, record: EpisodeRecord) -> Judgment | None:
+        """The LLM judges' verdict on an episode that ended too early to be judged, given
+        without calling them (VitaBench: 0 for max steps, too many errors, invalid agent
+        message); None: judge it."""
+        return None
+
     async def judge(self, task: Task, record: EpisodeRecord, method: str, call: JudgeCall, *,
                     data_dir: Path | None) -> Judgment:
         """One LLM judgment with ``method`` (one of ``judge_methods``)."""

@@ -107,10 +107,13 @@ class JudgePool:
         try:
             if spec.is_state:
                 judgment = state_judgment(task, record)
-            else:
-                call = self._journaled_call(eid, spec)
-                judgment = await registry.get(task.benchmark).judge(
-                    task, record, spec.method, call, data_dir=self.data_dir)
+            else:  # an episode that ended too early gets the benchmark's verdict, no call
+                benchmark = registry.get(task.benchmark)
+                judgment = benchmark.premature_judgment(task, record)
+                if judgment is None:
+                    judgment = await benchmark.judge(task, record, spec.method,
+                                                     self._journaled_call(eid, spec),
+                                                     data_dir=self.data_dir)
         except Exception as exc:  # a judge that cannot judge: recorded, never a crash
             self.failed += 1
             why = traceback.format_exception_only(exc)[-1].strip()

@@ -33,7 +33,7 @@ from sweepbench.runner.build import SweepResources, judge_specs
 from sweepbench.runner.journal import CallJournal
 from sweepbench.runner.judge_pool import JudgePool
 from sweepbench.runner.work import Shard, WorkItem, run_id_for, select_tasks
-from sweepbench.simulator.episode import EpisodeLimits, run_episode
+from sweepbench.simulator.episode import run_episode
 from sweepbench.wire import EpisodeRecord, encoder
 
 __all__ = ["Shard", "Sweep", "SweepOutcome", "WorkItem", "install_uvloop", "run_id_for",
@@ -182,6 +182,8 @@ class Sweep:
             benchmark = registry.get(task.benchmark)
             state = benchmark.new_state(task)
             agent_client, user_client = self.clients[item.model], self.clients[self.cfg.user_model]
+            protocol = benchmark.episode_protocol(task, data_dir=self.data_dir,
+                                                  user_mode=UserMode(self.cfg.user_mode))
             result = await run_episode(
                 task,
                 agent=journal.caller("agent", agent_client.conversation(),
@@ -192,19 +194,21 @@ class Sweep:
                 state=state,
                 final_state=benchmark.final_state,
                 tool_descriptions=benchmark.tool_descriptions(task, self.data_dir),
-                limits=EpisodeLimits(max_turns=self.cfg.max_turns or task.max_turns,
-                                     max_tool_errors=self.cfg.max_tool_errors),
+                limits=protocol.limits(task, max_turns=self.cfg.max_turns,
+                                       max_tool_errors=self.cfg.max_tool_errors,
+                                       max_steps=self.cfg.max_steps),
                 meta=self.meta(item),
                 on_event=on_event,
-                protocol=benchmark.episode_protocol(task, data_dir=self.data_dir,
-                                                    user_mode=UserMode(self.cfg.user_mode)),
+                protocol=protocol,
+                request_params={"agent": _endpoint_params(agent_client.endpoint),
+                                "user": _endpoint_params(user_client.endpoint)},
             )
             record = EpisodeRecord(
                 **base, termination=str(result.termination), messages=result.messages,
                 agent_usage=result.agent_usage, user_usage=result.user_usage,
                 agent_calls=result.agent_calls, user_calls=result.user_calls,
                 tool_calls=result.tool_calls, tool_errors=result.tool_errors,
-                turns=result.turns, wall_s=result.wall_s, error=result.error,
+                turns=result.turns, steps=result.steps, wall_s=result.wall_s, error=result.error,
                 final_state=result.final_state)
         except Exception as exc:  # a bug or a broken task: record it, keep the sweep going
             tb = traceback.format_exception_only(exc)[-1].strip()
@@ -214,6 +218,12 @@ class Sweep:
         self.store.episode_finished(eid, record)
         self.progress("finished", item=item, record=record)
         return record
+
+
+def _endpoint_params(endpoint: Any) -> dict[str, Any]:
+    """Request fields an endpoint sets itself; they win over a benchmark's defaults."""
+    temperature = getattr(endpoint, "temperature", None)
+    return {} if temperature is None else {"temperature": temperature}
 
 
 async def run_sweep(cfg: SweepConfig, store_path: str | Path, **kwargs: Any) -> SweepOutcome:

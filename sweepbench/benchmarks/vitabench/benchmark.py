@@ -10,7 +10,7 @@ import msgspec
 
 from sweepbench.benchmarks.base import Benchmark, JudgeCall, Judgment
 from sweepbench.benchmarks.vitabench import oracle, tasks
-from sweepbench.benchmarks.vitabench.episode import VitaBenchProtocol
+from sweepbench.benchmarks.vitabench.episode import PREMATURE, VitaBenchProtocol
 from sweepbench.benchmarks.vitabench.importer import import_vitabench
 from sweepbench.benchmarks.vitabench.judge import judge_episode
 from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
@@ -60,6 +60,16 @@ class VitaBench(Benchmark):
         result = msgspec.to_builtins(check_vitabench(task, record.final_state or {}))
         passed = result.pop("passed")
         return {"passed": passed, "score": 1.0 if passed else 0.0, "details": result}
+
+    def premature_judgment(self, task: Task, record: EpisodeRecord) -> Judgment | None:
+        """Upstream's rule: an episode ended by a limit (max steps, too many errors, an invalid
+        agent message) scores 0 and the judge is not called."""
+        if record.termination not in PREMATURE:
+            return None
+        note = f"Simulation terminated prematurely. Termination reason: {record.termination}"
+        return {"passed": False, "score": 0.0,
+                "details": {"premature": True, "termination": record.termination,
+                            "note": note, "calls": 0}}
 
     async def judge(self, task: Task, record: EpisodeRecord, method: str, call: JudgeCall, *,
                     data_dir: Path | None) -> Judgment:

@@ -1,7 +1,7 @@
 """``scripted/judge``: a deterministic test double that answers sweepbench's judge prompts.
 
-It reads the judge's user message (the format of ``judge.templates.judge_user_prompt``, the
-same whichever system template was used): the rubrics and their current statuses from the JSON
+It reads the judge's user message (upstream's format, ``judge_prompts.judge_user_prompt``,
+the same whichever system template was used): the rubrics and their current statuses from the JSON
 in ``<current_rubrics>``, the conversation from ``<window_content>`` or
 ``<trajectory_content>``, and for the no-rubric variants the verdict so far from
 ``<current_evaluation>``. It answers in the upstream reply format (a fenced JSON array of
@@ -38,6 +38,7 @@ import msgspec
 import orjson
 
 from sweepbench.benchmarks.vitabench.judge_prompts import TAGS
+from sweepbench.benchmarks.vitabench.judge_reading import met as verdict_met
 from sweepbench.wire import AssistantMessage, ChatRequest, SystemMessage, UserMessage
 
 __all__ = ["MET_FRACTION", "content_words", "scripted_judge"]
@@ -140,7 +141,7 @@ def scripted_judge(req: ChatRequest) -> AssistantMessage:
                 met, why = forced, f"scripted: {str(forced).lower()} (hint)"
             else:
                 met, why = _rule(str(st.get("rubric", "")), window_words,
-                                 bool(st.get("meetExpectation")))
+                                 verdict_met(st.get("meetExpectation")))
             replies.append({"rubric_idx": key, "rubric": st.get("rubric", ""),
                             "justification": f"[window {window + 1}] {why}",
                             "meetExpectation": met})
@@ -150,7 +151,7 @@ def scripted_judge(req: ChatRequest) -> AssistantMessage:
         before = False
         if evaluation:
             try:
-                before = bool(msgspec.json.decode(evaluation).get("meetExpectation"))
+                before = verdict_met(msgspec.json.decode(evaluation).get("meetExpectation"))
             except (msgspec.DecodeError, AttributeError):
                 before = False
         forced = _per_item(hint, "overall", 0)
