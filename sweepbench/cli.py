@@ -344,6 +344,44 @@ def cmd_tools(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tools_call(args: argparse.Namespace) -> int:
+    """Run call sequences (one JSON object per line) from fresh episode states; one JSON line
+    out per sequence. A bad line is reported on stderr, naming it, and the run goes on."""
+    from sweepbench.benchmarks import registry
+    from sweepbench.benchmarks.catalog import load_tasks
+
+    benchmark = registry.get(args.call_benchmark)
+    try:
+        stream = sys.stdin if args.sequences == "-" else open(args.sequences, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {args.sequences}: {exc.strerror or exc}") from None
+    failed = 0
+    with stream:
+        for number, line in enumerate(stream, 1):
+            if not line.strip():
+                continue
+            try:
+                seq = json.loads(line)
+                if not isinstance(seq, dict):
+                    raise ValueError(f"expected a JSON object, got {type(seq).__name__}")
+                missing = [k for k in ("domain", "task_id", "calls") if k not in seq]
+                if missing:
+                    raise ValueError(f"missing {', '.join(missing)}")
+                spec = f"{benchmark.name}:{seq['domain']}"
+                tasks = {t.id: t for t in load_tasks(spec, data_dir=args.data_dir,
+                                                     lang=seq.get("lang", "en"))}
+                task = tasks.get(str(seq["task_id"]))
+                if task is None:
+                    raise ValueError(f"no task {seq['task_id']!r} in {spec} ({seq.get('lang', 'en')})")
+                ran = benchmark.run_calls(task, seq["calls"])
+            except (ValueError, SweepbenchError) as exc:
+                failed += 1
+                err.print(f"[red]error:[/red] {escape(args.sequences)} line {number}: {escape(str(exc))}")
+                continue
+            print(json.dumps({"key": seq.get("key"), **ran}, ensure_ascii=False), flush=True)
+    return 1 if failed else 0
+
+
 def cmd_tasks(args: argparse.Namespace) -> int:
     from sweepbench.benchmarks import registry
     from sweepbench.benchmarks.catalog import BenchmarkSpec, load_tasks
@@ -478,11 +516,25 @@ def build_parser() -> argparse.ArgumentParser:
                    help="answer 503 for DURATION seconds from START seconds after starting")
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("tools", help="list a benchmark's tools")
+    p = sub.add_parser("tools", help="list a benchmark's tools; `tools call` runs tool calls")
     p.add_argument("--benchmark", default="vitabench:delivery,instore,ota", metavar="SPEC",
                    help="benchmark spec (default: all 66 VitaBench tools)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_tools)
+    calls = p.add_subparsers(dest="tools_command", metavar="{call}")
+    c = calls.add_parser(
+        "call", help="run tool-call sequences, each from a fresh state of its task",
+        description="Reads call sequences, one JSON object per line: {key, domain (one domain "
+                    "or a comma composition), lang, task_id, calls: [{tool, args}]}; an "
+                    "argument {\"$ref_step\": i} is the id of the record call i created. Prints "
+                    "one JSON line per sequence: {key, results: [{content, created}], "
+                    "final_state}.")
+    c.add_argument("sequences", metavar="SEQUENCES.jsonl", help="the sequences ('-': stdin)")
+    c.add_argument("--data-dir", metavar="DIR",
+                   help="benchmark data dir (default $SWEEPBENCH_DATA, else the built-in samples)")
+    c.add_argument("--benchmark", dest="call_benchmark", default="vitabench", metavar="NAME",
+                   help="the benchmark whose tools run (default vitabench)")
+    c.set_defaults(func=cmd_tools_call)
 
     p = sub.add_parser("tasks", help="list a benchmark's tasks")
     p.add_argument("--benchmark", default="vitabench:delivery", metavar="SPEC")

@@ -11,6 +11,7 @@ outside a benchmark's folder compares a benchmark's name.
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any, Awaitable, Callable, ClassVar
@@ -30,6 +31,21 @@ Judgment = dict[str, Any]
 
 JudgeCall = Callable[[ChatRequest], Awaitable[Any]]
 """Sends one request to a judge model and returns its reply (``.message``, ``.usage``)."""
+
+
+def _with_refs(value: Any, results: list[dict[str, Any]], where: str) -> Any:
+    """``value`` with every ``{"$ref_step": i}`` replaced by the first id call ``i`` created."""
+    if isinstance(value, dict) and "$ref_step" in value:
+        step = value["$ref_step"]
+        if (len(value) != 1 or not isinstance(step, int) or isinstance(step, bool)
+                or not 0 <= step < len(results)):
+            raise TaskError(f"{where}: {{\"$ref_step\": i}} must name an earlier call, got {value!r}")
+        return (results[step]["created"] or ["MISSING_REF"])[0]
+    if isinstance(value, dict):
+        return {k: _with_refs(v, results, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_with_refs(v, results, where) for v in value]
+    return value
 
 
 class Benchmark:
@@ -81,6 +97,30 @@ class Benchmark:
     def tool_descriptions(self, task: Task, data_dir: Path | None) -> dict[str, dict] | None:
         """Description overrides {name: {"description", "args"}}; None: the code's own."""
         return None
+
+    def record_ids(self, state: Any) -> list[str]:
+        """Ids of the records in ``state`` that tools create (orders, bookings, ...), oldest
+        first; ``run_calls`` tells from them what a call created. Default: none."""
+        return []
+
+    def run_calls(self, task: Task, calls: Any) -> dict[str, Any]:
+        """Run tool calls ``[{"tool", "args"}]`` one after another from a fresh state of
+        ``task`` (``sweepbench tools call``): ``{"results": [{"content", "created"}],
+        "final_state"}``. An argument ``{"$ref_step": i}`` is the id of the record call ``i``
+        created (``"MISSING_REF"`` when it created none); TaskError for a malformed call."""
+        if not isinstance(calls, list):
+            raise TaskError(f"calls should be a list, got {type(calls).__name__}")
+        toolkit, state = self.toolkit(task), self.new_state(task)
+        results: list[dict[str, Any]] = []
+        for i, call in enumerate(calls):
+            if not isinstance(call, dict) or not isinstance(call.get("tool"), str):
+                raise TaskError(f"calls[{i}] should be an object with a `tool` name")
+            args = _with_refs(call.get("args", {}), results, f"calls[{i}].args")
+            before = set(self.record_ids(state))
+            outcome = toolkit.call(state, call["tool"], json.dumps(args, ensure_ascii=False))
+            created = [r for r in self.record_ids(state) if r not in before]
+            results.append({"content": outcome.content, "created": created})
+        return {"results": results, "final_state": self.final_state(state)}
 
     # ---- the episode ----------------------------------------------------------------------
 

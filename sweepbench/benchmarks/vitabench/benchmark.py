@@ -51,6 +51,10 @@ class VitaBench(Benchmark):
     def tool_descriptions(self, task: Task, data_dir: Path | None) -> dict[str, dict] | None:
         return TOOLS.descriptions(task, data_dir)
 
+    def record_ids(self, state: Any) -> list[str]:
+        """Orders of every domain, then bookings, then reservations."""
+        return TOOLS.record_ids(state)
+
     def episode_protocol(self, task: Task, *, data_dir: Path | None,
                          user_mode: UserMode) -> EpisodeProtocol:
         return VitaBenchProtocol(data_dir, user_mode)

@@ -13,10 +13,7 @@ request by request as JSON values, after these normalizations:
 - the top-level ``name`` upstream's client adds to each tool call beside ``function.name`` is
   not sent (outside the chat-completions schema; strict servers refuse unknown fields).
 
-Tool outputs and tool schemas are the tools side's (branch vita-tools): :func:`test_requests`
-compares everything else exactly with each tool output replaced by a placeholder (in the tool
-message and in the judge's window alike) and without the ``tools`` arrays;
-:func:`test_requests_with_tool_outputs_and_schemas` compares those too.
+Tool outputs and tool schemas (the ``tools`` arrays) are compared too.
 """
 
 from __future__ import annotations
@@ -25,14 +22,11 @@ import json
 import re
 from typing import Any
 
-import msgspec
 import pytest
 from aiohttp import web
 
-from sweepbench.benchmarks import registry
 from sweepbench.config import Endpoint, SweepConfig
 from sweepbench.results.store import RunStore
-from sweepbench.runner import sweep as sweep_module
 from sweepbench.runner.sweep import Sweep
 
 # ---- the double ----------------------------------------------------------------------------
@@ -155,45 +149,31 @@ def _drop_nulls(value: Any) -> Any:
     return value
 
 
-def normalized(requests: list[dict[str, Any]], *, tools: bool) -> list[dict[str, Any]]:
+def normalized(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The comparable part of each request (see the module docstring)."""
-    outputs: dict[str, str] = {}
-    for r in requests:
-        for m in r["body"]["messages"]:
-            if m["role"] == "tool":
-                outputs.setdefault(m["content"], f"<TOOL OUTPUT {m['tool_call_id']}>")
     out = []
     for r in requests:
         body = {k: v for k, v in r["body"].items() if k not in QUIRKS and k != "stream"}
         body = _drop_nulls(body)
-        if not tools:
-            body.pop("tools", None)
         for m in body["messages"]:
             for tc in m.get("tool_calls") or []:
                 tc.pop("name", None)
-            if not tools:
-                for text, mark in outputs.items():
-                    if m["role"] == "tool" and m["content"] == text:
-                        m["content"] = mark
-                    elif m["role"] == "user" and "<window_content>" in m["content"]:
-                        m["content"] = m["content"].replace(f"tool: {text}", f"tool: {mark}")
         out.append({"path": r["path"], "body": body})
     return out
 
 
-async def run_case(stem: str, shared_data, tmp_path, monkeypatch) -> list[dict[str, Any]]:
+async def run_case(stem: str, shared_data, tmp_path) -> list[dict[str, Any]]:
     """One episode of the case's task, then the sliding judge, through ``Sweep`` over HTTP."""
     file_domain, lang, task_id, env_domains, solo = CASES[stem]
-    tasks = registry.get("vitabench").load_tasks((file_domain,), data_dir=shared_data, lang=lang)
-    task = msgspec.structs.replace(next(t for t in tasks if t.id == task_id), domain=env_domains)
-    spec = f"vitabench:{env_domains}"
-    # the task itself, whatever the spec loads: upstream ran this task in this environment
-    monkeypatch.setattr(sweep_module, "select_tasks", lambda cfg: [(spec, task)])
+    # upstream ran this single-domain task in the merged environment of env_domains
+    spec = (f"vitabench:{env_domains}" if env_domains == file_domain
+            else f"vitabench:{env_domains},tasks={file_domain}")
     async with GoldenScriptDouble() as server:
         agent = "up-agent-solo" if solo else "up-agent"
         cfg = SweepConfig(
             benchmarks=[spec], models=[agent], user_model="up-user", judge_models=["up-judge"],
             judge_methods=["sliding"], trials=1, data_dir=str(shared_data), lang=lang,
+            task_ids=[task_id],
             user_mode="solo" if solo else "default",
             endpoints=[Endpoint(name=n, base_url=f"{server.url}/upstream/{n.removeprefix('up-')}",
                                 max_retries=0)
@@ -208,19 +188,9 @@ async def run_case(stem: str, shared_data, tmp_path, monkeypatch) -> list[dict[s
 
 
 @pytest.mark.parametrize("stem", sorted(CASES))
-async def test_requests(stem, shared_data, tmp_path, monkeypatch):
+async def test_requests(stem, shared_data, tmp_path):
     expected = golden(shared_data, stem)
-    got = await run_case(stem, shared_data, tmp_path, monkeypatch)
+    got = await run_case(stem, shared_data, tmp_path)
     assert [r["path"] for r in got] == [r["path"] for r in expected]
-    for i, (mine, theirs) in enumerate(zip(normalized(got, tools=False),
-                                          normalized(expected, tools=False))):
+    for i, (mine, theirs) in enumerate(zip(normalized(got), normalized(expected))):
         assert mine == theirs, f"{stem}: request {i + 1} ({theirs['path']}) differs"
-
-
-@pytest.mark.xfail(strict=False, reason="tool outputs and schemas as upstream's are the tools "
-                                        "side's work (branch vita-tools), pending its merge")
-@pytest.mark.parametrize("stem", sorted(CASES))
-async def test_requests_with_tool_outputs_and_schemas(stem, shared_data, tmp_path, monkeypatch):
-    expected = golden(shared_data, stem)
-    got = await run_case(stem, shared_data, tmp_path, monkeypatch)
-    assert normalized(got, tools=True) == normalized(expected, tools=True)
