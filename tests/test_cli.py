@@ -11,12 +11,18 @@ from sweepbench.benchmarks.catalog import load_tasks
 from sweepbench.benchmarks.doubles import RegistryWorld
 from sweepbench.cli import main
 
-METRICS = ("k", "tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k")
+METRICS = ("k", "tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k", "state",
+           "unjudged", "metrics")
 
 
-def metrics(models: dict) -> dict:
-    """The leaderboard numbers of a report's models (not timings, which differ run to run)."""
-    return {m: {k: v.get(k) for k in METRICS} for m, v in models.items()}
+def metrics(report: dict) -> dict:
+    """Every benchmark's leaderboard numbers (not timings, which differ run to run)."""
+    return {b: {m: {k: v.get(k) for k in METRICS} for m, v in bs["models"].items()}
+            for b, bs in report["benchmarks"].items()}
+
+
+def entry(report: dict, benchmark: str, model: str) -> dict:
+    return report["benchmarks"][benchmark]["models"][model]
 
 
 def run_json(capsys, *argv):
@@ -30,18 +36,24 @@ def test_default_run_is_offline_and_discriminates(tmp_path, monkeypatch, capsys)
     assert main([]) == 0  # no arguments: the embedded default
     capsys.readouterr()
     stores = list((tmp_path / "runs").glob("*.sqlite"))
-    assert len(stores) == 1
+    assert stores == [tmp_path / "runs" / "sweepbench.sqlite"]  # one store that grows
     code, report = run_json(capsys, "report", str(stores[0]), "--json")
     assert code == 0
-    oracle, noisy = report["models"]["scripted/oracle"], report["models"]["scripted/noisy:0.3"]
-    assert oracle["k"] == noisy["k"] == 4 and oracle["tasks"] == noisy["tasks"] >= 5
+    # T1's headline is its Pass (the state check): the oracle passes all, the noisy agent not
+    oracle, noisy = entry(report, "t1", "scripted/oracle"), entry(report, "t1", "scripted/noisy:0.3")
+    assert oracle["k"] == noisy["k"] == 4 and oracle["tasks"] == noisy["tasks"] >= 1
     assert oracle["avg"] == oracle["pass_at_k"] == oracle["pass_hat_k"] == 1.0
-    assert 0.0 < noisy["pass_hat_k"] < 1.0 and 0.0 < noisy["avg"] < 1.0
-    assert noisy["pass_hat_k"] <= noisy["avg"] <= noisy["pass_at_k"]
+    assert 0.0 < noisy["avg"] < 1.0 and noisy["pass_hat_k"] <= noisy["avg"] <= noisy["pass_at_k"]
+    # VitaBench's headline is the sliding-window judge, which the default does not run: its
+    # episodes are unjudged (never rescored by the state check), which is a column
+    v_oracle, v_noisy = (entry(report, "vitabench", m) for m in ("scripted/oracle", "scripted/noisy:0.3"))
+    assert v_oracle["avg"] is None and v_oracle["unjudged"] == 4 * 17
+    assert v_oracle["state"] == 1.0 and 0.0 < v_noisy["state"] < 1.0
+    assert "undefined" in report["models"]["scripted/oracle"]  # no overall without VitaBench's
     # every episode has its events and one state judgment
     db = sqlite3.connect(stores[0])
     n_episodes = db.execute("select count(*) from episodes where status = 'done'").fetchone()[0]
-    assert n_episodes == 2 * 4 * oracle["tasks"]
+    assert n_episodes == 2 * 4 * (oracle["tasks"] + 17)
     assert db.execute("select count(*) from judgments").fetchone()[0] == n_episodes
     kinds = dict(db.execute("select kind, count(*) from events group by kind").fetchall())
     assert kinds["model_call"] > n_episodes and kinds["tool_call"] > 0
@@ -53,9 +65,11 @@ def test_rerunning_the_same_sweep_skips_finished_episodes(tmp_path, capsys):
     _, first = run_json(capsys, *args)
     err_first = capsys.readouterr().err
     _, second = run_json(capsys, *args)
-    assert metrics(first["models"]) == metrics(second["models"])
+    assert metrics(first) == metrics(second)
     db = sqlite3.connect(out)
-    assert db.execute("select count(*) from episodes").fetchone()[0] == 2 * first["models"]["scripted/oracle"]["tasks"]
+    tasks = sum(bs["models"]["scripted/oracle"]["tasks"] + bs["models"]["scripted/oracle"]["unjudged"] // 2
+                for bs in first["benchmarks"].values())
+    assert db.execute("select count(*) from episodes").fetchone()[0] == 2 * tasks
     assert "already" not in err_first
 
 
@@ -63,11 +77,12 @@ def test_chaos_model_run_completes_with_tool_errors(tmp_path, capsys):
     out = tmp_path / "c.sqlite"
     code, report = run_json(capsys, "run", "--benchmark", "vitabench:delivery", "--model",
                             "scripted/chaos", "--trials", "1", "--out", str(out), "--json")
-    chaos = report["models"]["scripted/chaos"]
-    # it changes nothing, so it passes exactly the tasks that need no change
-    no_change = [t for t in load_tasks("vitabench:delivery") if not RegistryWorld().gold_plan(t)]
-    assert code == 0 and chaos["errors"] == 0
-    assert chaos["avg"] == pytest.approx(len(no_change) / chaos["tasks"])
+    chaos = entry(report, "vitabench", "scripted/chaos")
+    # it changes nothing, so it passes exactly the tasks that need no change (state check)
+    tasks = load_tasks("vitabench:delivery")
+    no_change = [t for t in tasks if not RegistryWorld().gold_plan(t)]
+    assert code == 0 and chaos["errors"] == 0 and chaos["unjudged"] == len(tasks)
+    assert chaos["state"] == pytest.approx(len(no_change) / len(tasks))
     db = sqlite3.connect(out)
     results = [json.loads(p)["result"] for (p,) in
                db.execute("select payload from events where kind = 'tool_call'")]
@@ -118,11 +133,12 @@ def test_shards_merge_and_resume_from_the_command_line(tmp_path, capsys):
     assert main(["merge", str(merged), str(tmp_path / "s0.sqlite"), str(tmp_path / "s1.sqlite")]) == 0
     capsys.readouterr()
     _, report = run_json(capsys, "report", str(merged), "--json")
-    assert report["models"]["scripted/oracle"]["tasks"] == len(load_tasks("vitabench:delivery"))
+    oracle = entry(report, "vitabench", "scripted/oracle")
+    assert oracle["unjudged"] == len(load_tasks("vitabench:delivery")) and oracle["state"] == 1.0
     # --resume takes the stored config: nothing left to run
     assert main(["run", "--resume", str(merged), "--json"]) == 0
     captured = capsys.readouterr()
-    assert "0 episodes run" in captured.err and metrics(json.loads(captured.out)["models"]) == metrics(report["models"])
+    assert "0 episodes run" in captured.err and metrics(json.loads(captured.out)) == metrics(report)
     assert main([*base, "--shard", "2/2"]) == 2
 
 
@@ -157,7 +173,7 @@ def test_user_modes(tmp_path, capsys, mode):
     code, report = run_json(capsys, "run", "--benchmark", "vitabench:delivery", "--model",
                             "scripted/oracle", "--trials", "1", "--user-mode", mode,
                             "--out", str(out), "--json", "--no-progress")
-    assert code == 0 and report["models"]["scripted/oracle"]["avg"] == 1.0
+    assert code == 0 and entry(report, "vitabench", "scripted/oracle")["state"] == 1.0
     db = sqlite3.connect(out)
     records = [json.loads(r) for (r,) in db.execute("select record from episodes")]
     if mode == "solo":

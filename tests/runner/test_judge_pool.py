@@ -17,14 +17,15 @@ async def test_pipelined_judging_covers_every_episode_with_the_right_method(tmp_
     cfg = load_config(None, {**BASE, "judge_models": ["scripted/judge"]})
     with RunStore(tmp_path / "s.sqlite") as store:
         sweep = Sweep(cfg, store)
-        outcome = await sweep.run()
-        judgments = store.judgments(outcome.run_id)
-        episodes = store.episode_status(outcome.run_id)
+        await sweep.run()
+        judgments = store.judgments()
+        rows = store.episode_rows()
+    episodes = {r["episode_key"] for r in rows}
     by_method = {}
     for j in judgments:
-        by_method.setdefault((j["judge"], j["method"]), set()).add(j["episode_id"])
-    vita = {e for e in episodes if ":vitabench:" in f":{e.split('|')[1]}"}
-    t1 = set(episodes) - vita
+        by_method.setdefault((j["judge"], j["method"]), set()).add(j["episode_key"])
+    vita = {r["episode_key"] for r in rows if r["benchmark"] == "vitabench"}
+    t1 = episodes - vita
     assert by_method[("state", "state")] == set(episodes)
     assert by_method[("scripted/judge", "sliding")] == vita  # rubric judge: VitaBench only
     assert by_method[("scripted/judge", "likert")] == t1  # Likert judge: T1 only
@@ -38,16 +39,17 @@ async def test_rejudging_makes_no_agent_or_user_calls_and_nothing_twice(tmp_path
     with RunStore(path) as store:
         first = Sweep(load_config(None, BASE), store)
         outcome = await first.run()
-        assert {j["judge"] for j in store.judgments(outcome.run_id)} == {"state"}
+        assert {j["judge"] for j in store.judgments()} == {"state"}
         before = msgspec.json.encode(store.episodes(outcome.run_id))
 
         judged = Sweep(load_config(None, {**BASE, "judge_models": ["scripted/judge"],
                                           "judge_methods": ["full", "likert"]}), store)
         again = await judged.run(episodes=False)
-        assert again.run_id == outcome.run_id  # judges are not part of the sweep identity
+        # judges are not part of an episode's identity: the same episodes are selected
+        assert set(store.run_selection(again.run_id)) == set(store.run_selection(outcome.run_id))
         assert set(judged.reference.requests) == {"scripted/judge"}  # no agent or user call
         n_calls = judged.reference.requests["scripted/judge"]
-        pairs = {(j["judge"], j["method"]) for j in store.judgments(outcome.run_id)}
+        pairs = {(j["judge"], j["method"]) for j in store.judgments()}
         assert pairs == {("state", "state"), ("scripted/judge", "full"), ("scripted/judge", "likert")}
         assert msgspec.json.encode(store.episodes(outcome.run_id)) == before
 
@@ -56,5 +58,11 @@ async def test_rejudging_makes_no_agent_or_user_calls_and_nothing_twice(tmp_path
         await once_more.run(episodes=False)
         assert not once_more.reference or not once_more.reference.requests.get("scripted/judge")
         report = build_report(store, outcome.run_id, judge="scripted/judge", method="full")
-        assert report["models"]["scripted/oracle"]["episodes"] > 0
+        assert report["benchmarks"]["vitabench"]["models"]["scripted/oracle"]["episodes"] > 0
+        # "full" is VitaBench's: T1's episodes are not applicable, never failures
+        t1 = report["benchmarks"]["t1"]
+        n_t1 = sum(r["benchmark"] == "t1" for r in store.episode_rows())
+        assert t1["source"]["applicable"] is False and t1["not_applicable"] == n_t1 > 0
+        assert t1["models"]["scripted/oracle"]["episodes"] == 0
+        assert t1["models"]["scripted/oracle"]["avg"] is None
     assert n_calls > 0

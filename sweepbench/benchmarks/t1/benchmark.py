@@ -16,7 +16,7 @@ from sweepbench.benchmarks.t1.data import tasks
 from sweepbench.benchmarks.t1.episode import T1Protocol
 from sweepbench.benchmarks.t1.tools import TOOLS
 from sweepbench.datasets.task import Task
-from sweepbench.ids import JudgeMethod, UserMode
+from sweepbench.ids import JudgeMethod, UserMode, content_hash
 from sweepbench.judge.likert import likert_judgment
 from sweepbench.simulator.episode import EpisodeProtocol
 from sweepbench.simulator.scripted.plan import Step
@@ -29,6 +29,14 @@ class T1(Benchmark):
     default_domains = ("all",)
     judge_methods = (JudgeMethod.LIKERT,)
     user_modes = (UserMode.DEFAULT,)
+    headline = JudgeMethod.STATE
+    headline_label = "Pass from the tool, parameter and output-match criteria (the state check)"
+    code_version = "1"
+    plan_defaults = {**Benchmark.plan_defaults, "user_turns": 3, "referee_calls_per_turn": 2,
+                     "judge_calls": {"likert": 1}}
+
+    def __init__(self) -> None:
+        self._tool_hashes: dict[str, str] = {}
 
     def load_tasks(self, domains: tuple[str, ...], *, data_dir: Path | None,
                    lang: str) -> list[Task]:
@@ -53,6 +61,18 @@ class T1(Benchmark):
     def episode_protocol(self, task: Task, *, data_dir: Path | None,
                          user_mode: UserMode) -> EpisodeProtocol:
         return T1Protocol(data_dir)
+
+    def fingerprint(self, task: Task, data_dir: Path | None) -> str:
+        """The user, assistant, classifier and exit-check prompts as rendered for ``task``
+        (the paper's files or the project's own), its tool schemas, the code version."""
+        if task.domain not in self._tool_hashes:
+            self._tool_hashes[task.domain] = content_hash(self.toolkit(task).specs())
+        return content_hash({
+            "code": self.code_version, "tools": self._tool_hashes[task.domain],
+            "prompts": [prompts.user_prompt(task, data_dir),
+                        prompts.assistant_prompt(task, list(task.domains), {}, data_dir),
+                        prompts.classifier_prompt(data_dir),
+                        prompts.exit_prompt(task, "", data_dir)]})
 
     def check(self, task: Task, record: EpisodeRecord) -> Judgment:
         """The tool / parameter / output metrics against the gold calls (§3.2.1)."""

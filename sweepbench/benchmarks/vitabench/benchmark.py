@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from sweepbench.benchmarks.base import Benchmark, JudgeCall, Judgment
-from sweepbench.benchmarks.vitabench import oracle, tasks
+from sweepbench.benchmarks.vitabench import oracle, prompts, tasks
 from sweepbench.benchmarks.vitabench.episode import VitaBenchProtocol
 from sweepbench.benchmarks.vitabench.importer import import_vitabench
 from sweepbench.benchmarks.vitabench.judge import judge_episode
@@ -18,8 +18,9 @@ from sweepbench.benchmarks.vitabench.state_check import check_vitabench
 from sweepbench.benchmarks.vitabench.tools import TOOLS, graph_stats
 from sweepbench.benchmarks.vitabench.tools.reachability import unreachable
 from sweepbench.datasets.task import Task
-from sweepbench.ids import JudgeMethod, UserMode
+from sweepbench.ids import JudgeMethod, UserMode, content_hash
 from sweepbench.simulator.episode import EpisodeProtocol
+from sweepbench.simulator.prompts import agent_greeting
 from sweepbench.simulator.scripted.plan import Step
 from sweepbench.tools.base import Toolkit
 from sweepbench.wire import AssistantMessage, ChatRequest, EpisodeRecord
@@ -31,6 +32,12 @@ class VitaBench(Benchmark):
     judge_methods = (JudgeMethod.SLIDING, JudgeMethod.FULL, JudgeMethod.SLIDING_NO_RUBRICS,
                      JudgeMethod.FULL_NO_RUBRICS)
     user_modes = (UserMode.DEFAULT, UserMode.NEUTRAL, UserMode.SOLO)
+    headline = JudgeMethod.SLIDING
+    headline_label = "the sliding-window rubric judge (the paper's Avg@k / Pass@k / Pass^k)"
+    code_version = "1"
+    plan_defaults = {**Benchmark.plan_defaults, "user_turns": 3, "tokens_per_step": 150,
+                     "judge_calls": {"sliding": 3, "full": 1, "sliding_no_rubrics": 3,
+                                     "full_no_rubrics": 1}}
 
     def load_tasks(self, domains: tuple[str, ...], *, data_dir: Path | None,
                    lang: str) -> list[Task]:
@@ -73,6 +80,20 @@ class VitaBench(Benchmark):
     def unreachable(self, task: Task) -> str | None:
         return unreachable(task)
 
+    def fingerprint(self, task: Task, data_dir: Path | None) -> str:
+        """The agent and user prompts of every mode as rendered for ``task`` (upstream
+        templates or the project's own), its tool schemas and descriptions, the code version."""
+        return content_hash({
+            "code": self.code_version,
+            "tools": _tools_hash(self, task.domain, task.lang, data_dir, task),
+            "prompts": [
+                agent_greeting(task),
+                *(prompts.agent_system_prompt(task, data_dir=data_dir, mode=m)
+                  for m in ("default", "solo")),
+                *(prompts.user_system_prompt(task, data_dir=data_dir, neutral=n)
+                  for n in (False, True)),
+                prompts.solo_agent_prompt(task, data_dir=data_dir)]})
+
     def import_results(self, store: Any, path: Path, *, run_id: str | None, model: str | None,
                        lang: str | None) -> Any:
         """Upstream's simulation result files (``vitabench run`` output)."""
@@ -86,3 +107,16 @@ class VitaBench(Benchmark):
 
     def scripted_judge(self, req: ChatRequest) -> AssistantMessage:
         return scripted_judge(req)
+
+
+_TOOL_HASHES: dict[tuple, str] = {}
+
+
+def _tools_hash(bench: VitaBench, domain: str, lang: str, data_dir: Path | None,
+                task: Task) -> str:
+    """The hash of a composition's tool schemas (with descriptions), once per process."""
+    key = (domain, lang, data_dir)
+    if key not in _TOOL_HASHES:
+        _TOOL_HASHES[key] = content_hash(bench.toolkit(task).specs(
+            bench.tool_descriptions(task, data_dir)))
+    return _TOOL_HASHES[key]
