@@ -23,13 +23,40 @@ from sweepbench.simulator.scripted.plan import Step
 from sweepbench.tools.base import Toolkit
 from sweepbench.wire import AssistantMessage, ChatRequest, EpisodeRecord
 
-__all__ = ["Benchmark", "Judgment", "JudgeCall"]
+__all__ = ["Benchmark", "Judgment", "JudgeCall", "specs_hash", "template_probe"]
 
 Judgment = dict[str, Any]
 """``{"passed": bool | None, "score": float | None, "details": {...}}`` as the store keeps it."""
 
 JudgeCall = Callable[[ChatRequest], Awaitable[Any]]
 """Sends one request to a judge model and returns its reply (``.message``, ``.usage``)."""
+
+
+def template_probe(task: Task) -> Task:
+    """``task`` with its content replaced by fixed placeholders (same benchmark, domains and
+    language): rendering prompts for it shows the *templates*, apart from the task's content
+    (which the episode identity hashes on its own)."""
+    import msgspec
+
+    profile = {k: "-" for k in ("name", "personality", "occupation", "gender", "age group",
+                                "family status", "address", "dietary restrictions")}
+    return msgspec.structs.replace(
+        task, id="template-probe", instructions="<instructions>",
+        persona={"user_profile": profile, "persona": "<persona>", "user": profile},
+        environment={"time": "2025-01-01 12:00:00"}, message_history=[], evaluation={},
+        max_turns=30, source="")
+
+
+_SPEC_HASHES: dict[int, tuple[Any, str]] = {}
+
+
+def specs_hash(specs: list) -> str:
+    """The hash of a toolkit's tool schemas, once per schema list (toolkits build each list
+    once per description set; the list is held here so its id is not reused)."""
+    hit = _SPEC_HASHES.get(id(specs))
+    if hit is None or hit[0] is not specs:
+        hit = _SPEC_HASHES[id(specs)] = (specs, content_hash(specs))
+    return hit[1]
 
 
 class Benchmark:
@@ -126,12 +153,14 @@ class Benchmark:
         """A hash of what, besides the task's content, decides how an episode of ``task``
         goes: the prompt templates and tool schemas it would use and ``code_version``.
         Part of the episode's identity: when it changes, stored episodes are not reused.
+        Prompts are rendered for ``template_probe(task)``, so that the fingerprint does not
+        change with the task's content (its own part of the identity).
 
         The default covers the tool schemas (with description overrides) and the code
         version; benchmarks with prompts of their own add them."""
         tools = self.toolkit(task).specs(self.tool_descriptions(task, data_dir))
         return content_hash({"benchmark": self.name, "code": self.code_version,
-                             "tools": tools})
+                             "tools": specs_hash(tools)})
 
     def import_results(self, store: Any, path: Path, *, run_id: str | None, model: str | None,
                        lang: str | None) -> Any:

@@ -134,31 +134,36 @@ class Sweep:
         cfg, store = self.cfg, self.store
         todo, stored = self.work()
         selected = todo + stored
-        names = endpoint_names(cfg, episodes=episodes and bool(todo))
+        if not episodes:
+            todo = []
+        judges = judge_specs(cfg)
+        pool = JudgePool(store, self.run_id, judges=judges, clients={},
+                         workers=cfg.judge_concurrency, data_dir=self.data_dir,
+                         observe=self._on_call, keys=[i.key for i in selected])
+        # what is stored but not yet judged by some judge (a new judge, a crash while judging)
+        waiting = [i for i in (stored if episodes else selected)
+                   if pool.pending(i.key, i.task.benchmark)]
+        names = set(cfg.models) | {cfg.user_model} if todo else set()
+        if todo or waiting:
+            names |= set(cfg.judge_models)
         prices = endpoint_prices(cfg, endpoint_names(cfg))
         store.begin_run(self.run_id, msgspec.to_builtins(cfg),
                         prices=msgspec.to_builtins(prices),
                         info={"command": self.command, "benchmarks": benchmark_info(cfg.benchmarks),
                               "shard": f"{self.shard.index}/{self.shard.count}"})
         store.select(self.run_id, [i.meta(cfg) for i in selected])
-        if not episodes:
-            todo = []
         self.budget = self._budget(selected, prices)
         tune_gc()  # after the tasks are loaded: they live as long as the sweep
         self.progress("planned", total=len(todo), skipped=len(stored), changed=dict(self.changed))
-        judges = judge_specs(cfg)
         errors = 0
         started = 0
         status = "done"
         try:
             async with SweepResources(cfg, names) as resources:
                 self.clients, self.reference = resources.clients, resources.reference
-                self.judge_pool = pool = JudgePool(
-                    store, self.run_id, judges=judges, clients=self.clients,
-                    workers=cfg.judge_concurrency, data_dir=self.data_dir,
-                    observe=self._on_call, keys=[i.key for i in selected])
+                self.judge_pool, pool.clients = pool, self.clients
                 pool.start()
-                self._submit_unjudged(pool, stored if episodes else selected)
+                self._submit(pool, waiting)
                 queue = iter(todo)
                 judge_endpoints = set(cfg.judge_models)
 
@@ -214,14 +219,11 @@ class Sweep:
             self.budget.charge(endpoint, result.usage, getattr(result, "attempts", 1))
         self.progress("call", endpoint=endpoint, result=result)
 
-    def _submit_unjudged(self, pool: JudgePool, items: list[WorkItem]) -> None:
-        """Selected episodes finished earlier that some judge has not judged yet (a new
-        judge, a crash while judging)."""
-        waiting = {i.key: i for i in items if pool.pending(i.key, i.task.benchmark)}
-        if not waiting:
-            return
-        for key, record in self.store.records(list(waiting)).items():
-            pool.submit(waiting[key].task, key, record)
+    def _submit(self, pool: JudgePool, items: list[WorkItem]) -> None:
+        """Stored episodes to judge (their records read now)."""
+        by_key = {i.key: i for i in items}
+        for key, record in self.store.records(list(by_key)).items():
+            pool.submit(by_key[key].task, key, record)
 
     def _observer(self, endpoint: str) -> Callable[[Any], None]:
         return lambda result: self._on_call(endpoint, result)

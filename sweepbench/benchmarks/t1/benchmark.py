@@ -10,7 +10,13 @@ from typing import Any
 
 import msgspec
 
-from sweepbench.benchmarks.base import Benchmark, JudgeCall, Judgment
+from sweepbench.benchmarks.base import (
+    Benchmark,
+    JudgeCall,
+    Judgment,
+    specs_hash,
+    template_probe,
+)
 from sweepbench.benchmarks.t1 import metrics, oracle, prompts
 from sweepbench.benchmarks.t1.data import tasks
 from sweepbench.benchmarks.t1.episode import T1Protocol
@@ -34,9 +40,6 @@ class T1(Benchmark):
     code_version = "1"
     plan_defaults = {**Benchmark.plan_defaults, "user_turns": 3, "referee_calls_per_turn": 2,
                      "judge_calls": {"likert": 1}}
-
-    def __init__(self) -> None:
-        self._tool_hashes: dict[str, str] = {}
 
     def load_tasks(self, domains: tuple[str, ...], *, data_dir: Path | None,
                    lang: str) -> list[Task]:
@@ -63,16 +66,16 @@ class T1(Benchmark):
         return T1Protocol(data_dir)
 
     def fingerprint(self, task: Task, data_dir: Path | None) -> str:
-        """The user, assistant, classifier and exit-check prompts as rendered for ``task``
-        (the paper's files or the project's own), its tool schemas, the code version."""
-        if task.domain not in self._tool_hashes:
-            self._tool_hashes[task.domain] = content_hash(self.toolkit(task).specs())
+        """The user, assistant, classifier and exit-check prompts (the paper's files or the
+        project's own) as rendered for the task's template probe, its tool schemas, the code
+        version."""
+        probe = template_probe(task)
         return content_hash({
-            "code": self.code_version, "tools": self._tool_hashes[task.domain],
-            "prompts": [prompts.user_prompt(task, data_dir),
-                        prompts.assistant_prompt(task, list(task.domains), {}, data_dir),
+            "code": self.code_version, "tools": specs_hash(self.toolkit(task).specs()),
+            "prompts": [prompts.user_prompt(probe, data_dir),
+                        prompts.assistant_prompt(probe, list(probe.domains), {}, data_dir),
                         prompts.classifier_prompt(data_dir),
-                        prompts.exit_prompt(task, "", data_dir)]})
+                        prompts.exit_prompt(probe, "", data_dir)]})
 
     def check(self, task: Task, record: EpisodeRecord) -> Judgment:
         """The tool / parameter / output metrics against the gold calls (§3.2.1)."""

@@ -8,7 +8,13 @@ from typing import Any
 
 import msgspec
 
-from sweepbench.benchmarks.base import Benchmark, JudgeCall, Judgment
+from sweepbench.benchmarks.base import (
+    Benchmark,
+    JudgeCall,
+    Judgment,
+    specs_hash,
+    template_probe,
+)
 from sweepbench.benchmarks.vitabench import oracle, prompts, tasks
 from sweepbench.benchmarks.vitabench.episode import VitaBenchProtocol
 from sweepbench.benchmarks.vitabench.importer import import_vitabench
@@ -81,18 +87,20 @@ class VitaBench(Benchmark):
         return unreachable(task)
 
     def fingerprint(self, task: Task, data_dir: Path | None) -> str:
-        """The agent and user prompts of every mode as rendered for ``task`` (upstream
-        templates or the project's own), its tool schemas and descriptions, the code version."""
+        """The agent and user prompts of every mode (upstream templates or the project's
+        own) as rendered for the task's template probe, its tool schemas and descriptions,
+        the code version."""
+        probe = template_probe(task)
         return content_hash({
             "code": self.code_version,
-            "tools": _tools_hash(self, task.domain, task.lang, data_dir, task),
+            "tools": specs_hash(self.toolkit(task).specs(self.tool_descriptions(task, data_dir))),
             "prompts": [
-                agent_greeting(task),
-                *(prompts.agent_system_prompt(task, data_dir=data_dir, mode=m)
+                agent_greeting(probe),
+                *(prompts.agent_system_prompt(probe, data_dir=data_dir, mode=m)
                   for m in ("default", "solo")),
-                *(prompts.user_system_prompt(task, data_dir=data_dir, neutral=n)
+                *(prompts.user_system_prompt(probe, data_dir=data_dir, neutral=n)
                   for n in (False, True)),
-                prompts.solo_agent_prompt(task, data_dir=data_dir)]})
+                prompts.solo_agent_prompt(probe, data_dir=data_dir)]})
 
     def import_results(self, store: Any, path: Path, *, run_id: str | None, model: str | None,
                        lang: str | None) -> Any:
@@ -108,15 +116,3 @@ class VitaBench(Benchmark):
     def scripted_judge(self, req: ChatRequest) -> AssistantMessage:
         return scripted_judge(req)
 
-
-_TOOL_HASHES: dict[tuple, str] = {}
-
-
-def _tools_hash(bench: VitaBench, domain: str, lang: str, data_dir: Path | None,
-                task: Task) -> str:
-    """The hash of a composition's tool schemas (with descriptions), once per process."""
-    key = (domain, lang, data_dir)
-    if key not in _TOOL_HASHES:
-        _TOOL_HASHES[key] = content_hash(bench.toolkit(task).specs(
-            bench.tool_descriptions(task, data_dir)))
-    return _TOOL_HASHES[key]
