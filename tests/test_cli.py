@@ -194,3 +194,131 @@ def test_judge_command_rejudges_a_stored_run(tmp_path, capsys):
     db = sqlite3.connect(out)
     methods = {m for (m,) in db.execute("select distinct method from judgments")}
     assert methods == {"state", "full"}
+
+
+def test_each_benchmark_has_its_papers_headline_and_the_llm_judge_changes_no_t1_number(
+        tmp_path, capsys):
+    run = ["run", "--benchmark", "vitabench:delivery", "--benchmark", "t1:bar", "--model",
+           "scripted/oracle", "--model", "scripted/noisy:0.3", "--trials", "2", "--json",
+           "--no-progress"]
+    _, without = run_json(capsys, *run, "--out", str(tmp_path / "a.sqlite"))
+    _, judged = run_json(capsys, *run, "--judge-model", "scripted/judge",
+                         "--out", str(tmp_path / "b.sqlite"))
+    vita, t1 = judged["benchmarks"]["vitabench"], judged["benchmarks"]["t1"]
+    assert (vita["source"]["judge"], vita["source"]["method"]) == ("scripted/judge", "sliding")
+    assert (t1["source"]["judge"], t1["source"]["method"]) == ("state", "state")
+    noisy = vita["models"]["scripted/noisy:0.3"]
+    assert noisy["unjudged"] == 0 and noisy["avg"] is not None  # scored by the judge ...
+    assert 0 < noisy["state"] < 1  # ... and the state check is a column of its own
+    assert "scripted/judge/likert" in t1["models"]["scripted/noisy:0.3"]["method_scores"]
+    same = ("k", "tasks", "episodes", "passed", "errors", "avg", "ci95", "pass_at_k",
+            "pass_hat_k", "state", "metrics", "unjudged", "pass_at_k_curve", "mse_vs_k")
+
+    def numbers(e: dict) -> dict:  # the leaderboard's numbers (not the Likert column)
+        return {**{k: e.get(k) for k in same},
+                "domains": {d: {k: v.get(k) for k in same} for d, v in e["domains"].items()}}
+
+    for m, entry in without["benchmarks"]["t1"]["models"].items():
+        assert numbers(entry) == numbers(t1["models"][m])
+    assert without["benchmarks"]["t1"]["comparisons"] == t1["comparisons"]
+    assert without["benchmarks"]["vitabench"]["models"]["scripted/oracle"]["avg"] is None
+
+
+def test_resume_with_more_trials_runs_only_the_new_trials(tmp_path, capsys):
+    out = tmp_path / "s.sqlite"
+    assert main(["run", "--benchmark", "t1:bar", "--model", "scripted/oracle", "--trials", "1",
+                 "--limit", "2", "--out", str(out), "--no-progress"]) == 0
+    first = capsys.readouterr().err.split()[1].rstrip(":")
+    assert main(["run", "--resume", first, "--out", str(out), "--trials", "3", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "4 episodes run, 2 already finished" in captured.err  # --trials is honoured
+    assert json.loads(captured.out)["benchmarks"]["t1"]["models"]["scripted/oracle"]["k"] == 3
+    db = sqlite3.connect(out)
+    configs = [json.loads(c) for (c,) in db.execute("select config from runs order by created_at")]
+    assert [c["trials"] for c in configs] == [1, 3] and configs[1]["limit"] == 2
+    assert main(["run", "--resume", "run-none", "--out", str(out)]) == 2
+
+
+def test_changed_task_data_under_the_same_path_is_said_and_run_anew(tmp_path, capsys):
+    from sweepbench.benchmarks.vitabench.tasks import SAMPLES
+
+    folder = tmp_path / "data" / "vitabench" / "delivery"
+    folder.mkdir(parents=True)
+    tasks = json.loads((SAMPLES / "vitabench_delivery.json").read_text())
+    (folder / "tasks_en.json").write_text(json.dumps(tasks))
+    cmd = ["run", "--benchmark", "vitabench:delivery", "--model", "scripted/oracle",
+           "--trials", "1", "--data-dir", str(tmp_path / "data"), "--out",
+           str(tmp_path / "s.sqlite"), "--no-progress"]
+    assert main(cmd) == 0
+    capsys.readouterr()
+    tasks[0]["environment"]["time"] = "2025-07-01 09:00:00"
+    (folder / "tasks_en.json").write_text(json.dumps(tasks))
+    from sweepbench.benchmarks import catalog  # a new process would read the file again
+
+    catalog._load.cache_clear()
+    catalog._index.cache_clear()
+    assert main(cmd) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"1 episodes run, {len(tasks) - 1} already finished" in err
+    assert "identity changed: task content (1)" in err
+    catalog._load.cache_clear()
+    catalog._index.cache_clear()
+
+
+UNREACHABLE = {"80715001": "delivery", "10826019": "instore", "10826031": "instore"}
+
+
+def test_the_three_known_unreachable_tasks_are_apart_in_every_output(shared_data, tmp_path,
+                                                                     capsys):
+    out = tmp_path / "s.sqlite"
+    tasks = [a for t in [*UNREACHABLE, "10826004"] for a in ("--task", t)]
+    assert main(["run", "--data-dir", str(shared_data), "--benchmark", "vitabench:delivery",
+                 "--benchmark", "vitabench:instore", *tasks, "--model", "scripted/oracle",
+                 "--trials", "1", "--judge-model", "scripted/judge", "--out", str(out),
+                 "--no-progress"]) == 0
+    terminal = " ".join(capsys.readouterr().out.split())
+    assert "unreachable tasks" in terminal
+    code, report = run_json(capsys, "report", str(out), "--json")
+    listed = {u["task_id"]: u for u in report["unreachable"]}
+    assert {t: u["domain"] for t, u in listed.items()} == UNREACHABLE
+    words = set(terminal.split())  # the table wraps a long reason over lines
+    assert all(u["reason"] and set(u["reason"].split()) <= words for u in listed.values())
+    assert all(task in words for task in UNREACHABLE)
+    oracle = entry(report, "vitabench", "scripted/oracle")
+    assert oracle["state"] == 0.25  # the oracle passes the one reachable task only
+    # the headline with and without them
+    assert (oracle["tasks"], oracle["without_unreachable"]["tasks"]) == (4, 1)
+    assert "Avg@1 reach" in terminal  # the leaderboard column without them
+    html, csv_path = tmp_path / "r.html", tmp_path / "r.csv"
+    assert main(["report", str(out), "--html", str(html)]) == 0
+    page = html.read_text(encoding="utf-8")
+    assert main(["export", str(out), "--csv", str(csv_path)]) == 0
+    import csv as csv_module
+
+    with open(csv_path, newline="", encoding="utf-8") as f:
+        rows = {r["task_id"]: r for r in csv_module.DictReader(f)}
+    for task, u in listed.items():
+        assert f"<td>{task}</td>" in page
+        assert rows[task]["unreachable"] == u["reason"]
+    assert rows["10826004"]["unreachable"] == ""
+
+
+def test_merge_keeps_every_store_and_report_reads_several(tmp_path, capsys):
+    base = ["run", "--benchmark", "t1:bar", "--limit", "3", "--trials", "2", "--no-progress"]
+    for name, model in (("a", "scripted/oracle"), ("b", "scripted/noisy:0.3")):
+        assert main([*base, "--model", model, "--out", str(tmp_path / f"{name}.sqlite")]) == 0
+    merged = tmp_path / "m.sqlite"
+    assert main(["merge", str(merged), str(tmp_path / "a.sqlite"), str(tmp_path / "b.sqlite")]) == 0
+    capsys.readouterr()
+    _, both = run_json(capsys, "report", str(tmp_path / "a.sqlite"), str(tmp_path / "b.sqlite"),
+                       "--json")
+    _, report = run_json(capsys, "report", str(merged), "--json")
+    assert set(report["models"]) == {"scripted/oracle", "scripted/noisy:0.3"}  # both models
+    assert metrics(report) == metrics(both) and len(report["runs"]) == 2
+    db = sqlite3.connect(merged)
+    prices = [json.loads(p) for (p,) in db.execute("select prices from runs")]
+    assert {n for p in prices for n in p} >= {"scripted/oracle", "scripted/noisy:0.3"}
+    # the filters: one model, a trial range
+    _, one = run_json(capsys, "report", str(merged), "--model", "scripted/oracle",
+                      "--trials", "1", "--json")
+    assert list(one["models"]) == ["scripted/oracle"] and one["models"]["scripted/oracle"]["k"] == 1

@@ -844,6 +844,13 @@ class RunStore:
             "episode_key", keys, order=" ORDER BY episode_key, journal, seq")
         return [ModelCallRow(*_sane_call(r)) for r in rows]
 
+    def call_spans(self) -> dict[str, tuple[int, float, float]]:
+        """run_id -> (model calls it journaled, first and last of their timestamps): how fast
+        a run went, for plans."""
+        rows = self._read("SELECT run_id, count(*), min(ts), max(ts) FROM events "
+                          "WHERE kind = 'model_call' AND run_id IS NOT NULL GROUP BY run_id")
+        return {r: (n, lo, hi) for r, n, lo, hi in rows}
+
     def judgments(self, keys: Iterable[str] | None = None) -> list[dict]:
         """Judgments (all, or of ``keys``' episodes): episode_key, judge, method, passed,
         score, details, created_at, run_id, judge_key."""

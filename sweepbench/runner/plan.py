@@ -17,13 +17,15 @@ and dollars (at the config's prices) are sums over endpoints. Wall time: each ep
 in sequence at the endpoint's latency (for scripted models, the reference server's configured
 latency plus the measured overhead; otherwise the measured mean latency, else
 ``DEFAULT_LATENCY_S``), spread over the sweep's concurrency, bounded below by every endpoint's
-in-flight cap, RPM and TPM, plus the judging of the last episode; a range around it
+in-flight cap, RPM and TPM, and by the harness's own time per call (the fastest a stored run
+went, else ``HARNESS_S_PER_CALL``), plus the judging of the last episode; a range around it
 (``RANGE_HISTORY``, ``RANGE_DEFAULTS``).
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,9 +56,13 @@ DEFAULT_LATENCY_S = 2.0
 """Seconds per call assumed for an endpoint with no history (not a scripted model)."""
 SCRIPTED_OVERHEAD_S = 0.003
 """Client and server time per scripted call beyond the configured latency, without history."""
+HARNESS_S_PER_CALL = 0.004
+"""The harness's own time per model call without history (client, journal, store, tools; the
+reference server in the same process on a small machine): a sweep cannot go faster than its
+calls times this. With history: the fastest rate a stored run achieved."""
 RANGE_HISTORY = (0.8, 1.25)
 RANGE_DEFAULTS = (0.5, 2.0)
-_STARTUP_S = 0.3  # loading tasks, starting the reference server and the judge pool
+_STARTUP_S = 0.5  # loading tasks, starting the reference server, without history
 
 
 @dataclass
@@ -92,13 +98,16 @@ class _History:
         self.by_bench: dict[tuple[str, str], list[tuple[Shape, str]]] = defaultdict(list)
         self.latency: dict[str, list[float]] = defaultdict(list)  # endpoint -> call latencies
         self.overhead: dict[str, list[float]] = defaultdict(list)  # endpoint -> beyond config
+        self.harness_s: float | None = None
+        self.startup_s: float | None = None
         if store is None:
             return
         rows = {r["episode_key"]: r for r in store.episode_rows()
                 if r["status"] == EpisodeStatus.DONE}
         if not rows:
             return
-        configured = {run["run_id"]: _configured_latency(run["config"]) for run in store.runs()}
+        runs = store.runs()
+        configured = {run["run_id"]: _configured_latency(run["config"]) for run in runs}
         shapes: dict[str, Shape] = {k: Shape(source="history") for k in rows}
         spent: dict[str, float] = defaultdict(float)
         for c in store.model_calls(list(rows)):
@@ -119,6 +128,12 @@ class _History:
                     self.overhead[c.endpoint].append(max(0.0, c.latency_s - base))
         for key, rec in store.records(list(rows)).items():
             shapes[key].overhead_s = max(0.0, rec.wall_s - spent[key])
+        spans = store.call_spans()
+        created = {run["run_id"]: run["created_at"] for run in runs}
+        busy = [(hi - lo) / n for r, (n, lo, hi) in spans.items() if n >= 50]
+        self.harness_s = min(busy) if busy else None  # seconds of sweep per call, at best
+        starts = [lo - created[r] for r, (n, lo, _) in spans.items() if r in created and n >= 50]
+        self.startup_s = statistics.median(starts) if starts else None
         for key, r in rows.items():
             task = f"{r['benchmark']}:{r['domain']}:{r['lang']}:{r['task_id']}"
             self.by_task[r["model"], task].append(shapes[key])
@@ -279,7 +294,9 @@ def make_plan(cfg: SweepConfig, store: RunStore | None, *, shard: Shard | None =
                          * latency[cfg.user_model] + shape.overhead_s)
         judge_time.append(sum(cell[0] * latency[j] for (j, _), cell in shape.judges.items()))
     rough = any("defaults" in s for v in sources.values() for s in v)
-    wall, bound = _wall_time(cfg, durations, judge_time, calls, latency)
+    harness = history.harness_s if history.harness_s is not None else HARNESS_S_PER_CALL
+    wall, bound = _wall_time(cfg, durations, judge_time, calls, latency, harness)
+    wall += history.startup_s if history.startup_s is not None else _STARTUP_S
     lo, hi = RANGE_DEFAULTS if rough else RANGE_HISTORY
     endpoints = {}
     for n in names:
@@ -321,14 +338,16 @@ def _latency(cfg: SweepConfig, name: str, history: _History) -> float:
 
 
 def _wall_time(cfg: SweepConfig, durations: list[float], judge_time: list[float],
-               calls: dict[str, list[float]], latency: dict[str, float]) -> tuple[float, str]:
+               calls: dict[str, list[float]], latency: dict[str, float],
+               harness_s: float) -> tuple[float, str]:
     """Seconds for the sweep and what bounds it."""
     if not durations:
         return 0.0, "nothing to run"
     bounds = {"episodes in flight (max_concurrency)":
               max(sum(durations) / min(cfg.max_concurrency, len(durations)), max(durations)),
               "judge pool (judge_concurrency)":
-              sum(judge_time) / max(1, cfg.judge_concurrency)}
+              sum(judge_time) / max(1, cfg.judge_concurrency),
+              "the harness's own time per call": sum(c[0] for c in calls.values()) * harness_s}
     for name, c in calls.items():
         ep = cfg.endpoint(name, reference_url="http://reference.invalid")
         if c[0]:
@@ -339,7 +358,7 @@ def _wall_time(cfg: SweepConfig, durations: list[float], judge_time: list[float]
                 bounds[f"{name}: tpm"] = (c[1] + c[3]) / (ep.tpm * ep.rate_headroom / 60)
     bound = max(bounds, key=bounds.get)
     tail = judge_time[durations.index(max(durations))] if judge_time else 0.0
-    return _STARTUP_S + bounds[bound] + tail, bound
+    return bounds[bound] + tail, bound
 
 
 def prior_per_episode(cfg: SweepConfig, store: RunStore | None) -> dict[str, float]:
