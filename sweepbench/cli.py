@@ -527,18 +527,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sweepbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("run", help="run a sweep (no arguments: the embedded offline default)")
-    _add_sweep_options(p)
-    _add_run_options(p)
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.set_defaults(func=cmd_run)
-
-    p = sub.add_parser("plan", help="what `run` with the same options would do: episodes, "
-                                    "requests, tokens, dollars and wall time, before spending")
-    _add_sweep_options(p)
-    _add_run_options(p)
-    p.add_argument("--json", action="store_true", help="print the plan as JSON")
-    p.set_defaults(func=cmd_plan)
+    for name, about, func in (
+            ("run", "run a sweep (no arguments: the embedded offline default)", cmd_run),
+            ("plan", "what `run` with the same options would do: episodes, requests, tokens, "
+                     "dollars and wall time, before spending", cmd_plan)):
+        p = sub.add_parser(name, help=about)
+        _add_sweep_options(p)
+        _add_run_options(p)
+        p.add_argument("--json", action="store_true",
+                       help="print the report as JSON" if name == "run" else "print the plan as JSON")
+        p.set_defaults(func=func)
 
     p = sub.add_parser("report", help="leaderboards of the episodes in one or more run stores "
                                       "(table, JSON or HTML)")

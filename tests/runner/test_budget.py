@@ -20,7 +20,7 @@ PRICES = {"scripted/oracle": (300.0, 30.0, 1200.0), "scripted/user": (100.0, 10.
 ENDPOINTS = [{"name": n, "price_input_per_mtok": i, "price_cached_input_per_mtok": c,
               "price_output_per_mtok": o} for n, (i, c, o) in PRICES.items()]
 BASE = {"benchmarks": ["vitabench:delivery", "t1:bar"], "models": ["scripted/oracle"],
-        "trials": 3, "max_concurrency": 4, "judge_models": ["scripted/judge"],
+        "trials": 2, "max_concurrency": 4, "judge_models": ["scripted/judge"],
         "endpoints": ENDPOINTS, "reference_latency_s": 0.002}
 
 
