@@ -8,8 +8,14 @@ from typing import Any
 
 import msgspec
 
-from sweepbench.benchmarks.base import Benchmark, JudgeCall, Judgment
-from sweepbench.benchmarks.vitabench import oracle, tasks
+from sweepbench.benchmarks.base import (
+    Benchmark,
+    JudgeCall,
+    Judgment,
+    specs_hash,
+    template_probe,
+)
+from sweepbench.benchmarks.vitabench import oracle, prompts, tasks
 from sweepbench.benchmarks.vitabench.episode import PREMATURE, VitaBenchProtocol
 from sweepbench.benchmarks.vitabench.importer import import_vitabench
 from sweepbench.benchmarks.vitabench.judge import judge_episode
@@ -18,7 +24,7 @@ from sweepbench.benchmarks.vitabench.state_check import check_vitabench
 from sweepbench.benchmarks.vitabench.tools import TOOLS, graph_stats
 from sweepbench.benchmarks.vitabench.tools.reachability import unreachable
 from sweepbench.datasets.task import Task
-from sweepbench.ids import JudgeMethod, UserMode
+from sweepbench.ids import JudgeMethod, UserMode, content_hash
 from sweepbench.simulator.episode import EpisodeProtocol
 from sweepbench.simulator.scripted.plan import Step
 from sweepbench.tools.base import Toolkit
@@ -31,6 +37,12 @@ class VitaBench(Benchmark):
     judge_methods = (JudgeMethod.SLIDING, JudgeMethod.FULL, JudgeMethod.SLIDING_NO_RUBRICS,
                      JudgeMethod.FULL_NO_RUBRICS)
     user_modes = (UserMode.DEFAULT, UserMode.NEUTRAL, UserMode.SOLO)
+    headline = JudgeMethod.SLIDING
+    headline_label = "the sliding-window rubric judge (the paper's Avg@k / Pass@k / Pass^k)"
+    code_version = "1"
+    plan_defaults = {**Benchmark.plan_defaults, "user_turns": 3, "tokens_per_step": 150,
+                     "judge_calls": {"sliding": 3, "full": 1, "sliding_no_rubrics": 3,
+                                     "full_no_rubrics": 1}}
 
     def load_tasks(self, domains: tuple[str, ...], *, data_dir: Path | None,
                    lang: str) -> list[Task]:
@@ -87,6 +99,22 @@ class VitaBench(Benchmark):
     def unreachable(self, task: Task) -> str | None:
         return unreachable(task)
 
+    def fingerprint(self, task: Task, data_dir: Path | None) -> str:
+        """The agent and user prompts of every mode (upstream templates or the project's
+        own) as rendered for the task's template probe, its tool schemas and descriptions,
+        the code version."""
+        probe = template_probe(task)
+        return content_hash({
+            "code": self.code_version,
+            "tools": specs_hash(self.toolkit(task).specs(self.tool_descriptions(task, data_dir))),
+            "prompts": [
+                prompts.GREETING.get(probe.lang, prompts.GREETING["en"]),
+                *(prompts.agent_system_prompt(probe, data_dir=data_dir, mode=m)
+                  for m in ("default", "solo")),
+                *(prompts.user_system_prompt(probe, data_dir=data_dir, neutral=n)
+                  for n in (False, True)),
+                prompts.dummy_user_system_prompt(probe, data_dir=data_dir)]})
+
     def import_results(self, store: Any, path: Path, *, run_id: str | None, model: str | None,
                        lang: str | None) -> Any:
         """Upstream's simulation result files (``vitabench run`` output)."""
@@ -100,3 +128,4 @@ class VitaBench(Benchmark):
 
     def scripted_judge(self, req: ChatRequest) -> AssistantMessage:
         return scripted_judge(req)
+

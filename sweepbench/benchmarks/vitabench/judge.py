@@ -37,7 +37,11 @@ from sweepbench.benchmarks.vitabench.judge_prompts import (
     judge_user_prompt,
     retry_nudge,
 )
-from sweepbench.benchmarks.vitabench.judge_reading import met, read_overall, read_rubrics
+from sweepbench.benchmarks.vitabench.judge_reading import (
+    met,
+    read_overall,
+    read_rubrics,
+)
 from sweepbench.datasets.task import Task
 from sweepbench.judge.rubric import (
     JudgeCall,

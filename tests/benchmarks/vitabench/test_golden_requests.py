@@ -180,7 +180,7 @@ async def run_case(stem: str, shared_data, tmp_path) -> list[dict[str, Any]]:
                        for n in (agent, "up-user", "up-judge")])
         with RunStore(tmp_path / "run.sqlite") as store:
             outcome = await Sweep(cfg, store).run()
-            judgments = store.judgments(outcome.run_id)
+            judgments = store.judgments()
         assert outcome.errors == 0
     sliding = [j for j in judgments if j["method"] == "sliding"]
     assert len(sliding) == 1 and sliding[0]["score"] == 1.0 and sliding[0]["passed"]

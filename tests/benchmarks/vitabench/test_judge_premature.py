@@ -52,7 +52,7 @@ async def run(tmp_path, **overrides):
         with RunStore(tmp_path / "run.sqlite") as store:
             outcome = await Sweep(cfg, store).run()
             records = store.episodes(outcome.run_id)
-            judgments = {j["method"]: j for j in store.judgments(outcome.run_id)}
+            judgments = {j["method"]: j for j in store.judgments()}
     return doubles, records, judgments
 
 

@@ -21,7 +21,15 @@ import json
 from typing import Any, Callable
 
 from sweepbench.benchmarks.vitabench.tools.schema import upstream_schema
-from sweepbench.tools.base import MAX_ARGUMENT_BYTES, CallPolicy, Tool, Toolkit, ToolKind, ToolOutcome, tool
+from sweepbench.tools.base import (
+    MAX_ARGUMENT_BYTES,
+    CallPolicy,
+    Tool,
+    ToolKind,
+    Toolkit,
+    ToolOutcome,
+    tool,
+)
 
 # Keys upstream's dispatcher itself takes (``Environment.make_tool_call(self, tool_name,
 # requestor, **arguments)``): an argument with one of these names fails there, with its text.

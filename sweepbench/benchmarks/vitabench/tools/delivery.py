@@ -13,11 +13,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from sweepbench.benchmarks.vitabench.tools import general
 from sweepbench.benchmarks.vitabench.tools.calling import require, tool_of
 from sweepbench.benchmarks.vitabench.tools.catalogues import Store, StoreProduct
 from sweepbench.benchmarks.vitabench.tools.coerce import as_int, as_str
 from sweepbench.benchmarks.vitabench.tools.fuzzy import rerank
-from sweepbench.benchmarks.vitabench.tools import general
 from sweepbench.benchmarks.vitabench.tools.general import is_time
 from sweepbench.benchmarks.vitabench.tools.records import Location, Order, OrderStatus
 from sweepbench.benchmarks.vitabench.tools.state import TIME_FORMAT, ToolState

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sweepbench.benchmarks.vitabench.tools.records import BookInfo, Order, ReservationInfo
+from sweepbench.benchmarks.vitabench.tools.records import (
+    BookInfo,
+    Order,
+    ReservationInfo,
+)
 from sweepbench.benchmarks.vitabench.tools.state import ToolState
 
 

@@ -18,7 +18,11 @@ from sweepbench.benchmarks.vitabench.tools.catalogues import Shop, ShopProduct
 from sweepbench.benchmarks.vitabench.tools.coerce import as_int
 from sweepbench.benchmarks.vitabench.tools.fuzzy import rerank
 from sweepbench.benchmarks.vitabench.tools.general import is_time
-from sweepbench.benchmarks.vitabench.tools.records import BookInfo, Order, ReservationInfo
+from sweepbench.benchmarks.vitabench.tools.records import (
+    BookInfo,
+    Order,
+    ReservationInfo,
+)
 from sweepbench.benchmarks.vitabench.tools.state import ToolState
 
 tool = tool_of("InStoreTools")
