@@ -200,6 +200,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         cfg, out_path = _resume_config(args)
     else:
         cfg, out_path = _config(args), args.out
+        if not (args.config or args.model or args.judge_model):
+            # the embedded default's test doubles are judged by the judge double, so that
+            # every benchmark has its paper's headline (VitaBench's is the LLM judge)
+            cfg = msgspec.structs.replace(cfg, judge_models=["scripted/judge"])
     outcome = _run_sweep(cfg, out_path, not args.no_progress, retry_errors=args.retry_errors,
                          shard=_shard(args))
     resumed = (f" ({outcome.resumed} resumed from their journal, {outcome.replayed_calls} "

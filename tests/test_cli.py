@@ -44,17 +44,20 @@ def test_default_run_is_offline_and_discriminates(tmp_path, monkeypatch, capsys)
     assert oracle["k"] == noisy["k"] == 4 and oracle["tasks"] == noisy["tasks"] >= 1
     assert oracle["avg"] == oracle["pass_at_k"] == oracle["pass_hat_k"] == 1.0
     assert 0.0 < noisy["avg"] < 1.0 and noisy["pass_hat_k"] <= noisy["avg"] <= noisy["pass_at_k"]
-    # VitaBench's headline is the sliding-window judge, which the default does not run: its
-    # episodes are unjudged (never rescored by the state check), which is a column
+    # VitaBench's headline is the sliding-window judge: the default runs the judge double,
+    # which follows the state check (a column of its own) for test doubles
     v_oracle, v_noisy = (entry(report, "vitabench", m) for m in ("scripted/oracle", "scripted/noisy:0.3"))
-    assert v_oracle["avg"] is None and v_oracle["unjudged"] == 4 * 17
+    assert v_oracle["avg"] == 1.0 and v_oracle["unjudged"] == 0
     assert v_oracle["state"] == 1.0 and 0.0 < v_noisy["state"] < 1.0
-    assert "undefined" in report["models"]["scripted/oracle"]  # no overall without VitaBench's
-    # every episode has its events and one state judgment
+    assert v_noisy["avg"] == v_noisy["state"]
+    # every episode has its events, one state judgment and one judgment of its LLM judge
+    # (VitaBench: sliding; T1: likert)
     db = sqlite3.connect(stores[0])
     n_episodes = db.execute("select count(*) from episodes where status = 'done'").fetchone()[0]
     assert n_episodes == 2 * 4 * (oracle["tasks"] + 17)
-    assert db.execute("select count(*) from judgments").fetchone()[0] == n_episodes
+    by_method = dict(db.execute("select method, count(*) from judgments group by method"))
+    assert by_method == {"state": n_episodes, "sliding": 2 * 4 * 17,
+                         "likert": 2 * 4 * oracle["tasks"]}
     kinds = dict(db.execute("select kind, count(*) from events group by kind").fetchall())
     assert kinds["model_call"] > n_episodes and kinds["tool_call"] > 0
 
@@ -197,7 +200,7 @@ def test_judge_command_rejudges_a_stored_run(tmp_path, capsys):
     assert "judgments made" in err and "agreement of scripted/judge / full with the state check" in err
     db = sqlite3.connect(out)
     methods = {m for (m,) in db.execute("select distinct method from judgments")}
-    assert methods == {"state", "full"}
+    assert methods == {"state", "sliding", "full"}  # the default's judge, and the one added
 
 
 def test_each_benchmark_has_its_papers_headline_and_the_llm_judge_changes_no_t1_number(

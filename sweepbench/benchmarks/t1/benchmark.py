@@ -36,7 +36,7 @@ class T1(Benchmark):
     judge_methods = (JudgeMethod.LIKERT,)
     user_modes = (UserMode.DEFAULT,)
     headline = JudgeMethod.STATE
-    headline_label = "Pass from the tool, parameter and output-match criteria (the state check)"
+    headline_label = "the paper's Pass: tool, parameter and output-match criteria"
     code_version = "1"
     plan_defaults = {**Benchmark.plan_defaults, "user_turns": 3, "referee_calls_per_turn": 2,
                      "judge_calls": {"likert": 1}}

@@ -90,8 +90,12 @@ class VitaBench(Benchmark):
     async def judge(self, task: Task, record: EpisodeRecord, method: str, call: JudgeCall, *,
                     data_dir: Path | None) -> Judgment:
         """The rubric judge (``sliding``, the paper's, or a Table 5 variant)."""
+        # the state check's verdict rides along for the scripted judge double only (the
+        # client sends the ``sweepbench`` field to scripted endpoints, never to real ones)
+        reference = self.check(task, record)["passed"] if record.final_state else None
         result = await judge_episode(task, record.messages, call=call, method=method,
-                                     data_dir=data_dir, lang=task.lang)
+                                     data_dir=data_dir, lang=task.lang,
+                                     meta={"reference_verdict": reference})
         details = msgspec.to_builtins(result)
         return {"passed": details.pop("passed"), "score": details.pop("score"),
                 "details": details}

@@ -20,7 +20,10 @@ no-rubric variants, with ``memory`` when sliding).
   ``"garbage:N"``: garbage on the first N attempts of each window (``sweepbench.attempt``),
   a proper reply afterwards; ``"truncated"``: the proper reply cut off inside its last entry.
 
-Without a hint, the rule: a rubric is met when it was already met, or when at least 60% of its
+In a sweep, the judge pool tells the double the deterministic state check's verdict
+(``sweepbench.reference_verdict``, a bool, sent only to scripted endpoints); without a
+``judge_hint`` the double follows it, so a sweep of test doubles is judged consistently with
+the state check. Without either, the rule: a rubric is met when it was already met, or when at least 60% of its
 content words appear in the window's text (words: ASCII letter/digit runs of 4+ characters
 outside a short stop list, lower-cased; for Chinese, each pair of adjacent CJK characters); a
 rubric without content words is met. The no-rubric variants apply the same rule to the whole
@@ -113,7 +116,7 @@ def scripted_judge(req: ChatRequest) -> AssistantMessage:
     meta = req.sweepbench or {}
     window = int(meta.get("window", 0) or 0)
     attempt = int(meta.get("attempt", 0) or 0)
-    raw_hint = meta.get("judge_hint")
+    raw_hint = meta.get("judge_hint", meta.get("reference_verdict"))
     hint = _hint_for_window(raw_hint, window)
 
     if isinstance(hint, str):
