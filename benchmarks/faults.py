@@ -46,6 +46,7 @@ from sweepbench.config import Endpoint, SweepConfig
 from sweepbench.errors import ModelError
 from sweepbench.results.report import build_report
 from sweepbench.results.store import RunStore
+from sweepbench.runner import build as build_mod
 from sweepbench.runner import sweep as sweep_mod
 from sweepbench.runner.client import ModelClient
 from sweepbench.runner.faults import parse_outage
@@ -189,8 +190,8 @@ def main() -> int:
     trials = args.trials or (4 if args.quick else 16)
     os.environ.pop("SWEEPBENCH_DATA", None)  # the built-in sample tasks, always
 
-    sweep_mod.ReferenceServer = _server_factory  # type: ignore[assignment]
-    sweep_mod.ModelClient = RecordingClient  # type: ignore[misc]
+    build_mod.ReferenceServer = _server_factory  # type: ignore[assignment]
+    build_mod.ModelClient = RecordingClient  # type: ignore[misc]
     cfg = BenchConfig(models=["scripted/oracle", "scripted/noisy:0.3"],
                       benchmarks=["vitabench:delivery"], trials=trials,
                       max_concurrency=args.max_concurrency, seed=0)

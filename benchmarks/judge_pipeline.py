@@ -31,8 +31,8 @@ async def one(cfg: dict, path: Path) -> tuple[float, int, int]:
     outcome = await run_sweep(load_config(None, cfg), path)
     wall = time.perf_counter() - t0
     with RunStore(path) as store:
-        llm = [j for j in store.judgments(outcome.run_id) if j["judge"] != "state"]
-        episodes = len(store.episode_status(outcome.run_id))
+        llm = [j for j in store.judgments() if j["judge"] != "state"]
+        episodes = len(store.episode_status())
     return wall, len(llm), episodes
 
 

@@ -73,7 +73,8 @@ def recorded_calls(store_path: Path) -> set[tuple[str, str]]:
         return set()
     db = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
     try:
-        rows = db.execute("SELECT episode_id, payload FROM events WHERE kind = 'model_call'").fetchall()
+        rows = db.execute("SELECT e.label, v.payload FROM events v JOIN episodes e USING "
+                          "(episode_key) WHERE v.kind = 'model_call' AND v.journal = ''").fetchall()
     finally:
         db.close()
     out = set()
@@ -84,14 +85,17 @@ def recorded_calls(store_path: Path) -> set[tuple[str, str]]:
 
 
 def metrics(report: dict) -> dict:
-    """The leaderboard numbers per model (not the timing profile, which differs run to run)."""
-    keys = ("tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k", "domains")
-    return {m: {k: (v.get(k) if k != "domains" else
-                    {d: (ds["avg"], ds["pass_hat_k"]) for d, ds in v["domains"].items()})
-                for k in keys} for m, v in report["models"].items()}
+    """Each benchmark's leaderboard numbers per model (not the timing profile, which differs
+    run to run)."""
+    keys = ("tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k", "state",
+            "unjudged", "domains")
+    return {b: {m: {k: (v.get(k) if k != "domains" else
+                        {d: (ds["avg"], ds["pass_hat_k"]) for d, ds in v["domains"].items()})
+                    for k in keys} for m, v in bs["models"].items()}
+            for b, bs in report["benchmarks"].items()}
 
 
-def transcripts(store: RunStore, run_id: str) -> dict[str, bytes]:
+def transcripts(store: RunStore, run_id: str | None = None) -> dict[str, bytes]:
     return {f"{r.model}|{r.task_id}|{r.trial}": msgspec.json.encode(r.messages)
             for r in store.episodes(run_id)}
 
@@ -137,10 +141,10 @@ async def main_async(opts: argparse.Namespace) -> dict:
                    if seg >= 1 and (who, h) in recorded_before[min(seg - 1, len(recorded_before) - 1)])
     served_after_ref = Counter(seg for seg, _, _ in resolver.served)
     with RunStore(tmp / "ref.sqlite") as a, RunStore(store) as b:
-        run_id = a.latest_run_id()
-        identical = (metrics(build_report(a, run_id)) == metrics(build_report(b, run_id))
-                     and transcripts(a, run_id) == transcripts(b, run_id))
-        needed = sum(r.agent_calls + r.user_calls for r in b.episodes(run_id))
+        # every invocation is a run of its own: compare the stores' episodes
+        identical = (metrics(build_report(a)) == metrics(build_report(b))
+                     and transcripts(a) == transcripts(b))
+        needed = sum(r.agent_calls + r.user_calls for r in b.episodes())
     db = sqlite3.connect(store)
     integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
     db.close()

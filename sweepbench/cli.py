@@ -23,8 +23,9 @@ from rich.markup import escape
 from sweepbench import __version__
 from sweepbench.config import SweepConfig, load_config
 from sweepbench.errors import ConfigError, ImportFormatError, SweepbenchError
-from sweepbench.ids import STATE_JUDGE, EpisodeId, JudgeMethod, UserMode
+from sweepbench.ids import STATE_JUDGE, JudgeMethod, UserMode
 from sweepbench.runner.faults import FaultSpec, LatencySpec, parse_outage
+from sweepbench.runner.work import DEFAULT_STORE
 
 LLM_JUDGE_METHODS = [m.value for m in JudgeMethod if m != JudgeMethod.STATE]
 err = Console(stderr=True, soft_wrap=True)
@@ -41,7 +42,7 @@ def _add_sweep_options(p: argparse.ArgumentParser, *, models: bool = True) -> No
         p.add_argument("--user-model", metavar="NAME", help="user-simulator model (default scripted/user)")
         p.add_argument("--user-mode", choices=[m.value for m in UserMode],
                        help="VitaBench user mode: persona user (default), neutral user (persona "
-                            "removed) or solo agent (no user, whole instruction up front)")
+                            "removed) or solo agent (a relay user says the whole instruction once)")
         p.add_argument("--trials", type=int, metavar="K", help="trials per (model, task) (default 4)")
     p.add_argument("--max-concurrency", type=int, metavar="N", help="episodes in flight (default 64)")
     p.add_argument("--data-dir", metavar="DIR",
@@ -53,128 +54,254 @@ def _add_sweep_options(p: argparse.ArgumentParser, *, models: bool = True) -> No
     p.add_argument("--latency", type=float, dest="reference_latency_s", metavar="S",
                    help="latency of the built-in reference server's models, seconds (default 0)")
     p.add_argument("--config", metavar="FILE", help="sweep config (TOML); options override it")
-    p.add_argument("--out", metavar="PATH", help="run store (SQLite); default runs/<run-id>.sqlite")
+    p.add_argument("--out", metavar="PATH",
+                   help=f"run store (SQLite) that keeps the episodes (default {DEFAULT_STORE}); "
+                        "episodes it already holds are not run again")
     p.add_argument("--no-progress", action="store_true", help="no live progress display")
     p.add_argument("--retry-errors", action="store_true",
-                   help="also continue episodes that ended in error (from their journal)")
+                   help="also run again the episodes that ended in error (continuing from "
+                        "their journal); their old judgments no longer count")
     p.add_argument("--shard", metavar="I/N", help="run only shard I of N of the work (0-based); "
                    "combine the shard stores with `sweepbench merge`")
 
 
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    """What `run` and `plan` share beyond the sweep options."""
+    p.add_argument("--resume", metavar="RUN", help="the sweep of a stored run (a run id in the "
+                   "store, or a store path for its latest run) with its stored config; options "
+                   "given here (e.g. --trials) change it")
+    p.add_argument("--judge-model", action="append", metavar="NAME",
+                   help="LLM judge while the sweep runs, e.g. scripted/judge (repeatable; the "
+                        "state check always runs)")
+    p.add_argument("--judge-method", action="append", dest="judge_methods",
+                   choices=LLM_JUDGE_METHODS,
+                   help="LLM judge method (repeatable; default: sliding for VitaBench, likert "
+                        "for T1)")
+    p.add_argument("--max-cost", type=_non_negative_float, dest="max_cost_usd", metavar="USD",
+                   help="spending cap over the sweep's episodes (stored calls included): no "
+                        "episode starts once the spend plus what is in flight would pass it; "
+                        f"exit status {BUDGET_EXIT}; a rerun with a higher cap continues")
+
+
+_OVERRIDES = ("max_concurrency", "data_dir", "lang", "task_ids", "limit", "seed",
+              "reference_latency_s", "max_cost_usd")
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The config fields given as options (None: not given)."""
+    out = {k: getattr(args, k, None) for k in _OVERRIDES}
+    out["benchmarks"] = args.benchmark
+    out["models"] = getattr(args, "model", None)
+    out["user_model"] = getattr(args, "user_model", None)
+    out["user_mode"] = getattr(args, "user_mode", None)
+    out["trials"] = getattr(args, "trials", None)
+    out["judge_models"] = getattr(args, "judge_model", None)
+    out["judge_methods"] = getattr(args, "judge_methods", None)
+    return out
+
+
 def _config(args: argparse.Namespace, **fixed: Any) -> SweepConfig:
-    keys = ("max_concurrency", "data_dir", "lang", "task_ids", "limit", "seed", "reference_latency_s")
-    overrides = {k: getattr(args, k, None) for k in keys}
-    overrides["benchmarks"] = args.benchmark
-    overrides["models"] = getattr(args, "model", None)
-    overrides["user_model"] = getattr(args, "user_model", None)
-    overrides["user_mode"] = getattr(args, "user_mode", None)
-    overrides["trials"] = getattr(args, "trials", None)
-    overrides["judge_models"] = getattr(args, "judge_model", None)
-    overrides["judge_methods"] = getattr(args, "judge_methods", None)
+    overrides = _overrides(args)
     overrides.update(fixed)
     return load_config(args.config, overrides)
 
 
-def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: bool, *,
-               retry_errors: bool = False, shard: str | None = None):
-    from sweepbench.runner.progress import ProgressDisplay
-    from sweepbench.runner.sweep import Shard, install_uvloop, run_id_for, run_sweep
+def _shard(args: argparse.Namespace):  # noqa: ANN202
+    from sweepbench.runner.work import Shard
 
     try:
-        part = Shard.parse(shard) if shard else Shard(0, 1)
+        return Shard.parse(args.shard) if getattr(args, "shard", None) else Shard(0, 1)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    suffix = f".shard-{part.index}-of-{part.count}" if part.count > 1 else ""
-    path = Path(out_path) if out_path else Path("runs") / f"{run_id_for(cfg)}{suffix}.sqlite"
+
+
+def _store_path(out_path: str | Path | None, shard: Any) -> Path:
+    from sweepbench.runner.work import DEFAULT_STORE
+
+    if out_path:
+        return Path(out_path)
+    if shard.count > 1:
+        return DEFAULT_STORE.with_name(
+            f"{DEFAULT_STORE.stem}.shard-{shard.index}-of-{shard.count}{DEFAULT_STORE.suffix}")
+    return DEFAULT_STORE
+
+
+def _open_store(path: str | Path, *, create: bool = False):  # noqa: ANN202
+    """A run store; says so when opening it migrated an older schema."""
+    from sweepbench.results.store import RunStore
+
+    store = RunStore(path, create=create)
+    if store.migrated:
+        err.print(store.migrated, markup=False)
+    return store
+
+
+def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: bool, *,
+               retry_errors: bool = False, shard: Any = None):
+    from sweepbench.runner.plan import prior_per_episode
+    from sweepbench.runner.progress import ProgressDisplay
+    from sweepbench.runner.sweep import Shard, Sweep, install_uvloop
+
+    part = shard or Shard(0, 1)
+    path = _store_path(out_path, part)
+    path.parent.mkdir(parents=True, exist_ok=True)
     install_uvloop()
     prices = {ep.name: ep for ep in cfg.endpoints}
-    with ProgressDisplay(err, enabled=show_progress, prices=prices) as progress:
-        return asyncio.run(run_sweep(cfg, path, progress=progress.update,
-                                     retry_errors=retry_errors, shard=part))
+    with _open_store(path, create=True) as store:
+        prior = prior_per_episode(cfg, store) if _capped(cfg) else None
+        with ProgressDisplay(err, enabled=show_progress, prices=prices) as progress:
+            sweep = Sweep(cfg, store, progress=progress.update, retry_errors=retry_errors,
+                          shard=part, prior=prior)
+            return asyncio.run(sweep.run())
+
+
+def _capped(cfg: SweepConfig) -> bool:
+    return cfg.max_cost_usd is not None or any(ep.max_cost_usd is not None for ep in cfg.endpoints)
 
 
 def _resume_config(args: argparse.Namespace) -> tuple[SweepConfig, Path]:
-    """The config a stored run was started with (speed options may still be overridden)."""
-    from sweepbench.errors import StoreError
-    from sweepbench.results.store import RunStore
+    """The config a stored run was started with, changed by the options given now."""
+    from sweepbench.runner.work import DEFAULT_STORE
 
     target = Path(args.resume)
-    path = target if target.suffix in (".sqlite", ".db") or target.is_file() else Path("runs") / f"{args.resume}.sqlite"
-    try:
-        with RunStore(path, create=False) as store:
-            run_id = store.latest_run_id()
-            stored = store.run(run_id) if run_id else None
-    except StoreError as exc:
-        raise ConfigError(f"--resume {args.resume}: {exc}") from None
-    if not stored:
-        raise ConfigError(f"--resume {args.resume}: {path} holds no run")
-    config = stored["config"]
-    if args.config:  # full endpoint definitions (timeouts, prices, judges) from the file
+    if target.suffix in (".sqlite", ".db") or target.is_file():
+        path, run_id = target, None
+    else:
+        path, run_id = Path(getattr(args, "out", None) or DEFAULT_STORE), args.resume
+    if not path.is_file():
+        raise ConfigError(f"--resume {args.resume}: no run store at {path}")
+    with _open_store(path) as store:
+        runs = store.runs()
+        stored = next((r for r in runs if r["run_id"] == run_id), None) if run_id else (
+            next((r for r in reversed(runs) if (r["info"] or {}).get("command") == "run"),
+                 runs[-1] if runs else None))
+    if stored is None:
+        have = ", ".join(r["run_id"] for r in runs[-5:]) or "none"
+        raise ConfigError(f"--resume {args.resume}: no such run in {path} (latest runs: {have})")
+    config = dict(stored["config"])
+    if args.config:  # full endpoint definitions (limits, prices, judges) from the file
         file_eps = {ep.name: ep for ep in load_config(args.config).endpoints}
-        stored_eps = {e["name"]: e for e in config["endpoints"]}
+        stored_eps = {e["name"]: e for e in config.get("endpoints", [])}
         stored_eps.update({name: msgspec.to_builtins(ep) for name, ep in file_eps.items()})
         config["endpoints"] = list(stored_eps.values())
-    speed = {k: getattr(args, k) for k in ("max_concurrency", "reference_latency_s")
-             if getattr(args, k) is not None}
-    return load_config(None, {**config, **speed}), path
+    given = {k: v for k, v in _overrides(args).items() if v is not None}
+    return load_config(None, {**config, **given}), path
+
+
+BUDGET_EXIT = 3
+"""Exit status of a sweep stopped by its spending cap."""
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from sweepbench.results.report import build_report, render
-    from sweepbench.results.store import RunStore
+    from sweepbench.runner.build import benchmark_info
 
     if args.resume:
         cfg, out_path = _resume_config(args)
     else:
         cfg, out_path = _config(args), args.out
+        if not (args.config or args.model or args.judge_model):
+            # the embedded default's test doubles are judged by the judge double, so that
+            # every benchmark has its paper's headline (VitaBench's is the LLM judge)
+            cfg = msgspec.structs.replace(cfg, judge_models=["scripted/judge"])
     outcome = _run_sweep(cfg, out_path, not args.no_progress, retry_errors=args.retry_errors,
-                         shard=args.shard)
+                         shard=_shard(args))
     resumed = (f" ({outcome.resumed} resumed from their journal, {outcome.replayed_calls} "
                "recorded model calls reused)" if outcome.resumed else "")
     err.print(f"run {outcome.run_id}: {outcome.episodes} episodes run{resumed}, {outcome.skipped} "
               f"already finished in the store, {outcome.errors} ended in error; "
-              f"store: {outcome.store_path}")
-    with RunStore(outcome.store_path) as store:
-        report = build_report(store, outcome.run_id)
+              f"store: {outcome.store_path}", markup=False)
+    if outcome.changed:
+        why = ", ".join(f"{what} ({n})" for what, n in sorted(outcome.changed.items()))
+        err.print(f"not reused: stored episodes of the same model, task and trial whose "
+                  f"identity changed: {why}; they ran as new episodes (the old ones stay in "
+                  "the store, superseded in reports)", markup=False)
+    for judge, n in sorted(outcome.judge_failures.items()):
+        err.print(f"{n} judgments by {judge} failed (left unjudged; run again to retry)",
+                  markup=False)
+    with _open_store(outcome.store_path) as store:
+        report = build_report(store, outcome.run_id, benchmarks=benchmark_info())
         if outcome.errors:
-            reasons = Counter(r.error for r in store.episodes(outcome.run_id)
-                              if r.termination == "error")
+            rows = {r["episode_key"] for r in store.episode_rows(outcome.run_id)
+                    if r["status"] == "error"}
+            reasons = Counter(rec.error for rec in store.records(rows).values())
             err.print("[yellow]episodes that ended in error (counted as failures):[/yellow]")
             for why, n in reasons.most_common(5):
-                err.print(f"  {n} x {why}")
+                err.print(f"  {n} x {why}", markup=False)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         out.print(render(report))
+    if outcome.budget_stop:
+        err.print(f"stopped by the spending cap: {outcome.budget_stop}; {outcome.not_started} "
+                  f"episodes not started (${outcome.spent:,.4f} spent on this selection); "
+                  "run again with a higher --max-cost to continue", markup=False)
+        return BUDGET_EXIT
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """What a `run` with these options would do and cost, before spending anything."""
+    from sweepbench.runner.plan import make_plan, render_plan
+
+    if args.resume:
+        cfg, out_path = _resume_config(args)
+    else:
+        cfg, out_path = _config(args), args.out
+    path = _store_path(out_path, _shard(args))
+    if path.is_file():
+        with _open_store(path) as store:
+            plan = make_plan(cfg, store, shard=_shard(args), retry_errors=args.retry_errors)
+    else:
+        plan = make_plan(cfg, None, shard=_shard(args), retry_errors=args.retry_errors)
+    if args.json:
+        print(json.dumps(plan, indent=2))
+    else:
+        out.print(render_plan(plan))
     return 0
 
 
 def _prices(config: str | None) -> dict | None:
-    """Per-model prices from a config's endpoints (the report prices tokens with them)."""
+    """Per-endpoint prices from a config (they replace the stored ones in a report)."""
     return {ep.name: ep for ep in load_config(config).endpoints} if config else None
 
 
+def _selection(args: argparse.Namespace):  # noqa: ANN202
+    from sweepbench.results.view import Selection, parse_trials
+
+    try:
+        trials = parse_trials(args.trials) if args.trials else None
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return Selection(models=tuple(args.model or ()), benchmarks=tuple(args.benchmark or ()),
+                     splits=tuple(args.split or ()), trials=trials, run_id=args.run)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
+    from contextlib import ExitStack
+
     from sweepbench.errors import ReportError
     from sweepbench.results.report import build_report, render
-    from sweepbench.results.store import RunStore
+    from sweepbench.runner.build import benchmark_info
 
-    path = Path(args.path)
-    if not path.is_file():
-        err.print(f"[red]no run store at {path}[/red]")
-        return 2
-    with RunStore(path, create=False) as store:
+    for p in args.paths:
+        if not Path(p).is_file():
+            err.print(f"[red]no run store at {escape(p)}[/red]")
+            return 2
+    with ExitStack() as stack:
+        stores = [stack.enter_context(_open_store(p)) for p in args.paths]
         try:
-            report = build_report(store, args.run, method=args.method, judge=args.judge,
-                                  k=args.k, prices=_prices(args.config), seed=args.seed)
+            report = build_report(stores, method=args.method, judge=args.judge, k=args.k,
+                                  prices=_prices(args.config), seed=args.seed,
+                                  selection=_selection(args), benchmarks=benchmark_info())
         except ReportError as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {escape(str(exc))}")
             return 2
     if args.html:
         from sweepbench.results.html import write_html
 
         write_html(report, args.html)
-        err.print(f"wrote {args.html}")
+        err.print(f"wrote {args.html}", markup=False)
     if args.json:
         print(json.dumps(report, indent=2))
     elif not args.html:
@@ -184,28 +311,25 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from sweepbench.results.export import export_results_csv, export_trajectories
-    from sweepbench.results.store import RunStore
 
     if not (args.trajectories or args.csv):
         err.print("[red]error:[/red] name an output: --trajectories OUT.jsonl and/or --csv OUT.csv")
         return 2
-    with RunStore(args.path, create=False) as store:
-        run_id = args.run or store.latest_run_id()
+    with _open_store(args.path) as store:
         if args.trajectories:
-            n = export_trajectories(store, run_id, args.trajectories)
-            err.print(f"{n} trajectories -> {args.trajectories}")
+            n = export_trajectories(store, args.run, args.trajectories)
+            err.print(f"{n} trajectories -> {args.trajectories}", markup=False)
         if args.csv:
-            n = export_results_csv(store, run_id, args.csv)
-            err.print(f"{n} rows -> {args.csv}")
+            n = export_results_csv(store, args.run, args.csv)
+            err.print(f"{n} rows -> {args.csv}", markup=False)
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     from sweepbench.benchmarks import registry
-    from sweepbench.results.store import RunStore
 
     benchmark = registry.get(args.benchmark)
-    with RunStore(args.store) as store:
+    with _open_store(args.store, create=True) as store:
         for f in args.files:
             try:
                 summary = benchmark.import_results(store, Path(f), run_id=args.run,
@@ -219,20 +343,21 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from sweepbench.results.store import RunStore
-
     cfg = _config(args, models=[args.model], trials=1, user_model="scripted/user")
     with tempfile.TemporaryDirectory() as tmp:
         outcome = _run_sweep(cfg, args.out or Path(tmp) / "replay.sqlite", not args.no_progress)
-        with RunStore(outcome.store_path) as store:
-            judgments = [j for j in store.judgments(outcome.run_id) if j["method"] == JudgeMethod.STATE]
+        with _open_store(outcome.store_path) as store:
+            rows = {r["episode_key"]: r for r in store.episode_rows(outcome.run_id)}
+            judgments = [j for j in store.judgments(list(rows)) if j["method"] == JudgeMethod.STATE]
     failures = []
-    for j in sorted(judgments, key=lambda j: j["episode_id"]):
+    for j in sorted(judgments, key=lambda j: (rows[j["episode_key"]]["task_id"])):
         if not j["passed"]:
             details = j.get("details") or {}
-            failure = {"task": EpisodeId.parse(j["episode_id"]).task.id, "why": details.get("why")}
-            if details.get("unreachable"):
-                failure["unreachable"] = True  # a defect of the task data, not of the harness
+            row = rows[j["episode_key"]]
+            failure = {"task": row["task_id"], "why": details.get("why")}
+            why = row["unreachable"] or details.get("unreachable")
+            if why:
+                failure["unreachable"] = why  # a defect of the task data, not of the harness
             failures.append(failure)
     result = {"tasks": len(judgments), "passed": len(judgments) - len(failures),
               "unreachable": sum("unreachable" in f for f in failures), "failures": failures}
@@ -242,18 +367,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        out.print(f"{result['passed']}/{result['tasks']} tasks passed with {args.model}")
+        out.print(f"{result['passed']}/{result['tasks']} tasks passed with {args.model}",
+                  markup=False)
         for f in failures:
-            out.print(f"  [red]FAIL[/red] {f['task']}: {f['why']}")
+            kind = "UNREACHABLE" if "unreachable" in f else "FAIL"
+            out.print(f"  {kind} {f['task']}: {f['why']}", markup=False)
     return 0 if not failures else 1
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    """Judge a stored run (again) with other judges; no agent or user model is called."""
-    from sweepbench.results.store import RunStore
+    """Judge a stored run's episodes (again) with other judges; no agent or user model call."""
     from sweepbench.runner.sweep import Sweep, install_uvloop
 
-    args.resume = args.run
+    args.resume = args.run_id or args.store
+    if args.run_id:
+        args.out = args.store
     cfg, path = _resume_config(args)
     overrides = {"judge_models": args.judge_model, "judge_methods": args.method,
                  "judge_concurrency": args.judge_concurrency}
@@ -261,18 +389,22 @@ def cmd_judge(args: argparse.Namespace) -> int:
     cfg = load_config(None, msgspec.to_builtins(cfg))  # validates the judge options
 
     async def judge():
-        with RunStore(path) as store:
-            return await Sweep(cfg, store).run(episodes=False)
+        with _open_store(path) as store:
+            return await Sweep(cfg, store, command="judge").run(episodes=False)
 
     install_uvloop()
     outcome = asyncio.run(judge())
     err.print(f"run {outcome.run_id}: {outcome.judged} judgments made "
-              f"({', '.join(f'{m} / {meth}' for m, meth in cfg.judges())}); store: {path}")
-    with RunStore(path) as store:
-        rows = [j for j in store.judgments(outcome.run_id)]
+              f"({', '.join(f'{m} / {meth}' for m, meth in cfg.judges())}); store: {path}",
+              markup=False)
+    for judge_name, n in sorted(outcome.judge_failures.items()):
+        err.print(f"{n} judgments by {judge_name} failed (left unjudged)", markup=False)
+    with _open_store(path) as store:
+        keys = list(store.run_selection(outcome.run_id))
+        rows = store.judgments(keys)
     by_episode: dict[str, dict[tuple[str, str], bool | None]] = {}
     for j in rows:
-        by_episode.setdefault(j["episode_id"], {})[(j["judge"], j["method"])] = j["passed"]
+        by_episode.setdefault(j["episode_key"], {})[(j["judge"], j["method"])] = j["passed"]
     for model, meth in cfg.judges()[1:]:
         state = (STATE_JUDGE, JudgeMethod.STATE)
         pairs = [(v[state], v[(model, meth)]) for v in by_episode.values()
@@ -280,7 +412,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         if pairs:
             agree = sum(a == b for a, b in pairs) / len(pairs)
             err.print(f"agreement of {model} / {meth} with the state check on task pass: "
-                      f"{agree:.1%} over {len(pairs)} episodes")
+                      f"{agree:.1%} over {len(pairs)} episodes", markup=False)
     return 0
 
 
@@ -291,10 +423,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
     try:
         counts = merge_stores(args.out, args.inputs)
     except StoreError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         return 2
     err.print(f"merged {len(args.inputs)} stores into {args.out}: " +
-              ", ".join(f"{n} {t}" for t, n in counts.items()))
+              ", ".join(f"{n} {t}" for t, n in counts.items()), markup=False)
     return 0
 
 
@@ -344,6 +476,44 @@ def cmd_tools(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tools_call(args: argparse.Namespace) -> int:
+    """Run call sequences (one JSON object per line) from fresh episode states; one JSON line
+    out per sequence. A bad line is reported on stderr, naming it, and the run goes on."""
+    from sweepbench.benchmarks import registry
+    from sweepbench.benchmarks.catalog import load_tasks
+
+    benchmark = registry.get(args.call_benchmark)
+    try:
+        stream = sys.stdin if args.sequences == "-" else open(args.sequences, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {args.sequences}: {exc.strerror or exc}") from None
+    failed = 0
+    with stream:
+        for number, line in enumerate(stream, 1):
+            if not line.strip():
+                continue
+            try:
+                seq = json.loads(line)
+                if not isinstance(seq, dict):
+                    raise ValueError(f"expected a JSON object, got {type(seq).__name__}")
+                missing = [k for k in ("domain", "task_id", "calls") if k not in seq]
+                if missing:
+                    raise ValueError(f"missing {', '.join(missing)}")
+                spec = f"{benchmark.name}:{seq['domain']}"
+                tasks = {t.id: t for t in load_tasks(spec, data_dir=args.data_dir,
+                                                     lang=seq.get("lang", "en"))}
+                task = tasks.get(str(seq["task_id"]))
+                if task is None:
+                    raise ValueError(f"no task {seq['task_id']!r} in {spec} ({seq.get('lang', 'en')})")
+                ran = benchmark.run_calls(task, seq["calls"])
+            except (ValueError, SweepbenchError) as exc:
+                failed += 1
+                err.print(f"[red]error:[/red] {escape(args.sequences)} line {number}: {escape(str(exc))}")
+                continue
+            print(json.dumps({"key": seq.get("key"), **ran}, ensure_ascii=False), flush=True)
+    return 1 if failed else 0
+
+
 def cmd_tasks(args: argparse.Namespace) -> int:
     from sweepbench.benchmarks import registry
     from sweepbench.benchmarks.catalog import BenchmarkSpec, load_tasks
@@ -362,10 +532,11 @@ def cmd_tasks(args: argparse.Namespace) -> int:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from sweepbench.view.server import prices_from, serve
+    from sweepbench.runner.build import benchmark_info
+    from sweepbench.view.server import serve
 
-    prices = prices_from(load_config(args.config).endpoints) if args.config else None
-    serve([Path(p) for p in args.stores], host=args.host, port=args.port, prices=prices,
+    serve([Path(p) for p in args.stores], host=args.host, port=args.port,
+          prices=_prices(args.config), benchmarks=benchmark_info(),
           allow_remote=args.allow_remote, say=lambda line: err.print(line, markup=False))
     return 0
 
@@ -379,6 +550,16 @@ def _checked(parse, *, result: bool = False):  # noqa: ANN001, ANN202
             raise argparse.ArgumentTypeError(str(exc)) from None
         return parsed if result else text
     return check
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
 
 
 def _positive_int(text: str) -> int:
@@ -398,27 +579,37 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sweepbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("run", help="run a sweep (no arguments: the embedded offline default)")
-    _add_sweep_options(p)
-    p.add_argument("--resume", metavar="RUN", help="continue a stored run (a store path or a run "
-                   "id under runs/) with the config it was started with")
-    p.add_argument("--judge-model", action="append", metavar="NAME",
-                   help="LLM judge while the sweep runs, e.g. scripted/judge (repeatable; the "
-                        "state check always runs)")
-    p.add_argument("--judge-method", action="append", dest="judge_methods",
-                   choices=LLM_JUDGE_METHODS,
-                   help="LLM judge method (repeatable; default: sliding for VitaBench, likert "
-                        "for T1)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.set_defaults(func=cmd_run)
+    for name, about, func in (
+            ("run", "run a sweep (no arguments: the embedded offline default)", cmd_run),
+            ("plan", "what `run` with the same options would do: episodes, requests, tokens, "
+                     "dollars and wall time, before spending", cmd_plan)):
+        p = sub.add_parser(name, help=about)
+        _add_sweep_options(p)
+        _add_run_options(p)
+        p.add_argument("--json", action="store_true",
+                       help="print the report as JSON" if name == "run" else "print the plan as JSON")
+        p.set_defaults(func=func)
 
-    p = sub.add_parser("report", help="leaderboard of a run store (table, JSON or HTML)")
-    p.add_argument("path", help="run store (SQLite file)")
-    p.add_argument("--run", metavar="RUN_ID", help="run id (default: the latest in the store)")
-    p.add_argument("--judge", help="judge to score by (default: the one with most verdicts)")
-    p.add_argument("--method", help="judge method to score by (default: the most common)")
-    p.add_argument("--k", type=int, help="k for Avg@k / Pass@k / Pass^k (default: trials per task)")
-    p.add_argument("--config", metavar="FILE", help="config whose endpoint prices cost the tokens")
+    p = sub.add_parser("report", help="leaderboards of the episodes in one or more run stores "
+                                      "(table, JSON or HTML)")
+    p.add_argument("paths", nargs="+", metavar="STORE", help="run store(s) (SQLite files)")
+    p.add_argument("--run", metavar="RUN_ID", help="only the episodes this run selected")
+    p.add_argument("--model", action="append", metavar="NAME", help="only this model (repeatable)")
+    p.add_argument("--benchmark", action="append", metavar="NAME",
+                   help="only this benchmark, e.g. vitabench (repeatable)")
+    p.add_argument("--split", action="append", metavar="SPLIT",
+                   help="only episodes selected under this spec (t1:single, or single) or of "
+                        "this domain (delivery) (repeatable)")
+    p.add_argument("--trials", metavar="N|A-B",
+                   help="only the first N trials, or trials A..B (0-based, inclusive)")
+    p.add_argument("--judge", help="judge model to score by (default: per benchmark, the one "
+                                   "with most verdicts of its headline method)")
+    p.add_argument("--method", help="score every benchmark by this judge method instead of its "
+                                    "headline (benchmarks it does not apply to: not applicable)")
+    p.add_argument("--k", type=_positive_int, help="k for Avg@k / Pass@k / Pass^k (default: "
+                                                    "trials per task)")
+    p.add_argument("--config", metavar="FILE", help="price calls with this config's endpoint "
+                                                     "prices instead of the stored ones")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report with plots")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -426,7 +617,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("export", help="trajectories as JSONL, results as CSV")
     p.add_argument("path", help="run store (SQLite file)")
-    p.add_argument("--run", metavar="RUN_ID", help="run id (default: the latest in the store)")
+    p.add_argument("--run", metavar="RUN_ID", help="only the episodes this run selected "
+                                                   "(default: every episode)")
     p.add_argument("--trajectories", metavar="OUT.jsonl", help="one episode record per line")
     p.add_argument("--csv", metavar="OUT.csv", help="one row per episode with judgment columns")
     p.set_defaults(func=cmd_export)
@@ -449,9 +641,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_replay)
 
-    p = sub.add_parser("judge", help="judge a stored run again with other judges or methods "
-                                     "(no agent or user model calls)")
-    p.add_argument("run", metavar="RUN", help="a run store path, or a run id under runs/")
+    p = sub.add_parser("judge", help="judge a stored run's episodes again with other judges "
+                                     "or methods (no agent or user model calls)")
+    p.add_argument("store", metavar="STORE", help="a run store path (or a run id in the default "
+                                                  f"store {DEFAULT_STORE})")
+    p.add_argument("--run", dest="run_id", metavar="RUN_ID",
+                   help="the run whose episodes to judge (default: the store's latest run)")
     p.add_argument("--judge-model", action="append", metavar="NAME",
                    help="judge model: an endpoint name or scripted/judge (repeatable)")
     p.add_argument("--method", action="append",
@@ -462,9 +657,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-concurrency", type=int, help=argparse.SUPPRESS)
     p.add_argument("--latency", type=float, dest="reference_latency_s", metavar="S",
                    help="latency of the built-in reference server's models, seconds")
-    p.set_defaults(func=cmd_judge)
+    p.set_defaults(func=cmd_judge, benchmark=None)
 
-    p = sub.add_parser("merge", help="combine run stores (e.g. the shards of one sweep)")
+    p = sub.add_parser("merge", help="combine run stores (shards of one sweep, or stores "
+                                     "grown apart): every episode, run and price is kept")
     p.add_argument("out", help="output store (created if missing)")
     p.add_argument("inputs", nargs="+", help="input stores")
     p.set_defaults(func=cmd_merge)
@@ -495,14 +691,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free)")
     p.add_argument("--allow-remote", action="store_true",
                    help="allow a non-loopback --host and answer requests for any host name")
-    p.add_argument("--config", metavar="FILE", help="config whose endpoint prices cost the calls")
+    p.add_argument("--config", metavar="FILE",
+                   help="config whose endpoint prices replace the prices the runs stored")
     p.set_defaults(func=cmd_view)
 
-    p = sub.add_parser("tools", help="list a benchmark's tools")
+    p = sub.add_parser("tools", help="list a benchmark's tools; `tools call` runs tool calls")
     p.add_argument("--benchmark", default="vitabench:delivery,instore,ota", metavar="SPEC",
                    help="benchmark spec (default: all 66 VitaBench tools)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_tools)
+    calls = p.add_subparsers(dest="tools_command", metavar="{call}")
+    c = calls.add_parser(
+        "call", help="run tool-call sequences, each from a fresh state of its task",
+        description="Reads call sequences, one JSON object per line: {key, domain (one domain "
+                    "or a comma composition), lang, task_id, calls: [{tool, args}]}; an "
+                    "argument {\"$ref_step\": i} is the id of the record call i created. Prints "
+                    "one JSON line per sequence: {key, results: [{content, created}], "
+                    "final_state}.")
+    c.add_argument("sequences", metavar="SEQUENCES.jsonl", help="the sequences ('-': stdin)")
+    c.add_argument("--data-dir", metavar="DIR",
+                   help="benchmark data dir (default $SWEEPBENCH_DATA, else the built-in samples)")
+    c.add_argument("--benchmark", dest="call_benchmark", default="vitabench", metavar="NAME",
+                   help="the benchmark whose tools run (default vitabench)")
+    c.set_defaults(func=cmd_tools_call)
 
     p = sub.add_parser("tasks", help="list a benchmark's tasks")
     p.add_argument("--benchmark", default="vitabench:delivery", metavar="SPEC")

@@ -72,6 +72,9 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     price_input_per_mtok: float = 0.0
     price_cached_input_per_mtok: float = 0.0
     price_output_per_mtok: float = 0.0
+    max_cost_usd: float | None = None
+    """Budget of this endpoint: a sweep starts no episode that would bring the dollars spent
+    on it for the sweep's episodes (stored calls included) above this; None: no budget."""
 
     @property
     def scripted(self) -> bool:
@@ -105,8 +108,8 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     user_model: str = "scripted/user"
     """The user-simulator model (an endpoint name or scripted/user)."""
     user_mode: str = "default"
-    """VitaBench user mode: default, neutral (persona removed) or solo (no user: the agent
-    gets the whole instruction up front)."""
+    """VitaBench user mode: default, neutral (persona removed) or solo (as upstream: a relay
+    user says the whole instruction once, then the agent works alone)."""
     trials: int = 4
     """Trials per (model, task): k in Avg@k, Pass@k, Pass^k."""
     max_concurrency: int = 64
@@ -124,7 +127,12 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     max_turns: int | None = None
     """Override every task's user-turn limit."""
     max_tool_errors: int = 10
-    """Tool errors an agent may make before its episode ends."""
+    """Tool errors an agent may make before its episode ends (T1; VitaBench, as upstream,
+    has no error budget)."""
+    max_steps: int | None = None
+    """Steps an episode may take (VitaBench counts as upstream: each message one step, an
+    agent message with its tool results two); None: the benchmark's default (VitaBench 300,
+    T1 none)."""
     reference_latency_s: float = 0.0
     """Latency of the built-in reference server's scripted models."""
     reference_latency: str | None = None
@@ -153,6 +161,10 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     response_cache: str | None = None
     """Path of an SQLite cache of model responses keyed by the exact request bytes (for
     deterministic re-runs); None: off."""
+    max_cost_usd: float | None = None
+    """Spending cap in dollars over the sweep's episodes (agent, user and judge calls, stored
+    ones included): no episode starts once the spend plus what is in flight would pass it;
+    a rerun with a higher cap continues. None: no cap (`--max-cost`)."""
 
     def endpoint(self, name: str, reference_url: str | None = None) -> Endpoint:
         """The endpoint for a model name; scripted models live on the reference server."""
@@ -171,23 +183,6 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
         known = ", ".join(ep.name for ep in self.endpoints) or "none configured"
         raise ConfigError(f"unknown model {name!r}: not a scripted/... model and not an "
                           f"endpoint in the config (endpoints: {known})")
-
-    def identity(self) -> dict[str, Any]:
-        """What makes two sweeps the same sweep (and so resumable): not speed settings."""
-        d = msgspec.to_builtins(self)
-        # speed settings and judges do not change what the episodes are
-        for k in ("max_concurrency", "reference_latency_s", "endpoints", "judge_models",
-                  "judge_methods", "judge_concurrency", "response_cache",
-                  "reference_latency", "reference_faults", "reference_seed", "reference_rpm",
-                  "reference_tpm", "reference_outage"):
-            d.pop(k, None)
-        d["endpoints"] = [
-            {"name": ep.name, "base_url": ep.base_url, "model": ep.model_name,
-             "api_key_env": ep.api_key_env, "extra_body": ep.extra_body,
-             "temperature": ep.temperature, "max_tokens": ep.max_tokens}
-            for ep in self.endpoints if ep.name in self.models or ep.name == self.user_model
-        ]
-        return d
 
     def judges(self) -> list[tuple[str, str]]:
         """(judge, method) pairs: the state check, then every LLM judge with every method."""
@@ -211,6 +206,11 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
             raise ConfigError(f"user_mode must be default, neutral or solo, got {self.user_mode!r}")
         if self.lang not in ("en", "zh"):
             raise ConfigError(f"lang must be en or zh, got {self.lang!r}")
+        for where, cap in [("max_cost_usd", self.max_cost_usd),
+                           *((f"endpoint {ep.name!r}: max_cost_usd", ep.max_cost_usd)
+                             for ep in self.endpoints)]:
+            if cap is not None and not cap >= 0:
+                raise ConfigError(f"{where} must be >= 0, got {cap}")
         return self
 
 

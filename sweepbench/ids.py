@@ -8,18 +8,26 @@ parses them:
 - a task key is ``benchmark:domain:lang:id`` (the domain may be a comma composition; the id
   may contain ``:``, so parsing splits at most three times);
 - an episode id is ``model|task key|trial`` (endpoint names may not contain ``|``);
-- a judge journal id is ``judge|<judge>|<method>|<episode id>``: a judge's calls are journaled
-  apart from the episode's own.
+- an episode key is ``ep-`` and 32 hex digits: the sha256 of the canonical JSON of what
+  determines the episode's outcome (its *identity*: the agent endpoint as sent, the task's
+  content, the trial, the user model and mode, seeds, limits, the benchmark's prompt and tool
+  fingerprint). The store keys episodes by it; the episode id is only its readable label;
+- a judge journal is ``judge|<judge>|<method>``: a judge's calls for one episode are journaled
+  under the episode's key apart from the episode's own calls (journal ``""``).
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
+
+import msgspec
 
 __all__ = [
-    "EpisodeId", "EpisodeStatus", "JudgeMethod", "STATE_JUDGE", "TaskKey", "TerminationReason",
-    "UserMode", "judge_journal_id",
+    "EPISODE_JOURNAL", "EpisodeId", "EpisodeKey", "EpisodeStatus", "JudgeMethod", "STATE_JUDGE",
+    "TaskKey", "TerminationReason", "UserMode", "content_hash", "judge_journal",
 ]
 
 
@@ -29,7 +37,9 @@ class TerminationReason(StrEnum):
     USER_STOP = "user_stop"
     AGENT_STOP = "agent_stop"
     MAX_TURNS = "max_turns"
+    MAX_STEPS = "max_steps"  # the episode's message budget ran out (VitaBench counts steps)
     TOO_MANY_ERRORS = "too_many_errors"
+    INVALID_AGENT_MESSAGE = "invalid_agent_message"  # agent replies with neither text nor calls
     EXIT_CHECK = "exit_check"  # the benchmark's exit-check model ended the conversation
     AGENT_DONE = "agent_done"  # solo mode: the agent answered with text (nobody to answer it)
     ERROR = "error"  # a model call failed for good, or the episode could not run
@@ -48,7 +58,7 @@ class UserMode(StrEnum):
 
     DEFAULT = "default"
     NEUTRAL = "neutral"  # the persona's attributes removed from the user's prompt
-    SOLO = "solo"  # no user: the agent gets the whole instruction up front
+    SOLO = "solo"  # the user says the whole instruction once; the agent then works alone
 
 
 class JudgeMethod(StrEnum):
@@ -107,6 +117,41 @@ class EpisodeId:
         return cls(model, TaskKey.parse(key), int(trial))
 
 
-def judge_journal_id(judge: str, method: str, episode_id: str) -> str:
-    """Where a judge's calls for one episode are journaled."""
-    return f"judge|{judge}|{method}|{episode_id}"
+def content_hash(value: Any) -> str:
+    """sha256 (hex) of the canonical JSON of ``value`` (keys sorted): equal values, equal hash."""
+    return hashlib.sha256(msgspec.json.encode(value, order="sorted")).hexdigest()
+
+
+class EpisodeKey(str):
+    """An episode's key in the store: ``ep-`` + 32 hex digits of its identity's hash.
+
+    Two episodes with the same identity are the same episode (a store runs it once); anything
+    that changes the identity (a task file's content, a prompt, the model name sent) makes a
+    new episode, so a stale result is never reused.
+    """
+
+    PREFIX = "ep-"
+
+    @classmethod
+    def of(cls, identity: dict[str, Any]) -> "EpisodeKey":
+        return cls(cls.PREFIX + content_hash(identity)[:32])
+
+    @classmethod
+    def legacy(cls, *parts: str) -> "EpisodeKey":
+        """The key of an episode whose identity was never recorded (a store written by an
+        older sweepbench, an imported result file): unique, and never equal to the key of an
+        episode run now, so it is reported but never reused."""
+        return cls(cls.PREFIX + "legacy-" + content_hash(list(parts))[:32])
+
+    @property
+    def is_legacy(self) -> bool:
+        return self.startswith(self.PREFIX + "legacy-")
+
+
+EPISODE_JOURNAL = ""
+"""The journal of an episode's own calls (agent, user); judges have ``judge_journal(...)``."""
+
+
+def judge_journal(judge: str, method: str) -> str:
+    """Where a judge's calls for one episode are journaled (under the episode's key)."""
+    return f"judge|{judge}|{method}"

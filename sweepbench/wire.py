@@ -77,6 +77,7 @@ class ChatRequest(Struct, omit_defaults=True):
     model: str
     messages: list[Message]
     tools: list[ToolSpec] | None = None
+    tool_choice: str | dict[str, Any] | None = None
     temperature: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
@@ -142,6 +143,9 @@ class EpisodeRecord(Struct, kw_only=True, omit_defaults=True):
     tool_calls: int = 0
     tool_errors: int = 0
     turns: int = 0
+    steps: int = 0
+    """Messages as VitaBench's upstream counts steps (each message one; an agent message with
+    its tool results two)."""
     wall_s: float = 0.0
     error: str | None = None
     final_state: dict[str, Any] | None = None

@@ -11,12 +11,18 @@ from sweepbench.benchmarks.catalog import load_tasks
 from sweepbench.benchmarks.doubles import RegistryWorld
 from sweepbench.cli import main
 
-METRICS = ("k", "tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k")
+METRICS = ("k", "tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k", "state",
+           "unjudged", "metrics")
 
 
-def metrics(models: dict) -> dict:
-    """The leaderboard numbers of a report's models (not timings, which differ run to run)."""
-    return {m: {k: v.get(k) for k in METRICS} for m, v in models.items()}
+def metrics(report: dict) -> dict:
+    """Every benchmark's leaderboard numbers (not timings, which differ run to run)."""
+    return {b: {m: {k: v.get(k) for k in METRICS} for m, v in bs["models"].items()}
+            for b, bs in report["benchmarks"].items()}
+
+
+def entry(report: dict, benchmark: str, model: str) -> dict:
+    return report["benchmarks"][benchmark]["models"][model]
 
 
 def run_json(capsys, *argv):
@@ -30,19 +36,28 @@ def test_default_run_is_offline_and_discriminates(tmp_path, monkeypatch, capsys)
     assert main([]) == 0  # no arguments: the embedded default
     capsys.readouterr()
     stores = list((tmp_path / "runs").glob("*.sqlite"))
-    assert len(stores) == 1
+    assert stores == [tmp_path / "runs" / "sweepbench.sqlite"]  # one store that grows
     code, report = run_json(capsys, "report", str(stores[0]), "--json")
     assert code == 0
-    oracle, noisy = report["models"]["scripted/oracle"], report["models"]["scripted/noisy:0.3"]
-    assert oracle["k"] == noisy["k"] == 4 and oracle["tasks"] == noisy["tasks"] >= 5
+    # T1's headline is its Pass (the state check): the oracle passes all, the noisy agent not
+    oracle, noisy = entry(report, "t1", "scripted/oracle"), entry(report, "t1", "scripted/noisy:0.3")
+    assert oracle["k"] == noisy["k"] == 4 and oracle["tasks"] == noisy["tasks"] >= 1
     assert oracle["avg"] == oracle["pass_at_k"] == oracle["pass_hat_k"] == 1.0
-    assert 0.0 < noisy["pass_hat_k"] < 1.0 and 0.0 < noisy["avg"] < 1.0
-    assert noisy["pass_hat_k"] <= noisy["avg"] <= noisy["pass_at_k"]
-    # every episode has its events and one state judgment
+    assert 0.0 < noisy["avg"] < 1.0 and noisy["pass_hat_k"] <= noisy["avg"] <= noisy["pass_at_k"]
+    # VitaBench's headline is the sliding-window judge: the default runs the judge double,
+    # which follows the state check (a column of its own) for test doubles
+    v_oracle, v_noisy = (entry(report, "vitabench", m) for m in ("scripted/oracle", "scripted/noisy:0.3"))
+    assert v_oracle["avg"] == 1.0 and v_oracle["unjudged"] == 0
+    assert v_oracle["state"] == 1.0 and 0.0 < v_noisy["state"] < 1.0
+    assert v_noisy["avg"] == v_noisy["state"]
+    # every episode has its events, one state judgment and one judgment of its LLM judge
+    # (VitaBench: sliding; T1: likert)
     db = sqlite3.connect(stores[0])
     n_episodes = db.execute("select count(*) from episodes where status = 'done'").fetchone()[0]
-    assert n_episodes == 2 * 4 * oracle["tasks"]
-    assert db.execute("select count(*) from judgments").fetchone()[0] == n_episodes
+    assert n_episodes == 2 * 4 * (oracle["tasks"] + 17)
+    by_method = dict(db.execute("select method, count(*) from judgments group by method"))
+    assert by_method == {"state": n_episodes, "sliding": 2 * 4 * 17,
+                         "likert": 2 * 4 * oracle["tasks"]}
     kinds = dict(db.execute("select kind, count(*) from events group by kind").fetchall())
     assert kinds["model_call"] > n_episodes and kinds["tool_call"] > 0
 
@@ -53,9 +68,11 @@ def test_rerunning_the_same_sweep_skips_finished_episodes(tmp_path, capsys):
     _, first = run_json(capsys, *args)
     err_first = capsys.readouterr().err
     _, second = run_json(capsys, *args)
-    assert metrics(first["models"]) == metrics(second["models"])
+    assert metrics(first) == metrics(second)
     db = sqlite3.connect(out)
-    assert db.execute("select count(*) from episodes").fetchone()[0] == 2 * first["models"]["scripted/oracle"]["tasks"]
+    tasks = sum(bs["models"]["scripted/oracle"]["tasks"] + bs["models"]["scripted/oracle"]["unjudged"] // 2
+                for bs in first["benchmarks"].values())
+    assert db.execute("select count(*) from episodes").fetchone()[0] == 2 * tasks
     assert "already" not in err_first
 
 
@@ -63,15 +80,18 @@ def test_chaos_model_run_completes_with_tool_errors(tmp_path, capsys):
     out = tmp_path / "c.sqlite"
     code, report = run_json(capsys, "run", "--benchmark", "vitabench:delivery", "--model",
                             "scripted/chaos", "--trials", "1", "--out", str(out), "--json")
-    chaos = report["models"]["scripted/chaos"]
-    # it changes nothing, so it passes exactly the tasks that need no change
-    no_change = [t for t in load_tasks("vitabench:delivery") if not RegistryWorld().gold_plan(t)]
-    assert code == 0 and chaos["errors"] == 0
-    assert chaos["avg"] == pytest.approx(len(no_change) / chaos["tasks"])
+    chaos = entry(report, "vitabench", "scripted/chaos")
+    # it changes nothing, so it passes exactly the tasks that need no change (state check)
+    tasks = load_tasks("vitabench:delivery")
+    no_change = [t for t in tasks if not RegistryWorld().gold_plan(t)]
+    assert code == 0 and chaos["errors"] == 0 and chaos["unjudged"] == len(tasks)
+    assert chaos["state"] == pytest.approx(len(no_change) / len(tasks))
     db = sqlite3.connect(out)
     results = [json.loads(p)["result"] for (p,) in
                db.execute("select payload from events where kind = 'tool_call'")]
-    assert results and all(r.startswith("Error:") for r in results)
+    # every call fails; upstream's tools answer one (a wrong-typed distance) with a plain refusal
+    refusals = {r for r in results if not r.startswith("Error:")}
+    assert results and refusals == {"distance value type should be float or int, but get <class 'list'>"}
 
 
 def test_replay_on_samples(capsys):
@@ -118,11 +138,12 @@ def test_shards_merge_and_resume_from_the_command_line(tmp_path, capsys):
     assert main(["merge", str(merged), str(tmp_path / "s0.sqlite"), str(tmp_path / "s1.sqlite")]) == 0
     capsys.readouterr()
     _, report = run_json(capsys, "report", str(merged), "--json")
-    assert report["models"]["scripted/oracle"]["tasks"] == len(load_tasks("vitabench:delivery"))
+    oracle = entry(report, "vitabench", "scripted/oracle")
+    assert oracle["unjudged"] == len(load_tasks("vitabench:delivery")) and oracle["state"] == 1.0
     # --resume takes the stored config: nothing left to run
     assert main(["run", "--resume", str(merged), "--json"]) == 0
     captured = capsys.readouterr()
-    assert "0 episodes run" in captured.err and metrics(json.loads(captured.out)["models"]) == metrics(report["models"])
+    assert "0 episodes run" in captured.err and metrics(json.loads(captured.out)) == metrics(report)
     assert main([*base, "--shard", "2/2"]) == 2
 
 
@@ -157,12 +178,14 @@ def test_user_modes(tmp_path, capsys, mode):
     code, report = run_json(capsys, "run", "--benchmark", "vitabench:delivery", "--model",
                             "scripted/oracle", "--trials", "1", "--user-mode", mode,
                             "--out", str(out), "--json", "--no-progress")
-    assert code == 0 and report["models"]["scripted/oracle"]["avg"] == 1.0
+    assert code == 0 and entry(report, "vitabench", "scripted/oracle")["state"] == 1.0
     db = sqlite3.connect(out)
     records = [json.loads(r) for (r,) in db.execute("select record from episodes")]
     if mode == "solo":
-        assert all(r.get("user_calls", 0) == 0 and r["termination"] == "agent_done" for r in records)
-        assert all(r["messages"][1]["role"] == "user" for r in records)  # the whole instruction
+        # as upstream: a relay user says the whole instruction once, then the agent works alone
+        assert all(r["user_calls"] == 1 and r["termination"] == "agent_done" for r in records)
+        assert all([m["role"] for m in r["messages"][1:3]] == ["assistant", "user"]
+                   for r in records)  # the greeting (not shown to the agent), the instruction
     else:
         assert all(r["user_calls"] > 0 for r in records)
 
@@ -177,4 +200,132 @@ def test_judge_command_rejudges_a_stored_run(tmp_path, capsys):
     assert "judgments made" in err and "agreement of scripted/judge / full with the state check" in err
     db = sqlite3.connect(out)
     methods = {m for (m,) in db.execute("select distinct method from judgments")}
-    assert methods == {"state", "full"}
+    assert methods == {"state", "sliding", "full"}  # the default's judge, and the one added
+
+
+def test_each_benchmark_has_its_papers_headline_and_the_llm_judge_changes_no_t1_number(
+        tmp_path, capsys):
+    run = ["run", "--benchmark", "vitabench:delivery", "--benchmark", "t1:bar", "--model",
+           "scripted/oracle", "--model", "scripted/noisy:0.3", "--trials", "2", "--json",
+           "--no-progress"]
+    _, without = run_json(capsys, *run, "--out", str(tmp_path / "a.sqlite"))
+    _, judged = run_json(capsys, *run, "--judge-model", "scripted/judge",
+                         "--out", str(tmp_path / "b.sqlite"))
+    vita, t1 = judged["benchmarks"]["vitabench"], judged["benchmarks"]["t1"]
+    assert (vita["source"]["judge"], vita["source"]["method"]) == ("scripted/judge", "sliding")
+    assert (t1["source"]["judge"], t1["source"]["method"]) == ("state", "state")
+    noisy = vita["models"]["scripted/noisy:0.3"]
+    assert noisy["unjudged"] == 0 and noisy["avg"] is not None  # scored by the judge ...
+    assert 0 < noisy["state"] < 1  # ... and the state check is a column of its own
+    assert "scripted/judge/likert" in t1["models"]["scripted/noisy:0.3"]["method_scores"]
+    same = ("k", "tasks", "episodes", "passed", "errors", "avg", "ci95", "pass_at_k",
+            "pass_hat_k", "state", "metrics", "unjudged", "pass_at_k_curve", "mse_vs_k")
+
+    def numbers(e: dict) -> dict:  # the leaderboard's numbers (not the Likert column)
+        return {**{k: e.get(k) for k in same},
+                "domains": {d: {k: v.get(k) for k in same} for d, v in e["domains"].items()}}
+
+    for m, entry in without["benchmarks"]["t1"]["models"].items():
+        assert numbers(entry) == numbers(t1["models"][m])
+    assert without["benchmarks"]["t1"]["comparisons"] == t1["comparisons"]
+    assert without["benchmarks"]["vitabench"]["models"]["scripted/oracle"]["avg"] is None
+
+
+def test_resume_with_more_trials_runs_only_the_new_trials(tmp_path, capsys):
+    out = tmp_path / "s.sqlite"
+    assert main(["run", "--benchmark", "t1:bar", "--model", "scripted/oracle", "--trials", "1",
+                 "--limit", "2", "--out", str(out), "--no-progress"]) == 0
+    first = capsys.readouterr().err.split()[1].rstrip(":")
+    assert main(["run", "--resume", first, "--out", str(out), "--trials", "3", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "4 episodes run, 2 already finished" in captured.err  # --trials is honoured
+    assert json.loads(captured.out)["benchmarks"]["t1"]["models"]["scripted/oracle"]["k"] == 3
+    db = sqlite3.connect(out)
+    configs = [json.loads(c) for (c,) in db.execute("select config from runs order by created_at")]
+    assert [c["trials"] for c in configs] == [1, 3] and configs[1]["limit"] == 2
+    assert main(["run", "--resume", "run-none", "--out", str(out)]) == 2
+
+
+def test_changed_task_data_under_the_same_path_is_said_and_run_anew(tmp_path, capsys):
+    from sweepbench.benchmarks.vitabench.tasks import SAMPLES
+
+    folder = tmp_path / "data" / "vitabench" / "delivery"
+    folder.mkdir(parents=True)
+    tasks = json.loads((SAMPLES / "vitabench_delivery.json").read_text())
+    (folder / "tasks_en.json").write_text(json.dumps(tasks))
+    cmd = ["run", "--benchmark", "vitabench:delivery", "--model", "scripted/oracle",
+           "--trials", "1", "--data-dir", str(tmp_path / "data"), "--out",
+           str(tmp_path / "s.sqlite"), "--no-progress"]
+    assert main(cmd) == 0
+    capsys.readouterr()
+    tasks[0]["environment"]["time"] = "2025-07-01 09:00:00"
+    (folder / "tasks_en.json").write_text(json.dumps(tasks))
+    from sweepbench.benchmarks import catalog  # a new process would read the file again
+
+    catalog._load.cache_clear()
+    catalog._index.cache_clear()
+    assert main(cmd) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"1 episodes run, {len(tasks) - 1} already finished" in err
+    assert "identity changed: task content (1)" in err
+    catalog._load.cache_clear()
+    catalog._index.cache_clear()
+
+
+UNREACHABLE = {"80715001": "delivery", "10826019": "instore", "10826031": "instore"}
+
+
+def test_the_three_known_unreachable_tasks_are_apart_in_every_output(shared_data, tmp_path,
+                                                                     capsys):
+    out = tmp_path / "s.sqlite"
+    tasks = [a for t in [*UNREACHABLE, "10826004"] for a in ("--task", t)]
+    assert main(["run", "--data-dir", str(shared_data), "--benchmark", "vitabench:delivery",
+                 "--benchmark", "vitabench:instore", *tasks, "--model", "scripted/oracle",
+                 "--trials", "1", "--judge-model", "scripted/judge", "--out", str(out),
+                 "--no-progress"]) == 0
+    terminal = " ".join(capsys.readouterr().out.split())
+    assert "unreachable tasks" in terminal
+    code, report = run_json(capsys, "report", str(out), "--json")
+    listed = {u["task_id"]: u for u in report["unreachable"]}
+    assert {t: u["domain"] for t, u in listed.items()} == UNREACHABLE
+    words = set(terminal.split())  # the table wraps a long reason over lines
+    assert all(u["reason"] and set(u["reason"].split()) <= words for u in listed.values())
+    assert all(task in words for task in UNREACHABLE)
+    oracle = entry(report, "vitabench", "scripted/oracle")
+    assert oracle["state"] == 0.25  # the oracle passes the one reachable task only
+    # the headline with and without them
+    assert (oracle["tasks"], oracle["without_unreachable"]["tasks"]) == (4, 1)
+    assert "Avg@1 reach" in terminal  # the leaderboard column without them
+    html, csv_path = tmp_path / "r.html", tmp_path / "r.csv"
+    assert main(["report", str(out), "--html", str(html)]) == 0
+    page = html.read_text(encoding="utf-8")
+    assert main(["export", str(out), "--csv", str(csv_path)]) == 0
+    import csv as csv_module
+
+    with open(csv_path, newline="", encoding="utf-8") as f:
+        rows = {r["task_id"]: r for r in csv_module.DictReader(f)}
+    for task, u in listed.items():
+        assert f"<td>{task}</td>" in page
+        assert rows[task]["unreachable"] == u["reason"]
+    assert rows["10826004"]["unreachable"] == ""
+
+
+def test_merge_keeps_every_store_and_report_reads_several(tmp_path, capsys):
+    base = ["run", "--benchmark", "t1:bar", "--limit", "3", "--trials", "2", "--no-progress"]
+    for name, model in (("a", "scripted/oracle"), ("b", "scripted/noisy:0.3")):
+        assert main([*base, "--model", model, "--out", str(tmp_path / f"{name}.sqlite")]) == 0
+    merged = tmp_path / "m.sqlite"
+    assert main(["merge", str(merged), str(tmp_path / "a.sqlite"), str(tmp_path / "b.sqlite")]) == 0
+    capsys.readouterr()
+    _, both = run_json(capsys, "report", str(tmp_path / "a.sqlite"), str(tmp_path / "b.sqlite"),
+                       "--json")
+    _, report = run_json(capsys, "report", str(merged), "--json")
+    assert set(report["models"]) == {"scripted/oracle", "scripted/noisy:0.3"}  # both models
+    assert metrics(report) == metrics(both) and len(report["runs"]) == 2
+    db = sqlite3.connect(merged)
+    prices = [json.loads(p) for (p,) in db.execute("select prices from runs")]
+    assert {n for p in prices for n in p} >= {"scripted/oracle", "scripted/noisy:0.3"}
+    # the filters: one model, a trial range
+    _, one = run_json(capsys, "report", str(merged), "--model", "scripted/oracle",
+                      "--trials", "1", "--json")
+    assert list(one["models"]) == ["scripted/oracle"] and one["models"]["scripted/oracle"]["k"] == 1

@@ -8,16 +8,19 @@ the last one ending at the last message (25 messages, w=10, δ=2: [0,10), [8,18)
 trajectory of at most ``window`` messages is one window; an empty one has none. As upstream,
 windows count messages, not user/agent exchanges.
 
-**State** is one status per rubric, all false at first, carried from window to window: the
-judge sees the statuses (and its last justifications) and answers with updated ones. A rubric
-the reply does not mention, or mentions without a readable boolean, keeps its status; a
-satisfied rubric turns false again only when a later window's reply explicitly says false.
+**State** is one entry per rubric (``rubric_idx``, ``rubric``, ``justification``,
+``meetExpectation``), false and not judged at first, carried from window to window: the judge
+sees the entries as it last wrote them and answers with updates. How a reply is read, and how
+a written verdict becomes met or not, is the benchmark's (``RubricPrompts.read_rubrics`` /
+``read_overall`` / ``met``); :class:`LenientReading` is a forgiving default (matching by
+key, text or position, see :mod:`sweepbench.judge.parsing`). A rubric a reply does not
+update keeps its entry.
 
-**Recovery**: a reply that cannot be read (no verdict for any rubric) is retried up to
-``retries`` times with a short note asking for the JSON; a model call that raises counts as a
-failed attempt too. A window still unreadable after that is recorded as unjudged, the
-statuses keep their previous values, and the judgment says how many windows were unjudged.
-Nothing here raises for model misbehaviour.
+**Recovery**: a reply the benchmark cannot read is retried up to ``retries`` times with a
+short note asking for the JSON; a model call that raises counts as a failed attempt too. A
+window still unreadable after that is recorded as unjudged, the entries keep their previous
+values, and the judgment says how many windows were unjudged. Nothing here raises for model
+misbehaviour.
 
 **Score**: ``passed`` is all-or-nothing (every rubric met); ``score`` is the fraction met. A
 task without rubrics passes with no calls and a note (as upstream).
@@ -31,7 +34,7 @@ report ``score`` 1.0 or 0.0 and no per-rubric results.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import msgspec
 from msgspec import Struct, field
@@ -48,17 +51,23 @@ from sweepbench.wire import (
 )
 
 __all__ = [
+    "KEEP",
     "METHODS",
     "JudgeReply",
+    "LenientReading",
+    "OverallUpdate",
     "RubricJudgment",
     "RubricPrompts",
     "RubricResult",
+    "RubricUpdate",
     "WindowOutcome",
     "make_windows",
     "run_rubric_judge",
 ]
 
 METHODS = ("sliding", "full", "sliding_no_rubrics", "full_no_rubrics")
+KEEP: Any = msgspec.UNSET
+"""In an update: leave this part of the carried state as it is."""
 
 
 class JudgeReply(Protocol):
@@ -67,6 +76,21 @@ class JudgeReply(Protocol):
 
 
 JudgeCall = Callable[[ChatRequest], Awaitable[JudgeReply]]
+
+
+class RubricUpdate(NamedTuple):
+    """What one reply says of one rubric: its justification and its verdict as written."""
+
+    justification: Any = KEEP
+    verdict: Any = KEEP
+
+
+class OverallUpdate(NamedTuple):
+    """What one reply of a no-rubric method says: the new evaluation (``{"justification",
+    "meetExpectation", ...}``, KEEP: unchanged) and the new memory (sliding)."""
+
+    evaluation: Any = KEEP
+    memory: Any = KEEP
 
 
 class RubricResult(Struct, kw_only=True):
@@ -187,7 +211,8 @@ class _Session:
 
 
 class RubricPrompts(Protocol):
-    """What a benchmark supplies to the engine: its rubrics and the words of its prompts."""
+    """What a benchmark supplies to the engine: its rubrics, the words of its prompts, and how
+    it reads the judge's replies."""
 
     lang: str
     source: str
@@ -200,7 +225,7 @@ class RubricPrompts(Protocol):
         """The judge's system prompt for window ``window_idx`` (1-based) of ``total_windows``."""
 
     def user(self, method: str, *, content: str, rubrics: list[dict[str, Any]] | None = None,
-             memory: str | None = None, evaluation: dict[str, Any] | None = None) -> str:
+             memory: Any = "", evaluation: dict[str, Any] | None = None) -> str:
         """The judge's input: the rendered window and the state carried so far."""
 
     def render(self, convo: list[Message], start: int, end: int) -> str:
@@ -208,6 +233,40 @@ class RubricPrompts(Protocol):
 
     def retry_nudge(self) -> str:
         """Appended after an unreadable reply before asking again."""
+
+    def read_rubrics(self, text: str | None, keys: list[str]) -> dict[int, RubricUpdate] | None:
+        """Updates by rubric position from one reply ({}: none); None: the reply is unreadable."""
+
+    def read_overall(self, method: str, text: str | None) -> OverallUpdate | None:
+        """The update of a no-rubric method's reply; None: unreadable."""
+
+    def met(self, verdict: Any) -> bool:
+        """Whether a verdict as the judge wrote it (carried in the state) means met."""
+
+
+class LenientReading:
+    """A forgiving way to read replies (:mod:`sweepbench.judge.parsing`): entries matched by
+    key, rubric text or position; verdicts as booleans; a reply without any verdict is
+    unreadable. For benchmarks that have no reading rules of their own."""
+
+    rubrics: list[str]
+
+    def read_rubrics(self, text: str | None, keys: list[str]) -> dict[int, RubricUpdate] | None:
+        verdicts = parse_rubric_verdicts(text, keys, self.rubrics)
+        if not any(v.met is not None for v in verdicts.values()):
+            return None
+        return {i: RubricUpdate(v.reasoning if v.reasoning.strip() else KEEP,
+                                KEEP if v.met is None else v.met) for i, v in verdicts.items()}
+
+    def read_overall(self, method: str, text: str | None) -> OverallUpdate | None:
+        verdict = parse_overall_verdict(text)
+        if verdict is None:
+            return None
+        evaluation = {"justification": verdict.reasoning, "meetExpectation": verdict.met}
+        return OverallUpdate(evaluation, KEEP if verdict.memory is None else verdict.memory)
+
+    def met(self, verdict: Any) -> bool:
+        return verdict is True
 
 
 async def run_rubric_judge(
@@ -260,29 +319,29 @@ async def run_rubric_judge(
             result.note = "task has no rubrics to judge"
             return result
         keys = [f"rubric_{i}" for i in range(len(rubrics))]
-        met = [False] * len(rubrics)
-        why = [not_judged] * len(rubrics)
+        states = [{"rubric_idx": keys[i], "rubric": rubrics[i], "justification": not_judged,
+                   "meetExpectation": False} for i in range(len(rubrics))]
         set_in: list[int | None] = [None] * len(rubrics)
 
-        def read(text: str | None) -> Any:
-            verdicts = parse_rubric_verdicts(text, keys, rubrics)
-            return verdicts if any(v.met is not None for v in verdicts.values()) else None
-
         for k, (start, end) in enumerate(ranges):
-            states = [{"rubric_idx": keys[i], "rubric": rubrics[i], "justification": why[i],
-                       "meetExpectation": met[i]} for i in range(len(rubrics))]
-            user = prompts.user(method, rubrics=states, content=prompts.render(convo, start, end))
+            user = prompts.user(method, rubrics=[dict(st) for st in states],
+                                content=prompts.render(convo, start, end))
             s = session_for(k)
-            verdicts, outcome = await s.ask(user, read, window=k, windows=len(ranges),
-                                            method=method, start=start, end=end)
+            updates, outcome = await s.ask(user, lambda text: prompts.read_rubrics(text, keys),
+                                           window=k, windows=len(ranges), method=method,
+                                           start=start, end=end)
             account(s, outcome)
-            for i, v in (verdicts or {}).items():
-                if v.reasoning.strip():
-                    why[i] = v.reasoning
-                if v.met is not None and v.met != met[i]:
-                    met[i], set_in[i] = v.met, k
+            for i, update in (updates or {}).items():
+                if update.justification is not KEEP:
+                    states[i]["justification"] = update.justification
+                if update.verdict is not KEEP:
+                    before = prompts.met(states[i]["meetExpectation"])
+                    states[i]["meetExpectation"] = update.verdict
+                    if prompts.met(update.verdict) != before:
+                        set_in[i] = k
+        met = [prompts.met(st["meetExpectation"]) for st in states]
         result.rubrics = [RubricResult(rubric=r, met=met[i],
-                                       reasoning="" if why[i] == not_judged else why[i],
+                                       reasoning=_reason(states[i]["justification"], not_judged),
                                        window=set_in[i]) for i, r in enumerate(rubrics)]
         result.score = sum(met) / len(met)
         result.passed = all(met)
@@ -290,22 +349,32 @@ async def run_rubric_judge(
             result.note = "empty trajectory: nothing to judge"
         return result
 
-    # the no-rubric variants: one verdict, carried (with the judge's memory) across windows
-    verdict, reasoning, memory = False, not_judged, ""
+    # the no-rubric variants: one evaluation, carried (with the judge's memory) across windows
+    evaluation: dict[str, Any] = {"justification": not_judged, "meetExpectation": False}
+    memory: Any = ""
     for k, (start, end) in enumerate(ranges):
         user = prompts.user(method, content=prompts.render(convo, start, end), memory=memory,
-                            evaluation={"justification": reasoning, "meetExpectation": verdict})
+                            evaluation=evaluation)
         s = session_for(k)
-        overall, outcome = await s.ask(user, parse_overall_verdict, window=k,
-                                       windows=len(ranges), method=method, start=start, end=end)
+        overall, outcome = await s.ask(user, lambda text: prompts.read_overall(method, text),
+                                       window=k, windows=len(ranges), method=method,
+                                       start=start, end=end)
         account(s, outcome)
         if overall is not None:
-            verdict = overall.met
-            reasoning = overall.reasoning or reasoning
-            memory = overall.memory if overall.memory is not None else memory
+            if overall.evaluation is not KEEP:
+                evaluation = overall.evaluation
+            if overall.memory is not KEEP:
+                memory = overall.memory
+    verdict = prompts.met(evaluation.get("meetExpectation"))
     result.passed = verdict
     result.score = 1.0 if verdict else 0.0
-    result.reasoning = "" if reasoning == not_judged else reasoning
+    result.reasoning = _reason(evaluation.get("justification"), not_judged)
     if not convo:
         result.note = "empty trajectory: nothing to judge"
     return result
+
+
+def _reason(justification: Any, not_judged: str) -> str:
+    if justification is None or justification == not_judged:
+        return ""
+    return justification if isinstance(justification, str) else str(justification)

@@ -220,20 +220,76 @@ def _order(report: dict) -> list[str]:
     return sorted(models, key=lambda m: (-(models[m]["avg"] or 0.0), m))
 
 
-def _leaderboard(report: dict) -> str:
-    keys = report.get("metric_keys") or []
-    scores = report.get("method_score_keys") or []
-    head = ["Model", "Tasks", "k", "Avg@k", "95% CI", "Pass@k", "Pass^k", "Score", "Errors",
-            "Unjudged", "Unfinished", *keys, *scores]
+def _usd(x: Any) -> str:
+    return "—" if x is None else f"${x:,.4f}"
+
+
+def _board(models: dict, keys: list[str], scores: list[str]) -> str:
+    head = ["Model", "Tasks", "k", "Avg@k", "95% CI", "Pass@k", "Pass^k", "Score", "State",
+            "Avg@k reachable", "Errors", "Unjudged", "Unfinished", "Not applicable", "$ total",
+            "$/pass", *keys, *scores]
     rows = []
-    for m in _order(report):
-        s = report["models"][m]
+    for m in sorted(models, key=lambda m: (-(models[m]["avg"] or 0.0), m)):
+        s = models[m]
+        reach = s.get("without_unreachable") or {}
+        cost = s.get("cost") or {}
         rows.append([m, str(s["tasks"]), _num(s["k"]), _pct(s["avg"]), _ci(s.get("ci95")),
                      _pct(s["pass_at_k"]), _pct(s["pass_hat_k"]), _pct(s.get("score")),
-                     str(s["errors"]), str(s["unjudged"]), str(s["unfinished"]),
+                     _pct(s.get("state")), _pct(reach.get("avg", s["avg"])),
+                     str(s["errors"]), str(s.get("unjudged", 0)), str(s.get("unfinished", 0)),
+                     str(s.get("not_applicable", 0)), _usd(cost.get("total")),
+                     _usd(cost.get("per_pass")),
                      *(_num((s.get("metrics") or {}).get(key)) for key in keys),
                      *(_num((s.get("method_scores") or {}).get(key)) for key in scores)])
     return _table(head, rows)
+
+
+def _leaderboard(report: dict) -> str:
+    """One leaderboard per benchmark, titled with its source; the pooled one when several."""
+    keys = report.get("metric_keys") or []
+    scores = report.get("method_score_keys") or []
+    benches = report.get("benchmarks") or {}
+    parts = []
+    for name, b in benches.items():
+        src = b["source"]
+        where = ("the state check" if src["method"] == "state" else
+                 f"{src.get('judge') or 'no judge yet'} / {src['method']}")
+        note = "" if src.get("applicable", True) else (
+            f" {src['method']} does not apply: its episodes are not applicable (excluded).")
+        parts.append(f"<h3>{escape(name)}</h3><p>Pass from {escape(src['label'])} "
+                     f"({escape(where)}).{escape(note)}</p>")
+        parts.append(_board(b["models"], keys, scores))
+    if len(benches) > 1:
+        parts.append(f"<h3>Overall</h3><p>{escape(report['overall']['label'])}.</p>")
+        parts.append(_board(report["models"], keys, scores))
+    return "".join(parts) if parts else _board(report["models"], keys, scores)
+
+
+def _cost(report: dict) -> str:
+    cost = report.get("cost") or {}
+    rows = []
+    for b, bs in (report.get("benchmarks") or {}).items():
+        for m, s in bs["models"].items():
+            c = s.get("cost")
+            if c:
+                rows.append([m, b, *(_usd(c.get(x)) for x in ("agent", "user", "judge", "total",
+                                                              "per_episode", "per_pass"))])
+    head = (f"<p>Total {_usd(cost.get('total'))}: agent {_usd(cost.get('agent'))}, user "
+            f"simulator {_usd(cost.get('user'))}, judge {_usd(cost.get('judge'))}; "
+            f"{cost.get('unpriced_calls', 0)} of {cost.get('calls', 0)} calls unpriced "
+            "(prices stored with each run).</p>")
+    return head + _table(["Model", "Benchmark", "Agent", "User", "Judge", "Total", "$/episode",
+                          "$/pass"], rows)
+
+
+def _unreachable(report: dict) -> str:
+    rows = [[u["benchmark"], u["domain"], u["task_id"], str(u["episodes"]), u["reason"]]
+            for u in report.get("unreachable") or []]
+    if not rows:
+        return "<p class=note>No unreachable tasks in this selection.</p>"
+    return ("<p>No agent can pass these tasks (a defect of their data); the 'reachable' "
+            "column leaves them out.</p>"
+            + _table(["Benchmark", "Domain", "Task", "Episodes", "Reason"], rows))
 
 
 def _domains(report: dict) -> str:
@@ -256,7 +312,7 @@ def _profile_rows(name: str, domain: str, p: dict) -> list[str]:
     return [name, domain, str(p["episodes"]), _num((p.get("turns") or {}).get("mean")),
             _num(at.get("prompt")), _num(at.get("cached_prompt")), _num(at.get("completion")),
             _num(ut.get("prompt")), _num(ut.get("completion")),
-            "—" if not cost else f"{cost['per_episode']:.4f}",
+            "—" if not cost or cost.get("per_episode") is None else f"{cost['per_episode']:.4f}",
             _num(lat.get("p50")), _num(lat.get("p95")), _num(lat.get("p99")),
             _num(p.get("retries")), _num(p.get("rate_limited")),
             _num((p.get("wall_s") or {}).get("mean"))]
@@ -270,7 +326,7 @@ def _profiles(report: dict) -> str:
     for m in _order(report):
         s = report["models"][m]
         if s.get("profile"):
-            rows.append(_profile_rows(m, "all", s["profile"]))
+            rows.append(_profile_rows(m, "all", {**s["profile"], "cost": s.get("cost")}))
         for d, ds in s.get("domains", {}).items():
             if ds.get("profile"):
                 rows.append(_profile_rows(m, d, ds["profile"]))
@@ -310,9 +366,7 @@ img.plot { display: block; border: 1px solid #ddd; }
 
 def render_html(report: dict, *, title: str | None = None) -> str:
     """The page as a string."""
-    jm = report.get("judge_method")
-    judged = f"{jm['judge']} / {jm['method']}" if jm else "no judgments"
-    title = title or f"sweepbench run {report['run_id']}"
+    title = title or f"sweepbench report ({', '.join(report.get('stores') or []) or report['run_id']})"
     figs = []
     for (name, label, _), png in zip(_PLOTS, plots(report).values()):
         if png is None:
@@ -327,9 +381,12 @@ def render_html(report: dict, *, title: str | None = None) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
-        f"<p>Status: {escape(str(report.get('status')))}. Pass from: {escape(judged)}. "
-        "Errors and unjudged episodes count as failures. CI: 95% bootstrap over tasks.</p>",
+        f"<p>Status: {escape(str(report.get('status')))}. Each benchmark is scored by its "
+        "headline (its paper's metric). Errors count as failures; unjudged and unfinished "
+        "episodes are not scored (counted). CI: 95% bootstrap over tasks.</p>",
         "<h2>Leaderboard</h2>", _leaderboard(report),
+        "<h2>Unreachable tasks</h2>", _unreachable(report),
+        "<h2>Cost</h2>", _cost(report),
         "<h2>Plots</h2>", *figs,
         "<h2>Per benchmark and domain</h2>", _domains(report),
         "<h2>Tokens, cost, latency</h2>", _profiles(report),

@@ -1,8 +1,11 @@
-"""Combine run stores: the shards of one sweep (``--shard i/n``) into one store.
+"""Combine run stores: shards of one sweep (``--shard i/n``), or stores grown apart.
 
-Rows are copied with SQLite's ATTACH, table by table; a run present in several inputs must
-carry the same config hash (the same sweep), or the merge refuses and says which. Episodes
-and events that appear in several inputs keep the first copy, finished beating unfinished.
+Everything is kept: every run (with its config and prices), every run's selection, and every
+episode of every input. An episode is one key; when several inputs hold it, one copy wins
+whole (a finished copy beats an unfinished one, else the copy already in the output): its
+row, its journal (the episode's and its judges') and its judgments come from that input
+only, so two executions of one episode are never mixed. Inputs of an older schema are
+migrated when opened (see :mod:`sweepbench.results.migrate`).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from pathlib import Path
 from sweepbench.errors import StoreError
 from sweepbench.results.store import RunStore
 
+_TABLES = ("runs", "run_episodes", "episodes", "events", "judgments")
+
 
 def merge_stores(out: str | Path, inputs: list[str | Path]) -> dict[str, int]:
     """Merge ``inputs`` into ``out`` (created if missing); returns rows per table in ``out``."""
@@ -22,7 +27,7 @@ def merge_stores(out: str | Path, inputs: list[str | Path]) -> dict[str, int]:
     for p in inputs:
         if Path(p).resolve() == out.resolve():
             raise StoreError(f"{p} is the output store; name another output")
-        RunStore(p, create=False).close()  # validates: a run store, a schema we read
+        RunStore(p, create=False).close()  # validates (a store, a schema we read); migrates
     RunStore(out).close()  # creates the schema
     db = sqlite3.connect(out, isolation_level=None)
     try:
@@ -30,17 +35,8 @@ def merge_stores(out: str | Path, inputs: list[str | Path]) -> dict[str, int]:
         for p in inputs:
             db.execute("ATTACH DATABASE ? AS src", (str(Path(p).resolve()),))
             try:
-                _check_runs(db, p)
                 db.execute("BEGIN")
-                db.execute("INSERT OR IGNORE INTO runs SELECT * FROM src.runs")
-                # finished episodes replace unfinished copies; otherwise the first copy stays
-                db.execute("""INSERT INTO episodes SELECT * FROM src.episodes WHERE true
-                              ON CONFLICT(run_id, episode_id) DO UPDATE SET
-                              status = excluded.status, termination = excluded.termination,
-                              record = excluded.record, finished_at = excluded.finished_at
-                              WHERE episodes.status = 'running' AND excluded.status != 'running'""")
-                db.execute("INSERT OR IGNORE INTO events SELECT * FROM src.events")
-                db.execute("INSERT OR IGNORE INTO judgments SELECT * FROM src.judgments")
+                _merge_one(db)
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
@@ -48,16 +44,31 @@ def merge_stores(out: str | Path, inputs: list[str | Path]) -> dict[str, int]:
                 raise
             finally:
                 db.execute("DETACH DATABASE src")
-        return {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                for t in ("runs", "episodes", "events", "judgments")}
+        return {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in _TABLES}
     finally:
         db.close()
 
 
-def _check_runs(db: sqlite3.Connection, path: str | Path) -> None:
-    clash = db.execute("""SELECT r.run_id FROM src.runs r JOIN main.runs m USING (run_id)
-                          WHERE r.config_hash != m.config_hash""").fetchall()
-    if clash:
-        ids = ", ".join(r[0] for r in clash)
-        raise StoreError(f"{path}: run(s) {ids} have a different config than the stores merged "
-                         "so far; they are not shards of one sweep")
+_RANK = "CASE {0}.status WHEN 'done' THEN 0 WHEN 'error' THEN 1 ELSE 2 END"
+
+
+def _merge_one(db: sqlite3.Connection) -> None:
+    db.execute("INSERT OR IGNORE INTO runs SELECT * FROM src.runs")
+    db.execute("INSERT OR IGNORE INTO run_episodes SELECT * FROM src.run_episodes")
+    # the keys this input brings: new ones, and ones whose copy here is less finished
+    db.execute("CREATE TEMP TABLE wins (episode_key TEXT PRIMARY KEY)")
+    try:
+        db.execute(f"""INSERT INTO wins SELECT s.episode_key FROM src.episodes s
+                       LEFT JOIN main.episodes m USING (episode_key)
+                       WHERE m.episode_key IS NULL OR {_RANK.format('s')} < {_RANK.format('m')}""")
+        for table in ("episodes", "events", "judgments"):
+            db.execute(f"DELETE FROM main.{table} WHERE episode_key IN (SELECT episode_key FROM wins)")
+            db.execute(f"INSERT INTO main.{table} SELECT * FROM src.{table} "
+                       "WHERE episode_key IN (SELECT episode_key FROM wins)")
+        # journals of episodes that exist in neither table (an episode never started here)
+        db.execute("""INSERT OR IGNORE INTO main.events SELECT * FROM src.events e
+                      WHERE NOT EXISTS (SELECT 1 FROM main.episodes m
+                                        WHERE m.episode_key = e.episode_key)""")
+    finally:
+        db.execute("DROP TABLE temp.wins")
+

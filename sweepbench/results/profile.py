@@ -27,10 +27,10 @@ import msgspec
 import numpy as np
 from msgspec import Struct
 
-from sweepbench.results.store import RunStore
+from sweepbench.results.store import ModelCallRow, RunStore
 from sweepbench.wire import EpisodeRecord, Usage
 
-__all__ = ["Prices", "as_prices", "build_profiles", "profile_run", "usage_cost"]
+__all__ = ["Prices", "as_prices", "build_profiles", "call_event", "profile_run", "usage_cost"]
 
 LATENCY_BINS = np.geomspace(1e-3, 1e3, 43)  # 1 ms .. 1000 s, 7 bins a decade
 
@@ -191,19 +191,37 @@ def build_profiles(
     return out
 
 
+def call_event(call: ModelCallRow) -> dict[str, Any]:
+    """The fields of a stored model call a profile reads."""
+    statuses = None
+    if call.statuses is not None:
+        try:
+            value = msgspec.json.decode(call.statuses)
+        except msgspec.DecodeError:
+            value = None
+        if isinstance(value, list):
+            statuses = [s for s in value if isinstance(s, int) and not isinstance(s, bool)]
+    return {"role": call.role or "agent", "latency_s": call.latency_s,
+            "attempts": call.attempts, "statuses": statuses}
+
+
 def profile_run(
     store: RunStore,
-    run_id: str,
+    run_id: str | None = None,
     *,
     prices: Mapping[str, Any] | None = None,
     user_model: str | None = None,
 ) -> dict[str, dict]:
-    """``build_profiles`` over a stored run; ``user_model`` defaults to the run config's."""
+    """``build_profiles`` over a store's episodes (``run_id``'s selection, or all); the user
+    model defaults to the episodes' own. (Reports price calls from the store instead; see
+    :mod:`sweepbench.results.cost`.)"""
+    rows = store.episode_rows(run_id)
+    where = {r["episode_key"]: (r["model"], r["domain"]) for r in rows}
     if user_model is None:
-        run = store.run(run_id) or {}
-        cfg = run.get("config") or {}
-        user_model = cfg.get("user_model") if isinstance(cfg, dict) else None
-    where = {r["episode_id"]: (r["model"], r["domain"]) for r in store.episode_rows(run_id)}
-    calls = ((*where[eid], payload) for eid, payload in store.run_events(run_id, "model_call")
-             if eid in where)
-    return build_profiles(store.episodes(run_id), calls, prices=prices, user_model=user_model)
+        users = {r["user_model"] for r in rows if r["user_model"]}
+        user_model = users.pop() if len(users) == 1 else None
+    calls = ((*where[c.episode_key], call_event(c))
+             for c in store.model_calls(list(where)) if not c.journal)
+    records = store.records(list(where))
+    return build_profiles([records[k] for k in where if k in records], calls, prices=prices,
+                          user_model=user_model)

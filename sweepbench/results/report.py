@@ -1,33 +1,42 @@
-"""The leaderboard of one run: JSON for ``sweepbench report PATH --json`` and a rich table.
+"""The leaderboards of a store (or several): JSON for ``sweepbench report --json``, and the
+data behind the terminal tables (:mod:`sweepbench.results.tables`) and the HTML page.
 
-Where an episode's pass comes from: its judgment under one (judge, method) pair. A run may hold
-several pairs side by side (judge versions, full-trajectory vs sliding-window, ...):
-``method`` (and optionally ``judge``) picks one; by default the pair with a pass/fail verdict
-for the most episodes wins (ties: the most recently written, then by name). The JSON names the
-pair used in ``"judge_method"`` and lists all pairs in ``"judge_methods"``.
+**What is scored.** Every episode of the stores that the selection keeps (see
+:mod:`sweepbench.results.view`: filters by model, benchmark, split, trial range or one run).
 
-Counting, so nothing disappears: an episode that finished with termination 'error' is a failure
-counted in ``errors``; a finished episode without a verdict under the chosen pair (no judgment,
-or a score-only judgment with ``passed`` NULL) is a failure counted in ``unjudged``; an
-episode still 'running' (an interrupted run) is not scored and counted in ``unfinished``.
-Pass metrics, ``score``, ``ci95``, curves and ``mse_vs_k`` follow ``stats.summarize`` (k
-defaults to the fewest finished trials of any task of the model).
+**One headline per benchmark, fixed.** Each benchmark is scored by its paper's metric, its
+*headline* method (``Benchmark.headline``; the runner records it with each run, the CLI passes
+the registry's): VitaBench by the sliding-window rubric judge (``sliding``), T1 by its Pass
+from the tool / parameter / output criteria (the state check, ``state``). Which judge model
+gave the verdicts: ``judge`` when given, else the one with the most verdicts of that method on
+the benchmark. An episode without a verdict of the headline is *unjudged*: counted apart,
+never rescored by another method; the state check, the other methods and the Likert judge
+are extra columns (``state``, ``method_scores``). ``method`` / ``judge`` pick another source
+explicitly; a benchmark that method does not apply to is *not applicable*: its episodes are
+excluded and counted in ``not_applicable``, never counted as failures.
 
-Beyond pass metrics, per model (and per benchmark and domain where it says so):
+**Counting.** An episode that ended in error is a failure (``errors``); an unjudged one and an
+unfinished one (still 'running') are not scored (``unjudged``, ``unfinished``). Pass metrics,
+``score``, ``ci95``, curves and ``mse_vs_k`` follow ``stats.summarize`` (k defaults to the
+fewest scored trials of any task of the model). ``"benchmarks"`` holds one leaderboard per
+benchmark (its own k); ``"models"`` pools every benchmark (each episode scored by its own
+benchmark's source), labelled in ``"overall"``.
 
-- ``"metrics"``: the mean of every rate in the chosen pair's judgment ``details``, over
-  episodes whose details carry it; ``"metric_keys"`` at the top lists them. Generic: nested
-  objects are flattened with "_" (T1's ``{"tool": {"f1": ..}, "param": {..}, "output_em": ..}``
-  gives ``tool_f1``, ``param_recall``, ``output_em``, ...), and a key is a rate when all its
-  values are floats or booleans (0/1) in [0, 1]; integers are counts (a judge's ``calls``,
-  ``windows``) and are left out, as is a key with any value outside [0, 1].
-- ``"method_scores"``: "judge/method" -> mean ``score`` of every pair with scores (e.g. a
-  Likert judge next to T1's metrics), over the episodes it scored.
-- ``"profile"``: tokens, cost, turns, latency, retries (``profile.py``), per domain too.
-- Top level: ``"comparisons"`` (paired bootstrap of per-task pass rates, model pairs in
-  leaderboard order: all pairs up to 12 models, neighbours beyond), and ``"judge_agreement"``
-  (Cohen's κ over pass and rubric decisions, for every two judge/method pairs that judged
-  common episodes).
+**Unreachable tasks** (``unreachable``: why no agent can pass them, a defect of the data) are
+listed apart with their reason, and every leaderboard entry also has its numbers without
+them (``without_unreachable``).
+
+**Cost** (:mod:`sweepbench.results.cost`): every journaled call (agent, user simulator,
+judge) at its run's stored prices; per model and benchmark ``cost`` (agent, user, judge,
+total, per episode, per passed episode), and ``"cost"`` at the top (total, by role, by
+endpoint, by model, benchmark and task). ``prices`` (endpoint -> prices) replaces the stored
+prices, e.g. with a config's.
+
+Also per entry: ``"metrics"`` (the mean of every rate in the headline judgment's details,
+nested objects flattened with "_": T1's ``tool_f1``, ``param_recall``, ``output_em``...; a
+key is a rate when all its values are floats or booleans in [0, 1]), ``"method_scores"``
+("judge/method" -> mean score), ``"profile"`` (tokens, turns, latency, retries); at the top
+``"comparisons"`` (paired bootstrap of per-task pass rates) and ``"judge_agreement"``.
 """
 
 from __future__ import annotations
@@ -35,15 +44,14 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from itertools import combinations
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import msgspec
-from rich.console import Group
-from rich.table import Table
 
 from sweepbench.errors import ReportError
-from sweepbench.ids import TaskKey
-from sweepbench.results.profile import profile_run
+from sweepbench.ids import STATE_JUDGE, JudgeMethod, TaskKey
+from sweepbench.results.cost import Spend
+from sweepbench.results.profile import as_prices, build_profiles, call_event
 from sweepbench.results.stats import (
     DEFAULT_BOOT,
     Outcome,
@@ -52,45 +60,12 @@ from sweepbench.results.stats import (
     summarize,
 )
 from sweepbench.results.store import RunStore
+from sweepbench.results.view import EpisodeView, Selection, load_view
 
-__all__ = ["ReportError", "build_report", "numeric_details", "render"]
+__all__ = ["ReportError", "Source", "build_report", "choose_source", "numeric_details", "render"]
 
 _ALL_PAIRS_UP_TO = 12
-
-
-def _judge_methods(judgments: list[dict]) -> list[dict]:
-    pairs: dict[tuple[str, str], dict] = {}
-    for j in judgments:
-        p = pairs.setdefault((j["judge"], j["method"]), {
-            "judge": j["judge"], "method": j["method"], "episodes": 0, "verdicts": 0,
-            "_latest": 0.0,
-        })
-        p["episodes"] += 1
-        p["verdicts"] += j["passed"] is not None
-        p["_latest"] = max(p["_latest"], j["created_at"])
-    ranked = sorted(
-        pairs.values(),
-        key=lambda p: (-p["verdicts"], -p["_latest"], p["judge"], p["method"]),
-    )
-    for p in ranked:
-        del p["_latest"]
-    return ranked
-
-
-def _pick(available: list[dict], method: str | None, judge: str | None) -> dict | None:
-    if method is None and judge is None:
-        return available[0] if available else None
-    matching = [
-        p for p in available
-        if (method is None or p["method"] == method) and (judge is None or p["judge"] == judge)
-    ]
-    if not matching:
-        have = ", ".join(f"{p['judge']}/{p['method']}" for p in available) or "none"
-        raise ReportError(
-            f"no judgments with method={method!r} judge={judge!r} in this run "
-            f"(judge/method pairs present: {have})"
-        )
-    return matching[0]  # `available` is ranked, so this is the best match
+_STATE = (STATE_JUDGE, str(JudgeMethod.STATE))
 
 
 def numeric_details(details: Any, *, depth: int = 2) -> dict[str, bool | int | float]:
@@ -116,6 +91,16 @@ def numeric_details(details: Any, *, depth: int = 2) -> dict[str, bool | int | f
     return out
 
 
+def _judge_methods(judgments: list[dict]) -> list[dict]:
+    pairs: dict[tuple[str, str], dict] = {}
+    for j in judgments:
+        p = pairs.setdefault((j["judge"], j["method"]), {
+            "judge": j["judge"], "method": j["method"], "episodes": 0, "verdicts": 0})
+        p["episodes"] += 1
+        p["verdicts"] += j["passed"] is not None
+    return sorted(pairs.values(), key=lambda p: (-p["verdicts"], p["judge"], p["method"]))
+
+
 class _Means:
     """Running means keyed by (scope..., name)."""
 
@@ -132,152 +117,390 @@ class _Means:
                 for name in names if self.n[(*scope, name)]}
 
 
-def _empty_entry(unfinished: int) -> dict:
+def _empty_entry() -> dict:
     return {
         "k": None, "tasks": 0, "incomplete_tasks": 0, "episodes": 0, "passed": 0,
         "errors": 0, "avg": None, "pass_at_k": None, "pass_hat_k": None, "ci95": None,
         "score": None, "scored": 0, "pass_at_k_curve": None, "pass_hat_k_curve": None,
-        "mse_vs_k": None, "unjudged": 0, "unfinished": unfinished, "domains": {},
-        "benchmarks": {}, "metrics": {}, "method_scores": {},
+        "mse_vs_k": None, "domains": {}, "benchmarks": {},
     }
 
 
+class Source(msgspec.Struct, kw_only=True):
+    """Where a benchmark's pass comes from."""
+
+    judge: str | None
+    method: str
+    label: str
+    explicit: bool = False
+    applicable: bool = True
+
+
+def choose_source(meta: Mapping[str, Any], verdicts: Mapping[tuple[str, str], int], *,
+                  method: str | None = None, judge: str | None = None) -> Source:
+    """Where one benchmark's pass comes from (see the module docstring). ``meta``: the
+    benchmark's info (headline, headline_label, judge_methods); ``verdicts``: how many
+    verdicts each (judge, method) pair gave on its selected episodes."""
+    headline = str(meta.get("headline") or JudgeMethod.STATE)
+    label = str(meta.get("headline_label") or ("the state check" if headline == "state"
+                                               else f"the {headline} judge"))
+    m = method or headline
+    applicable = m == JudgeMethod.STATE or m in (meta.get("judge_methods") or [m])
+    if m == JudgeMethod.STATE:
+        who: str | None = STATE_JUDGE
+    elif judge is not None:
+        who = judge
+    else:  # the judge with the most verdicts of this method on this benchmark
+        ranked = sorted(((jname, n) for (jname, jmethod), n in verdicts.items() if jmethod == m),
+                        key=lambda kv: (-kv[1], kv[0]))
+        who = ranked[0][0] if ranked and ranked[0][1] else None
+    explicit = method is not None or (judge is not None and m != JudgeMethod.STATE)
+    return Source(judge=who, method=m, label=label if not method else f"the {m} judge",
+                  explicit=explicit, applicable=applicable)
+
+
+def _sources(view: EpisodeView, benchmarks: Sequence[str], by_pair: dict,
+             info: Mapping[str, Mapping], method: str | None, judge: str | None
+             ) -> dict[str, Source]:
+    bench_of = {r["episode_key"]: r["benchmark"] for r in view.rows}
+    verdicts: dict[str, Counter] = defaultdict(Counter)
+    for pair, judged in by_pair.items():
+        for key, j in judged.items():
+            if j["passed"] is not None and key in bench_of:
+                verdicts[bench_of[key]][pair] += 1
+    return {b: choose_source(info.get(b) or {}, verdicts[b], method=method, judge=judge)
+            for b in benchmarks}
+
+
 def build_report(
-    store: RunStore,
+    store: RunStore | Sequence[RunStore],
     run_id: str | None = None,
     *,
     method: str | None = None,
     judge: str | None = None,
     k: int | None = None,
     prices: Mapping[str, Any] | None = None,
+    selection: Selection | None = None,
+    benchmarks: Mapping[str, Mapping[str, Any]] | None = None,
     n_boot: int = DEFAULT_BOOT,
     seed: int = 0,
     profile: bool = True,
 ) -> dict:
-    """The leaderboard JSON of ``run_id`` (default: the latest run).
+    """The leaderboards of the episodes in ``store`` (one store or several) that
+    ``selection`` keeps; ``run_id`` restricts to that run's selection.
 
-    ``k``: one k for every model (tasks with fewer finished trials are counted in
-    ``incomplete_tasks``); default: per model, its fewest finished trials of any task.
-    ``prices``: model name -> prices (``profile.as_prices`` accepts Endpoints, mappings).
-    ``n_boot``, ``seed``: the bootstraps (intervals, paired comparisons); same seed, same JSON.
-    ``profile=False`` skips the cost/latency profile (it reads every record and event).
+    ``benchmarks``: name -> {"headline", "headline_label", "judge_methods"} (the registry's;
+    default: what the stores' runs recorded, else the state check). ``method`` / ``judge``:
+    score by that source instead of each benchmark's headline. ``k``: one k for every model
+    (tasks with fewer scored trials are in ``incomplete_tasks``). ``prices``: endpoint ->
+    prices replacing the stored ones. ``n_boot``, ``seed``: the bootstraps (same seed, same
+    JSON). ``profile=False`` skips the token / latency profile.
     """
-    if run_id is None:
-        run_id = store.latest_run_id()
-        if run_id is None:
-            raise ReportError(f"run store {store.path} holds no runs")
-    run = store.run(run_id)
-    if run is None:
-        have = ", ".join(r["run_id"] for r in store.runs()) or "none"
-        raise ReportError(f"no run {run_id!r} in {store.path} (runs: {have})")
-
-    judgments = store.judgments(run_id)
+    stores = [store] if isinstance(store, RunStore) else list(store)
+    selection = selection or Selection()
+    if run_id is not None:
+        selection = msgspec.structs.replace(selection, run_id=run_id)
+    view = load_view(stores, selection)
+    info = {**view.info("benchmarks"), **(benchmarks or {})}
+    judgments = [j for j in view.judgments()]
     available = _judge_methods(judgments)
-    chosen = _pick(available, method, judge)
-    chosen_pair = None if chosen is None else (chosen["judge"], chosen["method"])
+    if method is not None or judge is not None:
+        if not any((method is None or p["method"] == method) and
+                   (judge is None or p["judge"] == judge) for p in available):
+            have = ", ".join(f"{p['judge']}/{p['method']}" for p in available) or "none"
+            raise ReportError(f"no judgments with method={method!r} judge={judge!r} in this "
+                              f"selection (judge/method pairs present: {have})")
     by_pair: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
     for j in judgments:
-        by_pair[j["judge"], j["method"]][j["episode_id"]] = j
-    mine = by_pair.get(chosen_pair, {}) if chosen_pair else {}
-
-    rows = store.episode_rows(run_id)
-    outcomes: list[Outcome] = []
-    unjudged: Counter[tuple] = Counter()
-    unfinished: Counter[tuple] = Counter()
-    metrics, method_scores = _Means(), _Means()
-    metric_keys: set[str] = set()
-    not_rates: set[str] = set()  # ints or values outside [0, 1]: counts, not metrics
-    where: dict[str, tuple[str, str, str]] = {}
-    for r in rows:
-        model, bench, domain = r["model"], r["benchmark"], r["domain"]
-        scopes = [(model,), (model, "d", domain), (model, "b", bench),
-                  (model, "b", bench, domain)]
-        if r["status"] == "running":
-            for s in scopes:
-                unfinished[s] += 1
-            continue
-        where[r["episode_id"]] = (model, bench, domain)
-        error = r["status"] == "error"
-        j = mine.get(r["episode_id"])
-        verdict = None if j is None else j["passed"]
-        if verdict is None and not error:
-            for s in scopes:
-                unjudged[s] += 1
-        score = None
-        if j is not None:
-            score = j["score"] if j["score"] is not None else (
-                None if verdict is None else float(verdict))
-            for name, v in numeric_details(j["details"]).items():
-                metric_keys.add(name)
-                if (isinstance(v, int) and not isinstance(v, bool)) or not 0.0 <= v <= 1.0:
-                    not_rates.add(name)
-                for s in scopes:
-                    metrics.add((*s, name), float(v))
-        outcomes.append(Outcome(
-            model=model, domain=domain,
-            task_key=str(TaskKey(bench, domain, r["lang"] or "", r["task_id"])),
-            trial=r["trial"], passed=bool(verdict), error=error, score=score, benchmark=bench,
-        ))
-    pair_names = []
-    for pair, judged in sorted(by_pair.items()):
-        name = f"{pair[0]}/{pair[1]}"
-        for eid, j in judged.items():
-            if j["score"] is not None and eid in where:
-                pair_names.append(name)
-                model, bench, domain = where[eid]
-                method_scores.add((model, name), j["score"])
-                method_scores.add((model, "d", domain, name), j["score"])
-    pair_names = sorted(set(pair_names))
-    keys = sorted(metric_keys - not_rates)
-
-    def extras(entry: dict, scope: tuple) -> None:
-        entry["unjudged"] = unjudged[scope]
-        entry["unfinished"] = unfinished[scope]
-        entry["metrics"] = metrics.of(scope, keys)
-
-    models: dict[str, Any] = {}
-    for model, stats in summarize(outcomes, k=k, n_boot=n_boot, seed=seed).items():
-        entry = msgspec.to_builtins(stats)
-        extras(entry, (model,))
-        entry["method_scores"] = method_scores.of((model,), pair_names)
-        for domain, d in entry["domains"].items():
-            extras(d, (model, "d", domain))
-            d["method_scores"] = method_scores.of((model, "d", domain), pair_names)
-        for bench, b in entry["benchmarks"].items():
-            extras(b, (model, "b", bench))
-            for domain, d in b["domains"].items():
-                extras(d, (model, "b", bench, domain))
-        models[model] = entry
-    # Models whose every episode is still running: listed, with nothing to score.
-    for scope, n in unfinished.items():
-        if len(scope) == 1 and scope[0] not in models:
-            models[scope[0]] = _empty_entry(n)
-
+        by_pair[j["judge"], j["method"]][j["episode_key"]] = j
+    names = sorted({r["benchmark"] for r in view.rows})
+    sources = _sources(view, names, by_pair, info, method, judge)
+    board = _Board(view, by_pair, sources, k=k, n_boot=n_boot, seed=seed)
+    calls = view.calls()
+    spend = Spend.of(calls, view.prices(),
+                     None if prices is None else {n: as_prices(p) for n, p in prices.items()})
+    board.add_cost(spend)
     if profile:
-        profiles = profile_run(store, run_id, prices=prices)
-        for model, p in profiles.items():
-            if model not in models:
-                continue
-            per_domain = p.pop("domains")
-            models[model]["profile"] = p
-            for domain, dp in per_domain.items():
-                if domain in models[model]["domains"]:
-                    models[model]["domains"][domain]["profile"] = dp
-
+        board.add_profiles(calls)
+    run = stores[0].run(selection.run_id) if selection.run_id and len(stores) == 1 else None
+    single = {(s.judge, s.method) for s in sources.values()}
+    jm = next(iter(single)) if len(single) == 1 else None
     return {
-        "run_id": run_id,
-        "status": run["status"],
-        "config_hash": run["config_hash"],
-        "judge_method": (
-            None if chosen is None else {"judge": chosen["judge"], "method": chosen["method"]}
-        ),
+        "stores": [str(s.path) for s in stores],
+        "run_id": selection.run_id or (view.runs[-1]["run_id"] if view.runs else None),
+        "runs": [r["run_id"] for r in view.runs],
+        "status": run["status"] if run else _status(view),
+        "selection": selection.describe(),
+        "judge_method": None if jm is None or jm[0] is None else {"judge": jm[0],
+                                                                 "method": jm[1]},
         "judge_methods": available,
-        "metric_keys": keys,
-        "method_score_keys": pair_names,
-        "models": dict(sorted(models.items())),
-        "comparisons": _comparisons(outcomes, models, n_boot=n_boot, seed=seed),
-        "judge_agreement": _agreements(by_pair),
+        "metric_keys": board.metric_keys,
+        "method_score_keys": board.pair_names,
+        "benchmarks": board.benchmarks(),
+        "models": board.overall(),
+        "overall": {"label": ("pooled over " + ", ".join(names) + "; each episode scored by "
+                              "its own benchmark's source") if len(names) > 1 else
+                    (f"= {names[0]}" if names else "no episodes"),
+                    "benchmarks": names},
+        "superseded": view.superseded,
+        "unreachable": board.unreachable(),
+        "cost": board.cost_summary(spend),
+        "comparisons": _comparisons(
+            [o for o in board.outcomes if "undefined" not in board.overall_models[o.model]],
+            board.overall_models, n_boot=n_boot, seed=seed),
+        "judge_agreement": _agreements(by_pair, set(view.keys)),
     }
+
+
+def _status(view: EpisodeView) -> str:
+    statuses = Counter(r["status"] for r in view.rows)
+    return "running" if statuses.get("running") else ("done" if view.rows else "empty")
+
+
+class _Board:
+    """Outcomes and extra columns of every selected episode, grouped for the leaderboards."""
+
+    def __init__(self, view: EpisodeView, by_pair: dict, sources: dict[str, Source], *,
+                 k: int | None, n_boot: int, seed: int) -> None:
+        self.view, self.sources = view, sources
+        self.k, self.n_boot, self.seed = k, n_boot, seed
+        self.outcomes: list[Outcome] = []
+        self.counts: dict[tuple, Counter] = defaultdict(Counter)  # scope -> gap counts
+        self.metrics, self.scores, self.state = _Means(), _Means(), _Means()
+        self.unreach: dict[str, dict] = {}
+        self.row_of: dict[str, dict] = {}
+        metric_keys: set[str] = set()
+        not_rates: set[str] = set()
+        state = by_pair.get(_STATE, {})
+        for r in view.rows:
+            key, name, bench = r["episode_key"], r["name"], r["benchmark"]
+            self.row_of[key] = r
+            src = sources[bench]
+            scopes = [(name,), (name, bench), (name, "d", r["domain"]),
+                      (name, bench, "d", r["domain"])]
+            why = r["unreachable"] or ((state.get(key) or {}).get("details") or {}).get(
+                "unreachable")
+            if why:
+                r["unreachable"] = why
+                u = self.unreach.setdefault(f"{bench}:{r['domain']}:{r['lang']}:{r['task_id']}", {
+                    "benchmark": bench, "domain": r["domain"], "lang": r["lang"],
+                    "task_id": r["task_id"], "reason": why, "episodes": 0})
+                u["episodes"] += 1
+            if r["status"] == "running":
+                self._count(scopes, "unfinished")
+                continue
+            error = r["status"] == "error"
+            s = state.get(key)
+            if s is not None or error:  # the state check: a column whatever the headline
+                for sc in scopes:
+                    self.state.add((*sc, "state"), float(bool(s and s["passed"]) and not error))
+            if not src.applicable:
+                self._count(scopes, "not_applicable")
+                continue
+            j = by_pair.get((src.judge, src.method), {}).get(key) if src.judge else None
+            verdict = None if j is None else j["passed"]
+            if verdict is None and not error:
+                self._count(scopes, "unjudged")
+                continue
+            score = None
+            if j is not None:
+                score = j["score"] if j["score"] is not None else float(bool(verdict))
+                for mname, v in numeric_details(j["details"]).items():
+                    metric_keys.add(mname)
+                    if (isinstance(v, int) and not isinstance(v, bool)) or not 0.0 <= v <= 1.0:
+                        not_rates.add(mname)
+                    for sc in scopes:
+                        self.metrics.add((*sc, mname), float(v))
+            self.outcomes.append(Outcome(
+                model=name, domain=r["domain"],
+                task_key=str(TaskKey(bench, r["domain"], r["lang"] or "", r["task_id"])),
+                trial=r["trial"], passed=bool(verdict), error=error, score=score,
+                benchmark=bench))
+        pair_names = set()
+        for pair, judged in by_pair.items():
+            pname = f"{pair[0]}/{pair[1]}"
+            for key, j in judged.items():
+                r = self.row_of.get(key)
+                if j["score"] is not None and r is not None and r["status"] != "running":
+                    pair_names.add(pname)
+                    for sc in ((r["name"],), (r["name"], r["benchmark"]),
+                               (r["name"], "d", r["domain"]),
+                               (r["name"], r["benchmark"], "d", r["domain"])):
+                        self.scores.add((*sc, pname), j["score"])
+        self.pair_names = sorted(pair_names)
+        self.metric_keys = sorted(metric_keys - not_rates)
+        self.overall_models: dict[str, dict] = {}
+        self._cost: dict[tuple, dict] = {}
+        self._profiles: dict[tuple, dict] = {}
+
+    def _count(self, scopes: list[tuple], what: str) -> None:
+        for sc in scopes:
+            self.counts[sc][what] += 1
+
+    def _extras(self, entry: dict, scope: tuple) -> None:
+        for gap in ("unjudged", "unfinished", "not_applicable"):
+            entry[gap] = self.counts[scope][gap]
+        entry["metrics"] = self.metrics.of(scope, self.metric_keys)
+        entry["method_scores"] = self.scores.of(scope, self.pair_names)
+        entry["state"] = self.state.of(scope, ["state"]).get("state")
+
+    def _leaderboard(self, outcomes: list[Outcome], scope: tuple[str, ...]) -> dict[str, dict]:
+        models: dict[str, dict] = {}
+        for name, stats in summarize(outcomes, k=self.k, n_boot=self.n_boot,
+                                     seed=self.seed).items():
+            entry = msgspec.to_builtins(stats)
+            self._extras(entry, (name, *scope))
+            for domain, d in entry["domains"].items():
+                self._extras(d, (name, *scope, "d", domain))
+            reachable = [o for o in outcomes if o.model == name
+                         and o.task_key not in self.unreach]
+            if len(reachable) != entry["episodes"]:
+                entry["without_unreachable"] = _short(reachable, self.k, self.n_boot, self.seed)
+            models[name] = entry
+        for sc, counts in self.counts.items():  # rows with nothing scored: listed, empty
+            if len(sc) == 1 + len(scope) and sc[1:] == scope and sc[0] not in models:
+                entry = _empty_entry()
+                self._extras(entry, sc)
+                models[sc[0]] = entry
+        return dict(sorted(models.items()))
+
+    def benchmarks(self) -> dict[str, dict]:
+        out = {}
+        for b, src in sorted(self.sources.items()):
+            outcomes = [o for o in self.outcomes if o.benchmark == b]
+            models = self._leaderboard(outcomes, (b,))
+            for name, entry in models.items():
+                entry.pop("benchmarks", None)
+                entry["cost"] = self._cost.get((name, b))
+                _attach(entry, self._profiles.get((name, b)))
+            out[b] = {
+                "source": msgspec.to_builtins(src),
+                "models": models,
+                "not_applicable": sum(e["not_applicable"] for e in models.values()),
+                "unreachable": [u for u in self.unreachable() if u["benchmark"] == b],
+                "comparisons": _comparisons(outcomes, models, n_boot=self.n_boot,
+                                            seed=self.seed),
+            }
+        return out
+
+    def overall(self) -> dict[str, dict]:
+        """Every benchmark pooled, each episode scored by its own benchmark's source; a row
+        is *undefined* (no numbers, ``undefined`` says why) when one of its benchmarks has
+        nothing scored."""
+        scored = {(o.model, o.benchmark) for o in self.outcomes}
+        has = {(r["name"], r["benchmark"]) for r in self.view.rows}
+        missing = {name: sorted(b for n, b in has - scored if n == name) for name, _ in has}
+        models = self._leaderboard(
+            [o for o in self.outcomes if not missing.get(o.model)], ())
+        for name, benches in missing.items():
+            if benches:
+                entry = _empty_entry()
+                self._extras(entry, (name,))
+                entry["undefined"] = ("nothing scored by the headline of " + ", ".join(benches))
+                models[name] = entry
+        models = dict(sorted(models.items()))
+        for name, entry in models.items():
+            entry["cost"] = self._cost.get((name,))
+            _attach(entry, self._profiles.get((name,)))
+            for b, bstats in (entry.get("benchmarks") or {}).items():
+                self._extras(bstats, (name, b))
+                for domain, d in bstats["domains"].items():
+                    self._extras(d, (name, b, "d", domain))
+        self.overall_models = models
+        return models
+
+    def add_profiles(self, calls: list) -> None:
+        """Tokens, turns, latency and retries per row, per row x benchmark, per domain (cost
+        is not here: it comes from the calls, see ``add_cost``)."""
+        recs: dict[str, list] = defaultdict(list)  # benchmark -> records, named by row
+        for key, rec in self.view.records().items():
+            r = self.row_of.get(key)
+            if r is not None:
+                recs[r["benchmark"]].append(msgspec.structs.replace(rec, model=r["name"]))
+        events: dict[str, list] = defaultdict(list)  # benchmark -> (row, domain, call)
+        for c in calls:
+            r = self.row_of.get(c.episode_key)
+            if r is not None and not c.journal:  # the episode's own calls, not its judges'
+                events[r["benchmark"]].append((r["name"], r["domain"], call_event(c)))
+        pooled = build_profiles([x for v in recs.values() for x in v],
+                                [x for v in events.values() for x in v])
+        for name, p in pooled.items():
+            self._profiles[(name,)] = _no_cost(p)
+        for b in recs:
+            for name, p in build_profiles(recs[b], events[b]).items():
+                self._profiles[(name, b)] = _no_cost(p)
+
+    def add_cost(self, spend: Spend) -> None:
+        """Per row (and row x benchmark): agent, user, judge and total dollars, per episode
+        and per passed episode."""
+        passed: Counter[tuple] = Counter()
+        episodes: Counter[tuple] = Counter()
+        for o in self.outcomes:
+            for sc in ((o.model,), (o.model, o.benchmark)):
+                passed[sc] += o.passed and not o.error
+        sums: dict[tuple, dict[str, float]] = defaultdict(lambda: {"agent": 0.0, "user": 0.0,
+                                                                   "judge": 0.0})
+        for key, r in self.row_of.items():
+            for sc in ((r["name"],), (r["name"], r["benchmark"])):
+                episodes[sc] += 1
+                for role, v in spend.by_episode.get(key, {}).items():
+                    sums[sc][role] += v
+        for sc, roles in sums.items():
+            total = sum(roles.values())
+            self._cost[sc] = {**roles, "total": total,
+                              "per_episode": total / episodes[sc] if episodes[sc] else None,
+                              "per_pass": total / passed[sc] if passed[sc] else None}
+
+    def cost_summary(self, spend: Spend) -> dict:
+        by_task: dict[str, float] = defaultdict(float)
+        by_bench: dict[str, float] = defaultdict(float)
+        by_model: dict[str, float] = defaultdict(float)
+        for key, roles in spend.by_episode.items():
+            r = self.row_of.get(key)
+            if r is None:
+                continue
+            total = sum(roles.values())
+            by_task[f"{r['benchmark']}:{r['domain']}:{r['lang']}:{r['task_id']}"] += total
+            by_bench[r["benchmark"]] += total
+            by_model[r["name"]] += total
+        return {"total": spend.total, "agent": spend.by_role["agent"],
+                "user": spend.by_role["user"], "judge": spend.by_role["judge"],
+                "by_endpoint": dict(sorted(spend.by_endpoint.items())),
+                "by_model": dict(sorted(by_model.items())),
+                "by_benchmark": dict(sorted(by_bench.items())),
+                "by_task": dict(sorted(by_task.items())),
+                "calls": spend.calls, "unpriced_calls": spend.unpriced}
+
+    def unreachable(self) -> list[dict]:
+        return sorted(self.unreach.values(),
+                      key=lambda u: (u["benchmark"], u["domain"], u["task_id"]))
+
+
+def _attach(entry: dict, profile: dict | None) -> None:
+    """A row's profile on its entry, each domain's on the entry's domain."""
+    if profile is None:
+        return
+    profile = dict(profile)
+    for domain, p in profile.pop("domains", {}).items():
+        if domain in entry["domains"]:
+            entry["domains"][domain]["profile"] = p
+    entry["profile"] = profile
+
+
+def _no_cost(profile: dict) -> dict:
+    profile.pop("cost", None)
+    for d in (profile.get("domains") or {}).values():
+        d.pop("cost", None)
+    return profile
+
+
+def _short(outcomes: list[Outcome], k: int | None, n_boot: int, seed: int) -> dict | None:
+    """Avg@k, Pass@k, Pass^k and CI of one row's outcomes (None when there are none)."""
+    if not outcomes:
+        return None
+    [stats] = summarize(outcomes, k=k, n_boot=n_boot, seed=seed).values()
+    return {f: getattr(stats, f) for f in ("k", "tasks", "episodes", "passed", "avg",
+                                           "pass_at_k", "pass_hat_k", "ci95")}
 
 
 def _leaderboard_order(models: Mapping[str, dict]) -> list[str]:
@@ -309,136 +532,22 @@ def _comparisons(outcomes: list[Outcome], models: Mapping[str, dict], *, n_boot:
     return out
 
 
-def _agreements(by_pair: Mapping[tuple[str, str], dict[str, dict]]) -> list[dict]:
+def _agreements(by_pair: Mapping[tuple[str, str], dict[str, dict]], keys: set[str]) -> list[dict]:
     out = []
-    for pa, pb in combinations(sorted(by_pair), 2):
-        if not set(by_pair[pa]) & set(by_pair[pb]):
+    pairs = {p: {k: j for k, j in judged.items() if k in keys} for p, judged in by_pair.items()}
+    for pa, pb in combinations(sorted(pairs), 2):
+        if not set(pairs[pa]) & set(pairs[pb]):
             continue
-        agree = judge_agreement(by_pair[pa], by_pair[pb])
+        agree = judge_agreement(pairs[pa], pairs[pb])
         if agree.episodes or agree.rubric_episodes:
             out.append({"a": f"{pa[0]}/{pa[1]}", "b": f"{pb[0]}/{pb[1]}",
                         **msgspec.to_builtins(agree)})
     return out
 
 
-# ---- rich table ---------------------------------------------------------------------------
+def render(report: dict) -> Any:
+    """The terminal tables of a report (see :mod:`sweepbench.results.tables`)."""
+    from sweepbench.results.tables import render as render_tables
 
+    return render_tables(report)
 
-def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:.1f}%"
-
-
-def _ci(ci: list[float] | None) -> str:
-    return "—" if not ci else f"{100 * ci[0]:.1f}–{100 * ci[1]:.1f}"
-
-
-def _num(x: float | None) -> str:
-    if x is None:
-        return "—"
-    return f"{100 * x:.1f}%" if 0.0 <= x <= 1.0 else f"{x:.3g}"
-
-
-def render(report: dict) -> Group:
-    """The leaderboard (best Avg@k first), then results by benchmark and domain (like
-    VitaBench's Table 3), then metric and judge columns when present (like T1's Table 2)."""
-    parts: list[Any] = [_main_table(report)]
-    domains = _domain_table(report)
-    if domains is not None:
-        parts.append(domains)
-    metrics = _metrics_table(report)
-    if metrics is not None:
-        parts.append(metrics)
-    return Group(*parts)
-
-
-def _k_label(models: dict) -> str:
-    ks = {s["k"] for s in models.values()}
-    return str(ks.pop()) if len(ks) == 1 else "k"
-
-
-def _main_table(report: dict) -> Table:
-    jm = report.get("judge_method")
-    judged_by = f"{jm['judge']} / {jm['method']}" if jm else "no judgments"
-    table = Table(
-        title=f"run {report['run_id']} ({report.get('status', '?')})",
-        caption=f"pass from: {judged_by}; errors and unjudged episodes count as failures; "
-                "CI: 95% bootstrap over tasks",
-    )
-    models = report["models"]
-    k = _k_label(models)
-    # Optional columns only when some model has them: the common case stays narrow.
-    gaps = [c for c in ("errors", "unjudged", "unfinished") if any(s[c] for s in models.values())]
-    # Score only when it says more than Avg (a pass/fail judge scores 1/0: the same number).
-    has_score = any(s.get("score") is not None and abs(s["score"] - (s["avg"] or 0.0)) > 1e-9
-                    for s in models.values())
-    has_cost = any((s.get("profile") or {}).get("cost") for s in models.values())
-    table.add_column("Model", no_wrap=True)
-    for name in ("Tasks", "k", f"Avg@{k}", "95% CI", f"Pass@{k}", f"Pass^{k}",
-                 *(["Score"] if has_score else []), *(["$/episode"] if has_cost else []),
-                 *(g.capitalize() for g in gaps)):
-        table.add_column(name, justify="right", no_wrap=True)
-    notes = []
-    for m in _leaderboard_order(models):
-        s = models[m]
-        cost = (s.get("profile") or {}).get("cost")
-        table.add_row(
-            m, str(s["tasks"]), "—" if s["k"] is None else str(s["k"]),
-            _pct(s["avg"]), _ci(s.get("ci95")), _pct(s["pass_at_k"]), _pct(s["pass_hat_k"]),
-            *([_pct(s.get("score"))] if has_score else []),
-            *([("—" if not cost else f"{cost['per_episode']:.4f}")] if has_cost else []),
-            *(str(s[g]) for g in gaps),
-        )
-        if s.get("incomplete_tasks"):
-            notes.append(f"{m}: {s['incomplete_tasks']} tasks with < k trials not in Pass@k")
-    if notes:
-        table.caption = f"{table.caption}\n" + "\n".join(notes)
-    return table
-
-
-def _domain_table(report: dict) -> Table | None:
-    """Avg@k and Pass^k per benchmark and domain; None when there is only one domain."""
-    models = report["models"]
-    columns = sorted({(b, d) for s in models.values()
-                      for b, bs in (s.get("benchmarks") or {}).items() for d in bs.get("domains", {})})
-    if len(columns) < 2:
-        return None
-    k = _k_label(models)
-    table = Table(title=f"by benchmark and domain: Avg@{k} / Pass^{k}")
-    table.add_column("Model", no_wrap=True)
-    for b, d in columns:
-        table.add_column(f"{b}\n{d}", justify="right", no_wrap=True)
-    for m in _leaderboard_order(models):
-        cells = []
-        for b, d in columns:
-            ds = (((models[m].get("benchmarks") or {}).get(b) or {}).get("domains") or {}).get(d)
-            cells.append("—" if not ds else f"{_pct(ds['avg'])} / {_pct(ds['pass_hat_k'])}")
-        table.add_row(m, *cells)
-    return table
-
-
-_SHOWN_METRICS = {"tool_f1": "Tool F1", "param_f1": "Param F1", "output_em": "Output EM",
-                  "tool_accuracy": "Tool Acc", "param_accuracy": "Param Acc"}
-
-
-def _metrics_table(report: dict) -> Table | None:
-    """Judgment-detail metrics (T1's tool / parameter / output) and other judges' scores."""
-    jm = report.get("judge_method")
-    metric_keys = [k for k in _SHOWN_METRICS if k in (report.get("metric_keys") or [])] or \
-        list(report.get("metric_keys") or [])[:6]
-    score_keys = [n for n in report.get("method_score_keys") or []
-                  if jm is None or n != f"{jm['judge']}/{jm['method']}"]
-    if not metric_keys and not score_keys:
-        return None
-    models = report["models"]
-    table = Table(title="metrics and other judges (means over the episodes that have them)")
-    table.add_column("Model", no_wrap=True)
-    for name in metric_keys:
-        table.add_column(_SHOWN_METRICS.get(name, name), justify="right")
-    for name in score_keys:  # "judge/method": the method on top, the judge under it
-        judge, _, method = name.rpartition("/")
-        table.add_column(f"{method}\n{judge}", justify="right")
-    for m in _leaderboard_order(models):
-        s = models[m]
-        table.add_row(m, *(_num((s.get("metrics") or {}).get(key)) for key in metric_keys),
-                      *(_num((s.get("method_scores") or {}).get(key)) for key in score_keys))
-    return table

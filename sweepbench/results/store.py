@@ -13,17 +13,30 @@ A writer failure (disk full, a locked or corrupt file) is sticky: the failed bat
 back, and every later flush, close and write raises ``StoreError`` chained to the cause.
 Nothing is dropped silently.
 
-Tables (schema version in ``PRAGMA user_version``):
+Episodes, not runs, are the unit: an episode is keyed by its ``EpisodeKey`` (the hash of what
+determines its outcome, see :mod:`sweepbench.ids`), so a store accumulates episodes across
+invocations and a second sweep that selects a stored episode reuses it. Tables (schema
+version in ``PRAGMA user_version``; a version-1 store is migrated on open, see
+:mod:`sweepbench.results.migrate`):
 
-- ``runs``: run_id, created_at, finished_at, status, config (canonical JSON), config_hash
-  (sha256 of that JSON).
-- ``episodes``: (run_id, episode_id) -> model, benchmark, domain, task_id, lang, trial,
-  status ('running' | 'done' | 'error'), termination, record (msgspec JSON of
-  ``EpisodeRecord``), started_at, finished_at.
-- ``events``: (run_id, episode_id, seq) -> kind, payload (JSON text), ts. An append-only
-  journal: writing an existing seq again is a no-op, so a replay may re-send safely.
-- ``judgments``: (run_id, episode_id, judge, method) -> passed, score, details (JSON),
-  created_at. Re-judging with the same judge and method replaces; other pairs sit side by side.
+- ``runs``: one row per invocation (``run``, ``judge``, an import): run_id, created_at,
+  finished_at, status, config (canonical JSON), config_hash, prices (endpoint -> input /
+  cached_input / output dollars per million tokens, as configured when it ran), info (JSON:
+  the benchmarks' headline methods, the command, a spend cap reached).
+- ``run_episodes``: (run_id, episode_key) -> spec: the episodes a run selected, stored or not.
+- ``episodes``: episode_key -> label (``model|task key|trial``), model, benchmark, spec,
+  domain, task_id, lang, trial, user_model, user_mode, identity (JSON), unreachable (why no
+  agent can pass the task, or NULL), status ('running' | 'done' | 'error'), termination,
+  record (msgspec JSON of ``EpisodeRecord``), run_id (the run that last started or finished
+  it), started_at, finished_at.
+- ``events``: (episode_key, journal, seq) -> kind, payload (JSON text), ts, run_id (the run
+  that wrote it), endpoint (the endpoint a ``model_call`` went to). The journal is ``""`` for
+  the episode's own calls and ``judge|<judge>|<method>`` for a judge's. Append-only: writing
+  an existing seq again is a no-op, so a replay may re-send safely.
+- ``judgments``: (episode_key, judge, method) -> passed, score, details (JSON), created_at,
+  run_id, judge_key (what the judge was: its endpoint identity). Re-judging with the same
+  judge and method replaces; other pairs sit side by side; starting an episode again (a
+  retry) deletes its judgments, which judged the record it replaces.
 
 Timestamps are Unix seconds (float), taken when the write is enqueued. Durability:
 ``synchronous=NORMAL`` (the default) survives a killed process; a power loss may lose the last
@@ -43,19 +56,56 @@ import time
 import weakref
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import msgspec
+from msgspec import Struct, field
 
 from sweepbench.errors import ConfigMismatchError, StoreError
+from sweepbench.ids import EPISODE_JOURNAL, EpisodeId, EpisodeKey, TaskKey
 from sweepbench.wire import EpisodeRecord
 
-__all__ = ["ConfigMismatchError", "RunStore", "StoreError", "canonical_json", "config_hash"]
+__all__ = ["ConfigMismatchError", "EpisodeMeta", "ModelCallRow", "RunStore", "StoreError",
+           "canonical_json", "config_hash"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION_ID = 0x53574250  # "SWBP": marks the file as a sweepbench run store
 
 EPISODE_STATUSES = ("running", "done", "error")
+
+
+class EpisodeMeta(Struct, kw_only=True, frozen=True):
+    """An episode's descriptive columns: what reports group and filter by."""
+
+    key: str
+    label: str
+    model: str
+    benchmark: str
+    domain: str
+    task_id: str
+    trial: int
+    lang: str | None = None
+    spec: str | None = None
+    user_model: str | None = None
+    user_mode: str | None = None
+    identity: dict[str, Any] = field(default_factory=dict)
+    unreachable: str | None = None
+
+
+class ModelCallRow(Struct, array_like=True):
+    """One journaled model call, as cost and profile read it (usage from its payload)."""
+
+    episode_key: str
+    journal: str
+    run_id: str | None
+    endpoint: str | None
+    role: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    cached_prompt_tokens: int
+    latency_s: float | None
+    attempts: int | None
+    statuses: str | None  # JSON text of the HTTP statuses of its attempts, when recorded
 
 
 # ---- schema ------------------------------------------------------------------------------
@@ -67,94 +117,139 @@ CREATE TABLE runs (
     finished_at REAL,
     status      TEXT NOT NULL,
     config      TEXT NOT NULL,
-    config_hash TEXT NOT NULL
+    config_hash TEXT NOT NULL,
+    prices      TEXT NOT NULL DEFAULT '{}',
+    info        TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE run_episodes (
+    run_id      TEXT NOT NULL,
+    episode_key TEXT NOT NULL,
+    spec        TEXT,
+    PRIMARY KEY (run_id, episode_key)
 );
 CREATE TABLE episodes (
-    run_id      TEXT NOT NULL,
-    episode_id  TEXT NOT NULL,
+    episode_key TEXT PRIMARY KEY,
+    label       TEXT NOT NULL,
     model       TEXT NOT NULL,
     benchmark   TEXT NOT NULL,
+    spec        TEXT,
     domain      TEXT NOT NULL,
     task_id     TEXT NOT NULL,
     lang        TEXT,
     trial       INTEGER NOT NULL,
+    user_model  TEXT,
+    user_mode   TEXT,
+    identity    TEXT NOT NULL DEFAULT '{}',
+    unreachable TEXT,
     status      TEXT NOT NULL CHECK (status IN ('running', 'done', 'error')),
     termination TEXT,
     record      BLOB,
+    run_id      TEXT,
     started_at  REAL NOT NULL,
-    finished_at REAL,
-    PRIMARY KEY (run_id, episode_id)
+    finished_at REAL
 );
+CREATE INDEX episodes_by_model ON episodes (model, benchmark, domain, task_id, trial);
+CREATE INDEX episodes_by_label ON episodes (label);
 CREATE TABLE events (
-    run_id     TEXT NOT NULL,
-    episode_id TEXT NOT NULL,
-    seq        INTEGER NOT NULL,
-    kind       TEXT NOT NULL,
-    payload    TEXT NOT NULL,
-    ts         REAL NOT NULL,
-    PRIMARY KEY (run_id, episode_id, seq)
+    episode_key TEXT NOT NULL,
+    journal     TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    kind        TEXT NOT NULL,
+    payload     TEXT NOT NULL,
+    ts          REAL NOT NULL,
+    run_id      TEXT,
+    endpoint    TEXT,
+    PRIMARY KEY (episode_key, journal, seq)
 );
 CREATE TABLE judgments (
-    run_id     TEXT NOT NULL,
-    episode_id TEXT NOT NULL,
-    judge      TEXT NOT NULL,
-    method     TEXT NOT NULL,
-    passed     INTEGER CHECK (passed IN (0, 1)),
-    score      REAL,
-    details    TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    PRIMARY KEY (run_id, episode_id, judge, method)
-);
+    episode_key TEXT NOT NULL,
+    judge       TEXT NOT NULL,
+    method      TEXT NOT NULL,
+    passed      INTEGER CHECK (passed IN (0, 1)),
+    score       REAL,
+    details     TEXT NOT NULL,
+    created_at  REAL NOT NULL,
+    run_id      TEXT,
+    judge_key   TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (episode_key, judge, method)
+)
 """
 
-# What readers filter, group and page by without touching the record blobs: the viewer's
-# leaderboard and episode lists (covering), and a run's judge/method pairs.
+# What readers filter, group and page by without touching the record blobs (which sit
+# before started_at in a row, so reading past them means reading their overflow pages): the
+# viewer's episode lists, in their order, and its leaderboards (covering; the columns after
+# episode_key also decide which identity of a (model, task, trial) is the newest), and
+# judge/method verdict counts (index-only).
 VIEW_INDEXES = (
-    ("episodes_view", "episodes (run_id, model, benchmark, domain, task_id, trial, status, "
-                      "termination, episode_id)"),
-    ("judgments_pair", "judgments (run_id, judge, method, passed)"),
+    ("episodes_view", "episodes (model, benchmark, domain, task_id, trial, episode_key, status, "
+                      "termination, lang, user_model, user_mode, started_at, unreachable)"),
+    ("judgments_view", "judgments (judge, method, passed, episode_key)"),
 )
+
+_EPISODE_COLUMNS = ("episode_key", "label", "model", "benchmark", "spec", "domain", "task_id",
+                    "lang", "trial", "user_model", "user_mode", "unreachable", "status",
+                    "termination", "run_id", "started_at", "finished_at")
 
 # Write statements, keyed by the op name carried on the queue.
 _SQL: dict[str, str] = {
-    # Re-beginning an existing run (resume) marks it running again; created_at and config stay.
+    # Re-beginning an existing run marks it running again; created_at and config stay.
     "begin_run": """
-        INSERT INTO runs (run_id, created_at, finished_at, status, config, config_hash)
-        VALUES (?, ?, NULL, 'running', ?, ?)
-        ON CONFLICT (run_id) DO UPDATE SET status = 'running', finished_at = NULL
+        INSERT INTO runs (run_id, created_at, finished_at, status, config, config_hash, prices,
+                          info)
+        VALUES (?, ?, NULL, 'running', ?, ?, ?, ?)
+        ON CONFLICT (run_id) DO UPDATE SET status = 'running', finished_at = NULL,
+            prices = excluded.prices, info = excluded.info
     """,
-    "finish_run": "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
-    # Starting an episode again (resume, retry) resets its outcome; its journal is kept.
+    "finish_run": "UPDATE runs SET status = ?, finished_at = ?, info = json_patch(info, ?) "
+                  "WHERE run_id = ?",
+    "select": """
+        INSERT INTO run_episodes (run_id, episode_key, spec) VALUES (?, ?, ?)
+        ON CONFLICT (run_id, episode_key) DO NOTHING
+    """,
+    # A stored episode selected under another name (a renamed endpoint with the same identity)
+    # takes the name it is selected by now; its unreachability is what the code says now.
+    "relabel": """
+        UPDATE episodes SET model = ?, label = ?, spec = coalesce(spec, ?), unreachable = ?
+        WHERE episode_key = ?
+    """,
+    # Starting an episode again (resume, retry) resets its outcome; its journal is kept and its
+    # judgments, which judged the record being replaced, are deleted (see "clear_judgments").
     "episode_started": """
-        INSERT INTO episodes (run_id, episode_id, model, benchmark, domain, task_id, lang, trial,
-                              status, started_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)
-        ON CONFLICT (run_id, episode_id) DO UPDATE SET
-            model = excluded.model, benchmark = excluded.benchmark, domain = excluded.domain,
-            task_id = excluded.task_id, lang = excluded.lang, trial = excluded.trial,
-            status = 'running', termination = NULL, record = NULL,
+        INSERT INTO episodes (episode_key, label, model, benchmark, spec, domain, task_id, lang,
+                              trial, user_model, user_mode, identity, unreachable, status,
+                              run_id, started_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)
+        ON CONFLICT (episode_key) DO UPDATE SET
+            label = excluded.label, model = excluded.model, spec = coalesce(episodes.spec,
+            excluded.spec), unreachable = excluded.unreachable, status = 'running',
+            termination = NULL, record = NULL, run_id = excluded.run_id,
             started_at = excluded.started_at, finished_at = NULL
     """,
-    # Upsert, so a finish without a start is not lost (lang is then unknown: NULL).
+    "clear_judgments": "DELETE FROM judgments WHERE episode_key = ?",
+    # Upsert, so a finish without a start is not lost (its columns then come from the record).
     "episode_finished": """
-        INSERT INTO episodes (run_id, episode_id, model, benchmark, domain, task_id, lang, trial,
-                              status, termination, record, started_at, finished_at)
-        VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (run_id, episode_id) DO UPDATE SET
+        INSERT INTO episodes (episode_key, label, model, benchmark, domain, task_id, lang,
+                              trial, status, termination, record, run_id, started_at,
+                              finished_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (episode_key) DO UPDATE SET
             status = excluded.status, termination = excluded.termination,
-            record = excluded.record, finished_at = excluded.finished_at
+            record = excluded.record, run_id = excluded.run_id,
+            finished_at = excluded.finished_at
     """,
     "event": """
-        INSERT INTO events (run_id, episode_id, seq, kind, payload, ts) VALUES (?, ?, ?, ?, ?, ?)
-        ON CONFLICT (run_id, episode_id, seq) DO NOTHING
+        INSERT INTO events (episode_key, journal, seq, kind, payload, ts, run_id, endpoint)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (episode_key, journal, seq) DO NOTHING
     """,
     "judgment": """
-        INSERT INTO judgments (run_id, episode_id, judge, method, passed, score, details,
-                               created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (run_id, episode_id, judge, method) DO UPDATE SET
+        INSERT INTO judgments (episode_key, judge, method, passed, score, details, created_at,
+                               run_id, judge_key)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (episode_key, judge, method) DO UPDATE SET
             passed = excluded.passed, score = excluded.score, details = excluded.details,
-            created_at = excluded.created_at
+            created_at = excluded.created_at, run_id = excluded.run_id,
+            judge_key = excluded.judge_key
     """,
 }
 
@@ -175,13 +270,31 @@ def canonical_json(obj: Any) -> bytes:
 
 
 def config_hash(config: Any) -> str:
-    """sha256 (hex) of the canonical JSON of a run config; what resume compares."""
+    """sha256 (hex) of the canonical JSON of a run config."""
     return hashlib.sha256(canonical_json(config)).hexdigest()
+
+
+def _meta(value: Any) -> EpisodeMeta:
+    """An EpisodeMeta, or a mapping of its fields (what callers outside results/ pass)."""
+    if isinstance(value, EpisodeMeta):
+        return value
+    if not isinstance(value, dict):
+        raise TypeError(f"expected an EpisodeMeta or a dict of its fields, got "
+                        f"{type(value).__name__}")
+    try:
+        return msgspec.convert(value, EpisodeMeta)
+    except msgspec.ValidationError as e:
+        raise TypeError(f"episode columns: {e}") from None
 
 
 def _check_str(name: str, value: Any) -> None:
     if not isinstance(value, str) or not value:
         raise TypeError(f"{name} must be a non-empty str, got {value!r}")
+
+
+def _check_opt_str(name: str, value: Any) -> None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} must be a str or None, got {value!r}")
 
 
 def _check_int(name: str, value: Any) -> None:
@@ -221,6 +334,25 @@ def _stop_writer(q: queue.SimpleQueue, thread: threading.Thread) -> None:
         thread.join()
 
 
+def _in(column: str, values: list[str]) -> tuple[str, tuple]:
+    """``column IN (?, ?, ...)`` for a bounded number of values (SQLite's parameter limit)."""
+    return f"{column} IN ({','.join('?' * len(values))})", tuple(values)
+
+
+def _chunks(values: Iterable[str], n: int = 900) -> Iterable[list[str]]:
+    it = iter(values)
+    while chunk := list(itertools.islice(it, n)):
+        yield chunk
+
+
+def create_schema(c: sqlite3.Connection) -> None:
+    """The current schema's tables, in the connection's open transaction."""
+    for stmt in filter(str.strip, _SCHEMA.split(";")):  # executescript() would commit
+        c.execute(stmt)
+    c.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
 class RunStore:
     """One run store file. Thread-safe; write methods may be called from the event loop.
 
@@ -228,6 +360,7 @@ class RunStore:
     ``synchronous``: SQLite's durability level. ``max_batch``: most rows per transaction.
     ``busy_timeout``: seconds to wait for a lock held by another connection before failing.
     ``linger_s``: how long the writer gathers writes into one commit after waking.
+    ``migrated``: set when opening converted an older schema (a one-line note for the user).
     """
 
     def __init__(
@@ -241,6 +374,7 @@ class RunStore:
         linger_s: float = 0.002,
     ) -> None:
         self.path = Path(path)
+        self.migrated: str | None = None
         # How long the writer waits after waking for more writes to join the same commit:
         # under load most enqueuers wait on a flush, so fewer, larger commits cost them a
         # couple of milliseconds and save the writer a commit per wake-up.
@@ -302,17 +436,15 @@ class RunStore:
                 f"run store {self.path} has schema version {version}; this sweepbench reads "
                 f"version {SCHEMA_VERSION} (upgrade sweepbench)"
             )
-        if version == 0:
+        if 0 < version < SCHEMA_VERSION:
+            from sweepbench.results.migrate import migrate
+
+            self.migrated = migrate(c, self.path, version)
+        elif version == 0:
             c.execute("BEGIN IMMEDIATE")
-            if c.execute("PRAGMA user_version").fetchone()[0] != 0:  # another process made it
-                c.execute("COMMIT")
-                return
             try:
-                # one by one: executescript() would commit on its own
-                for stmt in filter(str.strip, _SCHEMA.split(";")):
-                    c.execute(stmt)
-                c.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                if c.execute("PRAGMA user_version").fetchone()[0] == 0:  # not made meanwhile
+                    create_schema(c)
                 c.execute("COMMIT")
             except BaseException:
                 c.execute("ROLLBACK")
@@ -390,14 +522,17 @@ class RunStore:
 
     # ---- writes (enqueue-only) -----------------------------------------------------------
 
-    def begin_run(self, run_id: str, config: dict) -> None:
-        """Record a run; idempotent for an existing run with the same config.
+    def begin_run(self, run_id: str, config: dict, *, prices: dict | None = None,
+                  info: dict | None = None) -> None:
+        """Record a run (an invocation) with its config and the prices of its endpoints
+        (name -> input / cached_input / output dollars per million tokens).
 
         Raises ``ConfigMismatchError`` when the run exists with a different config.
         """
         _check_str("run_id", run_id)
-        if not isinstance(config, dict):
-            raise TypeError(f"config must be a dict, got {type(config).__name__}")
+        for name, value in (("config", config), ("prices", prices or {}), ("info", info or {})):
+            if not isinstance(value, dict):
+                raise TypeError(f"{name} must be a dict, got {type(value).__name__}")
         text = canonical_json(config)
         digest = hashlib.sha256(text).hexdigest()
         existing = self._run_hashes.get(run_id)
@@ -407,84 +542,101 @@ class RunStore:
         if existing is not None and existing != digest:
             raise ConfigMismatchError(
                 f"run {run_id!r} in {self.path} was started with a different config "
-                f"(stored sha256 {existing[:12]}, given {digest[:12]}); resume it with its "
-                "original config or start a new run"
+                f"(stored sha256 {existing[:12]}, given {digest[:12]}); start a new run"
             )
         self._run_hashes[run_id] = digest
-        self._put("begin_run", (run_id, time.time(), text.decode("utf-8"), digest))
+        self._put("begin_run", (run_id, time.time(), text.decode("utf-8"), digest,
+                                canonical_json(prices or {}).decode(),
+                                canonical_json(info or {}).decode()))
 
-    def finish_run(self, run_id: str, status: str) -> None:
-        """Set a run's final status (e.g. 'done', 'interrupted', 'error')."""
+    def finish_run(self, run_id: str, status: str, *, info: dict | None = None) -> None:
+        """Set a run's final status (e.g. 'done', 'interrupted', 'budget'); ``info`` is merged
+        into the run's info."""
         _check_str("run_id", run_id)
         _check_str("status", status)
-        self._put("finish_run", (status, time.time(), run_id))
+        self._put("finish_run", (status, time.time(), canonical_json(info or {}).decode(),
+                                 run_id))
 
-    def episode_started(
-        self,
-        run_id: str,
-        episode_id: str,
-        *,
-        model: str,
-        benchmark: str,
-        domain: str,
-        task_id: str,
-        lang: str,
-        trial: int,
-    ) -> None:
-        for name, value in (("run_id", run_id), ("episode_id", episode_id), ("model", model),
-                            ("benchmark", benchmark), ("domain", domain), ("task_id", task_id),
-                            ("lang", lang)):
-            _check_str(name, value)
-        _check_int("trial", trial)
-        self._put(
-            "episode_started",
-            (run_id, episode_id, model, benchmark, domain, task_id, lang, trial, time.time()),
-        )
+    def select(self, run_id: str, metas: Iterable[EpisodeMeta | dict]) -> None:
+        """Link ``run_id`` to the episodes it selected (stored already or not); a stored
+        episode takes the label it is selected by now."""
+        _check_str("run_id", run_id)
+        for m in map(_meta, metas):
+            self._put("select", (run_id, m.key, m.spec))
+            self._put("relabel", (m.model, m.label, m.spec, m.unreachable, m.key))
 
-    def event(
-        self, run_id: str, episode_id: str, seq: int, kind: str, payload: dict | bytes
-    ) -> None:
+    def episode_started(self, meta: EpisodeMeta | dict, *, run_id: str) -> None:
+        """An episode starts (first time, resumed, or retried after an error)."""
+        meta = _meta(meta)
+        for name in ("key", "label", "model", "benchmark", "domain", "task_id"):
+            _check_str(name, getattr(meta, name))
+        _check_str("run_id", run_id)
+        _check_int("trial", meta.trial)
+        for name in ("lang", "spec", "user_model", "user_mode", "unreachable"):
+            _check_opt_str(name, getattr(meta, name))
+        self._put("clear_judgments", (meta.key,))
+        self._put("episode_started", (
+            meta.key, meta.label, meta.model, meta.benchmark, meta.spec, meta.domain,
+            meta.task_id, meta.lang, meta.trial, meta.user_model, meta.user_mode,
+            canonical_json(meta.identity).decode(), meta.unreachable, run_id, time.time()))
+
+    def event(self, episode_key: str, seq: int, kind: str, payload: dict | bytes, *,
+              journal: str = EPISODE_JOURNAL, run_id: str | None = None,
+              endpoint: str | None = None) -> None:
         """Journal one step: kind is e.g. 'model_call', 'tool_call', 'message'.
 
         ``payload`` is a dict (encoded now) or bytes holding one JSON value (checked now).
+        ``run_id``: the run making the step; ``endpoint``: where a model call went (its cost
+        is its usage at that run's prices for that endpoint).
         """
-        _check_str("run_id", run_id)
-        _check_str("episode_id", episode_id)
+        _check_str("episode_key", episode_key)
         _check_int("seq", seq)
         _check_str("kind", kind)
-        text = _json_payload(f"event payload ({episode_id} #{seq})", payload)
-        self._put("event", (run_id, episode_id, seq, kind, text, time.time()))
+        if not isinstance(journal, str):
+            raise TypeError(f"journal must be a str, got {journal!r}")
+        _check_opt_str("run_id", run_id)
+        _check_opt_str("endpoint", endpoint)
+        text = _json_payload(f"event payload ({episode_key} {journal} #{seq})", payload)
+        self._put("event", (episode_key, journal, seq, kind, text, time.time(), run_id,
+                            endpoint))
 
-    def episode_finished(self, episode_id: str, record: EpisodeRecord) -> None:
+    def episode_finished(self, episode_key: str, record: EpisodeRecord, *,
+                         run_id: str | None = None) -> None:
         """Store the record; status 'error' when ``record.termination == 'error'``."""
-        _check_str("episode_id", episode_id)
+        _check_str("episode_key", episode_key)
         if not isinstance(record, EpisodeRecord):
             raise TypeError(f"record must be an EpisodeRecord, got {type(record).__name__}")
         _check_str("record.run_id", record.run_id)
         blob = _encode(record)
         termination = str(record.termination)
         status = "error" if termination == "error" else "done"
+        label = str(EpisodeId(record.model, TaskKey(record.benchmark, record.domain,
+                                                    record.lang, record.task_id), record.trial))
         now = time.time()
         self._put(
             "episode_finished",
-            (record.run_id, episode_id, record.model, record.benchmark, record.domain,
-             record.task_id, record.trial, status, termination, blob, now, now),
+            (episode_key, label, record.model, record.benchmark, record.domain, record.task_id,
+             record.lang, record.trial, status, termination, blob, run_id or record.run_id,
+             now, now),
         )
 
     def judgment(
         self,
-        run_id: str,
-        episode_id: str,
+        episode_key: str,
         *,
         judge: str,
         method: str,
         passed: bool | None,
         score: float | None,
         details: dict,
+        run_id: str | None = None,
+        judge_key: str = "",
     ) -> None:
-        for name, value in (("run_id", run_id), ("episode_id", episode_id), ("judge", judge),
-                            ("method", method)):
+        for name, value in (("episode_key", episode_key), ("judge", judge), ("method", method)):
             _check_str(name, value)
+        _check_opt_str("run_id", run_id)
+        if not isinstance(judge_key, str):
+            raise TypeError(f"judge_key must be a str, got {judge_key!r}")
         if passed is not None and not isinstance(passed, bool):
             raise TypeError(f"passed must be a bool or None, got {passed!r}")
         if score is not None:
@@ -493,11 +645,11 @@ class RunStore:
             if not math.isfinite(score):
                 raise ValueError(f"score must be finite, got {score!r}")
             score = float(score)
-        text = _json_payload(f"judgment details ({episode_id}, {judge}/{method})", details)
+        text = _json_payload(f"judgment details ({episode_key}, {judge}/{method})", details)
         self._put(
             "judgment",
-            (run_id, episode_id, judge, method,
-             None if passed is None else int(passed), score, text, time.time()),
+            (episode_key, judge, method, None if passed is None else int(passed), score, text,
+             time.time(), run_id, judge_key),
         )
 
     # ---- flush / close -------------------------------------------------------------------
@@ -570,15 +722,30 @@ class RunStore:
             except sqlite3.Error as e:
                 raise StoreError(f"run store {self.path}: read failed: {e}") from e
 
+    def _read_keys(self, sql: str, column: str, keys: Iterable[str] | None,
+                   params: tuple = (), order: str = "") -> list[tuple]:
+        """``sql`` (ending in a WHERE clause or ``WHERE true``) for all rows, or only for rows
+        whose ``column`` is one of ``keys``, in chunks."""
+        if keys is None:
+            return self._read(sql + order, params)
+        if isinstance(keys, str):
+            raise TypeError(f"keys must be an iterable of episode keys, not one str {keys!r}")
+        out: list[tuple] = []
+        for chunk in _chunks(keys):
+            cond, values = _in(column, chunk)
+            out += self._read(f"{sql} AND {cond}{order}", params + values)
+        return out
+
     def runs(self) -> list[dict]:
-        """All runs, oldest first, config decoded."""
+        """All runs, oldest first, config, prices and info decoded."""
         rows = self._read(
-            "SELECT run_id, created_at, finished_at, status, config, config_hash FROM runs "
-            "ORDER BY created_at, rowid"
+            "SELECT run_id, created_at, finished_at, status, config, config_hash, prices, info "
+            "FROM runs ORDER BY created_at, rowid"
         )
         return [
             {"run_id": r[0], "created_at": r[1], "finished_at": r[2], "status": r[3],
-             "config": msgspec.json.decode(r[4]), "config_hash": r[5]}
+             "config": msgspec.json.decode(r[4]), "config_hash": r[5],
+             "prices": msgspec.json.decode(r[6]), "info": msgspec.json.decode(r[7])}
             for r in rows
         ]
 
@@ -590,81 +757,141 @@ class RunStore:
         rows = self._read("SELECT run_id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1")
         return rows[0][0] if rows else None
 
-    def episode_status(self, run_id: str) -> dict[str, str]:
-        """episode_id -> 'running' | 'done' | 'error' (what resume skips or replays)."""
-        rows = self._read("SELECT episode_id, status FROM episodes WHERE run_id = ?", (run_id,))
-        return dict(rows)
+    def run_selection(self, run_id: str) -> dict[str, str | None]:
+        """episode_key -> spec of every episode ``run_id`` selected."""
+        return dict(self._read("SELECT episode_key, spec FROM run_episodes WHERE run_id = ?",
+                               (run_id,)))
 
-    def episode_rows(self, run_id: str) -> list[dict]:
-        """Every episode's columns without the record blob (cheap; what reports group by)."""
-        rows = self._read(
-            "SELECT episode_id, model, benchmark, domain, task_id, lang, trial, status, "
-            "termination, started_at, finished_at FROM episodes WHERE run_id = ? "
-            "ORDER BY model, benchmark, domain, task_id, trial, episode_id",
-            (run_id,),
-        )
-        keys = ("episode_id", "model", "benchmark", "domain", "task_id", "lang", "trial",
-                "status", "termination", "started_at", "finished_at")
-        return [dict(zip(keys, r)) for r in rows]
-
-    def episodes(self, run_id: str) -> list[EpisodeRecord]:
-        """Records of the run's finished episodes (running ones have none yet)."""
-        return [record for _, record in self.episode_records(run_id)]
-
-    def episode_records(self, run_id: str) -> list[tuple[str, EpisodeRecord]]:
-        """(episode_id, record) of the run's finished episodes, in ``episodes()`` order."""
-        rows = self._read(
-            "SELECT episode_id, record FROM episodes WHERE run_id = ? AND record IS NOT NULL "
-            "ORDER BY model, benchmark, domain, task_id, trial, episode_id",
-            (run_id,),
-        )
-        out = []
-        for episode_id, blob in rows:
-            try:
-                out.append((episode_id, _record_decoder.decode(blob)))
-            except msgspec.DecodeError as e:
-                raise StoreError(
-                    f"run store {self.path}: record of episode {episode_id!r} in run "
-                    f"{run_id!r} does not decode: {e}"
-                ) from e
+    def specs(self) -> dict[str, set[str]]:
+        """episode_key -> every spec some run selected it under (what ``--split`` matches)."""
+        out: dict[str, set[str]] = {}
+        for key, spec in self._read("SELECT episode_key, spec FROM run_episodes "
+                                    "WHERE spec IS NOT NULL"):
+            out.setdefault(key, set()).add(spec)
         return out
 
-    def events(
-        self, run_id: str, episode_id: str, *, kind: str | None = None, raw: bool = False
-    ) -> list[dict]:
-        """The episode's journal in seq order: dicts with seq, kind, payload, ts.
+    def episode_status(self, keys: Iterable[str] | None = None) -> dict[str, str]:
+        """episode_key -> 'running' | 'done' | 'error' (what a sweep skips or continues)."""
+        return dict(self._read_keys("SELECT episode_key, status FROM episodes WHERE true",
+                                    "episode_key", keys))
 
-        ``raw=True`` leaves payloads as JSON bytes (to decode straight into a wire type).
-        """
-        sql = "SELECT seq, kind, payload, ts FROM events WHERE run_id = ? AND episode_id = ?"
-        params: tuple = (run_id, episode_id)
+    def episode_rows(self, run_id: str | None = None) -> list[dict]:
+        """Every episode's columns without the record blob (cheap; what reports group by);
+        with ``run_id``, only the episodes that run selected."""
+        cols = ", ".join(f"e.{c}" for c in _EPISODE_COLUMNS)
+        order = " ORDER BY e.model, e.benchmark, e.domain, e.task_id, e.trial, e.episode_key"
+        if run_id is None:
+            rows = self._read(f"SELECT {cols} FROM episodes e" + order)
+        else:
+            rows = self._read(f"SELECT {cols} FROM episodes e JOIN run_episodes r ON "
+                              "r.episode_key = e.episode_key WHERE r.run_id = ?" + order,
+                              (run_id,))
+        return [dict(zip(_EPISODE_COLUMNS, r)) for r in rows]
+
+    def episode_rows_by_label(self, labels: Iterable[str]) -> list[dict]:
+        """episode_key, label and identity (decoded) of every episode with one of ``labels``:
+        the stored versions of an episode whose identity has changed."""
+        rows = self._read_keys("SELECT episode_key, label, identity FROM episodes WHERE true",
+                               "label", labels)
+        return [{"episode_key": k, "label": lb, "identity": msgspec.json.decode(i)}
+                for k, lb, i in rows]
+
+    def identities(self, keys: Iterable[str] | None = None) -> dict[str, dict]:
+        """episode_key -> identity (what the key is the hash of)."""
+        rows = self._read_keys("SELECT episode_key, identity FROM episodes WHERE true",
+                               "episode_key", keys)
+        return {k: msgspec.json.decode(v) for k, v in rows}
+
+    def records(self, keys: Iterable[str] | None = None) -> dict[str, EpisodeRecord]:
+        """episode_key -> record of finished episodes (all, or those among ``keys``)."""
+        rows = self._read_keys(
+            "SELECT episode_key, record FROM episodes WHERE record IS NOT NULL",
+            "episode_key", keys)
+        out = {}
+        for key, blob in rows:
+            try:
+                out[key] = _record_decoder.decode(blob)
+            except msgspec.DecodeError as e:
+                raise StoreError(f"run store {self.path}: record of episode {key!r} does not "
+                                 f"decode: {e}") from e
+        return out
+
+    def episodes(self, run_id: str | None = None) -> list[EpisodeRecord]:
+        """Records of finished episodes (of ``run_id``'s selection, or all), in report order."""
+        keys = [r["episode_key"] for r in self.episode_rows(run_id)]
+        records = self.records(keys)
+        return [records[k] for k in keys if k in records]
+
+    def events(self, episode_key: str, *, journal: str = EPISODE_JOURNAL,
+               kind: str | None = None, raw: bool = False) -> list[dict]:
+        """One journal of an episode in seq order: dicts with seq, kind, payload, ts, run_id,
+        endpoint. ``raw=True`` leaves payloads as JSON bytes."""
+        sql = ("SELECT seq, kind, payload, ts, run_id, endpoint FROM events "
+               "WHERE episode_key = ? AND journal = ?")
+        params: tuple = (episode_key, journal)
         if kind is not None:
             sql += " AND kind = ?"
             params += (kind,)
         rows = self._read(sql + " ORDER BY seq", params)
         decode = (lambda t: t.encode("utf-8")) if raw else msgspec.json.decode
-        return [{"seq": s, "kind": k, "payload": decode(p), "ts": ts} for s, k, p, ts in rows]
+        return [{"seq": s, "kind": k, "payload": decode(p), "ts": ts, "run_id": r,
+                 "endpoint": e} for s, k, p, ts, r, e in rows]
 
-    def run_events(self, run_id: str, kind: str) -> list[tuple[str, bytes]]:
-        """(episode_id, payload JSON bytes) of every event of one kind in a run, in journal
-        order: what profiles scan (decode the bytes into the fields you need)."""
-        rows = self._read(
-            "SELECT episode_id, payload FROM events WHERE run_id = ? AND kind = ? "
-            "ORDER BY episode_id, seq",
-            (run_id, kind),
-        )
-        return [(e, p.encode("utf-8")) for e, p in rows]
+    def journals(self, episode_key: str) -> list[str]:
+        """The journals an episode has (``""`` and its judges')."""
+        return [j for (j,) in self._read("SELECT DISTINCT journal FROM events WHERE "
+                                         "episode_key = ? ORDER BY journal", (episode_key,))]
 
-    def judgments(self, run_id: str) -> list[dict]:
-        """All judgments of a run: episode_id, judge, method, passed, score, details, created_at."""
-        rows = self._read(
-            "SELECT episode_id, judge, method, passed, score, details, created_at FROM judgments "
-            "WHERE run_id = ? ORDER BY episode_id, judge, method",
-            (run_id,),
-        )
+    def model_calls(self, keys: Iterable[str] | None = None) -> list[ModelCallRow]:
+        """Every journaled model call (of ``keys``' episodes, or all), judges' included, with
+        its usage: what cost and profiles sum. Calls replayed from a journal are stored once."""
+        rows = self._read_keys(
+            "SELECT episode_key, journal, run_id, endpoint, json_extract(payload, '$.role'), "
+            "coalesce(json_extract(payload, '$.usage.prompt_tokens'), 0), "
+            "coalesce(json_extract(payload, '$.usage.completion_tokens'), 0), "
+            "coalesce(json_extract(payload, '$.usage.cached_prompt_tokens'), 0), "
+            "json_extract(payload, '$.latency_s'), json_extract(payload, '$.attempts'), "
+            "json_extract(payload, '$.statuses') FROM events WHERE kind = 'model_call'",
+            "episode_key", keys, order=" ORDER BY episode_key, journal, seq")
+        return [ModelCallRow(*_sane_call(r)) for r in rows]
+
+    def call_spans(self) -> dict[str, tuple[int, float, float]]:
+        """run_id -> (model calls it journaled, first and last of their timestamps): how fast
+        a run went, for plans."""
+        rows = self._read("SELECT run_id, count(*), min(ts), max(ts) FROM events "
+                          "WHERE kind = 'model_call' AND run_id IS NOT NULL GROUP BY run_id")
+        return {r: (n, lo, hi) for r, n, lo, hi in rows}
+
+    def judgments(self, keys: Iterable[str] | None = None) -> list[dict]:
+        """Judgments (all, or of ``keys``' episodes): episode_key, judge, method, passed,
+        score, details, created_at, run_id, judge_key."""
+        rows = self._read_keys(
+            "SELECT episode_key, judge, method, passed, score, details, created_at, run_id, "
+            "judge_key FROM judgments WHERE true", "episode_key", keys,
+            order=" ORDER BY episode_key, judge, method")
         return [
-            {"episode_id": e, "judge": j, "method": m,
+            {"episode_key": e, "judge": j, "method": m,
              "passed": None if p is None else bool(p), "score": s,
-             "details": msgspec.json.decode(d), "created_at": t}
-            for e, j, m, p, s, d, t in rows
+             "details": msgspec.json.decode(d), "created_at": t, "run_id": r, "judge_key": jk}
+            for e, j, m, p, s, d, t, r, jk in rows
         ]
+
+
+def _num(value: Any, kind: type) -> Any:
+    """A number read from a payload, or None when it is not one (payloads are JSON text)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return kind(value)
+
+
+def _sane_call(row: tuple) -> tuple:
+    key, journal, run_id, endpoint, role, p, c, cached, latency, attempts, statuses = row
+    p, c, cached = (max(0, _num(x, int) or 0) for x in (p, c, cached))
+    return (key, journal, run_id, endpoint, role if isinstance(role, str) else None, p, c,
+            min(cached, p), _num(latency, float), _num(attempts, int),
+            statuses if isinstance(statuses, str) else None)
+
+
+def legacy_key(*parts: str) -> str:
+    """See ``EpisodeKey.legacy``."""
+    return str(EpisodeKey.legacy(*parts))

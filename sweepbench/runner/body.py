@@ -29,7 +29,7 @@ from sweepbench.wire import ChatRequest, Message, ToolSpec, encoder
 
 __all__ = ["OVERRIDABLE", "BodyTemplate", "SplicingEncoder"]
 
-OVERRIDABLE = ("temperature", "max_tokens", "seed")
+OVERRIDABLE = ("temperature", "max_tokens", "seed", "tool_choice")
 _TOOLS_CACHE = 64
 
 

@@ -7,18 +7,57 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 from typing import Any
 
+from sweepbench.benchmarks import registry
 from sweepbench.benchmarks.doubles import scripted_models
 from sweepbench.config import SweepConfig
+from sweepbench.ids import content_hash
+from sweepbench.results.profile import Prices, as_prices
 from sweepbench.runner.client import ModelClient, limits_key
-from sweepbench.runner.judge_pool import JudgeSpec
+from sweepbench.runner.identity import EpisodeIdentity
+from sweepbench.runner.judge_pool import STATE, JudgeSpec
 from sweepbench.runner.limits import LimitsPool
 from sweepbench.runner.refserver import ReferenceServer
 from sweepbench.runner.response_cache import ResponseCache
 
 
 def judge_specs(cfg: SweepConfig) -> list[JudgeSpec]:
-    """The state check, then every LLM judge with every method."""
-    return [JudgeSpec(model, method) for model, method in cfg.judges()]
+    """The state check, then every LLM judge with every method, each keyed by what judges
+    (its endpoint's identity and the method)."""
+    ident = EpisodeIdentity(cfg, None)
+    return [STATE] + [
+        JudgeSpec(model, method, content_hash({"judge": ident.endpoint(model),
+                                               "method": method})[:16])
+        for model, method in cfg.judges()[1:]]
+
+
+def benchmark_info(names: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Each benchmark's headline (the method that scores its leaderboard, in words too) and
+    its LLM judge methods: what runs record and reports score by. ``names``: benchmark specs
+    or names (default: every registered benchmark)."""
+    wanted = (registry.names() if names is None
+              else sorted({n.partition(":")[0].strip().lower() for n in names}))
+    out = {}
+    for name in wanted:
+        b = registry.get(name)
+        out[name] = {"headline": str(b.headline), "headline_label": b.headline_label,
+                     "judge_methods": [str(m) for m in b.judge_methods]}
+    return out
+
+
+def endpoint_names(cfg: SweepConfig, *, episodes: bool = True) -> set[str]:
+    """Every endpoint a sweep of ``cfg`` may call: agents and the user model (when it runs
+    episodes) and the LLM judges."""
+    names = set(cfg.judge_models)
+    if episodes:
+        names |= set(cfg.models) | {cfg.user_model}
+    return names
+
+
+def endpoint_prices(cfg: SweepConfig, names: set[str]) -> dict[str, Prices]:
+    """The configured prices of ``names`` (zero for endpoints without prices, e.g. scripted
+    models): what a run stores, so that its report prices its calls without a config."""
+    return {n: as_prices(cfg.endpoint(n, reference_url="http://reference.invalid"))
+            for n in sorted(names)}
 
 
 def reference_server(cfg: SweepConfig, **options: Any) -> ReferenceServer:

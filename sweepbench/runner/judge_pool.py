@@ -3,40 +3,47 @@
 Episodes are submitted as they finish; a fixed number of worker coroutines judge them with
 every configured judge. The deterministic state check runs inline (it is cheap); LLM judges
 call their own endpoint through their own client, so judge models keep their own rate limits.
-Judge calls go through a call journal like episode calls, under a journal id of their own
-(``judge|<judge>|<method>|<episode id>``), so an interrupted judging resumes without paying
-for a call twice. Judgments are versioned by (judge, method) and live side by side.
+Judgments are versioned by (judge, method) and live side by side; each carries its judge's
+key (the judge endpoint's identity and the method), and a judgment made by a judge with
+another key (the endpoint's model changed) is not taken as done.
+
+Judge calls are journaled under the episode's key in a journal of their own
+(``judge|<judge>|<method>``), so an interrupted judging resumes without paying twice. Each
+judge request (one sliding window, one Likert prompt) is its own conversation, so the journal
+matches a recorded answer to a request by a hash of the *whole* request, not by position: a
+window whose prompt is unchanged is answered from the journal, a changed one is asked live
+and appended, never answered with a stale reply.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import traceback
+from collections import defaultdict, deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
+import msgspec
+
 from sweepbench.benchmarks import registry
 from sweepbench.benchmarks.base import Judgment
 from sweepbench.datasets.task import Task
-from sweepbench.ids import (
-    STATE_JUDGE,
-    EpisodeId,
-    JudgeMethod,
-    TerminationReason,
-    judge_journal_id,
-)
+from sweepbench.ids import STATE_JUDGE, JudgeMethod, TerminationReason, judge_journal
 from sweepbench.results.store import RunStore
-from sweepbench.runner.journal import CallJournal
-from sweepbench.wire import EpisodeRecord, encoder
+from sweepbench.runner.journal import Replayed
+from sweepbench.wire import AssistantMessage, ChatRequest, Usage, encoder
 
 
 @dataclass(frozen=True)
 class JudgeSpec:
-    """One judge: ``model`` is an endpoint name (or "state" for the deterministic check)."""
+    """One judge: ``model`` is an endpoint name (or "state" for the deterministic check);
+    ``key`` identifies what judges (the endpoint's identity and the method)."""
 
     model: str
     method: str
+    key: str = ""
 
     @property
     def is_state(self) -> bool:
@@ -46,10 +53,13 @@ class JudgeSpec:
         return self.is_state or self.method in registry.get(benchmark).judge_methods
 
 
-STATE = JudgeSpec(STATE_JUDGE, JudgeMethod.STATE)
+STATE = JudgeSpec(STATE_JUDGE, JudgeMethod.STATE, STATE_JUDGE)
+
+# the pool's queue items: (task, episode key, record, benchmark)
+_Item = tuple[Task, str, Any]
 
 
-def state_judgment(task: Task, record: EpisodeRecord) -> Judgment:
+def state_judgment(task: Task, record: Any) -> Judgment:
     """The benchmark's deterministic check; an episode that ended in error fails it."""
     if record.termination == TerminationReason.ERROR:
         return {"passed": False, "score": 0.0,
@@ -57,37 +67,96 @@ def state_judgment(task: Task, record: EpisodeRecord) -> Judgment:
     return registry.get(task.benchmark).check(task, record)
 
 
+def request_hash(req: ChatRequest) -> str:
+    """A hash of everything a judge request asks (messages and tools), whole."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(encoder.encode(req.messages))
+    h.update(b"\x1e")
+    if req.tools:
+        h.update(encoder.encode(req.tools))
+    return h.hexdigest()
+
+
+class JudgeJournal:
+    """One judge's calls for one episode: recorded answers by request hash, live calls
+    appended after the recorded ones."""
+
+    def __init__(self, store: RunStore, key: str, spec: JudgeSpec, run_id: str | None) -> None:
+        self.store, self.key, self.spec, self.run_id = store, key, spec, run_id
+        self.journal = judge_journal(spec.model, spec.method)
+        events = store.events(key, journal=self.journal, kind="model_call")
+        self.recorded: dict[str, deque[dict]] = defaultdict(deque)
+        for e in events:
+            self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])
+        self.seq = 1 + max((e["seq"] for e in store.events(key, journal=self.journal)),
+                           default=-1)
+        self.replayed = 0
+
+    def caller(self, complete: Callable[[ChatRequest], Awaitable[Any]],
+               observe: Callable[[Any], None] | None) -> Callable[[ChatRequest], Awaitable[Any]]:
+        async def call(req: ChatRequest) -> Any:
+            digest = request_hash(req)
+            if self.recorded.get(digest):
+                self.replayed += 1
+                rec = self.recorded[digest].popleft()
+                return Replayed(msgspec.convert(rec["message"], AssistantMessage),
+                                msgspec.convert(rec.get("usage") or {}, Usage),
+                                float(rec.get("latency_s") or 0.0), int(rec.get("attempts") or 0))
+            result = await complete(req)
+            self.store.event(self.key, self.seq, "model_call", encoder.encode({
+                "role": "judge", "request_hash": digest, "message": result.message,
+                "usage": result.usage, "latency_s": result.latency_s,
+                "attempts": getattr(result, "attempts", 1),
+                "statuses": getattr(result, "statuses", None)}),
+                journal=self.journal, run_id=self.run_id, endpoint=self.spec.model)
+            self.seq += 1
+            await self.store.flush()
+            if observe is not None:
+                observe(result)
+            return result
+
+        return call
+
+
 class JudgePool:
     """Judges submitted episodes with every judge spec; ``drain()`` waits for all of them."""
 
-    def __init__(self, store: RunStore, run_id: str, *, judges: list[JudgeSpec],
+    def __init__(self, store: RunStore, run_id: str | None, *, judges: list[JudgeSpec],
                  clients: dict[str, Any], workers: int = 16, data_dir: Path | None = None,
                  on_judged: Callable[[str, JudgeSpec, dict], None] | None = None,
-                 observe: Callable[[str, Any], None] | None = None) -> None:
+                 observe: Callable[[str, Any], None] | None = None,
+                 keys: list[str] | None = None) -> None:
         self.store, self.run_id = store, run_id
         self.judges = judges
         self.clients = clients
         self.data_dir = data_dir
-        self.on_judged = on_judged or (lambda eid, spec, judgment: None)
+        self.on_judged = on_judged or (lambda key, spec, judgment: None)
         self.observe = observe  # told (endpoint, result) of every live judge call
-        self.queue: asyncio.Queue[tuple[Task, str, EpisodeRecord] | None] = asyncio.Queue()
+        self.queue: asyncio.Queue[_Item | None] = asyncio.Queue()
         self.n_workers = max(1, workers)
-        # a judgment that failed (its judge could not answer) is tried again
-        self.done = {(j["episode_id"], j["judge"], j["method"]) for j in store.judgments(run_id)
-                     if "error" not in (j.get("details") or {})}
+        # done: made by the same judge (same key) without error; a failed one is tried again
+        current = {(j.model, j.method): j.key for j in judges}
+        self.done = {(j["episode_key"], j["judge"], j["method"]) for j in store.judgments(keys)
+                     if "error" not in (j.get("details") or {})
+                     and current.get((j["judge"], j["method"])) in (None, j["judge_key"])}
         self.judged = self.failed = 0
+        self.failures: dict[tuple[str, str], int] = defaultdict(int)
         self._workers: list[asyncio.Task] = []
 
     def start(self) -> None:
         self._workers = [asyncio.create_task(self._work()) for _ in range(self.n_workers)]
 
-    def submit(self, task: Task, episode_id: str, record: EpisodeRecord) -> None:
-        self.queue.put_nowait((task, episode_id, record))
+    def submit(self, task: Task, key: str, record: Any, *, fresh: bool = False) -> None:
+        """Judge ``record`` (the episode ``key`` of ``task``); ``fresh``: it was just (re)run,
+        so judgments of an earlier record do not count."""
+        if fresh:
+            for j in self.judges:
+                self.done.discard((key, j.model, j.method))
+        self.queue.put_nowait((task, key, record))
 
-    def pending(self, episode_id: str) -> bool:
+    def pending(self, key: str, benchmark: str) -> bool:
         """Whether some judge that applies to the episode has not judged it yet."""
-        benchmark = EpisodeId.parse(episode_id).task.benchmark
-        return any((episode_id, j.model, j.method) not in self.done
+        return any((key, j.model, j.method) not in self.done
                    for j in self.judges if j.applies_to(benchmark))
 
     async def drain(self) -> None:
@@ -98,40 +167,33 @@ class JudgePool:
 
     async def _work(self) -> None:
         while (item := await self.queue.get()) is not None:
-            task, eid, record = item
+            task, key, record = item
             for spec in self.judges:
-                if spec.applies_to(task.benchmark) and (eid, spec.model, spec.method) not in self.done:
-                    await self._judge(task, eid, record, spec)
+                if spec.applies_to(task.benchmark) and (key, spec.model, spec.method) not in self.done:
+                    await self._judge(task, key, record, spec)
 
-    async def _judge(self, task: Task, eid: str, record: EpisodeRecord, spec: JudgeSpec) -> None:
+    async def _judge(self, task: Task, key: str, record: Any, spec: JudgeSpec) -> None:
         try:
             if spec.is_state:
                 judgment = state_judgment(task, record)
-            else:
-                call = self._journaled_call(eid, spec)
-                judgment = await registry.get(task.benchmark).judge(
-                    task, record, spec.method, call, data_dir=self.data_dir)
+            else:  # an episode that ended too early gets the benchmark's verdict, no call
+                benchmark = registry.get(task.benchmark)
+                judgment = benchmark.premature_judgment(task, record)
+                if judgment is None:
+                    journal = JudgeJournal(self.store, key, spec, self.run_id)
+                    observe = ((lambda result: self.observe(spec.model, result))
+                               if self.observe else None)
+                    call = journal.caller(self.clients[spec.model].complete, observe)
+                    judgment = await benchmark.judge(task, record, spec.method, call,
+                                                     data_dir=self.data_dir)
         except Exception as exc:  # a judge that cannot judge: recorded, never a crash
             self.failed += 1
+            self.failures[spec.model, spec.method] += 1
             why = traceback.format_exception_only(exc)[-1].strip()
             judgment = {"passed": None, "score": None, "details": {"error": why}}
-        self.store.judgment(self.run_id, eid, judge=spec.model, method=spec.method,
+        self.store.judgment(key, judge=spec.model, method=spec.method,
                             passed=judgment["passed"], score=judgment["score"],
-                            details=judgment["details"])
-        self.done.add((eid, spec.model, spec.method))
+                            details=judgment["details"], run_id=self.run_id, judge_key=spec.key)
+        self.done.add((key, spec.model, spec.method))
         self.judged += 1
-        self.on_judged(eid, spec, judgment)
-
-    def _journaled_call(self, eid: str, spec: JudgeSpec) -> Callable[..., Awaitable[Any]]:
-        journal_id = judge_journal_id(spec.model, spec.method, eid)
-        recorded = [e["payload"] for e in self.store.events(self.run_id, journal_id, kind="model_call")]
-        seq = 0
-
-        def emit(kind: str, payload: dict[str, Any]) -> None:
-            nonlocal seq
-            self.store.event(self.run_id, journal_id, seq, kind, encoder.encode(payload))
-            seq += 1
-
-        journal = CallJournal(emit=emit, durable=self.store.flush, recorded=recorded)
-        observe = (lambda result: self.observe(spec.model, result)) if self.observe else None
-        return journal.caller("judge", self.clients[spec.model].complete, observe)
+        self.on_judged(key, spec, judgment)

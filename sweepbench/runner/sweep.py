@@ -2,9 +2,14 @@
 
 Episodes spend nearly all their time waiting on HTTP, so a fixed pool of worker coroutines
 pulls work from one list: memory stays flat however long the list, and the in-flight cap is
-exact. Work already finished in the store (same run id, i.e. the same sweep identity) is
-skipped, so re-running a command continues it. Each finished episode is judged at once by the
-deterministic state check and any LLM judges, in a judge pool that works while episodes run.
+exact. Each episode is keyed by its identity (:mod:`sweepbench.runner.identity`): what the
+store already finished under that key is skipped, whichever invocation ran it, so a sweep
+with more trials, another model or another benchmark runs only its new episodes, and an
+unfinished one continues from its journal. Each invocation is a run in the store, linked to
+the episodes it selected and holding the prices of its endpoints. Finished episodes are
+judged at once by the deterministic state check and any LLM judges, in a judge pool that
+works while episodes run. A spending cap (:mod:`sweepbench.runner.budget`) stops starting
+episodes when the selection's spend would pass it.
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import traceback
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -21,23 +27,26 @@ import msgspec
 from sweepbench.benchmarks import registry
 from sweepbench.config import SweepConfig
 from sweepbench.datasets.data_dir import resolve_data_dir
-from sweepbench.ids import (
-    EpisodeId,
-    EpisodeStatus,
-    TaskKey,
-    TerminationReason,
-    UserMode,
-)
+from sweepbench.ids import EpisodeStatus, TerminationReason, UserMode
+from sweepbench.results.cost import Spend, prices_by_run
 from sweepbench.results.store import RunStore
-from sweepbench.runner.build import SweepResources, judge_specs
+from sweepbench.runner.budget import Budget
+from sweepbench.runner.build import (
+    SweepResources,
+    benchmark_info,
+    endpoint_names,
+    endpoint_prices,
+    judge_specs,
+)
+from sweepbench.runner.identity import what_changed
 from sweepbench.runner.journal import CallJournal
 from sweepbench.runner.judge_pool import JudgePool
-from sweepbench.runner.work import Shard, WorkItem, run_id_for, select_tasks
-from sweepbench.simulator.episode import EpisodeLimits, run_episode
+from sweepbench.runner.work import Shard, WorkItem, build_work, new_run_id, select_tasks
+from sweepbench.simulator.episode import run_episode
 from sweepbench.wire import EpisodeRecord, encoder
 
-__all__ = ["Shard", "Sweep", "SweepOutcome", "WorkItem", "install_uvloop", "run_id_for",
-           "run_sweep", "select_tasks", "tune_gc"]
+__all__ = ["Shard", "Sweep", "SweepOutcome", "WorkItem", "install_uvloop", "run_sweep",
+           "select_tasks", "tune_gc"]
 
 
 @dataclass
@@ -50,106 +59,174 @@ class SweepOutcome:
     resumed: int = 0  # episodes continued from their journal
     replayed_calls: int = 0  # model calls answered from the journal instead of re-requested
     judged: int = 0  # judgments made
+    selected: int = 0  # episodes the sweep selected
+    changed: dict[str, int] = field(default_factory=dict)  # why stored episodes were not reused
+    not_started: int = 0  # left out by a spending cap
+    budget_stop: str | None = None  # the cap that stopped the sweep
+    spent: float = 0.0  # dollars spent on the selection (stored + now)
+    judge_failures: dict[str, int] = field(default_factory=dict)  # "judge / method" -> count
 
 
 class Sweep:
-    """Runs one sweep against a store; ``progress`` is told about every finished episode."""
+    """Runs one sweep against a store; ``progress`` is told about every finished episode.
+
+    ``max_cost``: dollars the selection may cost in all (stored calls included); endpoints'
+    ``max_cost_usd`` cap their own spend. ``prior``: endpoint -> expected dollars per episode
+    before any has finished (the plan's estimate).
+    """
 
     def __init__(self, cfg: SweepConfig, store: RunStore, *,
                  progress: Callable[..., None] | None = None, retry_errors: bool = False,
-                 shard: "Shard | None" = None) -> None:
+                 shard: "Shard | None" = None, run_id: str | None = None,
+                 max_cost: float | None = None, prior: dict[str, float] | None = None,
+                 command: str = "run") -> None:
         self.cfg = cfg
         self.retry_errors = retry_errors
         self.shard = shard or Shard(0, 1)
         self.resumed = self.replayed_calls = 0
         self._journaled: set[str] = set()  # episodes the store has started before
         self.store = store
-        self.run_id = run_id_for(cfg)
+        self.run_id = run_id or new_run_id()
         self.data_dir = resolve_data_dir(cfg.data_dir)
         self.progress = progress or (lambda kind, **info: None)
         self.clients: dict[str, Any] = {}  # endpoint name -> ModelClient, while running
         self.reference: Any = None  # the built-in reference server, while it runs
+        self.max_cost = max_cost if max_cost is not None else cfg.max_cost_usd
+        self.prior = prior
+        self.command = command
+        self.changed: Counter[str] = Counter()
+        self.budget: Budget | None = None
+        self.in_flight = 0
 
-    def work(self) -> tuple[list[WorkItem], int]:
-        """Work still to do and how many episodes the store already has finished.
+    def work(self) -> tuple[list[WorkItem], list[WorkItem]]:
+        """(work still to do, selected episodes the store already has finished).
 
         Finished episodes are skipped; unfinished ones (and, with ``retry_errors``, those that
-        ended in error) are resumed from their journal.
+        ended in error) are continued from their journal.
         """
-        status = self.store.episode_status(self.run_id)
-        self._journaled = {eid for eid, st in status.items()
+        items = build_work(self.cfg, self.data_dir, self.shard)
+        status = self.store.episode_status([i.key for i in items])
+        self._journaled = {k for k, st in status.items()
                            if st in (EpisodeStatus.RUNNING, EpisodeStatus.ERROR)}
         finished = ((EpisodeStatus.DONE,) if self.retry_errors
                     else (EpisodeStatus.DONE, EpisodeStatus.ERROR))
-        todo, skipped = [], 0
-        for trial in range(self.cfg.trials):
-            for spec, task in select_tasks(self.cfg):
-                for model in self.cfg.models:
-                    item = WorkItem(model, spec, task, trial)
-                    if not self.shard.owns(item.episode_id):
-                        continue
-                    if status.get(item.episode_id) in finished:
-                        skipped += 1
-                    else:
-                        todo.append(item)
-        return todo, skipped
+        todo = [i for i in items if status.get(i.key) not in finished]
+        stored = [i for i in items if status.get(i.key) in finished]
+        self._explain_new([i for i in todo if i.key not in status])
+        return todo, stored
+
+    def _explain_new(self, new: list[WorkItem]) -> None:
+        """Why the store's episodes with the same labels as ``new`` ones are not reused."""
+        if not new:
+            return
+        labels = {i.episode_id: i for i in new}
+        for row in self.store.episode_rows_by_label(list(labels)):
+            item = labels[row["label"]]
+            for why in what_changed(row["identity"], item.identity) or ["identity"]:
+                self.changed[why] += 1
 
     async def run(self, *, episodes: bool = True) -> SweepOutcome:
         """Run what is left of the sweep and judge as episodes finish.
 
-        ``episodes=False`` only judges what the store already holds (``sweepbench judge``):
-        no agent or user model is called.
+        ``episodes=False`` only judges what the store already holds of the selection
+        (``sweepbench judge``): no agent or user model is called.
         """
-        cfg = self.cfg
-        self.store.begin_run(self.run_id, msgspec.to_builtins(cfg.identity()))
-        todo, skipped = self.work() if episodes else ([], 0)
-        tune_gc()  # after the tasks are loaded: they live as long as the sweep
-        self.progress("planned", total=len(todo), skipped=skipped)
+        cfg, store = self.cfg, self.store
+        todo, stored = self.work()
+        selected = todo + stored
+        if not episodes:
+            todo = []
         judges = judge_specs(cfg)
-        names = {j.model for j in judges if not j.is_state}
-        if todo:
-            names |= set(cfg.models) | {cfg.user_model}
+        pool = JudgePool(store, self.run_id, judges=judges, clients={},
+                         workers=cfg.judge_concurrency, data_dir=self.data_dir,
+                         observe=self._on_call, keys=[i.key for i in selected])
+        # what is stored but not yet judged by some judge (a new judge, a crash while judging)
+        waiting = [i for i in (stored if episodes else selected)
+                   if pool.pending(i.key, i.task.benchmark)]
+        names = set(cfg.models) | {cfg.user_model} if todo else set()
+        if todo or waiting:
+            names |= set(cfg.judge_models)
+        prices = endpoint_prices(cfg, endpoint_names(cfg))
+        store.begin_run(self.run_id, msgspec.to_builtins(cfg),
+                        prices=msgspec.to_builtins(prices),
+                        info={"command": self.command, "benchmarks": benchmark_info(cfg.benchmarks),
+                              "shard": f"{self.shard.index}/{self.shard.count}"})
+        store.select(self.run_id, [i.meta(cfg) for i in selected])
+        self.budget = self._budget(selected, prices)
+        tune_gc()  # after the tasks are loaded: they live as long as the sweep
+        self.progress("planned", total=len(todo), skipped=len(stored), changed=dict(self.changed))
         errors = 0
-        async with SweepResources(cfg, names) as resources:
-            self.clients, self.reference = resources.clients, resources.reference
-            self.judge_pool = pool = JudgePool(
-                self.store, self.run_id, judges=judges, clients=self.clients,
-                workers=cfg.judge_concurrency, data_dir=self.data_dir,
-                observe=lambda name, result: self.progress("call", endpoint=name, result=result))
-            pool.start()
-            self._submit_unjudged(pool)
-            queue = iter(todo)
+        started = 0
+        status = "done"
+        try:
+            async with SweepResources(cfg, names) as resources:
+                self.clients, self.reference = resources.clients, resources.reference
+                self.judge_pool, pool.clients = pool, self.clients
+                pool.start()
+                self._submit(pool, waiting)
+                queue = iter(todo)
+                judge_endpoints = set(cfg.judge_models)
 
-            async def worker() -> None:
-                nonlocal errors
-                for item in queue:
-                    record = await self.run_item(item)
-                    errors += record.termination == TerminationReason.ERROR
-                    pool.submit(item.task, item.episode_id, record)
-            n_workers = max(1, min(cfg.max_concurrency, len(todo)))
-            await asyncio.gather(*(worker() for _ in range(n_workers)))
-            await pool.drain()
-        self.store.finish_run(self.run_id, "done")
-        await self.store.flush()
-        return SweepOutcome(self.run_id, Path(self.store.path), len(todo), skipped, errors,
-                            self.resumed, self.replayed_calls, pool.judged)
+                async def worker() -> None:
+                    nonlocal errors, started
+                    for item in queue:
+                        uses = {item.model, cfg.user_model} | judge_endpoints
+                        if not self.budget.may_start(self.in_flight, uses):
+                            return
+                        started += 1
+                        self.in_flight += 1
+                        try:
+                            record = await self.run_item(item)
+                        finally:
+                            self.in_flight -= 1
+                        self.budget.episode_done()
+                        errors += record.termination == TerminationReason.ERROR
+                        pool.submit(item.task, item.key, record, fresh=True)
+                n_workers = max(1, min(cfg.max_concurrency, len(todo)))
+                await asyncio.gather(*(worker() for _ in range(n_workers)))
+                await pool.drain()
+        except BaseException:
+            try:
+                store.finish_run(self.run_id, "interrupted")
+            except Exception:  # noqa: BLE001 - the store's own failure is what surfaces
+                pass
+            raise
+        if self.budget.stopped:
+            status = "budget"
+        store.finish_run(self.run_id, status, info={"budget_stop": self.budget.stopped,
+                                                    "not_started": len(todo) - started})
+        await store.flush()
+        return SweepOutcome(
+            self.run_id, Path(store.path), started, len(stored), errors, self.resumed,
+            self.replayed_calls, pool.judged, selected=len(selected), changed=dict(self.changed),
+            not_started=len(todo) - started, budget_stop=self.budget.stopped,
+            spent=self.budget.spent,
+            judge_failures={f"{m} / {meth}": n for (m, meth), n in pool.failures.items()})
 
-    def _submit_unjudged(self, pool: "JudgePool") -> None:
-        """Episodes finished earlier that some judge has not judged yet (new judge, crash)."""
-        waiting = {row["episode_id"] for row in self.store.episode_rows(self.run_id)
-                   if row["status"] != EpisodeStatus.RUNNING and pool.pending(row["episode_id"])
-                   and self.shard.owns(row["episode_id"])}
-        if not waiting:
-            return
-        tasks = {task.key: task for _, task in select_tasks(self.cfg)}
-        for record in self.store.episodes(self.run_id):
-            key = str(TaskKey(record.benchmark, record.domain, record.lang, record.task_id))
-            eid = str(EpisodeId(record.model, TaskKey.parse(key), record.trial))
-            if eid in waiting and key in tasks:  # tasks outside this selection stay unjudged
-                pool.submit(tasks[key], eid, record)
+    def _budget(self, selected: list[WorkItem], prices: dict) -> Budget:
+        caps = {ep.name: ep.max_cost_usd for ep in self.cfg.endpoints
+                if ep.max_cost_usd is not None}
+        stored = None
+        if self.max_cost is not None or caps:
+            stored = Spend.of(self.store.model_calls([i.key for i in selected]),
+                              prices_by_run(self.store.runs()))
+        return Budget(cap=self.max_cost, endpoint_caps=caps, prices=prices, stored=stored,
+                      prior=self.prior)
+
+    def _on_call(self, endpoint: str, result: Any) -> None:
+        """Every live model call: the spend, and the progress display."""
+        if self.budget is not None:
+            self.budget.charge(endpoint, result.usage, getattr(result, "attempts", 1))
+        self.progress("call", endpoint=endpoint, result=result)
+
+    def _submit(self, pool: JudgePool, items: list[WorkItem]) -> None:
+        """Stored episodes to judge (their records read now)."""
+        by_key = {i.key: i for i in items}
+        for key, record in self.store.records(list(by_key)).items():
+            pool.submit(by_key[key].task, key, record)
 
     def _observer(self, endpoint: str) -> Callable[[Any], None]:
-        return lambda result: self.progress("call", endpoint=endpoint, result=result)
+        return lambda result: self._on_call(endpoint, result)
 
     def meta(self, item: WorkItem) -> dict[str, Any]:
         return {"episode": item.episode_id, "task": item.task.key, "spec": item.spec,
@@ -158,20 +235,21 @@ class Sweep:
                 "trial": item.trial, "seed": self.cfg.seed}
 
     async def run_item(self, item: WorkItem) -> EpisodeRecord:
-        run_id, eid, task = self.run_id, item.episode_id, item.task
-        self.store.episode_started(run_id, eid, model=item.model, benchmark=task.benchmark,
-                                   domain=task.domain, task_id=task.id, lang=task.lang,
-                                   trial=item.trial)
+        run_id, key, task, cfg = self.run_id, item.key, item.task, self.cfg
+        self.store.episode_started(item.meta(cfg), run_id=run_id)
         self.progress("started", item=item)
         # only an episode that was started before (interrupted, or retried) has a journal
-        recorded = ([e["payload"] for e in self.store.events(run_id, eid, kind="model_call")]
-                    if eid in self._journaled else [])
+        recorded = ([e["payload"] for e in self.store.events(key, kind="model_call")]
+                    if key in self._journaled else [])
         self.resumed += bool(recorded)
         seq = 0
+        endpoints = {"agent": item.model, "user": cfg.user_model}
 
         def on_event(kind: str, payload: dict[str, Any]) -> None:
             nonlocal seq
-            self.store.event(run_id, eid, seq, kind, encoder.encode(payload))
+            endpoint = endpoints.get(payload.get("role")) if kind == "model_call" else None
+            self.store.event(key, seq, kind, encoder.encode(payload), run_id=run_id,
+                             endpoint=endpoint)
             seq += 1
 
         journal = CallJournal(emit=on_event, durable=self.store.flush, recorded=recorded)
@@ -181,39 +259,49 @@ class Sweep:
         try:
             benchmark = registry.get(task.benchmark)
             state = benchmark.new_state(task)
-            agent_client, user_client = self.clients[item.model], self.clients[self.cfg.user_model]
+            agent_client, user_client = self.clients[item.model], self.clients[cfg.user_model]
+            protocol = benchmark.episode_protocol(task, data_dir=self.data_dir,
+                                                  user_mode=UserMode(cfg.user_mode))
             result = await run_episode(
                 task,
                 agent=journal.caller("agent", agent_client.conversation(),
                                      self._observer(item.model)),
                 user=journal.caller("user", user_client.conversation(),
-                                    self._observer(self.cfg.user_model)),
+                                    self._observer(cfg.user_model)),
                 toolkit=benchmark.toolkit(task),
                 state=state,
                 final_state=benchmark.final_state,
                 tool_descriptions=benchmark.tool_descriptions(task, self.data_dir),
-                limits=EpisodeLimits(max_turns=self.cfg.max_turns or task.max_turns,
-                                     max_tool_errors=self.cfg.max_tool_errors),
+                limits=protocol.limits(task, max_turns=cfg.max_turns,
+                                       max_tool_errors=cfg.max_tool_errors,
+                                       max_steps=cfg.max_steps),
                 meta=self.meta(item),
                 on_event=on_event,
-                protocol=benchmark.episode_protocol(task, data_dir=self.data_dir,
-                                                    user_mode=UserMode(self.cfg.user_mode)),
+                protocol=protocol,
+                request_params={"agent": _endpoint_params(agent_client.endpoint),
+                                "user": _endpoint_params(user_client.endpoint)},
             )
             record = EpisodeRecord(
                 **base, termination=str(result.termination), messages=result.messages,
                 agent_usage=result.agent_usage, user_usage=result.user_usage,
                 agent_calls=result.agent_calls, user_calls=result.user_calls,
                 tool_calls=result.tool_calls, tool_errors=result.tool_errors,
-                turns=result.turns, wall_s=result.wall_s, error=result.error,
+                turns=result.turns, steps=result.steps, wall_s=result.wall_s, error=result.error,
                 final_state=result.final_state)
         except Exception as exc:  # a bug or a broken task: record it, keep the sweep going
             tb = traceback.format_exception_only(exc)[-1].strip()
             record = EpisodeRecord(**base, termination=str(TerminationReason.ERROR),
                                    error=f"internal error: {tb}")
         self.replayed_calls += journal.replayed
-        self.store.episode_finished(eid, record)
+        self.store.episode_finished(key, record, run_id=run_id)
         self.progress("finished", item=item, record=record)
         return record
+
+
+def _endpoint_params(endpoint: Any) -> dict[str, Any]:
+    """Request fields an endpoint sets itself; they win over a benchmark's defaults."""
+    temperature = getattr(endpoint, "temperature", None)
+    return {} if temperature is None else {"temperature": temperature}
 
 
 async def run_sweep(cfg: SweepConfig, store_path: str | Path, **kwargs: Any) -> SweepOutcome:
@@ -243,4 +331,3 @@ def install_uvloop() -> None:
     except ImportError:
         return
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
-

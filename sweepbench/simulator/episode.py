@@ -1,10 +1,12 @@
-"""One episode: agent <-> user <-> tools, until someone ends it.
+"""One episode: agent <-> user <-> tools, until someone (or a limit) ends it.
 
 No I/O happens here: the agent and the user are callables that return a model reply (the
-runner's callers journal model calls), and every tool call is reported to ``on_event``. The conversation is
-append-only, so consecutive agent requests share a byte-identical prefix (provider prompt
-caches hit). The user simulator sees the same conversation mirrored: the agent's words as
-``user``, its own as ``assistant``, and no tool traffic.
+runner's callers journal model calls), and every tool call is reported to ``on_event``. The
+conversation is append-only, so consecutive agent requests share a byte-identical prefix
+(provider prompt caches hit). The user simulator sees the same conversation mirrored: the
+agent's words as ``user``, its own as ``assistant``, and no tool traffic. What differs between
+benchmarks (prompts, greeting and who sees it, request fields, limits and how steps count,
+which replies are valid, what stops an episode) is the :class:`EpisodeProtocol`'s.
 """
 
 from __future__ import annotations
@@ -46,13 +48,21 @@ EventSink = Callable[[str, dict[str, Any]], None]
 
 
 class EpisodeLimits:
-    """Bounds that end an episode: exchanges with the user, agent steps, tool errors."""
+    """Bounds that end an episode; None switches a bound off.
 
-    def __init__(self, *, max_turns: int = 30, max_agent_steps_per_turn: int = 40,
-                 max_tool_errors: int = 10) -> None:
+    ``max_turns`` counts exchanges with the user, ``max_agent_steps_per_turn`` agent replies
+    between two user messages, ``max_tool_errors`` failed tool calls. ``max_steps`` counts
+    messages as VitaBench's upstream does: each user message, each agent message and each
+    batch of tool results is one step (the opening greeting is none); the check runs after
+    every step and wins over a stop said in that same step.
+    """
+
+    def __init__(self, *, max_turns: int | None = 30, max_agent_steps_per_turn: int | None = 40,
+                 max_tool_errors: int | None = 10, max_steps: int | None = None) -> None:
         self.max_turns = max_turns
         self.max_agent_steps_per_turn = max_agent_steps_per_turn
         self.max_tool_errors = max_tool_errors
+        self.max_steps = max_steps
 
 
 class EpisodeResult:
@@ -68,6 +78,7 @@ class EpisodeResult:
         self.tool_calls = 0
         self.tool_errors = 0
         self.turns = 0
+        self.steps = 0
         self.wall_s = 0.0
         self.error: str | None = None
         self.final_state: dict[str, Any] | None = None
@@ -115,17 +126,37 @@ class EpisodeContext:
 
 
 class EpisodeProtocol:
-    """A benchmark's conventions for an episode: prompts, and hooks between turns.
+    """A benchmark's conventions for an episode: prompts, limits, and hooks between turns.
 
-    The default is a plain conversation: the project's own prompts, nothing between turns.
-    A protocol object belongs to one episode (it may keep per-episode state). A ``solo``
-    protocol has no user: the agent gets ``solo_instruction`` up front and works alone.
+    The default is a plain conversation: the project's own prompts and greeting (which the
+    agent sees as its own first message), requests with no parameters of their own, tool
+    results without tool names, every agent reply accepted, and the agent's ``###STOP###``
+    ending the episode only in a reply without tool calls. A protocol object belongs to one
+    episode (it may keep per-episode state).
+
+    A ``solo`` protocol has a user who speaks once (its prompt says to give the whole
+    instruction at once): an agent reply with text and no stop ends the episode
+    (``agent_done``), as nobody would answer it.
     """
 
     solo = False
+    agent_sees_greeting = True
+    """False: the greeting opens the user's and the judge's view, not the agent's."""
+    agent_attempts = 1
+    """Tries per agent reply; replies ``valid_agent_reply`` refuses are dropped unseen, and
+    the episode ends with ``invalid_agent_message`` when every try was refused."""
+    name_tool_results = False
+    """Tool results carry the name of the tool that produced them."""
 
-    def solo_instruction(self, ctx: EpisodeContext) -> str:
-        return ctx.task.instructions
+    def limits(self, task: Task, *, max_turns: int | None = None, max_tool_errors: int = 10,
+               max_steps: int | None = None) -> EpisodeLimits:
+        """The episode's bounds from the sweep's settings (None: the benchmark's default)."""
+        return EpisodeLimits(max_turns=max_turns or task.max_turns,
+                             max_tool_errors=max_tool_errors, max_steps=max_steps)
+
+    def greeting(self, ctx: EpisodeContext) -> str | None:
+        """The agent's opening line (None: the user speaks first)."""
+        return agent_greeting(ctx.task)
 
     def agent_system_prompt(self, ctx: EpisodeContext) -> str:
         """Built just before the agent's first call, so a hook may shape it first."""
@@ -133,6 +164,23 @@ class EpisodeProtocol:
 
     def user_system_prompt(self, ctx: EpisodeContext) -> str:
         return user_system_prompt(ctx.task)
+
+    def request_params(self, role: str, *, with_tools: bool) -> dict[str, Any]:
+        """Request fields for ``role``'s calls (e.g. temperature, tool_choice)."""
+        return {}
+
+    def valid_agent_reply(self, msg: AssistantMessage) -> bool:
+        return True
+
+    def agent_history_message(self, msg: AssistantMessage) -> AssistantMessage:
+        """How an agent reply is written into the conversation the agent sees next."""
+        return msg
+
+    def user_stops(self, text: str) -> bool:
+        return STOP in text
+
+    def agent_stops(self, msg: AssistantMessage) -> bool:
+        return not msg.tool_calls and STOP in (msg.content or "")
 
     async def after_user_message(self, ctx: EpisodeContext, text: str) -> "TerminationReason | None":
         """Runs after each user message, before the agent answers; may end the episode."""
@@ -153,28 +201,34 @@ async def run_episode(
     on_event: EventSink | None = None,
     protocol: EpisodeProtocol | None = None,
     referee: ModelCall | None = None,
+    request_params: dict[str, dict[str, Any]] | None = None,
 ) -> EpisodeResult:
     """Run one episode of ``task``; never raises for model or tool misbehaviour.
 
     ``referee`` answers the protocol's own calls (T1's domain classifier and exit check);
     it defaults to the user-simulator model, and its calls count with the user's.
+    ``request_params`` ({role: {field: value}}) override the protocol's request fields
+    (an endpoint's own settings). ``limits`` default to the protocol's.
     """
-    limits = limits or EpisodeLimits(max_turns=task.max_turns)
     protocol = protocol or EpisodeProtocol()
+    limits = limits or protocol.limits(task)
     referee = referee or user
     emit = on_event or (lambda kind, payload: None)
-    meta = meta or {}
+    meta = {**(meta or {}), **({"solo": True} if protocol.solo else {})}
+    overrides = request_params or {}
     res = EpisodeResult()
     started = time.perf_counter()
     tools = toolkit.specs(tool_descriptions)
     history = history_messages(task)  # a task may start mid-conversation
-    agent_msgs: list[Message] = history or [AssistantMessage(agent_greeting(task))]
-    user_msgs: list[Message] = mirrored(agent_msgs)  # system prompts come lazily
+    agent_msgs: list[Message] = list(history)
+    user_msgs: list[Message] = mirrored(history)  # system prompts come lazily
     res.messages = agent_msgs
 
     async def call(role: str, fn: ModelCall, messages: list[Message], with_tools: bool) -> AssistantMessage:
+        params = {**protocol.request_params(role, with_tools=with_tools),
+                  **overrides.get(role, {})}
         req = ChatRequest(model="", messages=messages[:], tools=tools if with_tools else None,
-                          sweepbench={**meta, "role": role})
+                          sweepbench={**meta, "role": role}, **params)
         try:
             reply = await fn(req)
         except Exception as exc:  # the model client already retried what was retryable
@@ -192,39 +246,59 @@ async def run_episode(
 
     ctx = EpisodeContext(task, state, agent_msgs, user_msgs, ask)
     user_msgs.insert(0, SystemMessage(protocol.user_system_prompt(ctx)))
+    opening: list[Message] = []
+    if not history and (greeting := protocol.greeting(ctx)) is not None:
+        opening = [AssistantMessage(greeting)]
+        user_msgs.append(UserMessage(greeting))
+        if protocol.agent_sees_greeting:
+            agent_msgs += opening
+            opening = []
 
-    async def solo(ctx: EpisodeContext) -> TerminationReason:
-        """No user: the whole instruction up front, agent turns until it says it is done."""
-        agent_msgs[:] = [UserMessage(protocol.solo_instruction(ctx))]
-        for _ in range(limits.max_turns):
-            res.turns += 1
-            ended = await agent_turn()
-            if ended is not None:
-                return ended
-            if STOP not in (agent_msgs[-1].content or ""):
-                return TerminationReason.AGENT_DONE  # it spoke to nobody: its work is over
-        return TerminationReason.MAX_TURNS
+    def step_limit() -> bool:
+        """One more step; True when that used up the episode's step budget."""
+        res.steps += 1
+        return limits.max_steps is not None and res.steps >= limits.max_steps
+
+    async def agent_reply() -> AssistantMessage | None:
+        for _ in range(max(1, protocol.agent_attempts)):
+            msg = await call("agent", agent, agent_msgs, True)
+            if protocol.valid_agent_reply(msg):
+                return protocol.agent_history_message(msg)
+        return None
 
     async def agent_turn() -> TerminationReason | None:
         """Agent steps until it speaks to the user; a termination reason ends the episode."""
         if not ctx.agent_started:
             agent_msgs.insert(0, SystemMessage(protocol.agent_system_prompt(ctx)))
             ctx.agent_started = True
-        for _ in range(limits.max_agent_steps_per_turn):
-            msg = await call("agent", agent, agent_msgs, True)
+        n = 0
+        while limits.max_agent_steps_per_turn is None or n < limits.max_agent_steps_per_turn:
+            n += 1
+            msg = await agent_reply()
+            if msg is None:
+                return TerminationReason.INVALID_AGENT_MESSAGE
             agent_msgs.append(msg)
+            stops = protocol.agent_stops(msg)
+            if step_limit():
+                return TerminationReason.MAX_STEPS
+            if stops:
+                return TerminationReason.AGENT_STOP
             if not msg.tool_calls:
                 text = msg.content or ""
                 user_msgs.append(UserMessage(text))
-                return TerminationReason.AGENT_STOP if STOP in text else None
+                # solo: nobody would answer, so a reply to the user ends the work
+                return TerminationReason.AGENT_DONE if protocol.solo else None
             for tc in msg.tool_calls:
                 outcome = toolkit.call(state, tc.function.name, tc.function.arguments)
                 res.tool_calls += 1
                 res.tool_errors += not outcome.ok
-                agent_msgs.append(ToolMessage(tc.id, outcome.content))
+                name = tc.function.name if protocol.name_tool_results else None
+                agent_msgs.append(ToolMessage(tc.id, outcome.content, name))
                 emit("tool_call", {"name": tc.function.name, "arguments": tc.function.arguments,
                                    "ok": outcome.ok, "result": outcome.content})
-            if res.tool_errors > limits.max_tool_errors:
+            if step_limit():
+                return TerminationReason.MAX_STEPS
+            if limits.max_tool_errors is not None and res.tool_errors > limits.max_tool_errors:
                 return TerminationReason.TOO_MANY_ERRORS
         return TerminationReason.MAX_TURNS
 
@@ -234,22 +308,27 @@ async def run_episode(
             text = (await call("user", user, user_msgs, False)).content or ""
             user_msgs.append(AssistantMessage(text))
             agent_msgs.append(UserMessage(text))
-            if STOP in text:
+            stops = protocol.user_stops(text)
+            if step_limit():
+                return TerminationReason.MAX_STEPS
+            if stops:
                 return TerminationReason.USER_STOP
             res.turns += 1
-            if res.turns > limits.max_turns:
+            if limits.max_turns is not None and res.turns > limits.max_turns:
                 return TerminationReason.MAX_TURNS
             ended = await protocol.after_user_message(ctx, text) or await agent_turn()
             if ended is not None:
                 return ended
 
     try:
-        res.termination = await (solo(ctx) if protocol.solo else conversation())
+        res.termination = await conversation()
     except EpisodeFailed as exc:
         res.termination = TerminationReason.ERROR
         res.error = str(exc)
     if not ctx.agent_started:  # the record always starts with the agent's system prompt
         agent_msgs.insert(0, SystemMessage(protocol.agent_system_prompt(ctx)))
+    if opening:  # the record is the whole conversation: the greeting the agent did not see too
+        res.messages = agent_msgs[:1] + opening + agent_msgs[1:]
     res.final_state = final_state(state)
     res.wall_s = time.perf_counter() - started
     return res

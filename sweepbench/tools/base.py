@@ -5,7 +5,9 @@ docstring the description, so what the model sees cannot drift from the code. Ar
 arrive as untrusted JSON text; they are decoded and validated by msgspec against a Struct built
 from the signature. Any problem the model caused (unknown tool, malformed JSON, missing, extra
 or wrong-typed arguments, a ``ToolError`` raised by the tool) becomes a clear error string for
-the model and the episode continues. Any other exception is a bug and propagates.
+the model and the episode continues. Any other exception is a bug and propagates. That is the
+default :class:`CallPolicy`; a toolkit may be given another (how calls are run and tools are
+described), for a benchmark whose published harness does it differently.
 """
 
 from __future__ import annotations
@@ -146,10 +148,12 @@ class Tool:
 
 
 class Toolkit:
-    """A set of tools over one database type; toolkits merge for cross-domain tasks."""
+    """A set of tools over one database type; toolkits merge for cross-domain tasks (the
+    merged toolkit keeps the first one's call policy)."""
 
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+    def __init__(self, tools: Iterable[Tool] = (), *, policy: CallPolicy | None = None) -> None:
         self.tools: dict[str, Tool] = {}
+        self.policy = policy or STRICT
         # (descriptions, specs): one list per description set, the same object every episode,
         # so its JSON can be encoded and hashed once.
         self._specs: list[tuple[Any, list[ToolSpec]]] = []
@@ -157,10 +161,10 @@ class Toolkit:
             self.add(t)
 
     @classmethod
-    def from_module(cls, module: Any, domain: str) -> "Toolkit":
+    def from_module(cls, module: Any, domain: str, *, policy: CallPolicy | None = None) -> "Toolkit":
         fns = [v for v in vars(module).values() if callable(v) and hasattr(v, _TOOL_ATTR)]
         fns.sort(key=lambda f: f.__code__.co_firstlineno)
-        return cls(Tool.from_function(f, domain) for f in fns)
+        return cls((Tool.from_function(f, domain) for f in fns), policy=policy)
 
     def add(self, t: Tool) -> None:
         if t.name in self.tools and self.tools[t.name].fn is not t.fn:
@@ -169,7 +173,7 @@ class Toolkit:
         self._specs.clear()
 
     def merge(self, *others: "Toolkit") -> "Toolkit":
-        merged = Toolkit(self.tools.values())
+        merged = Toolkit(self.tools.values(), policy=self.policy)
         for other in others:
             for t in other.tools.values():
                 merged.add(t)
@@ -186,7 +190,7 @@ class Toolkit:
         out = []
         for t in self.tools.values():
             d = (descriptions or {}).get(t.name) or {}
-            out.append(t.schema(d.get("description"), d.get("args")))
+            out.append(self.policy.schema(t, d.get("description"), d.get("args")))
         return out
 
     def specs(self, descriptions: dict[str, dict] | None = None) -> list[ToolSpec]:
@@ -202,9 +206,22 @@ class Toolkit:
 
     def call(self, db: Any, name: str, arguments: str | bytes) -> ToolOutcome:
         """Execute one tool call from the model; never raises for model-caused errors."""
-        t = self.tools.get(name)
+        return self.policy.call(self, db, name, arguments)
+
+
+class CallPolicy:
+    """How a toolkit runs the model's calls and describes its tools.
+
+    This default is the framework's convention: arguments are validated by msgspec against the
+    tool's signature, results are rendered as JSON, and ``ToolError`` is the model's error. A
+    benchmark whose published harness calls tools another way (upstream VitaBench passes raw
+    arguments and prints Python text) gives its toolkits its own subclass.
+    """
+
+    def call(self, toolkit: Toolkit, db: Any, name: str, arguments: str | bytes) -> ToolOutcome:
+        t = toolkit.tools.get(name)
         if t is None:
-            known = ", ".join(sorted(self.tools)[:80])
+            known = ", ".join(sorted(toolkit.tools)[:80])
             return ToolOutcome(f"Error: unknown tool `{name}`. Available tools: {known}", False)
         try:
             kwargs = t.decode_arguments(arguments)
@@ -212,6 +229,13 @@ class Toolkit:
         except ToolError as exc:
             return ToolOutcome(f"Error: {exc}", False)
         return ToolOutcome(render(value), True, value)
+
+    def schema(self, t: Tool, description: str | None, arg_descriptions: dict[str, str] | None) -> dict:
+        """The OpenAI function schema of ``t``; descriptions may be overridden."""
+        return t.schema(description, arg_descriptions)
+
+
+STRICT = CallPolicy()
 
 
 def render(value: Any) -> str:

@@ -14,8 +14,9 @@ Three things are put together here that the store keeps apart:
   and checked against the final states. Where they disagree, or there is no journal
   (imported runs), the windows are shown without states and the page says why.
 
-Costs use the prices given to the viewer (per model name); a model without prices has
-``cost: None``, never a guess.
+Costs are :mod:`sweepbench.results.cost`'s: each call's usage at the prices its run stored
+for the endpoint it went to (or the viewer's override for that endpoint); a call without a
+price has ``cost: None``, never a guess.
 """
 
 from __future__ import annotations
@@ -24,13 +25,40 @@ from typing import Any, Mapping
 
 import msgspec
 
+from sweepbench.ids import EPISODE_JOURNAL, judge_journal
 from sweepbench.judge.parsing import parse_overall_verdict, parse_rubric_verdicts
-from sweepbench.results.profile import Prices, usage_cost
+from sweepbench.results.cost import call_cost
+from sweepbench.results.profile import Prices
+from sweepbench.results.store import ModelCallRow
 from sweepbench.wire import Usage
 
 __all__ = ["build_episode"]
 
 _CALLER_ROLE = {"agent": "assistant", "user": "user"}  # journal role -> the role of its message
+
+RunPrices = Mapping[str, Mapping[str, Prices]]
+"""run_id -> endpoint -> the prices that run stored (``results.cost.prices_by_run``)."""
+
+
+class _Pricing:
+    """Costs one journaled call as the report does (``results.cost.call_cost``)."""
+
+    def __init__(self, prices: RunPrices, override: Mapping[str, Prices] | None) -> None:
+        self.prices, self.override = prices, override
+
+    def cost(self, key: str, journal: str, ev: Mapping, endpoint: str | None,
+             usage: Usage) -> float | None:
+        p = ev.get("payload") or {}
+        attempts = p.get("attempts")
+        prompt, completion, cached = (max(0, x) for x in (
+            usage.prompt_tokens, usage.completion_tokens, usage.cached_prompt_tokens))
+        row = ModelCallRow(
+            key, journal, ev.get("run_id"), endpoint,
+            p.get("role") if isinstance(p.get("role"), str) else None, prompt, completion,
+            min(cached, prompt), None,
+            attempts if isinstance(attempts, int) and not isinstance(attempts, bool) else None,
+            None)
+        return call_cost(row, self.prices, self.override).cost
 
 
 def _usage(payload: Mapping) -> Usage:
@@ -40,17 +68,29 @@ def _usage(payload: Mapping) -> Usage:
         return Usage()
 
 
+def _args(text: Any) -> Any:
+    """Tool-call arguments as a value: the record may hold them re-serialised (VitaBench
+    re-sends them as Python's ``json.dumps`` writes them), the journal as the model wrote."""
+    if isinstance(text, str):
+        try:
+            return msgspec.json.decode(text)
+        except msgspec.DecodeError:
+            pass
+    return text
+
+
 def _text(message: Any) -> tuple[Any, Any]:
     """What identifies a message's content: its text and its tool calls' names and args."""
     if not isinstance(message, Mapping):
         return None, None
-    calls = [((tc.get("function") or {}).get("name"), (tc.get("function") or {}).get("arguments"))
+    calls = [((tc.get("function") or {}).get("name"),
+              _args((tc.get("function") or {}).get("arguments")))
              for tc in message.get("tool_calls") or [] if isinstance(tc, Mapping)]
     return (message.get("content") or "").strip(), calls
 
 
-def _calls(events: list[dict], messages: list[dict], model_of: Mapping[str, str | None],
-           prices: Mapping[str, Prices]) -> list[dict]:
+def _calls(key: str, events: list[dict], messages: list[dict],
+           model_of: Mapping[str, str | None], pricing: _Pricing) -> list[dict]:
     calls = []
     for ev in events:
         p = ev.get("payload")
@@ -58,14 +98,15 @@ def _calls(events: list[dict], messages: list[dict], model_of: Mapping[str, str 
             continue
         usage = _usage(p)
         role = str(p.get("role") or "agent")
-        model = model_of.get(role, model_of.get("user"))
-        price = prices.get(model) if model else None
+        # where the call went; a journal without endpoints (an import) by its role
+        endpoint = ev.get("endpoint") or model_of.get(role, model_of.get("user"))
+        cost = pricing.cost(key, EPISODE_JOURNAL, ev, endpoint, usage)
         calls.append({
-            "seq": ev["seq"], "role": role, "model": model, "ts": ev.get("ts"),
-            "usage": msgspec.to_builtins(usage), "latency_s": p.get("latency_s"),
-            "attempts": p.get("attempts"), "statuses": p.get("statuses"),
-            "cost": None if price is None else usage_cost(usage, price),
-            "message_index": None, "_reply": p.get("message"),
+            "seq": ev["seq"], "role": role, "model": endpoint, "ts": ev.get("ts"),
+            "run_id": ev.get("run_id"), "usage": msgspec.to_builtins(usage),
+            "latency_s": p.get("latency_s"), "attempts": p.get("attempts"),
+            "statuses": p.get("statuses"), "cost": cost, "message_index": None,
+            "_reply": p.get("message"),
         })
     for role, msg_role in _CALLER_ROLE.items():
         # From the end backwards, each call takes the nearest earlier message of its role
@@ -176,15 +217,18 @@ def _rubric_windows(details: dict, journal: list[dict]) -> tuple[list[dict], str
     return windows, None
 
 
-def _judgment(j: dict, anchors: dict[int, int], model_prices: Prices | None) -> dict:
+def _judgment(key: str, j: dict, anchors: dict[int, int], pricing: _Pricing) -> dict:
     details = j.get("details") if isinstance(j.get("details"), dict) else {}
-    out = {k: j.get(k) for k in ("judge", "method", "passed", "score", "created_at")}
+    out = {k: j.get(k) for k in ("judge", "method", "passed", "score", "created_at", "run_id")}
     out["details"] = details
     journal = j.get("journal") or []
     out["calls"] = len(journal)
-    usage = sum((_usage(ev.get("payload") or {}) for ev in journal), Usage())
-    out["usage"] = msgspec.to_builtins(usage)
-    out["cost"] = None if model_prices is None or not journal else usage_cost(usage, model_prices)
+    usages = [_usage(ev.get("payload") or {}) for ev in journal]
+    out["usage"] = msgspec.to_builtins(sum(usages, Usage()))
+    name = judge_journal(str(j.get("judge")), str(j.get("method")))
+    costs = [pricing.cost(key, name, ev, ev.get("endpoint") or j.get("judge"), u)
+             for ev, u in zip(journal, usages)]
+    out["cost"] = sum(costs) if costs and all(c is not None for c in costs) else None
     out["windows"], out["windows_note"] = ([], None)
     if details.get("window_log"):
         windows, note = _rubric_windows(details, journal)
@@ -196,15 +240,17 @@ def _judgment(j: dict, anchors: dict[int, int], model_prices: Prices | None) -> 
     return out
 
 
-def build_episode(raw: dict, *, run_config: Mapping[str, Any],
-                  prices: Mapping[str, Prices]) -> dict:
-    """The episode page's JSON from ``StoreReader.episode``'s dict."""
+def build_episode(raw: dict, *, prices: RunPrices,
+                  override: Mapping[str, Prices] | None = None) -> dict:
+    """The episode page's JSON from ``StoreReader.episode``'s dict; ``prices``: every run's
+    stored prices, ``override``: endpoint -> prices that replace them."""
+    pricing = _Pricing(prices, override)
+    key = raw["episode_key"]
     record = raw.get("record") if isinstance(raw.get("record"), dict) else None
     messages = [m for m in (record or {}).get("messages") or [] if isinstance(m, dict)]
-    user_model = run_config.get("user_model")
-    model_of = {"agent": raw["model"], "user": user_model}
+    model_of = {"agent": raw["model"], "user": raw.get("user_model")}
     events = raw.get("events") or []
-    calls = _calls(events, messages, model_of, prices)
+    calls = _calls(key, events, messages, model_of, pricing)
     conv = _conversation_index(messages)
     anchors = {c: i for i, c in enumerate(conv) if c is not None}
     tool_ok = _tool_outcomes(events, messages)
@@ -218,23 +264,30 @@ def build_episode(raw: dict, *, run_config: Mapping[str, Any],
     for m in shown:
         if m.get("role") == "tool" and not m.get("name"):
             m["name"] = names.get(m.get("tool_call_id"))
+    judgments = [_judgment(key, j, anchors, pricing) for j in raw.get("judgments") or []]
     costs = [c["cost"] for c in calls]
+    judge_costs = [j["cost"] for j in judgments if j["calls"]]
     totals = {
         "calls": len(calls),
         "latency_s": sum(c["latency_s"] or 0.0 for c in calls),
         "cost": sum(costs) if costs and all(c is not None for c in costs) else None,
         "priced": sum(c is not None for c in costs),
+        "judge_cost": (sum(judge_costs) if judge_costs and all(c is not None for c in judge_costs)
+                       else None),
     }
     record_meta = {k: v for k, v in (record or {}).items() if k not in ("messages", "final_state")}
+    identity = raw.get("identity") if isinstance(raw.get("identity"), dict) else {}
     return {
-        "episode": {k: raw.get(k) for k in ("episode_id", "model", "benchmark", "domain",
-                                             "task_id", "lang", "trial", "status",
-                                             "termination", "started_at", "finished_at")},
+        "episode": {k: raw.get(k) for k in ("episode_key", "label", "model", "benchmark",
+                                             "spec", "domain", "task_id", "lang", "trial",
+                                             "user_model", "user_mode", "unreachable", "status",
+                                             "termination", "run_id", "started_at",
+                                             "finished_at", "runs")},
+        "identity": identity,
         "record": record_meta if record is not None else None,
-        "user_model": user_model,
+        "user_model": raw.get("user_model"),
         "messages": shown,
         "calls": calls,
         "totals": totals,
-        "judgments": [_judgment(j, anchors, prices.get(j.get("judge"))) for j in
-                      raw.get("judgments") or []],
+        "judgments": judgments,
     }

@@ -1,10 +1,13 @@
 """``sweepbench view``: the viewer's HTTP side, an aiohttp app serving a JSON API and the page.
 
 Routes: ``/`` (the page), ``/static/...`` (its files, shipped in the package), and under
-``/api/``: ``stores``, ``summary`` (judge pairs, leaderboard cells, filter facets),
-``episodes`` (a filtered page, or a text search continued by cursor), ``episode`` (one
-episode, assembled by ``episode.build_episode``) and ``same-task`` (a task's episodes, for
-side by side). Parameters are query strings; a store is named by its id (the file's stem).
+``/api/``: ``stores``, ``summary`` (each benchmark's source and judge pairs, leaderboard
+cells, filter facets), ``episodes`` (a filtered page, or a text search continued by cursor),
+``episode`` (one episode by its key, assembled by ``episode.build_episode``) and
+``same-task`` (a task's episodes, for side by side). Parameters are query strings: ``store``
+(its id: the file's stem), ``run`` (one run's selection; absent: every episode of the store,
+as ``sweepbench report``), ``src.<benchmark>=<judge>/<method>`` (score that benchmark by
+another pair than its headline).
 
 What the store holds is untrusted (model output): it only ever leaves as JSON, and every
 response carries a Content-Security-Policy that allows no inline script or style and nothing
@@ -17,17 +20,24 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Mapping
 
+import msgspec
 import orjson
 from aiohttp import web
 
 from sweepbench.errors import ConfigError, StoreError
-from sweepbench.results.profile import Prices
+from sweepbench.ids import STATE_JUDGE
+from sweepbench.results.cost import prices_by_run
+from sweepbench.results.profile import Prices, as_prices
+from sweepbench.results.report import Source, choose_source
+from sweepbench.results.store import SCHEMA_VERSION
+from sweepbench.results.view import name_rows
 from sweepbench.view.episode import build_episode
-from sweepbench.view.queries import OUTCOMES, PAGE_MAX, Filters, StoreReader
+from sweepbench.view.queries import OUTCOMES, PAGE_MAX, Filters, Sources, StoreReader
 
 __all__ = ["SECURITY_HEADERS", "ViewerError", "build_app", "is_loopback", "store_ids"]
 
@@ -91,27 +101,40 @@ def _int(q: Mapping[str, str], name: str, default: int | None) -> int | None:
 LIVE_REFRESH_S = 2.0
 """How stale a store's aggregates may be while a sweep is writing to it."""
 
+SOURCE_PARAM = "src."
+"""``src.<benchmark>=<judge>/<method>``: score that benchmark by another pair than its
+headline's."""
+
 
 def count_from_cells(cells: list[dict], f: Filters) -> int | None:
-    """How many episodes match ``f``, from the leaderboard's cells of the same judge pair;
+    """How many episodes match ``f``, from the leaderboard's cells under the same sources;
     None when ``f`` filters on something the cells do not count."""
-    if f.task or f.trial is not None or f.termination or f.outcome == "unreachable":
+    if f.task or f.trial is not None or f.termination or f.outcome == "superseded":
         return None
     return sum(c["episodes"] if f.outcome is None else c[f.outcome] for c in cells
-               if (f.model is None or c["model"] == f.model)
-               and (f.benchmark is None or c["benchmark"] == f.benchmark)
-               and (f.domain is None or c["domain"] == f.domain))
+               if all(v is None or c[k] == v for k, v in (
+                   ("model", f.model), ("user_model", f.user_model),
+                   ("user_mode", f.user_mode), ("benchmark", f.benchmark),
+                   ("domain", f.domain))))
 
 
 class _Viewer:
     """The API over a set of stores. A store's aggregates (judge pairs, leaderboard cells,
     facets) read every episode's index entry, so they are kept until the store changes
     (at most ``LIVE_REFRESH_S`` stale while a sweep writes); everything else is read per
-    request."""
+    request.
 
-    def __init__(self, stores: dict[str, StoreReader], prices: Mapping[str, Prices]) -> None:
+    What is scored follows ``sweepbench report``: each benchmark by its headline
+    (``benchmarks``: the registry's headlines, over what the store's runs recorded), from
+    the judge with the most verdicts of that method on it (``results.report.choose_source``),
+    unless the request names another pair for it."""
+
+    def __init__(self, stores: dict[str, StoreReader], *,
+                 benchmarks: Mapping[str, Mapping[str, Any]],
+                 override: Mapping[str, Prices] | None) -> None:
         self.stores = stores
-        self.prices = dict(prices)
+        self.benchmarks = dict(benchmarks)
+        self.override = dict(override) if override else None
         self._memo: dict[tuple, tuple[int, float, Any]] = {}
 
     def _cached(self, store: StoreReader, key: tuple, compute: Callable[[], Any]) -> Any:
@@ -125,20 +148,64 @@ class _Viewer:
         self._memo[key] = (version, time.monotonic(), value)
         return value
 
-    def _pairs(self, store: StoreReader, run: str) -> list[dict]:
+    def _runs(self, store: StoreReader) -> list[dict]:
+        return self._cached(store, ("runs",), store.runs)
+
+    def _pairs(self, store: StoreReader, run: str | None) -> list[dict]:
         return self._cached(store, ("pairs", run), lambda: store.judge_pairs(run))
 
-    def _cells(self, store: StoreReader, run: str, judge: str | None,
-               method: str | None) -> list[dict]:
-        return self._cached(store, ("cells", run, judge, method),
-                            lambda: store.leaderboard(run, judge, method))
+    def _facets(self, store: StoreReader, run: str | None) -> dict:
+        return self._cached(store, ("facets", run), lambda: store.facets(run))
+
+    def _cells(self, store: StoreReader, run: str | None, sources: Sources) -> list[dict]:
+        def compute() -> list[dict]:
+            cells = store.cells(run, sources)
+            name_rows(cells)
+            return cells
+        return self._cached(store, ("cells", run, tuple(sorted(sources.items()))), compute)
+
+    def _info(self, store: StoreReader) -> dict[str, dict]:
+        """benchmark -> headline info: what the runs recorded (later runs winning), the
+        registry's over it (as ``sweepbench report`` merges them)."""
+        out: dict[str, dict] = {}
+        for run in reversed(self._runs(store)):
+            recorded = (run.get("info") or {}).get("benchmarks") if isinstance(
+                run.get("info"), dict) else None
+            if isinstance(recorded, dict):
+                out.update({b: m for b, m in recorded.items() if isinstance(m, dict)})
+        return {**out, **self.benchmarks}
+
+    def _sources(self, store: StoreReader, run: str | None,
+                 q: Mapping[str, str]) -> dict[str, Source]:
+        """benchmark -> where its pass comes from: its headline, or the pair asked for."""
+        info = self._info(store)
+        verdicts: dict[str, dict[tuple[str, str], int]] = {}
+        for p in self._pairs(store, run):
+            verdicts.setdefault(p["benchmark"], {})[p["judge"], p["method"]] = p["verdicts"]
+        out = {}
+        for bench in self._facets(store, run)["benchmarks"]:
+            asked = q.get(SOURCE_PARAM + bench) or ""
+            if not asked:
+                out[bench] = choose_source(info.get(bench) or {}, verdicts.get(bench, {}))
+                continue
+            judge, _, method = asked.rpartition("/")
+            have = {pair for pair in verdicts.get(bench, {})} | {(STATE_JUDGE, "state")}
+            if (judge, method) not in have:
+                raise ViewerError(400, f"no {asked!r} judgments of {bench} in this scope "
+                                       f"(pairs: {', '.join(sorted('/'.join(p) for p in have))})")
+            out[bench] = choose_source(info.get(bench) or {}, verdicts[bench] if bench in
+                                       verdicts else {}, method=method, judge=judge)
+        return out
+
+    @staticmethod
+    def _pairs_of(sources: Mapping[str, Source]) -> Sources:
+        return {b: (s.judge, s.method) if s.judge is not None and s.applicable else None
+                for b, s in sources.items()}
 
     def warm(self) -> None:
-        """Compute each store's aggregates for its latest run (startup, before serving)."""
-        for sid, store in self.stores.items():
-            runs = store.runs()
-            if runs:
-                self.summary({"store": sid, "run": runs[0]["run_id"]})
+        """Compute each store's aggregates for all its episodes (startup, before serving)."""
+        for sid in self.stores:
+            self.summary({"store": sid})
 
     def _store(self, q: Mapping[str, str]) -> StoreReader:
         sid = q.get("store", "")
@@ -148,31 +215,22 @@ class _Viewer:
         return self.stores[sid]
 
     @staticmethod
-    def _run(store: StoreReader, q: Mapping[str, str]) -> str:
-        run = q.get("run", "")
-        if not store.has_run(run):
+    def _run(store: StoreReader, q: Mapping[str, str]) -> str | None:
+        """The run whose selection is looked at; None: every episode of the store."""
+        run = q.get("run") or None
+        if run is not None and not store.has_run(run):
             raise ViewerError(404, f"no run {run!r} in {store.path.name}")
         return run
 
-    def _pair(self, store: StoreReader, run: str,
-              q: Mapping[str, str]) -> tuple[str | None, str | None]:
-        """The judge/method pair asked for, else the one with the most verdicts."""
-        judge, method = q.get("judge") or None, q.get("method") or None
-        if judge is None and method is None:
-            pairs = self._pairs(store, run)
-            if pairs:
-                return pairs[0]["judge"], pairs[0]["method"]
-        return judge, method
-
-    def _filters(self, store: StoreReader, run: str, q: Mapping[str, str]) -> Filters:
-        judge, method = self._pair(store, run, q)
+    def _filters(self, q: Mapping[str, str]) -> Filters:
         outcome = q.get("outcome") or None
         if outcome is not None and outcome not in OUTCOMES:
             raise ViewerError(400, f"outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
-        return Filters(model=q.get("model") or None, benchmark=q.get("benchmark") or None,
-                       domain=q.get("domain") or None, task=q.get("task") or None,
-                       trial=_int(q, "trial", None), outcome=outcome,
-                       termination=q.get("termination") or None, judge=judge, method=method)
+        return Filters(model=q.get("model") or None, user_model=q.get("user_model") or None,
+                       user_mode=q.get("user_mode") or None,
+                       benchmark=q.get("benchmark") or None, domain=q.get("domain") or None,
+                       task=q.get("task") or None, trial=_int(q, "trial", None),
+                       outcome=outcome, termination=q.get("termination") or None)
 
     # ---- handlers (run in a worker thread: SQLite calls block) ------------------------------
 
@@ -180,52 +238,69 @@ class _Viewer:
         out = []
         for sid, store in self.stores.items():
             runs = [{k: r[k] for k in ("run_id", "created_at", "finished_at", "status")}
-                    for r in store.runs()]
+                    for r in self._runs(store)]
             out.append({"id": sid, "path": str(store.path), "runs": runs})
         return out
 
     def summary(self, q: Mapping[str, str]) -> Any:
         store = self._store(q)
         run = self._run(store, q)
-        judge, method = self._pair(store, run, q)
-        return {"store": q["store"], "run": run, "pairs": self._pairs(store, run),
-                "judge": judge, "method": method,
-                "cells": self._cells(store, run, judge, method),
-                "config": store.run_config(run),
-                **self._cached(store, ("facets", run), lambda: store.facets(run))}
+        sources = self._sources(store, run, q)
+        pairs = self._pairs(store, run)
+        info = self._info(store)
+        benchmarks = []
+        for bench, src in sources.items():
+            headline = choose_source(info.get(bench) or {}, {
+                (p["judge"], p["method"]): p["verdicts"] for p in pairs
+                if p["benchmark"] == bench})
+            benchmarks.append({
+                "name": bench, "source": msgspec.to_builtins(src),
+                "headline": msgspec.to_builtins(headline),
+                "pairs": sorted(({k: p[k] for k in ("judge", "method", "episodes", "verdicts")}
+                                 for p in pairs if p["benchmark"] == bench),
+                                key=lambda p: (p["method"] != "state", p["judge"], p["method"]))})
+        runs = [{k: r[k] for k in ("run_id", "created_at", "finished_at", "status")}
+                for r in self._runs(store)]
+        facets = self._facets(store, run)
+        return {"store": q["store"], "run": run, "runs": runs, "benchmarks": benchmarks,
+                "cells": self._cells(store, run, self._pairs_of(sources)),
+                "superseded": self._cached(store, ("superseded", run),
+                                           lambda: store.superseded(run)),
+                "terminations": facets["terminations"], "trials": facets["trials"]}
 
     def episodes(self, q: Mapping[str, str]) -> Any:
         store = self._store(q)
         run = self._run(store, q)
-        f = self._filters(store, run, q)
+        f = self._filters(q)
+        sources = self._pairs_of(self._sources(store, run, q))
         text = q.get("q", "").strip()
         if text:
             return {"search": text, **store.search(
-                run, f, text, cursor=_int(q, "cursor", 0) or 0,
+                run, f, sources, text, cursor=_int(q, "cursor", 0) or 0,
                 want=min(_int(q, "per_page", 50) or 50, PAGE_MAX))}
-        total = count_from_cells(self._cells(store, run, f.judge, f.method), f)
-        page = store.episodes(run, f, page=_int(q, "page", 0) or 0,
+        total = count_from_cells(self._cells(store, run, sources), f)
+        page = store.episodes(run, f, sources, page=_int(q, "page", 0) or 0,
                               per_page=_int(q, "per_page", 50) or 50, count=total is None)
         return page if total is None else {**page, "total": total}
 
-    def _episode(self, q: Mapping[str, str]) -> tuple[StoreReader, str, dict]:
+    def _episode(self, q: Mapping[str, str]) -> tuple[StoreReader, dict]:
         store = self._store(q)
-        run = self._run(store, q)
-        raw = store.episode(run, q.get("id", ""))
+        raw = store.episode(q.get("id", ""))
         if raw is None:
-            raise ViewerError(404, f"no episode {q.get('id', '')!r} in run {run!r}")
-        return store, run, raw
+            raise ViewerError(404, f"no episode {q.get('id', '')!r} in {store.path.name}")
+        return store, raw
 
     def episode(self, q: Mapping[str, str]) -> Any:
-        store, run, raw = self._episode(q)
-        return build_episode(raw, run_config=store.run_config(run), prices=self.prices)
+        store, raw = self._episode(q)
+        return build_episode(raw, prices=prices_by_run(self._runs(store)),
+                             override=self.override)
 
     def same_task(self, q: Mapping[str, str]) -> Any:
-        store, run, raw = self._episode(q)
-        judge, method = self._pair(store, run, q)
-        models = sorted({c["model"] for c in self._cells(store, run, judge, method)})
-        return store.same_task(run, raw["benchmark"], raw["domain"], raw["task_id"],
-                               judge, method, models)
+        store, raw = self._episode(q)
+        run = self._run(store, q)
+        sources = self._pairs_of(self._sources(store, run, q))
+        models = sorted({c["model"] for c in self._cells(store, run, sources)} | {raw["model"]})
+        return store.same_task(run, raw, sources, models)
 
 
 def _api(fn: Callable[[Mapping[str, str]], Any]) -> Callable[[web.Request], Awaitable[web.Response]]:
@@ -240,9 +315,14 @@ def _api(fn: Callable[[Mapping[str, str]], Any]) -> Callable[[web.Request], Awai
     return handler
 
 
-def build_app(stores: list[Path], *, prices: Mapping[str, Prices] | None = None,
+def build_app(stores: list[Path], *, prices: Mapping[str, Any] | None = None,
+              benchmarks: Mapping[str, Mapping[str, Any]] | None = None,
               allow_remote: bool = False) -> web.Application:
-    """The viewer's app over ``stores`` (opened read-only now; closed with the app)."""
+    """The viewer's app over ``stores`` (opened read-only now; closed with the app).
+
+    ``prices``: endpoint -> prices (or an endpoint config) replacing the stored ones, as
+    ``report --config`` does; ``benchmarks``: name -> headline info (the registry's,
+    ``runner.build.benchmark_info``; default: what the stores' runs recorded)."""
     readers: dict[str, StoreReader] = {}
     try:
         for sid, path in store_ids(stores).items():
@@ -251,7 +331,8 @@ def build_app(stores: list[Path], *, prices: Mapping[str, Prices] | None = None,
         for r in readers.values():
             r.close()
         raise
-    viewer = _Viewer(readers, prices or {})
+    override = None if prices is None else {n: as_prices(p) for n, p in prices.items()}
+    viewer = _Viewer(readers, benchmarks=benchmarks or {}, override=override)
 
     async def warm(app: web.Application) -> None:
         await asyncio.to_thread(viewer.warm)
@@ -294,22 +375,22 @@ def build_app(stores: list[Path], *, prices: Mapping[str, Prices] | None = None,
     return app
 
 
-def prices_from(endpoints: list[Any]) -> dict[str, Prices]:
-    """Model name -> prices, for endpoints that have any (a config's ``endpoints``)."""
-    from sweepbench.results.profile import as_prices
-
-    out = {}
-    for ep in endpoints:
-        p = as_prices(ep)
-        if p != Prices():
-            out[getattr(ep, "name", None) or ep["name"]] = p
-    return out
-
-
-
-def prepare_indexes(paths: list[Path], say: Callable[[str], None]) -> None:
-    """Have the store add its reader indexes to older files (once; needs write access)."""
+def prepare(paths: list[Path], say: Callable[[str], None]) -> None:
+    """Have the store bring older files up to date before they are read: migrate an older
+    schema and add its reader indexes (once; needs write access)."""
     for path in paths:
+        if not path.is_file():
+            raise StoreError(f"no run store at {path}")
+        try:
+            version = StoreReader.schema_version(path)
+        except sqlite3.Error as e:
+            raise StoreError(f"cannot read run store {path}: {e}") from e
+        if version < SCHEMA_VERSION:
+            say(f"{path}: schema version {version}, migrating to {SCHEMA_VERSION} (once)")
+            note = StoreReader.prepare(path)
+            if note:
+                say(note)
+            continue
         reader = StoreReader(path)
         try:
             missing = reader.missing_indexes()
@@ -319,7 +400,7 @@ def prepare_indexes(paths: list[Path], say: Callable[[str], None]) -> None:
             continue
         try:
             say(f"{path}: adding the store's reader indexes ({', '.join(missing)}), once")
-            StoreReader.add_indexes(path)
+            StoreReader.prepare(path)
         except (StoreError, OSError) as e:
             say(f"{path}: cannot add indexes ({e}); lists of a large store will be slow")
 
@@ -339,13 +420,14 @@ async def _serve(app: web.Application, host: str, port: int,
         await runner.cleanup()
 
 
-def serve(paths: list[Path], *, host: str, port: int, prices: Mapping[str, Prices] | None,
-          allow_remote: bool, say: Callable[[str], None]) -> None:
+def serve(paths: list[Path], *, host: str, port: int, prices: Mapping[str, Any] | None,
+          benchmarks: Mapping[str, Mapping[str, Any]] | None, allow_remote: bool,
+          say: Callable[[str], None]) -> None:
     """Serve the viewer until interrupted; ``say`` gets progress lines and the address."""
     if not allow_remote and not is_loopback(host):
         raise ConfigError(f"--host {host} is not a loopback address: the viewer would serve "
                           "the stores to anyone who can reach it; add --allow-remote to mean it")
-    prepare_indexes(paths, say)
-    app = build_app(paths, prices=prices, allow_remote=allow_remote)
+    prepare(paths, say)
+    app = build_app(paths, prices=prices, benchmarks=benchmarks, allow_remote=allow_remote)
     names = ", ".join(store_ids(paths))
     asyncio.run(_serve(app, host, port, lambda url: say(f"viewing {names} at {url} (Ctrl-C stops)")))

@@ -12,7 +12,7 @@ from sweepbench.results.export import (
     export_trajectories,
     read_trajectories,
 )
-from sweepbench.results.store import RunStore
+from sweepbench.results.store import EpisodeMeta, RunStore
 from sweepbench.wire import (
     AssistantMessage,
     EpisodeRecord,
@@ -38,17 +38,24 @@ def record(task: str, trial: int, termination: str = "user_stop") -> EpisodeReco
 @pytest.fixture
 def store(tmp_path):
     with RunStore(tmp_path / "s.db") as s:
-        s.begin_run("r", {})
+        s.begin_run("r", {}, prices={"m": {"input": 1.0, "output": 10.0}, "j": {"output": 1.0}})
         for task, trial, term in (("a", 0, "user_stop"), ("a", 1, "error"), ("b", 0, None)):
-            ep = f"m|t1:hotel:en:{task}|{trial}"
-            s.episode_started("r", ep, model="m", benchmark="t1", domain="hotel", task_id=task,
-                              lang="en", trial=trial)
+            label = f"m|t1:hotel:en:{task}|{trial}"
+            meta = EpisodeMeta(key=f"ep-{task}{trial}", label=label, model="m", benchmark="t1",
+                               domain="hotel", task_id=task, lang="en", trial=trial,
+                               unreachable="no such hotel" if task == "b" else None)
+            s.select("r", [meta])
+            s.episode_started(meta, run_id="r")
             if term:
-                s.episode_finished(ep, record(task, trial, term))
-        s.judgment("r", "m|t1:hotel:en:a|0", judge="t1", method="metrics", passed=True,
+                s.episode_finished(meta.key, record(task, trial, term))
+        s.event("ep-a0", 0, "model_call", {"role": "agent", "usage": {
+            "prompt_tokens": 1000, "completion_tokens": 100}}, run_id="r", endpoint="m")
+        s.event("ep-a0", 0, "model_call", {"role": "judge", "usage": {"completion_tokens": 1000}},
+                journal="judge|j|likert", run_id="r", endpoint="j")
+        s.judgment("ep-a0", judge="t1", method="metrics", passed=True,
                    score=0.75, details={"tool": {"f1": 0.5}, "output_em": True, "why": "x",
-                                    "calls": 3})
-        s.judgment("r", "m|t1:hotel:en:a|0", judge="llm", method="likert", passed=None,
+                                       "calls": 3})
+        s.judgment("ep-a0", judge="llm", method="likert", passed=None,
                    score=0.5, details={})
         s.flush_sync()
         yield s
@@ -72,8 +79,12 @@ def test_results_csv_one_row_per_episode(store, tmp_path):
     assert export_results_csv(store, "r", path) == 3
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    by_id = {r["episode_id"]: r for r in rows}
+    by_id = {r["label"]: r for r in rows}
     done = by_id["m|t1:hotel:en:a|0"]
+    assert done["episode_key"] == "ep-a0" and done["run_id"] == "r"
+    assert float(done["cost_agent"]) == pytest.approx((1000 * 1.0 + 100 * 10.0) / 1e6)
+    assert float(done["cost_judge"]) == pytest.approx(1000 * 1.0 / 1e6)
+    assert float(done["cost_total"]) == pytest.approx(0.003) and done["cost_user"] == "0.0"
     assert done["status"] == "done" and done["turns"] == "1" and done["wall_s"] == "2.5"
     assert done["agent_prompt_tokens"] == "100" and done["agent_cached_prompt_tokens"] == "80"
     assert done["t1/metrics:passed"] == "1" and done["t1/metrics:score"] == "0.75"
@@ -85,6 +96,8 @@ def test_results_csv_one_row_per_episode(store, tmp_path):
     assert err["status"] == "error" and err["error"] == "boom" and err["t1/metrics:passed"] == ""
     running = by_id["m|t1:hotel:en:b|0"]
     assert running["status"] == "running" and running["turns"] == ""
+    assert running["unreachable"] == "no such hotel" and running["cost_total"] == ""
+    assert export_results_csv(store, None, path) == 3  # no run: every episode
 
 
 def test_unknown_run(store, tmp_path):

@@ -18,7 +18,7 @@ Image = pytest.importorskip("PIL.Image", reason="pillow (a matplotlib dependency
 
 from sweepbench.results.html import FIG_PX, plots, render_html, write_html  # noqa: E402
 from sweepbench.results.report import build_report  # noqa: E402
-from sweepbench.results.store import RunStore  # noqa: E402
+from sweepbench.results.store import EpisodeMeta, RunStore  # noqa: E402
 from sweepbench.wire import EpisodeRecord, Usage  # noqa: E402
 
 PLOT_NAMES = ["pass_curves", "mse_vs_k", "turns", "tokens", "latency"]
@@ -29,18 +29,26 @@ def report(tmp_path_factory):
     rng = random.Random(4)
     path = tmp_path_factory.mktemp("html") / "s.db"
     with RunStore(path) as s:
-        s.begin_run("r", {"user_model": "U"})
+        s.begin_run("r", {"user_model": "U"}, prices={"weak": {"input": 1.0, "output": 2.0}},
+                    info={"benchmarks": {"vitabench": {"headline": "m"}}})
         for model, skill in (("good <b>model</b> $a_1$", 0.8), ("weak", 0.4)):
             for t in range(9):
                 domain = ("delivery", "ota", "instore")[t % 3]
                 for trial in range(4):
-                    ep = f"{model}|vitabench:{domain}:en:t{t}|{trial}"
-                    s.episode_started("r", ep, model=model, benchmark="vitabench",
-                                      domain=domain, task_id=f"t{t}", lang="en", trial=trial)
+                    label = f"{model}|vitabench:{domain}:en:t{t}|{trial}"
+                    meta = EpisodeMeta(key=f"ep-{label}", label=label, model=model,
+                                       benchmark="vitabench", domain=domain, task_id=f"t{t}",
+                                       lang="en", trial=trial, user_model="U",
+                                       unreachable="no <menu>" if t == 8 else None)
+                    s.select("r", [meta])
+                    s.episode_started(meta, run_id="r")
+                    ep = meta.key
                     for seq in range(4):
-                        s.event("r", ep, seq, "model_call", {
+                        s.event(ep, seq, "model_call", {
                             "role": "agent" if seq % 2 == 0 else "user",
-                            "latency_s": rng.lognormvariate(-1, 0.7), "attempts": 1})
+                            "latency_s": rng.lognormvariate(-1, 0.7), "attempts": 1,
+                            "usage": {"prompt_tokens": 500, "completion_tokens": 50}},
+                            run_id="r", endpoint=model if seq % 2 == 0 else "U")
                     turns = rng.randint(2, 10)
                     s.episode_finished(ep, EpisodeRecord(
                         run_id="r", model=model, benchmark="vitabench", domain=domain,
@@ -48,10 +56,10 @@ def report(tmp_path_factory):
                         wall_s=rng.uniform(1, 9), agent_usage=Usage(2000 * turns, 90 * turns),
                         user_usage=Usage(300 * turns, 20 * turns)))
                     passed = rng.random() < skill
-                    s.judgment("r", ep, judge="j", method="m", passed=passed,
+                    s.judgment(ep, judge="j", method="m", passed=passed,
                                score=0.5 + 0.5 * passed, details={"rubric": [passed, True]})
         s.flush_sync()
-        return build_report(s, prices={"weak": {"input": 1.0, "output": 2.0}})
+        return build_report(s)
 
 
 def decode(b64: str):
@@ -83,8 +91,13 @@ def test_page_is_self_contained_and_escaped(report, tmp_path):
                                                 for s in srcs)
     assert "http://" not in page and "https://" not in page  # nothing fetched
     for heading in ("Leaderboard", "Per benchmark and domain", "Tokens, cost, latency",
-                    "Paired comparisons", "Judge agreement"):
+                    "Paired comparisons", "Judge agreement", "Unreachable tasks", "Cost"):
         assert heading in page
+    # the unreachable task with its (escaped) reason, and the stored prices' cost
+    assert "<td>t8</td><td>8</td><td>no &lt;menu&gt;</td>" in page
+    total = report["cost"]["total"]
+    assert total == pytest.approx(2 * 9 * 4 * (500 * 1.0 + 50 * 2.0) / 1e6)  # weak's agent calls
+    assert f"Total ${total:,.4f}" in page
     for img in re.findall(r'<img[^>]*>', page):
         b64 = re.search(r'base64,([^"]+)"', img).group(1)
         assert decode(b64).size == FIG_PX

@@ -14,7 +14,7 @@ from sweepbench.results.profile import (
     usage_cost,
 )
 from sweepbench.results.report import build_report
-from sweepbench.results.store import RunStore
+from sweepbench.results.store import EpisodeMeta, RunStore
 from sweepbench.wire import EpisodeRecord, Usage
 
 
@@ -85,24 +85,37 @@ def test_profiles_by_model_and_domain():
 
 def test_profile_run_reads_the_store_and_report_includes_it(tmp_path):
     with RunStore(tmp_path / "s.db") as s:
-        s.begin_run("r", {"user_model": "U"})
+        s.begin_run("r", {"user_model": "U"}, prices={"A": {"input": 1.0}, "U": {"input": 2.0}})
         for trial in range(2):
-            ep = f"A|vitabench:delivery:en:t|{trial}"
-            s.episode_started("r", ep, model="A", benchmark="vitabench", domain="delivery",
-                              task_id="t", lang="en", trial=trial)
-            s.event("r", ep, 0, "model_call", {"role": "agent", "latency_s": 0.2 + trial,
-                                                "usage": {"prompt_tokens": 10}})
-            s.event("r", ep, 1, "tool_call", {"name": "x"})
-            s.episode_finished(ep, rec("A", "delivery", trial, turns=3, wall=1.0,
-                                       agent=Usage(1000, 10), user=Usage(100, 1)))
-            s.judgment("r", ep, judge="state", method="state", passed=True, score=1.0,
+            label = f"A|vitabench:delivery:en:t|{trial}"
+            meta = EpisodeMeta(key=f"ep-{trial}", label=label, model="A", benchmark="vitabench",
+                               domain="delivery", task_id="t", lang="en", trial=trial,
+                               user_model="U")
+            s.select("r", [meta])
+            s.episode_started(meta, run_id="r")
+            s.event(meta.key, 0, "model_call", {"role": "agent", "latency_s": 0.2 + trial,
+                                                "usage": {"prompt_tokens": 1000}},
+                    run_id="r", endpoint="A")
+            s.event(meta.key, 1, "tool_call", {"name": "x"})
+            s.event(meta.key, 2, "model_call", {"role": "user", "latency_s": 0.1,
+                                                "usage": {"prompt_tokens": 100}},
+                    run_id="r", endpoint="U")
+            s.episode_finished(meta.key, rec("A", "delivery", trial, turns=3, wall=1.0,
+                                             agent=Usage(1000, 10), user=Usage(100, 1)))
+            s.judgment(meta.key, judge="state", method="state", passed=True, score=1.0,
                        details={})
         s.flush_sync()
         prof = profile_run(s, "r", prices={"A": {"input": 1.0}, "U": {"input": 2.0}})
-        assert prof["A"]["model_calls"] == 2
+        assert prof["A"]["model_calls"] == 4
         assert prof["A"]["cost"]["user_per_episode"] == pytest.approx(100 * 2.0 / 1e6)
-        report = build_report(s, prices={"A": Prices(input=1.0)})
-    p = report["models"]["A"]["profile"]
+        report = build_report(s)  # no prices passed: the run's stored ones
+        override = build_report(s, prices={"A": Prices(input=3.0)})
+    m = report["models"]["A"]
+    p = m["profile"]
     assert p["latency_s"]["agent"]["p50"] == pytest.approx(0.7)
-    assert p["cost"]["user_per_episode"] is None  # no price for the user model U
-    assert report["models"]["A"]["domains"]["delivery"]["profile"]["episodes"] == 2
+    assert m["domains"]["delivery"]["profile"]["episodes"] == 2
+    assert m["cost"]["agent"] == pytest.approx(2 * 1000 * 1.0 / 1e6)
+    assert m["cost"]["user"] == pytest.approx(2 * 100 * 2.0 / 1e6)
+    assert m["cost"]["per_pass"] == pytest.approx(m["cost"]["total"] / 2)
+    assert report["cost"]["by_endpoint"] == pytest.approx({"A": 0.002, "U": 0.0004})
+    assert override["models"]["A"]["cost"]["agent"] == pytest.approx(2 * 1000 * 3.0 / 1e6)

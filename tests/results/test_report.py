@@ -1,4 +1,4 @@
-"""The leaderboard JSON and table, from a small store built here."""
+"""The leaderboards JSON and tables, from small stores built here."""
 
 from __future__ import annotations
 
@@ -10,38 +10,44 @@ from rich.console import Console
 
 from sweepbench.errors import ReportError
 from sweepbench.results.report import build_report, render
-from sweepbench.results.store import RunStore
+from sweepbench.results.store import EpisodeMeta, RunStore
+from sweepbench.results.view import Selection, parse_trials
 from sweepbench.wire import EpisodeRecord
 
 DOMAIN = {"t1": "delivery", "t2": "delivery", "t3": "ota"}
+V1, V2, LIKERT = ("j", "v1"), ("j2", "v2"), ("j3", "likert")
+HEADLINES = {"vitabench": {"headline": "v1", "headline_label": "the v1 judge",
+                           "judge_methods": ["v1", "v2", "likert"]}}
 
 
 def add(store: RunStore, run: str, model: str, task: str, trial: int, *,
-        finish: str | None = "user_stop", verdicts: dict | None = None) -> str:
+        finish: str | None = "user_stop", verdicts: dict | None = None, benchmark: str = "vitabench",
+        domain: str | None = None, unreachable: str | None = None, started: float | None = None) -> str:
     """One episode; finish=None leaves it running; verdicts: {(judge, method): passed}."""
-    domain = DOMAIN[task]
-    ep = f"{model}|vitabench:{domain}:en:{task}|{trial}"
-    store.episode_started(run, ep, model=model, benchmark="vitabench", domain=domain,
-                          task_id=task, lang="en", trial=trial)
+    domain = domain or DOMAIN.get(task, "hotel")
+    label = f"{model}|{benchmark}:{domain}:en:{task}|{trial}"
+    meta = EpisodeMeta(key=f"ep-{run}-{label}", label=label, model=model, benchmark=benchmark,
+                       domain=domain, task_id=task, lang="en", trial=trial, spec=f"{benchmark}:{domain}",
+                       user_model="U", user_mode="default", unreachable=unreachable)
+    store.select(run, [meta])
+    store.episode_started(meta, run_id=run)
     if finish is not None:
-        store.episode_finished(ep, EpisodeRecord(
-            run_id=run, model=model, benchmark="vitabench", domain=domain, task_id=task,
+        store.episode_finished(meta.key, EpisodeRecord(
+            run_id=run, model=model, benchmark=benchmark, domain=domain, task_id=task,
             trial=trial, termination=finish))
     for (judge, method), passed in (verdicts or {}).items():
-        store.judgment(run, ep, judge=judge, method=method, passed=passed,
+        store.judgment(meta.key, judge=judge, method=method, passed=passed,
                        score=None if passed is None else float(passed), details={})
-    return ep
-
-
-V1, V2, LIKERT = ("j", "v1"), ("j2", "v2"), ("j3", "likert")
+    return meta.key
 
 
 @pytest.fixture
 def store(tmp_path):
     with RunStore(tmp_path / "s.db") as s:
         s.begin_run("old", {"n": 0})
-        add(s, "old", "A", "t1", 0, verdicts={V1: True})
+        add(s, "old", "A", "t1", 0, verdicts={V1: False})  # superseded by the newer identity
         s.finish_run("old", "done")
+        s.flush_sync()
         s.begin_run("new", {"n": 1})
         # model A: 3 tasks x 2 trials
         add(s, "new", "A", "t1", 0, verdicts={V1: True, V2: False, LIKERT: None})
@@ -71,28 +77,31 @@ def fractions(report: dict):
                     yield scope[key]
 
 
-def test_report_json_default_method(store):
-    report = build_report(store)
+def test_report_json_headline_from_the_benchmark(store):
+    report = build_report(store, benchmarks=HEADLINES)
     json.dumps(report)  # plain JSON
-    assert report["run_id"] == "new" and report["status"] == "running"
-    assert report["judge_method"] == {"judge": "j", "method": "v1"}  # most verdicts
+    assert report["runs"] == ["old", "new"] and report["status"] == "running"
+    assert report["judge_method"] == {"judge": "j", "method": "v1"}  # the headline
+    assert report["benchmarks"]["vitabench"]["source"]["label"] == "the v1 judge"
     assert [(p["judge"], p["method"], p["verdicts"]) for p in report["judge_methods"]] == [
         ("j", "v1", 10), ("j2", "v2", 2), ("j3", "likert", 0)]
     assert all(0.0 <= x <= 1.0 for x in fractions(report))
     assert list(report["models"]) == ["A", "B", "C"]
+    assert report["superseded"] == 1  # A's t1#0 of the old run: a newer identity counts
+    assert report["models"] == {m: {k: v for k, v in e.items() if k != "benchmarks"}
+                                | {"benchmarks": report["models"][m]["benchmarks"]}
+                                for m, e in report["models"].items()}
 
     a = report["models"]["A"]
+    # t3#1 is unjudged: not scored, so t3 has one scored trial and A's k is 1
     assert (a["k"], a["tasks"], a["episodes"], a["passed"], a["errors"], a["unjudged"],
-            a["unfinished"]) == (2, 3, 6, 3, 1, 1, 0)
-    assert a["avg"] == 0.5
-    assert a["pass_at_k"] == pytest.approx(2 / 3)  # t1 1, t2 1, t3 0
-    assert a["pass_hat_k"] == pytest.approx(1 / 3)  # t1 1, t2 0, t3 0
+            a["unfinished"]) == (1, 3, 5, 3, 1, 1, 0)
+    assert a["avg"] == 0.6
+    assert a["pass_at_k"] == pytest.approx(0.5)  # t1 1, t2 .5, t3 0
     ota = a["domains"]["ota"]
-    assert (ota["episodes"], ota["errors"], ota["unjudged"], ota["avg"], ota["pass_at_k"]) == (
-        2, 1, 1, 0.0, 0.0)
-    delivery = a["domains"]["delivery"]
-    assert (delivery["tasks"], delivery["avg"], delivery["pass_at_k"],
-            delivery["pass_hat_k"]) == (2, 0.75, 1.0, 0.5)
+    assert (ota["episodes"], ota["errors"], ota["unjudged"], ota["avg"]) == (1, 1, 1, 0.0)
+    two = build_report(store, benchmarks=HEADLINES, k=2)["models"]["A"]
+    assert (two["incomplete_tasks"], two["pass_at_k"], two["pass_hat_k"]) == (1, 1.0, 0.5)
 
     b = report["models"]["B"]
     assert (b["k"], b["episodes"], b["passed"], b["errors"], b["unfinished"]) == (1, 5, 3, 0, 1)
@@ -100,24 +109,27 @@ def test_report_json_default_method(store):
     assert b["pass_at_k"] == pytest.approx(2 / 3) and b["pass_hat_k"] == pytest.approx(2 / 3)
     assert b["domains"]["delivery"]["unfinished"] == 1
 
-    common = build_report(store, k=2)["models"]["B"]  # one k for all: B's t2 is incomplete
-    assert (common["k"], common["incomplete_tasks"]) == (2, 1)
-    assert common["pass_at_k"] == pytest.approx(0.5)  # t1 0, t3 1
-
     c = report["models"]["C"]
     assert c["episodes"] == 0 and c["unfinished"] == 1 and c["avg"] is None
 
 
+def test_without_headlines_the_state_check_is_the_source(store):
+    report = build_report(store)  # nothing says VitaBench's headline: the state check
+    assert report["benchmarks"]["vitabench"]["source"]["method"] == "state"
+    assert report["models"]["A"]["unjudged"] == 5  # no state judgments here: unjudged
+
+
 def test_method_picks_the_judgments(store):
-    report = build_report(store, method="v2")
+    report = build_report(store, method="v2", benchmarks=HEADLINES)
     assert report["judge_method"] == {"judge": "j2", "method": "v2"}
+    assert report["benchmarks"]["vitabench"]["source"]["explicit"] is True
     a, b = report["models"]["A"], report["models"]["B"]
     assert (a["passed"], a["errors"], a["unjudged"]) == (0, 1, 4)
-    assert (b["passed"], b["unjudged"], b["avg"]) == (1, 4, 0.2)
-    assert build_report(store, judge="j2")["judge_method"] == report["judge_method"]
-    # a score-only method has no pass/fail verdicts: everything is unjudged, hence failed
-    likert = build_report(store, method="likert")["models"]["A"]
-    assert (likert["passed"], likert["unjudged"], likert["avg"]) == (0, 5, 0.0)
+    assert (b["passed"], b["unjudged"], b["avg"]) == (1, 4, 1.0)
+    assert build_report(store, judge="j2", method="v2")["judge_method"] == report["judge_method"]
+    # a score-only method has no pass/fail verdicts: all unjudged but the error
+    likert = build_report(store, method="likert", benchmarks=HEADLINES)["models"]["A"]
+    assert (likert["passed"], likert["errors"], likert["unjudged"], likert["avg"]) == (0, 1, 5, 0.0)
 
 
 def test_unknown_method_or_run(store):
@@ -125,8 +137,9 @@ def test_unknown_method_or_run(store):
         build_report(store, method="nope")
     with pytest.raises(ReportError, match="runs: old, new"):
         build_report(store, "missing")
-    old = build_report(store, "old")
-    assert old["status"] == "done" and old["models"]["A"]["avg"] == 1.0
+    old = build_report(store, "old", benchmarks=HEADLINES)  # only what the old run selected
+    assert old["status"] == "done" and old["models"]["A"]["avg"] == 0.0
+    assert old["superseded"] == 0 and list(old["models"]) == ["A"]
 
 
 def test_no_runs_and_no_judgments(tmp_path):
@@ -136,48 +149,72 @@ def test_no_runs_and_no_judgments(tmp_path):
         s.begin_run("r", {})
         add(s, "r", "A", "t1", 0)
         s.flush_sync()
-        report = build_report(s)
+        report = build_report(s, benchmarks=HEADLINES)
         assert report["judge_method"] is None
-        assert report["models"]["A"]["unjudged"] == 1 and report["models"]["A"]["avg"] == 0.0
+        assert report["models"]["A"]["unjudged"] == 1 and report["models"]["A"]["avg"] is None
+
+
+def test_filters_by_model_benchmark_split_and_trials(store):
+    def models(**sel):
+        return {m: e["episodes"] + e["unjudged"] + e["unfinished"]
+                for m, e in build_report(store, selection=Selection(**sel),
+                                         benchmarks=HEADLINES)["models"].items()}
+    assert models(models=("B",)) == {"B": 6}
+    assert models(trials=parse_trials("1")) == {"A": 3, "B": 3, "C": 1}
+    assert models(trials=parse_trials("1-1")) == {"A": 3, "B": 3}
+    assert models(splits=("ota",)) == {"A": 2, "B": 2}
+    assert models(splits=("vitabench:ota",)) == models(splits=("ota",))
+    assert models(benchmarks=("t1",)) == {}
+    with pytest.raises(ValueError, match="trials"):
+        parse_trials("x")
+    assert parse_trials("3-") == (3, 1 << 30)
+
+
+def test_several_stores_count_each_episode_once(tmp_path, store):
+    with RunStore(tmp_path / "other.db") as other:
+        other.begin_run("elsewhere", {})
+        add(other, "new", "B", "t2", 1, verdicts={V1: False})  # finished here: wins
+        add(other, "elsewhere", "D", "t1", 0, verdicts={V1: True})
+        other.flush_sync()
+        report = build_report([store, other], benchmarks=HEADLINES)
+    assert report["models"]["B"]["unfinished"] == 0 and report["models"]["B"]["episodes"] == 6
+    assert report["models"]["D"]["avg"] == 1.0
+    assert len(report["stores"]) == 2 and "elsewhere" in report["runs"]
 
 
 def test_render_leaderboard(store):
     console = Console(record=True, width=200, file=io.StringIO())
-    console.print(render(build_report(store)))
+    report = build_report(store, benchmarks=HEADLINES)
+    console.print(render(report))
     full = console.export_text()
-    assert "j / v1" in full  # the caption names the judge the pass comes from
+    assert "j / v1" in full  # the title names the judge the pass comes from
     text = full.split("└")[0]  # the leaderboard: the first table
     lines = {line.split("│")[1].strip(): line for line in text.splitlines() if "│" in line}
-    report = build_report(store)
-    ks = {m["k"] for m in report["models"].values()}
-    k = str(ks.pop()) if len(ks) == 1 else "k"
-    assert f"Avg@{k}" in text and f"Pass^{k}" in text
+    assert "Avg@1" in text and "Pass^1" in text
     header = [c.strip() for c in next(l for l in text.splitlines() if "Model" in l).split("┃")[1:-1]]
     gaps = [c for c in ("errors", "unjudged", "unfinished")
             if any(m[c] for m in report["models"].values())]
     assert header[-len(gaps):] == [g.capitalize() for g in gaps]
     a = dict(zip(header, (cell.strip() for cell in lines["A"].split("│")[1:-1])))
-    assert [a[h] for h in header[:7]] == ["A", "3", "2", "50.0%", a["95% CI"], "66.7%", "33.3%"]
-    assert a["Errors"] == "1"  # shown because some model has errors
+    assert [a[h] for h in header[:7]] == ["A", "3", "1", "60.0%", a["95% CI"], "50.0%", "50.0%"]
+    assert a["Errors"] == "1" and a["Unjudged"] == "1"
     lo, hi = report["models"]["A"]["ci95"]
-    assert a["95% CI"] == f"{100 * lo:.1f}–{100 * hi:.1f}" and lo <= 0.5 <= hi
-    assert a.get("Unjudged") == "1"
+    assert a["95% CI"] == f"{100 * lo:.1f}–{100 * hi:.1f}" and lo <= 0.6 <= hi
     assert [cell.strip() for cell in lines["C"].split("│")[1:-1]][3] == "—"
     body = [line.split("│")[1].strip() for line in text.splitlines() if "│" in line]
-    assert body.index("B") < body.index("A") < body.index("C")  # best Avg@k first
+    assert body.index("A") < body.index("C") and body.index("B") < body.index("C")
+    assert "1 stored episodes superseded" in full
 
 
 def test_report_ci_curves_comparisons_and_agreement(store):
-    report = build_report(store, seed=1)
+    report = build_report(store, seed=1, benchmarks=HEADLINES, k=2)
     a = report["models"]["A"]
     assert a["ci95"][0] <= a["avg"] <= a["ci95"][1]
-    assert a["mse_vs_k"] is not None and len(a["mse_vs_k"]) == 2  # k = 1..2 trials
-    assert a["pass_at_k_curve"][-1] == pytest.approx(a["pass_at_k"])
-    assert report["models"]["B"]["mse_vs_k"] is None  # B's t2 has a single finished trial
+    assert a["mse_vs_k"] is None  # t3 has a single scored trial
     assert a["benchmarks"]["vitabench"]["domains"]["ota"]["unjudged"] == 1
-    assert build_report(store, seed=1) == report  # seeded: the same JSON again
-    [cmp] = report["comparisons"]  # B and A (C has nothing finished)
-    assert (cmp["a"], cmp["b"], cmp["tasks"]) == ("B", "A", 3)
+    assert build_report(store, seed=1, benchmarks=HEADLINES, k=2) == report  # seeded
+    [cmp] = report["comparisons"]  # A and B (C has nothing finished)
+    assert {cmp["a"], cmp["b"]} == {"A", "B"} and cmp["tasks"] == 3
     assert 0 < cmp["p_value"] <= 1
     pairs = {(g["a"], g["b"]): g for g in report["judge_agreement"]}
     assert pairs[("j/v1", "j2/v2")]["episodes"] == 2  # A t1#0 and B t1#0, both disagree
@@ -186,23 +223,24 @@ def test_report_ci_curves_comparisons_and_agreement(store):
 
 
 def test_t1_metric_columns_from_judgment_details(tmp_path):
-    """Whatever numeric keys the chosen method's details hold become report columns."""
+    """Whatever numeric keys the headline's details hold become report columns."""
     with RunStore(tmp_path / "s.db") as s:
         s.begin_run("r", {})
         for model, f1 in (("M", 0.8), ("N", 0.4)):
             for trial in range(2):
                 ep = add(s, "r", model, "t1", trial)
-                # the shape of judge.t1_metrics.T1Score, plus a count and some text
-                s.judgment("r", ep, judge="t1", method="t1-metrics", passed=trial == 0,
+                # the shape of T1's metrics, plus a count and some text
+                s.judgment(ep, judge="t1", method="t1-metrics", passed=trial == 0,
                            score=f1, details={
                                "tool": {"precision": 1.0, "recall": f1, "f1": f1},
                                "param": {"f1": f1 / 2}, "output_em": trial == 0,
                                "calls": 4, "windows": 1, "note": "text",
                                "rubrics": [{"met": True}]})
-                s.judgment("r", ep, judge="llm", method="likert", passed=None,
+                s.judgment(ep, judge="llm", method="likert", passed=None,
                            score=0.25 * (trial + 1), details={"likert": trial + 1})
         s.flush_sync()
-        report = build_report(s, profile=False)
+        report = build_report(s, profile=False, benchmarks={
+            "vitabench": {"headline": "t1-metrics"}})
     assert report["judge_method"] == {"judge": "t1", "method": "t1-metrics"}
     assert report["metric_keys"] == ["output_em", "param_f1", "tool_f1", "tool_precision",
                                      "tool_recall"]  # not "calls": a count, not a rate
@@ -219,3 +257,64 @@ def test_t1_metric_columns_from_judgment_details(tmp_path):
         assert column in text
     assert "note" not in text and "calls" not in text and "windows" not in text
     assert "profile" not in report["models"]["M"]
+
+
+MIXED = {"vitabench": {"headline": "sliding", "judge_methods": ["sliding", "full"]},
+         "t1": {"headline": "state", "judge_methods": ["likert"]}}
+
+
+def mixed_store(s: RunStore) -> None:
+    s.begin_run("r", {})
+    for model, good in (("M", True), ("N", False)):
+        for task in ("a", "b"):
+            for trial in range(2):
+                add(s, "r", model, task, trial, benchmark="t1", domain="hotel",
+                    verdicts={("state", "state"): good, ("J", "likert"): None})
+                add(s, "r", model, task, trial, benchmark="vitabench", domain="delivery",
+                    verdicts={("state", "state"): good, ("J", "sliding"): not good,
+                              ("J", "full"): good},
+                    unreachable="product on no menu" if task == "b" else None)
+    s.flush_sync()
+
+
+def test_one_headline_per_benchmark_and_not_applicable(tmp_path):
+    with RunStore(tmp_path / "s.db") as s:
+        mixed_store(s)
+        report = build_report(s, benchmarks=MIXED)
+        vita, t1 = report["benchmarks"]["vitabench"], report["benchmarks"]["t1"]
+        assert vita["source"]["method"] == "sliding" and vita["source"]["judge"] == "J"
+        assert t1["source"]["method"] == "state"
+        # each benchmark by its own headline; the state check is a column
+        assert vita["models"]["N"]["avg"] == 1.0 and vita["models"]["N"]["state"] == 0.0
+        assert t1["models"]["M"]["avg"] == 1.0 and t1["models"]["N"]["avg"] == 0.0
+        assert report["judge_method"] is None  # two sources: no single one
+        assert "pooled" in report["overall"]["label"]
+        assert report["models"]["M"]["episodes"] == 8
+        # an explicit method that T1 lacks: T1 is not applicable, never failed
+        full = build_report(s, method="full", benchmarks=MIXED)
+        assert full["benchmarks"]["vitabench"]["models"]["M"]["avg"] == 1.0
+        ft1 = full["benchmarks"]["t1"]
+        assert ft1["source"]["applicable"] is False and ft1["not_applicable"] == 8
+        assert ft1["models"]["M"]["errors"] == 0 and ft1["models"]["M"]["avg"] is None
+        assert "undefined" in full["models"]["M"]
+        console = Console(record=True, width=250, file=io.StringIO())
+        console.print(render(full))
+        text = " ".join(console.export_text().split())
+        assert "full does not apply: not applicable" in text and "Not applicable" in text
+
+
+def test_unreachable_tasks_are_apart_with_their_reason(tmp_path):
+    with RunStore(tmp_path / "s.db") as s:
+        mixed_store(s)
+        report = build_report(s, benchmarks=MIXED)
+    [u] = report["unreachable"]
+    assert (u["benchmark"], u["task_id"], u["reason"], u["episodes"]) == (
+        "vitabench", "b", "product on no menu", 4)
+    assert report["benchmarks"]["vitabench"]["unreachable"] == [u]
+    n = report["benchmarks"]["vitabench"]["models"]["N"]
+    assert n["tasks"] == 2 and n["without_unreachable"]["tasks"] == 1
+    assert "without_unreachable" not in report["benchmarks"]["t1"]["models"]["N"]
+    console = Console(record=True, width=250, file=io.StringIO())
+    console.print(render(report))
+    text = console.export_text()
+    assert "unreachable tasks" in text and "product on no menu" in text and "reachable" in text

@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from sweepbench.errors import ConfigMismatchError, StoreError
-from sweepbench.results.store import SCHEMA_VERSION, RunStore, config_hash
+from sweepbench.results.store import SCHEMA_VERSION, EpisodeMeta, RunStore, config_hash
 from sweepbench.wire import (
     AssistantMessage,
     EpisodeRecord,
@@ -26,12 +26,19 @@ from sweepbench.wire import (
 CONFIG = {"models": ["scripted/oracle", "scripted/noisy"], "trials": 4, "seed": 7}
 
 
+def meta(model: str, task_id: str, trial: int, domain: str = "delivery") -> EpisodeMeta:
+    label = f"{model}|vitabench:{domain}:en:{task_id}|{trial}"
+    return EpisodeMeta(key=f"ep-{label}", label=label, model=model, benchmark="vitabench",
+                       domain=domain, task_id=task_id, lang="en", trial=trial,
+                       identity={"model": model, "task": task_id, "trial": trial})
+
+
 def start(store: RunStore, run_id: str, model: str, task_id: str, trial: int,
           domain: str = "delivery") -> str:
-    episode_id = f"{model}|vitabench:{domain}:en:{task_id}|{trial}"
-    store.episode_started(run_id, episode_id, model=model, benchmark="vitabench",
-                          domain=domain, task_id=task_id, lang="en", trial=trial)
-    return episode_id
+    m = meta(model, task_id, trial, domain)
+    store.select(run_id, [m])
+    store.episode_started(m, run_id=run_id)
+    return m.key
 
 
 def record(run_id: str, model: str, task_id: str, trial: int, termination: str = "user_stop",
@@ -58,43 +65,62 @@ def count(path, sql: str) -> int:
 
 async def test_round_trip_through_the_queue(tmp_path):
     with RunStore(tmp_path / "runs" / "store.db") as store:  # directory is created
-        store.begin_run("r1", CONFIG)
+        store.begin_run("r1", CONFIG, prices={"m": {"input": 1.0}}, info={"command": "run"})
         ep = start(store, "r1", "m", "t1", 0)
-        store.event("r1", ep, 0, "model_call",
-                    {"usage": {"prompt_tokens": 100}, "latency_s": 0.25})
-        store.event("r1", ep, 1, "tool_call", b'{"name":"search","result":{"hits":1}}')
-        store.event("r1", ep, 2, "message", {"role": "assistant", "content": "done"})
+        store.event(ep, 0, "model_call",
+                    {"role": "agent", "usage": {"prompt_tokens": 100}, "latency_s": 0.25},
+                    run_id="r1", endpoint="m")
+        store.event(ep, 1, "tool_call", b'{"name":"search","result":{"hits":1}}', run_id="r1")
+        store.event(ep, 2, "message", {"role": "assistant", "content": "done"})
+        store.event(ep, 0, "model_call", {"role": "judge", "usage": {"completion_tokens": 7}},
+                    journal="judge|j|window-v1", run_id="r1", endpoint="j")
         rec = record("r1", "m", "t1", 0)
         store.episode_finished(ep, rec)
-        store.judgment("r1", ep, judge="j", method="window-v1", passed=True, score=0.9,
-                       details={"rubric": [1, 1]})
-        store.judgment("r1", ep, judge="j", method="full-v1", passed=False, score=None,
+        store.judgment(ep, judge="j", method="window-v1", passed=True, score=0.9,
+                       details={"rubric": [1, 1]}, run_id="r1", judge_key="jk")
+        store.judgment(ep, judge="j", method="full-v1", passed=False, score=None,
                        details={})
-        store.finish_run("r1", "done")
+        store.finish_run("r1", "done", info={"not_started": 0})
         await store.flush()
 
         [run] = store.runs()
         assert run["run_id"] == "r1" and run["status"] == "done"
         assert run["config"] == CONFIG
         assert run["config_hash"] == config_hash(CONFIG)
+        assert run["prices"] == {"m": {"input": 1.0}}
+        assert run["info"] == {"command": "run", "not_started": 0}
         assert run["finished_at"] >= run["created_at"]
         assert store.latest_run_id() == "r1"
-        assert store.episode_status("r1") == {ep: "done"}
-        assert store.episodes("r1") == [rec]  # the blob decodes to an equal EpisodeRecord
+        assert store.episode_status() == {ep: "done"} == store.episode_status([ep, "ep-other"])
+        assert store.episodes("r1") == [rec] == store.episodes()  # the blob decodes equal
+        assert store.run_selection("r1") == {ep: None}
+        [row] = store.episode_rows()
+        assert (row["label"], row["run_id"], row["trial"]) == ("m|vitabench:delivery:en:t1|0", "r1", 0)
+        assert store.identities() == {ep: {"model": "m", "task": "t1", "trial": 0}}
+        assert store.journals(ep) == ["", "judge|j|window-v1"]
+        calls = store.model_calls()
+        assert [(c.journal, c.endpoint, c.role, c.prompt_tokens, c.completion_tokens) for c in calls] == [
+            ("", "m", "agent", 100, 0), ("judge|j|window-v1", "j", "judge", 0, 7)]
 
-        events = store.events("r1", ep)
+        events = store.events(ep)
         assert [e["seq"] for e in events] == [0, 1, 2]
         assert [e["kind"] for e in events] == ["model_call", "tool_call", "message"]
-        assert events[0]["payload"] == {"usage": {"prompt_tokens": 100}, "latency_s": 0.25}
+        assert events[0]["payload"] == {"role": "agent", "usage": {"prompt_tokens": 100},
+                                        "latency_s": 0.25}
+        assert (events[0]["run_id"], events[0]["endpoint"]) == ("r1", "m")
         assert events[1]["payload"] == {"name": "search", "result": {"hits": 1}}
         assert all(isinstance(e["ts"], float) for e in events)
-        [raw] = store.events("r1", ep, kind="tool_call", raw=True)
+        [raw] = store.events(ep, kind="tool_call", raw=True)
         assert raw["payload"] == b'{"name":"search","result":{"hits":1}}'
+        assert [e["seq"] for e in store.events(ep, journal="judge|j|window-v1")] == [0]
 
-        judgments = store.judgments("r1")
+        judgments = store.judgments([ep])
         assert [(j["method"], j["passed"], j["score"]) for j in judgments] == [
             ("full-v1", False, None), ("window-v1", True, 0.9)]
         assert judgments[1]["details"] == {"rubric": [1, 1]}
+        assert (judgments[1]["run_id"], judgments[1]["judge_key"]) == ("r1", "jk")
+        with pytest.raises(TypeError, match="iterable of episode keys"):
+            store.judgments("r1")  # a run id is not a list of keys
 
 
 def test_config_hash_is_canonical():
@@ -110,7 +136,7 @@ def test_wal_mode_and_schema_version(tmp_path):
         assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"runs", "episodes", "events", "judgments"} <= tables
+    assert {"runs", "run_episodes", "episodes", "events", "judgments"} <= tables
 
 
 def test_error_termination_sets_error_status_and_finish_without_start(tmp_path):
@@ -118,13 +144,13 @@ def test_error_termination_sets_error_status_and_finish_without_start(tmp_path):
         store.begin_run("r", {})
         ep = start(store, "r", "m", "t1", 0)
         store.episode_finished(ep, record("r", "m", "t1", 0, termination="error"))
-        # No episode_started: the finish is still stored (lang unknown).
-        store.episode_finished("m|x|1", record("r", "m", "t2", 1))
+        # No episode_started: the finish is still stored (its columns from the record).
+        store.episode_finished("ep-x", record("r", "m", "t2", 1))
         store.flush_sync()
-        assert store.episode_status("r") == {ep: "error", "m|x|1": "done"}
-        rows = {r["episode_id"]: r for r in store.episode_rows("r")}
+        assert store.episode_status() == {ep: "error", "ep-x": "done"}
+        rows = {r["episode_key"]: r for r in store.episode_rows()}
         assert rows[ep]["termination"] == "error" and rows[ep]["lang"] == "en"
-        assert rows["m|x|1"]["lang"] is None and rows["m|x|1"]["task_id"] == "t2"
+        assert rows["ep-x"]["task_id"] == "t2" and rows["ep-x"]["label"] == "m|vitabench:delivery:en:t2|1"
 
 
 def test_many_events_commit_in_few_transactions(tmp_path):
@@ -138,7 +164,7 @@ def test_many_events_commit_in_few_transactions(tmp_path):
         blocker = sqlite3.connect(path, isolation_level=None)
         blocker.execute("BEGIN IMMEDIATE")  # another connection holds the write lock
         for i in range(n):
-            store.event("r", f"e{i % 50}", i // 50, "model_call", {"i": i})
+            store.event(f"e{i % 50}", i // 50, "model_call", {"i": i})
         time.sleep(0.05)
         blocker.execute("COMMIT")
         blocker.close()
@@ -147,7 +173,7 @@ def test_many_events_commit_in_few_transactions(tmp_path):
         assert after["rows"] - before["rows"] == n
         # at most: the few rows the writer held while blocked, then ceil(5000 / 2000) batches
         assert after["transactions"] - before["transactions"] <= 1 + math.ceil(n / 2000)
-        assert len(store.events("r", "e7")) == n // 50
+        assert len(store.events("e7")) == n // 50
     assert count(path, "SELECT count(*) FROM events") == n
 
 
@@ -160,14 +186,14 @@ async def test_sustained_event_rate_sanity(tmp_path):
         store.begin_run("r", {})
         t0 = time.perf_counter()
         for i in range(n):
-            store.event("r", f"ep{i % 500}", i // 500, "model_call", payload)
+            store.event(f"ep{i % 500}", i // 500, "model_call", payload)
         await store.flush()
         dt = time.perf_counter() - t0
         stats = store.writer_stats
         print(f"\n{n / dt:,.0f} events/s, {stats['rows'] / stats['transactions']:.0f} rows/txn")
         assert stats["rows"] == n + 1
         assert stats["transactions"] < n / 2  # batched (exact bounds: the test above)
-        assert len(store.events("r", "ep499")) == n // 500
+        assert len(store.events("ep499")) == n // 500
 
 
 async def test_writer_error_surfaces_on_flush_writes_and_close(tmp_path):
@@ -178,12 +204,12 @@ async def test_writer_error_surfaces_on_flush_writes_and_close(tmp_path):
     blocker = sqlite3.connect(path, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")
     try:
-        store.event("r", "e", 0, "message", {"x": 1})
+        store.event("e", 0, "message", {"x": 1})
         with pytest.raises(StoreError, match="writer failed") as info:
             await store.flush()
         assert isinstance(info.value.__cause__, sqlite3.OperationalError)  # "database is locked"
         with pytest.raises(StoreError):  # sticky: later writes are refused, not dropped
-            store.event("r", "e", 1, "message", {"x": 2})
+            store.event("e", 1, "message", {"x": 2})
         with pytest.raises(StoreError):
             store.flush_sync()
     finally:
@@ -200,67 +226,87 @@ def test_reopen_existing_store(tmp_path):
     with RunStore(path) as store:
         store.begin_run("r1", CONFIG)
         ep = start(store, "r1", "m", "t1", 0)
-        store.event("r1", ep, 0, "model_call", {"reply": "first"})
+        store.event(ep, 0, "model_call", {"reply": "first"})
 
     with RunStore(path, create=False) as store:
-        assert store.episode_status("r1") == {ep: "running"}
+        assert store.episode_status() == {ep: "running"}
         assert store.runs()[0]["status"] == "running"
         store.finish_run("r1", "interrupted")
         store.flush_sync()
         assert store.runs()[0]["status"] == "interrupted"
-        # resuming: same config is fine and marks the run running again
+        # the same run again: same config is fine and marks the run running again
         store.begin_run("r1", dict(reversed(list(CONFIG.items()))))
         with pytest.raises(ConfigMismatchError, match="different config"):
             store.begin_run("r1", {**CONFIG, "trials": 8})
         # the journal is append-only: re-sending seq 0 keeps the original
-        store.event("r1", ep, 0, "model_call", {"reply": "second"})
-        store.event("r1", ep, 1, "tool_call", {"ok": True})
+        store.event(ep, 0, "model_call", {"reply": "second"})
+        store.event(ep, 1, "tool_call", {"ok": True})
         store.episode_finished(ep, record("r1", "m", "t1", 0))
+        # a second run selects the stored episode: linked, not copied
         store.begin_run("r2", {"other": True})
+        store.select("r2", [meta("m", "t1", 0)])
         store.flush_sync()
         assert store.runs()[0]["status"] == "running"
-        assert [e["payload"] for e in store.events("r1", ep)] == [{"reply": "first"},
-                                                                  {"ok": True}]
-        assert store.episode_status("r1") == {ep: "done"}
+        assert [e["payload"] for e in store.events(ep)] == [{"reply": "first"}, {"ok": True}]
+        assert store.episode_status() == {ep: "done"}
         assert store.latest_run_id() == "r2"
         assert [r["run_id"] for r in store.runs()] == ["r1", "r2"]
+        assert list(store.run_selection("r2")) == [ep]
+        assert [r["episode_key"] for r in store.episode_rows("r2")] == [ep]
 
 
-def test_restarting_an_episode_resets_outcome_keeps_journal(tmp_path):
+def test_restarting_an_episode_resets_outcome_and_judgments_keeps_journal(tmp_path):
     with RunStore(tmp_path / "s.db") as store:
         store.begin_run("r", {})
         ep = start(store, "r", "m", "t1", 0)
-        store.event("r", ep, 0, "message", {"a": 1})
+        store.event(ep, 0, "message", {"a": 1})
         store.episode_finished(ep, record("r", "m", "t1", 0, termination="error"))
+        store.judgment(ep, judge="state", method="state", passed=False, score=0.0, details={})
         ep2 = start(store, "r", "m", "t1", 0)  # same batch, order kept: restart after finish
         store.flush_sync()
         assert ep2 == ep
-        assert store.episode_status("r") == {ep: "running"}
-        assert store.episodes("r") == []
-        assert len(store.events("r", ep)) == 1
+        assert store.episode_status() == {ep: "running"}
+        assert store.episodes() == []
+        assert store.judgments() == []  # they judged the record being replaced
+        assert len(store.events(ep)) == 1
+
+
+def test_a_renamed_selection_relabels_a_stored_episode(tmp_path):
+    with RunStore(tmp_path / "s.db") as store:
+        store.begin_run("r", {})
+        ep = start(store, "r", "old-name", "t1", 0)
+        store.episode_finished(ep, record("r", "old-name", "t1", 0))
+        renamed = msgspec.structs.replace(meta("new-name", "t1", 0), key=ep)
+        store.select("r2", [renamed])
+        store.flush_sync()
+        [row] = store.episode_rows()
+        assert (row["model"], row["label"]) == ("new-name", "new-name|vitabench:delivery:en:t1|0")
+        assert [r["episode_key"] for r in store.episode_rows_by_label([row["label"]])] == [ep]
 
 
 def test_bad_arguments_raise_at_the_call_site(tmp_path):
     with RunStore(tmp_path / "s.db") as store:
         store.begin_run("r", {})
         with pytest.raises(ValueError, match="not valid JSON"):
-            store.event("r", "e", 0, "model_call", b'{"truncated":')
+            store.event("e", 0, "model_call", b'{"truncated":')
         with pytest.raises(TypeError, match="not JSON-serialisable"):
-            store.event("r", "e", 0, "model_call", {"x": object()})
+            store.event("e", 0, "model_call", {"x": object()})
         with pytest.raises(TypeError, match="seq"):
-            store.event("r", "e", -1, "model_call", {})
+            store.event("e", -1, "model_call", {})
         with pytest.raises(TypeError, match="passed"):
-            store.judgment("r", "e", judge="j", method="m", passed=1, score=None, details={})
+            store.judgment("e", judge="j", method="m", passed=1, score=None, details={})
         with pytest.raises(ValueError, match="finite"):
-            store.judgment("r", "e", judge="j", method="m", passed=None, score=float("nan"),
+            store.judgment("e", judge="j", method="m", passed=None, score=float("nan"),
                            details={})
         with pytest.raises(TypeError, match="EpisodeRecord"):
             store.episode_finished("e", {"run_id": "r"})  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="episode columns"):
+            store.episode_started({"key": "e"}, run_id="r")
         payload = {"n": 1}
-        store.event("r", "e", 0, "message", payload)
+        store.event("e", 0, "message", payload)
         payload["n"] = 2  # encoded at the call: later mutation is not stored
         store.flush_sync()
-        assert store.events("r", "e")[0]["payload"] == {"n": 1}
+        assert store.events("e")[0]["payload"] == {"n": 1}
         assert store.writer_stats["rows"] == 2
 
 
@@ -270,7 +316,7 @@ def test_closed_store_refuses_writes_and_reads(tmp_path):
     store.close()
     store.close()  # idempotent
     with pytest.raises(StoreError, match="closed"):
-        store.event("r", "e", 0, "message", {})
+        store.event("e", 0, "message", {})
     with pytest.raises(StoreError, match="closed"):
         store.runs()
     with RunStore(tmp_path / "s.db") as again:  # close() committed the queued begin_run
@@ -304,15 +350,15 @@ async def test_concurrent_producers_and_flush_from_two_loops(tmp_path):
 
         async def episode(i: int) -> None:
             for seq in range(20):
-                store.event("r", f"a{i}", seq, "message", {"seq": seq})
+                store.event(f"a{i}", seq, "message", {"seq": seq})
                 await asyncio.sleep(0)
             await store.flush()
-            assert len(store.events("r", f"a{i}")) == 20  # own writes visible after flush
+            assert len(store.events(f"a{i}")) == 20  # own writes visible after flush
 
         def other_thread() -> None:
             async def go() -> None:
                 for seq in range(100):
-                    store.event("r", "b", seq, "message", {})
+                    store.event("b", seq, "message", {})
                 await store.flush()
             asyncio.run(go())
 
@@ -320,7 +366,7 @@ async def test_concurrent_producers_and_flush_from_two_loops(tmp_path):
         t.start()
         await asyncio.gather(*(episode(i) for i in range(30)))
         t.join()
-        assert len(store.events("r", "b")) == 100
+        assert len(store.events("b")) == 100
 
 
 def test_records_use_wire_encoding(tmp_path):
@@ -328,7 +374,7 @@ def test_records_use_wire_encoding(tmp_path):
     rec = record("r", "m", "t1", 3)
     with RunStore(path) as store:
         store.begin_run("r", {})
-        store.episode_finished("m|k|3", rec)
+        store.episode_finished("ep-k", rec)
     with sqlite3.connect(path) as c:
         blob = c.execute("SELECT record FROM episodes").fetchone()[0]
     assert msgspec.json.decode(blob, type=EpisodeRecord) == rec

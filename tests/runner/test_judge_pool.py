@@ -7,7 +7,15 @@ import msgspec
 from sweepbench.config import load_config
 from sweepbench.results.report import build_report
 from sweepbench.results.store import RunStore
+from sweepbench.runner.judge_pool import JudgeJournal, JudgeSpec
 from sweepbench.runner.sweep import Sweep
+from sweepbench.wire import (
+    AssistantMessage,
+    ChatRequest,
+    SystemMessage,
+    Usage,
+    UserMessage,
+)
 
 BASE = dict(benchmarks=["vitabench:delivery", "t1:bar"], models=["scripted/oracle"], trials=1,
             max_concurrency=16)
@@ -17,14 +25,15 @@ async def test_pipelined_judging_covers_every_episode_with_the_right_method(tmp_
     cfg = load_config(None, {**BASE, "judge_models": ["scripted/judge"]})
     with RunStore(tmp_path / "s.sqlite") as store:
         sweep = Sweep(cfg, store)
-        outcome = await sweep.run()
-        judgments = store.judgments(outcome.run_id)
-        episodes = store.episode_status(outcome.run_id)
+        await sweep.run()
+        judgments = store.judgments()
+        rows = store.episode_rows()
+    episodes = {r["episode_key"] for r in rows}
     by_method = {}
     for j in judgments:
-        by_method.setdefault((j["judge"], j["method"]), set()).add(j["episode_id"])
-    vita = {e for e in episodes if ":vitabench:" in f":{e.split('|')[1]}"}
-    t1 = set(episodes) - vita
+        by_method.setdefault((j["judge"], j["method"]), set()).add(j["episode_key"])
+    vita = {r["episode_key"] for r in rows if r["benchmark"] == "vitabench"}
+    t1 = episodes - vita
     assert by_method[("state", "state")] == set(episodes)
     assert by_method[("scripted/judge", "sliding")] == vita  # rubric judge: VitaBench only
     assert by_method[("scripted/judge", "likert")] == t1  # Likert judge: T1 only
@@ -38,16 +47,17 @@ async def test_rejudging_makes_no_agent_or_user_calls_and_nothing_twice(tmp_path
     with RunStore(path) as store:
         first = Sweep(load_config(None, BASE), store)
         outcome = await first.run()
-        assert {j["judge"] for j in store.judgments(outcome.run_id)} == {"state"}
+        assert {j["judge"] for j in store.judgments()} == {"state"}
         before = msgspec.json.encode(store.episodes(outcome.run_id))
 
         judged = Sweep(load_config(None, {**BASE, "judge_models": ["scripted/judge"],
                                           "judge_methods": ["full", "likert"]}), store)
         again = await judged.run(episodes=False)
-        assert again.run_id == outcome.run_id  # judges are not part of the sweep identity
+        # judges are not part of an episode's identity: the same episodes are selected
+        assert set(store.run_selection(again.run_id)) == set(store.run_selection(outcome.run_id))
         assert set(judged.reference.requests) == {"scripted/judge"}  # no agent or user call
         n_calls = judged.reference.requests["scripted/judge"]
-        pairs = {(j["judge"], j["method"]) for j in store.judgments(outcome.run_id)}
+        pairs = {(j["judge"], j["method"]) for j in store.judgments()}
         assert pairs == {("state", "state"), ("scripted/judge", "full"), ("scripted/judge", "likert")}
         assert msgspec.json.encode(store.episodes(outcome.run_id)) == before
 
@@ -56,5 +66,82 @@ async def test_rejudging_makes_no_agent_or_user_calls_and_nothing_twice(tmp_path
         await once_more.run(episodes=False)
         assert not once_more.reference or not once_more.reference.requests.get("scripted/judge")
         report = build_report(store, outcome.run_id, judge="scripted/judge", method="full")
-        assert report["models"]["scripted/oracle"]["episodes"] > 0
+        assert report["benchmarks"]["vitabench"]["models"]["scripted/oracle"]["episodes"] > 0
+        # "full" is VitaBench's: T1's episodes are not applicable, never failures
+        t1 = report["benchmarks"]["t1"]
+        n_t1 = sum(r["benchmark"] == "t1" for r in store.episode_rows())
+        assert t1["source"]["applicable"] is False and t1["not_applicable"] == n_t1 > 0
+        assert t1["models"]["scripted/oracle"]["episodes"] == 0
+        assert t1["models"]["scripted/oracle"]["avg"] is None
     assert n_calls > 0
+
+
+class _Reply:
+    def __init__(self, content: str) -> None:
+        self.message, self.usage, self.latency_s = AssistantMessage(content), Usage(10, 2), 0.01
+        self.attempts, self.statuses = 1, [200]
+
+
+def _window(i: int, text: str) -> ChatRequest:
+    """One judge window: its own conversation, all of the same length."""
+    return ChatRequest(model="", messages=[SystemMessage("judge this window of the talk"),
+                                           UserMessage(f"window {i}: {text}")])
+
+
+async def test_judge_calls_resume_by_whole_request_after_a_prompt_changes(tmp_path):
+    live: list[ChatRequest] = []
+
+    async def complete(req):
+        live.append(req)
+        return _Reply(f"verdict {len(live)}")
+
+    spec = JudgeSpec("J", "sliding", "k")
+    with RunStore(tmp_path / "s.sqlite") as store:
+        first = JudgeJournal(store, "ep-1", spec, "r1")
+        call = first.caller(complete, None)
+        before = [await call(_window(i, "same")) for i in range(3)]
+        hashes = [e["payload"]["request_hash"] for e in
+                  store.events("ep-1", journal=first.journal, kind="model_call")]
+        assert len(live) == 3 and len(set(hashes)) == 3  # equal lengths, distinct requests
+
+        # judged again (a crash before the judgment was written) after window 1's prompt
+        # changed: windows 0 and 2 come from the journal, window 1 is asked live
+        again = JudgeJournal(store, "ep-1", spec, "r2")
+        call = again.caller(complete, None)
+        after = [await call(_window(i, "changed" if i == 1 else "same")) for i in range(3)]
+        assert len(live) == 4 and again.replayed == 2
+        assert [r.message.content for r in after] == [
+            before[0].message.content, "verdict 4", before[2].message.content]
+        events = store.events("ep-1", journal=first.journal)
+        assert [e["seq"] for e in events] == [0, 1, 2, 3]  # appended, nothing overwritten
+        assert [e["run_id"] for e in events] == ["r1", "r1", "r1", "r2"]
+        assert {e["endpoint"] for e in events} == {"J"}
+
+
+async def test_retry_errors_reruns_and_rejudges_to_a_clean_runs_leaderboard(tmp_path):
+    base = {**BASE, "trials": 2, "judge_models": ["scripted/judge"]}
+    faulty = {**base, "reference_faults": "500=0.2",
+              "endpoints": [{"name": "scripted/oracle", "max_retries": 0}]}
+    with RunStore(tmp_path / "clean.sqlite") as clean:
+        await Sweep(load_config(None, base), clean).run()
+        expected = build_report(clean)
+    with RunStore(tmp_path / "s.sqlite") as store:
+        outcome = await Sweep(load_config(None, faulty), store).run()
+        assert outcome.errors > 0
+        errored = {k for k, st in store.episode_status().items() if st == "error"}
+        stale = [j for j in store.judgments(errored) if j["method"] == "state"]
+        assert len(stale) == len(errored) and not any(j["passed"] for j in stale)
+        assert build_report(store)["models"]["scripted/oracle"]["errors"] == outcome.errors
+        retried = await Sweep(load_config(None, base), store, retry_errors=True).run()
+        assert retried.episodes == len(errored) and retried.errors == 0
+        # their judgments are new: made by the retry's run, of the new records
+        fresh = store.judgments(errored)
+        assert fresh and {j["run_id"] for j in fresh} == {retried.run_id}
+        assert all("ended in error" not in str(j["details"]) for j in fresh)
+        report = build_report(store)
+    keys = ("k", "tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k", "state",
+            "unjudged", "method_scores", "metrics")
+    for b, bs in expected["benchmarks"].items():
+        for m, e in bs["models"].items():
+            got = report["benchmarks"][b]["models"][m]
+            assert {k: got[k] for k in keys} == {k: e[k] for k in keys}

@@ -21,24 +21,26 @@ from sweepbench.wire import (
     UserMessage,
 )
 
-METRICS = ("k", "tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k")
+METRICS = ("k", "tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k", "state",
+           "unjudged", "metrics")
 
 
-def metrics(models: dict) -> dict:
-    """The leaderboard numbers of a report's models (not timings, which differ run to run)."""
-    return {m: {k: v.get(k) for k in METRICS} for m, v in models.items()}
+def metrics(report: dict) -> dict:
+    """Every benchmark's leaderboard numbers (not timings, which differ run to run)."""
+    return {b: {m: {k: v.get(k) for k in METRICS} for m, v in bs["models"].items()}
+            for b, bs in report["benchmarks"].items()}
 
 
 CFG = dict(models=["scripted/oracle", "scripted/noisy:0.3"], trials=2, max_concurrency=8,
            reference_latency_s=0.005)
 
 
-def transcripts(store: RunStore, run_id: str) -> dict[str, bytes]:
+def transcripts(store: RunStore, run_id: str | None = None) -> dict[str, bytes]:
     return {f"{r.model}|{r.task_id}|{r.trial}": msgspec.json.encode(r.messages)
             for r in store.episodes(run_id)}
 
 
-def calls_in(store: RunStore, run_id: str) -> int:
+def calls_in(store: RunStore, run_id: str | None = None) -> int:
     return sum(r.agent_calls + r.user_calls for r in store.episodes(run_id))
 
 
@@ -72,9 +74,9 @@ async def test_interrupted_sweep_resumes_without_repeating_recorded_calls(tmp_pa
         with pytest.raises(asyncio.CancelledError):
             await task
         await b.flush()
-        status = b.episode_status(sweep_b.run_id)
+        status = b.episode_status()
         assert "running" in status.values()  # some episodes were cut mid-conversation
-        recorded = sum(len(b.events(sweep_b.run_id, eid, kind="model_call")) for eid in status)
+        recorded = sum(len(b.events(key, kind="model_call")) for key in status)
         first_requests = sum(sweep_b.reference.requests.values())
 
     # continue it: same config, same store
@@ -88,7 +90,7 @@ async def test_interrupted_sweep_resumes_without_repeating_recorded_calls(tmp_pa
         assert first_requests - recorded <= cfg.max_concurrency  # lost only calls in flight
         assert transcripts(b, sweep_c.run_id) == expected
         report_c = build_report(b, sweep_c.run_id)
-    assert metrics(report_c["models"]) == metrics(report_a["models"])
+    assert metrics(report_c) == metrics(report_a)
 
 
 async def test_a_changed_request_is_detected_not_mixed():
@@ -145,9 +147,10 @@ async def test_sharded_runs_merge_into_the_unsharded_result(tmp_path):
         await run_sweep(cfg, tmp_path / f"s{i}.sqlite", shard=Shard(i, 2))
     counts = merge_stores(tmp_path / "merged.sqlite", [tmp_path / "s0.sqlite", tmp_path / "s1.sqlite"])
     with RunStore(tmp_path / "whole.sqlite") as w, RunStore(tmp_path / "merged.sqlite") as m:
-        assert counts["episodes"] == len(w.episode_status(whole.run_id))
-        assert metrics(build_report(m, whole.run_id)["models"]) == metrics(build_report(w, whole.run_id)["models"])
-        assert transcripts(m, whole.run_id) == transcripts(w, whole.run_id)
+        assert counts["episodes"] == len(w.episode_status()) == whole.episodes
+        assert counts["runs"] == 2  # each shard's run is kept
+        assert metrics(build_report(m)) == metrics(build_report(w))
+        assert transcripts(m) == transcripts(w)
 
 
 class _Reply:

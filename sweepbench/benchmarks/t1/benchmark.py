@@ -10,13 +10,19 @@ from typing import Any
 
 import msgspec
 
-from sweepbench.benchmarks.base import Benchmark, JudgeCall, Judgment
+from sweepbench.benchmarks.base import (
+    Benchmark,
+    JudgeCall,
+    Judgment,
+    specs_hash,
+    template_probe,
+)
 from sweepbench.benchmarks.t1 import metrics, oracle, prompts
 from sweepbench.benchmarks.t1.data import tasks
 from sweepbench.benchmarks.t1.episode import T1Protocol
 from sweepbench.benchmarks.t1.tools import TOOLS
 from sweepbench.datasets.task import Task
-from sweepbench.ids import JudgeMethod, UserMode
+from sweepbench.ids import JudgeMethod, UserMode, content_hash
 from sweepbench.judge.likert import likert_judgment
 from sweepbench.simulator.episode import EpisodeProtocol
 from sweepbench.simulator.scripted.plan import Step
@@ -29,6 +35,11 @@ class T1(Benchmark):
     default_domains = ("all",)
     judge_methods = (JudgeMethod.LIKERT,)
     user_modes = (UserMode.DEFAULT,)
+    headline = JudgeMethod.STATE
+    headline_label = "the paper's Pass: tool, parameter and output-match criteria"
+    code_version = "1"
+    plan_defaults = {**Benchmark.plan_defaults, "user_turns": 3, "referee_calls_per_turn": 2,
+                     "judge_calls": {"likert": 1}}
 
     def load_tasks(self, domains: tuple[str, ...], *, data_dir: Path | None,
                    lang: str) -> list[Task]:
@@ -53,6 +64,18 @@ class T1(Benchmark):
     def episode_protocol(self, task: Task, *, data_dir: Path | None,
                          user_mode: UserMode) -> EpisodeProtocol:
         return T1Protocol(data_dir)
+
+    def fingerprint(self, task: Task, data_dir: Path | None) -> str:
+        """The user, assistant, classifier and exit-check prompts (the paper's files or the
+        project's own) as rendered for the task's template probe, its tool schemas, the code
+        version."""
+        probe = template_probe(task)
+        return content_hash({
+            "code": self.code_version, "tools": specs_hash(self.toolkit(task).specs()),
+            "prompts": [prompts.user_prompt(probe, data_dir),
+                        prompts.assistant_prompt(probe, list(probe.domains), {}, data_dir),
+                        prompts.classifier_prompt(data_dir),
+                        prompts.exit_prompt(probe, "", data_dir)]})
 
     def check(self, task: Task, record: EpisodeRecord) -> Judgment:
         """The tool / parameter / output metrics against the gold calls (§3.2.1)."""

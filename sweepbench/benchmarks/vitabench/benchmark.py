@@ -8,9 +8,15 @@ from typing import Any
 
 import msgspec
 
-from sweepbench.benchmarks.base import Benchmark, JudgeCall, Judgment
-from sweepbench.benchmarks.vitabench import oracle, tasks
-from sweepbench.benchmarks.vitabench.episode import VitaBenchProtocol
+from sweepbench.benchmarks.base import (
+    Benchmark,
+    JudgeCall,
+    Judgment,
+    specs_hash,
+    template_probe,
+)
+from sweepbench.benchmarks.vitabench import oracle, prompts, tasks
+from sweepbench.benchmarks.vitabench.episode import PREMATURE, VitaBenchProtocol
 from sweepbench.benchmarks.vitabench.importer import import_vitabench
 from sweepbench.benchmarks.vitabench.judge import judge_episode
 from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
@@ -18,7 +24,7 @@ from sweepbench.benchmarks.vitabench.state_check import check_vitabench
 from sweepbench.benchmarks.vitabench.tools import TOOLS, graph_stats
 from sweepbench.benchmarks.vitabench.tools.reachability import unreachable
 from sweepbench.datasets.task import Task
-from sweepbench.ids import JudgeMethod, UserMode
+from sweepbench.ids import JudgeMethod, UserMode, content_hash
 from sweepbench.simulator.episode import EpisodeProtocol
 from sweepbench.simulator.scripted.plan import Step
 from sweepbench.tools.base import Toolkit
@@ -31,6 +37,12 @@ class VitaBench(Benchmark):
     judge_methods = (JudgeMethod.SLIDING, JudgeMethod.FULL, JudgeMethod.SLIDING_NO_RUBRICS,
                      JudgeMethod.FULL_NO_RUBRICS)
     user_modes = (UserMode.DEFAULT, UserMode.NEUTRAL, UserMode.SOLO)
+    headline = JudgeMethod.SLIDING
+    headline_label = "the sliding-window rubric judge (the paper's Avg@k / Pass@k / Pass^k)"
+    code_version = "1"
+    plan_defaults = {**Benchmark.plan_defaults, "user_turns": 3, "tokens_per_step": 150,
+                     "judge_calls": {"sliding": 3, "full": 1, "sliding_no_rubrics": 3,
+                                     "full_no_rubrics": 1}}
 
     def load_tasks(self, domains: tuple[str, ...], *, data_dir: Path | None,
                    lang: str) -> list[Task]:
@@ -51,6 +63,10 @@ class VitaBench(Benchmark):
     def tool_descriptions(self, task: Task, data_dir: Path | None) -> dict[str, dict] | None:
         return TOOLS.descriptions(task, data_dir)
 
+    def record_ids(self, state: Any) -> list[str]:
+        """Orders of every domain, then bookings, then reservations."""
+        return TOOLS.record_ids(state)
+
     def episode_protocol(self, task: Task, *, data_dir: Path | None,
                          user_mode: UserMode) -> EpisodeProtocol:
         return VitaBenchProtocol(data_dir, user_mode)
@@ -61,17 +77,47 @@ class VitaBench(Benchmark):
         passed = result.pop("passed")
         return {"passed": passed, "score": 1.0 if passed else 0.0, "details": result}
 
+    def premature_judgment(self, task: Task, record: EpisodeRecord) -> Judgment | None:
+        """Upstream's rule: an episode ended by a limit (max steps, too many errors, an invalid
+        agent message) scores 0 and the judge is not called."""
+        if record.termination not in PREMATURE:
+            return None
+        note = f"Simulation terminated prematurely. Termination reason: {record.termination}"
+        return {"passed": False, "score": 0.0,
+                "details": {"premature": True, "termination": record.termination,
+                            "note": note, "calls": 0}}
+
     async def judge(self, task: Task, record: EpisodeRecord, method: str, call: JudgeCall, *,
                     data_dir: Path | None) -> Judgment:
         """The rubric judge (``sliding``, the paper's, or a Table 5 variant)."""
+        # the state check's verdict rides along for the scripted judge double only (the
+        # client sends the ``sweepbench`` field to scripted endpoints, never to real ones)
+        reference = self.check(task, record)["passed"] if record.final_state else None
         result = await judge_episode(task, record.messages, call=call, method=method,
-                                     data_dir=data_dir, lang=task.lang)
+                                     data_dir=data_dir, lang=task.lang,
+                                     meta={"reference_verdict": reference})
         details = msgspec.to_builtins(result)
         return {"passed": details.pop("passed"), "score": details.pop("score"),
                 "details": details}
 
     def unreachable(self, task: Task) -> str | None:
         return unreachable(task)
+
+    def fingerprint(self, task: Task, data_dir: Path | None) -> str:
+        """The agent and user prompts of every mode (upstream templates or the project's
+        own) as rendered for the task's template probe, its tool schemas and descriptions,
+        the code version."""
+        probe = template_probe(task)
+        return content_hash({
+            "code": self.code_version,
+            "tools": specs_hash(self.toolkit(task).specs(self.tool_descriptions(task, data_dir))),
+            "prompts": [
+                prompts.GREETING.get(probe.lang, prompts.GREETING["en"]),
+                *(prompts.agent_system_prompt(probe, data_dir=data_dir, mode=m)
+                  for m in ("default", "solo")),
+                *(prompts.user_system_prompt(probe, data_dir=data_dir, neutral=n)
+                  for n in (False, True)),
+                prompts.dummy_user_system_prompt(probe, data_dir=data_dir)]})
 
     def import_results(self, store: Any, path: Path, *, run_id: str | None, model: str | None,
                        lang: str | None) -> Any:
@@ -86,3 +132,4 @@ class VitaBench(Benchmark):
 
     def scripted_judge(self, req: ChatRequest) -> AssistantMessage:
         return scripted_judge(req)
+

@@ -1,36 +1,111 @@
-"""The VitaBench episode: the paper's agent and user-simulator prompts, in three modes.
+"""The VitaBench episode as upstream runs it (meituan-longcat/vitabench, its orchestrator).
 
-- ``default``: the agent with the environment time; the user simulator with persona,
-  instructions and the progressive-disclosure rules (upstream templates from the data dir
-  when present, the project's own otherwise).
-- ``neutral``: the same, with the persona's attributes removed from the user's prompt.
-- ``solo``: no user at all; the agent gets the whole instruction up front and works until it
-  says it is done (the paper's Figure 8 ablation).
+- The conversation opens with upstream's greeting, which the user simulator and the judge
+  see and the agent does not: the agent's first request is its system prompt and the user's
+  first words.
+- Requests: temperature 0.0 for agent and user, ``tool_choice: "auto"`` with the tools (an
+  endpoint's own settings override these).
+- The agent's earlier tool calls are shown to it as upstream re-sends them: the arguments
+  parsed and written again by Python's ``json.dumps`` (``{"keywords": ["\\u5976\\u8336"]}``);
+  tool results carry the tool's name.
+- Steps: every message is one step except an agent message with tool calls and its results,
+  which are two; the episode ends at ``max_steps`` (300), checked after each step and winning
+  over a stop in that step. No tool-error budget and no turn limit (unless configured).
+- An agent reply with neither text nor tool calls is dropped unseen and asked for again, up to
+  three tries in all; then the episode ends with ``invalid_agent_message``.
+- The user ends with ``###STOP###``, ``###TRANSFER###`` or ``###OUT-OF-SCOPE###``; the agent
+  with ``###STOP###`` anywhere in its reply (its tool calls are then not run).
+
+Modes: ``default``; ``neutral`` (persona attributes removed, sweepbench's own ablation);
+``solo`` (a dummy user says the whole instruction once, the agent works alone; a reply to the
+user without ``###STOP###`` ends it as ``agent_done``, where upstream's attempt crashes).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
+
+import msgspec
 
 from sweepbench.benchmarks.vitabench import prompts as vitabench_prompts
-from sweepbench.simulator.episode import EpisodeContext, EpisodeProtocol
+from sweepbench.datasets.task import Task
+from sweepbench.ids import TerminationReason
+from sweepbench.simulator.episode import EpisodeContext, EpisodeLimits, EpisodeProtocol
+from sweepbench.wire import AssistantMessage
 
 MODES = ("default", "neutral", "solo")
+MAX_STEPS = 300
+"""Upstream's ``--max-steps`` default."""
+AGENT_ATTEMPTS = 3
+USER_STOPS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+PREMATURE = frozenset({TerminationReason.TOO_MANY_ERRORS, TerminationReason.MAX_STEPS,
+                       TerminationReason.INVALID_AGENT_MESSAGE, TerminationReason.MAX_TURNS})
+"""Terminations upstream scores 0 without judging (``max_turns`` is sweepbench's own limit,
+off unless configured, and counts the same way)."""
+
+
+def resent_arguments(arguments: str) -> str:
+    """Tool-call arguments as upstream re-sends them: ``json.dumps(json.loads(raw) or {})``.
+
+    Python's own ``json`` on purpose: its default separators and ASCII escapes are the bytes
+    upstream's agent reads. Arguments that are not a JSON object stay as the model wrote them
+    (upstream's attempt would crash on them; sweepbench shows the tool error instead).
+    """
+    try:
+        value = json.loads(arguments) if arguments else {}
+    except (ValueError, RecursionError):
+        return arguments
+    return json.dumps(value) if isinstance(value, dict) else arguments
 
 
 class VitaBenchProtocol(EpisodeProtocol):
+    agent_sees_greeting = False
+    agent_attempts = AGENT_ATTEMPTS
+    name_tool_results = True
+
     def __init__(self, data_dir: Path | None = None, mode: str = "default") -> None:
         if mode not in MODES:
             raise ValueError(f"unknown user mode {mode!r}; known: {', '.join(MODES)}")
         self.data_dir, self.mode = data_dir, mode
         self.solo = mode == "solo"
 
+    def limits(self, task: Task, *, max_turns: int | None = None, max_tool_errors: int = 10,
+               max_steps: int | None = None) -> EpisodeLimits:
+        """Upstream's: ``max_steps`` (300 by default) alone; ``max_tool_errors`` does not apply."""
+        return EpisodeLimits(max_turns=max_turns, max_agent_steps_per_turn=None,
+                             max_tool_errors=None, max_steps=max_steps or MAX_STEPS)
+
+    def greeting(self, ctx: EpisodeContext) -> str:
+        return vitabench_prompts.GREETING["zh" if ctx.task.lang == "zh" else "en"]
+
     def agent_system_prompt(self, ctx: EpisodeContext) -> str:
         return vitabench_prompts.agent_system_prompt(ctx.task, data_dir=self.data_dir, mode=self.mode)
 
     def user_system_prompt(self, ctx: EpisodeContext) -> str:
+        if self.solo:
+            return vitabench_prompts.dummy_user_system_prompt(ctx.task, data_dir=self.data_dir)
         return vitabench_prompts.user_system_prompt(ctx.task, data_dir=self.data_dir,
                                                     neutral=self.mode == "neutral")
 
-    def solo_instruction(self, ctx: EpisodeContext) -> str:
-        return vitabench_prompts.solo_agent_prompt(ctx.task, data_dir=self.data_dir)
+    def request_params(self, role: str, *, with_tools: bool) -> dict[str, Any]:
+        return {"temperature": 0.0, **({"tool_choice": "auto"} if with_tools else {})}
+
+    def valid_agent_reply(self, msg: AssistantMessage) -> bool:
+        return bool((msg.content or "").strip() or msg.tool_calls)
+
+    def agent_history_message(self, msg: AssistantMessage) -> AssistantMessage:
+        if not msg.tool_calls:
+            return msg
+        calls = [msgspec.structs.replace(
+            tc, function=msgspec.structs.replace(
+                tc.function, arguments=resent_arguments(tc.function.arguments)))
+            for tc in msg.tool_calls]
+        return msgspec.structs.replace(msg, tool_calls=calls)
+
+    def user_stops(self, text: str) -> bool:
+        return any(stop in text for stop in USER_STOPS)
+
+    def agent_stops(self, msg: AssistantMessage) -> bool:
+        return vitabench_prompts.STOP in (msg.content or "")

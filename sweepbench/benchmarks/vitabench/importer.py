@@ -10,7 +10,8 @@ of its code. What maps to what:
   wall time = ``duration``; messages converted to our wire types (tool-call arguments to JSON
   text, multi-tool messages flattened); token usage summed per side from the messages'
   ``usage`` (assistant -> agent, user -> user); turns = user messages.
-- ``reward_info`` -> one judgment, judge ``"vitabench-upstream"``, method ``"reward"``:
+- ``reward_info`` -> one judgment, judge ``"vitabench-upstream"``, method ``"sliding"`` (the
+  paper's sliding-window rubric judge, which upstream runs; so it is VitaBench's headline):
   passed = reward == 1.0 (upstream's own success test), score = the share of rubric items
   met (the reward when there are no rubric items), details = reward, rubric items
   (``nl_rubric``, ``met``) and the reward breakdown. No ``reward_info``: no judgment (the
@@ -19,7 +20,8 @@ of its code. What maps to what:
 
 Upstream ``agent_cost`` / ``user_cost`` are not imported: the profile prices tokens itself.
 Importing the same file again replaces its episodes and judgments (same ids); several files
-(e.g. one per domain) go into one run by passing the same ``run_id``.
+(e.g. one per domain) go into one run by passing the same ``run_id``. Imported episodes have
+no recorded identity (legacy keys): they are reported, never reused by a sweep.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import msgspec
 from msgspec import Struct, field
 
 from sweepbench.errors import ImportFormatError
+from sweepbench.ids import EpisodeKey
 from sweepbench.wire import (
     AssistantMessage,
     EpisodeRecord,
@@ -48,7 +51,7 @@ from sweepbench.wire import (
 __all__ = ["ImportFormatError", "ImportSummary", "import_vitabench"]
 
 JUDGE = "vitabench-upstream"
-METHOD = "reward"
+METHOD = "sliding"
 IMPORT_CONFIG = {"imported_from": "vitabench-upstream"}
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -236,7 +239,8 @@ def import_vitabench(
     task_domain = {t.id: t.domain for t in results.tasks if t.domain}
     default_domain = results.info.environment_info.domain_name or "unknown"
 
-    store.begin_run(run_id, dict(IMPORT_CONFIG))
+    store.begin_run(run_id, dict(IMPORT_CONFIG), info={"command": "import", "benchmarks": {
+        "vitabench": {"headline": METHOD, "judge_methods": [METHOD]}}})
     next_trial: Counter[str] = Counter()
     seen: set[tuple[str, int]] = set()
     domains: Counter[str] = Counter()
@@ -252,17 +256,20 @@ def import_vitabench(
             domains[domain] += 1
         seen.add((sim.task_id, trial))
         episode_id = f"{model}|vitabench:{domain}:{lang}:{sim.task_id}|{trial}"
+        key = str(EpisodeKey.legacy("import", run_id, episode_id))
         messages, counts = _convert(sim)
-        store.episode_started(run_id, episode_id, model=model, benchmark="vitabench",
-                              domain=domain, task_id=sim.task_id, lang=lang, trial=trial)
-        store.episode_finished(episode_id, EpisodeRecord(
+        meta = dict(key=key, label=episode_id, model=model, benchmark="vitabench",
+                    domain=domain, task_id=sim.task_id, lang=lang, trial=trial)
+        store.select(run_id, [meta])
+        store.episode_started(meta, run_id=run_id)
+        store.episode_finished(key, EpisodeRecord(
             run_id=run_id, model=model, benchmark="vitabench", domain=domain,
             task_id=sim.task_id, lang=lang, trial=trial, termination=sim.termination_reason,
             messages=messages, wall_s=max(0.0, float(sim.duration)), **counts))
         if sim.reward_info is not None:
             passed, score, details = _judgment(sim.reward_info)
-            store.judgment(run_id, episode_id, judge=JUDGE, method=METHOD, passed=passed,
-                           score=score, details=details)
+            store.judgment(key, judge=JUDGE, method=METHOD, passed=passed,
+                           score=score, details=details, run_id=run_id)
             judged.add((sim.task_id, trial))
     store.finish_run(run_id, "done")
     store.flush_sync()

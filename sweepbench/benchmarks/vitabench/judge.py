@@ -4,20 +4,22 @@ The rubrics of a task are its expected states' ``state_rubrics`` (across all exp
 followed by its ``overall_rubrics``, deduplicated keeping the first occurrence; they are shown
 to the judge as ``rubric_0``, ``rubric_1``, ... with their current status.
 
-**The trajectory** is the episode's messages without system messages (the prompts are not the
-conversation), numbered from 1 ("rounds" ``[i]``). Each message is one line (newlines inside
-are kept)::
+**The trajectory** is the episode's messages without system messages (the greeting first,
+as the agent never saw it), rendered as upstream's evaluator does, one ``[i] role: text``
+line per message, numbered from 1 across windows (newlines inside are kept)::
 
-    [1] assistant: Hello! How can I help you today?
+    [1] assistant: Hello, how can I help you?
     [2] user: I'd like some rice noodles delivered.
-    [3] assistant: Let me look. | tool call: search_stores({"keyword": "rice noodles"})
-    [4] tool (search_stores): [{"store_id": ...}]
+    [3] assistant: Let me look. delivery_store_search_recommand(keywords=['米线'])
+    [4] tool: Store(name=..., store_id=..., ...)
 
-An assistant's tool calls follow its text (if any) as ``tool call: name(arguments)`` with the
-arguments as compact JSON (raw text when they are not JSON); a tool result is labelled with
-the name of the call it answers, and starts with "tool" as the judge prompt says. A message
-with neither text nor calls is skipped; numbering counts it anyway, so round numbers are
-stable across windows.
+An assistant's tool calls follow its text (one space) as ``name(k=repr(v), ...)``, Python
+reprs of the parsed arguments in the model's order (raw text when they are not a JSON
+object), several joined by ``.``; a tool result is its output alone. A message with neither
+text nor calls is skipped; numbering counts it anyway. The environment line is
+``{'system_time': '2025-06-21 11:20:00 Saturday', 'database': []}``, and every rubric starts
+as ``Not evaluated yet`` (English in both languages). How replies are read:
+:mod:`sweepbench.benchmarks.vitabench.judge_reading`.
 
 The windows, state carrying, retries and scoring are the engine's
 (:mod:`sweepbench.judge.rubric`).
@@ -26,24 +28,35 @@ The windows, state carrying, retries and scoring are the engine's
 from __future__ import annotations
 
 import datetime as _dt
+import json
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from sweepbench.benchmarks.vitabench.judge_prompts import (
     judge_system_prompt,
     judge_user_prompt,
     retry_nudge,
 )
+from sweepbench.benchmarks.vitabench.judge_reading import (
+    met,
+    read_overall,
+    read_rubrics,
+)
 from sweepbench.datasets.task import Task
-from sweepbench.judge.rubric import JudgeCall, RubricJudgment, run_rubric_judge
-from sweepbench.wire import AssistantMessage, Message, ToolMessage, UserMessage
+from sweepbench.judge.rubric import (
+    JudgeCall,
+    OverallUpdate,
+    RubricJudgment,
+    RubricUpdate,
+    run_rubric_judge,
+)
+from sweepbench.wire import AssistantMessage, Message, ToolMessage
 
 __all__ = ["VitaBenchRubricPrompts", "env_info", "judge_episode", "render_trajectory",
            "task_rubrics"]
 
-_NOT_JUDGED = {"en": "Not evaluated yet", "zh": "尚未评估"}
+NOT_JUDGED = "Not evaluated yet"
+"""The initial justification of every rubric, in English in both languages as upstream."""
 _WEEKDAYS = {
     "en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
     "zh": ("星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日"),
@@ -60,20 +73,40 @@ def task_rubrics(task: Task) -> list[str]:
         found += [r for r in rubrics or [] if isinstance(r, str)]
     overall = ev.get("overall_rubrics") or []
     found += [r for r in overall if isinstance(r, str)] if isinstance(overall, list) else []
-    seen: set[str] = set()
-    out = []
-    for r in found:
-        if r.strip() and r not in seen:
-            seen.add(r)
-            out.append(r)
-    return out
+    return list(dict.fromkeys(found))
 
 
-def _compact_args(arguments: str) -> str:
+def _call_text(name: str, arguments: str) -> str:
+    """``name(k=repr(v), ...)``: upstream shows the parsed arguments as Python reprs."""
     try:
-        return orjson.dumps(orjson.loads(arguments)).decode()
-    except orjson.JSONDecodeError:
-        return arguments
+        args = json.loads(arguments) if arguments else {}
+    except (ValueError, RecursionError):
+        args = arguments
+    if isinstance(args, dict):
+        return f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
+    return f"{name}({args})"
+
+
+def render_trajectory(messages: list[Message], start: int = 0, end: int | None = None, *,
+                      max_message_chars: int | None = None) -> str:
+    """Lines ``[i] role: text`` for ``messages[start:end]`` (already without system messages).
+
+    ``max_message_chars`` (off by default, upstream never cuts) clips long messages.
+    """
+    lines = []
+    stop = len(messages) if end is None else end
+    for i in range(start, stop):
+        m = messages[i]
+        text: str | None = getattr(m, "content", None)
+        if isinstance(m, AssistantMessage) and m.tool_calls:
+            calls = ".".join(_call_text(tc.function.name, tc.function.arguments)
+                             for tc in m.tool_calls)
+            text = f"{text} {calls}" if text else calls
+        if text:
+            role = "assistant" if isinstance(m, AssistantMessage) else (
+                "tool" if isinstance(m, ToolMessage) else "user")
+            lines.append(f"[{i + 1}] {role}: {_clip(text, max_message_chars)}")
+    return "\n".join(lines)
 
 
 def _clip(text: str, limit: int | None) -> str:
@@ -82,43 +115,19 @@ def _clip(text: str, limit: int | None) -> str:
     return text[:limit] + f" …[{len(text) - limit} more characters]"
 
 
-def render_trajectory(messages: list[Message], start: int = 0, end: int | None = None, *,
-                      max_message_chars: int | None = None) -> str:
-    """Lines ``[i] role: text`` for ``messages[start:end]`` (already without system messages)."""
-    names = {tc.id: tc.function.name for m in messages
-             if isinstance(m, AssistantMessage) and m.tool_calls for tc in m.tool_calls}
-    lines = []
-    stop = len(messages) if end is None else end
-    for i in range(start, stop):
-        m = messages[i]
-        if isinstance(m, AssistantMessage):
-            parts = [m.content.strip()] if m.content and m.content.strip() else []
-            parts += [f"tool call: {tc.function.name}({_compact_args(tc.function.arguments)})"
-                      for tc in m.tool_calls or []]
-            body, label = " | ".join(parts), "assistant"
-        elif isinstance(m, ToolMessage):
-            name = m.name or names.get(m.tool_call_id)
-            body, label = m.content, f"tool ({name})" if name else "tool"
-        elif isinstance(m, UserMessage):
-            body, label = m.content, "user"
-        else:  # pragma: no cover - system messages are filtered out
-            continue
-        if body.strip():
-            lines.append(f"[{i + 1}] {label}: {_clip(body, max_message_chars)}")
-    return "\n".join(lines)
-
-
 def env_info(task: Task, lang: str) -> str:
-    """The judge's view of the environment: the task's clock, with its weekday."""
-    when = str(task.environment.get("time", "")).strip()
-    if not when:
-        return "- Current time: unknown" if lang != "zh" else "- 当前时间：未知"
-    try:
-        day = _WEEKDAYS.get(lang, _WEEKDAYS["en"])[_dt.datetime.fromisoformat(when).weekday()]
-        when = f"{when} {day}"
-    except ValueError:
-        pass
-    return f"- 当前时间：{when}" if lang == "zh" else f"- Current time: {when}"
+    """The judge's environment line, as upstream: ``str({"system_time": "<time> <weekday>",
+    "database": []})`` (the weekday in ``lang``; an empty time when the task has none)."""
+    when = str(task.environment.get("time", "") or "")
+    system_time = ""
+    if when:
+        try:
+            day = _WEEKDAYS.get(lang, _WEEKDAYS["en"])[
+                _dt.datetime.strptime(when, "%Y-%m-%d %H:%M:%S").weekday()]
+        except ValueError:
+            day = ""
+        system_time = f"{when} {day}"
+    return str({"system_time": system_time, "database": []})
 
 
 class VitaBenchRubricPrompts:
@@ -129,7 +138,7 @@ class VitaBenchRubricPrompts:
         self.task, self.data_dir = task, data_dir
         self.lang = lang
         self.rubrics = task_rubrics(task)
-        self.not_judged = _NOT_JUDGED[lang]
+        self.not_judged = NOT_JUDGED
         self.max_message_chars = max_message_chars
         self.fields = {"env_info": env_info(task, lang), "user_instruction": task.instructions,
                        "window_idx": 1, "total_windows": 1, "window_size": window,
@@ -150,6 +159,15 @@ class VitaBenchRubricPrompts:
 
     def retry_nudge(self) -> str:
         return retry_nudge(self.lang)
+
+    def read_rubrics(self, text: str | None, keys: list[str]) -> dict[int, RubricUpdate] | None:
+        return read_rubrics(text, keys)
+
+    def read_overall(self, method: str, text: str | None) -> OverallUpdate | None:
+        return read_overall(method, text)
+
+    def met(self, verdict: Any) -> bool:
+        return met(verdict)
 
 
 async def judge_episode(

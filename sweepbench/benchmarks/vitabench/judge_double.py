@@ -1,7 +1,7 @@
 """``scripted/judge``: a deterministic test double that answers sweepbench's judge prompts.
 
-It reads the judge's user message (the format of ``judge.templates.judge_user_prompt``, the
-same whichever system template was used): the rubrics and their current statuses from the JSON
+It reads the judge's user message (upstream's format, ``judge_prompts.judge_user_prompt``,
+the same whichever system template was used): the rubrics and their current statuses from the JSON
 in ``<current_rubrics>``, the conversation from ``<window_content>`` or
 ``<trajectory_content>``, and for the no-rubric variants the verdict so far from
 ``<current_evaluation>``. It answers in the upstream reply format (a fenced JSON array of
@@ -20,7 +20,10 @@ no-rubric variants, with ``memory`` when sliding).
   ``"garbage:N"``: garbage on the first N attempts of each window (``sweepbench.attempt``),
   a proper reply afterwards; ``"truncated"``: the proper reply cut off inside its last entry.
 
-Without a hint, the rule: a rubric is met when it was already met, or when at least 60% of its
+In a sweep, the judge pool tells the double the deterministic state check's verdict
+(``sweepbench.reference_verdict``, a bool, sent only to scripted endpoints); without a
+``judge_hint`` the double follows it, so a sweep of test doubles is judged consistently with
+the state check. Without either, the rule: a rubric is met when it was already met, or when at least 60% of its
 content words appear in the window's text (words: ASCII letter/digit runs of 4+ characters
 outside a short stop list, lower-cased; for Chinese, each pair of adjacent CJK characters); a
 rubric without content words is met. The no-rubric variants apply the same rule to the whole
@@ -38,6 +41,7 @@ import msgspec
 import orjson
 
 from sweepbench.benchmarks.vitabench.judge_prompts import TAGS
+from sweepbench.benchmarks.vitabench.judge_reading import met as verdict_met
 from sweepbench.wire import AssistantMessage, ChatRequest, SystemMessage, UserMessage
 
 __all__ = ["MET_FRACTION", "content_words", "scripted_judge"]
@@ -112,7 +116,7 @@ def scripted_judge(req: ChatRequest) -> AssistantMessage:
     meta = req.sweepbench or {}
     window = int(meta.get("window", 0) or 0)
     attempt = int(meta.get("attempt", 0) or 0)
-    raw_hint = meta.get("judge_hint")
+    raw_hint = meta.get("judge_hint", meta.get("reference_verdict"))
     hint = _hint_for_window(raw_hint, window)
 
     if isinstance(hint, str):
@@ -140,7 +144,7 @@ def scripted_judge(req: ChatRequest) -> AssistantMessage:
                 met, why = forced, f"scripted: {str(forced).lower()} (hint)"
             else:
                 met, why = _rule(str(st.get("rubric", "")), window_words,
-                                 bool(st.get("meetExpectation")))
+                                 verdict_met(st.get("meetExpectation")))
             replies.append({"rubric_idx": key, "rubric": st.get("rubric", ""),
                             "justification": f"[window {window + 1}] {why}",
                             "meetExpectation": met})
@@ -150,7 +154,7 @@ def scripted_judge(req: ChatRequest) -> AssistantMessage:
         before = False
         if evaluation:
             try:
-                before = bool(msgspec.json.decode(evaluation).get("meetExpectation"))
+                before = verdict_met(msgspec.json.decode(evaluation).get("meetExpectation"))
             except (msgspec.DecodeError, AttributeError):
                 before = False
         forced = _per_item(hint, "overall", 0)

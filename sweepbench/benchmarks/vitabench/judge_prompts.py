@@ -7,25 +7,26 @@ facts and the same reply format) are used. A system template is a ``str.format``
 the fields ``env_info``, ``user_instruction``, ``window_idx``, ``total_windows`` (sliding
 methods) and, for the project's own, ``window_size`` and ``overlap``.
 
-The judge's *user* message is built here too (:func:`judge_user_prompt`), the same for both
-template sources. It carries the trajectory between ``<window_content>`` (sliding) or
-``<trajectory_content>`` (full) tags, and the rubric states as a JSON list between
-``<current_rubrics>`` tags: ``[{"rubric_idx": "rubric_0", "rubric": ..., "justification": ...,
-"meetExpectation": false}, ...]``. The no-rubric sliding variant adds ``<memory>`` and
-``<current_evaluation>``. The scripted judge reads these tags (``TAGS``).
+The judge's *user* message is built here too (:func:`judge_user_prompt`), byte for byte as
+upstream's evaluator builds it for each method, whichever system template is used. It
+carries the trajectory between ``<window_content>`` (sliding) or ``<trajectory_content>``
+(full) tags and the rubric states between ``<current_rubrics>`` tags, as Python's
+``json.dumps(states, ensure_ascii=False, indent=2)`` of ``[{"rubric_idx": "rubric_0",
+"rubric": ..., "justification": ..., "meetExpectation": false}, ...]`` with the values as the
+judge last wrote them. The no-rubric sliding variant has ``<memory>`` and
+``<current_evaluation>`` instead. The scripted judge reads these tags (``TAGS``).
 
 ``load_upstream_prompts(data_dir)`` is also what the agent and user-simulator prompts use
-(``simulator/vitabench_prompts.py``); parsed files are cached per prompts directory.
+(``benchmarks/vitabench/prompts.py``); parsed files are cached per prompts directory.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 __all__ = [
     "JUDGE_TEMPLATE_NAMES",
@@ -378,27 +379,33 @@ _NUDGE = {
 }
 
 
-def _tag(name: str, body: str) -> str:
-    return f"<{name}>\n{body}\n</{name}>"
+def _json(value: Any) -> str:
+    """Python's ``json.dumps(value, ensure_ascii=False, indent=2)``: upstream's exact bytes."""
+    return json.dumps(value, ensure_ascii=False, indent=2)
 
 
 def rubric_states_json(states: list[dict[str, Any]]) -> str:
-    return orjson.dumps(states, option=orjson.OPT_INDENT_2).decode()
+    return _json(states)
 
 
 def judge_user_prompt(method: str, *, content: str, rubrics: list[dict[str, Any]] | None = None,
-                      memory: str | None = None, evaluation: dict[str, Any] | None = None) -> str:
-    """The judge's input: the conversation (window or whole) and the state carried so far."""
-    parts = ["# Input"]
-    sliding = method.startswith("sliding")
-    parts.append(_tag(TAGS["window" if sliding else "trajectory"], content))
-    if rubrics is not None:
-        parts.append(_tag(TAGS["rubrics"], rubric_states_json(rubrics)))
+                      memory: Any = "", evaluation: dict[str, Any] | None = None) -> str:
+    """The judge's input for ``method``, as upstream's evaluator writes it (the full-trajectory
+    methods keep the 4-space indentation of upstream's source on their own lines)."""
+    if method == "sliding":
+        return (f"\n# Input\n<window_content>\n{content}\n</window_content>\n\n"
+                f"<current_rubrics>\n{_json(rubrics or [])}\n</current_rubrics>\n")
+    if method == "full":
+        return (f"\n    # Input\n    <trajectory_content>\n    {content}\n    "
+                f"</trajectory_content>\n\n    <current_rubrics>\n    {_json(rubrics or [])}\n"
+                f"    </current_rubrics>\n    ")
     if method == "sliding_no_rubrics":
-        parts.append(_tag(TAGS["memory"], memory or ""))
-        parts.append(_tag(TAGS["evaluation"],
-                          orjson.dumps(evaluation or {}, option=orjson.OPT_INDENT_2).decode()))
-    return "\n\n".join(parts) + "\n"
+        return (f"\n# Input\n<window_content>\n{content}\n</window_content>\n"
+                f"<memory>\n{memory}\n</memory>\n"
+                f"<current_evaluation>\n{_json(evaluation or {})}\n</current_evaluation>\n")
+    if method == "full_no_rubrics":
+        return f"\n    # Input\n    <trajectory_content>\n    {content}\n    </trajectory_content>\n    "
+    raise ValueError(f"unknown judge method {method!r}; known: {', '.join(OWN_JUDGE_TEMPLATES)}")
 
 
 def retry_nudge(lang: str) -> str:

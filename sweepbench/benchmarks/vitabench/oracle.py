@@ -5,6 +5,11 @@ initial records the state names (edit, re-date, pay, cancel), then creates each 
 (order, table booking, reservation) and pays or cancels it as its status class says. Each
 write is preceded by a look, as an agent would look before acting. A replaced initial order is
 left alone (the check accepts it untouched or cancelled).
+
+The tools answer in upstream's text, not JSON, so a step cannot take a new record's id from
+an earlier step's answer. It does not need to: ids are a function of the user and the number
+of records created so far (``state.record_id``), so the plan knows the id each of its
+creations will get, as an agent reads it from the answer.
 """
 
 from __future__ import annotations
@@ -23,11 +28,29 @@ from sweepbench.benchmarks.vitabench.tools.db import (
 )
 from sweepbench.benchmarks.vitabench.tools.expected import expected_states
 from sweepbench.benchmarks.vitabench.tools.reachability import missing_for
+from sweepbench.benchmarks.vitabench.tools.state import record_id
 from sweepbench.datasets.task import Task
 from sweepbench.simulator.scripted.plan import Step
 
 TRAVEL = ("hotel", "attraction", "flight", "train")
 _PRODUCT_ARG = {"hotel": "room_id", "attraction": "ticket_id", "flight": "seat_id", "train": "seat_id"}
+_ID_PREFIX = {"delivery": "OT", "instore": "OI", **{kind: "OO" for kind in TRAVEL}}
+
+
+class _NewIds:
+    """The ids the tools will give the records the plan creates, in the plan's order."""
+
+    def __init__(self, db: Database) -> None:
+        self.user_id, self.count = db.user_id, 0
+        self.taken = {*db.orders, *db.books, *db.reservations}
+
+    def next(self, prefix: str) -> str:
+        while True:
+            self.count += 1
+            new = record_id(prefix, self.user_id, self.count)
+            if new not in self.taken:
+                self.taken.add(new)
+                return new
 
 
 def gold_plan(task: Task) -> list[Step]:
@@ -37,6 +60,7 @@ def gold_plan(task: Task) -> list[Step]:
         return []
     state = next((s for s in states if not missing_for(db, s)), states[0])
     steps: list[Step] = []
+    ids = _NewIds(db)
     for e in state.required:
         if e.initial_id is not None:
             steps += _settle_order(db, db.orders[e.initial_id], e.order)
@@ -48,13 +72,13 @@ def gold_plan(task: Task) -> list[Step]:
             steps += _settle_reservation(db, db.reservations[r.initial_id], r.reservation)
     for e in state.required:
         if e.initial_id is None:
-            steps += _create_order(db, e.order, len(steps))
+            steps += _create_order(db, e.order, ids)
     for b in state.books:
         if b.initial_id is None:
-            steps += _create_booking(db, b.book, len(steps))
+            steps += _create_booking(db, b.book, ids)
     for r in state.reservations:
         if r.initial_id is None:
-            steps += _create_reservation(db, r.reservation, len(steps))
+            steps += _create_reservation(db, r.reservation, ids)
     return steps
 
 
@@ -152,9 +176,8 @@ def _settle_reservation(db: Database, before: Reservation, want: Reservation) ->
 # ---- new records -------------------------------------------------------------------------
 
 
-def _create_order(db: Database, want: Order, first: int) -> list[Step]:
-    """Look at the seller, create the order, then pay or cancel it; ``first`` is the index the
-    first of these steps will have in the plan."""
+def _create_order(db: Database, want: Order, ids: _NewIds) -> list[Step]:
+    """Look at the seller, create the order, then pay or cancel it."""
     kind = want.order_type
     if kind == "instore":
         product = want.products[0]
@@ -186,7 +209,7 @@ def _create_order(db: Database, want: Order, first: int) -> list[Step]:
             "attributes": [p.attributes for p in want.products],
             "note": want.note.strip(),
         }, note="I'll place the order.")
-    created = {"$from_step": first + 1, "$field": "order_id"}
+    created = ids.next(_ID_PREFIX[kind])
     steps = [look, create]
     goal = status_class(want.status)
     if goal == "paid":
@@ -204,8 +227,8 @@ def _shop_look(db: Database, shop_id: str) -> Step:
                 note="Let me look at the shop.")
 
 
-def _create_booking(db: Database, want: Book, first: int) -> list[Step]:
-    created = {"$from_step": first + 1, "$field": "book_id"}
+def _create_booking(db: Database, want: Book, ids: _NewIds) -> list[Step]:
+    created = ids.next("OI")
     steps = [_shop_look(db, want.shop_id), Step(tool="instore_book", arguments={
         "user_id": db.user_id, "shop_id": want.shop_id, "time": want.book_time.strip(),
         "customer_count": want.customer_count}, note="I'll book the table.")]
@@ -218,13 +241,14 @@ def _create_booking(db: Database, want: Book, first: int) -> list[Step]:
     return steps
 
 
-def _create_reservation(db: Database, want: Reservation, first: int) -> list[Step]:
+def _create_reservation(db: Database, want: Reservation, ids: _NewIds) -> list[Step]:
+    created = ids.next("OI")
     steps = [_shop_look(db, want.shop_id), Step(tool="instore_reservation", arguments={
         "user_id": db.user_id, "shop_id": want.shop_id, "time": want.reservation_time.strip(),
         "customer_count": want.customer_count}, note="I'll make the reservation.")]
     if status_class(want.status) == "cancelled":
         steps.append(Step(tool="instore_cancel_reservation", note="I'll cancel it.", arguments={
-            "reservation_id": {"$from_step": first + 1, "$field": "reservation_id"}}))
+            "reservation_id": created}))
     return steps
 
 

@@ -1,28 +1,29 @@
-"""VitaBench's agent and user-simulator prompts, and the Figure 8 ablation modes.
+"""VitaBench's agent and user-simulator prompts, the greeting, and the Figure 8 ablation modes.
 
 When the data dir has the upstream templates (``<data_dir>/vitabench/upstream/prompts``,
-read at run time, see ``judge.templates.load_upstream_prompts``) they are used, in the task's
-language (``english`` / ``chinese``); otherwise the project's own prompts below, which carry
-the same facts in sweepbench's words. All functions are pure functions of (task, data dir).
+read at run time, see ``judge_prompts.load_upstream_prompts``) they are used as upstream fills
+them; otherwise the project's own prompts below, which carry the same facts in sweepbench's
+words. All functions are pure functions of (task, data dir).
+
+As upstream: the agent's environment is the task's clock with its weekday (``2025-06-21
+11:20:00 Saturday`` / ``星期六``); the persona is the Python ``str`` of the task's
+``user_profile`` dict (``{'user id': 'U000001', ...}``, keys in file order); the instruction
+is verbatim. The conversation opens with :data:`GREETING`, which the user simulator and the
+judge see and the agent does not.
 
 Modes (``MODES``), as in the paper's interaction ablation (Figure 8):
 
 - ``default``: the agent talks with a persona-driven user simulator that reveals the
   instruction a piece at a time (progressive disclosure) and answers only from what it knows.
-- ``neutral``: the same, but the user prompt's persona keeps only the facts a user needs to
-  answer questions (id, addresses, city, dietary restrictions); the persona attributes
-  (personality, occupation, gender, age group, family status) are removed
-  (``NEUTRAL_DROPPED``), and a line asks for a plain, cooperative manner.
-- ``solo``: no user. The agent gets the solo system prompt and, as its first message, the whole
-  instruction with the user's profile (:func:`solo_agent_prompt`); it acts without asking and
-  ends with ``###STOP###``. (Upstream relays that message through a "dummy" user model told to
-  say everything at once; :func:`dummy_user_system_prompt` gives that prompt for runs that
-  want the relay.)
-
-The agent's environment is the task's clock with its weekday (``2025-06-21 11:20:00
-Saturday``), as upstream; tools run on task time. In VitaBench the agent ends the episode
-(``###STOP###`` after the user says there is nothing else); the project's own user prompt
-also lets the user end with ``###STOP###``.
+- ``neutral`` (sweepbench's own; upstream has no such mode): the same, but the persona keeps
+  only the facts a user needs to answer questions (id, addresses, city, dietary
+  restrictions); the persona attributes (``NEUTRAL_DROPPED``) are removed, and a line asks
+  for a plain, cooperative manner.
+- ``solo``: upstream's ``llm_solo_agent`` with its ``dummy_user``: the greeting goes to a user
+  model told to say the whole instruction at once (:func:`dummy_user_system_prompt`), then
+  the agent works alone with the solo system prompt and ends with ``###STOP###``. Upstream
+  reads the solo template without the run's language, so it is always the Chinese one (the
+  weekday follows the run's language); sweepbench reproduces that with upstream templates.
 """
 
 from __future__ import annotations
@@ -30,8 +31,6 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from sweepbench.benchmarks.vitabench.judge_prompts import (
     format_template,
@@ -41,6 +40,7 @@ from sweepbench.datasets.task import Task
 from sweepbench.simulator.prompts import STOP
 
 __all__ = [
+    "GREETING",
     "MODES",
     "NEUTRAL_DROPPED",
     "STOP",
@@ -48,11 +48,14 @@ __all__ = [
     "agent_time",
     "dummy_user_system_prompt",
     "persona_profile",
-    "solo_agent_prompt",
+    "persona_text",
     "user_system_prompt",
 ]
 
 MODES = ("default", "neutral", "solo")
+
+GREETING = {"en": "Hello, how can I help you?", "zh": "你好，请问需要什么服务？"}
+"""Upstream's opening line (by run language), shown to the user simulator and the judge."""
 
 NEUTRAL_DROPPED = frozenset({
     "personality", "性格", "occupation", "职业", "gender", "性别", "age group", "年龄段",
@@ -96,11 +99,9 @@ def persona_profile(task: Task, *, neutral: bool = False) -> dict[str, Any]:
     return dict(profile)
 
 
-def _persona_text(task: Task, *, neutral: bool = False) -> str:
-    profile = persona_profile(task, neutral=neutral)
-    if not profile:
-        return "(no profile)" if _lang(task) == "en" else "（无资料）"
-    return orjson.dumps(profile, option=orjson.OPT_INDENT_2).decode()
+def persona_text(task: Task, *, neutral: bool = False) -> str:
+    """The persona as upstream writes it: ``str()`` of the profile dict (Python repr)."""
+    return str(persona_profile(task, neutral=neutral))
 
 
 def _upstream(name: str, task: Task, data_dir: str | Path | None, **fields: Any) -> str | None:
@@ -155,8 +156,8 @@ You carry out the user's request by calling the tools you are given.
 - Current time: {time}
 
 # How this works
-- The first message holds the user's complete request and profile. Everything you need is \
-there: preferences, constraints, and the order in which things must happen.
+- The user's first message holds their complete request. Everything you need is there: \
+preferences, constraints, and the order in which things must happen.
 - The user is not available: do not ask questions. Treat anything that would need the user's \
 confirmation as confirmed.
 - Work out which tools to call and with what arguments, then call them in a sensible order, \
@@ -171,7 +172,7 @@ and then another (order, then cancel or change), do them in that order.
 - 当前时间：{time}
 
 # 工作方式
-- 第一条消息包含用户的完整请求和个人资料，所需信息都在其中：偏好、约束，以及各项操作的先后顺序。
+- 用户的第一条消息包含其完整请求，所需信息都在其中：偏好、约束，以及各项操作的先后顺序。
 - 用户无法回应：不要提问。凡是需要用户确认的，都视为已确认。
 - 自行确定要调用的工具和参数，按合理顺序调用，遵循每个工具的前置和后置条件。请求要求先做一件事再做另一件（例如先下单再取消或修改）时，按该顺序执行。
 - 不要编造 id、价格、时间或地址，请查询获得。
@@ -253,28 +254,6 @@ _NEUTRAL_NOTE = {
     "zh": "\n\n# 语气\n- 你没有特别的性格：说话平实、礼貌、配合。",
 }
 
-_SOLO_MESSAGE = {
-    "en": """\
-Here is my complete request. Please take care of all of it without asking me anything; \
-consider anything that needs my confirmation confirmed.
-
-<user_profile>
-{persona}
-</user_profile>
-<instructions>
-{instructions}
-</instructions>""",
-    "zh": """\
-以下是我的完整请求。请全部办好，不要向我提问；需要我确认的都视为已确认。
-
-<user_profile>
-{persona}
-</user_profile>
-<instructions>
-{instructions}
-</instructions>""",
-}
-
 _DUMMY_USER = {
     "en": """\
 You are playing a user who is talking with a service assistant. Who you are is in <persona>; \
@@ -319,7 +298,11 @@ def agent_system_prompt(task: Task, *, data_dir: str | Path | None = None,
         raise ValueError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
     name = "solo_agent_system_prompt" if mode == "solo" else "agent_system_prompt"
     fields = {"time": agent_time(task)}
-    text = _upstream(name, task, data_dir, **fields)
+    if mode == "solo":  # upstream reads this template without the language: always Chinese
+        template = upstream_template(name, "zh", data_dir)
+        text = None if template is None else format_template(template, fields, name)
+    else:
+        text = _upstream(name, task, data_dir, **fields)
     if text is not None:
         return text
     own = _SOLO_AGENT if mode == "solo" else _AGENT
@@ -329,25 +312,15 @@ def agent_system_prompt(task: Task, *, data_dir: str | Path | None = None,
 def user_system_prompt(task: Task, *, data_dir: str | Path | None = None,
                        neutral: bool = False) -> str:
     """The user simulator's system prompt: persona, instructions, disclosure rules."""
-    fields = {"persona": _persona_text(task, neutral=neutral), "instructions": task.instructions}
+    fields = {"persona": persona_text(task, neutral=neutral), "instructions": task.instructions}
     text = _upstream("user_system_prompt", task, data_dir, **fields)
     if text is None:
         text = _USER[_lang(task)].format(stop=STOP, **fields)
     return text + _NEUTRAL_NOTE[_lang(task)] if neutral else text
 
 
-def solo_agent_prompt(task: Task, *, data_dir: str | Path | None = None) -> str:
-    """The solo agent's first (user-role) message: the whole instruction and the profile.
-
-    Upstream has no template for this message (a dummy user model relays it), so it is always
-    sweepbench's words; ``data_dir`` is accepted for a uniform signature.
-    """
-    return _SOLO_MESSAGE[_lang(task)].format(persona=_persona_text(task),
-                                             instructions=task.instructions)
-
-
 def dummy_user_system_prompt(task: Task, *, data_dir: str | Path | None = None) -> str:
     """Upstream's solo-mode relay: a user model told to say the whole instruction at once."""
-    fields = {"persona": _persona_text(task), "instructions": task.instructions}
+    fields = {"persona": persona_text(task), "instructions": task.instructions}
     text = _upstream("dummy_user_system_prompt", task, data_dir, **fields)
     return text if text is not None else _DUMMY_USER[_lang(task)].format(stop=STOP, **fields)

@@ -79,7 +79,7 @@ def check_vitabench(task: Task, final_state: dict[str, Any]) -> CheckResult:
     if not isinstance(final_state, dict) or "orders" not in final_state:
         return CheckResult(False, "no final state: the episode ended before one was recorded")
     try:
-        final = msgspec.convert(final_state, _Final, strict=False)
+        final = msgspec.convert(_plain_orders(final_state), _Final, strict=False)
     except msgspec.ValidationError as exc:
         return CheckResult(False, f"final state is malformed: {exc}")
     failures = [_problems(state, initial, final) for state in states]
@@ -90,6 +90,25 @@ def check_vitabench(task: Task, final_state: dict[str, Any]) -> CheckResult:
     if defect:
         why = f"unreachable expected state ({defect}): {why}"
     return CheckResult(False, why, defect)
+
+
+def _plain_orders(final_state: dict[str, Any]) -> dict[str, Any]:
+    """The end state with its orders in the typed view's shape: a place given as
+    ``[address, longitude, latitude]`` (the tools' end state) becomes an object, and a text
+    field upstream leaves null (a note, a dispatch time) becomes empty."""
+    orders = final_state.get("orders")
+    if not isinstance(orders, dict):
+        return final_state
+    plain = {}
+    for key, order in orders.items():
+        if isinstance(order, dict):
+            order = {k: v for k, v in order.items()
+                     if v is not None or k not in ("note", "dispatch_time", "delivery_time")}
+            place = order.get("location")
+            if isinstance(place, list) and len(place) == 3:
+                order["location"] = dict(zip(("address", "longitude", "latitude"), place))
+        plain[key] = order
+    return {**final_state, "orders": plain}
 
 
 def _problems(state: ExpectedState, initial: Database, final: _Final) -> list[str]:

@@ -1,14 +1,20 @@
-"""VitaBench task files to Tasks.
+"""VitaBench task files to Tasks, as upstream VitaBench picks them.
 
-Real tasks live in ``<data_dir>/vitabench/<domain>/tasks_en.json`` (English) or ``tasks.json``
-(Chinese); ``data_dir`` may also be the ``vitabench`` folder itself. Without a data dir the
-project's own sample tasks (``samples/vitabench_<domain>.json``, English) are used. Files are
-untrusted: every problem is a ``TaskError`` naming the file, the task and what is wrong.
+- One domain (``vitabench:delivery``, ``vitabench:ota``): ``<data_dir>/vitabench/<domain>/``
+  ``tasks_en.json`` (English) or ``tasks.json`` (Chinese), run in that domain's environment.
+- Several domains (``vitabench:delivery,instore,ota``, the paper's cross-domain set):
+  upstream's ``cross_domain/`` task file, run in the merged environment of exactly the listed
+  domains, in the listed order; each task is tagged with the composition
+  (``domain="delivery,instore,ota"``).
+- ``tasks=<folder>`` among the domains (``vitabench:delivery,instore,tasks=delivery``): that
+  folder's task file in the merged environment of the other listed domains (upstream's
+  ``--task-set-name``), e.g. single-domain tasks with every tool of the composition. The
+  option stays in the tasks' domain, so their keys differ from the same tasks run otherwise.
 
-Several domains make a cross-domain composition: the tasks of every listed domain, each tagged
-with the whole composition (``domain="delivery,instore"``) so that it runs with the merged
-toolkit, and keyed apart from the same task run alone. A task's ``message_history`` (turns that
-happened before the episode) is kept as it is.
+``data_dir`` may also be the ``vitabench`` folder itself. Without a data dir the project's own
+sample tasks (``samples/vitabench_<folder>.json``, English) are used. Files are untrusted:
+every problem is a ``TaskError`` naming the file, the task and what is wrong. A task's
+``message_history`` (turns that happened before the episode) is kept as it is.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from sweepbench.benchmarks.vitabench.tools.state import DOMAINS, env_domains
 from sweepbench.datasets.task import Task
 from sweepbench.errors import TaskError
 
@@ -28,39 +35,54 @@ _TYPES = {"instructions": str, "environment": dict, "user_scenario": dict,
           "message_history": list, "evaluation_criteria": dict}
 
 
+CROSS_DOMAIN = "cross_domain"
+_UPSTREAM = "https://github.com/meituan-longcat/vitabench (data/vita/domains/{folder}/{file})"
+
+
 def load_tasks(domains: tuple[str, ...], *, data_dir: Path | None, lang: str = "en") -> list[Task]:
-    """The tasks of each domain in turn, in file order."""
+    """The tasks of a spec's domains (see the module docstring), in file order."""
     if lang not in _FILES:
         raise TaskError(f"unknown language {lang!r} for VitaBench: use one of {', '.join(_FILES)}")
-    if not domains:
+    env = tuple(dict.fromkeys(env_domains(domains)))
+    folder = _folder(domains, env)
+    tag = ",".join(dict.fromkeys(domains)) if len(env) > 1 or folder not in env else env[0]
+    return _load_file(_task_file(folder, data_dir, lang), tag, lang)
+
+
+def _folder(domains: tuple[str, ...], env: tuple[str, ...]) -> str:
+    """The task folder a spec's domains name."""
+    options = dict(d.partition("=")[::2] for d in domains if "=" in d)
+    unknown = sorted(set(options) - {"tasks"})
+    if unknown:
+        raise TaskError(f"unknown VitaBench option {unknown[0]!r} in {','.join(domains)!r}; "
+                        f"the one option is tasks=<folder> (which task file to run)")
+    if not env:
         raise TaskError("no VitaBench domain given")
-    composition = ",".join(domains)
-    tasks: list[Task] = []
-    seen: dict[str, str] = {}
-    for domain in dict.fromkeys(domains):
-        path = _task_file(domain, data_dir, lang)
-        for t in _load_file(path, composition, lang):
-            if t.id in seen:
-                raise TaskError(f"{path}: task id {t.id!r} is also in {seen[t.id]}; a composition "
-                                f"needs ids unique across its domains")
-            seen[t.id] = str(path)
-            tasks.append(t)
-    return tasks
+    odd = [d for d in env if d not in DOMAINS]
+    if odd and (len(env) > 1 or "tasks" in options):
+        raise TaskError(f"no VitaBench environment for domain {odd[0]!r}; known: {', '.join(DOMAINS)}")
+    if "tasks" in options:
+        if not options["tasks"].strip():
+            raise TaskError("tasks= names no task folder (e.g. tasks=delivery)")
+        return options["tasks"].strip()
+    return env[0] if len(env) == 1 else CROSS_DOMAIN
 
 
-def _task_file(domain: str, data_dir: Path | None, lang: str) -> Path:
+def _task_file(folder: str, data_dir: Path | None, lang: str) -> Path:
     if data_dir is None:
         if lang != "en":
             raise TaskError(f"the built-in VitaBench samples are English only (asked for {lang!r}); "
                             f"pass a data dir for real tasks")
-        path = SAMPLES / f"vitabench_{domain}.json"
+        path = SAMPLES / f"vitabench_{folder}.json"
         if not path.is_file():
-            raise TaskError(f"no built-in VitaBench sample tasks for domain {domain!r}; pass a data dir")
+            raise TaskError(f"no built-in VitaBench sample tasks for {folder!r}; pass a data dir")
         return path
     root = data_dir / "vitabench" if (data_dir / "vitabench").is_dir() else data_dir
-    path = root / domain / _FILES[lang]
+    path = root / folder / _FILES[lang]
     if not path.is_file():
-        raise TaskError(f"{path}: no VitaBench task file for domain {domain!r} ({lang})")
+        what = "cross-domain tasks" if folder == CROSS_DOMAIN else f"tasks of {folder!r}"
+        raise TaskError(f"{path}: no VitaBench task file ({what}, {lang}); put upstream's file "
+                        f"there, from {_UPSTREAM.format(folder=folder, file=_FILES[lang])}")
     return path
 
 

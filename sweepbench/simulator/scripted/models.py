@@ -7,7 +7,8 @@ and no API key, and they make the harness testable:
 - ``scripted/noisy:P``: the oracle, but each plan step is dropped or corrupted with
   probability P, decided by a seeded RNG per (seed, task, trial, step).
 - ``scripted/user``: tells the task's instruction a piece at a time, then ``###STOP###``;
-  ``scripted/user:N`` keeps asking follow-ups until it has spoken N times.
+  ``scripted/user:N`` keeps asking follow-ups until it has spoken N times. In a solo
+  episode (``solo`` in the request's ``sweepbench`` field) it says the whole instruction.
 - ``scripted/judge``: answers the rubric judge's prompts deterministically (``judge_double``).
 - ``scripted/chaos``: calls unknown tools, sends malformed JSON and wrong-typed, missing and
   extra arguments, then gives up; for testing that bad model output never breaks a run.
@@ -185,8 +186,10 @@ class ScriptedUser:
             referee = self.world.referee(role, task)
             if referee is not None:
                 return referee
-        pieces = disclosure_pieces(task)
         said = sum(isinstance(m, AssistantMessage) for m in req.messages)
+        if meta.get("solo"):  # a solo episode's user says everything at once, then nothing
+            return AssistantMessage(task.instructions or "Hello." if not said else STOP)
+        pieces = disclosure_pieces(task)
         if said < len(pieces):
             return AssistantMessage(pieces[said])
         if self.turns is not None and said < self.turns:

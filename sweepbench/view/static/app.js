@@ -1,31 +1,41 @@
 // The viewer's page: hash routes, one view each.
 //
 //   #/                                   stores and their runs
-//   #/STORE/RUN                          leaderboard: model x (benchmark, domain) cells
-//   #/STORE/RUN/episodes?model=..&..     episode list with filters, pages, text search
-//   #/STORE/RUN/episode?id=EPISODE       one episode
-//   #/STORE/RUN/compare?a=EP&b=EP        two episodes of one task side by side
+//   #/STORE                              leaderboards: one per benchmark, model x domain cells
+//   #/STORE/episodes?model=..&..         episode list with filters, pages, text search
+//   #/STORE/episode?id=EPISODE_KEY       one episode
+//   #/STORE/compare?a=KEY&b=KEY          two episodes of one task side by side
 //
-// Every route carries the judge/method pair that decides pass and fail (judge=, method=),
-// so a copied URL shows a colleague the same thing.
+// Every route carries its scope: run= (one run's selection; absent: every episode of the
+// store, as `sweepbench report`) and src.<benchmark>=<judge>/<method> (another source than
+// the benchmark's headline), so a copied URL shows a colleague the same thing.
 
 import {h, add, clear, route, parseRoute, api, pct, num, when, badge} from "./dom.js";
-import {conversation, episodeHeader, judgmentsView, callsView, outcomeOf, passRate} from "./episode.js";
+import {conversation, episodeHeader, identityView, judgmentsView, callsView, outcomeOf,
+        passRate, sourceText} from "./episode.js";
 
-const OUTCOMES = ["passed", "failed", "error", "unjudged", "unreachable", "running"];
+const OUTCOMES = ["passed", "failed", "error", "unjudged", "running", "unreachable", "superseded"];
 const main = document.getElementById("main");
 const crumbs = document.getElementById("crumbs");
 const summaries = new Map();
 
-function pairOf(r) { return {judge: r.params.judge, method: r.params.method}; }
+// The scope params of a route: run= and src.*=.
+function scopeOf(params) {
+  return Object.fromEntries(Object.entries(params || {}).filter(([k]) => k === "run" || k.startsWith("src.")));
+}
 
 async function summary(r) {
-  const key = JSON.stringify([r.store, r.run, r.params.judge || "", r.params.method || ""]);
+  const scope = scopeOf(r.params);
+  const key = JSON.stringify([r.store, Object.entries(scope).sort()]);
   if (!summaries.has(key)) {
-    summaries.set(key, api("summary", {store: r.store, run: r.run, judge: r.params.judge, method: r.params.method})
+    summaries.set(key, api("summary", {store: r.store, ...scope})
       .catch(e => { summaries.delete(key); throw e; }));
   }
   return summaries.get(key);
+}
+
+function scopeLabel(s) {
+  return s.run ? `run ${s.run}` : "all episodes";
 }
 
 function setCrumbs(items) {
@@ -35,20 +45,55 @@ function setCrumbs(items) {
       href ? h("a", {href, text}) : h("span", {text})])]);
 }
 
-function pairSelect(s, r, view, params) {
-  if (!s.pairs.length) return h("span", {class: "muted", text: "no judgments yet"});
-  const sel = h("select", {id: "pair", title: "the judge whose verdicts decide pass / fail",
-    onchange: e => {
-      const [judge, method] = JSON.parse(e.target.value);
-      location.hash = route(r.store, r.run, view, {...params, judge, method, page: null, cursor: null});
-    }},
-    s.pairs.map(p => {
-      const o = h("option", {value: JSON.stringify([p.judge, p.method]),
-        text: `${p.judge} / ${p.method} (${num(p.verdicts)} verdicts)`});
-      o.selected = p.judge === s.judge && p.method === s.method;
+// Names of leaderboard rows: a model alone, or "model [user U, mode]" when the scope holds it
+// under several user models or modes (as the report names them).
+function namer(s) {
+  const byKey = new Map(s.cells.map(c => [JSON.stringify([c.model, c.user_model, c.user_mode]), c.name]));
+  const split = new Set(s.cells.filter(c => c.name !== c.model).map(c => c.model));
+  return {
+    name: e => byKey.get(JSON.stringify([e.model, e.user_model, e.user_mode])) || e.model,
+    filter: c => split.has(c.model) ? {model: c.model, user_model: c.user_model, user_mode: c.user_mode}
+                                    : {model: c.model},
+  };
+}
+
+function sourceOf(s, benchmark) {
+  const b = s.benchmarks.find(b => b.name === benchmark);
+  return b ? b.source : null;
+}
+
+function scopeSelect(s, r) {
+  const sel = h("select", {id: "scope", title: "which episodes are looked at",
+    onchange: e => { location.hash = route(r.store, "", {...scopeOf(r.params), run: e.target.value || null}); }},
+    h("option", {value: "", text: "all episodes in the store"}),
+    s.runs.map(run => {
+      const o = h("option", {value: run.run_id, text: `run ${run.run_id} (${run.status})`});
+      o.selected = run.run_id === s.run;
       return o;
     }));
-  return h("label", {class: "pair"}, "verdicts from ", sel);
+  return h("label", {class: "pair"}, "scope ", sel);
+}
+
+function sourceSelect(s, r, b) {
+  const headline = b.headline;
+  const value = src => `${src.judge}/${src.method}`;
+  const pairs = b.pairs.filter(p => p.verdicts > 0 || p.method === "state");
+  if (!pairs.some(p => p.method === "state")) pairs.unshift({judge: "state", method: "state", verdicts: 0});
+  const sel = h("select", {class: "source", "data-benchmark": b.name,
+    title: "the judge whose verdicts decide pass / fail on this benchmark",
+    onchange: e => {
+      const v = e.target.value;
+      const isHeadline = headline.judge !== null && v === value(headline);
+      location.hash = route(r.store, "", {...r.params, [`src.${b.name}`]: isHeadline ? null : v});
+    }},
+    pairs.map(p => {
+      const isHead = p.judge === headline.judge && p.method === headline.method;
+      const o = h("option", {value: value(p),
+        text: `${p.judge} / ${p.method} · ${num(p.verdicts)} verdicts${isHead ? " · headline" : ""}`});
+      o.selected = p.judge === b.source.judge && p.method === b.source.method;
+      return o;
+    }));
+  return h("label", {class: "pair"}, "pass from ", sel);
 }
 
 // ---- home ---------------------------------------------------------------------------------
@@ -56,17 +101,18 @@ function pairSelect(s, r, view, params) {
 async function home(box) {
   setCrumbs([]);
   const stores = await api("stores");
-  const runs = stores.flatMap(s => s.runs.map(run => [s, run]));
-  if (runs.length === 1) { location.replace(route(runs[0][0].id, runs[0][1].run_id)); return; }
+  if (stores.length === 1) { location.replace(route(stores[0].id, "", {})); return; }
   add(box, h("h1", {text: "Run stores"}), stores.map(s => h("section", {class: "card"},
-    h("h2", {text: s.id}), h("div", {class: "muted small", text: s.path}),
+    h("h2", {}, h("a", {href: route(s.id, "", {}), text: s.id})), h("div", {class: "muted small", text: s.path}),
     s.runs.length ? h("ul", {}, s.runs.map(run => h("li", {},
-      h("a", {href: route(s.id, run.run_id), text: run.run_id}),
+      h("a", {href: route(s.id, "", {run: run.run_id}), text: run.run_id}),
       h("span", {class: "muted", text: ` ${run.status} · started ${when(run.created_at)}`}))))
       : h("p", {class: "muted", text: "no runs"}))));
 }
 
 // ---- leaderboard --------------------------------------------------------------------------
+
+function scored(cell) { return cell.passed + cell.failed + cell.error; }
 
 function rateCell(cell, href) {
   const rate = passRate(cell);
@@ -76,67 +122,100 @@ function rateCell(cell, href) {
   if (cell.running) extra.push(`${cell.running} run`);
   const bar = h("span", {class: "bar"});
   bar.style.width = `${Math.round(100 * (rate || 0))}%`;
+  const unreach = cell.unreachable ? `; ${cell.unreachable} on unreachable tasks` : "";
   return h("td", {class: "cell"}, h("a", {href, class: "cell-link",
-      title: `${cell.passed} passed of ${cell.episodes - cell.running} finished episodes (${cell.tasks} tasks)`},
+      title: `${cell.passed} passed of ${scored(cell)} scored episodes (${cell.tasks} tasks); ` +
+        `errors count as failures, ${cell.unjudged} unjudged and ${cell.running} unfinished not scored${unreach}`},
     h("span", {class: "rate", text: pct(rate)}),
-    h("span", {class: "n", text: `${cell.passed}/${cell.episodes - cell.running}`}),
+    h("span", {class: "n", text: `${cell.passed}/${scored(cell)}`}),
     extra.length ? h("span", {class: "extra", text: extra.join(" · ")}) : null,
     h("span", {class: "track"}, bar)));
 }
 
 function sumCells(cells) {
-  const t = {episodes: 0, running: 0, error: 0, passed: 0, failed: 0, unjudged: 0, tasks: 0};
+  const t = {episodes: 0, running: 0, error: 0, passed: 0, failed: 0, unjudged: 0, unreachable: 0, tasks: 0};
   for (const c of cells) for (const k of Object.keys(t)) t[k] += c[k];
   return t;
 }
 
-async function leaderboard(r, box) {
-  const s = await summary(r);
-  setCrumbs([[`${r.store} · ${r.run}`, null]]);
-  const pair = {judge: s.judge, method: s.method};
-  const cols = [...new Map(s.cells.map(c => [`${c.benchmark}\u0000${c.domain}`, c])).values()]
-    .map(c => [c.benchmark, c.domain]).sort((a, b) => a[0].localeCompare(b[0]) || a[1].localeCompare(b[1]));
-  const models = [...new Set(s.cells.map(c => c.model))];
-  const byModel = new Map(models.map(m => [m, s.cells.filter(c => c.model === m)]));
-  models.sort((a, b) => (passRate(sumCells(byModel.get(b))) ?? -1) - (passRate(sumCells(byModel.get(a))) ?? -1));
+// One table: rows by name, an "all" column and one per (benchmark, domain) of `cols`.
+function boardTable(s, r, cells, cols, id, showBench) {
+  const names = namer(s);
+  const rows = [...new Set(cells.map(c => c.name))];
+  const byName = new Map(rows.map(n => [n, cells.filter(c => c.name === n)]));
+  rows.sort((a, b) => (passRate(sumCells(byName.get(b))) ?? -1) - (passRate(sumCells(byName.get(a))) ?? -1)
+    || a.localeCompare(b));
+  const list = params => route(r.store, "episodes", {...scopeOf(r.params), ...params});
   const benches = [...new Set(cols.map(c => c[0]))];
-  const list = params => route(r.store, r.run, "episodes", {...pair, ...params});
-  const table = h("table", {class: "board", id: "leaderboard"},
+  return h("table", {class: "board", id},
     h("thead", {},
-      h("tr", {}, h("th", {rowspan: 2, class: "model", text: "model"}), h("th", {rowspan: 2, text: "all"}),
+      showBench ? h("tr", {}, h("th", {rowspan: 2, class: "model", text: "model"}), h("th", {rowspan: 2, text: "all"}),
         benches.map(b => h("th", {colspan: cols.filter(c => c[0] === b).length, class: "bench"},
-          h("a", {href: list({benchmark: b}), text: b})))),
-      h("tr", {}, cols.map(([b, d]) => h("th", {class: "domain", title: d},
-        h("a", {href: list({benchmark: b, domain: d}), text: d}))))),
-    h("tbody", {}, models.map(m => {
-      const cells = new Map(byModel.get(m).map(c => [`${c.benchmark}\u0000${c.domain}`, c]));
-      return h("tr", {"data-model": m}, h("th", {class: "model", text: m}),
-        rateCell(sumCells(byModel.get(m)), list({model: m})),
+          h("a", {href: list({benchmark: b}), text: b})))) : null,
+      h("tr", {}, showBench ? null : [h("th", {class: "model", text: "model"}), h("th", {text: "all"})],
+        cols.map(([b, d]) => h("th", {class: "domain", title: d},
+          h("a", {href: list({benchmark: b, domain: d}), text: d}))))),
+    h("tbody", {}, rows.map(n => {
+      const mine = byName.get(n);
+      const who = names.filter(mine[0]);
+      const at = new Map(mine.map(c => [`${c.benchmark}\u0000${c.domain}`, c]));
+      const only = showBench ? {} : {benchmark: cols[0][0]};
+      return h("tr", {"data-model": n}, h("th", {class: "model", text: n}),
+        rateCell(sumCells(mine), list({...who, ...only})),
         cols.map(([b, d]) => {
-          const c = cells.get(`${b}\u0000${d}`);
-          return c ? rateCell(c, list({model: m, benchmark: b, domain: d})) : h("td", {class: "empty", text: ""});
+          const c = at.get(`${b}\u0000${d}`);
+          return c ? rateCell(c, list({...who, benchmark: b, domain: d})) : h("td", {class: "empty", text: ""});
         }));
     })));
+}
+
+async function leaderboard(r, box) {
+  const s = await summary(r);
+  setCrumbs([[`${r.store} · ${scopeLabel(s)}`, null]]);
   const total = sumCells(s.cells);
+  const list = params => route(r.store, "episodes", {...scopeOf(r.params), ...params});
   add(box,
-    h("div", {class: "toolbar"}, h("h1", {text: "Leaderboard"}), pairSelect(s, r, "", {}),
+    h("div", {class: "toolbar"}, h("h1", {text: "Leaderboards"}), scopeSelect(s, r),
       h("a", {href: list({}), class: "button", text: `all ${num(total.episodes)} episodes →`})),
-    h("p", {class: "muted small", text: "Pass rate per model and domain: passed / finished episodes; errors and " +
-      "episodes without a verdict count as failures. Click a cell for its episodes."}),
-    h("div", {class: "scroll"}, table),
-    h("div", {class: "muted small", text: `${num(total.episodes)} episodes · ${num(total.passed)} passed · ` +
-      `${num(total.failed)} failed · ${num(total.error)} errors · ${num(total.unjudged)} without a verdict · ` +
-      `${num(total.running)} unfinished`}));
+    h("p", {class: "muted small", text: "Pass rate per model and domain, each benchmark scored by its own " +
+      "source (its headline unless another is chosen): passed / scored episodes. Errors count as failures; " +
+      "unjudged and unfinished episodes are not scored (counts shown). Click a cell for its episodes."}));
+  for (const b of s.benchmarks) {
+    const cells = s.cells.filter(c => c.benchmark === b.name);
+    const cols = [...new Set(cells.map(c => c.domain))].sort().map(d => [b.name, d]);
+    const t = sumCells(cells);
+    add(box, h("section", {class: "bench-board", "data-benchmark": b.name},
+      h("div", {class: "toolbar"}, h("h2", {}, h("a", {href: list({benchmark: b.name}), text: b.name})),
+        h("span", {class: "muted source-text", text: `pass from ${sourceText(b.source)}`}), sourceSelect(s, r, b)),
+      h("div", {class: "scroll"}, boardTable(s, r, cells, cols, `leaderboard-${b.name}`, false)),
+      h("div", {class: "muted small", text: `${num(t.episodes)} episodes · ${num(t.passed)} passed · ` +
+        `${num(t.failed)} failed · ${num(t.error)} errors · ${num(t.unjudged)} unjudged · ` +
+        `${num(t.running)} unfinished · ${num(t.unreachable)} on unreachable tasks`})));
+  }
+  if (s.benchmarks.length > 1) {
+    const cols = s.benchmarks.map(b => b.name).sort()
+      .flatMap(b => [...new Set(s.cells.filter(c => c.benchmark === b).map(c => c.domain))].sort().map(d => [b, d]));
+    add(box, h("section", {class: "bench-board"},
+      h("div", {class: "toolbar"}, h("h2", {text: "overall"}),
+        h("span", {class: "muted", text: "pooled over every benchmark, each episode scored by its own benchmark's source"})),
+      h("div", {class: "scroll"}, boardTable(s, r, s.cells, cols, "leaderboard", true))));
+  }
+  if (s.superseded) {
+    add(box, h("p", {class: "muted small"}, `${num(s.superseded)} stored episodes superseded by a newer identity ` +
+      "of the same model, task and trial (not counted; ",
+      h("a", {href: list({outcome: "superseded"}), text: "list them"}), ")"));
+  }
 }
 
 // ---- episode list -------------------------------------------------------------------------
 
 function filterBar(s, r, p) {
-  const go = changes => { location.hash = route(r.store, r.run, "episodes", {...p, ...changes, page: null, cursor: null}); };
-  const select = (name, label, values) => {
-    const sel = h("select", {name, onchange: e => go({[name]: e.target.value})},
+  const scope = scopeOf(r.params);
+  const go = changes => { location.hash = route(r.store, "episodes", {...p, ...changes, page: null, cursor: null}); };
+  const select = (name, label, values, current, onchange) => {
+    const sel = h("select", {name, onchange: onchange || (e => go({[name]: e.target.value}))},
       h("option", {value: "", text: `any ${label}`}),
-      values.map(v => { const o = h("option", {value: v, text: v}); o.selected = String(p[name] ?? "") === String(v); return o; }));
+      values.map(v => { const o = h("option", {value: v, text: v}); o.selected = String(current ?? "") === String(v); return o; }));
     return h("label", {}, sel);
   };
   const text = (name, placeholder) => {
@@ -145,27 +224,36 @@ function filterBar(s, r, p) {
     input.addEventListener("search", () => { if (!input.value) go({[name]: ""}); });
     return input;
   };
-  const uniq = key => [...new Set(s.cells.filter(c => (key === "domain" && p.benchmark) ? c.benchmark === p.benchmark : true)
-    .map(c => c[key]))].sort();
+  const names = namer(s);
+  const cellOf = new Map(s.cells.map(c => [c.name, c]));
+  const current = p.model ? names.name({model: p.model, user_model: p.user_model, user_mode: p.user_mode}) : "";
+  const model = select("model", "model", [...cellOf.keys()].sort(), current, e => {
+    const c = cellOf.get(e.target.value);
+    go({model: null, user_model: null, user_mode: null, ...(c ? names.filter(c) : {})});
+  });
+  const domains = [...new Set(s.cells.filter(c => !p.benchmark || c.benchmark === p.benchmark).map(c => c.domain))].sort();
   const task = text("task", "task id contains…");
   const q = text("q", "search message text…");
   return h("div", {class: "filters", id: "filters"},
-    select("model", "model", uniq("model")), select("benchmark", "benchmark", uniq("benchmark")),
-    select("domain", "domain", uniq("domain")), select("outcome", "outcome", OUTCOMES),
-    select("termination", "termination", s.terminations), select("trial", "trial", s.trials),
+    model, select("benchmark", "benchmark", s.benchmarks.map(b => b.name), p.benchmark),
+    select("domain", "domain", domains, p.domain), select("outcome", "outcome", OUTCOMES, p.outcome),
+    select("termination", "termination", s.terminations, p.termination), select("trial", "trial", s.trials, p.trial),
     task, q,
     h("button", {type: "button", text: "apply", onclick: () => go({task: task.value.trim(), q: q.value.trim()})}),
-    h("a", {href: route(r.store, r.run, "episodes", pairOf(r)), class: "button light", text: "clear"}));
+    h("a", {href: route(r.store, "episodes", scope), class: "button light", text: "clear"}));
 }
 
-function episodeRows(rows, r, pair) {
+function episodeRows(rows, s, r) {
+  const names = namer(s);
+  const scope = scopeOf(r.params);
   return rows.map(e => {
-    const href = route(r.store, r.run, "episode", {id: e.episode_id, ...pair});
-    return h("tr", {class: "ep-row", "data-id": e.episode_id, onclick: ev => {
+    const href = route(r.store, "episode", {id: e.episode_key, ...scope});
+    return h("tr", {class: "ep-row", "data-id": e.episode_key, onclick: ev => {
       if (ev.target.tagName !== "A") location.hash = href; }},
-      h("td", {}, h("a", {href, text: e.task_id})), h("td", {text: e.model}),
+      h("td", {}, h("a", {href, text: e.task_id})), h("td", {text: names.name(e)}),
       h("td", {text: e.benchmark}), h("td", {text: e.domain}), h("td", {text: e.trial}),
-      h("td", {}, badge(e.outcome)), h("td", {text: e.termination || "—"}),
+      h("td", {}, badge(e.outcome), e.unreachable ? badge("unreachable") : null),
+      h("td", {text: e.termination || "—"}),
       h("td", {text: e.score === null || e.score === undefined ? "—" : e.score.toFixed(2)}));
   });
 }
@@ -173,11 +261,11 @@ function episodeRows(rows, r, pair) {
 async function episodes(r, box) {
   const s = await summary(r);
   const p = r.params;
-  const pair = {judge: s.judge, method: s.method};
-  setCrumbs([[`${r.store} · ${r.run}`, route(r.store, r.run, "", pair)], ["episodes", null]]);
+  const scope = scopeOf(p);
+  setCrumbs([[`${r.store} · ${scopeLabel(s)}`, route(r.store, "", scope)], ["episodes", null]]);
   const page = Number(p.page || 0);
-  const data = await api("episodes", {store: r.store, run: r.run, ...pair, ...p, judge: s.judge, method: s.method});
-  const tbody = h("tbody", {}, episodeRows(data.rows, r, pair));
+  const data = await api("episodes", {store: r.store, ...p});
+  const tbody = h("tbody", {}, episodeRows(data.rows, s, r));
   const table = h("table", {class: "episodes", id: "episode-list"},
     h("thead", {}, h("tr", {}, ["task", "model", "benchmark", "domain", "trial", "outcome", "termination", "score"]
       .map(t => h("th", {text: t})))), tbody);
@@ -188,8 +276,8 @@ async function episodes(r, box) {
     let found = data.rows.length;
     const more = h("button", {type: "button", text: "search further", onclick: async () => {
       more.disabled = true;
-      const next = await api("episodes", {store: r.store, run: r.run, ...p, ...pair, cursor});
-      add(tbody, episodeRows(next.rows, r, pair));
+      const next = await api("episodes", {store: r.store, ...p, cursor});
+      add(tbody, episodeRows(next.rows, s, r));
       found += next.rows.length; cursor = next.next_cursor; show(next.scanned_to);
       more.disabled = false;
     }});
@@ -202,26 +290,32 @@ async function episodes(r, box) {
     footer = h("div", {class: "pager"}, status, more);
   } else {
     const pages = Math.max(1, Math.ceil(data.total / data.per_page));
-    const to = n => route(r.store, r.run, "episodes", {...p, ...pair, page: n || null});
+    const to = n => route(r.store, "episodes", {...p, page: n || null});
     footer = h("div", {class: "pager"},
       page > 0 ? h("a", {href: to(page - 1), class: "button light", text: "← previous"}) : null,
       h("span", {id: "list-count", text: `${num(data.total)} episodes · page ${page + 1} of ${num(pages)}`}),
       page + 1 < pages ? h("a", {href: to(page + 1), class: "button light", text: "next →"}) : null);
   }
-  add(box, h("div", {class: "toolbar"}, h("h1", {text: "Episodes"}), pairSelect(s, r, "episodes", p)),
-    filterBar(s, r, {...p, ...pair}), table,
+  const sources = s.benchmarks.filter(b => !p.benchmark || b.name === p.benchmark)
+    .map(b => `${b.name}: ${sourceText(b.source)}`).join(" · ");
+  add(box, h("div", {class: "toolbar"}, h("h1", {text: "Episodes"}),
+      h("span", {class: "muted small", text: `${scopeLabel(s)} · outcomes from ${sources}`})),
+    filterBar(s, r, p), table,
     data.rows.length ? null : h("p", {class: "muted", text: "No episodes match."}), footer);
 }
 
 // ---- one episode and side by side ---------------------------------------------------------
 
-async function sameTaskPicker(r, id, pair, onpick, label) {
-  const rows = await api("same-task", {store: r.store, run: r.run, id, ...pair});
-  const sel = h("select", {class: "picker", onchange: e => onpick(e.target.value)},
+async function sameTask(r, id) {
+  return api("same-task", {store: r.store, id, ...scopeOf(r.params)});
+}
+
+function picker(rows, id, s, onpick, label) {
+  const names = namer(s);
+  return h("select", {class: "picker", onchange: e => onpick(e.target.value)},
     h("option", {value: "", text: label}),
-    rows.filter(e => e.episode_id !== id).map(e => h("option", {value: e.episode_id,
-      text: `${e.model} · trial ${e.trial} · ${e.outcome}`})));
-  return sel;
+    rows.filter(e => e.episode_key !== id).map(e => h("option", {value: e.episode_key,
+      text: `${names.name(e)} · trial ${e.trial} · ${e.outcome}${e.superseded ? " · superseded" : ""}`})));
 }
 
 function expandButtons(scope) {
@@ -232,48 +326,67 @@ function expandButtons(scope) {
       onclick: () => scope.querySelectorAll("details.toolcall").forEach(d => { d.open = false; })}));
 }
 
+function supersededNote(rows, id, r) {
+  const me = rows.find(e => e.episode_key === id);
+  if (!me || !me.superseded) return null;
+  const newer = rows.filter(e => e.model === me.model && e.trial === me.trial && e.user_model === me.user_model
+    && e.user_mode === me.user_mode && !e.superseded);
+  return h("p", {class: "note", id: "superseded"}, "Superseded: a newer identity of this model, task and trial " +
+    "is stored and counts instead",
+    newer.length ? [" (", h("a", {href: route(r.store, "episode", {...scopeOf(r.params), id: newer[0].episode_key}),
+      text: newer[0].episode_key}), ")"] : null, ".");
+}
+
 async function episode(r, box) {
   const s = await summary(r);
-  const pair = {judge: s.judge, method: s.method};
+  const scope = scopeOf(r.params);
   const id = r.params.id;
-  const data = await api("episode", {store: r.store, run: r.run, id});
+  const [data, rows] = await Promise.all([api("episode", {store: r.store, id}), sameTask(r, id)]);
   const e = data.episode;
-  setCrumbs([[`${r.store} · ${r.run}`, route(r.store, r.run, "", pair)],
-    [`${e.model} · ${e.benchmark} ${e.domain}`, route(r.store, r.run, "episodes",
-      {...pair, model: e.model, benchmark: e.benchmark, domain: e.domain})],
+  const src = sourceOf(s, e.benchmark);
+  const names = namer(s);
+  const who = names.filter({model: e.model, user_model: e.user_model, user_mode: e.user_mode});
+  setCrumbs([[`${r.store} · ${scopeLabel(s)}`, route(r.store, "", scope)],
+    [`${names.name(e)} · ${e.benchmark} ${e.domain}`, route(r.store, "episodes",
+      {...scope, ...who, benchmark: e.benchmark, domain: e.domain})],
     [`${e.task_id} #${e.trial}`, null]]);
-  const picker = await sameTaskPicker(r, id, pair,
-    other => { if (other) location.hash = route(r.store, r.run, "compare", {a: id, b: other, ...pair}); },
+  const pick = picker(rows, id, s,
+    other => { if (other) location.hash = route(r.store, "compare", {...scope, a: id, b: other}); },
     "compare side by side with…");
   const convo = conversation(data);
   add(box,
-    h("div", {class: "toolbar"}, h("h1", {text: `${e.task_id}`}), badge(outcomeOf(data, s.judge, s.method)), picker),
-    episodeHeader(data, pair),
-    h("h2", {text: "Verdicts"}), judgmentsView(data),
+    h("div", {class: "toolbar"}, h("h1", {text: `${e.task_id}`}), badge(outcomeOf(data, src)), pick),
+    supersededNote(rows, id, r),
+    episodeHeader(data, src, names.name(e)),
+    h("h2", {text: "Verdicts"}), judgmentsView(data, src),
     h("div", {class: "toolbar"}, h("h2", {text: "Conversation"}), expandButtons(convo)), convo,
-    h("h2", {text: "Model calls"}), callsView(data));
+    h("h2", {text: "Model calls"}), callsView(data),
+    h("h2", {text: "Identity"}), identityView(data));
 }
 
 async function compare(r, box) {
   const s = await summary(r);
-  const pair = {judge: s.judge, method: s.method};
+  const scope = scopeOf(r.params);
   const ids = [r.params.a, r.params.b];
-  const datas = await Promise.all(ids.map(id => api("episode", {store: r.store, run: r.run, id})));
+  const datas = await Promise.all(ids.map(id => api("episode", {store: r.store, id})));
+  const rows = await sameTask(r, ids[0]);
+  const names = namer(s);
   const e0 = datas[0].episode;
-  setCrumbs([[`${r.store} · ${r.run}`, route(r.store, r.run, "", pair)],
+  setCrumbs([[`${r.store} · ${scopeLabel(s)}`, route(r.store, "", scope)],
     [`${e0.benchmark} ${e0.domain} · ${e0.task_id}`, null], ["side by side", null]]);
-  const cols = await Promise.all(datas.map(async (data, i) => {
+  const cols = datas.map((data, i) => {
     const e = data.episode;
-    const picker = await sameTaskPicker(r, ids[i], pair, other => {
+    const src = sourceOf(s, e.benchmark);
+    const pick = picker(rows, ids[i], s, other => {
       if (!other) return;
       const next = [...ids]; next[i] = other;
-      location.hash = route(r.store, r.run, "compare", {a: next[0], b: next[1], ...pair});
+      location.hash = route(r.store, "compare", {...scope, a: next[0], b: next[1]});
     }, "switch to…");
     return h("div", {class: "side", "data-side": i},
-      h("div", {class: "toolbar"}, h("h2", {}, h("a", {href: route(r.store, r.run, "episode", {id: ids[i], ...pair}),
-        text: `${e.model} · trial ${e.trial}`})), badge(outcomeOf(data, s.judge, s.method)), picker),
-      episodeHeader(data, pair), judgmentsView(data), conversation(data, {windows: false}));
-  }));
+      h("div", {class: "toolbar"}, h("h2", {}, h("a", {href: route(r.store, "episode", {...scope, id: ids[i]}),
+        text: `${names.name(e)} · trial ${e.trial}`})), badge(outcomeOf(data, src)), pick),
+      episodeHeader(data, src, names.name(e)), judgmentsView(data, src), conversation(data, {windows: false}));
+  });
   add(box, h("h1", {text: `${e0.task_id}: side by side`}), h("div", {class: "compare"}, cols));
 }
 
@@ -287,7 +400,7 @@ async function render() {
   const box = h("div", {class: "page"});
   main.setAttribute("aria-busy", "true");
   try {
-    if (!r.store || !r.run) await home(box);
+    if (!r.store) await home(box);
     else if (r.view === "") await leaderboard(r, box);
     else if (r.view === "episodes") await episodes(r, box);
     else if (r.view === "episode") await episode(r, box);

@@ -35,8 +35,9 @@ export function clear(el) {
 
 // ---- routes -------------------------------------------------------------------------------
 
-export function route(store, run, view, params) {
-  let path = "#/" + [store, run].filter(x => x != null).map(encodeURIComponent).join("/");
+// #/STORE/VIEW?params: the scope (run=, src.<benchmark>=) rides in the params.
+export function route(store, view, params) {
+  let path = "#/" + encodeURIComponent(store);
   if (view) path += "/" + view;
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params || {})) {
@@ -50,7 +51,7 @@ export function parseRoute(hash) {
   const text = (hash || "").replace(/^#\/?/, "");
   const [path, qs] = [text.split("?")[0], text.split("?").slice(1).join("?")];
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
-  return {store: parts[0] || null, run: parts[1] || null, view: parts[2] || "",
+  return {store: parts[0] || null, view: parts[1] || "",
           params: Object.fromEntries(new URLSearchParams(qs || ""))};
 }
 
@@ -84,6 +85,7 @@ export function secs(x) {
 
 export function money(x) {
   if (x === null || x === undefined) return "—";
+  if (x === 0) return "$0";
   return x < 0.01 ? `$${x.toPrecision(2)}` : `$${x.toFixed(4)}`;
 }
 

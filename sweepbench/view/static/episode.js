@@ -18,21 +18,37 @@ function facts(rows) {
     h("div", {}, h("dt", {text: k}), h("dd", {}, v))));
 }
 
-export function outcomeOf(data, judge, method) {
+// The outcome under the benchmark's source (the summary's {judge, method}).
+export function outcomeOf(data, src) {
   const e = data.episode;
   if (e.status === "running") return "running";
   if (e.status === "error") return "error";
-  const j = data.judgments.find(j => j.judge === judge && j.method === method);
+  const j = src && data.judgments.find(j => j.judge === src.judge && j.method === src.method);
   if (!j || j.passed === null) return "unjudged";
   return j.passed ? "passed" : "failed";
+}
+
+// Where a benchmark's pass comes from, in words (as the report's tables say it).
+export function sourceText(src) {
+  if (!src) return "—";
+  if (!src.applicable) return `the ${src.method} judge: does not apply to this benchmark`;
+  const where = src.method === "state" ? "state check" : src.judge ? `${src.judge} / ${src.method}`
+    : `no ${src.method} judgments yet`;
+  return `${src.label} (${where})${src.explicit ? ", chosen here" : ""}`;
 }
 
 // ---- judgments ----------------------------------------------------------------------------
 
 const SKIP_DETAILS = new Set(["rubrics", "window_log", "usage", "why", "unreachable",
-                              "reasoning", "note", "error", "method"]);
+                              "reasoning", "note", "error", "method", "premature"]);
 
 function isNumber(v) { return typeof v === "number" || typeof v === "boolean"; }
+
+// A metrics grid holds rates: one format for all (1 and 0 too), counts as counts.
+function rateCell(v) {
+  if (typeof v === "number" && !(Number.isInteger(v) && Math.abs(v) > 1)) return v.toFixed(3);
+  return numberCell(v);
+}
 
 function numberCell(v) {
   if (typeof v === "boolean") return v ? "yes" : "no";
@@ -62,7 +78,7 @@ function detailsView(details) {
     out.push(h("table", {class: "metrics"},
       h("thead", {}, h("tr", {}, h("th", {text: ""}), cols.map(c => h("th", {text: c})))),
       h("tbody", {}, grid.map(([k, v]) => h("tr", {}, h("th", {text: k}),
-        cols.map(c => h("td", {text: c in v ? numberCell(v[c]) : ""})))))));
+        cols.map(c => h("td", {text: c in v ? rateCell(v[c]) : ""})))))));
   }
   if (scalars.length) {
     out.push(h("div", {class: "kv"}, scalars.map(([k, v]) =>
@@ -71,11 +87,14 @@ function detailsView(details) {
   return out;
 }
 
-function judgmentCard(j, ctx) {
+function judgmentCard(j, decides) {
   const d = j.details || {};
   const head = h("div", {class: "jhead"},
     h("strong", {text: `${j.judge} / ${j.method}`}), " ", verdict(j.passed),
     j.score !== null && j.score !== undefined ? h("span", {class: "muted", text: ` score ${j.score.toFixed(3)}`}) : null,
+    decides ? h("span", {class: "badge source", text: "decides pass / fail", title: "this benchmark's source in this view"}) : null,
+    d.premature ? h("span", {class: "badge error", text: "premature ending",
+      title: "ended by a limit: scored 0, the judge was not called"}) : null,
     d.unreachable ? h("span", {class: "badge unreachable", text: "unreachable"}) : null);
   const body = [];
   if (d.why) {
@@ -231,35 +250,78 @@ export function conversation(data, {windows = true} = {}) {
   return h("div", {class: "conversation"}, out);
 }
 
-export function episodeHeader(data, {judge, method}) {
+export function episodeHeader(data, src, name) {
   const e = data.episode;
   const r = data.record || {};
   const t = data.totals;
+  const n = k => data.record ? num(r[k] || 0) : "—"; // a record omits zeros
+  const cost = t.cost !== null ? money(t.cost) : t.priced ? `${money(null)} (${t.priced} of ${t.calls} calls priced)`
+    : t.calls ? "no stored prices" : "—";
   return h("div", {class: "ep-head"},
     facts([
-      ["model", e.model], ["task", `${e.benchmark} · ${e.domain} · ${e.task_id}`],
-      ["trial", String(e.trial)], ["outcome", badge(outcomeOf(data, judge, method))],
+      ["model", name || e.model], ["task", `${e.benchmark} · ${e.domain} · ${e.task_id}`],
+      ["trial", String(e.trial)], ["outcome", badge(outcomeOf(data, src))],
       ["termination", e.termination || e.status],
+      e.unreachable ? ["unreachable", h("span", {class: "error-text", text: e.unreachable})] : null,
       r.error ? ["error", h("span", {class: "error-text", text: r.error})] : null,
-      ["turns", num(r.turns)], ["tool calls", r.tool_calls === undefined ? "—" : `${num(r.tool_calls)} (${num(r.tool_errors || 0)} failed)`],
+      ["turns · steps", `${n("turns")} · ${n("steps")}`],
+      ["tool calls", data.record ? `${n("tool_calls")} (${n("tool_errors")} failed)` : "—"],
       ["agent tokens", usageText(r.agent_usage)],
-      ["user tokens", `${usageText(r.user_usage)}${data.user_model ? ` (${data.user_model})` : ""}`],
+      ["user tokens", `${usageText(r.user_usage)}${e.user_model ? ` (${e.user_model}, ${e.user_mode || "default"})` : ""}`],
       ["wall time", secs(r.wall_s)],
       ["model calls", `${num(t.calls)} · ${secs(t.latency_s)} waiting`],
-      ["cost", t.cost !== null ? money(t.cost) : t.priced ? `${money(null)} (${t.priced} of ${t.calls} calls priced)` : "no prices (view --config)"],
+      ["cost (agent + user)", cost],
+      t.judge_cost !== null && t.judge_cost !== undefined ? ["cost (judges)", money(t.judge_cost)] : null,
     ]));
 }
 
-export function judgmentsView(data) {
+export function judgmentsView(data, src) {
   if (!data.judgments.length) return h("p", {class: "muted", text: "No judgments."});
-  return h("div", {class: "judgments"}, data.judgments.map(j => judgmentCard(j)));
+  return h("div", {class: "judgments"}, data.judgments.map(j =>
+    judgmentCard(j, !!src && j.judge === src.judge && j.method === src.method)));
+}
+
+function short(hash) { return typeof hash === "string" ? hash.slice(0, 12) : "—"; }
+
+function endpointText(ep) {
+  if (!ep || typeof ep !== "object") return "—";
+  if (ep.scripted) return `${ep.scripted} (scripted)`;
+  const {model, base_url, ...rest} = ep;
+  const opts = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
+  return [`${model || "?"} at ${base_url || "?"}`, ...opts].join(" · ");
+}
+
+// What the episode's key is the hash of (ids.EpisodeKey, runner/identity.py).
+export function identityView(data) {
+  const e = data.episode;
+  const id = data.identity || {};
+  if (id.legacy) {
+    return h("div", {class: "ep-head", id: "identity"}, facts([["key", e.episode_key], ["label", e.label],
+      ["identity", "not recorded (a store written before episode identities): reported, never reused"]]));
+  }
+  const limits = id.limits && typeof id.limits === "object"
+    ? Object.entries(id.limits).map(([k, v]) => `${k} ${v === null ? "—" : v}`).join(" · ") : "—";
+  return h("div", {class: "ep-head", id: "identity"},
+    h("p", {class: "muted small", text: "The episode's key is the hash of what decides its outcome; " +
+      "change any of these and a sweep runs a new episode."}),
+    facts([
+      ["key", e.episode_key], ["label", e.label],
+      ["agent endpoint", endpointText(id.agent)],
+      ["task content", h("span", {class: "mono", title: id.task || "", text: short(id.task)})],
+      ["prompts and tools", h("span", {class: "mono", title: id.fingerprint || "", text: short(id.fingerprint)})],
+      ["user model", endpointText(id.user)], ["user mode", id.user_mode || "—"],
+      ["trial · seed", `${id.trial ?? "—"} · ${id.seed ?? "—"}`], ["limits", limits],
+      ["runs that selected it", (e.runs || []).join(", ") || "—"],
+      e.spec ? ["split", e.spec] : null,
+    ]));
 }
 
 export function callsView(data) { return callsTable(data); }
 
+// Passed over scored (errors count as failures; unjudged and unfinished are not scored).
 export function passRate(cell) {
-  const finished = cell.episodes - cell.running;
-  return finished ? cell.passed / finished : null;
+  const scored = cell.passed + cell.failed + cell.error;
+  return scored ? cell.passed / scored : null;
 }
 
 export {pct};

@@ -95,18 +95,25 @@ def test_import_then_report(tmp_path):
         assert json.loads(call.tool_calls[0].function.arguments) == {"keyword": "noodles",
                                                                      "limit": 3}
         assert isinstance(r.messages[3], ToolMessage) and r.messages[4].tool_call_id == "call_2"
-        judgments = {j["episode_id"]: j for j in store.judgments(summary.run_id)}
+        labels = {r["episode_key"]: r["label"] for r in store.episode_rows(summary.run_id)}
+        judgments = {labels[j["episode_key"]]: j for j in store.judgments(labels)}
         j = judgments["agent-llm|vitabench:delivery:en:d1|1"]
+        # upstream's reward is the paper's sliding-window judge: VitaBench's headline
         assert (j["judge"], j["method"], j["passed"], j["score"]) == (
-            "vitabench-upstream", "reward", False, 0.5)
+            "vitabench-upstream", "sliding", False, 0.5)
         assert [x["met"] for x in j["details"]["rubric"]] == [True, False]
 
         report = build_report(store, summary.run_id)
         m = report["models"]["agent-llm"]
-        assert (m["k"], m["tasks"], m["episodes"], m["passed"], m["unjudged"]) == (2, 3, 6, 2, 1)
-        assert m["avg"] == pytest.approx(2 / 6)
-        assert m["score"] == pytest.approx((1 + 0.5 + 1 / 3 + 1 + 0) / 6)
-        assert m["pass_at_k"] == pytest.approx(2 / 3) and m["pass_hat_k"] == 0.0
+        # the episode without reward_info is unjudged: counted, not scored (so d2 has one
+        # scored trial and k is 1)
+        assert (m["k"], m["tasks"], m["episodes"], m["passed"], m["unjudged"]) == (1, 3, 5, 2, 1)
+        assert m["avg"] == pytest.approx(2 / 5)
+        assert m["score"] == pytest.approx((1 + 0.5 + 1 / 3 + 1 + 0) / 5)
+        assert m["pass_at_k"] == pytest.approx(1 / 3) and m["pass_hat_k"] == pytest.approx(1 / 3)
+        assert report["benchmarks"]["vitabench"]["source"]["method"] == "sliding"
+        two = build_report(store, summary.run_id, k=2)["models"]["agent-llm"]
+        assert (two["incomplete_tasks"], two["pass_at_k"], two["pass_hat_k"]) == (1, 1.0, 0.0)
         assert m["profile"]["agent_tokens"]["prompt"] == 3000.0
         assert m["profile"]["latency_s"] is None  # upstream records no latencies
 

@@ -116,31 +116,36 @@ def test_rubrics_dedup_state_then_overall_in_order():
     assert task_rubrics(TASK) == RUBRICS
     odd = Task(id="x", benchmark="vitabench", domain="delivery", instructions="",
                evaluation={"expected_states": "oops", "overall_rubrics": ["a", 3, "", "a", "b"]})
-    assert task_rubrics(odd) == ["a", "b"]
+    assert task_rubrics(odd) == ["a", "", "b"]  # as upstream: any string, duplicates skipped
 
 
 def test_rendering_of_tool_calls_and_results():
     msgs = [
         SystemMessage("sys"),
-        AssistantMessage("Hello!"),
+        AssistantMessage("Hello, how can I help you?"),
         UserMessage("Rice noodles please."),
         AssistantMessage("Let me look.", tool_calls=[
-            ToolCall("c1", FunctionCall("search_stores", '{"keyword":  "noodles"}')),
+            ToolCall("c1", FunctionCall("search_stores", '{"keywords":  ["米线", "q"], "n": 2}')),
             ToolCall("c2", FunctionCall("get_weather", "not json"))]),
-        ToolMessage("c1", '[{"store_id": "S1"}]'),
+        ToolMessage("c1", "Store(name=S1, store_id=S1)", "search_stores"),
         ToolMessage("c2", "Error: bad arguments"),
         AssistantMessage(None),  # empty: skipped, but numbering keeps counting
         AssistantMessage("Found one.\nIt is S1."),
+        AssistantMessage(None, tool_calls=[ToolCall("c3", FunctionCall("pay", '{"ok": true, "x": null}'))]),
+        ToolMessage("c3", ""),  # an empty output is skipped too
+        AssistantMessage(" "),  # whitespace is text: kept
     ]
     text = render_trajectory([m for m in msgs if not isinstance(m, SystemMessage)])
-    assert text.splitlines()[:6] == [
-        "[1] assistant: Hello!",
+    assert text.split("\n") == [
+        "[1] assistant: Hello, how can I help you?",
         "[2] user: Rice noodles please.",
-        ('[3] assistant: Let me look. | tool call: search_stores({"keyword":"noodles"})'
-         " | tool call: get_weather(not json)"),
-        '[4] tool (search_stores): [{"store_id": "S1"}]',
-        "[5] tool (get_weather): Error: bad arguments",
+        "[3] assistant: Let me look. search_stores(keywords=['米线', 'q'], n=2).get_weather(not json)",
+        "[4] tool: Store(name=S1, store_id=S1)",
+        "[5] tool: Error: bad arguments",
         "[7] assistant: Found one.",
+        "It is S1.",
+        "[8] assistant: pay(ok=True, x=None)",
+        "[10] assistant:  ",
     ]
     assert "sys" not in text
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -9,9 +10,10 @@ import pytest
 from sweepbench.benchmarks.vitabench.oracle import corrupt, gold_plan
 from sweepbench.benchmarks.vitabench.state_check import check_vitabench
 from sweepbench.benchmarks.vitabench.tasks import load_tasks
+from sweepbench.benchmarks.vitabench.tools import TOOLS
 
 SAMPLES = {t.id: t for t in load_tasks(("delivery",), data_dir=None)}
-OTHER_SAMPLES = load_tasks(("instore", "ota"), data_dir=None)
+OTHER_SAMPLES = [*load_tasks(("instore",), data_dir=None), *load_tasks(("ota",), data_dir=None)]
 # Published tasks whose expected state no tool calls can reach, and the product that is missing.
 UNREACHABLE = {"80715001": "S75401753354131701_P99357"}  # ordered product is on no store's menu
 
@@ -39,14 +41,20 @@ def test_gold_plan_reaches_every_real_state_in_both_languages(shared_data, run_p
     assert not failures
 
 
-def test_new_orders_are_paid_through_the_id_their_creation_returned():
-    plan = gold_plan(SAMPLES["SB-D-002"])
+def test_new_orders_are_paid_through_the_id_their_creation_returns():
+    task = SAMPLES["SB-D-002"]
+    plan = gold_plan(task)
     assert [s.tool for s in plan] == [
         "get_delivery_store_info", "create_delivery_order", "pay_delivery_order"]
     create = plan[1].arguments
     assert (create["dispatch_time"], create["attributes"], create["note"]) == (
         "2025-03-14 12:10:00", ["No dressing", "No ice"], "Peanut allergy: no nuts please")
-    assert plan[2].arguments == {"order_id": {"$from_step": 1, "$field": "order_id"}}
+    # ids are a function of the user and the creation count: the plan knows the one it will get
+    order_id = plan[2].arguments["order_id"]
+    kit, state = TOOLS.toolkit(task), TOOLS.new_state(task)
+    created = kit.call(state, "create_delivery_order", json.dumps(create))
+    assert created.content.startswith(f"Order(order_id:{order_id}, order_type:delivery,")
+    assert kit.call(state, "pay_delivery_order", json.dumps(plan[2].arguments)).content == "Payment successful"
 
 
 def test_unpaid_orders_are_left_unpaid_and_initial_orders_are_settled_by_id():

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
-import orjson
 import pytest
 
 from sweepbench.benchmarks.catalog import load_tasks
@@ -15,7 +15,7 @@ from sweepbench.benchmarks.vitabench.prompts import (
     agent_time,
     dummy_user_system_prompt,
     persona_profile,
-    solo_agent_prompt,
+    persona_text,
     user_system_prompt,
 )
 from sweepbench.datasets.task import Task
@@ -81,8 +81,7 @@ def test_upstream_prompts_are_used_when_present(shared_data):
     assert "Tool Usage Guidelines" in agent_system_prompt(task(), data_dir=shared_data)
     assert "工具使用规范" in agent_system_prompt(task("zh"), data_dir=shared_data)
     assert "Information Disclosure Rules" in user_system_prompt(task(), data_dir=shared_data)
-    assert "No interaction with users" in agent_system_prompt(task(), data_dir=shared_data,
-                                                              mode="solo")
+    assert "工具使用规范" in agent_system_prompt(task(), data_dir=shared_data, mode="solo")
     assert "in one go" in dummy_user_system_prompt(task(), data_dir=shared_data)
     # without a data dir: the project's own words
     assert "Tool Usage Guidelines" not in agent_system_prompt(task(), data_dir=None)
@@ -104,7 +103,7 @@ def test_neutral_user_really_drops_persona_attributes(data_dir):
     for lang in ("en", "zh"):
         text = user_system_prompt(task(lang), data_dir=data_dir, neutral=True)
         block = persona_block(text)
-        profile = orjson.loads(block)
+        profile = ast.literal_eval(block)
         assert set(profile) == {"user id", "residence", "home address", "work address",
                                 "dietary restrictions"}
         for value in DROPPED_VALUES:
@@ -128,23 +127,40 @@ def test_neutral_on_real_tasks_in_both_languages(shared_data):
             assert str(full.get(key)) not in persona_block(text)
 
 
-def test_solo_mode_gives_everything_up_front(data_dir):
+def test_solo_mode_prompts(data_dir):
     system = agent_system_prompt(task(), data_dir=data_dir, mode="solo")
     assert system != agent_system_prompt(task(), data_dir=data_dir)
     assert agent_time(task()) in system and STOP in system
-    first = solo_agent_prompt(task(), data_dir=data_dir)
-    assert "Order mild rice noodles. Deliver them to the hospital." in first
-    for value in DROPPED_VALUES + KEPT_VALUES:  # the whole profile: the user is not there to ask
-        assert value in first
-    zh = solo_agent_prompt(task("zh"), data_dir=data_dir)
-    assert "不要向我提问" in zh
+    relay = dummy_user_system_prompt(task(), data_dir=data_dir)
+    assert "Order mild rice noodles. Deliver them to the hospital." in relay
+    for value in DROPPED_VALUES + KEPT_VALUES:  # the whole profile
+        assert value in relay
+
+
+def test_persona_is_the_python_repr_of_the_profile():
+    assert persona_text(task()) == str(PROFILE)
+    assert persona_text(task()).startswith("{'user id': 'U000001', 'occupation': 'Doctor'")
+    zh = task("zh", profile={"用户id": "U1", "职业": "医生"})
+    assert persona_text(zh) == "{'用户id': 'U1', '职业': '医生'}"
+    assert persona_block(user_system_prompt(task())) == str(PROFILE)
+
+
+def test_upstream_solo_prompt_is_always_the_chinese_template(shared_data):
+    """Upstream reads the solo template without the run's language; the weekday follows it."""
+    en = agent_system_prompt(task(), data_dir=shared_data, mode="solo")
+    assert en.startswith("# 环境\n- 当前时间：2025-06-21 11:20:00 Saturday\n")
+    zh = agent_system_prompt(task("zh"), data_dir=shared_data, mode="solo")
+    assert zh.startswith("# 环境\n- 当前时间：2025-06-21 11:20:00 星期六\n")
+    # the relay user follows the run's language
+    assert dummy_user_system_prompt(task(), data_dir=shared_data) != \
+        dummy_user_system_prompt(task("zh"), data_dir=shared_data)
 
 
 def test_odd_personas_do_not_break_prompts():
     for persona in ({}, {"user_profile": "a string"}, {"name": "flat persona", "personality": "x"}):
         t = Task(id="t", benchmark="vitabench", domain="d", instructions="do it", persona=persona)
         assert "do it" in user_system_prompt(t, neutral=True)
-        assert "do it" in solo_agent_prompt(t)
+        assert "do it" in dummy_user_system_prompt(t)
     flat = Task(id="t", benchmark="vitabench", domain="d", instructions="i",
                 persona={"name": "flat persona", "personality": "grumpy"})
     assert "grumpy" not in user_system_prompt(flat, neutral=True)
@@ -154,5 +170,5 @@ def test_sample_tasks_render_every_prompt():
     for t in load_tasks("vitabench:delivery"):
         for text in (agent_system_prompt(t), agent_system_prompt(t, mode="solo"),
                      user_system_prompt(t), user_system_prompt(t, neutral=True),
-                     solo_agent_prompt(t), dummy_user_system_prompt(t)):
+                     dummy_user_system_prompt(t)):
             assert t.instructions in text or agent_time(t) in text

@@ -4,8 +4,10 @@ states pass, and every single-field change or dropped record fails with a reason
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import msgspec
+import pytest
 
 from sweepbench.benchmarks.vitabench.oracle import gold_plan
 from sweepbench.benchmarks.vitabench.state_check import check_vitabench
@@ -13,7 +15,7 @@ from sweepbench.benchmarks.vitabench.tasks import load_tasks
 from sweepbench.benchmarks.vitabench.tools import TOOLS
 from sweepbench.benchmarks.vitabench.tools.db import status_class
 
-SAMPLES = {t.id: t for t in load_tasks(("instore", "ota"), data_dir=None)}
+SAMPLES = {t.id: t for domain in ("instore", "ota") for t in load_tasks((domain,), data_dir=None)}
 OTHER_CLASS = {"unpaid": "paid", "paid": "cancelled", "cancelled": "unpaid"}
 KIND = {"orders": "order", "books": "booking", "reservations": "reservation"}
 
@@ -149,9 +151,11 @@ def test_other_initial_records_must_stay_as_they_were(run_plan):
     assert "booking SB-I-004B01 should be unchanged: status" in result.why
 
 
-def test_a_composition_of_delivery_and_instore_runs_on_merged_tools(shared_data, run_plan):
-    tasks = load_tasks(("delivery", "instore"), data_dir=shared_data)
-    assert {t.domain for t in tasks} == {"delivery,instore"} and len(tasks) == 130
+def test_single_domain_tasks_run_on_merged_tools_with_tasks_option(shared_data, run_plan):
+    tasks = [t for folder in ("delivery", "instore")
+             for t in load_tasks(("delivery", "instore", f"tasks={folder}"), data_dir=shared_data)]
+    assert {t.domain for t in tasks} == {"delivery,instore,tasks=delivery", "delivery,instore,tasks=instore"}
+    assert len(tasks) == 130 and {len(TOOLS.toolkit(t)) for t in tasks} == {36}
     failed = {}
     for task in tasks:
         final, _errors = run_plan(task, gold_plan(task))
@@ -165,3 +169,51 @@ def test_old_final_states_without_bookings_still_check(run_plan):
     task = SAMPLES["SB-O-001"]
     final = gold_final(task, run_plan)
     assert check_vitabench(task, {"orders": final["orders"]}).passed
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"  # upstream-format cross-domain and travel files
+
+
+@pytest.mark.parametrize("domains, lang", [(("delivery", "instore", "ota"), "en"),
+                                           (("delivery", "instore", "ota"), "zh"),
+                                           (("ota",), "en"), (("ota",), "zh")])
+def test_cross_domain_and_travel_files_reach_their_states_on_their_environment(run_plan, domains, lang):
+    tasks = load_tasks(domains, data_dir=FIXTURES, lang=lang)
+    assert len(tasks) == 2
+    for task in tasks:
+        kit = TOOLS.toolkit(task)
+        assert len(kit) == (66 if len(domains) == 3 else 38)
+        assert list(kit.tools)[0] == ("longitude_latitude_to_distance" if len(domains) == 3 else "get_ota_hotel_info")
+        final, errors = run_plan(task, gold_plan(task))
+        assert check_vitabench(task, final).passed, task.key
+        assert errors in ([], ["Error: Shop LK-I20 does not exist"])  # the slip, see below
+        for oid, order in final["orders"].items():
+            if oid in task.environment["orders"]:
+                continue
+            wrong = copy.deepcopy(final)
+            wrong["orders"][oid]["products"][0]["quantity"] += 1
+            assert not check_vitabench(task, wrong).passed, (task.key, oid)
+
+
+def test_a_cross_domain_task_needs_every_domain_it_was_written_for(run_plan):
+    """C-EN-002 buys a flight: in a delivery and in-store environment the travel tools are not
+    there (upstream's text for an unknown tool), so its expected state cannot be reached."""
+    task = next(t for t in load_tasks(("delivery", "instore"), data_dir=FIXTURES) if t.id == "C-EN-002")
+    final, _ = run_plan(task, gold_plan(task))
+    result = check_vitabench(task, final)
+    assert not result.passed and "missing order for store LK-F01" in result.why
+    state = TOOLS.new_state(task)
+    assert TOOLS.toolkit(task).call(state, "get_ota_flight_info", '{"flight_id": "LK-F01"}').content == \
+        "Error: Tool 'get_ota_flight_info' not found."
+
+
+def test_a_shop_filed_under_another_key_is_still_reserved_by_that_key(run_plan):
+    """The fixture's spa is filed under LK-I02 with the id LK-I20, a slip kept on purpose: the
+    shop search fails as upstream's does, the reservation by key works."""
+    task = next(t for t in load_tasks(("delivery", "instore", "ota"), data_dir=FIXTURES) if t.id == "C-EN-001")
+    state, kit = TOOLS.new_state(task), TOOLS.toolkit(task)
+    assert kit.call(state, "instore_shop_search_recommend", '{"keywords": ["spa"]}').content == \
+        "Error: Shop LK-I20 does not exist"
+    final, errors = run_plan(task, gold_plan(task))  # its look at the shop is that search
+    assert errors == ["Error: Shop LK-I20 does not exist"] and check_vitabench(task, final).passed
+    assert any(r["shop_id"] == "LK-I02" for r in final["reservations"].values())

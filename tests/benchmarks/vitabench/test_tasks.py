@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from sweepbench.benchmarks.vitabench.tasks import load_tasks
 from sweepbench.errors import TaskError
 
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"  # holds vitabench/cross_domain, vitabench/ota
 GOOD = {"id": "T1", "domain": "delivery", "instructions": "Order noodles.", "message_history": [],
         "environment": {"time": "2025-01-01 12:00:00", "user_id": "U1"},
         "user_scenario": {"user_profile": {"user id": "U1"}},
@@ -35,7 +37,10 @@ def test_samples_load_without_a_data_dir():
 
 @pytest.mark.parametrize("domains, lang, message", [
     (("delivery",), "zh", "English only"),
-    (("cinema",), "en", "no built-in VitaBench sample tasks for domain 'cinema'"),
+    (("cinema",), "en", "no built-in VitaBench sample tasks for 'cinema'"),
+    (("delivery", "cinema"), "en", "no VitaBench environment for domain 'cinema'"),
+    (("delivery", "size=3"), "en", "unknown VitaBench option 'size'"),
+    (("delivery", "instore", "tasks="), "en", "tasks= names no task folder"),
     (("delivery",), "fr", "unknown language 'fr'"),
 ])
 def test_samples_refuse_what_they_do_not_have(domains, lang, message):
@@ -93,20 +98,51 @@ def test_instore_and_travel_samples_load_without_a_data_dir():
     assert [t.id for t in load_tasks(("ota",), data_dir=None)] == [f"SB-O-00{i}" for i in range(1, 7)]
 
 
-def test_a_composition_tags_every_task_with_all_its_domains():
+def test_a_composition_runs_the_cross_domain_tasks_tagged_with_all_its_domains():
     tasks = load_tasks(("delivery", "instore", "ota"), data_dir=None)
-    assert len(tasks) == 7 + 4 + 6 and {t.domain for t in tasks} == {"delivery,instore,ota"}
+    assert [t.id for t in tasks] == ["SB-X-001", "SB-X-002"]
+    assert {t.domain for t in tasks} == {"delivery,instore,ota"}
     assert {t.domains for t in tasks} == {("delivery", "instore", "ota")}
-    alone = load_tasks(("delivery",), data_dir=None)[0]
-    assert tasks[0].id == alone.id and tasks[0].key != alone.key
+    assert all(t.source.endswith("vitabench_cross_domain.json") for t in tasks)
+    # another composition runs the same file in another environment, keyed apart
+    two = load_tasks(("delivery", "instore"), data_dir=None)
+    assert [t.id for t in two] == ["SB-X-001", "SB-X-002"] and two[0].key != tasks[0].key
 
 
-def test_a_composition_refuses_ids_shared_between_domains(tmp_path):
-    root = write(tmp_path, [GOOD])
-    (tmp_path / "vitabench" / "instore").mkdir()
-    (tmp_path / "vitabench" / "instore" / "tasks_en.json").write_text(json.dumps([GOOD]))
-    with pytest.raises(TaskError, match="task id 'T1' is also in"):
-        load_tasks(("delivery", "instore"), data_dir=root)
+@pytest.mark.parametrize("lang, ids", [("en", ["C-EN-001", "C-EN-002"]), ("zh", ["C-ZH-001", "C-ZH-002"])])
+def test_cross_domain_files_load_from_the_data_dir(lang, ids):
+    tasks = load_tasks(("delivery", "instore", "ota"), data_dir=FIXTURES, lang=lang)
+    assert [t.id for t in tasks] == ids
+    assert all(t.source.endswith(f"cross_domain/{'tasks_en' if lang == 'en' else 'tasks'}.json")
+               and t.lang == lang and t.domain == "delivery,instore,ota" for t in tasks)
+
+
+@pytest.mark.parametrize("lang, ids", [("en", ["O-EN-001", "O-EN-002"]), ("zh", ["O-ZH-001", "O-ZH-002"])])
+def test_travel_files_load_from_the_data_dir(lang, ids):
+    tasks = load_tasks(("ota",), data_dir=FIXTURES, lang=lang)
+    assert [t.id for t in tasks] == ids and {t.domain for t in tasks} == {"ota"}
+
+
+def test_the_tasks_option_runs_another_folder_in_the_merged_environment():
+    tasks = load_tasks(("delivery", "instore", "tasks=delivery"), data_dir=None)
+    alone = load_tasks(("delivery",), data_dir=None)
+    assert [t.id for t in tasks] == [t.id for t in alone]
+    assert {t.domain for t in tasks} == {"delivery,instore,tasks=delivery"}
+    assert tasks[0].key != alone[0].key
+
+
+@pytest.mark.parametrize("domains, where", [
+    (("delivery", "instore", "ota"), "cross_domain/tasks_en.json"),
+    (("ota",), "ota/tasks_en.json"),
+])
+def test_a_missing_upstream_file_says_where_it_belongs(tmp_path, domains, where):
+    (tmp_path / "vitabench").mkdir()
+    with pytest.raises(TaskError) as err:
+        load_tasks(domains, data_dir=tmp_path)
+    message = str(err.value)
+    assert f"vitabench/{where}: no VitaBench task file" in message
+    assert f"put upstream's file there, from https://github.com/meituan-longcat/vitabench " \
+           f"(data/vita/domains/{where})" in message
 
 
 def test_real_instore_tasks_load_with_their_message_history(shared_data):

@@ -1,14 +1,13 @@
-"""Types and helpers every VitaBench domain shares: places, weather, orders, statuses, fuzzy
-ranking and distances. Orders of all domains live in one table with one shape, as upstream."""
+"""Types every domain of the typed task view shares (``db``): places, weather, orders and
+statuses. Orders of all domains live in one table with one shape, as upstream."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from typing import Literal, TypeVar
+from typing import Literal
 
 from msgspec import Struct
-from rapidfuzz import fuzz, process, utils
+
+from sweepbench.benchmarks.vitabench.tools.records import Location, Weather  # noqa: F401  (shared)
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 DATE_FORMAT = "%Y-%m-%d"
@@ -36,20 +35,6 @@ STATUS_CLASS: dict[str, str] = {
 
 def status_class(status: str) -> str:
     return STATUS_CLASS[status]
-
-
-class Location(Struct):
-    address: str
-    longitude: float
-    latitude: float
-
-
-class Weather(Struct):
-    city: str
-    category: str
-    datetime: str
-    temperature: tuple[float, float]
-    humidity: float
 
 
 class OrderedProduct(Struct, omit_defaults=True):
@@ -89,43 +74,3 @@ class Order(Struct):
     update_time: str = ""
     status: OrderStatus = "unpaid"
     products: list[OrderedProduct] = []
-
-
-class OrderSummary(Struct):
-    order_id: str
-    order_type: str
-    user_id: str
-    store_id: str
-    total_price: float
-    create_time: str
-    update_time: str
-    status: str
-
-    @classmethod
-    def of(cls, o: Order) -> OrderSummary:
-        return cls(o.order_id, o.order_type, o.user_id, o.store_id, o.total_price,
-                   o.create_time, o.update_time, o.status)
-
-
-K = TypeVar("K")
-
-
-def rank(query: str, docs: Mapping[K, str]) -> list[tuple[K, float]]:
-    """Keys of ``docs`` best first by fuzzy partial match against ``query`` (ties keep order)."""
-    hits = process.extract(query, docs, scorer=fuzz.partial_ratio, processor=utils.default_process,
-                           limit=None)
-    return [(key, score) for _, score, key in hits]
-
-
-def loosely_matches(query: str, text: str) -> bool:
-    """Upstream's lenient city filter: a partial fuzzy match of at least 40."""
-    return fuzz.partial_ratio(query, text) >= 40
-
-
-def distance_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
-    """Great-circle distance in whole meters (haversine, earth radius 6371 km)."""
-    if (lon1, lat1) == (lon2, lat2):
-        return 0.0
-    lon1, lat1, lon2, lat2 = map(math.radians, (lon1, lat1, lon2, lat2))
-    a = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2
-    return round(2 * 6371000 * math.asin(math.sqrt(min(1.0, a))), 0)

@@ -1,125 +1,119 @@
 """The twelve delivery tools: find stores and food, then place, pay, cancel and edit orders.
 
-Behaviour follows upstream VitaBench (``domains/delivery/tools.py``). Every write tool checks
-all of its arguments before it changes anything, so a failed call leaves the database as it
-was. Like upstream, an order may list any product the episode knows, not only the ordering
-store's own menu; the state check catches orders that mix stores.
+Behaviour, texts and argument handling are upstream VitaBench's (``domains/delivery/tools.py``,
+class ``DeliveryTools``); see ``calling`` for the convention. Facts worth knowing, all
+upstream's: an order may list products of any store; ordering replaces the catalogue entry of
+each ordered product with the ordered line (product info then shows its count and spec, the
+store's menu does not); paying, cancelling and editing do not touch ``update_time``; totals
+are not rounded.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
-from sweepbench.benchmarks.vitabench.tools.db import (
-    TIME_FORMAT,
-    Database,
-    Location,
-    Order,
-    OrderedProduct,
-    OrderStatus,
-    OrderSummary,
-    Store,
-    StoreProduct,
-    StoreSummary,
-    distance_m,
-    rank,
-)
-from sweepbench.benchmarks.vitabench.tools.general import finite
-from sweepbench.errors import ToolError
-from sweepbench.tools.base import tool
+from sweepbench.benchmarks.vitabench.tools import general
+from sweepbench.benchmarks.vitabench.tools.calling import require, tool_of
+from sweepbench.benchmarks.vitabench.tools.catalogues import Store, StoreProduct
+from sweepbench.benchmarks.vitabench.tools.coerce import as_int, as_str
+from sweepbench.benchmarks.vitabench.tools.fuzzy import rerank
+from sweepbench.benchmarks.vitabench.tools.general import is_time
+from sweepbench.benchmarks.vitabench.tools.records import Location, Order, OrderStatus
+from sweepbench.benchmarks.vitabench.tools.state import TIME_FORMAT, ToolState
 
+tool = tool_of("DeliveryTools")
 ORDER_ID_PREFIX = "OT"
-MAX_NOTE = 1000  # characters; a note is a line for the store, not a document
-SEARCH_LIMIT = 100
 
 
-def _store(db: Database, store_id: str) -> Store:
-    if store_id not in db.stores:
-        raise ToolError(f"Store {store_id} not found")
-    return db.stores[store_id]
-
-
-def _products(db: Database) -> dict[str, StoreProduct]:
-    return {p.product_id: p for s in db.stores.values() for p in s.products}
-
-
-def _order(db: Database, order_id: str) -> Order:
-    if not order_id:
-        raise ToolError("Order ID cannot be empty")
-    order = db.orders.get(order_id)
-    if order is None:
-        raise ToolError(f"Order {order_id} not found")
+def _order(self: ToolState, order_id: Any = None) -> Any:
+    """One delivery order by id, or (no id) every delivery order."""
+    if order_id is None:
+        return [o for o in self.orders.values() if o.order_type == "delivery"]
+    if order_id not in self.orders:
+        raise ValueError(f"Order {order_id} not found")
+    order = self.orders[order_id]
     if order.order_type != "delivery":
-        raise ToolError(f"Order {order_id} is not a delivery order")
+        raise ValueError(f"Order {order_id} is not a delivery order")
     return order
 
 
-def _check_note(note: str) -> None:
-    if len(note) > MAX_NOTE:
-        raise ToolError(f"note is too long ({len(note)} characters; at most {MAX_NOTE})")
+def _store(self: ToolState, store_id: Any) -> Store:
+    if store_id not in self.stores.keys():
+        raise ValueError(f"Store {store_id} not found")
+    return self.stores[store_id]
+
+
+def _product(self: ToolState, product_id: Any) -> StoreProduct:
+    if product_id not in self.products:
+        raise ValueError(f"{product_id} not found")
+    product = self.products[product_id]
+    if not isinstance(product, StoreProduct):
+        raise ValueError(f"{product_id} is not a delivery product")
+    return product
 
 
 @tool("general")
-def delivery_distance_to_time(db: Database, distance: float) -> float:
+def delivery_distance_to_time(self: ToolState, distance: float) -> float:
     """Delivery time in minutes for a distance in meters from the store to the customer.
 
     Args:
         distance: Distance in meters.
     """
-    finite(distance)
-    return round(25.0 + int(distance) * 0.00651, 0)
+    require(isinstance(distance, (float, int)),
+            f"distance value type should be float or int, but get {type(distance)}")
+    return round(25.00 + int(distance) * 0.006510, 0)
 
 
 @tool("read")
-def get_delivery_store_info(db: Database, store_id: str) -> Store:
+def get_delivery_store_info(self: ToolState, store_id: str) -> str:
     """A store's details: rating, address and coordinates, tags, and its full menu.
 
     Args:
         store_id: The store's id.
     """
-    return _store(db, store_id)
+    return repr(_store(self, store_id))
 
 
 @tool("read")
-def get_delivery_product_info(db: Database, product_id: str) -> StoreProduct:
+def get_delivery_product_info(self: ToolState, product_id: str) -> str:
     """A product's details: name, store, price, tags and the specs one can choose.
 
     Args:
         product_id: The product's id.
     """
-    product = _products(db).get(product_id)
-    if product is None:
-        raise ToolError(f"{product_id} not found")
-    return product
+    return repr(_product(self, product_id))
 
 
 @tool("read")
-def delivery_store_search_recommand(db: Database, keywords: list[str]) -> list[StoreSummary]:
+def delivery_store_search_recommand(self: ToolState, keywords: list[str]) -> str:
     """Search delivery stores by keywords (dish, cuisine, store name, feature), best match first.
 
     Args:
         keywords: Words describing the store the user wants.
     """
-    docs = {s.store_id: f"{s.name},{','.join(s.tags)}" for s in db.stores.values()}
-    return [db.stores[sid].summary() for sid, _ in rank("".join(keywords), docs)[:SEARCH_LIMIT]]
+    docs = {s.store_id: s.name + ",".join(s.tags) for s in self.stores.values()}
+    found = [key for key, _, _ in rerank("".join(keywords), docs)[:100]]
+    return "\n".join(str(_store(self, store_id)) for store_id in found)
 
 
 @tool("read")
-def delivery_product_search_recommand(db: Database, keywords: list[str]) -> list[StoreProduct]:
+def delivery_product_search_recommand(self: ToolState, keywords: list[str]) -> str:
     """Search food across all delivery stores by keywords, best match first.
 
     Args:
         keywords: Words describing the food the user wants.
     """
-    products = _products(db)
-    docs = {pid: f"{p.store_name} {p.name} {' '.join(p.tags)}" for pid, p in products.items()}
-    return [products[pid] for pid, _ in rank("".join(keywords), docs)[:SEARCH_LIMIT]]
+    docs = {p.product_id: f"{p.store_name} {p.name} {p.tags}"
+            for p in self.products.values() if isinstance(p, StoreProduct)}
+    found = [key for key, _, _ in rerank("".join(keywords), docs)[:100]]
+    return "\n".join(repr(_product(self, product_id)) for product_id in found)
 
 
 @tool("write")
-def create_delivery_order(db: Database, user_id: str, store_id: str, product_ids: list[str],
+def create_delivery_order(self: ToolState, user_id: str, store_id: str, product_ids: list[str],
                           product_cnts: list[int], address: str, dispatch_time: str,
-                          attributes: list[str] | None = None, note: str | None = "") -> Order:
+                          attributes: list[str] | None = None, note: str | None = "") -> str:
     """Place a delivery order from one store for one or more products. The new order is unpaid;
     confirm with the user before paying it.
 
@@ -135,122 +129,140 @@ def create_delivery_order(db: Database, user_id: str, store_id: str, product_ids
             product_ids; "" where there is none.
         note: A note for the store, such as dietary restrictions; not for timing requests.
     """
-    db.check_user(user_id)
-    store = _store(db, store_id)
-    menu = _products(db)
-    if not product_ids:
-        raise ToolError("product_ids is empty: order at least one product")
-    missing = [pid for pid in product_ids if pid not in menu]
-    if missing:
-        raise ToolError(f"products {missing} not found")
-    if len(product_ids) != len(product_cnts) or any(n <= 0 for n in product_cnts):
-        raise ToolError(f"product_cnts {product_cnts} must give a positive count for each product")
-    _check_note(note or "")
-    if not address.strip():
-        raise ToolError("address is empty")
-    try:
-        dispatch = datetime.strptime(dispatch_time, TIME_FORMAT)
-    except ValueError:
-        raise ToolError(f"dispatch_time {dispatch_time} is not in the format yyyy-mm-dd HH:MM:SS") from None
-    if dispatch < db.now:
-        raise ToolError(f"dispatch_time {dispatch_time} must not be earlier than now ({db.time})")
-    place = db.geocode(address)
+    require(user_id, "User ID cannot be empty")
+    require(user_id == self.user_id, "User ID does not match")
+    require(store_id in self.stores, f"Store {store_id} not found")
+    require(all([_product(self, pid) is not None for pid in product_ids]),
+            f"products {product_ids} not found")
+    require(address != "", f"Location {address} is empty")
+    require(len(product_ids) == len(product_cnts) and all([cnt > 0 for cnt in product_cnts]),
+            f"product_cnts {product_cnts} list is invalid")
+    require(dispatch_time and is_time(dispatch_time),
+            f"dispatch_time {dispatch_time} time format is invalid, yyyy-mm-dd HH:MM:SS required")
+    dispatch = datetime.strptime(dispatch_time, TIME_FORMAT)
+    require(dispatch >= datetime.strptime(self.now(), TIME_FORMAT),
+            f"dispatch_time {dispatch_time} must be in the future")
+    products = [_product(self, pid) for pid in product_ids]
+    store = _store(self, store_id)
+    longitude, latitude = general.address_to_longitude_latitude(self, address)
+    distance = general.longitude_latitude_to_distance(self, longitude, latitude, store.location.longitude,
+                                              store.location.latitude)
+    shipping_time = delivery_distance_to_time(self, distance)
+    delivery_time = (dispatch + timedelta(minutes=shipping_time)).strftime(TIME_FORMAT)
+    total = sum([p.price * cnt for p, cnt in zip(products, product_cnts)])
+    specs = [""] * len(products)
+    for i, spec in enumerate((attributes if attributes is not None else [])[:len(products)]):
+        if spec:
+            specs[i] = spec
+    lines = [self.product(_ordered(p, cnt, spec)) for p, cnt, spec in zip(products, product_cnts, specs)]
+    place = self.place(Location(address=address, longitude=longitude, latitude=latitude))
+    note = as_str(note, "Order", "note", optional=True)
+    order = Order(order_id=self.new_id(ORDER_ID_PREFIX), order_type="delivery", user_id=user_id,
+                  store_id=store_id, location=place, dispatch_time=dispatch_time,
+                  shipping_time=shipping_time, delivery_time=delivery_time, total_price=total,
+                  create_time=self.now(), update_time=self.now(), note=note, products=lines,
+                  status="unpaid")
+    if order.order_id in self.orders:
+        return "Order already exists"
+    self.orders[order.order_id] = order
+    return repr(order)
 
-    shipping = delivery_distance_to_time(db, distance_m(place.longitude, place.latitude,
-                                                        store.location.longitude, store.location.latitude))
-    specs = list(attributes or [])[:len(product_ids)]
-    specs += [""] * (len(product_ids) - len(specs))
-    lines = [
-        OrderedProduct(product_id=p.product_id, price=p.price, quantity=n, attributes=spec,
-                       name=p.name, store_id=p.store_id, store_name=p.store_name, tags=p.tags)
-        for p, n, spec in zip((menu[pid] for pid in product_ids), product_cnts, specs)
-    ]
-    order = Order(
-        order_id=db.new_id(ORDER_ID_PREFIX), order_type="delivery", user_id=user_id,
-        store_id=store_id, note=note or "",
-        location=Location(address, place.longitude, place.latitude),
-        dispatch_time=dispatch_time, shipping_time=shipping,
-        delivery_time=(dispatch + timedelta(minutes=shipping)).strftime(TIME_FORMAT),
-        total_price=round(sum(line.price * line.quantity for line in lines), 2),
-        create_time=db.time, update_time=db.time, status="unpaid", products=lines,
-    )
-    db.orders[order.order_id] = order
-    return order
+
+def _ordered(product: StoreProduct, count: Any, spec: Any) -> StoreProduct:
+    """The ordered line: a copy of the catalogue entry with the count and the chosen spec."""
+    quantity = as_int(count, "StoreProduct", "quantity", optional=True)
+    if isinstance(spec, list):
+        spec = ", ".join(spec)
+    elif not isinstance(spec, str):
+        raise ValueError(_spec_error(spec))
+    return StoreProduct(product_id=product.product_id, name=product.name, store_id=product.store_id,
+                        store_name=product.store_name, price=product.price,
+                        quantity=quantity, attributes=spec, tags=product.tags)
+
+
+def _spec_error(spec: Any) -> str:
+    """pydantic's report for a spec that is neither text nor a list."""
+    docs, kind = "https://errors.pydantic.dev/2.14/v/", type(spec).__name__
+    return (f"2 validation errors for StoreProduct\nattributes.str\n  Input should be a valid string "
+            f"[type=string_type, input_value={spec!r}, input_type={kind}]\n    For further "
+            f"information visit {docs}string_type\nattributes.list[any]\n  Input should be a "
+            f"valid list [type=list_type, input_value={spec!r}, input_type={kind}]\n    For "
+            f"further information visit {docs}list_type")
 
 
 @tool("write")
-def pay_delivery_order(db: Database, order_id: str) -> str:
+def pay_delivery_order(self: ToolState, order_id: str) -> str:
     """Pay an unpaid delivery order, once the user has confirmed.
 
     Args:
         order_id: The order's id.
     """
-    order = _order(db, order_id)
+    order = _order(self, order_id)
     if order.status != "unpaid":
-        raise ToolError("Order is not in `unpaid` status.")
-    order.status, order.update_time = "paid", db.time
+        return "Order is not in `unpaid` status."
+    order.status = "paid"
     return "Payment successful"
 
 
 @tool("read")
-def get_delivery_order_status(db: Database, order_id: str) -> str:
+def get_delivery_order_status(self: ToolState, order_id: str) -> str:
     """The current status of a delivery order.
 
     Args:
         order_id: The order's id.
     """
-    return _order(db, order_id).status
+    return _order(self, order_id).status
 
 
 @tool("write")
-def cancel_delivery_order(db: Database, order_id: str) -> str:
+def cancel_delivery_order(self: ToolState, order_id: str) -> str:
     """Cancel a delivery order (or its pending payment). An order already cancelled cannot be
     cancelled again.
 
     Args:
         order_id: The order's id.
     """
-    order = _order(db, order_id)
-    if order.status == "cancelled":
-        raise ToolError(f"Order {order_id} is already cancelled")
-    order.status, order.update_time = "cancelled", db.time
-    return f"Order {order_id} has been cancelled."
+    order = _order(self, order_id)
+    require(order.status not in ["cancelled"], f"Order {order_id} is already cancelled")
+    order.status = "cancelled"
+    return f"Order {order.order_id} has been cancelled."
 
 
 @tool("write")
-def modify_delivery_order(db: Database, order_id: str, note: str) -> str:
+def modify_delivery_order(self: ToolState, order_id: str, note: str) -> str:
     """Replace the note of a delivery order; nothing else about an order can be changed.
 
     Args:
         order_id: The order's id.
         note: The new note.
     """
-    order = _order(db, order_id)
-    _check_note(note)
-    order.note, order.update_time = note, db.time
-    return f"Order {order_id} has been modified."
+    order = _order(self, order_id)
+    order.note = note
+    return f"Order {order.order_id} has been modified."
 
 
 @tool("read")
-def search_delivery_orders(db: Database, user_id: str,
-                           status: OrderStatus = "unpaid") -> list[OrderSummary] | str:
+def search_delivery_orders(self: ToolState, user_id: str, status: OrderStatus | None = "unpaid") -> str:
     """List the user's delivery orders in one status (by default the unpaid ones).
 
     Args:
         user_id: The user's id.
         status: The status to list.
     """
-    db.check_user(user_id)
-    found = [OrderSummary.of(o) for o in db.orders.values()
-             if o.order_type == "delivery" and o.status == status and o.user_id == user_id]
-    return found or "No delivery orders available"
+    require(user_id, "User ID cannot be empty")
+    require(user_id == self.user_id, "User ID does not match")
+    found = [o for o in _order(self) if o.status == status and o.user_id == user_id]
+    if not found:
+        return "No delivery orders available"
+    return "\n".join(str(o) for o in found)
 
 
 @tool("read")
-def get_delivery_order_detail(db: Database, order_id: str) -> Order:
+def get_delivery_order_detail(self: ToolState, order_id: str) -> str:
     """A delivery order in full: store, address, times, price, status and products.
 
     Args:
         order_id: The order's id.
     """
-    return _order(db, order_id)
+    require(order_id, "Order ID cannot be empty")
+    return repr(_order(self, order_id))

@@ -1,4 +1,4 @@
-"""The delivery tables: stores and the products on their menus."""
+"""The delivery tables of the typed task view: stores and the products on their menus."""
 
 from __future__ import annotations
 
@@ -19,16 +19,10 @@ class StoreProduct(Struct):
     attributes: list[str] = []
 
 
-class StoreSummary(Struct):
+class Store(Struct):
     store_id: str
     name: str
     score: float
     location: Location
     tags: list[str] = []
-
-
-class Store(StoreSummary):
     products: list[StoreProduct] = []
-
-    def summary(self) -> StoreSummary:
-        return StoreSummary(self.store_id, self.name, self.score, self.location, self.tags)

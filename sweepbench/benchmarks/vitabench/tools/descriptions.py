@@ -1,10 +1,12 @@
 """Upstream's tool descriptions, as data: ``<data_dir>/vitabench/upstream/tool_descriptions.json``.
 
 The file holds, per domain and language, each tool's description, preconditions,
-postconditions and argument texts. Models upstream read the three texts together, so they are
-joined into one description here. A few argument names in the file differ from the code's
-(the code is what real tasks call): they are mapped, and texts for arguments a tool does not
-have are dropped, so a description never names a parameter the schema lacks.
+postconditions, argument texts and return text. Upstream turns them into a docstring and
+parses it back, so the model reads ``description``, then ``Preconditions:`` and
+``Postconditions:`` (English labels in every language) as one text; a tool without arguments
+also shows the empty ``Args:`` section and its ``Returns:`` text. An argument is described only
+when the file names it exactly as the tool's parameter (upstream's file uses other names for
+three parameters, which therefore go without a description, as upstream sends them).
 """
 
 from __future__ import annotations
@@ -15,15 +17,6 @@ from pathlib import Path
 import orjson
 
 from sweepbench.tools.base import Toolkit
-
-# (tool, name in the description file) -> parameter name in the code
-RENAMED = {
-    ("get_delivery_product_info", "food_id"): "product_id",
-    ("create_delivery_order", "food_ids"): "product_ids",
-    ("create_delivery_order", "food_cnts"): "product_cnts",
-    ("create_hotel_order", "product_id"): "room_id",
-}
-_LABELS = {"en": ("Preconditions", "Postconditions"), "zh": ("前置条件", "后置条件")}
 
 
 def _file(data_dir: Path | None) -> Path | None:
@@ -36,24 +29,28 @@ def _file(data_dir: Path | None) -> Path | None:
     return None
 
 
+def upstream_text(entry: dict) -> str:
+    """The description upstream's docstring round trip produces from one file entry."""
+    text = (f"{entry['description']}\n\nPreconditions:\n    - {entry.get('preconditions', '')}"
+            f"\nPostconditions:\n    - {entry.get('postconditions', '')}")
+    if not entry.get("args"):
+        text += f"\n\nArgs:\n\nReturns:\n    {entry.get('returns', '')}"
+    return text
+
+
 @lru_cache(maxsize=8)
 def _load(path: Path, lang: str) -> dict[str, dict]:
     """{tool: {"description", "args"}} over all domains of the file, in one language."""
     raw = orjson.loads(path.read_bytes())
-    before, after = _LABELS.get(lang, _LABELS["en"])
     out: dict[str, dict] = {}
     for domain in raw.values() if isinstance(raw, dict) else ():
         entries = domain.get(lang) if isinstance(domain, dict) else None
         for name, d in (entries or {}).items():
             if not isinstance(d, dict) or not isinstance(d.get("description"), str):
                 continue
-            text = d["description"].strip()
-            for label, key in ((before, "preconditions"), (after, "postconditions")):
-                if isinstance(d.get(key), str) and d[key].strip():
-                    text += f"\n{label}: {d[key].strip()}"
             args = d.get("args") if isinstance(d.get("args"), dict) else {}
-            out[name] = {"description": text,
-                         "args": {RENAMED.get((name, a), a): str(v) for a, v in args.items()}}
+            out[name] = {"description": upstream_text(d),
+                         "args": {str(a): str(v) for a, v in args.items()}}
     return out
 
 

@@ -1,30 +1,26 @@
 """The eight tools every VitaBench domain shares: places, weather, holidays, the user's data.
 
-Behaviour follows upstream VitaBench (``environment/toolkit.py``), with one difference: upstream
-looks addresses and products up in process-wide registries that leak between tasks, here
-lookups see only the episode's own database.
+Behaviour, texts and argument handling are upstream VitaBench's (``environment/toolkit.py``,
+class ``ToolKitBase``); see ``calling`` for the convention. Two things differ on purpose:
+addresses are looked up among the episode's own places only (upstream's registry leaks other
+tasks' addresses), and holidays come from the ``holidays`` package installed here.
 """
 
 from __future__ import annotations
 
 import math
-from datetime import date, datetime
-from typing import Any
+from datetime import datetime
 
 import holidays
 from rapidfuzz import fuzz, process, utils
 
-from sweepbench.benchmarks.vitabench.tools.db import (
-    Database,
-    Order,
-    Weather,
-    distance_m,
-    rank,
-)
-from sweepbench.errors import ToolError
-from sweepbench.tools.base import tool
+from sweepbench.benchmarks.vitabench.tools.calling import require, tool_of
+from sweepbench.benchmarks.vitabench.tools.fuzzy import fuzzy_ratio_match, rerank
+from sweepbench.benchmarks.vitabench.tools.state import ToolState
 
-# Upstream's fixed holiday table, by language. Facts (dates), kept as data.
+tool = tool_of("ToolKitBase")
+
+# Upstream's fixed holiday table, by language: facts (dates), kept as data.
 _HOLIDAYS = {
     "en": {
         "2025": {
@@ -72,21 +68,17 @@ _HOLIDAYS = {
 }
 
 
-def finite(*values: float) -> None:
-    """Refuse infinities and NaN (JSON numbers like 1e999 decode to them)."""
-    if not all(math.isfinite(v) for v in values):
-        raise ToolError("numbers must be finite")
-
-
-def _date(value: str, name: str) -> date:
+def is_time(value: str, fmt: str = "%Y-%m-%d %H:%M:%S") -> bool:
+    """Upstream's format check: ``strptime`` (so ``2025-6-1`` passes; a non-string raises)."""
     try:
-        return datetime.strptime(value, "%Y-%m-%d").date()
+        datetime.strptime(value, fmt)
     except ValueError:
-        raise ToolError(f"{name} must be a date as yyyy-mm-dd, got {value!r}") from None
+        return False
+    return True
 
 
 @tool("general")
-def longitude_latitude_to_distance(db: Database, longitude1: float, latitude1: float,
+def longitude_latitude_to_distance(self: ToolState, longitude1: float, latitude1: float,
                                    longitude2: float, latitude2: float) -> float:
     """Distance in meters between two points given by longitude and latitude.
 
@@ -96,12 +88,16 @@ def longitude_latitude_to_distance(db: Database, longitude1: float, latitude1: f
         longitude2: Longitude of the second point.
         latitude2: Latitude of the second point.
     """
-    finite(longitude1, latitude1, longitude2, latitude2)
-    return distance_m(longitude1, latitude1, longitude2, latitude2)
+    if longitude1 == longitude2 and latitude1 == latitude2:
+        return 0.0
+    lon1, lat1, lon2, lat2 = map(math.radians, [longitude1, latitude1, longitude2, latitude2])
+    a = (math.sin((lat2 - lat1) / 2) ** 2
+         + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2)
+    return round(6371000 * 2 * math.asin(math.sqrt(a)), 0)
 
 
 @tool("general")
-def weather(db: Database, address: str, date_start: str, date_end: str) -> list[Weather] | str:
+def weather(self: ToolState, address: str, date_start: str, date_end: str) -> str:
     """Weather forecast for the city of an address, for each day from date_start to date_end.
 
     Args:
@@ -109,72 +105,82 @@ def weather(db: Database, address: str, date_start: str, date_end: str) -> list[
         date_start: First day, as yyyy-mm-dd.
         date_end: Last day, as yyyy-mm-dd.
     """
-    start, end = _date(date_start, "date_start"), _date(date_end, "date_end")
-    cities = rank(address, {w.city: w.city for w in db.weather})
-    if not cities or cities[0][1] < 50:
-        raise ToolError(f"Weather information not found for {address}")
-    city = cities[0][0]
-    days = sorted((w for w in db.weather  # dates were checked when the database was built
-                   if w.city == city and start <= _date(w.datetime, "datetime") <= end),
-                  key=lambda w: _date(w.datetime, "datetime"))
-    return days or f"No weather information found for {city} between {date_start} and {date_end}"
+    require(is_time(date_start, "%Y-%m-%d"),
+            f"Invalid date_start format. Expected yyyy-mm-dd, got: {date_start}")
+    require(is_time(date_end, "%Y-%m-%d"), f"Invalid date_end format. Expected yyyy-mm-dd, got: {date_end}")
+    city, _, score = rerank(address, {w.city: w.city for w in self.weather})[0]
+    if score < 50:
+        raise ValueError(f"Weather information not found for {address}")
+    start = datetime.strptime(date_start, "%Y-%m-%d").date()
+    end = datetime.strptime(date_end, "%Y-%m-%d").date()
+    days = [w for w in self.weather
+            if w.city == city and start <= datetime.strptime(w.datetime, "%Y-%m-%d").date() <= end]
+    if not days:
+        return f"No weather information found for {city} between {date_start} and {date_end}"
+    return "\n".join(repr(w) for w in sorted(days, key=lambda w: w.datetime))
 
 
 @tool("general")
-def address_to_longitude_latitude(db: Database, address: str) -> list[float]:
+def address_to_longitude_latitude(self: ToolState, address: str) -> list[float]:
     """Longitude and latitude of an address, as [longitude, latitude].
 
     Args:
         address: The address to locate.
     """
-    place = db.geocode(address)
+    best, _, score = rerank(address, {a: a for a in self.places})[0]
+    if score < 30 or not fuzzy_ratio_match(address, best):
+        raise ValueError(f"Longitude and latitude not found for address {address}")
+    place = self.places[best]
     return [place.longitude, place.latitude]
 
 
 @tool("general")
-def get_date_holiday_info(db: Database, date: str) -> str:
+def get_date_holiday_info(self: ToolState, date: str) -> str:
     """Whether a date is a public holiday in China, and if so its name.
 
     Args:
         date: The date, as yyyy-mm-dd.
     """
-    day = _date(date, "date")
-    calendar = holidays.China(years=day.year, language="zh_CN" if db.lang == "zh" else "en_US")
-    return calendar.get(day) or f"Date {date} is not a holiday"
+    require(is_time(date, "%Y-%m-%d"), f"Date format error, should be yyyy-mm-dd, actual: {date}")
+    day = datetime.strptime(date, "%Y-%m-%d")
+    name = holidays.China(years=day.year).get(day)
+    return name if name is not None else f"Date {date} is not a holiday"
 
 
 @tool("general")
-def get_holiday_date(db: Database, year: str, holiday_name: str) -> str:
+def get_holiday_date(self: ToolState, year: str, holiday_name: str) -> str:
     """The date of a named holiday or festival in a given year.
 
     Args:
         year: The year, e.g. "2025".
         holiday_name: The holiday's name, in the conversation's language.
     """
-    table = _HOLIDAYS["zh" if db.lang == "zh" else "en"]
+    table = _HOLIDAYS["en" if self.lang == "en" else "zh"]
     if year not in table:
         return f"Holiday data for year {year} not found"
-    best = process.extractOne(holiday_name, list(table[year]), scorer=fuzz.partial_ratio,
-                              processor=utils.default_process)
-    if best is None or best[1] < 80:
-        return f"Holiday named '{holiday_name}' not found in year {year}"
-    return table[year][best[0]]
+    best = process.extract(utils.default_process(holiday_name), list(table[year]), limit=None,
+                           scorer=fuzz.partial_ratio, processor=utils.default_process)
+    if best and int(round(best[0][1])) >= 80:
+        return table[year][best[0][0]]
+    return f"Holiday named '{holiday_name}' not found in year {year}"
 
 
 @tool("read")
-def get_user_historical_behaviors(db: Database) -> dict[str, Any]:
+def get_user_historical_behaviors(self: ToolState) -> str:
     """The user's profile and habits: home and work address, usual orders, preferences."""
-    return db.user_historical_behaviors
+    return str(self.user_historical_behaviors)
 
 
 @tool("read")
-def get_user_all_orders(db: Database) -> list[Order] | str:
+def get_user_all_orders(self: ToolState) -> str:
     """All of the user's orders, of every kind and status."""
-    return list(db.orders.values()) or "User currently has no order information"
+    if self.orders is None:
+        return "User currently has no order information"
+    return "\n".join(repr(order) for order in self.orders.values())
 
 
 @tool("read")
-def get_nearby(db: Database, longitude: float, latitude: float, range: float) -> list[Any] | str:
+def get_nearby(self: ToolState, longitude: float, latitude: float, range: float) -> str:
     """Stores, shops, hotels, attractions, and flights or trains whose airport or station lies
     within a radius of a point.
 
@@ -183,16 +189,18 @@ def get_nearby(db: Database, longitude: float, latitude: float, range: float) ->
         latitude: Latitude of the center.
         range: Radius in meters.
     """
-    finite(longitude, latitude, range)
 
-    def near(*places: Any) -> bool:
-        return any(distance_m(longitude, latitude, p.longitude, p.latitude) <= range for p in places)
+    def near(place) -> bool:
+        return longitude_latitude_to_distance(self, longitude, latitude, place.longitude,
+                                              place.latitude) <= range
 
-    found: list[Any] = []
-    for venues in (db.stores, db.shops, db.hotels, db.attractions):
-        found += [v.summary() for v in venues.values() if near(v.location)]
-    found += [f.summary() for f in db.flights.values()
-              if near(f.departure_airport_location, f.arrival_airport_location)]
-    found += [t.summary() for t in db.trains.values()
-              if near(t.departure_station_location, t.arrival_station_location)]
-    return found or "No search results found"
+    found = []
+    for venues in (self.stores, self.shops, self.hotels, self.attractions):
+        found += [str(v) for v in (venues or {}).values() if near(v.location)]
+    for flight in (self.flights or {}).values():
+        if near(flight.departure_airport_location) or near(flight.arrival_airport_location):
+            found.append(str(flight))
+    for train in (self.trains or {}).values():
+        if near(train.departure_station_location) or near(train.arrival_station_location):
+            found.append(str(train))
+    return "\n".join(found) if found else "No search results found"

@@ -1,111 +1,118 @@
 """The sixteen in-store tools: find shops and packages, buy packages, book tables, reserve
 service slots, and pay, change or cancel them.
 
-Behaviour follows upstream VitaBench (``domains/instore/tools.py``) with three differences,
-each because upstream's behaviour is a slip rather than a rule: a failed check is an error for
-the model (never a half-done change), ``instore_modify_reservation`` keeps the party size when
-``customer_count`` is 0 or left out (upstream set it to 0), and lookups see only the episode's
-own database. Like upstream, a reservation does not require ``enable_reservation`` and package
-stock is shown but not drawn down.
+Behaviour, texts and argument handling are upstream VitaBench's (``domains/instore/tools.py``,
+class ``InStoreTools``); see ``calling`` for the convention. Facts worth knowing, all
+upstream's: buying a package sets the catalogue package's ``quantity`` to the quantity bought,
+and the order holds that very package, so a later order of it changes what earlier orders
+show; a reservation does not need ``enable_reservation``; changing a reservation without a
+party size sets it to 0.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sweepbench.benchmarks.vitabench.tools.common import OrderedProduct, rank
-from sweepbench.benchmarks.vitabench.tools.db import Database, Order, is_time
-from sweepbench.benchmarks.vitabench.tools.instore_model import (
-    Book,
-    Reservation,
-    Shop,
-    ShopProduct,
-    ShopSummary,
+from sweepbench.benchmarks.vitabench.tools.calling import require, tool_of
+from sweepbench.benchmarks.vitabench.tools.catalogues import Shop, ShopProduct
+from sweepbench.benchmarks.vitabench.tools.coerce import as_int
+from sweepbench.benchmarks.vitabench.tools.fuzzy import rerank
+from sweepbench.benchmarks.vitabench.tools.general import is_time
+from sweepbench.benchmarks.vitabench.tools.records import (
+    BookInfo,
+    Order,
+    ReservationInfo,
 )
-from sweepbench.errors import ToolError
-from sweepbench.tools.base import tool
+from sweepbench.benchmarks.vitabench.tools.state import ToolState
 
-ORDER_ID_PREFIX = "OI"  # upstream uses one prefix for in-store orders, bookings, reservations
-SEARCH_LIMIT = 1000
-
-
-def _shop(db: Database, shop_id: str) -> Shop:
-    if shop_id not in db.shops:
-        raise ToolError(f"Shop {shop_id} does not exist")
-    return db.shops[shop_id]
+tool = tool_of("InStoreTools")
+ID_PREFIX = "OI"  # upstream's prefix for in-store orders, bookings and reservations
+_TIME_TEXT = "format is incorrect, correct format is %Y-%m-%d %H:%M:%S"
 
 
-def _time(value: str, what: str) -> str:
-    if not value or not is_time(value):
-        raise ToolError(f"{what} {value!r} is not in the format yyyy-mm-dd HH:MM:SS")
-    return value
+def _check_user(self: ToolState, user_id: Any) -> None:
+    require(user_id, "User ID cannot be empty")
+    require(user_id == self.user_id, "User ID does not match")
 
 
-def _order(db: Database, order_id: str) -> Order:
-    if not order_id:
-        raise ToolError("Order ID cannot be empty")
-    order = db.orders.get(order_id)
-    if order is None:
-        raise ToolError(f"Order {order_id} not found")
+def _shop(self: ToolState, shop_id: Any) -> Shop:
+    if shop_id not in self.shops:
+        raise ValueError(f"Shop {shop_id} does not exist")
+    return self.shops[shop_id]
+
+
+def _package(self: ToolState, product_id: Any) -> ShopProduct:
+    if product_id not in self.products:
+        raise ValueError(f"Product {product_id} does not exist")
+    product = self.products[product_id]
+    if not isinstance(product, ShopProduct):
+        raise ValueError(f"Product {product_id} is not an instore scenario product")
+    return product
+
+
+def _order(self: ToolState, order_id: Any = None) -> Any:
+    if order_id is None:
+        return [o for o in self.orders.values() if o.order_type == "instore"]
+    if order_id not in self.orders:
+        raise ValueError(f"Order {order_id} not found")
+    order = self.orders[order_id]
     if order.order_type != "instore":
-        raise ToolError(f"Order {order_id} is not an instore order")
+        raise ValueError(f"Order {order_id} is not an instore order")
     return order
 
 
-def _book(db: Database, book_id: str) -> Book:
-    if not book_id:
-        raise ToolError("Booking ID cannot be empty")
-    if book_id not in db.books:
-        raise ToolError(f"Booking {book_id} not found")
-    return db.books[book_id]
+def _book(self: ToolState, book_id: Any = None) -> Any:
+    if book_id is None:
+        return list(self.books.values())
+    if book_id not in self.books:
+        raise ValueError(f"BookInfo {book_id} not found")
+    return self.books[book_id]
 
 
-def _reservation(db: Database, reservation_id: str) -> Reservation:
-    if not reservation_id:
-        raise ToolError("Reservation ID cannot be empty")
-    if reservation_id not in db.reservations:
-        raise ToolError(f"Reservation {reservation_id} not found")
-    return db.reservations[reservation_id]
+def _reservation(self: ToolState, reservation_id: Any = None) -> Any:
+    if reservation_id is None:
+        return list(self.reservations.values())
+    if reservation_id not in self.reservations:
+        raise ValueError(f"ReservationInfo {reservation_id} not found")
+    return self.reservations[reservation_id]
 
 
-def rank_docs(query: str, docs: dict[str, str]) -> list[tuple[str, float]]:
-    return rank(query, docs)[:SEARCH_LIMIT]
-
-
-def _count(value: int, what: str, *, minimum: int = 1) -> int:
-    if value < minimum:
-        raise ToolError(f"{what} must be at least {minimum}, got {value}")
-    return value
+def _listing(records: list[Any], user_id: str, what: str) -> str:
+    if not records:
+        return f"User {user_id} has no {what} information."
+    return "\n".join(repr(r) for r in records)
 
 
 @tool("read")
-def instore_shop_search_recommend(db: Database, keywords: list[str]) -> list[ShopSummary]:
+def instore_shop_search_recommend(self: ToolState, keywords: list[str]) -> str:
     """Search in-store shops (restaurants, spas, gyms, ...) by keywords, best match first.
     Shows whether a shop takes table bookings (and their price) or service reservations.
 
     Args:
         keywords: Words describing the shop the user wants.
     """
-    docs = {s.shop_id: f"{s.shop_name},{','.join(s.tags)}" for s in db.shops.values()}
-    return [db.shops[sid].summary() for sid, _ in rank_docs("".join(keywords), docs)]
+    docs = {s.shop_id: s.shop_name + "," + ",".join(s.tags) for s in self.shops.values()}
+    found = [key for key, _, _ in rerank("".join(keywords), docs)[:1000]]
+    return "\n".join(str(_shop(self, shop_id)) for shop_id in found)
 
 
 @tool("read")
-def instore_product_search_recommend(db: Database, keywords: list[str]) -> list[ShopProduct]:
+def instore_product_search_recommend(self: ToolState, keywords: list[str]) -> str:
     """Search packages (set meals, vouchers, treatments) across all shops, best match first;
     each names its shop.
 
     Args:
         keywords: Words describing the package the user wants.
     """
-    products = {p.product_id: p for s in db.shops.values() for p in s.products}
-    docs = {pid: f"{p.name},{','.join(p.tags)}" for pid, p in products.items()}
-    return [products[pid] for pid, _ in rank_docs("".join(keywords), docs)]
+    docs = {key: p.name + "," + ",".join(p.tags)
+            for key, p in self.products.items() if isinstance(p, ShopProduct)}
+    found = [key for key, _, _ in rerank("".join(keywords), docs)[:1000]]
+    return "\n".join(repr(_package(self, product_id)) for product_id in found)
 
 
 @tool("write")
-def create_instore_product_order(db: Database, user_id: str, shop_id: str, product_id: str,
-                                 quantity: int = 1) -> Order:
+def create_instore_product_order(self: ToolState, user_id: str, shop_id: str, product_id: str,
+                                 quantity: int = 1) -> str:
     """Buy a package of a shop, to be used in the shop. One package per order; the new order is
     unpaid: confirm with the user, then pay it.
 
@@ -115,54 +122,53 @@ def create_instore_product_order(db: Database, user_id: str, shop_id: str, produ
         product_id: The package to buy.
         quantity: How many.
     """
-    db.check_user(user_id)
-    shop = _shop(db, shop_id)
-    product = next((p for p in shop.products if p.product_id == product_id), None)
-    if product is None:
-        raise ToolError(f"Product {product_id} is not sold by shop {shop_id}")
-    _count(quantity, "quantity")
-    order = Order(
-        order_id=db.new_id(ORDER_ID_PREFIX), order_type="instore", user_id=user_id, store_id=shop_id,
-        total_price=round(product.price * quantity, 2), create_time=db.time, update_time=db.time,
-        status="unpaid",
-        products=[OrderedProduct(product_id=product.product_id, price=product.price, quantity=quantity,
-                                 name=product.name, store_id=shop_id, store_name=shop.shop_name,
-                                 tags=product.tags)],
-    )
-    db.orders[order.order_id] = order
-    return order
+    _check_user(self, user_id)
+    require(shop_id in self.shops, "Shop does not exist")
+    require(product_id in [p.product_id for p in _shop(self, shop_id).products], "Product does not exist")
+    require(quantity > 0, "Quantity must be greater than 0")
+    product = _package(self, product_id)
+    product.quantity = quantity
+    order = Order(order_id=self.new_id(ID_PREFIX), order_type="instore", user_id=user_id,
+                  store_id=shop_id, total_price=quantity * product.price, create_time=self.now(),
+                  update_time=self.now(), status="unpaid", products=[product])
+    if order.order_id in self.orders:
+        return "Order already exists"
+    self.orders[order.order_id] = order
+    return repr(order)
 
 
 @tool("write")
-def pay_instore_order(db: Database, order_id: str) -> str:
+def pay_instore_order(self: ToolState, order_id: str) -> str:
     """Pay an unpaid in-store order, once the user has confirmed.
 
     Args:
         order_id: The order's id.
     """
-    order = _order(db, order_id)
+    require(order_id, "Order ID cannot be empty")
+    order = _order(self, order_id)
     if order.status != "unpaid":
-        raise ToolError(f"Order {order_id} is not in `unpaid` status.")
-    order.status, order.update_time = "paid", db.time
+        return f"Order {order_id} is not in `unpaid` status."
+    order.status, order.update_time = "paid", self.now()
     return "Payment successful"
 
 
 @tool("write")
-def instore_cancel_order(db: Database, order_id: str) -> str:
+def instore_cancel_order(self: ToolState, order_id: str) -> str:
     """Cancel an in-store order (or its pending payment); not one already cancelled.
 
     Args:
         order_id: The order's id.
     """
-    order = _order(db, order_id)
-    if order.status == "cancelled":
-        raise ToolError(f"Order {order_id} is already cancelled.")
-    order.status, order.update_time = "cancelled", db.time
-    return f"Order {order_id} is cancelled."
+    require(order_id, "Order ID cannot be empty")
+    order = _order(self, order_id)
+    if order.status in ["cancelled"]:
+        return f"Order {order.order_id} is already cancelled."
+    order.status, order.update_time = "cancelled", self.now()
+    return f"Order {order.order_id} is cancelled."
 
 
 @tool("write")
-def instore_book(db: Database, user_id: str, shop_id: str, time: str, customer_count: int = 1) -> Book:
+def instore_book(self: ToolState, user_id: str, shop_id: str, time: str, customer_count: int = 1) -> str:
     """Book a table at a shop that takes table bookings. A booking with a fee is unpaid until
     paid (ask the user first); a free one is confirmed at once.
 
@@ -172,50 +178,56 @@ def instore_book(db: Database, user_id: str, shop_id: str, time: str, customer_c
         time: When, as yyyy-mm-dd HH:MM:SS.
         customer_count: How many people.
     """
-    db.check_user(user_id)
-    shop = _shop(db, shop_id)
-    _count(customer_count, "customer_count")
-    _time(time, "Booking time")
-    if not shop.enable_book:
-        raise ToolError(f"Shop {shop_id} does not take table bookings")
-    book = Book(book_id=db.new_id(ORDER_ID_PREFIX), shop_id=shop_id, book_time=time,
-                customer_id=user_id, customer_count=customer_count, book_price=shop.book_price,
-                status="unpaid" if shop.book_price > 0 else "paid", update_time=db.time)
-    db.books[book.book_id] = book
-    return book
+    _check_user(self, user_id)
+    require(shop_id in self.shops, "Shop does not exist")
+    require(customer_count > 0, "Number of customers for table booking must be greater than 0")
+    require(time, "Table booking time cannot be empty")
+    require(is_time(time), f"Table booking time {_TIME_TEXT}")
+    shop = self.shops[shop_id]
+    require(shop.enable_book, "Shop does not support table booking")
+    book = BookInfo(book_id=self.new_id(ID_PREFIX), shop_id=shop_id, book_time=time,
+                    customer_count=as_int(customer_count, "BookInfo", "customer_count"),
+                    book_price=shop.book_price, customer_id=user_id,
+                    status="unpaid" if shop.book_price > 0 else "paid", update_time=self.now())
+    if book.book_id in self.books:
+        return "BookInfo already exists"
+    self.books[book.book_id] = book
+    return repr(book)
 
 
 @tool("write")
-def pay_instore_book(db: Database, book_id: str) -> str:
+def pay_instore_book(self: ToolState, book_id: str) -> str:
     """Pay the fee of an unpaid table booking, once the user has confirmed.
 
     Args:
         book_id: The booking's id.
     """
-    book = _book(db, book_id)
+    require(book_id, "Booking ID cannot be empty")
+    book = _book(self, book_id)
     if book.status != "unpaid":
-        raise ToolError(f"Booking {book_id} is not in `unpaid` status.")
-    book.status, book.update_time = "paid", db.time
+        return f"BookInfo {book.book_id} is not in `unpaid` status."
+    book.status, book.update_time = "paid", self.now()
     return "Payment successful"
 
 
 @tool("write")
-def instore_cancel_book(db: Database, book_id: str) -> str:
+def instore_cancel_book(self: ToolState, book_id: str) -> str:
     """Cancel a table booking; not one already cancelled.
 
     Args:
         book_id: The booking's id.
     """
-    book = _book(db, book_id)
-    if book.status == "cancelled":
-        raise ToolError(f"Booking {book_id} is already cancelled.")
-    book.status, book.update_time = "cancelled", db.time
-    return f"Booking {book_id} is cancelled."
+    require(book_id, "Booking ID cannot be empty")
+    book = _book(self, book_id)
+    if book.status in ["cancelled"]:
+        return f"BookInfo {book.book_id} is already cancelled."
+    book.status, book.update_time = "cancelled", self.now()
+    return f"BookInfo {book.book_id} is cancelled."
 
 
 @tool("write")
-def instore_reservation(db: Database, user_id: str, shop_id: str, time: str,
-                        customer_count: int = 1) -> Reservation:
+def instore_reservation(self: ToolState, user_id: str, shop_id: str, time: str,
+                        customer_count: int = 1) -> str:
     """Reserve a service slot at a shop (a treatment, a class, a grooming); the user then just
     turns up. Reservations are free.
 
@@ -225,120 +237,122 @@ def instore_reservation(db: Database, user_id: str, shop_id: str, time: str,
         time: When, as yyyy-mm-dd HH:MM:SS.
         customer_count: How many people.
     """
-    db.check_user(user_id)
-    _shop(db, shop_id)
-    _time(time, "Reservation time")
-    _count(customer_count, "customer_count")
-    reservation = Reservation(reservation_id=db.new_id(ORDER_ID_PREFIX), shop_id=shop_id,
-                              reservation_time=time, customer_id=user_id,
-                              customer_count=customer_count, status="unconsumed", update_time=db.time)
-    db.reservations[reservation.reservation_id] = reservation
-    return reservation
+    _check_user(self, user_id)
+    require(shop_id in self.shops, "Shop does not exist")
+    require(is_time(time), f"Reservation time {_TIME_TEXT}")
+    require(customer_count > 0, "Number of customers for reservation must be greater than 0")
+    reservation = ReservationInfo(
+        reservation_id=self.new_id(ID_PREFIX), shop_id=shop_id, reservation_time=time,
+        customer_id=user_id, customer_count=as_int(customer_count, "ReservationInfo", "customer_count"),
+        status="unconsumed", update_time=self.now())
+    if reservation.reservation_id in self.reservations:
+        return "ReservationInfo already exists"
+    self.reservations[reservation.reservation_id] = reservation
+    return repr(reservation)
 
 
 @tool("write")
-def instore_modify_reservation(db: Database, reservation_id: str, time: str,
-                               customer_count: int = 0) -> Reservation:
-    """Move a reservation to another time and, if given, change its party size. Not possible
-    once it is used or cancelled.
+def instore_modify_reservation(self: ToolState, reservation_id: str, time: str,
+                               customer_count: int = 0) -> str:
+    """Move a reservation to another time and set its party size. Not possible once it is used
+    or cancelled.
 
     Args:
         reservation_id: The reservation's id.
         time: The new time, as yyyy-mm-dd HH:MM:SS.
-        customer_count: The new number of people; 0 keeps the current one.
+        customer_count: The number of people (give it: left out, it becomes 0).
     """
-    reservation = _reservation(db, reservation_id)
-    if reservation.status in ("consumed", "cancelled"):
-        raise ToolError(f"Reservation {reservation_id} is already {reservation.status}.")
-    _count(customer_count, "customer_count", minimum=0)
-    _time(time, "Reservation time")
+    require(reservation_id, "Reservation ID cannot be empty")
+    reservation = _reservation(self, reservation_id)
+    if reservation.status in ["consumed", "cancelled"]:
+        return f"ReservationInfo {reservation.reservation_id} is already {reservation.status}."
+    require(customer_count >= 0, "Number of customers for reservation must be greater than or equal to 0")
+    require(time, "Reservation time cannot be empty")
+    require(is_time(time), f"Reservation time {_TIME_TEXT}")
     reservation.reservation_time = time
-    reservation.customer_count = customer_count or reservation.customer_count
-    reservation.update_time = db.time
-    return reservation
+    reservation.customer_count = customer_count
+    reservation.update_time = self.now()
+    return repr(reservation)
 
 
 @tool("write")
-def instore_cancel_reservation(db: Database, reservation_id: str) -> str:
+def instore_cancel_reservation(self: ToolState, reservation_id: str) -> str:
     """Cancel a reservation; not one already cancelled.
 
     Args:
         reservation_id: The reservation's id.
     """
-    reservation = _reservation(db, reservation_id)
-    if reservation.status == "cancelled":
-        raise ToolError(f"Reservation {reservation_id} is already cancelled.")
-    reservation.status, reservation.update_time = "cancelled", db.time
-    return f"Reservation {reservation_id} is cancelled."
-
-
-def _mine(db: Database, user_id: str, records: list[Any], what: str) -> list[Any] | str:
-    db.check_user(user_id)
-    return records or f"User {user_id} has no {what} information."
+    require(reservation_id, "Reservation ID cannot be empty")
+    reservation = _reservation(self, reservation_id)
+    if reservation.status in ["cancelled"]:
+        return f"ReservationInfo {reservation.reservation_id} is already cancelled."
+    reservation.status, reservation.update_time = "cancelled", self.now()
+    return f"ReservationInfo {reservation.reservation_id} is cancelled."
 
 
 @tool("read")
-def get_instore_orders(db: Database, user_id: str) -> list[Order] | str:
+def get_instore_orders(self: ToolState, user_id: str) -> str:
     """All of the user's in-store orders.
 
     Args:
         user_id: The user's id.
     """
-    return _mine(db, user_id, [o for o in db.orders.values()
-                               if o.order_type == "instore" and o.user_id == user_id], "order")
+    _check_user(self, user_id)
+    return _listing([o for o in _order(self) if o.user_id == user_id], user_id, "order")
 
 
 @tool("read")
-def get_instore_reservations(db: Database, user_id: str) -> list[Reservation] | str:
+def get_instore_reservations(self: ToolState, user_id: str) -> str:
     """All of the user's service reservations.
 
     Args:
         user_id: The user's id.
     """
-    return _mine(db, user_id, [r for r in db.reservations.values() if r.customer_id == user_id],
-                 "reservation")
+    _check_user(self, user_id)
+    return _listing([r for r in _reservation(self) if r.customer_id == user_id], user_id, "reservation")
 
 
 @tool("read")
-def get_instore_books(db: Database, user_id: str) -> list[Book] | str:
+def get_instore_books(self: ToolState, user_id: str) -> str:
     """All of the user's table bookings.
 
     Args:
         user_id: The user's id.
     """
-    return _mine(db, user_id, [b for b in db.books.values() if b.customer_id == user_id], "book")
+    _check_user(self, user_id)
+    return _listing([b for b in _book(self) if b.customer_id == user_id], user_id, "book")
 
 
 @tool("read")
-def search_instore_book(db: Database, user_id: str, book_id: str | None = None) -> Book | list[Book] | str:
+def search_instore_book(self: ToolState, user_id: str, book_id: str | None = None) -> str:
     """One table booking of the user by id, or all of them when no id is given.
 
     Args:
         user_id: The user's id.
         book_id: The booking's id; leave out for all.
     """
+    _check_user(self, user_id)
     if book_id is None:
-        return get_instore_books(db, user_id)
-    db.check_user(user_id)
-    book = _book(db, book_id)
+        return _listing([b for b in _book(self) if b.customer_id == user_id], user_id, "book")
+    book = _book(self, book_id)
     if book.customer_id != user_id:
-        raise ToolError(f"Booking {book_id} does not belong to user {user_id}.")
-    return book
+        return f"BookInfo {book_id} is not belong to user {user_id}."
+    return repr(book)
 
 
 @tool("read")
-def search_instore_reservation(db: Database, user_id: str,
-                               reservation_id: str | None = None) -> Reservation | list[Reservation] | str:
+def search_instore_reservation(self: ToolState, user_id: str, reservation_id: str | None = None) -> str:
     """One service reservation of the user by id, or all of them when no id is given.
 
     Args:
         user_id: The user's id.
         reservation_id: The reservation's id; leave out for all.
     """
+    _check_user(self, user_id)
     if reservation_id is None:
-        return get_instore_reservations(db, user_id)
-    db.check_user(user_id)
-    reservation = _reservation(db, reservation_id)
+        return _listing([r for r in self.reservations.values() if r.customer_id == user_id],
+                        user_id, "reservation")
+    reservation = _reservation(self, reservation_id)
     if reservation.customer_id != user_id:
-        raise ToolError(f"Reservation {reservation_id} does not belong to user {user_id}.")
-    return reservation
+        return f"ReservationInfo {reservation_id} is not belong to user {user_id}."
+    return repr(reservation)

@@ -1,4 +1,4 @@
-"""The in-store tables: shops with their packages, table bookings, service reservations."""
+"""The in-store tables of the typed task view: shops with their packages, table bookings, service reservations."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class ShopProduct(Struct):
     quantity: int = 0
 
 
-class ShopSummary(Struct):
+class Shop(Struct):
     shop_id: str
     shop_name: str
     score: float
@@ -32,14 +32,7 @@ class ShopSummary(Struct):
     book_price: float = 0.0  # what a table booking costs; 0 means it is paid on creation
     enable_reservation: bool = False
     category: str = ""
-
-
-class Shop(ShopSummary):
     products: list[ShopProduct] = []
-
-    def summary(self) -> ShopSummary:
-        return ShopSummary(self.shop_id, self.shop_name, self.score, self.location, self.tags,
-                           self.enable_book, self.book_price, self.enable_reservation, self.category)
 
 
 class Book(Struct):

@@ -1,120 +1,142 @@
 """Online travel, part one (sixteen tools): look up and search hotels, attractions, flights and
 trains, and buy a room night, tickets or seats, then pay.
 
-Behaviour follows upstream VitaBench (``domains/ota/tools.py``). Buying draws the product's
-stock down; every check runs before anything changes, so a refused purchase leaves stock and
-orders as they were (upstream could create an empty hotel order for an unknown room). The
-order-handling half is ``ota_orders``.
+Behaviour, texts and argument handling are upstream VitaBench's (``domains/ota/tools.py``,
+class ``OTATools``); see ``calling`` for the convention. Facts worth knowing, all upstream's:
+buying draws the product's stock down; a hotel order for a room the hotel does not have is
+still created, empty and free; a lookup of an unknown hotel (attraction, ...) answers with an
+"Error: ..." text that does not count as an error; the pay tools pay an order of any kind.
+The order-handling half is ``ota_orders``.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from sweepbench.benchmarks.vitabench.tools.common import (
-    DATE_FORMAT,
-    OrderedProduct,
-    loosely_matches,
-    rank,
+from sweepbench.benchmarks.vitabench.tools.calling import require, tool_of
+from sweepbench.benchmarks.vitabench.tools.catalogues import (
+    AttractionProduct,
+    FlightProduct,
+    HotelProduct,
+    TrainProduct,
 )
-from sweepbench.benchmarks.vitabench.tools.db import Database, Order
-from sweepbench.benchmarks.vitabench.tools.ota_model import (
-    Attraction,
-    AttractionSummary,
-    DatedProduct,
-    Flight,
-    FlightSummary,
-    Hotel,
-    HotelSummary,
-    Train,
-    TrainSummary,
-)
-from sweepbench.errors import ToolError
-from sweepbench.tools.base import tool
+from sweepbench.benchmarks.vitabench.tools.coerce import as_int
+from sweepbench.benchmarks.vitabench.tools.fuzzy import fuzzy_match, rerank
+from sweepbench.benchmarks.vitabench.tools.general import is_time
+from sweepbench.benchmarks.vitabench.tools.records import Order
+from sweepbench.benchmarks.vitabench.tools.state import ToolState
 
-ORDER_ID_PREFIX = "OO"
-SEARCH_LIMIT = 100
+tool = tool_of("OTATools")
+ID_PREFIX = "OO"
+TRAVEL = ("hotel", "attraction", "flight", "train")
+_PRODUCT = {"attraction": AttractionProduct, "flight": FlightProduct, "train": TrainProduct}
 
 
-def check_date(value: str, what: str = "date") -> str:
-    try:
-        datetime.strptime(value, DATE_FORMAT)
-    except (ValueError, TypeError):
-        raise ToolError(f"{what} {value!r} is not in the format yyyy-mm-dd") from None
-    return value
+def check_user(self: ToolState, user_id: Any) -> None:
+    require(user_id, "User ID cannot be empty")
+    require(user_id == self.user_id, "User ID does not match")
 
 
-def _get(table: dict[str, Any], key: str, what: str) -> Any:
-    if not key:
-        raise ToolError(f"{what} ID cannot be empty")
+def seller(self: ToolState, kind: str, key: Any = None) -> Any:
+    """One hotel (attraction, flight, train) by id, or (no id) all of them."""
+    table = getattr(self, f"{kind}s")
+    if key is None:
+        return list(table.values())
     if key not in table:
-        raise ToolError(f"{what.lower()} {key} not found")
+        raise ValueError(f"{kind} {key} not found")
     return table[key]
 
 
+def travel_order(self: ToolState, order_id: Any = None, scene: str | None = None) -> Any:
+    """Upstream's order lookup: the orders of one kind, one order by id, or every travel order."""
+    if scene:
+        return [o for o in self.orders.values() if o.order_type == scene]
+    if order_id:
+        if order_id not in self.orders:
+            raise ValueError(f"Order {order_id} not found")
+        return self.orders[order_id]
+    return [o for o in self.orders.values() if o.order_type in TRAVEL]
+
+
+def add_order(self: ToolState, order: Order) -> str:
+    if order.order_id in self.orders:
+        return "Order already exists"
+    self.orders[order.order_id] = order
+    return repr(order)
+
+
+def _info(self: ToolState, kind: str, key: Any) -> str:
+    require(key, f"{kind.capitalize()} ID cannot be empty")
+    try:
+        found = seller(self, kind, key)
+    except ValueError as exc:
+        return f"Error: {exc}"
+    return f"{kind.capitalize()} Info:\n{found!r}"
+
+
 @tool("read")
-def get_ota_hotel_info(db: Database, hotel_id: str) -> Hotel:
+def get_ota_hotel_info(self: ToolState, hotel_id: str) -> str:
     """A hotel in full: rating, stars, address, tags and its rooms (type, date, price, rooms left).
 
     Args:
         hotel_id: The hotel's id.
     """
-    return _get(db.hotels, hotel_id, "Hotel")
+    return _info(self, "hotel", hotel_id)
 
 
 @tool("read")
-def get_ota_attraction_info(db: Database, attraction_id: str) -> Attraction:
+def get_ota_attraction_info(self: ToolState, attraction_id: str) -> str:
     """An attraction in full: address, description, rating, opening hours and its tickets
     (type, date, price, tickets left).
 
     Args:
         attraction_id: The attraction's id.
     """
-    return _get(db.attractions, attraction_id, "Attraction")
+    return _info(self, "attraction", attraction_id)
 
 
 @tool("read")
-def get_ota_flight_info(db: Database, flight_id: str) -> Flight:
+def get_ota_flight_info(self: ToolState, flight_id: str) -> str:
     """A flight in full: number, cities, airports, times, tags and its seats (type, date,
     price, seats left).
 
     Args:
         flight_id: The flight's id.
     """
-    return _get(db.flights, flight_id, "Flight")
+    return _info(self, "flight", flight_id)
 
 
 @tool("read")
-def get_ota_train_info(db: Database, train_id: str) -> Train:
+def get_ota_train_info(self: ToolState, train_id: str) -> str:
     """A train in full: number, cities, stations, times, tags and its seats (type, date, price,
     seats left).
 
     Args:
         train_id: The train's id.
     """
-    return _get(db.trains, train_id, "Train")
+    return _info(self, "train", train_id)
 
 
 @tool("read")
-def hotel_search_recommand(db: Database, city_name: str,
-                           key_words: list[str] | None = None) -> list[HotelSummary] | str:
+def hotel_search_recommand(self: ToolState, city_name: str, key_words: list[str] | None = None) -> str:
     """Hotels in a city, best match to the keywords first (rooms: see get_ota_hotel_info).
 
     Args:
         city_name: The city.
         key_words: Words describing the hotel wanted (name, brand, facilities).
     """
-    found = {h.hotel_id: f"{h.hotel_name}{','.join(h.tags)}" for h in db.hotels.values()
-             if loosely_matches(city_name, h.location.address)}
-    if not found:
-        return "No hotels found matching the criteria. Please check if the city name is correct."
-    return [db.hotels[i].summary() for i, _ in rank("".join(key_words or []), found)[:SEARCH_LIMIT]]
+    hotels = [h for h in seller(self, "hotel") if fuzzy_match(city_name, h.location.address)]
+    if not hotels:
+        return ("No hotels found matching the criteria. Please check if the city name is correct "
+                "and try again.")
+    docs = {h.hotel_id: self.hotels[h.hotel_id].hotel_name + ",".join(self.hotels[h.hotel_id].tags)
+            for h in hotels}
+    found = [key for key, _, _ in rerank("".join(key_words or []), docs)[:100]]
+    return "\n".join(str(seller(self, "hotel", key)) for key in found)
 
 
 @tool("read")
-def attractions_search_recommend(db: Database, city_name: str,
-                                 key_words: list[str]) -> list[AttractionSummary] | str:
+def attractions_search_recommend(self: ToolState, city_name: str, key_words: list[str]) -> str:
     """Attractions in a city, best match to the keywords first (tickets: see
     get_ota_attraction_info).
 
@@ -122,30 +144,37 @@ def attractions_search_recommend(db: Database, city_name: str,
         city_name: The city.
         key_words: Words describing the attraction wanted.
     """
-    found = {a.attraction_id: f"{a.attraction_name},{a.description},{a.location.address}"
-             for a in db.attractions.values() if loosely_matches(city_name, a.location.address)}
-    if not found:
-        return "No attractions found matching the criteria. Please check if the city name is correct."
-    return [db.attractions[i].summary() for i, _ in rank("".join(key_words), found)[:SEARCH_LIMIT]]
+    sights = [a for a in seller(self, "attraction") if fuzzy_match(city_name, a.location.address)]
+    if not sights:
+        return ("No attractions found matching the criteria. Please check if the city name is "
+                "correct and try again.")
+    docs = {}
+    for a in sights:
+        entry = self.attractions[a.attraction_id]
+        docs[a.attraction_id] = f"{entry.attraction_name},{entry.description},{entry.location.address}"
+    found = [key for key, _, _ in rerank("".join(key_words), docs)[:100]]
+    return "\n".join(str(seller(self, "attraction", key)) for key in found)
 
 
 @tool("read")
-def flight_search_recommend(db: Database, departure: str, destination: str) -> list[FlightSummary] | str:
+def flight_search_recommend(self: ToolState, departure: str, destination: str) -> str:
     """Flights from one city to another (seats and dates: see get_ota_flight_info).
 
     Args:
         departure: The departure city.
         destination: The arrival city.
     """
-    if not departure or not destination:
-        raise ToolError("Departure and destination cities cannot be empty")
-    found = [f.summary() for f in db.flights.values()
-             if loosely_matches(departure, f.departure_city) and loosely_matches(destination, f.arrival_city)]
-    return found or "No flights found matching the criteria"
+    require(departure, "Departure city cannot be empty")
+    require(destination, "Destination city cannot be empty")
+    found = [f for f in seller(self, "flight")
+             if fuzzy_match(departure, f.departure_city) and fuzzy_match(destination, f.arrival_city)]
+    if not found:
+        return "No flights found matching the criteria"
+    return "\n".join(str(f) for f in found)
 
 
 @tool("read")
-def train_ticket_search(db: Database, departure: str, destination: str, date: str) -> list[TrainSummary] | str:
+def train_ticket_search(self: ToolState, departure: str, destination: str, date: str) -> str:
     """Trains from one city to another that run on a date (seats: see get_ota_train_info).
 
     Args:
@@ -153,42 +182,23 @@ def train_ticket_search(db: Database, departure: str, destination: str, date: st
         destination: The arrival city.
         date: The travel date, as yyyy-mm-dd.
     """
-    if not departure or not destination:
-        raise ToolError("Departure and destination cities cannot be empty")
-    check_date(date)
-    found = [t.summary() for t in db.trains.values()
-             if any(p.date == date for p in t.products)
-             and loosely_matches(departure, t.departure_city) and loosely_matches(destination, t.arrival_city)]
-    return found or "No trains found matching the criteria"
-
-
-def _create(db: Database, kind: str, store_id: str, product: DatedProduct, quantity: int,
-            type_field: str) -> Order:
-    """Draw ``quantity`` of ``product`` from stock into a new unpaid order."""
-    if quantity <= 0:
-        raise ToolError(f"Booking quantity must be greater than 0, got {quantity}")
-    if product.quantity < quantity:
-        raise ToolError(f"Insufficient inventory: {product.quantity} left on {product.date}")
-    product.quantity -= quantity
-    line = OrderedProduct(product_id=product.product_id, price=product.price, quantity=quantity,
-                          date=product.date, **{type_field: getattr(product, type_field)})
-    order = Order(order_id=db.new_id(ORDER_ID_PREFIX), order_type=kind, user_id=db.user_id,
-                  store_id=store_id, total_price=round(product.price * quantity, 2),
-                  create_time=db.time, update_time=db.time, status="unpaid", products=[line])
-    db.orders[order.order_id] = order
-    return order
-
-
-def _product(products: list[Any], product_id: str, date: str | None, what: str) -> Any:
-    for p in products:
-        if p.product_id == product_id and (date is None or p.date == date):
-            return p
-    when = f" on {date}" if date else ""
-    raise ToolError(f"The {what} has no product {product_id}{when}")
+    require(departure, "Departure city cannot be empty")
+    require(destination, "Destination city cannot be empty")
+    require(date, "Departure date cannot be empty")
+    require(is_time(date, "%Y-%m-%d"), "Date format is incorrect, correct format is %Y-%m-%d")
+    found = []
+    for train in seller(self, "train"):
+        for product in train.products:  # upstream lists a train once per matching product
+            if (product.date == date and fuzzy_match(departure, train.departure_city)
+                    and fuzzy_match(destination, train.arrival_city)):
+                found.append(train)
+    if not found:
+        return "No trains found matching the criteria"
+    return "\n".join(str(t) for t in found)
 
 
 @tool("write")
-def create_hotel_order(db: Database, hotel_id: str, room_id: str, user_id: str) -> Order:
+def create_hotel_order(self: ToolState, hotel_id: str, room_id: str, user_id: str) -> str:
     """Book one room night (a room product is one room type on one date). The order is unpaid:
     confirm with the user, then pay it.
 
@@ -197,17 +207,54 @@ def create_hotel_order(db: Database, hotel_id: str, room_id: str, user_id: str) 
         room_id: The room product's id, from get_ota_hotel_info.
         user_id: The user's id.
     """
-    db.check_user(user_id)
-    hotel = _get(db.hotels, hotel_id, "Hotel")
-    room = _product(hotel.products, room_id, None, "hotel")
-    if room.quantity <= 0:
-        raise ToolError("No available rooms at the moment")
-    return _create(db, "hotel", hotel_id, room, 1, "room_type")
+    require(hotel_id, "Hotel ID cannot be empty")
+    check_user(self, user_id)
+    hotel = seller(self, "hotel", hotel_id)
+    rooms = []
+    for product in hotel.products:
+        if product.product_id == room_id:
+            if product.quantity <= 0:
+                return "No available rooms at the moment"
+            product.quantity = product.quantity - 1
+            rooms.append(self.product(HotelProduct(product_id=product.product_id, price=product.price,
+                                                   date=product.date, quantity=1,
+                                                   room_type=product.room_type)))
+            break
+    return add_order(self, Order(
+        order_id=self.new_id(ID_PREFIX), order_type="hotel", user_id=user_id, store_id=hotel_id,
+        total_price=float(sum([room.price for room in rooms])), update_time=self.now(),
+        create_time=self.now(), status="unpaid", products=rooms))
+
+
+def _buy(self: ToolState, kind: str, seller_id: Any, product_id: Any, user_id: Any, date: Any,
+         quantity: Any, *, item: str, short: str) -> str:
+    """Upstream's attraction, flight and train purchase (``item``: Ticket or Seat)."""
+    require(seller_id, f"{kind.capitalize()} ID cannot be empty")
+    require(product_id, f"{item} ID cannot be empty")
+    require(user_id, "User ID cannot be empty")
+    require(quantity > 0, "Booking quantity must be greater than 0")
+    require(user_id == self.user_id, "User ID does not match")
+    target = next((p for p in seller(self, kind, seller_id).products
+                   if p.date == date and p.product_id == product_id), None)
+    if target is None:
+        return f"The {kind} does not have the specified {item.lower()} on the specified date"
+    if target.quantity < quantity:
+        return f"Insufficient {short} inventory for the specified date"
+    target.quantity = target.quantity - quantity
+    cls = _PRODUCT[kind]
+    line = self.product(cls(product_id=target.product_id, price=target.price, date=date,
+                            quantity=as_int(quantity, cls.__name__, "quantity", optional=True),
+                            **{f: getattr(target, f) for f in ("ticket_type", "seat_type")
+                               if hasattr(target, f)}))
+    return add_order(self, Order(
+        order_id=self.new_id(ID_PREFIX), order_type=kind, user_id=user_id, store_id=seller_id,
+        total_price=float(sum([p.price * p.quantity for p in [line]])), update_time=self.now(),
+        create_time=self.now(), status="unpaid", products=[line]))
 
 
 @tool("write")
-def create_attraction_order(db: Database, attraction_id: str, ticket_id: str, user_id: str,
-                            date: str, quantity: int) -> Order:
+def create_attraction_order(self: ToolState, attraction_id: str, ticket_id: str, user_id: str,
+                            date: str, quantity: int) -> str:
     """Buy tickets of one type for one date. The order is unpaid: confirm, then pay it.
 
     Args:
@@ -217,15 +264,13 @@ def create_attraction_order(db: Database, attraction_id: str, ticket_id: str, us
         date: The visit date, as yyyy-mm-dd.
         quantity: How many tickets.
     """
-    db.check_user(user_id)
-    attraction = _get(db.attractions, attraction_id, "Attraction")
-    ticket = _product(attraction.products, ticket_id, check_date(date), "attraction")
-    return _create(db, "attraction", attraction_id, ticket, quantity, "ticket_type")
+    return _buy(self, "attraction", attraction_id, ticket_id, user_id, date, quantity,
+                item="Ticket", short="ticket")
 
 
 @tool("write")
-def create_flight_order(db: Database, flight_id: str, seat_id: str, user_id: str, date: str,
-                        quantity: int) -> Order:
+def create_flight_order(self: ToolState, flight_id: str, seat_id: str, user_id: str, date: str,
+                        quantity: int) -> str:
     """Buy seats of one class on a flight on one date. The order is unpaid: confirm, then pay it.
 
     Args:
@@ -235,15 +280,12 @@ def create_flight_order(db: Database, flight_id: str, seat_id: str, user_id: str
         date: The flight date, as yyyy-mm-dd.
         quantity: How many seats.
     """
-    db.check_user(user_id)
-    flight = _get(db.flights, flight_id, "Flight")
-    seat = _product(flight.products, seat_id, check_date(date), "flight")
-    return _create(db, "flight", flight_id, seat, quantity, "seat_type")
+    return _buy(self, "flight", flight_id, seat_id, user_id, date, quantity, item="Seat", short="seat")
 
 
 @tool("write")
-def create_train_order(db: Database, train_id: str, seat_id: str, user_id: str, date: str,
-                       quantity: int) -> Order:
+def create_train_order(self: ToolState, train_id: str, seat_id: str, user_id: str, date: str,
+                       quantity: int) -> str:
     """Buy seats of one class on a train on one date. The order is unpaid: confirm, then pay it.
 
     Args:
@@ -253,68 +295,55 @@ def create_train_order(db: Database, train_id: str, seat_id: str, user_id: str, 
         date: The travel date, as yyyy-mm-dd.
         quantity: How many seats.
     """
-    db.check_user(user_id)
-    train = _get(db.trains, train_id, "Train")
-    seat = _product(train.products, seat_id, check_date(date), "train")
-    return _create(db, "train", train_id, seat, quantity, "seat_type")
+    return _buy(self, "train", train_id, seat_id, user_id, date, quantity, item="Seat", short="seat")
 
 
-def travel_order(db: Database, order_id: str, kind: str) -> Order:
-    if not order_id:
-        raise ToolError("Order ID cannot be empty")
-    order = db.orders.get(order_id)
-    if order is None:
-        raise ToolError(f"Order {order_id} not found")
-    if order.order_type != kind:
-        raise ToolError(f"Order {order_id} is not a {kind} order")
-    return order
-
-
-def _pay(db: Database, order_id: str, kind: str) -> str:
-    order = travel_order(db, order_id, kind)
+def _pay(self: ToolState, order_id: Any) -> str:
+    require(order_id, "Order ID cannot be empty")
+    order = travel_order(self, order_id)
     if order.status != "unpaid":
-        raise ToolError("Order status must be unpaid")
-    order.status, order.update_time = "paid", db.time
+        return "Order status must be unpaid"
+    order.status, order.update_time = "paid", self.now()
     return "Payment successful"
 
 
 @tool("write")
-def pay_hotel_order(db: Database, order_id: str) -> str:
+def pay_hotel_order(self: ToolState, order_id: str) -> str:
     """Pay an unpaid hotel order, once the user has confirmed.
 
     Args:
         order_id: The order's id.
     """
-    return _pay(db, order_id, "hotel")
+    return _pay(self, order_id)
 
 
 @tool("write")
-def pay_attraction_order(db: Database, order_id: str) -> str:
+def pay_attraction_order(self: ToolState, order_id: str) -> str:
     """Pay an unpaid attraction ticket order, once the user has confirmed.
 
     Args:
         order_id: The order's id.
     """
-    return _pay(db, order_id, "attraction")
+    return _pay(self, order_id)
 
 
 @tool("write")
-def pay_flight_order(db: Database, order_id: str) -> str:
+def pay_flight_order(self: ToolState, order_id: str) -> str:
     """Pay an unpaid flight order (a new one, or one a date change left owing), once the user
     has confirmed.
 
     Args:
         order_id: The order's id.
     """
-    return _pay(db, order_id, "flight")
+    return _pay(self, order_id)
 
 
 @tool("write")
-def pay_train_order(db: Database, order_id: str) -> str:
+def pay_train_order(self: ToolState, order_id: str) -> str:
     """Pay an unpaid train order (a new one, or one a date change left owing), once the user
     has confirmed.
 
     Args:
         order_id: The order's id.
     """
-    return _pay(db, order_id, "train")
+    return _pay(self, order_id)

@@ -1,4 +1,4 @@
-"""The online-travel tables: hotels, attractions, flights and trains, each selling dated
+"""The online-travel tables of the typed task view: hotels, attractions, flights and trains, each selling dated
 products (a room night, a ticket, a seat) with a stock the order tools draw down."""
 
 from __future__ import annotations
@@ -27,24 +27,17 @@ class Seat(DatedProduct, kw_only=True):
     seat_type: str
 
 
-class HotelSummary(Struct, kw_only=True):
+class Hotel(Struct, kw_only=True):
     hotel_id: str
     hotel_name: str
     score: float
     star_rating: int = 0
     location: Location
     tags: list[str] = []
-
-
-class Hotel(HotelSummary, kw_only=True):
     products: list[Room] = []
 
-    def summary(self) -> HotelSummary:
-        return HotelSummary(hotel_id=self.hotel_id, hotel_name=self.hotel_name, score=self.score,
-                            star_rating=self.star_rating, location=self.location, tags=self.tags)
 
-
-class AttractionSummary(Struct, kw_only=True):
+class Attraction(Struct, kw_only=True):
     attraction_id: str
     attraction_name: str
     location: Location
@@ -52,19 +45,10 @@ class AttractionSummary(Struct, kw_only=True):
     score: float = 0.0
     opening_hours: str = ""
     ticket_price: float = 0.0
-
-
-class Attraction(AttractionSummary, kw_only=True):
     products: list[Ticket] = []
 
-    def summary(self) -> AttractionSummary:
-        return AttractionSummary(
-            attraction_id=self.attraction_id, attraction_name=self.attraction_name,
-            location=self.location, description=self.description, score=self.score,
-            opening_hours=self.opening_hours, ticket_price=self.ticket_price)
 
-
-class FlightSummary(Struct, kw_only=True):
+class Flight(Struct, kw_only=True):
     flight_id: str
     flight_number: str
     departure_city: str
@@ -74,17 +58,10 @@ class FlightSummary(Struct, kw_only=True):
     departure_time: str
     arrival_time: str
     tags: list[str] = []
-
-
-class Flight(FlightSummary, kw_only=True):
     products: list[Seat] = []
 
-    def summary(self) -> FlightSummary:
-        fields = {f: getattr(self, f) for f in FlightSummary.__struct_fields__}
-        return FlightSummary(**fields)
 
-
-class TrainSummary(Struct, kw_only=True):
+class Train(Struct, kw_only=True):
     train_id: str
     train_number: str
     departure_city: str
@@ -94,11 +71,4 @@ class TrainSummary(Struct, kw_only=True):
     departure_time: str
     arrival_time: str
     tags: list[str] = []
-
-
-class Train(TrainSummary, kw_only=True):
     products: list[Seat] = []
-
-    def summary(self) -> TrainSummary:
-        fields = {f: getattr(self, f) for f in TrainSummary.__struct_fields__}
-        return TrainSummary(**fields)

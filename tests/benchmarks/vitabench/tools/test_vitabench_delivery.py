@@ -1,21 +1,24 @@
-"""The twelve delivery tools, over the sample world (task SB-D-004: a paid order, a delivered one)."""
+"""The twelve delivery tools, over the sample world (task SB-D-004: a paid order, a delivered
+one): upstream's texts, checks in upstream's order, and upstream's state changes."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+import copy
+import json
 
 import msgspec
 import pytest
 
 from sweepbench.benchmarks.vitabench.tasks import load_tasks
 from sweepbench.benchmarks.vitabench.tools import TOOLS
-from sweepbench.benchmarks.vitabench.tools.db import TIME_FORMAT, Order, distance_m
 
 TASK = next(t for t in load_tasks(("delivery",), data_dir=None) if t.id == "SB-D-004")
 KIT = TOOLS.toolkit(TASK)
 USER, NOW = "U900001", "2025-03-14 12:15:00"
 HOME = "Unit 602, Building 3, Lakeside Gardens, 17 Birch Avenue, Northgate District, Maplebrook"
 PAID, DELIVERED = "SB-D-004O01", "SB-H-0001"
+CROISSANT = ("StoreProduct(store_name=Honeycomb Bakery, store_id=MB-S04, product_name=Honey butter croissant, "
+             "product_id=MB-S04-P01, attributes=, quantity=0, price=12.0, tags=")
 
 
 @pytest.fixture
@@ -24,147 +27,148 @@ def db():
 
 
 def call(db, name, **args):
-    return KIT.call(db, name, msgspec.json.encode(args))
+    return KIT.call(db, name, json.dumps(args))
 
 
 def order_args(**overrides):
     args = {"user_id": USER, "store_id": "MB-S02", "product_ids": ["MB-S02-P01", "MB-S02-P03"],
-                "product_cnts": [2, 1], "address": HOME, "dispatch_time": "2025-03-14 12:30:00",
-                "attributes": ["Pan-fried"], "note": "No chopsticks"}
+            "product_cnts": [2, 1], "address": HOME, "dispatch_time": "2025-03-14 12:30:00",
+            "attributes": ["Pan-fried"], "note": "No chopsticks"}
     return {**args, **overrides}
 
 
-def snapshot(db):
-    return msgspec.json.encode(db)
+def test_distance_to_time_is_25_minutes_plus_distance(db):
+    assert call(db, "delivery_distance_to_time", distance=0).content == '"25.0"'
+    assert call(db, "delivery_distance_to_time", distance=1000.9).content == '"32.0"'  # int(1000.9) m
 
 
-def test_distance_to_time_is_25_minutes_plus_distance():
-    assert call(None, "delivery_distance_to_time", distance=0).value == 25.0
-    assert call(None, "delivery_distance_to_time", distance=1000.9).value == 32.0  # int(1000.9) m
-
-
-def test_store_info_lists_the_menu(db):
-    store = call(db, "get_delivery_store_info", store_id="MB-S04").value
-    assert store.name == "Honeycomb Bakery" and len(store.products) == 3
+def test_store_info_prints_the_store_then_its_menu_one_product_a_line(db):
+    text = call(db, "get_delivery_store_info", store_id="MB-S04").content
+    head, *menu = text.split("\n")
+    assert head.startswith("Store(name=Honeycomb Bakery, store_id=MB-S04, score=")
+    assert ", products=StoreProduct(store_name=Honeycomb Bakery" in head and len(menu) == 2
+    assert menu[0].startswith("StoreProduct(") and menu[0].endswith(")") and "attributes=Hot, Iced" in menu[0]
     out = call(db, "get_delivery_store_info", store_id="MB-S99")
-    assert not out.ok and "Store MB-S99 not found" in out.content
+    assert (out.content, out.ok) == ("Error: Store MB-S99 not found", False)
 
 
-def test_product_info(db):
-    assert call(db, "get_delivery_product_info", product_id="MB-S04-P02").value.attributes == ["Hot", "Iced"]
-    out = call(db, "get_delivery_product_info", product_id="nope")
-    assert not out.ok and "nope not found" in out.content
+def test_product_info_shows_the_last_ordered_line_of_a_product(db):
+    assert call(db, "get_delivery_product_info", product_id="MB-S04-P01").content.startswith(CROISSANT)
+    assert call(db, "get_delivery_product_info", product_id="nope").content == "Error: nope not found"
+    call(db, "create_delivery_order", **order_args(store_id="MB-S04", product_ids=["MB-S04-P01"],
+                                                  product_cnts=[3], attributes=None))
+    ordered = call(db, "get_delivery_product_info", product_id="MB-S04-P01").content
+    assert "quantity=3, price=12.0" in ordered  # upstream replaces the catalogue entry
+    assert "quantity=0, price=12.0" in call(db, "get_delivery_store_info", store_id="MB-S04").content
 
 
-def test_store_search_ranks_by_keywords_and_omits_menus(db):
-    out = call(db, "delivery_store_search_recommand", keywords=["dumpling"])
-    assert out.value[0].store_id == "MB-S02" and len(out.value) == 4
-    assert '"products"' not in out.content
-    assert not call(db, "delivery_store_search_recommand", keywords="dumpling").ok  # not a list
+def test_searches_rank_every_store_and_product_in_short_form(db):
+    stores = call(db, "delivery_store_search_recommand", keywords=["dumpling"]).content.split("\n")
+    assert len(stores) == 4 and stores[0].startswith("Store(name=Lantern Dumpling Bar, store_id=MB-S02")
+    assert all("products=" not in s for s in stores)
+    products = call(db, "delivery_product_search_recommand", keywords=["crois", "sant"]).content.split("\n")
+    assert len(products) == 12 and products[0].startswith(CROISSANT)
 
 
-def test_product_search_ranks_across_stores(db):
-    found = call(db, "delivery_product_search_recommand", keywords=["chocolate", "cake"]).value
-    assert found[0].product_id == "MB-S04-P03" and len(found) == 12
+def test_a_store_filed_under_another_key_breaks_every_store_search():
+    """Upstream ranks stores by their id field, then looks them up by key (task 20711002)."""
+    stores = copy.deepcopy(TASK.environment["stores"])
+    stores["MB-S03"]["store_id"] = "MB-S33"
+    task = msgspec.structs.replace(TASK, environment={**TASK.environment, "stores": stores})
+    state = TOOLS.new_state(task)
+    found = KIT.call(state, "delivery_store_search_recommand", '{"keywords": ["noodle"]}')
+    assert (found.content, found.ok) == ("Error: Store MB-S33 not found", False)
+    assert "store_id=MB-S33" in KIT.call(state, "get_delivery_store_info", '{"store_id": "MB-S03"}').content
 
 
-def test_create_order(db):
+def test_create_order_prints_the_new_order(db):
     out = call(db, "create_delivery_order", **order_args())
-    assert out.ok, out.content
-    o = out.value
-    assert o.order_id.startswith("OT") and db.orders[o.order_id] is o
-    assert (o.status, o.user_id, o.store_id, o.note) == ("unpaid", USER, "MB-S02", "No chopsticks")
-    assert [(p.product_id, p.quantity, p.attributes) for p in o.products] == [
-        ("MB-S02-P01", 2, "Pan-fried"), ("MB-S02-P03", 1, "")]  # missing attributes padded
-    assert o.total_price == 2 * 28.0 + 6.0
-    assert o.create_time == o.update_time == NOW
-    assert o.location.address == HOME and o.location.longitude == 120.1601
-    minutes = round(25 + int(distance_m(120.1601, 30.2810, 120.1702, 30.2655)) * 0.00651)
-    assert o.shipping_time == minutes > 25
-    arrival = datetime(2025, 3, 14, 12, 30) + timedelta(minutes=minutes)
-    assert o.delivery_time == arrival.strftime(TIME_FORMAT)
+    order_id = TOOLS.record_ids(db)[-1]
+    assert out.ok and out.content == (
+        f"Order(order_id:{order_id}, order_type:delivery, user_id:{USER}, store_id:MB-S02, "
+        "dispatch_time:2025-03-14 12:30:00, shipping_time:38.0, delivery_time:2025-03-14 13:08:00, "
+        f"total_price:62.0, create_time:{NOW}, update_time:{NOW}, note:No chopsticks, status:unpaid, "
+        "products:[StoreProduct(store_name=Lantern Dumpling Bar, store_id=MB-S02, product_name=Pork and chive "
+        "dumplings (12 pieces), product_id=MB-S02-P01, attributes=Pan-fried, quantity=2, price=28.0, "
+        "tags=['Best seller']), StoreProduct(store_name=Lantern Dumpling Bar, store_id=MB-S02, "
+        "product_name=Hot soy milk, product_id=MB-S02-P03, attributes=, quantity=1, price=6.0, tags=['Drink'])])")
+    final = TOOLS.final_state(db)["orders"][order_id]
+    assert final["location"] == [HOME, 120.1601, 30.281] and final["total_price"] == 62.0
 
 
-def test_create_order_takes_null_for_the_optional_attributes_and_note(db):
-    o = call(db, "create_delivery_order", **order_args(attributes=None, note=None)).value
-    assert [p.attributes for p in o.products] == ["", ""] and o.note == ""
+def test_totals_are_not_rounded_and_a_null_note_prints_none(db):
+    out = call(db, "create_delivery_order", **order_args(store_id="MB-S01", product_ids=["MB-S01-P01"],
+                                                         product_cnts=[1], attributes=["Mild"], note=None))
+    assert "note:None" in out.content
+    three = call(db, "create_delivery_order", **order_args(product_ids=["MB-S03-P01"] * 3, product_cnts=[1] * 3,
+                                                           attributes=[]))
+    assert "total_price:114.0" in three.content  # any store's products, as upstream
+    state = TOOLS.new_state(msgspec.structs.replace(TASK, environment={**TASK.environment, "stores": {
+        **TASK.environment["stores"], "MB-S04": {**TASK.environment["stores"]["MB-S04"], "products": [
+            {**TASK.environment["stores"]["MB-S04"]["products"][0], "price": 28.9}]}}}))
+    odd = KIT.call(state, "create_delivery_order", json.dumps(order_args(
+        store_id="MB-S04", product_ids=["MB-S04-P01"], product_cnts=[3], attributes=None)))
+    assert "total_price:86.69999999999999" in odd.content
 
 
-def test_new_order_ids_are_a_function_of_the_episode(db):
-    first = call(db, "create_delivery_order", **order_args()).value.order_id
-    second = call(db, "create_delivery_order", **order_args()).value.order_id
-    again = TOOLS.new_state(TASK)
-    assert first != second
-    replay = [call(again, "create_delivery_order", **order_args()).value.order_id for _ in range(2)]
-    assert replay == [first, second]
-
-
-@pytest.mark.parametrize("overrides, message", [
-    ({"user_id": "U000002"}, "User ID does not match"),
-    ({"user_id": ""}, "User ID cannot be empty"),
-    ({"store_id": "MB-S99"}, "Store MB-S99 not found"),
-    ({"product_ids": ["MB-S02-P01", "ghost"]}, "['ghost'] not found"),
-    ({"product_ids": [], "product_cnts": []}, "product_ids is empty"),
-    ({"product_cnts": [1]}, "positive count for each product"),
-    ({"product_cnts": [1, 0]}, "positive count for each product"),
-    ({"address": "  "}, "address is empty"),
-    ({"address": "qqqq xxxx zzzz"}, "not found for address"),
-    ({"dispatch_time": "2025-03-14 12:30"}, "yyyy-mm-dd HH:MM:SS"),
-    ({"dispatch_time": "2025-03-14 12:14:59"}, "must not be earlier than now"),
-    ({"product_cnts": [1, "2"]}, "Expected `int`"),
+@pytest.mark.parametrize("overrides, text, ok", [
+    ({"user_id": "U1"}, "User ID does not match", True),
+    ({"user_id": ""}, "User ID cannot be empty", True),
+    ({"store_id": "MB-S99"}, "Store MB-S99 not found", True),
+    ({"product_ids": ["ghost"], "product_cnts": [1]}, "Error: ghost not found", False),
+    ({"address": ""}, "Location  is empty", True),
+    ({"product_cnts": [1]}, "product_cnts [1] list is invalid", True),
+    ({"product_cnts": [2, 0]}, "product_cnts [2, 0] list is invalid", True),
+    ({"product_cnts": ["2", 1]}, "Error: '>' not supported between instances of 'str' and 'int'", False),
+    ({"address": "qqqq zzzz xxxx"}, "Error: Longitude and latitude not found for address qqqq zzzz xxxx", False),
+    ({"dispatch_time": "2025-03-14 12:30"},
+     "dispatch_time 2025-03-14 12:30 time format is invalid, yyyy-mm-dd HH:MM:SS required", True),
+    ({"dispatch_time": "2025-03-14 12:00:00"}, "dispatch_time 2025-03-14 12:00:00 must be in the future", True),
+    ({"product_cnts": [1.5, 1]},
+     "Error: 1 validation error for StoreProduct\nquantity\n  Input should be a valid integer, got a number "
+     "with a fractional part [type=int_from_float, input_value=1.5, input_type=float]\n    For further "
+     "information visit https://errors.pydantic.dev/2.14/v/int_from_float", False),
 ])
-def test_create_order_rejects_bad_input_and_changes_nothing(db, overrides, message):
-    before = snapshot(db)
+def test_create_order_refusals_are_upstreams(db, overrides, text, ok):
     out = call(db, "create_delivery_order", **order_args(**overrides))
-    assert not out.ok and message in out.content
-    assert snapshot(db) == before
+    assert (out.content, out.ok) == (text, ok)
+    assert len(TOOLS.final_state(db)["orders"]) == 2
 
 
-def test_pay_order(db):
-    oid = call(db, "create_delivery_order", **order_args()).value.order_id
-    assert call(db, "pay_delivery_order", order_id=oid).content == "Payment successful"
-    assert db.orders[oid].status == "paid"
-    again = call(db, "pay_delivery_order", order_id=oid)
-    assert not again.ok and "not in `unpaid` status" in again.content
+def test_a_string_of_attributes_is_sliced_into_characters(db):
+    out = call(db, "create_delivery_order", **order_args(attributes="Steamed"))
+    assert "attributes=S, quantity=2" in out.content and "attributes=t, quantity=1" in out.content
 
 
-@pytest.mark.parametrize("tool", ["pay_delivery_order", "cancel_delivery_order", "get_delivery_order_status",
-                                  "get_delivery_order_detail"])
-def test_order_tools_reject_unknown_and_foreign_orders(db, tool):
-    db.orders["HOTEL-1"] = msgspec.structs.replace(db.orders[PAID], order_id="HOTEL-1", order_type="hotel")
-    before = snapshot(db)
-    assert "Order nope not found" in call(db, tool, order_id="nope").content
-    assert "is not a delivery order" in call(db, tool, order_id="HOTEL-1").content
-    assert "Order ID cannot be empty" in call(db, tool, order_id="").content
-    assert snapshot(db) == before
+def test_pay_cancel_and_modify_do_not_touch_update_time(db):
+    order_id = (call(db, "create_delivery_order", **order_args()), TOOLS.record_ids(db)[-1])[1]
+    before = TOOLS.final_state(db)["orders"][order_id]["update_time"]
+    assert call(db, "pay_delivery_order", order_id=order_id).content == "Payment successful"
+    assert call(db, "pay_delivery_order", order_id=order_id).content == "Order is not in `unpaid` status."
+    assert call(db, "modify_delivery_order", order_id=order_id, note="Ring twice").content == \
+        f"Order {order_id} has been modified."
+    assert call(db, "get_delivery_order_status", order_id=order_id).content == "paid"
+    assert call(db, "cancel_delivery_order", order_id=order_id).content == f"Order {order_id} has been cancelled."
+    again = call(db, "cancel_delivery_order", order_id=order_id)
+    assert (again.content, again.ok) == (f"Order {order_id} is already cancelled", True)
+    final = TOOLS.final_state(db)["orders"][order_id]
+    assert (final["status"], final["note"], final["update_time"]) == ("cancelled", "Ring twice", before)
 
 
-def test_order_status(db):
-    assert call(db, "get_delivery_order_status", order_id=DELIVERED).content == "delivered"
+def test_lookups_of_unknown_orders_are_errors(db):
+    for name in ("pay_delivery_order", "get_delivery_order_status", "cancel_delivery_order",
+                 "get_delivery_order_detail"):
+        out = call(db, name, order_id="OTnope")
+        assert (out.content, out.ok) == ("Error: Order OTnope not found", False), name
+    assert call(db, "get_delivery_order_detail", order_id="").content == "Order ID cannot be empty"
+    assert call(db, "pay_delivery_order", order_id=None).content == "Error: 'list' object has no attribute 'status'"
 
 
-def test_cancel_order(db):
-    assert call(db, "cancel_delivery_order", order_id=PAID).content == f"Order {PAID} has been cancelled."
-    assert db.orders[PAID].status == "cancelled"
-    again = call(db, "cancel_delivery_order", order_id=PAID)
-    assert not again.ok and "already cancelled" in again.content
-
-
-def test_modify_order_note(db):
-    assert call(db, "modify_delivery_order", order_id=PAID, note="Ring twice").ok
-    assert db.orders[PAID].note == "Ring twice" and db.orders[PAID].status == "paid"
-    assert not call(db, "modify_delivery_order", order_id="nope", note="x").ok
-
-
-def test_search_orders_by_status(db):
+def test_search_orders_lists_short_forms_of_one_status(db):
+    paid = call(db, "search_delivery_orders", user_id=USER, status="paid").content
+    assert paid.startswith(f"Order(order_id:{PAID}, order_type:delivery, user_id:{USER}, store_id:")
+    assert paid.endswith("status:paid, ") and "\n" not in paid
     assert call(db, "search_delivery_orders", user_id=USER).content == "No delivery orders available"
-    paid = call(db, "search_delivery_orders", user_id=USER, status="paid").value
-    assert [o.order_id for o in paid] == [PAID]
-    assert not hasattr(paid[0], "products")  # a summary; the detail tool gives the rest
-    assert "User ID does not match" in call(db, "search_delivery_orders", user_id="U1").content
-    assert not call(db, "search_delivery_orders", user_id=USER, status="lost").ok
-
-
-def test_order_detail(db):
-    detail = call(db, "get_delivery_order_detail", order_id=PAID).value
-    assert isinstance(detail, Order) and detail.products[0].product_id == "MB-S01-P02"
+    assert call(db, "search_delivery_orders", user_id="U2").content == "User ID does not match"
+    detail = call(db, "get_delivery_order_detail", order_id=DELIVERED).content
+    assert detail.startswith(f"Order(order_id:{DELIVERED}, ") and ", note:, status:delivered, products:[{" in detail

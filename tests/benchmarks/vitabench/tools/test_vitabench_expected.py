@@ -12,7 +12,7 @@ from sweepbench.benchmarks.vitabench.tools.db import Database
 from sweepbench.benchmarks.vitabench.tools.expected import expected_states
 from sweepbench.errors import TaskError
 
-SAMPLES = {t.id: t for t in load_tasks(("instore", "ota"), data_dir=None)}
+SAMPLES = {t.id: t for domain in ("instore", "ota") for t in load_tasks((domain,), data_dir=None)}
 TASK = SAMPLES["SB-I-003"]
 
 

@@ -1,6 +1,9 @@
-"""The eight general tools, over the sample world."""
+"""The eight general tools, over the sample world: upstream's texts and behaviour."""
 
 from __future__ import annotations
+
+import copy
+import json
 
 import msgspec
 import pytest
@@ -19,84 +22,87 @@ def db():
 
 
 def call(db, name, **args):
-    return KIT.call(db, name, msgspec.json.encode(args))
+    return KIT.call(db, name, json.dumps(args))
 
 
 def test_distance_between_points(db):
-    assert call(db, "longitude_latitude_to_distance", longitude1=120.0, latitude1=30.0,
-                longitude2=120.0, latitude2=30.0).value == 0.0
-    one_degree = call(db, "longitude_latitude_to_distance", longitude1=0, latitude1=0,
-                      longitude2=0, latitude2=1).value
-    assert one_degree == 111195.0  # 6371 km * pi / 180, in whole meters
-    assert not call(db, "longitude_latitude_to_distance", longitude1="east", latitude1=0,
-                    longitude2=0, latitude2=1).ok
+    same = call(db, "longitude_latitude_to_distance", longitude1=120.0, latitude1=30.0,
+                longitude2=120.0, latitude2=30.0)
+    assert (same.content, same.value) == ('"0.0"', 0.0)
+    one_degree = call(db, "longitude_latitude_to_distance", longitude1=0, latitude1=0, longitude2=0, latitude2=1)
+    assert one_degree.content == '"111195.0"'  # 6371 km * pi / 180, rounded to the meter
 
 
-def test_weather(db):
-    days = call(db, "weather", address="Maplebrook Old Town", date_start="2025-03-14",
-                date_end="2025-03-15").value
-    assert [(w.city, w.datetime, w.category) for w in days] == [("Maplebrook", "2025-03-14", "cloudy")]
+def test_weather_lines_and_refusals(db):
+    days = call(db, "weather", address="Maplebrook Old Town", date_start="2025-03-14", date_end="2025-03-15")
+    assert days.content == ("city: Maplebrook, weather: cloudy, datetime: 2025-03-14, "
+                            "temperature: 9.0~16.0, humidity: 62.0")
     none = call(db, "weather", address="Maplebrook", date_start="2025-04-01", date_end="2025-04-02")
-    assert none.ok and none.content.startswith("No weather information found for Maplebrook")
-    assert "Weather information not found" in call(db, "weather", address="Quxyz", date_start="2025-03-14",
-                                                   date_end="2025-03-14").content
-    assert "date_start must be a date" in call(db, "weather", address="Maplebrook", date_start="14/03/2025",
-                                               date_end="2025-03-14").content
+    assert none.content == "No weather information found for Maplebrook between 2025-04-01 and 2025-04-02"
+    unknown = call(db, "weather", address="Quxyz", date_start="2025-03-14", date_end="2025-03-14")
+    assert (unknown.content, unknown.ok) == ("Error: Weather information not found for Quxyz", False)
+    bad = call(db, "weather", address="Maplebrook", date_start="14/03/2025", date_end="2025-03-14")
+    assert (bad.content, bad.ok) == ("Invalid date_start format. Expected yyyy-mm-dd, got: 14/03/2025", True)
+    loose = call(db, "weather", address="Maplebrook", date_start="2025-3-14", date_end="2025-3-14")
+    assert loose.content.startswith("city: Maplebrook")  # strptime takes unpadded fields
 
 
 def test_address_to_coordinates(db):
-    assert call(db, "address_to_longitude_latitude", address=WORK).value == [120.1490, 30.2702]
+    assert call(db, "address_to_longitude_latitude", address=WORK).content == '["120.149", "30.2702"]'
     partial = call(db, "address_to_longitude_latitude", address="Community Clinic, Elm Street")
-    assert partial.value == [120.1490, 30.2702]
+    assert partial.value == [120.149, 30.2702]
     out = call(db, "address_to_longitude_latitude", address="qqqq xxxx zzzz")
-    assert not out.ok and "not found for address" in out.content
+    assert (out.content, out.ok) == ("Error: Longitude and latitude not found for address qqqq xxxx zzzz", False)
 
 
-def test_addresses_used_in_orders_become_known(db):
-    """Like upstream's registry: an address an order went to is a known place afterwards."""
-    address = "Back door, Community Clinic, Elm Street"
-    assert address not in db.places()
-    assert call(db, "create_delivery_order", user_id="U900001", store_id="MB-S04", product_ids=["MB-S04-P01"],
-                product_cnts=[1], address=address, dispatch_time="2025-03-14 12:15:00").ok
-    assert db.places()[address].longitude == 120.1490
+def test_addresses_ordered_to_become_known_in_that_episode_only(db):
+    """Like upstream's registry, an address an order went to is a known place afterwards; unlike
+    upstream's (which lives as long as the worker thread), it is forgotten with the episode."""
+    address = "Back door, Community Clinic, Elm Street, Maplebrook"
+    assert address not in db.places
+    placed = call(db, "create_delivery_order", user_id="U900001", store_id="MB-S04", product_ids=["MB-S04-P01"],
+                  product_cnts=[1], address=address, dispatch_time="2025-03-14 12:15:00")
+    assert placed.ok and db.places[address].longitude == 120.149
+    assert address not in TOOLS.new_state(TASK).places
 
 
-def test_holiday_info_speaks_the_task_language(db):
+def test_holidays(db):
     assert call(db, "get_date_holiday_info", date="2025-10-01").content == "National Day"
     assert call(db, "get_date_holiday_info", date="2025-03-14").content == "Date 2025-03-14 is not a holiday"
-    assert not call(db, "get_date_holiday_info", date="2025/10/01").ok
+    bad = call(db, "get_date_holiday_info", date="1 Oct")
+    assert (bad.content, bad.ok) == ("Date format error, should be yyyy-mm-dd, actual: 1 Oct", True)
+    assert call(db, "get_holiday_date", year="2025", holiday_name="mid autumn").content == "2025-10-06"
+    assert call(db, "get_holiday_date", year="2023", holiday_name="Lantern").content == \
+        "Holiday named 'Lantern' not found in year 2023"
     zh = TOOLS.new_state(msgspec.structs.replace(TASK, lang="zh"))
-    assert call(zh, "get_date_holiday_info", date="2025-10-01").content == "国庆节"
+    assert call(zh, "get_holiday_date", year="2025", holiday_name="中秋").content == "2025-10-06"
+    assert call(zh, "get_holiday_date", year="2025", holiday_name="Mid-Autumn Festival").content == \
+        "Holiday named 'Mid-Autumn Festival' not found in year 2025"
 
 
-def test_holiday_date(db):
-    assert call(db, "get_holiday_date", year="2025", holiday_name="Mid-Autumn").content == "2025-10-06"
-    assert call(db, "get_holiday_date", year="2022", holiday_name="Mid-Autumn").content == \
-        "Holiday data for year 2022 not found"
-    assert "not found in year 2025" in call(db, "get_holiday_date", year="2025", holiday_name="Quxyz").content
-    assert not call(db, "get_holiday_date", year=2025, holiday_name="Mid-Autumn").ok  # year is text
-    zh = TOOLS.new_state(msgspec.structs.replace(TASK, lang="zh"))
-    assert call(zh, "get_holiday_date", year="2024", holiday_name="中秋").content == "2024-09-17"
+def test_user_history_and_orders_print_as_python_text(db):
+    assert call(db, "get_user_historical_behaviors").content == str(TASK.environment["user_historical_behaviors"])
+    orders = call(db, "get_user_all_orders").content.split("\n")
+    assert len(orders) == len(TASK.environment["orders"])
+    assert orders[0].startswith("Order(order_id:SB-H-0001, order_type:delivery, user_id:U900001, store_id:MB-S01, ")
+    raw = TASK.environment["orders"]["SB-H-0001"]["products"]  # the file's objects, as Python prints them
+    assert orders[0].endswith(f"status:delivered, products:{raw!r})") and "'price': 32.0" in orders[0]
+    empty = msgspec.structs.replace(TASK, environment={**TASK.environment, "orders": {}})
+    assert KIT.call(TOOLS.new_state(empty), "get_user_all_orders", "{}").content == ""
 
 
-def test_user_historical_behaviors(db):
-    habits = call(db, "get_user_historical_behaviors").value
-    assert habits["user id"] == "U900001" and "lunch" in habits
-    assert not call(db, "get_user_historical_behaviors", user_id="U900001").ok  # takes no arguments
-
-
-def test_user_all_orders(db):
-    assert [o.order_id for o in call(db, "get_user_all_orders").value] == ["SB-H-0001", "SB-D-004O01"]
-    db.orders.clear()
-    assert call(db, "get_user_all_orders").content == "User currently has no order information"
-
-
-def test_nearby(db):
-    def near(meters):
-        found = call(db, "get_nearby", longitude=120.1530, latitude=30.2718, range=meters).value
-        return [s.store_id for s in found]
-
-    assert near(308) == ["MB-S04"]  # the bakery itself
-    assert near(309) == ["MB-S01", "MB-S04"]  # and the noodle house, 309 m away
-    far = call(db, "get_nearby", longitude=0, latitude=0, range=1000)
-    assert far.ok and far.content == "No search results found"
+def test_nearby_lists_the_environments_own_tables(db):
+    near = call(db, "get_nearby", longitude=120.149, latitude=30.2702, range=3000).content.split("\n")
+    assert near and all(line.startswith("Store(name=") for line in near)
+    assert call(db, "get_nearby", longitude=0, latitude=0, range=10).content == "No search results found"
+    merged = msgspec.structs.replace(TASK, domain="delivery,instore")
+    shops = copy.deepcopy(load_tasks(("instore",), data_dir=None)[0].environment["shops"])
+    both = msgspec.structs.replace(merged, environment={**TASK.environment, "shops": shops})
+    state = TOOLS.new_state(both)
+    lines = TOOLS.toolkit(both).call(state, "get_nearby", json.dumps(
+        {"longitude": 120.149, "latitude": 30.2702, "range": 30000})).content.split("\n")
+    assert {line.split("(")[0] for line in lines} == {"Store", "Shop"}
+    # a delivery environment ignores the in-store tables of the same data
+    assert "Shop(" not in KIT.call(TOOLS.new_state(msgspec.structs.replace(both, domain="delivery")),
+                                   "get_nearby", json.dumps({"longitude": 120.149, "latitude": 30.2702,
+                                                             "range": 30000})).content

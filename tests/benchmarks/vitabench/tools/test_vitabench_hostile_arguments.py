@@ -1,10 +1,14 @@
 """Every one of the 66 tools, given arguments that are wrong in at least one way, answers with
-an error the model can read (or, for a read, a normal answer) and leaves the database exactly
-as it was. Nothing escapes as an exception."""
+text the model can read: an "Error: ..." for a failure (what upstream flags as an error), a
+plain refusal or a normal answer otherwise. Nothing escapes as an exception, the same call on
+the same state answers the same, and the state stays one the checks can read. (Upstream's
+tools may change state before they fail, so unchanged state is not asserted: the golden
+replay checks upstream's end states.)"""
 
 from __future__ import annotations
 
 import copy
+import json
 
 import msgspec
 import pytest
@@ -14,7 +18,7 @@ from hypothesis import strategies as st
 from sweepbench.benchmarks.vitabench.tasks import load_tasks
 from sweepbench.benchmarks.vitabench.tools import TOOLS, all_tools
 
-SAMPLES = {t.id: t for t in load_tasks(("delivery", "instore", "ota"), data_dir=None)}
+SAMPLES = {t.id: t for domain in ("delivery", "instore", "ota") for t in load_tasks((domain,), data_dir=None)}
 
 
 def merged_world():
@@ -29,12 +33,11 @@ def merged_world():
         o["user_id"] = env["user_id"]
     for r in (*env["books"].values(), *env["reservations"].values()):
         r["customer_id"] = env["user_id"]
-    return msgspec.structs.replace(SAMPLES["SB-D-004"], environment=env)
+    return msgspec.structs.replace(SAMPLES["SB-D-004"], environment=env, domain="delivery,instore,ota")
 
 
 TASK = merged_world()
 WORLD = TOOLS.new_state(TASK)
-SNAPSHOT = msgspec.json.encode(WORLD)
 KIT = all_tools()
 IDS = sorted({WORLD.user_id, *WORLD.orders, *WORLD.books, *WORLD.reservations, *WORLD.stores, *WORLD.shops,
               *WORLD.hotels, *WORLD.attractions, *WORLD.flights, *WORLD.trains,
@@ -74,7 +77,6 @@ def good_value(name: str) -> st.SearchStrategy:
 
 
 NUMBERS = ("quantity", "customer_count", "distance", "range", "longitude", "latitude", "longitude1")
-STRUCTURAL = ("missing", "unknown", "wrong_type", "not_json", "out_of_range")
 
 
 def modes(tool) -> list[str]:
@@ -145,21 +147,32 @@ def hostile_examples(name):
     @given(hostile_call(tool))
     def check(call):
         mode, text = call
-        db = msgspec.json.decode(SNAPSHOT, type=type(WORLD))
+        db, twin = copy.deepcopy(WORLD), copy.deepcopy(WORLD)
         out = KIT.call(db, name, text)
-        assert msgspec.json.encode(db) == SNAPSHOT, (mode, text[:200], out.content[:200])
         assert isinstance(out.content, str)
-        if tool.kind == "write" or (mode in STRUCTURAL and mode != "out_of_range") or (
-                mode == "out_of_range" and b"1e999" in text):
+        assert out.ok or out.content.startswith("Error:"), (mode, text[:200], out.content[:200])
+        if mode in ("missing", "unknown", "not_json"):
             assert not out.ok, (mode, text[:200], out.content[:200])
-            assert out.content.startswith("Error:")
+        assert KIT.call(twin, name, text).content == out.content  # deterministic
+        assert json.loads(json.dumps(TOOLS.final_state(db))) == TOOLS.final_state(db)
 
     return check
 
 
 @pytest.mark.parametrize("name", sorted(KIT.tools))
-def test_hostile_arguments_are_refused_without_side_effects(name):
+def test_hostile_arguments_get_an_answer(name):
     hostile_examples(name)()
+
+
+def test_one_episodes_calls_never_reach_another_episodes_state():
+    one, other = TOOLS.new_state(TASK), TOOLS.new_state(TASK)
+    before = TOOLS.final_state(other)
+    created = KIT.call(one, "create_delivery_order", json.dumps({
+        "user_id": WORLD.user_id, "store_id": "MB-S04", "product_ids": ["MB-S04-P01"], "product_cnts": [2],
+        "address": "A new address, Elm Street, Maplebrook", "dispatch_time": WORLD.time}))
+    assert created.ok and created.content.startswith("Order(")
+    assert TOOLS.final_state(other) == before and "A new address, Elm Street, Maplebrook" not in other.places
+    assert "quantity=0" in KIT.call(other, "get_delivery_product_info", '{"product_id": "MB-S04-P01"}').content
 
 
 def test_the_world_covers_every_domain():

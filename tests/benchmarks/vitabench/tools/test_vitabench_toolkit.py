@@ -94,21 +94,59 @@ def test_names_parameters_and_kinds_match_upstream(shared_data):
     assert {name: t.kind for name, t in all_tools().tools.items() if name in KINDS} == KINDS
 
 
-@pytest.mark.parametrize("lang, marker", [("en", "Preconditions:"), ("zh", "前置条件")])
-def test_descriptions_come_from_upstream_in_the_task_language(shared_data, lang, marker):
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_descriptions_come_from_upstream_in_the_task_language(shared_data, lang):
     task = msgspec.structs.replace(TASK, domain="delivery,instore,ota", lang=lang)
     found = TOOLS.descriptions(task, shared_data)
+    upstream = upstream_descriptions(shared_data)
     assert set(found) == set(all_tools().tools)
     for name, d in found.items():
-        assert marker in d["description"], name
+        assert "\n\nPreconditions:\n    - " in d["description"], name  # English labels in every language
         assert set(d["args"]) <= set(all_tools().tools[name].args_type.__struct_fields__), name
-    assert set(found["create_delivery_order"]["args"]) >= {"product_ids", "product_cnts"}
-    assert "room_id" in found["create_hotel_order"]["args"]
-    schemas = {s["function"]["name"]: s for s in TOOLS.toolkit(task).schemas(found)}
-    assert marker in schemas["instore_book"]["function"]["description"]
+    entry = upstream["instore"][lang]["instore_book"]
+    assert found["instore_book"]["description"] == (
+        f"{entry['description']}\n\nPreconditions:\n    - {entry['preconditions']}\nPostconditions:\n    - "
+        f"{entry['postconditions']}")
+    assert found["get_user_all_orders"]["description"].endswith(
+        "\n\nArgs:\n\nReturns:\n    " + upstream["general"][lang]["get_user_all_orders"]["returns"])
+    # only arguments the file names exactly are described, as upstream sends them
+    assert not {"product_ids", "product_cnts"} & set(found["create_delivery_order"]["args"])
+    assert ("room_id" in found["create_hotel_order"]["args"]) is (lang == "zh")
     assert TOOLS.descriptions(task, shared_data) is found  # one object: tool specs are built once
     only_delivery = TOOLS.descriptions(msgspec.structs.replace(TASK, lang=lang), shared_data / "vitabench")
     assert set(only_delivery) == set(TOOLS.toolkit(TASK).tools)
+
+
+def test_schemas_are_the_ones_upstream_sent(shared_data):
+    """Every recorded request's ``tools`` (golden/requests) equals ours, order and key order too."""
+    for path in sorted((shared_data / "vitabench" / "golden" / "requests").glob("*.jsonl")):
+        body = next(json.loads(line)["body"] for line in path.open() if json.loads(line)["body"].get("tools"))
+        domain = ("delivery,instore" if path.name.startswith("cross") else
+                  "delivery" if "delivery" in path.name else "instore")
+        task = msgspec.structs.replace(TASK, domain=domain, lang="zh" if "_zh_" in path.name else "en")
+        ours = TOOLS.toolkit(task).schemas(TOOLS.descriptions(task, shared_data))
+        assert json.dumps(ours, ensure_ascii=False) == json.dumps(body["tools"], ensure_ascii=False), path.name
+
+
+def test_tool_order_is_upstreams():
+    single = list(TOOLS.toolkit(TASK).tools)
+    assert single[:2] == ["delivery_distance_to_time", "get_delivery_store_info"] and single[-1] == "get_nearby"
+    merged = list(TOOLS.toolkit(msgspec.structs.replace(TASK, domain="instore,delivery")).tools)
+    assert merged[:8] == single[-8:] and merged[8] == "instore_shop_search_recommend"
+    assert merged[24] == "delivery_distance_to_time" and len(merged) == 36
+
+
+def test_schema_shape_is_pydantics():
+    fn = {s["function"]["name"]: s["function"] for s in all_tools().schemas()}
+    order = fn["create_delivery_order"]["parameters"]
+    assert order["title"] == "parameters" and "additionalProperties" not in order
+    assert order["required"] == ["user_id", "store_id", "product_ids", "product_cnts", "address", "dispatch_time"]
+    assert list(order["properties"]["attributes"]) == ["default", "description", "title", "type", "items"]
+    assert order["properties"]["product_cnts"]["items"] == {"type": "integer"}
+    assert order["properties"]["product_ids"]["title"] == "Product Ids"
+    status = fn["search_delivery_orders"]["parameters"]["properties"]["status"]
+    assert (status["type"], status["default"], "enum" in status) == ("string", "unpaid", False)
+    assert fn["get_user_all_orders"]["parameters"] == {"properties": {}, "title": "parameters", "type": "object"}
 
 
 def test_without_the_file_the_code_describes_itself(tmp_path):

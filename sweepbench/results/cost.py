@@ -1,0 +1,106 @@
+"""Dollars from stored calls: every journaled model call (agent, user simulator, judge) is its
+usage at the prices its run stored for its endpoint.
+
+A run stores the prices of every endpoint it used (``runs.prices``: name -> input /
+cached_input / output dollars per million tokens), so a report needs no config to price a
+run, and a price change between runs prices each call at what it cost when it was made. A
+call whose run stored no price for its endpoint (a store migrated from schema 1, an import)
+is *unpriced*: counted apart, never guessed. A call answered from the response cache (0
+attempts) cost nothing. ``prompt_tokens`` includes the cached ones (the
+OpenAI convention), so a call costs ``(prompt - cached) * input + cached * cached_input +
+completion * output``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable, Mapping
+
+from msgspec import Struct
+
+from sweepbench.results.profile import Prices, as_prices
+from sweepbench.results.store import ModelCallRow
+
+__all__ = ["CallCost", "Spend", "call_cost", "prices_by_run", "role_of"]
+
+ROLES = ("agent", "user", "judge")
+
+
+class CallCost(Struct, frozen=True):
+    episode_key: str
+    role: str  # agent | user | judge
+    endpoint: str | None
+    cost: float | None  # None: unpriced
+
+
+def role_of(call: ModelCallRow) -> str:
+    """agent, user or judge: judges by their journal, the rest by the recorded role (the
+    protocol's own calls, e.g. T1's exit check, go to the user model and count as user)."""
+    if call.journal:
+        return "judge"
+    return "agent" if call.role == "agent" else "user"
+
+
+def prices_by_run(runs: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Prices]]:
+    """run_id -> endpoint -> Prices, from ``RunStore.runs()``; malformed entries are left out
+    (their calls are then unpriced)."""
+    out: dict[str, dict[str, Prices]] = {}
+    for run in runs:
+        table = {}
+        for name, p in (run.get("prices") or {}).items():
+            try:
+                table[name] = as_prices(p)
+            except ValueError:
+                continue
+        out[run["run_id"]] = table
+    return out
+
+
+def call_cost(call: ModelCallRow, prices: Mapping[str, Mapping[str, Prices]],
+              override: Mapping[str, Prices] | None = None) -> CallCost:
+    """The call's cost at its run's price for its endpoint (``override``: endpoint -> prices
+    that replace the stored ones)."""
+    p = None
+    if call.endpoint is not None:
+        if override is not None and call.endpoint in override:
+            p = override[call.endpoint]
+        else:
+            p = prices.get(call.run_id or "", {}).get(call.endpoint)
+    cost = None
+    if call.attempts == 0:  # answered from the response cache: nothing was paid
+        cost = 0.0
+    elif p is not None:
+        cached = call.cached_prompt_tokens
+        cost = ((call.prompt_tokens - cached) * p.input + cached * p.cached_input
+                + call.completion_tokens * p.output) / 1e6
+    return CallCost(call.episode_key, role_of(call), call.endpoint, cost)
+
+
+class Spend:
+    """Sums of call costs: in total, by role, by endpoint and by episode."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.by_role: dict[str, float] = dict.fromkeys(ROLES, 0.0)
+        self.by_endpoint: dict[str, float] = defaultdict(float)
+        self.by_episode: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(ROLES, 0.0))
+        self.calls = 0
+        self.unpriced = 0
+
+    def add(self, c: CallCost) -> None:
+        self.calls += 1
+        if c.cost is None:
+            self.unpriced += 1
+            return
+        self.total += c.cost
+        self.by_role[c.role] += c.cost
+        self.by_endpoint[c.endpoint or "?"] += c.cost
+        self.by_episode[c.episode_key][c.role] += c.cost
+
+    @classmethod
+    def of(cls, calls: Iterable[ModelCallRow], prices: Mapping[str, Mapping[str, Prices]],
+           override: Mapping[str, Prices] | None = None) -> "Spend":
+        s = cls()
+        for call in calls:
+            s.add(call_cost(call, prices, override))
+        return s

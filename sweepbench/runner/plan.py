@@ -1,0 +1,394 @@
+"""``sweepbench plan``: what a sweep would do and cost, before it spends anything.
+
+The work list is the sweep's own (:func:`sweepbench.runner.work.build_work` against the
+store): episodes to run, to continue, already stored. Each episode to run gets an expected
+*shape*: agent, user and judge calls, prompt / cached / completion tokens per role, and the
+time it spends outside model calls. Where it comes from, best first:
+
+1. **history of the task**: the store's finished episodes of the same model on the same task
+   (other trials): their measured means;
+2. **history of the benchmark**: the model's finished episodes on the benchmark, with prompt
+   tokens scaled by this task's own prompt size (system prompt + tool schemas) against theirs;
+3. **the benchmark's defaults** (``Benchmark.plan_defaults``): turns, the task's gold plan
+   steps, completion sizes, conversation growth; rough (the plan says so).
+
+Judges: history of the (judge, method) on the benchmark, else the defaults. Requests, tokens
+and dollars (at the config's prices) are sums over endpoints. Wall time: each episode's calls
+in sequence at the endpoint's latency (for scripted models, the reference server's configured
+latency plus the measured overhead; otherwise the measured mean latency, else
+``DEFAULT_LATENCY_S``), spread over the sweep's concurrency, bounded below by every endpoint's
+in-flight cap, RPM and TPM, and by the harness's own time per call (the fastest a stored run
+went, else ``HARNESS_S_PER_CALL``), plus the judging of the last episode; a range around it
+(``RANGE_HISTORY``, ``RANGE_DEFAULTS``).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from sweepbench.benchmarks import registry
+from sweepbench.config import SweepConfig
+from sweepbench.datasets.data_dir import resolve_data_dir
+from sweepbench.datasets.task import Task
+from sweepbench.ids import EpisodeStatus, UserMode
+from sweepbench.results.profile import usage_cost
+from sweepbench.results.store import RunStore
+from sweepbench.runner.build import endpoint_names, endpoint_prices
+from sweepbench.runner.faults import LatencySpec
+from sweepbench.runner.refserver import estimate_tokens
+from sweepbench.runner.work import Shard, WorkItem, build_work
+from sweepbench.simulator.episode import EpisodeContext
+from sweepbench.wire import Usage, encoder
+
+__all__ = ["DEFAULT_LATENCY_S", "Shape", "make_plan", "prior_per_episode", "render_plan"]
+
+DEFAULT_LATENCY_S = 2.0
+"""Seconds per call assumed for an endpoint with no history (not a scripted model)."""
+SCRIPTED_OVERHEAD_S = 0.003
+"""Client and server time per scripted call beyond the configured latency, without history."""
+HARNESS_S_PER_CALL = 0.004
+"""The harness's own time per model call without history (client, journal, store, tools; the
+reference server in the same process on a small machine): a sweep cannot go faster than its
+calls times this. With history: the fastest rate a stored run achieved."""
+RANGE_HISTORY = (0.8, 1.25)
+RANGE_DEFAULTS = (0.5, 2.0)
+_STARTUP_S = 0.5  # loading tasks, starting the reference server, without history
+
+
+@dataclass
+class Shape:
+    """Expected calls and tokens of one episode: role -> [calls, prompt, cached, completion];
+    judges by (judge, method)."""
+
+    roles: dict[str, list[float]] = field(default_factory=lambda: {
+        "agent": [0.0] * 4, "user": [0.0] * 4})
+    judges: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    overhead_s: float = 0.0  # wall time outside model calls
+    source: str = "defaults"
+
+
+def _mean_shapes(shapes: list[Shape], source: str) -> Shape:
+    out = Shape(source=source)
+    for role in out.roles:
+        out.roles[role] = [fmean(s.roles[role][i] for s in shapes) for i in range(4)]
+    pairs = {p for s in shapes for p in s.judges}
+    for p in pairs:
+        judged = [s.judges[p] for s in shapes if p in s.judges]
+        out.judges[p] = [fmean(j[i] for j in judged) for i in range(4)]
+    out.overhead_s = fmean(s.overhead_s for s in shapes)
+    return out
+
+
+class _History:
+    """Measured shapes of the store's finished episodes, by (model, task) and (model,
+    benchmark); per-call overheads by endpoint."""
+
+    def __init__(self, store: RunStore | None) -> None:
+        self.by_task: dict[tuple[str, str], list[Shape]] = defaultdict(list)
+        self.by_bench: dict[tuple[str, str], list[tuple[Shape, str]]] = defaultdict(list)
+        self.latency: dict[str, list[float]] = defaultdict(list)  # endpoint -> call latencies
+        self.overhead: dict[str, list[float]] = defaultdict(list)  # endpoint -> beyond config
+        self.harness_s: float | None = None
+        self.startup_s: float | None = None
+        if store is None:
+            return
+        rows = {r["episode_key"]: r for r in store.episode_rows()
+                if r["status"] == EpisodeStatus.DONE}
+        if not rows:
+            return
+        runs = store.runs()
+        configured = {run["run_id"]: _configured_latency(run["config"]) for run in runs}
+        shapes: dict[str, Shape] = {k: Shape(source="history") for k in rows}
+        spent: dict[str, float] = defaultdict(float)
+        for c in store.model_calls(list(rows)):
+            s = shapes[c.episode_key]
+            if c.journal:
+                _, judge, method = c.journal.split("|", 2)
+                cell = s.judges.setdefault((judge, method), [0.0] * 4)
+            else:
+                cell = s.roles["agent" if c.role == "agent" else "user"]
+                spent[c.episode_key] += c.latency_s or 0.0
+            for i, v in enumerate((1, c.prompt_tokens, c.cached_prompt_tokens,
+                                   c.completion_tokens)):
+                cell[i] += v
+            if c.latency_s is not None and c.endpoint:
+                self.latency[c.endpoint].append(c.latency_s)
+                base = configured.get(c.run_id or "")
+                if base is not None and c.endpoint.startswith("scripted/"):
+                    self.overhead[c.endpoint].append(max(0.0, c.latency_s - base))
+        for key, rec in store.records(list(rows)).items():
+            shapes[key].overhead_s = max(0.0, rec.wall_s - spent[key])
+        spans = store.call_spans()
+        created = {run["run_id"]: run["created_at"] for run in runs}
+        busy = [(hi - lo) / n for r, (n, lo, hi) in spans.items() if n >= 50]
+        self.harness_s = min(busy) if busy else None  # seconds of sweep per call, at best
+        starts = [lo - created[r] for r, (n, lo, _) in spans.items() if r in created and n >= 50]
+        self.startup_s = statistics.median(starts) if starts else None
+        for key, r in rows.items():
+            task = f"{r['benchmark']}:{r['domain']}:{r['lang']}:{r['task_id']}"
+            self.by_task[r["model"], task].append(shapes[key])
+            self.by_bench[r["model"], r["benchmark"]].append((shapes[key], task))
+
+
+def _configured_latency(config: Any) -> float | None:
+    """Mean latency of the reference server a stored run was configured with."""
+    if not isinstance(config, dict):
+        return None
+    try:
+        if config.get("reference_latency"):
+            return _spec_mean(LatencySpec.parse(config["reference_latency"]))
+        return float(config.get("reference_latency_s") or 0.0)
+    except (TypeError, ValueError):
+        return None
+
+
+def _spec_mean(spec: LatencySpec) -> float:
+    if spec.kind == "uniform":
+        return (spec.a + spec.b) / 2
+    if spec.kind == "lognormal":
+        mean = spec.a * math.exp(spec.b ** 2 / 2)
+        return mean if spec.cap is None else min(mean, spec.cap)
+    return spec.a
+
+
+class _Sizes:
+    """A task's own prompt sizes in tokens: the agent's system prompt with the tool schemas,
+    the user's system prompt."""
+
+    def __init__(self, data_dir: Path | None) -> None:
+        self.data_dir = data_dir
+        self._cache: dict[int, tuple[Task, float, float]] = {}
+
+    def of(self, task: Task, user_mode: str) -> tuple[float, float]:
+        hit = self._cache.get(id(task))
+        if hit is None or hit[0] is not task:
+            bench = registry.get(task.benchmark)
+            tools = bench.toolkit(task).specs(bench.tool_descriptions(task, self.data_dir))
+            protocol = bench.episode_protocol(task, data_dir=self.data_dir,
+                                              user_mode=UserMode(user_mode))
+            ctx = EpisodeContext(task, None, [], [], None)  # type: ignore[arg-type]
+            try:
+                agent_text, user_text = (protocol.agent_system_prompt(ctx),
+                                         protocol.user_system_prompt(ctx))
+            except Exception:  # noqa: BLE001 - a protocol that needs a live episode: skip
+                agent_text = user_text = task.instructions
+            agent = estimate_tokens(len(agent_text.encode()) + len(encoder.encode(tools)))
+            user = estimate_tokens(len(user_text.encode()))
+            hit = self._cache[id(task)] = (task, float(agent), float(user))
+        return hit[1], hit[2]
+
+
+class _Estimator:
+    def __init__(self, cfg: SweepConfig, history: _History, data_dir: Path | None,
+                 tasks: dict[str, Task]) -> None:
+        self.cfg, self.history = cfg, history
+        self.sizes = _Sizes(data_dir)
+        self.tasks = tasks  # task key -> task, to size the tasks of the history
+
+    def shape(self, item: WorkItem) -> Shape:
+        task = item.task
+        exact = self.history.by_task.get((item.model, task.key))
+        if exact:
+            shape = _mean_shapes(exact, "history of the task")
+        elif self.history.by_bench.get((item.model, task.benchmark)):
+            shape = self._scaled(item, self.history.by_bench[item.model, task.benchmark])
+        else:
+            shape = self._defaults(item)
+        self._fill_judges(shape, item)
+        return shape
+
+    def _scaled(self, item: WorkItem, hist: list[tuple[Shape, str]]) -> Shape:
+        shape = _mean_shapes([s for s, _ in hist], "history of the benchmark")
+        own = self.sizes.of(item.task, self.cfg.user_mode)[0]
+        theirs = [self._size_of(t) for _, t in hist]
+        known = [x for x in theirs if x is not None]
+        if known:
+            ratio = own / fmean(known)
+            for i in (1, 2):
+                shape.roles["agent"][i] *= ratio
+        return shape
+
+    def _size_of(self, task_key: str) -> float | None:
+        task = self.tasks.get(task_key)
+        return None if task is None else self.sizes.of(task, self.cfg.user_mode)[0]
+
+    def _defaults(self, item: WorkItem) -> Shape:
+        task, bench = item.task, registry.get(item.task.benchmark)
+        d = bench.plan_defaults
+        turns = float(d["user_turns"])
+        steps = float(len(bench.gold_plan(task)))
+        agent_calls = turns + steps
+        user_calls = turns + 1 + turns * float(d["referee_calls_per_turn"])
+        grow = float(d["tokens_per_step"])
+        agent_base, user_base = self.sizes.of(task, self.cfg.user_mode)
+        shape = Shape(source="the benchmark's defaults")
+        shape.roles["agent"] = [agent_calls,
+                                agent_calls * agent_base + grow * agent_calls * (agent_calls - 1) / 2,
+                                0.0, agent_calls * float(d["agent_completion_tokens"])]
+        shape.roles["user"] = [user_calls,
+                               user_calls * user_base + grow * user_calls * (user_calls - 1) / 2,
+                               0.0, user_calls * float(d["user_completion_tokens"])]
+        return shape
+
+    def _fill_judges(self, shape: Shape, item: WorkItem) -> None:
+        bench = registry.get(item.task.benchmark)
+        for judge, method in self.cfg.judges()[1:]:
+            if method not in bench.judge_methods or (judge, method) in shape.judges:
+                continue
+            hist = [s.judges[judge, method] for s, _ in
+                    self.history.by_bench.get((item.model, item.task.benchmark), [])
+                    if (judge, method) in s.judges]
+            if not hist:  # any model's episodes of this benchmark judged by this judge
+                hist = [s.judges[judge, method] for (m, b), v in self.history.by_bench.items()
+                        if b == item.task.benchmark for s, _ in v if (judge, method) in s.judges]
+            if hist:
+                shape.judges[judge, method] = [fmean(h[i] for h in hist) for i in range(4)]
+                continue
+            d = bench.plan_defaults
+            calls = float(d["judge_calls"].get(method, 1))
+            transcript = shape.roles["agent"][3] + shape.roles["user"][3] + float(
+                d["tokens_per_step"]) * shape.roles["agent"][0]
+            shape.judges[judge, method] = [calls, calls * (1500 + transcript), 0.0,
+                                           calls * float(d["judge_completion_tokens"])]
+            shape.source = "the benchmark's defaults"
+
+
+def make_plan(cfg: SweepConfig, store: RunStore | None, *, shard: Shard | None = None,
+              retry_errors: bool = False) -> dict[str, Any]:
+    """The plan of ``cfg`` against ``store`` (None: an empty store) as JSON."""
+    data_dir = resolve_data_dir(cfg.data_dir)
+    items = build_work(cfg, data_dir, shard)
+    status = store.episode_status([i.key for i in items]) if store is not None else {}
+    finished = ((EpisodeStatus.DONE,) if retry_errors
+                else (EpisodeStatus.DONE, EpisodeStatus.ERROR))
+    todo = [i for i in items if status.get(i.key) not in finished]
+    history = _History(store)
+    est = _Estimator(cfg, history, data_dir, {i.task.key: i.task for i in items})
+    names = sorted(endpoint_names(cfg))
+    prices = endpoint_prices(cfg, set(names))
+    calls: dict[str, list[float]] = {n: [0.0] * 4 for n in names}  # endpoint -> sums
+    latency = {n: _latency(cfg, n, history) for n in names}
+    durations: list[float] = []
+    judge_time: list[float] = []
+    sources: dict[str, set[str]] = defaultdict(set)
+    for item in todo:
+        shape = est.shape(item)
+        sources[f"{item.model} / {item.task.benchmark}"].add(shape.source)
+        for role, endpoint in (("agent", item.model), ("user", cfg.user_model)):
+            for i in range(4):
+                calls[endpoint][i] += shape.roles[role][i]
+        for (judge, _), cell in shape.judges.items():
+            for i in range(4):
+                calls[judge][i] += cell[i]
+        durations.append(shape.roles["agent"][0] * latency[item.model] + shape.roles["user"][0]
+                         * latency[cfg.user_model] + shape.overhead_s)
+        judge_time.append(sum(cell[0] * latency[j] for (j, _), cell in shape.judges.items()))
+    rough = any("defaults" in s for v in sources.values() for s in v)
+    harness = history.harness_s if history.harness_s is not None else HARNESS_S_PER_CALL
+    wall, bound = _wall_time(cfg, durations, judge_time, calls, latency, harness)
+    wall += history.startup_s if history.startup_s is not None else _STARTUP_S
+    lo, hi = RANGE_DEFAULTS if rough else RANGE_HISTORY
+    endpoints = {}
+    for n in names:
+        c = calls[n]
+        usage = Usage(round(c[1]), round(c[3]), round(c[2]))
+        endpoints[n] = {"requests": round(c[0]), "prompt_tokens": usage.prompt_tokens,
+                        "cached_prompt_tokens": usage.cached_prompt_tokens,
+                        "completion_tokens": usage.completion_tokens,
+                        "dollars": usage_cost(usage, prices[n]),
+                        "latency_s": latency[n]}
+    return {
+        "store": str(store.path) if store is not None else None,
+        "episodes": {"selected": len(items), "stored": len(items) - len(todo),
+                     "to_run": sum(1 for i in todo if i.key not in status),
+                     "to_continue": sum(1 for i in todo if i.key in status)},
+        "estimate_from": {k: sorted(v) for k, v in sorted(sources.items())},
+        "rough": rough,
+        "endpoints": endpoints,
+        "requests": sum(e["requests"] for e in endpoints.values()),
+        "prompt_tokens": sum(e["prompt_tokens"] for e in endpoints.values()),
+        "cached_prompt_tokens": sum(e["cached_prompt_tokens"] for e in endpoints.values()),
+        "completion_tokens": sum(e["completion_tokens"] for e in endpoints.values()),
+        "dollars": sum(e["dollars"] for e in endpoints.values()),
+        "wall_s": {"estimate": wall, "low": wall * lo, "high": wall * hi, "bound": bound},
+        "per_episode_dollars": {n: (endpoints[n]["dollars"] / len(todo) if todo else 0.0)
+                                for n in names},
+    }
+
+
+def _latency(cfg: SweepConfig, name: str, history: _History) -> float:
+    """Expected seconds per call to endpoint ``name`` under ``cfg``."""
+    if name.startswith("scripted/"):
+        configured = (_spec_mean(LatencySpec.parse(cfg.reference_latency))
+                      if cfg.reference_latency else cfg.reference_latency_s)
+        over = history.overhead.get(name)
+        return configured + (fmean(over) if over else SCRIPTED_OVERHEAD_S)
+    measured = history.latency.get(name)
+    return fmean(measured) if measured else DEFAULT_LATENCY_S
+
+
+def _wall_time(cfg: SweepConfig, durations: list[float], judge_time: list[float],
+               calls: dict[str, list[float]], latency: dict[str, float],
+               harness_s: float) -> tuple[float, str]:
+    """Seconds for the sweep and what bounds it."""
+    if not durations:
+        return 0.0, "nothing to run"
+    bounds = {"episodes in flight (max_concurrency)":
+              max(sum(durations) / min(cfg.max_concurrency, len(durations)), max(durations)),
+              "judge pool (judge_concurrency)":
+              sum(judge_time) / max(1, cfg.judge_concurrency),
+              "the harness's own time per call": sum(c[0] for c in calls.values()) * harness_s}
+    for name, c in calls.items():
+        ep = cfg.endpoint(name, reference_url="http://reference.invalid")
+        if c[0]:
+            bounds[f"{name}: in-flight cap"] = c[0] * latency[name] / max(1, ep.max_concurrency)
+            if ep.rpm:
+                bounds[f"{name}: rpm"] = c[0] / (ep.rpm * ep.rate_headroom / 60)
+            if ep.tpm:
+                bounds[f"{name}: tpm"] = (c[1] + c[3]) / (ep.tpm * ep.rate_headroom / 60)
+    bound = max(bounds, key=bounds.get)
+    tail = judge_time[durations.index(max(durations))] if judge_time else 0.0
+    return bounds[bound] + tail, bound
+
+
+def prior_per_episode(cfg: SweepConfig, store: RunStore | None) -> dict[str, float]:
+    """Expected dollars per episode by endpoint (the spending cap's estimate before any
+    episode of the sweep has finished)."""
+    return make_plan(cfg, store)["per_episode_dollars"]
+
+
+def render_plan(plan: dict[str, Any]) -> Group:
+    ep = plan["episodes"]
+    lines = [f"episodes: {ep['selected']:,} selected, {ep['stored']:,} already stored, "
+             f"{ep['to_run']:,} to run, {ep['to_continue']:,} to continue"]
+    if plan["estimate_from"]:
+        lines.append("estimated from: " + "; ".join(
+            f"{k}: {', '.join(v)}" for k, v in plan["estimate_from"].items()))
+    if plan["rough"]:
+        lines.append("rough estimate: no history in the store for some model and benchmark "
+                     "(the benchmark's defaults are used); expect up to 2x either way")
+    table = Table(title="expected calls, tokens and dollars per endpoint")
+    for name in ("endpoint", "requests", "prompt tokens", "cached", "completion", "s/call", "$"):
+        table.add_column(name, justify="left" if name == "endpoint" else "right")
+    for name, e in plan["endpoints"].items():
+        table.add_row(Text(name), f"{e['requests']:,}", f"{e['prompt_tokens']:,}",
+                      f"{e['cached_prompt_tokens']:,}", f"{e['completion_tokens']:,}",
+                      f"{e['latency_s']:.3g}", f"{e['dollars']:,.4f}")
+    table.add_row("total", f"{plan['requests']:,}", f"{plan['prompt_tokens']:,}",
+                  f"{plan['cached_prompt_tokens']:,}", f"{plan['completion_tokens']:,}", "",
+                  f"{plan['dollars']:,.4f}")
+    w = plan["wall_s"]
+    lines.append(f"wall time: ~{w['estimate']:,.1f} s (range {w['low']:,.1f}-{w['high']:,.1f} s; "
+                 f"bound by {w['bound']})")
+    return Group(Text("\n".join(lines[:-1])), table, Text(lines[-1]))
+

@@ -1,0 +1,140 @@
+"""The VitaBench episode protocol in the generic loop: what the agent and user are sent, steps,
+limits and terminations as upstream's orchestrator has them (test-double callers)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sweepbench.benchmarks import registry
+from sweepbench.benchmarks.vitabench.episode import MAX_STEPS, VitaBenchProtocol
+from sweepbench.benchmarks.vitabench.prompts import GREETING
+from sweepbench.ids import TerminationReason
+from sweepbench.simulator.episode import run_episode
+from sweepbench.wire import (
+    AssistantMessage,
+    FunctionCall,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    Usage,
+    UserMessage,
+)
+
+BENCH = registry.get("vitabench")
+TASK = BENCH.load_tasks(("delivery",), data_dir=None, lang="en")[0]
+
+
+class Reply:
+    def __init__(self, message: AssistantMessage) -> None:
+        self.message, self.usage, self.latency_s = message, Usage(), 0.0
+
+
+def scripted(*messages):
+    """Test double: answers with ``messages`` in order (the last one repeated), records requests."""
+    seen = []
+
+    async def call(req):
+        seen.append(req)
+        return Reply(messages[min(len(seen), len(messages)) - 1])
+
+    call.seen = seen
+    return call
+
+
+def search(i=1, args='{"keywords":["奶茶"]}', content=None):
+    return AssistantMessage(content, [ToolCall(f"call_{i}", FunctionCall(
+        "delivery_store_search_recommand", args))])
+
+
+async def play(agent, user, *, mode="default", **kw):
+    protocol = VitaBenchProtocol(None, mode)
+    return await run_episode(TASK, agent=agent, user=user, toolkit=BENCH.toolkit(TASK),
+                             state=BENCH.new_state(TASK), final_state=BENCH.final_state,
+                             protocol=protocol, **kw)
+
+
+async def test_greeting_params_and_resent_arguments():
+    agent = scripted(search(), AssistantMessage("Found one."))
+    user = scripted(AssistantMessage("Milk tea please."), AssistantMessage("###STOP###"))
+    res = await play(agent, user)
+    assert res.termination == TerminationReason.USER_STOP and res.steps == 5
+    first, second = agent.seen
+    # the agent never sees the greeting; the user simulator and the record do
+    assert [type(m) for m in first.messages] == [SystemMessage, UserMessage]
+    assert [m.content for m in user.seen[0].messages[1:]] == [GREETING["en"]]
+    assert res.messages[1] == AssistantMessage(GREETING["en"])
+    assert (first.temperature, first.tool_choice) == (0.0, "auto")
+    assert (user.seen[0].temperature, user.seen[0].tool_choice, user.seen[0].tools) == (0.0, None, None)
+    # its own call comes back as upstream re-sends it, and the result names its tool
+    call, result = second.messages[2], second.messages[3]
+    assert call.tool_calls[0].function.arguments == json.dumps({"keywords": ["奶茶"]})
+    assert call.tool_calls[0].function.arguments == '{"keywords": ["\\u5976\\u8336"]}'
+    assert isinstance(result, ToolMessage) and result.name == "delivery_store_search_recommand"
+    # the user sees the agent's words, never its tool traffic
+    assert [m.content for m in user.seen[1].messages[1:]] == [
+        GREETING["en"], "Milk tea please.", "Found one."]
+
+
+async def test_endpoint_settings_override_the_protocols_params():
+    agent = scripted(AssistantMessage("hi ###STOP###"))
+    user = scripted(AssistantMessage("hello"))
+    await play(agent, user, request_params={"agent": {"temperature": 0.7}})
+    assert (agent.seen[0].temperature, agent.seen[0].tool_choice) == (0.7, "auto")
+    assert user.seen[0].temperature == 0.0
+
+
+async def test_empty_agent_replies_are_dropped_then_end_the_episode():
+    empty = AssistantMessage("  ")
+    agent = scripted(empty, AssistantMessage(None), AssistantMessage("ok ###STOP###"))
+    res = await play(agent, scripted(AssistantMessage("hello")))
+    assert res.termination == TerminationReason.AGENT_STOP and res.agent_calls == 3
+    assert all(m.content != "  " for m in res.messages)  # dropped unseen
+    assert agent.seen[0].messages == agent.seen[2].messages  # retried from the same state
+    res = await play(scripted(empty), scripted(AssistantMessage("hello")))
+    assert res.termination == TerminationReason.INVALID_AGENT_MESSAGE
+    assert (res.agent_calls, res.steps) == (3, 1)
+    assert BENCH.premature_judgment(TASK, _record(res))["score"] == 0.0
+
+
+def _record(res):
+    from sweepbench.wire import EpisodeRecord
+
+    return EpisodeRecord(run_id="r", model="m", benchmark="vitabench", domain="delivery",
+                         task_id=TASK.id, trial=0, termination=str(res.termination))
+
+
+async def test_stops():
+    # the agent's stop wins over its tool calls, which are not run
+    res = await play(scripted(search(content="Done ###STOP###")), scripted(AssistantMessage("hi")))
+    assert res.termination == TerminationReason.AGENT_STOP and res.tool_calls == 0
+    for word in ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"):
+        res = await play(scripted(AssistantMessage("?")), scripted(AssistantMessage(f"ok {word}")))
+        assert res.termination == TerminationReason.USER_STOP
+    assert BENCH.premature_judgment(TASK, _record(res)) is None  # judged as usual
+
+
+async def test_max_steps_wins_over_a_stop_in_the_same_step():
+    user = scripted(AssistantMessage("hi"))
+    res = await play(scripted(AssistantMessage("bye ###STOP###")), user,
+                     limits=VitaBenchProtocol().limits(TASK, max_steps=2))
+    assert res.termination == TerminationReason.MAX_STEPS and res.steps == 2
+
+
+def test_limits_are_upstreams():
+    limits = VitaBenchProtocol().limits(TASK, max_turns=None, max_tool_errors=3)
+    assert (limits.max_steps, limits.max_tool_errors, limits.max_turns,
+            limits.max_agent_steps_per_turn) == (MAX_STEPS, None, None, None)
+    assert VitaBenchProtocol().limits(TASK, max_steps=50, max_turns=4).max_turns == 4
+
+
+@pytest.mark.parametrize("last,reason", [("###STOP###", TerminationReason.AGENT_STOP),
+                                          ("All done.", TerminationReason.AGENT_DONE)])
+async def test_solo_relays_the_instruction_once(last, reason):
+    agent = scripted(search(), AssistantMessage(last))
+    user = scripted(AssistantMessage(TASK.instructions))
+    res = await play(agent, user, mode="solo")
+    assert res.termination == reason and res.user_calls == 1
+    assert user.seen[0].sweepbench["solo"] is True
+    assert [m.content for m in agent.seen[0].messages[1:]] == [TASK.instructions]

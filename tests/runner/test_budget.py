@@ -1,0 +1,136 @@
+"""Money under control: stored prices price every call, and a cap stops a sweep near it."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from sweepbench.cli import BUDGET_EXIT, main
+from sweepbench.config import load_config
+from sweepbench.results.report import build_report
+from sweepbench.results.store import RunStore
+from sweepbench.runner.plan import prior_per_episode
+from sweepbench.runner.sweep import Sweep
+
+# dollars per million tokens, high so that a small sweep costs cents
+PRICES = {"scripted/oracle": (300.0, 30.0, 1200.0), "scripted/user": (100.0, 10.0, 400.0),
+          "scripted/judge": (200.0, 20.0, 800.0)}
+ENDPOINTS = [{"name": n, "price_input_per_mtok": i, "price_cached_input_per_mtok": c,
+              "price_output_per_mtok": o} for n, (i, c, o) in PRICES.items()]
+BASE = {"benchmarks": ["vitabench:delivery", "t1:bar"], "models": ["scripted/oracle"],
+        "trials": 2, "max_concurrency": 4, "judge_models": ["scripted/judge"],
+        "endpoints": ENDPOINTS, "reference_latency_s": 0.002}
+
+
+def stored_cost(path) -> tuple[float, dict[str, float]]:
+    """Every stored call's usage at its run's stored price, straight from the tables."""
+    db = sqlite3.connect(path)
+    prices = {r: json.loads(p) for r, p in db.execute("SELECT run_id, prices FROM runs")}
+    total, by_role = 0.0, {"agent": 0.0, "user": 0.0, "judge": 0.0}
+    for journal, run_id, endpoint, payload in db.execute(
+            "SELECT journal, run_id, endpoint, payload FROM events WHERE kind = 'model_call'"):
+        usage = json.loads(payload).get("usage") or {}
+        p = prices[run_id][endpoint]
+        prompt, cached = usage.get("prompt_tokens", 0), usage.get("cached_prompt_tokens", 0)
+        cost = ((prompt - cached) * p["input"] + cached * p["cached_input"]
+                + usage.get("completion_tokens", 0) * p["output"]) / 1e6
+        role = "judge" if journal else json.loads(payload)["role"]
+        total += cost
+        by_role["agent" if role == "agent" else role if role == "judge" else "user"] += cost
+    db.close()
+    return total, by_role
+
+
+def test_report_cost_is_stored_usage_times_stored_prices_without_a_config(tmp_path, capsys):
+    config = tmp_path / "sweep.toml"
+    config.write_text("\n".join(
+        ["[[endpoints]]\n" + "\n".join(f"{k} = {json.dumps(v)}" for k, v in ep.items())
+         for ep in ENDPOINTS]) + "\n")
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "--config", str(config), "--benchmark", "vitabench:delivery",
+                 "--benchmark", "t1:bar", "--model", "scripted/oracle", "--trials", "1",
+                 "--judge-model", "scripted/judge", "--out", str(store), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(store), "--json"]) == 0  # no --config: the stored prices
+    report = json.loads(capsys.readouterr().out)
+    total, by_role = stored_cost(store)
+    cost = report["cost"]
+    assert cost["total"] == pytest.approx(total) and total > 0
+    assert {r: cost[r] for r in by_role} == pytest.approx(by_role)
+    assert all(by_role[r] > 0 for r in ("agent", "user", "judge"))
+    assert cost["unpriced_calls"] == 0
+    assert sum(cost["by_benchmark"].values()) == pytest.approx(total)
+    assert sum(cost["by_task"].values()) == pytest.approx(total)
+    per_bench = [bs["models"]["scripted/oracle"]["cost"] for bs in report["benchmarks"].values()]
+    assert sum(c["total"] for c in per_bench) == pytest.approx(total)
+    t1 = report["benchmarks"]["t1"]["models"]["scripted/oracle"]
+    assert t1["cost"]["per_pass"] == pytest.approx(t1["cost"]["total"] / t1["passed"])
+    capsys.readouterr()
+    assert main(["report", str(store)]) == 0
+    assert f"total ${total:,.4f}" in " ".join(capsys.readouterr().out.split())
+
+
+async def test_max_cost_stops_within_one_in_flight_window_and_a_higher_cap_continues(tmp_path):
+    with RunStore(tmp_path / "full.sqlite") as full:
+        whole = await Sweep(load_config(None, BASE), full).run()
+        report = build_report(full)
+        per_episode = [sum(roles.values()) for roles in _episode_costs(full).values()]
+    total = report["cost"]["total"]
+    cap = 0.3 * total
+    window = BASE["max_concurrency"] * max(per_episode)  # what can be in flight at once
+    cfg = load_config(None, {**BASE, "max_cost_usd": cap})
+    with RunStore(tmp_path / "capped.sqlite") as store:
+        first = await Sweep(cfg, store, prior=prior_per_episode(cfg, store)).run()
+        assert first.budget_stop and "spend cap" in first.budget_stop
+        assert 0 < first.episodes < whole.episodes and first.not_started > 0
+        spent = build_report(store)["cost"]["total"]
+        assert spent <= cap + window and spent == pytest.approx(first.spent)
+        assert "running" not in store.episode_status().values()  # in flight: finished
+        assert store.run(first.run_id)["status"] == "budget"
+        # the same cap again: at most what its estimate still allows, never past the window
+        same = await Sweep(cfg, store, prior=prior_per_episode(cfg, store)).run()
+        assert same.budget_stop and first.episodes + same.episodes < whole.episodes
+        assert build_report(store)["cost"]["total"] <= cap + window
+        higher = load_config(None, {**BASE, "max_cost_usd": 10 * total})
+        rest = await Sweep(higher, store).run()
+        assert rest.budget_stop is None
+        assert first.episodes + same.episodes + rest.episodes == whole.episodes
+        final = build_report(store)
+    keys = ("tasks", "episodes", "avg", "pass_at_k", "pass_hat_k", "state", "unjudged")
+    for b, bs in report["benchmarks"].items():
+        for m, e in bs["models"].items():
+            assert {k: final["benchmarks"][b]["models"][m][k] for k in keys} == {
+                k: e[k] for k in keys}
+
+
+async def test_an_endpoint_budget_stops_the_episodes_that_use_it(tmp_path):
+    eps = [dict(ep) for ep in ENDPOINTS]
+    eps[1]["max_cost_usd"] = 0.0  # the user simulator may cost nothing
+    cfg = load_config(None, {**BASE, "endpoints": eps})
+    with RunStore(tmp_path / "s.sqlite") as store:
+        outcome = await Sweep(cfg, store, prior=prior_per_episode(cfg, store)).run()
+    assert outcome.episodes == 0 and "endpoint 'scripted/user' budget" in outcome.budget_stop
+
+
+def test_max_cost_from_the_command_line_exits_with_its_own_status(tmp_path, capsys):
+    config = tmp_path / "sweep.toml"
+    config.write_text("\n".join(
+        ["[[endpoints]]\n" + "\n".join(f"{k} = {json.dumps(v)}" for k, v in ep.items())
+         for ep in ENDPOINTS]) + "\n")
+    args = ["run", "--config", str(config), "--benchmark", "t1:bar", "--model", "scripted/oracle",
+            "--trials", "2", "--out", str(tmp_path / "s.sqlite"), "--no-progress"]
+    assert main([*args, "--max-cost", "0.000001"]) == BUDGET_EXIT
+    err = capsys.readouterr().err
+    assert "stopped by the spending cap" in err and "higher --max-cost" in err
+    assert main([*args, "--max-cost", "1000"]) == 0
+    with pytest.raises(SystemExit) as usage:
+        main(["run", "--max-cost", "-1"])
+    assert usage.value.code == 2
+
+
+def _episode_costs(store: RunStore) -> dict[str, dict[str, float]]:
+    from sweepbench.results.cost import Spend, prices_by_run
+
+    return dict(Spend.of(store.model_calls(), prices_by_run(store.runs())).by_episode)

@@ -1,0 +1,67 @@
+"""`sweepbench plan`: what a sweep would do, before it spends anything (accuracy ratios with
+wall time are measured by benchmarks/plan_accuracy.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sweepbench.cli import main
+from sweepbench.config import load_config
+from sweepbench.results.store import RunStore
+from sweepbench.runner.plan import make_plan
+from sweepbench.runner.sweep import Sweep
+
+BASE = {"benchmarks": ["vitabench:delivery", "t1:bar"], "models": ["scripted/oracle",
+        "scripted/noisy:0.3"], "judge_models": ["scripted/judge"], "max_concurrency": 16,
+        "endpoints": [{"name": "scripted/oracle", "price_input_per_mtok": 2.0,
+                       "price_output_per_mtok": 8.0}]}
+
+
+def test_without_history_the_plan_is_rough_and_says_so():
+    cfg = load_config(None, {**BASE, "trials": 2})
+    plan = make_plan(cfg, None)
+    n = 2 * 2 * (7 + 25)  # trials x models x (delivery samples + bar templates)
+    assert plan["episodes"] == {"selected": n, "stored": 0, "to_run": n, "to_continue": 0}
+    assert plan["rough"] and all(v == ["the benchmark's defaults"]
+                                 for v in plan["estimate_from"].values())
+    oracle = plan["endpoints"]["scripted/oracle"]
+    assert oracle["dollars"] == pytest.approx(
+        (oracle["prompt_tokens"] * 2.0 + oracle["completion_tokens"] * 8.0) / 1e6)
+    assert plan["dollars"] == pytest.approx(oracle["dollars"])  # the others are unpriced
+    w = plan["wall_s"]
+    assert 0 < w["low"] < w["estimate"] < w["high"] and w["bound"]
+
+
+async def test_with_history_requests_and_tokens_are_close(tmp_path):
+    with RunStore(tmp_path / "s.sqlite") as store:
+        await Sweep(load_config(None, {**BASE, "trials": 1}), store).run()
+        cfg = load_config(None, {**BASE, "trials": 2})
+        plan = make_plan(cfg, store)
+        assert not plan["rough"]
+        assert all(v == ["history of the task"] for v in plan["estimate_from"].values())
+        ep = plan["episodes"]
+        assert ep["stored"] == ep["to_run"] == ep["selected"] // 2
+        sweep = Sweep(cfg, store)
+        await sweep.run()
+        server = sweep.reference
+    requests = sum(server.requests.values())
+    tokens = server.prompt_tokens + server.completion_tokens
+    assert plan["requests"] == pytest.approx(requests, rel=0.15)
+    assert plan["prompt_tokens"] + plan["completion_tokens"] == pytest.approx(tokens, rel=0.15)
+    for name, e in plan["endpoints"].items():
+        assert e["requests"] == pytest.approx(server.requests[name], rel=0.15), name
+
+
+def test_plan_from_the_command_line_spends_nothing(tmp_path, capsys):
+    out = tmp_path / "s.sqlite"
+    assert main(["plan", "--benchmark", "t1:bar", "--model", "scripted/oracle", "--trials", "2",
+                 "--out", str(out), "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["episodes"]["to_run"] == 2 * 25 and plan["rough"]
+    assert not out.exists()  # no store was made, no server started, nothing paid
+    assert main(["plan", "--benchmark", "t1:bar", "--model", "scripted/oracle", "--trials", "2",
+                 "--out", str(out)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "50 to run" in text and "rough estimate" in text and "wall time" in text
