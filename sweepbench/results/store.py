@@ -178,12 +178,14 @@ CREATE TABLE judgments (
 # What readers filter, group and page by without touching the record blobs (which sit
 # before started_at in a row, so reading past them means reading their overflow pages): the
 # viewer's episode lists, in their order, and its leaderboards (covering; the columns after
-# episode_key also decide which identity of a (model, task, trial) is the newest), and
-# judge/method verdict counts (index-only).
+# episode_key also decide which identity of a (model, task, trial) is the newest), each
+# episode's verdicts by judge and method (covering: what lists and leaderboards join), and
+# the runs that selected an episode.
 VIEW_INDEXES = (
     ("episodes_view", "episodes (model, benchmark, domain, task_id, trial, episode_key, status, "
                       "termination, lang, user_model, user_mode, started_at, unreachable)"),
-    ("judgments_view", "judgments (judge, method, passed, episode_key)"),
+    ("judgments_by_episode", "judgments (episode_key, judge, method, passed, score)"),
+    ("run_episodes_by_episode", "run_episodes (episode_key, run_id)"),
 )
 
 _EPISODE_COLUMNS = ("episode_key", "label", "model", "benchmark", "spec", "domain", "task_id",

@@ -3,7 +3,7 @@
 The viewer never writes: the file is opened with SQLite's ``mode=ro`` URI and
 ``query_only``, so a viewer left running beside a sweep cannot lock or change it. Every query
 is bounded: leaderboard cells, judge pairs and facets are aggregates over the
-``episodes_view`` / ``judgments_view`` indexes (never the record blobs), episode lists are
+``episodes_view`` and ``judgments_by_episode`` indexes (never the record blobs), episode lists are
 pages (LIMIT/OFFSET over ``episodes_view``, in its order), an episode is a handful of
 primary-key lookups, and text search scans a bounded number of episodes per request and
 hands back a cursor to continue from.
@@ -117,10 +117,11 @@ def message_texts(record: dict) -> Iterable[str]:
 
 
 class _Scope:
-    """SQL for "episodes of the store, or of run ``run``'s selection", not superseded."""
+    """SQL for "episodes of the store, or of run ``run``'s selection"; ``superseded``: whether
+    the scope may hold superseded episodes (False, when counted none, skips the test)."""
 
-    def __init__(self, run: str | None) -> None:
-        self.run = run
+    def __init__(self, run: str | None, superseded: bool = True) -> None:
+        self.run, self.superseded = run, superseded
 
     def of(self, alias: str = "e") -> tuple[str, list[Any]]:
         if self.run is None:
@@ -129,9 +130,19 @@ class _Scope:
 
     def newer(self) -> tuple[str, list[Any]]:
         """The superseded test for ``e``: a newer identity in the same scope."""
+        if not self.superseded:
+            return "0", []
         if self.run is None:
             return _NEWER_SQL.format(scope=""), []
         return _NEWER_SQL.format(scope=" AND " + _IN_RUN.format(alias="n")), [self.run]
+
+    def current(self) -> tuple[str, list[Any]]:
+        """Of the scope and not superseded."""
+        where, params = self.of()
+        newer, nparams = self.newer()
+        if newer == "0":
+            return where, params
+        return f"{where} AND NOT {newer}", [*params, *nparams]
 
 
 def _join(sources: Sources) -> tuple[str, list[Any]]:
@@ -142,7 +153,8 @@ def _join(sources: Sources) -> tuple[str, list[Any]]:
             terms.append("(e.benchmark = ? AND j.judge = ? AND j.method = ?)")
             params += [bench, *pair]
     cond = " OR ".join(terms) or "0"
-    return f"LEFT JOIN judgments j ON j.episode_key = e.episode_key AND ({cond})", params
+    return (f"LEFT JOIN judgments j INDEXED BY judgments_by_episode ON j.episode_key = e.episode_key "
+            f"AND ({cond})", params)
 
 
 class StoreReader:
@@ -225,27 +237,23 @@ class StoreReader:
 
     # ---- leaderboard aggregates ------------------------------------------------------------
 
-    def judge_pairs(self, run: str | None) -> list[dict]:
+    def judge_pairs(self, run: str | None, *, superseded: bool = True) -> list[dict]:
         """Per benchmark, each (judge, method) pair with how many of its (current) episodes
         it judged and gave a verdict."""
-        scope = _Scope(run)
-        where, params = scope.of()
-        newer, nparams = scope.newer()
+        where, params = _Scope(run, superseded).current()
         rows = self._q(
             f"SELECT e.benchmark, j.judge, j.method, count(*), count(j.passed) "
             f"FROM episodes e INDEXED BY episodes_view "
-            f"JOIN judgments j ON j.episode_key = e.episode_key "
-            f"WHERE {where} AND NOT {newer} GROUP BY e.benchmark, j.judge, j.method",
-            [*params, *nparams])
+            f"JOIN judgments j INDEXED BY judgments_by_episode ON j.episode_key = e.episode_key "
+            f"WHERE {where} GROUP BY e.benchmark, j.judge, j.method", params)
         return [{"benchmark": b, "judge": j, "method": m, "episodes": n, "verdicts": v}
                 for b, j, m, n, v in rows]
 
-    def cells(self, run: str | None, sources: Sources) -> list[dict]:
+    def cells(self, run: str | None, sources: Sources, *,
+              superseded: bool = True) -> list[dict]:
         """Per (model, user model, user mode, benchmark, domain): its current episodes and
         their outcomes under their benchmark's source."""
-        scope = _Scope(run)
-        where, params = scope.of()
-        newer, nparams = scope.newer()
+        where, params = _Scope(run, superseded).current()
         join, jparams = _join(sources)
         rows = self._q(
             f"SELECT e.model, e.user_model, e.user_mode, e.benchmark, e.domain, count(*), "
@@ -254,9 +262,9 @@ class StoreReader:
             f"total(e.status = 'done' AND j.passed = 0), "
             f"total(e.unreachable IS NOT NULL), count(DISTINCT e.task_id) "
             f"FROM episodes e INDEXED BY episodes_view {join} "
-            f"WHERE {where} AND NOT {newer} "
+            f"WHERE {where} "
             f"GROUP BY e.model, e.user_model, e.user_mode, e.benchmark, e.domain",
-            [*jparams, *params, *nparams])
+            [*jparams, *params])
         out = []
         for model, umodel, umode, bench, domain, n, *counts, tasks in rows:
             running, errors, passed, failed, unreachable = map(int, counts)  # total(): floats
@@ -276,23 +284,19 @@ class StoreReader:
                        f"WHERE {where} AND {newer}", [*params, *nparams])[0][0]
 
     def facets(self, run: str | None) -> dict[str, list]:
-        """Distinct values the list's filters offer (index-only)."""
+        """Distinct values the list's filters offer (one index-only scan)."""
         where, params = _Scope(run).of()
-        benchmarks = [r[0] for r in self._q(
-            f"SELECT DISTINCT e.benchmark FROM episodes e INDEXED BY episodes_view "
-            f"WHERE {where} ORDER BY 1", params)]
-        terminations = [r[0] for r in self._q(
-            f"SELECT DISTINCT e.termination FROM episodes e INDEXED BY episodes_view "
-            f"WHERE {where} AND e.termination IS NOT NULL ORDER BY 1", params)]
-        trials = [r[0] for r in self._q(
-            f"SELECT DISTINCT e.trial FROM episodes e INDEXED BY episodes_view WHERE {where} "
-            f"ORDER BY 1", params)]
-        return {"benchmarks": benchmarks, "terminations": terminations, "trials": trials}
+        rows = self._q(f"SELECT e.benchmark, e.termination, e.trial "
+                       f"FROM episodes e INDEXED BY episodes_view WHERE {where} "
+                       f"GROUP BY e.benchmark, e.termination, e.trial", params)
+        return {"benchmarks": sorted({b for b, _, _ in rows}),
+                "terminations": sorted({t for _, t, _ in rows if t is not None}),
+                "trials": sorted({n for _, _, n in rows})}
 
     # ---- episode lists ---------------------------------------------------------------------
 
-    def _where(self, run: str | None, f: Filters) -> tuple[str, list[Any]]:
-        scope = _Scope(run)
+    def _where(self, run: str | None, f: Filters, superseded: bool) -> tuple[str, list[Any]]:
+        scope = _Scope(run, superseded)
         where, params = scope.of()
         sql = [where]
         for column, value in (("model", f.model), ("user_model", f.user_model),
@@ -306,8 +310,12 @@ class StoreReader:
             sql.append("instr(e.task_id, ?) > 0")
             params.append(f.task)
         newer, nparams = scope.newer()
-        sql.append(newer if f.outcome == "superseded" else f"NOT {newer}")
-        params += nparams
+        if f.outcome == "superseded":
+            sql.append(newer)
+            params += nparams
+        elif newer != "0":
+            sql.append(f"NOT {newer}")
+            params += nparams
         if f.outcome == "unreachable":
             sql.append("e.unreachable IS NOT NULL")
         elif f.outcome is not None and f.outcome != "superseded":
@@ -316,11 +324,11 @@ class StoreReader:
         return " AND ".join(sql), params
 
     def episodes(self, run: str | None, f: Filters, sources: Sources, *, page: int = 0,
-                 per_page: int = 50, count: bool = True) -> dict:
+                 per_page: int = 50, count: bool = True, superseded: bool = True) -> dict:
         """One page of the episodes matching ``f``, in (model, benchmark, domain, task,
         trial) order, with the total count (when ``count``)."""
         per_page = max(1, min(per_page, PAGE_MAX))
-        where, params = self._where(run, f)
+        where, params = self._where(run, f, superseded)
         join, jparams = _join(sources)
         rows = self._q(
             f"SELECT {_ROW_SQL} FROM episodes e INDEXED BY episodes_view {join} "
@@ -340,12 +348,13 @@ class StoreReader:
         return d
 
     def search(self, run: str | None, f: Filters, sources: Sources, text: str, *,
-               cursor: int = 0, want: int = 50, budget_s: float = 0.15) -> dict:
+               cursor: int = 0, want: int = 50, budget_s: float = 0.15,
+               superseded: bool = True) -> dict:
         """Episodes matching ``f`` whose messages contain ``text`` (case-insensitive), scanning
         from ``cursor`` (a position in the filtered list) until ``want`` matches, the end, or
         ``budget_s`` seconds; ``next_cursor`` continues (None: the list was scanned to its end).
         """
-        where, params = self._where(run, f)
+        where, params = self._where(run, f, superseded)
         join, jparams = _join(sources)
         needle = text.lower()
         blob = _needle(text)

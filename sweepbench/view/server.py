@@ -151,15 +151,20 @@ class _Viewer:
     def _runs(self, store: StoreReader) -> list[dict]:
         return self._cached(store, ("runs",), store.runs)
 
+    def _superseded(self, store: StoreReader, run: str | None) -> int:
+        """How many superseded episodes the scope holds (none: queries skip the test)."""
+        return self._cached(store, ("superseded", run), lambda: store.superseded(run))
+
     def _pairs(self, store: StoreReader, run: str | None) -> list[dict]:
-        return self._cached(store, ("pairs", run), lambda: store.judge_pairs(run))
+        return self._cached(store, ("pairs", run), lambda: store.judge_pairs(
+            run, superseded=self._superseded(store, run) > 0))
 
     def _facets(self, store: StoreReader, run: str | None) -> dict:
         return self._cached(store, ("facets", run), lambda: store.facets(run))
 
     def _cells(self, store: StoreReader, run: str | None, sources: Sources) -> list[dict]:
         def compute() -> list[dict]:
-            cells = store.cells(run, sources)
+            cells = store.cells(run, sources, superseded=self._superseded(store, run) > 0)
             name_rows(cells)
             return cells
         return self._cached(store, ("cells", run, tuple(sorted(sources.items()))), compute)
@@ -264,8 +269,7 @@ class _Viewer:
         facets = self._facets(store, run)
         return {"store": q["store"], "run": run, "runs": runs, "benchmarks": benchmarks,
                 "cells": self._cells(store, run, self._pairs_of(sources)),
-                "superseded": self._cached(store, ("superseded", run),
-                                           lambda: store.superseded(run)),
+                "superseded": self._superseded(store, run),
                 "terminations": facets["terminations"], "trials": facets["trials"]}
 
     def episodes(self, q: Mapping[str, str]) -> Any:
@@ -273,14 +277,16 @@ class _Viewer:
         run = self._run(store, q)
         f = self._filters(q)
         sources = self._pairs_of(self._sources(store, run, q))
+        superseded = self._superseded(store, run) > 0
         text = q.get("q", "").strip()
         if text:
             return {"search": text, **store.search(
                 run, f, sources, text, cursor=_int(q, "cursor", 0) or 0,
-                want=min(_int(q, "per_page", 50) or 50, PAGE_MAX))}
+                want=min(_int(q, "per_page", 50) or 50, PAGE_MAX), superseded=superseded)}
         total = count_from_cells(self._cells(store, run, sources), f)
         page = store.episodes(run, f, sources, page=_int(q, "page", 0) or 0,
-                              per_page=_int(q, "per_page", 50) or 50, count=total is None)
+                              per_page=_int(q, "per_page", 50) or 50, count=total is None,
+                              superseded=superseded)
         return page if total is None else {**page, "total": total}
 
     def _episode(self, q: Mapping[str, str]) -> tuple[StoreReader, dict]:

@@ -449,7 +449,7 @@ def test_the_command_serves_and_adds_indexes_to_an_older_store(stored_run, tmp_p
     old.write_bytes(Path(stored_run["path"]).read_bytes())
     with sqlite3.connect(old) as c:
         c.execute("DROP INDEX episodes_view")
-        c.execute("DROP INDEX judgments_view")
+        c.execute("DROP INDEX judgments_by_episode")
     proc = subprocess.Popen([sys.executable, "-m", "sweepbench.cli", "view", str(old),
                              "--port", "0"], stderr=subprocess.PIPE, text=True)
     try:
