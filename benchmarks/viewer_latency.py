@@ -4,17 +4,20 @@ The store: a real sweep through the built-in reference server (scripted/oracle a
 scripted/noisy:0.3 on the default tasks, scripted/user, scripted/judge with the
 sliding-window and Likert judges), whose episodes (records, journals, judgments and judge
 journals, byte for byte) are then written again through the store's API under other model
-names, task ids and trials until the store holds ``--episodes`` (default 100,000): real
-message sizes and shapes, at a fraction of the time a sweep of that size would take.
+names, task ids and identities until the store holds ``--episodes`` (default 100,000), all
+selected by one run: real message sizes and shapes, at a fraction of the time a sweep of that
+size would take.
 
 Measured through HTTP against the viewer's app (in this process, on loopback), each a median
 over ``--repeats`` requests, with the first (SQLite-cold) request reported apart:
 
-- **first page**: what the page fetches to show the leaderboard (``/api/stores``,
-  ``/api/summary``) plus the first page of the episode list (``/api/episodes``);
+- **first page**: what the page fetches to show the leaderboards of every episode in the
+  store (``/api/stores``, ``/api/summary``) plus the first page of the episode list
+  (``/api/episodes``);
 - **episode page**: ``/api/episode`` and ``/api/same-task`` of a different episode each time;
-- beyond the target: another judge's leaderboard (its first request computes it), a
-  filtered list deep in its pages, and one bounded text search request.
+- beyond the target: the same for one run's selection and with another source for VitaBench
+  (each computed on its first request, then kept), a filtered list deep in its pages, and
+  one bounded text search request.
 
 The viewer computes each store's leaderboard aggregates once before it serves (``startup``)
 and keeps them until the store changes; everything else is read per request.
@@ -40,9 +43,11 @@ import msgspec
 from aiohttp import web
 
 from sweepbench.cli import main as cli_main
-from sweepbench.ids import EpisodeId, TaskKey, judge_journal_id
-from sweepbench.results.store import RunStore
-from sweepbench.view.server import build_app, prepare_indexes
+from sweepbench.ids import EpisodeId, EpisodeKey, TaskKey
+from sweepbench.results.store import EpisodeMeta, RunStore
+from sweepbench.runner.build import benchmark_info
+from sweepbench.runner.work import new_run_id
+from sweepbench.view.server import build_app, prepare
 
 TARGET_MS = 300.0
 
@@ -56,60 +61,72 @@ def seed_store(path: Path) -> None:
 
 
 def grow(seed: Path, out: Path, episodes: int, models: int) -> dict:
-    """Write the seed's episodes again under other names until ``out`` holds ``episodes``."""
+    """Write the seed's episodes again under other names until ``out`` holds ``episodes``,
+    all selected by one run, as a sweep of that size would store them."""
     with RunStore(seed, create=False) as src:
-        run_id = src.latest_run_id()
-        config = src.run(run_id)["config"]
-        rows = {r["episode_id"]: r for r in src.episode_rows(run_id)}
-        records = src.episode_records(run_id)
-        journals = {eid: src.events(run_id, eid, raw=True) for eid, _ in records}
-        by_episode: dict[str, list[dict]] = {}
-        for j in src.judgments(run_id):
-            by_episode.setdefault(j["episode_id"], []).append(j)
-        judge_journals = {
-            (eid, j["judge"], j["method"]): src.events(
-                run_id, judge_journal_id(j["judge"], j["method"], eid), raw=True)
-            for eid, js in by_episode.items() for j in js}
-    trials = max(r.trial for _, r in records) + 1
-    # (task key, trial) -> the seed's episodes of it, one per seed model
-    slots: dict[tuple[str, int], list[tuple[str, object]]] = {}
-    for eid, rec in records:
-        slots.setdefault((str(EpisodeId.parse(eid).task), rec.trial), []).append((eid, rec))
+        run = src.runs()[-1]
+        rows = {r["episode_key"]: r for r in src.episode_rows()}
+        records = src.records()
+        journals = {key: {j: src.events(key, journal=j, raw=True) for j in src.journals(key)}
+                    for key in records}
+        judged: dict[str, list[dict]] = {}
+        for j in src.judgments():
+            judged.setdefault(j["episode_key"], []).append(j)
+        identities = src.identities()
+    trials = max(r.trial for r in records.values()) + 1
+    # (benchmark, domain, task, trial) -> the seed's episodes of it, one per seed model
+    slots: dict[tuple, list[tuple[str, object]]] = {}
+    for key, rec in records.items():
+        slots.setdefault((rec.benchmark, rec.domain, rec.task_id, rec.trial), []).append(
+            (key, rec))
     order = sorted(slots)
     copies = -(-episodes // (models * len(order)))
     rng = random.Random(0)
     written = 0
     t0 = time.perf_counter()
+    names = [f"model-{m:02d}" for m in range(models)]
+    price = {"input": 1.0, "cached_input": 0.1, "output": 4.0}
     with RunStore(out) as store:
-        store.begin_run(run_id, {**config, "note": "viewer_latency: grown from a seed sweep"})
-        for m in range(models):
-            model = f"model-{m:02d}"
+        run_id = new_run_id()
+        store.begin_run(run_id, {**run["config"], "note": "viewer_latency: grown from a seed"},
+                        prices={**run["prices"], **{n: price for n in names}},
+                        info=run["info"])
+        for m, model in enumerate(names):
             skill = (m + 0.5) / models  # how often this model's episode is the oracle's
             for copy in range(copies):
-                for key in order:
+                for slot in order:
                     if written >= episodes:
                         break
-                    pool = sorted(slots[key], key=lambda x: x[1].model != "scripted/oracle")
-                    eid, rec = pool[0] if rng.random() < skill or len(pool) == 1 else pool[1]
-                    task = EpisodeId.parse(eid).task
-                    task_id = f"{task.id}-r{copy:03d}"
-                    new = str(EpisodeId(model, TaskKey(task.benchmark, task.domain, task.lang,
-                                                       task_id), rec.trial))
-                    row = rows[eid]
-                    store.episode_started(run_id, new, model=model, benchmark=rec.benchmark,
-                                          domain=rec.domain, task_id=task_id,
-                                          lang=row["lang"] or "en", trial=rec.trial)
-                    for ev in journals[eid]:
-                        store.event(run_id, new, ev["seq"], ev["kind"], ev["payload"])
+                    pool = sorted(slots[slot], key=lambda x: x[1].model != "scripted/oracle")
+                    key, rec = pool[0] if rng.random() < skill or len(pool) == 1 else pool[1]
+                    row = rows[key]
+                    task_id = f"{rec.task_id}-r{copy:03d}"
+                    label = str(EpisodeId(model, TaskKey(rec.benchmark, rec.domain, rec.lang,
+                                                         task_id), rec.trial))
+                    identity = {**identities[key], "agent": {"scripted": model},
+                                "task": f"{identities[key].get('task')}-r{copy:03d}"}
+                    new = str(EpisodeKey.of(identity))
+                    meta = EpisodeMeta(key=new, label=label, model=model,
+                                       benchmark=rec.benchmark, domain=rec.domain,
+                                       task_id=task_id, lang=rec.lang, trial=rec.trial,
+                                       spec=row["spec"], user_model=row["user_model"],
+                                       user_mode=row["user_mode"], identity=identity,
+                                       unreachable=row["unreachable"])
+                    store.select(run_id, [meta])
+                    store.episode_started(meta, run_id=run_id)
+                    for journal, events in journals[key].items():
+                        for ev in events:
+                            endpoint = (model if ev["endpoint"] == rec.model
+                                        else ev["endpoint"])
+                            store.event(new, ev["seq"], ev["kind"], ev["payload"],
+                                        journal=journal, run_id=run_id, endpoint=endpoint)
                     store.episode_finished(new, msgspec.structs.replace(
-                        rec, model=model, task_id=task_id))
-                    for j in by_episode.get(eid, []):
-                        store.judgment(run_id, new, judge=j["judge"], method=j["method"],
+                        rec, model=model, task_id=task_id, run_id=run_id), run_id=run_id)
+                    for j in judged.get(key, []):
+                        store.judgment(new, judge=j["judge"], method=j["method"],
                                        passed=j["passed"], score=j["score"],
-                                       details=j["details"])
-                        for ev in judge_journals[eid, j["judge"], j["method"]]:
-                            store.event(run_id, judge_journal_id(j["judge"], j["method"], new),
-                                        ev["seq"], ev["kind"], ev["payload"])
+                                       details=j["details"], run_id=run_id,
+                                       judge_key=j["judge_key"])
                     written += 1
                     if written % 2_000 == 0:
                         store.flush_sync()
@@ -122,7 +139,7 @@ def grow(seed: Path, out: Path, episodes: int, models: int) -> dict:
 
 
 async def measure(path: Path, run_id: str, repeats: int) -> dict:
-    app = build_app([path])
+    app = build_app([path], benchmarks=benchmark_info())
     runner = web.AppRunner(app, access_log=None)
     t = time.perf_counter()
     await runner.setup()  # the viewer computes the stores' leaderboards before serving
@@ -136,8 +153,8 @@ async def measure(path: Path, run_id: str, repeats: int) -> dict:
     try:
         async with aiohttp.ClientSession() as http:
             async def get(name: str, **params: object) -> dict:
-                async with http.get(base + name, params={"store": sid, "run": run_id,
-                                                         **{k: str(v) for k, v in params.items()}}) as r:
+                async with http.get(base + name, params={
+                        "store": sid, **{k: str(v) for k, v in params.items()}}) as r:
                     assert r.status == 200, await r.text()
                     return await r.json()
 
@@ -147,25 +164,30 @@ async def measure(path: Path, run_id: str, repeats: int) -> dict:
                 out.setdefault(key, []).append((time.perf_counter() - t) * 1000)
                 return results
 
+            # every episode of the store (the default, as `report`), each benchmark by its
+            # headline
             for _ in range(repeats):
                 _, summary, first = await timed(
                     "first_page", ("stores", {}), ("summary", {}), ("episodes", {"page": 0}))
             assert first["total"] >= 1
-            ids = []
+            keys = []
             rng = random.Random(0)
             for _ in range(repeats):
                 page = rng.randrange(max(1, first["total"] // 50))
                 listed = await get("episodes", page=page)
-                ids.append(rng.choice(listed["rows"])["episode_id"])
-            for eid in ids:
-                episode, _ = await timed("episode_page", ("episode", {"id": eid}),
-                                         ("same-task", {"id": eid}))
+                keys.append(rng.choice(listed["rows"])["episode_key"])
+            for key in keys:
+                episode, _ = await timed("episode_page", ("episode", {"id": key}),
+                                         ("same-task", {"id": key}))
                 assert episode["messages"]
-            # another judge's leaderboard: computed on first request, then kept
-            other = summary["pairs"][1]
+            # one run's selection (through run_episodes): computed on first request, then kept
             for _ in range(repeats):
-                await timed("other_judge_summary", ("summary", {
-                    "judge": other["judge"], "method": other["method"]}))
+                await timed("run_first_page", ("summary", {"run": run_id}),
+                            ("episodes", {"run": run_id, "page": 0}))
+            # another source for VitaBench: computed on first request, then kept
+            for _ in range(repeats):
+                await timed("other_source_summary", ("summary", {
+                    "src.vitabench": "state/state"}))
             model = summary["cells"][0]["model"]
             for i in range(repeats):
                 await timed("filtered_deep_page", ("episodes", {
@@ -192,15 +214,15 @@ def main() -> None:
     store = tmp / f"viewer-{episodes}.sqlite"
     if store.exists():
         with RunStore(store, create=False) as s:
-            built = {"run_id": s.latest_run_id(), "episodes": len(s.episode_status(
-                s.latest_run_id())), "generate_s": None}
+            built = {"run_id": s.latest_run_id(), "episodes": len(s.episode_status()),
+                     "generate_s": None}
     else:
         seed = tmp / "seed.sqlite"
         if not seed.exists():
             seed_store(seed)
         built = grow(seed, store, episodes, opts.models)
     t = time.perf_counter()
-    prepare_indexes([store], lambda line: print(line, file=sys.stderr))
+    prepare([store], lambda line: print(line, file=sys.stderr))
     index_s = time.perf_counter() - t
     times = asyncio.run(measure(store, built["run_id"], opts.repeats))
     med = {k: statistics.median(v) for k, v in times.items()}
