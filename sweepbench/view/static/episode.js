@@ -122,7 +122,8 @@ function judgmentCard(j, decides) {
   }
   if (extra.length) body.push(h("div", {class: "muted small", text: extra.join(" · ")}));
   if (j.windows_note) body.push(h("div", {class: "note", text: j.windows_note}));
-  return h("div", {class: `judgment ${j.passed === true ? "ok" : j.passed === false ? "bad" : ""}`,
+  const wide = Array.isArray(d.rubrics) && d.rubrics.length ? " wide" : "";
+  return h("div", {class: `judgment${wide} ${j.passed === true ? "ok" : j.passed === false ? "bad" : ""}`,
                    "data-judge": `${j.judge}/${j.method}`}, head, body);
 }
 
@@ -305,7 +306,7 @@ export function identityView(data) {
     h("p", {class: "muted small", text: "The episode's key is the hash of what decides its outcome; " +
       "change any of these and a sweep runs a new episode."}),
     facts([
-      ["key", e.episode_key], ["label", e.label],
+      ["key", h("span", {class: "mono", text: e.episode_key})], ["label", e.label],
       ["agent endpoint", endpointText(id.agent)],
       ["task content", h("span", {class: "mono", title: id.task || "", text: short(id.task)})],
       ["prompts and tools", h("span", {class: "mono", title: id.fingerprint || "", text: short(id.fingerprint)})],
