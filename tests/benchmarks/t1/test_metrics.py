@@ -107,3 +107,69 @@ def test_calls_from_messages():
                 ToolMessage("a", "out-a"), ToolMessage("b", "Error: bad")]
     assert calls_from_messages(messages) == [Call("search_bars", {"city": "Denver"}, "out-a"),
                                              Call("filter_bars", {}, "Error: bad")]
+
+
+# ---- hand-made tasks: one behaviour each ---------------------------------------------------
+
+from itertools import permutations  # noqa: E402
+
+from sweepbench.benchmarks.t1 import metrics  # noqa: E402
+from sweepbench.benchmarks.t1.metrics import reference_outputs  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def fresh_reference_outputs(monkeypatch):
+    """Every test computes reference outputs itself instead of reading another test's."""
+    monkeypatch.setattr(metrics, "_outputs_cache", {})
+
+
+def hand_task(*gold: tuple[str, dict], id: str = "hand", time: str = "2026-04-20 09:00:00") -> Task:
+    return Task(id=id, benchmark="t1", domain="hotel", instructions="", environment={"time": time},
+                evaluation={"gold_calls": [{"tool": t, "arguments": a} for t, a in gold]})
+
+
+def test_pairing_maximises_total_overlap_not_greedy(kb):
+    g1 = {"city": "Denver", "has_gym": True, "has_pool": True}
+    g2 = {"has_pool": True, "has_spa": True}
+    task = hand_task(("search_hotel", g1), ("search_hotel", g2))
+    p1 = {"city": "Denver", "has_gym": True, "has_pool": True, "has_spa": True}  # shares 3 with g1, 2 with g2
+    p2 = {"city": "Denver", "has_gym": True}  # shares 2 with g1, none with g2
+    s = score(task, [Call("search_hotel", p1, ""), Call("search_hotel", p2, "")])
+    # greedy (g1-p1 first) matches 3 + 0; the best one-to-one pairing g1-p2, g2-p1 matches 2 + 2
+    assert (s.param.recall, s.param.precision, s.param.accuracy) == (4 / 5, 4 / 6, 0.0)
+
+
+def _brute_param_rates(gold, pred):
+    """Recall and precision over the best one-to-one pairing per tool name, by enumeration."""
+    matched = passed = 0
+    for name in {t for t, _ in gold}:
+        gs = [set(a.items()) for t, a in gold if t == name]
+        ps = [set(a.items()) for t, a in pred if t == name]
+        if len(gs) <= len(ps):
+            choices = [list(zip(gs, perm)) for perm in permutations(ps, len(gs))]
+        else:
+            choices = [list(zip(perm, ps)) for perm in permutations(gs, len(ps))]
+        # every gold call that can have a partner gets one; most overlap, then fewest passed
+        best = max(((sum(len(g & p) for g, p in pairs), -sum(len(p) for _, p in pairs))
+                    for pairs in choices), default=(0, 0))
+        matched, passed = matched + best[0], passed - best[1]
+    gold_params = sum(len(a) for _, a in gold)
+    return matched / gold_params, (matched / passed if passed else 0.0)
+
+
+def test_pairing_equals_the_best_one_to_one_pairing_on_random_calls(kb):
+    rng = random.Random(13)
+    pool = {"city": ["denver", "boston"], "has_gym": [True, False], "has_pool": [True, False],
+            "has_spa": [True, False]}
+
+    def args():
+        keys = rng.sample(sorted(pool), rng.randint(1, 4))
+        return {k: rng.choice(pool[k]) for k in keys}
+
+    for n in range(40):
+        gold = [(rng.choice(["search_hotel", "filter_hotel"]), args()) for _ in range(rng.randint(1, 3))]
+        pred = [(rng.choice(["search_hotel", "filter_hotel"]), args()) for _ in range(rng.randint(1, 4))]
+        s = score(hand_task(*gold, id=f"random-{n}"), [Call(t, a, "") for t, a in pred])
+        recall, precision = _brute_param_rates(gold, pred)
+        assert s.param.recall == pytest.approx(recall), (gold, pred)
+        assert s.param.precision == pytest.approx(precision), (gold, pred)
