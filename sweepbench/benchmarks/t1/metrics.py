@@ -15,7 +15,7 @@
 - Pass = recall(tool) == 1 and recall(param) == 1 and EM == 1.
 
 Values compare after light normalisation (case and spacing of text, 1 == 1.0), so a model
-is not failed for writing "denver" for "Denver".
+is not failed for writing "denver" for "Denver"; kinds stay apart (true is not 1).
 """
 
 from __future__ import annotations
@@ -55,18 +55,21 @@ class T1Score(msgspec.Struct, frozen=True):
         return msgspec.to_builtins(self)
 
 
-def _norm(v: Any) -> Any:
+def _norm(v: Any) -> tuple:
+    """A hashable, comparable form of an argument value, tagged with its JSON kind, so that
+    ``true`` is not ``1`` (Python's True == 1; the tools reject one for the other) and a list
+    of pairs is not an object."""
     if isinstance(v, str):
-        return " ".join(v.split()).casefold()
+        return ("s", " ".join(v.split()).casefold())
     if isinstance(v, bool) or v is None:
-        return v
+        return ("b", v)
     if isinstance(v, (int, float)):
-        return float(v)
+        return ("n", float(v))
     if isinstance(v, (list, tuple)):
-        return tuple(_norm(x) for x in v)
+        return ("l", tuple(_norm(x) for x in v))
     if isinstance(v, dict):
-        return tuple(sorted((str(k), _norm(x)) for k, x in v.items()))
-    return repr(v)
+        return ("d", tuple(sorted((str(k), _norm(x)) for k, x in v.items())))
+    return ("r", repr(v))
 
 
 def _pairs(arguments: dict[str, Any]) -> set[tuple[str, Any]]:

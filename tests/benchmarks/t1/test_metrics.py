@@ -173,3 +173,21 @@ def test_pairing_equals_the_best_one_to_one_pairing_on_random_calls(kb):
         recall, precision = _brute_param_rates(gold, pred)
         assert s.param.recall == pytest.approx(recall), (gold, pred)
         assert s.param.precision == pytest.approx(precision), (gold, pred)
+
+
+def test_values_compare_after_case_spacing_and_number_normalisation_only(kb):
+    gold = {"city": "New York", "price_per_night_max": 200, "has_gym": True}
+    task = hand_task(("search_hotel", gold))
+
+    def param_recall(**changed):
+        return score(task, [Call("search_hotel", {**gold, **changed}, "")]).param.recall
+
+    assert param_recall(city="  new   YORK ") == 1.0  # case and spacing of text
+    assert param_recall(price_per_night_max=200.0) == 1.0  # 200 == 200.0
+    assert param_recall(city="Newark") == pytest.approx(2 / 3)
+    assert param_recall(price_per_night_max=201) == pytest.approx(2 / 3)
+    # the tools reject 1 for a boolean (and "true"): neither is the gold value
+    assert param_recall(has_gym=1) == pytest.approx(2 / 3)
+    assert param_recall(has_gym="true") == pytest.approx(2 / 3)
+    assert param_recall(has_gym=False) == pytest.approx(2 / 3)
+    assert param_recall(has_gym=None) == pytest.approx(2 / 3)
