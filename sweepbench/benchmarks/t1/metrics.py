@@ -140,12 +140,14 @@ def _reference_outputs(task: Task) -> list[str]:
             for g in task.evaluation["gold_calls"]]
 
 
-_outputs_cache: dict[str, list[str]] = {}
+_outputs_cache: dict[bytes, list[str]] = {}
 
 
 def reference_outputs(task: Task) -> list[str]:
-    """Cached per task: the reference tools are deterministic."""
-    key = f"{task.key}|{task.evaluation.get('kb', {}).get('digest', '')}"
+    """Cached per task content (identity, environment, gold calls and knowledge base): the
+    reference tools are deterministic, and two tasks that share an id but differ in content
+    (an edited task file, a hand-made task) must not share outputs."""
+    key = msgspec.json.encode([task.key, task.environment, task.evaluation])
     if key not in _outputs_cache:
         _outputs_cache[key] = _reference_outputs(task)
     return _outputs_cache[key]

@@ -191,3 +191,20 @@ def test_values_compare_after_case_spacing_and_number_normalisation_only(kb):
     assert param_recall(has_gym="true") == pytest.approx(2 / 3)
     assert param_recall(has_gym=False) == pytest.approx(2 / 3)
     assert param_recall(has_gym=None) == pytest.approx(2 / 3)
+
+
+def test_reference_outputs_are_the_gold_calls_run_on_fresh_tools_per_task_content(kb):
+    denver, boston = {"city": "Denver"}, {"city": "Boston"}
+    first = hand_task(("search_hotel", denver), ("filter_hotel", {"cache_key": "search_hotel_results_0",
+                                                                   "has_gym": True}))
+    kit, state = TOOLS.toolkit(first), TOOLS.new_state(first)  # in order, on one episode
+    expected = [kit.call(state, "search_hotel", msgspec.json.encode(denver)).content,
+                kit.call(state, "filter_hotel", b'{"cache_key": "search_hotel_results_0", "has_gym": true}').content]
+    assert not expected[1].startswith("Error")  # the filter read the search's cached results
+    assert reference_outputs(first) == expected
+    assert reference_outputs(first) == expected  # asked again: the same
+    # same task id, other gold calls: their own outputs, never the first task's
+    other_gold = hand_task(("search_hotel", boston))
+    assert reference_outputs(other_gold) == [
+        TOOLS.toolkit(other_gold).call(TOOLS.new_state(other_gold), "search_hotel",
+                                       msgspec.json.encode(boston)).content]
