@@ -208,3 +208,112 @@ def test_reference_outputs_are_the_gold_calls_run_on_fresh_tools_per_task_conten
     assert reference_outputs(other_gold) == [
         TOOLS.toolkit(other_gold).call(TOOLS.new_state(other_gold), "search_hotel",
                                        msgspec.json.encode(boston)).content]
+
+
+def _observed(task: Task) -> list[Call]:
+    """The gold calls made exactly, each showing the output the reference tools give."""
+    gold = task.evaluation["gold_calls"]
+    return [Call(g["tool"], g["arguments"], o) for g, o in zip(gold, reference_outputs(task))]
+
+
+DENVER = {"city": "Denver", "has_gym": True}
+BOSTON = {"city": "Boston"}
+
+
+def test_pass_needs_every_gold_output_observed(kb):
+    task = hand_task(("search_hotel", DENVER), ("search_hotel", BOSTON))
+    calls = _observed(task)
+    assert score(task, calls).passed
+    blind = [calls[0], calls[1]._replace(output="")]  # the right calls, one output never seen
+    s = score(task, blind)
+    assert (s.tool.recall, s.param.recall, s.output_em) == (1.0, 1.0, 0.5) and not s.passed
+
+
+def test_pass_needs_recall_not_precision(kb):
+    task = hand_task(("search_hotel", DENVER))
+    right = _observed(task)[0]
+    # an extra call, and an extra argument beside the gold call: precision drops, recall holds
+    s = score(task, [right, Call("filter_hotel", BOSTON, "x")])
+    assert (s.tool.precision, s.tool.recall, s.tool.f1) == (0.5, 1.0, pytest.approx(2 / 3))
+    assert s.passed
+    s = score(task, [right._replace(arguments={**DENVER, "has_pool": True})])
+    assert (s.param.precision, s.param.recall, s.param.f1) == (2 / 3, 1.0, pytest.approx(0.8))
+    assert s.param.accuracy == 0.0  # a superset of the gold arguments is not exact
+    assert s.passed
+    # and a missing gold parameter fails it, whatever else is right
+    s = score(task, [right._replace(arguments={"city": "Denver"})])
+    assert (s.param.precision, s.param.recall, s.param.accuracy) == (1.0, 0.5, 0.0)
+    assert not s.passed
+
+
+def test_tool_accuracy_needs_the_gold_order(kb):
+    task = hand_task(("search_hotel", DENVER), ("filter_hotel", BOSTON))
+    calls = _observed(task)
+    s = score(task, calls)
+    assert (s.tool.accuracy, s.param.accuracy) == (1.0, 1.0)
+    s = score(task, calls[::-1])  # the same calls, the other way round
+    assert (s.tool.precision, s.tool.recall, s.tool.accuracy) == (1.0, 1.0, 0.0)
+    assert (s.param.recall, s.param.accuracy, s.output_em) == (1.0, 1.0, 1.0)
+    assert s.passed  # Pass (eq. 5) asks for recall and outputs, not order
+    assert score(task, calls + calls[:1]).tool.accuracy == 0.0  # a repeat is not the sequence
+
+
+def test_one_predicted_call_pairs_with_one_gold_call(kb):
+    task = hand_task(("search_hotel", DENVER), ("search_hotel", DENVER))  # asked twice
+    once = _observed(task)[:1]
+    s = score(task, once)
+    assert (s.tool.precision, s.tool.recall) == (1.0, 0.5)
+    assert (s.param.precision, s.param.recall, s.param.accuracy) == (1.0, 0.5, 0.5)
+    assert s.output_em == 0.5 and not s.passed  # the second search caches under another key
+    s = score(task, _observed(task))
+    assert (s.param.recall, s.param.accuracy) == (1.0, 1.0) and s.passed
+
+
+def test_empty_sides(kb):
+    nothing = hand_task()
+    assert values(score(nothing, [])) == [1.0] * 9 and score(nothing, []).passed
+    s = score(nothing, [Call("search_hotel", DENVER, "x")])  # calls nobody asked for
+    assert (s.tool.precision, s.tool.recall, s.tool.f1) == (0.0, 1.0, 0.0)
+    assert (s.param.precision, s.param.recall, s.output_em) == (1.0, 1.0, 1.0)
+    task = hand_task(("search_hotel", DENVER))
+    s = score(task, [])  # a task with gold calls and an agent that made none
+    assert values(s)[:8] == [0.0] * 8 and s.output_em == 0.0 and not s.passed
+    s = score(task, [Call("filter_hotel", DENVER, "x")])  # only calls of other tools
+    assert (s.tool.precision, s.tool.f1, s.param.precision, s.param.recall) == (0.0, 0.0, 0.0, 0.0)
+    # a gold call without arguments, made without arguments
+    bare = hand_task(("get_results_from_cache", {}))
+    s = score(bare, _observed(bare))
+    assert (s.param.precision, s.param.recall, s.param.accuracy) == (1.0, 1.0, 1.0) and s.passed
+    s = score(bare, [Call("get_results_from_cache", {"cache_key": "k"}, "")])
+    assert (s.param.precision, s.param.recall, s.param.accuracy) == (0.0, 1.0, 0.0)
+
+
+def test_arguments_that_are_not_an_object_count_as_none(kb):
+    task = hand_task(("search_hotel", DENVER))
+    s = score(task, [("search_hotel", ["Denver", True], "x")])  # rows may be plain tuples
+    assert (s.tool.recall, s.param.precision, s.param.recall) == (1.0, 0.0, 0.0)
+
+
+def test_nested_values_compare_element_by_element(kb):
+    gold = {"amenities": ["Pool", "Gym"], "window": {"from": "09:00", "to": 5}}
+    task = hand_task(("search_hotel", gold))
+
+    def param_recall(**changed):
+        return score(task, [Call("search_hotel", {**gold, **changed}, "")]).param.recall
+
+    assert param_recall(amenities=[" pool", "GYM"], window={"to": 5.0, "from": "09:00"}) == 1.0
+    assert param_recall(amenities=["Pool", "Spa"]) == 0.5
+    assert param_recall(amenities=["Pool"]) == 0.5
+    assert param_recall(window={"from": "09:00", "to": 6}) == 0.5
+    assert param_recall(window={"from": "10:00", "to": 5}) == 0.5
+    assert param_recall(window=[["from", "09:00"], ["to", 5]]) == 0.5  # pairs are not an object
+
+
+def test_calls_from_messages_take_untrusted_arguments_and_missing_outputs():
+    messages = [AssistantMessage(tool_calls=[ToolCall("a", FunctionCall("search_bars", "[1, 2]")),
+                                             ToolCall("b", FunctionCall("search_bars", "")),
+                                             ToolCall("c", FunctionCall("search_bars", '"x"'))]),
+                ToolMessage("b", "out-b")]  # no output for a or c (the episode ended first)
+    assert calls_from_messages(messages) == [Call("search_bars", {}, ""),
+                                             Call("search_bars", {}, "out-b"),
+                                             Call("search_bars", {}, "")]
