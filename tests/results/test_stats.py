@@ -483,3 +483,10 @@ def test_benchmark_of_an_outcome():
                      Outcome("A", "d", "plain", 0, False)])["A"]
     assert sorted(out.benchmarks) == ["-", "other", "t1"]
 
+
+def test_summarize_mse_k_max_must_be_a_positive_int():
+    data = rows("A", "d", "t1", "PPFF")
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="mse_k_max must be an int >= 1"):
+            summarize(data, mse_k_max=bad)
+    assert summarize(data, mse_k_max=1)["A"].mse_vs_k == [0.25]
