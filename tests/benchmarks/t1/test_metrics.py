@@ -111,6 +111,7 @@ def test_calls_from_messages():
 
 # ---- hand-made tasks: one behaviour each ---------------------------------------------------
 
+from decimal import Decimal  # noqa: E402
 from itertools import permutations  # noqa: E402
 
 from sweepbench.benchmarks.t1 import metrics  # noqa: E402
@@ -140,8 +141,10 @@ def test_pairing_maximises_total_overlap_not_greedy(kb):
 
 
 def _brute_param_rates(gold, pred):
-    """Recall and precision over the best one-to-one pairing per tool name, by enumeration."""
-    matched = passed = 0
+    """Recall, precision and accuracy of the best one-to-one pairing per tool name, found by
+    enumerating every pairing: as many pairs as there can be, then the most shared parameters,
+    then the fewest passed, then the most exact."""
+    matched = passed = exact = 0
     for name in {t for t, _ in gold}:
         gs = [set(a.items()) for t, a in gold if t == name]
         ps = [set(a.items()) for t, a in pred if t == name]
@@ -149,30 +152,35 @@ def _brute_param_rates(gold, pred):
             choices = [list(zip(gs, perm)) for perm in permutations(ps, len(gs))]
         else:
             choices = [list(zip(perm, ps)) for perm in permutations(gs, len(ps))]
-        # every gold call that can have a partner gets one; most overlap, then fewest passed
-        best = max(((sum(len(g & p) for g, p in pairs), -sum(len(p) for _, p in pairs))
-                    for pairs in choices), default=(0, 0))
-        matched, passed = matched + best[0], passed - best[1]
+        best = max(((sum(len(g & p) for g, p in pairs), -sum(len(p) for _, p in pairs),
+                     sum(g == p for g, p in pairs)) for pairs in choices), default=(0, 0, 0))
+        matched, passed, exact = matched + best[0], passed - best[1], exact + best[2]
     gold_params = sum(len(a) for _, a in gold)
-    return matched / gold_params, (matched / passed if passed else 0.0)
+    if not gold_params:
+        return 1.0, (matched / passed if passed else 1.0), exact / len(gold)
+    return matched / gold_params, (matched / passed if passed else 0.0), exact / len(gold)
 
 
 def test_pairing_equals_the_best_one_to_one_pairing_on_random_calls(kb):
     rng = random.Random(13)
     pool = {"city": ["denver", "boston"], "has_gym": [True, False], "has_pool": [True, False],
-            "has_spa": [True, False]}
+            "has_spa": [True, False], "has_digital_key": [True]}
 
     def args():
-        keys = rng.sample(sorted(pool), rng.randint(1, 4))
+        keys = rng.sample(sorted(pool), rng.randint(0, 5))
         return {k: rng.choice(pool[k]) for k in keys}
 
-    for n in range(40):
-        gold = [(rng.choice(["search_hotel", "filter_hotel"]), args()) for _ in range(rng.randint(1, 3))]
-        pred = [(rng.choice(["search_hotel", "filter_hotel"]), args()) for _ in range(rng.randint(1, 4))]
+    names = ["search_hotel", "search_hotel", "search_hotel", "filter_hotel"]  # mostly one name
+    for n in range(150):
+        gold = [(rng.choice(names), args()) for _ in range(rng.randint(1, 4))]
+        pred = [(rng.choice(names), args()) for _ in range(rng.randint(1, 5))]
+        pred += [(t, dict(a)) for t, a in gold if rng.random() < 0.3]  # some exact calls
+        rng.shuffle(pred)
         s = score(hand_task(*gold, id=f"random-{n}"), [Call(t, a, "") for t, a in pred])
-        recall, precision = _brute_param_rates(gold, pred)
+        recall, precision, accuracy = _brute_param_rates(gold, pred)
         assert s.param.recall == pytest.approx(recall), (gold, pred)
         assert s.param.precision == pytest.approx(precision), (gold, pred)
+        assert s.param.accuracy == pytest.approx(accuracy), (gold, pred)
 
 
 def test_values_compare_after_case_spacing_and_number_normalisation_only(kb):
@@ -307,6 +315,11 @@ def test_nested_values_compare_element_by_element(kb):
     assert param_recall(window={"from": "09:00", "to": 6}) == 0.5
     assert param_recall(window={"from": "10:00", "to": 5}) == 0.5
     assert param_recall(window=[["from", "09:00"], ["to", 5]]) == 0.5  # pairs are not an object
+    assert param_recall(window={"to": "09:00", "from": 5}) == 0.5  # values stay with their keys
+    # values no JSON decoder makes (a caller's own objects) compare by their repr
+    assert param_recall(amenities=Decimal("1.5")) == 0.5
+    task = hand_task(("search_hotel", {"price": Decimal("1.5")}))
+    assert score(task, [Call("search_hotel", {"price": Decimal("1.5")}, "")]).param.recall == 1.0
 
 
 def test_calls_from_messages_take_untrusted_arguments_and_missing_outputs():
