@@ -341,7 +341,7 @@ def test_out_of_range_is_named(n, c, k, match):
 
 def test_pass_curves_validate_every_task_and_never_warn():
     for n, c in (([3, 0], [1, 0]), ([3, 3], [1, -1]), ([3, 2], [1, 3])):
-        with pytest.raises(ValueError, match="for every task"):
+        with pytest.raises(ValueError, match="^need n >= 1 and 0 <= c <= n for every task$"):
             pass_curves(n, c, 2)
     with pytest.raises(ValueError, match="k_max must be >= 1, got 0"):
         pass_curves([3], [1], 0)
@@ -350,6 +350,8 @@ def test_pass_curves_validate_every_task_and_never_warn():
         at, hat = pass_curves([2, 3], [1, 3], 6)
     assert np.isnan(at[0, 2:]).all() and np.isnan(hat[1, 3:]).all()
     assert at[1, :3].tolist() == [1.0, 1.0, 1.0]
+    _, hat = pass_curves([4], [0], 4)  # never passed: +0.0 for every k, never a "-0.0" in a report
+    assert hat.tolist() == [[0.0] * 4] and not np.signbit(hat).any()
 
 
 def test_mse_vs_k_input_shapes():
@@ -367,7 +369,9 @@ def test_sampling_defaults_are_documented_and_deterministic():
     x = np.random.default_rng(4).random((5, 6))
     np.testing.assert_array_equal(mse_vs_k(x, method="sample"),
                                   mse_vs_k(x, method="sample", samples=4000, seed=0))
-    assert bootstrap_ci([0, 1, 1, 0, 1]) == bootstrap_ci([0, 1, 1, 0, 1], n_boot=2000, seed=0)
+    scores = np.random.default_rng(8).random(30)
+    assert bootstrap_ci(scores) == bootstrap_ci(scores, n_boot=2000, seed=0)
+    assert bootstrap_ci(scores) != bootstrap_ci(scores, seed=1)
     a, b = [1.0, 0.0, 0.5, 1.0], [0.0, 0.0, 1.0, 0.5]
     assert paired_bootstrap(a, b) == paired_bootstrap(a, b, n_boot=10_000, seed=0)
 
@@ -383,7 +387,7 @@ def test_bootstrap_ci_level_is_the_one_asked_for():
     for level in (0.0, 1.0, 1.5, -0.1):
         with pytest.raises(ValueError, match="level must be in"):
             bootstrap_ci(num, level=level)
-    with pytest.raises(ValueError, match="one num and one den value per task"):
+    with pytest.raises(ValueError, match=r"^bootstrap_ci needs one num and one den value per task"):
         bootstrap_ci([1, 0], [1, 1, 1])
 
 
@@ -452,12 +456,16 @@ def test_judge_agreement_edges():
 
 
 def test_summarize_ci95_is_the_seeded_95_percent_interval_over_tasks():
-    data = (rows("A", "d", "t1", "PPFF") + rows("A", "d", "t2", "PPPP") + rows("A", "d", "t3", "FFFP")
-            + rows("A", "d", "t4", "FFFF"))
+    rng = np.random.default_rng(9)
+    trials = rng.integers(1, 9, 30)
+    passes = rng.binomial(trials, 0.6)
+    data = [row for t, (n, c) in enumerate(zip(trials, passes))
+            for row in rows("A", "d", f"t{t:02d}", "P" * c + "F" * (n - c))]
     a = summarize(data, n_boot=300, seed=5)["A"]
-    assert a.ci95 == list(bootstrap_ci([2, 4, 1, 0], [4, 4, 4, 4], n_boot=300, seed=5))
-    assert summarize(data)["A"].ci95 == list(bootstrap_ci([2, 4, 1, 0], [4, 4, 4, 4]))
+    assert a.ci95 == list(bootstrap_ci(passes, trials, n_boot=300, seed=5))
+    assert summarize(data)["A"].ci95 == list(bootstrap_ci(passes, trials))  # 2000 replicates, seed 0
     assert summarize(data, n_boot=300, seed=6)["A"].ci95 != a.ci95
+    assert summarize(data, n_boot=301, seed=5)["A"].ci95 != a.ci95
 
 
 def test_summarize_mse_curve_length():
