@@ -365,7 +365,8 @@ class Outcome(NamedTuple):
     """One episode's outcome. ``task_key`` identifies the task across models.
 
     ``score``: the judgment's fractional score in [0, 1], None when it has none.
-    ``benchmark``: empty means the prefix of ``task_key`` before its first ':'.
+    ``benchmark``: empty means the benchmark part of ``task_key`` ("-" when it is not a
+    ``benchmark:domain:lang:id`` key).
     """
 
     model: str
@@ -498,10 +499,11 @@ def summarize(
     Rows are ``Outcome``s, tuples in its field order, or mappings with its field names.
     ``n_boot``, ``seed``: the bootstrap behind ``ci95``. ``mse_k_max``: cap on the k of
     ``mse_vs_k``. Raises ValueError on a duplicate (model, task_key, trial), on a task seen
-    under two domains, or on k < 1.
+    under two domains, or on k or mse_k_max < 1.
     """
-    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    for name, v in (("k", k), ("mse_k_max", mse_k_max)):
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+            raise ValueError(f"{name} must be an int >= 1, got {v!r}")
     opt = _Options(n_boot, seed, mse_k_max)
     by_model: dict[str, dict[str, _Task]] = defaultdict(dict)
     for raw in outcomes:

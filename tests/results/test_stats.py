@@ -317,3 +317,184 @@ def test_summarize_scores_ci_curves_and_benchmarks():
     assert summarize(rows("B", "d", "t", "PF"))["B"].score is None
     single = summarize(rows("B", "d", "t", "P"))["B"]
     assert single.mse_vs_k is None and single.pass_at_k_curve == [1.0]
+
+
+# ---- what the mutation runs showed untested (scripts/mutate.py) ----------------------------
+
+import warnings  # noqa: E402
+
+
+@pytest.mark.parametrize("name,args", [("n", (4.0, 1, 1)), ("c", (4, 1.0, 1)), ("k", (4, 1, 1.0)),
+                                       ("n", (True, 1, 1)), ("k", (4, 1, True))])
+def test_non_int_is_named(name, args):
+    with pytest.raises(TypeError, match=rf"^{name} must be an int"):
+        pass_at_k(*args)
+
+
+@pytest.mark.parametrize("n,c,k,match", [(0, 0, 1, r"^n must be >= 1, got n=0"),
+                                         (3, 4, 1, r"^c must be in \[0, n\], got c=4, n=3"),
+                                         (3, 1, 4, r"^k must be in \[1, n\], got k=4, n=3")])
+def test_out_of_range_is_named(n, c, k, match):
+    with pytest.raises(ValueError, match=match):
+        pass_hat_k(n, c, k)
+
+
+def test_pass_curves_validate_every_task_and_never_warn():
+    for n, c in (([3, 0], [1, 0]), ([3, 3], [1, -1]), ([3, 2], [1, 3])):
+        with pytest.raises(ValueError, match="^need n >= 1 and 0 <= c <= n for every task$"):
+            pass_curves(n, c, 2)
+    with pytest.raises(ValueError, match="k_max must be >= 1, got 0"):
+        pass_curves([3], [1], 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # k beyond n is NaN, not a 0/0 with a RuntimeWarning
+        at, hat = pass_curves([2, 3], [1, 3], 6)
+    assert np.isnan(at[0, 2:]).all() and np.isnan(hat[1, 3:]).all()
+    assert at[1, :3].tolist() == [1.0, 1.0, 1.0]
+    _, hat = pass_curves([4], [0], 4)  # never passed: +0.0 for every k, never a "-0.0" in a report
+    assert hat.tolist() == [[0.0] * 4] and not np.signbit(hat).any()
+
+
+def test_mse_vs_k_input_shapes():
+    x = np.array([1.0, 0.0, 1.0, 1.0])
+    np.testing.assert_array_equal(mse_vs_k(x), mse_vs_k(x[None, :]))  # one task, as a row
+    for bad in (np.zeros((0, 3)), np.zeros((3, 0)), np.zeros((2, 2, 2))):
+        with pytest.raises(ValueError, match="non-empty"):
+            mse_vs_k(bad)
+    with pytest.raises(ValueError, match="samples must be >= 1, got 0"):
+        mse_vs_k(x, method="sample", samples=0)
+    assert mse_vs_k(x, method="sample", samples=1).shape == (4,)
+
+
+def test_sampling_defaults_are_documented_and_deterministic():
+    x = np.random.default_rng(4).random((5, 6))
+    np.testing.assert_array_equal(mse_vs_k(x, method="sample"),
+                                  mse_vs_k(x, method="sample", samples=4000, seed=0))
+    scores = np.random.default_rng(8).random(30)
+    assert bootstrap_ci(scores) == bootstrap_ci(scores, n_boot=2000, seed=0)
+    assert bootstrap_ci(scores) != bootstrap_ci(scores, seed=1)
+    a, b = [1.0, 0.0, 0.5, 1.0], [0.0, 0.0, 1.0, 0.5]
+    assert paired_bootstrap(a, b) == paired_bootstrap(a, b, n_boot=10_000, seed=0)
+
+
+def test_bootstrap_ci_level_is_the_one_asked_for():
+    # 400 tasks, half passing: the percentile interval is about mean ± z·se for the level's z
+    num = np.tile([0.0, 1.0], 200)
+    se = np.sqrt(0.25 / num.size)
+    for level, z in ((0.95, 1.959964), (0.90, 1.644854), (0.50, 0.674490)):
+        lo, hi = bootstrap_ci(num, level=level, n_boot=4000, seed=2)
+        assert (hi - lo) / (2 * z * se) == pytest.approx(1.0, abs=0.05), level
+        assert (lo + hi) / 2 == pytest.approx(0.5, abs=0.005)
+    for level in (0.0, 1.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match="level must be in"):
+            bootstrap_ci(num, level=level)
+    with pytest.raises(ValueError, match=r"^bootstrap_ci needs one num and one den value per task"):
+        bootstrap_ci([1, 0], [1, 1, 1])
+
+
+def test_bootstrap_replicates_draw_n_tasks_and_resample_the_denominator():
+    # two tasks: a replicate of 2 tasks has mean 0, 0.5 or 1 with chance 1/4, 1/2, 1/4, so the
+    # middle 40% is exactly 0.5 (a replicate of 1 task would be 0 or 1, never 0.5)
+    assert bootstrap_ci([0, 1], level=0.4, n_boot=4000) == (0.5, 0.5)
+    assert bootstrap_ci([0, 1], n_boot=4000) == (0.0, 1.0)
+    # every trial of every task passed: each replicate's passes / trials is exactly 1
+    assert bootstrap_ci([3, 1, 4, 1, 5], [3, 1, 4, 1, 5]) == (1.0, 1.0)
+    # a pooled ratio, not a mean of per-task ratios: big tasks weigh more
+    lo, hi = bootstrap_ci([0, 9], [1, 9], level=0.4, n_boot=4000)
+    assert (lo, hi) == (0.9, 0.9)
+
+
+def test_paired_bootstrap_p_value_is_never_zero_and_reports_its_inputs():
+    a, b = np.ones(40), np.zeros(40)
+    assert paired_bootstrap(a, b).p_value == 1 / 10_001  # every replicate is as extreme: (0+1)/(B+1)
+    assert paired_bootstrap(a, b, n_boot=99).p_value == 0.01
+    two = paired_bootstrap([1, 0], [0, 0], n_boot=4000, seed=3)  # replicates 0, .5, 1; p = P(0 or 1)
+    assert two.p_value == pytest.approx(0.5, abs=0.03) and two.ci95 == [0.0, 1.0]
+    r = paired_bootstrap([True, False, True], [False, False, True])  # booleans are 0/1 scores
+    assert (r.tasks, r.mean_a, r.mean_b, r.diff) == (3, 2 / 3, 1 / 3, pytest.approx(1 / 3))
+    assert paired_bootstrap([0.7], [0.2]).diff == pytest.approx(0.5)  # one task is allowed
+    for x, y in (([], []), ([1, 0], [1])):
+        with pytest.raises(ValueError, match="equal-length, non-empty score lists"):
+            paired_bootstrap(x, y)
+
+
+def test_kappa_input_checks_and_degenerate_tables():
+    for bad in ([[1, 2, 3], [4, 5, 6]], [1, 2], [[0, 0], [0, 0]], [[]]):
+        with pytest.raises(ValueError, match="non-empty square confusion matrix"):
+            kappa_from_confusion(bad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one label throughout: NaN, not a 0/0 warning
+        assert math.isnan(kappa_from_confusion([[1, 0], [0, 0]]))  # a single item
+        assert math.isnan(kappa_from_confusion([[0, 0], [0, 7]]))
+    with pytest.raises(ValueError, match="equal-length, non-empty label lists"):
+        cohen_kappa([1, 0], [1])
+    with pytest.raises(ValueError, match="equal-length, non-empty label lists"):
+        cohen_kappa([], [])
+    # any hashable labels, of mixed types
+    assert cohen_kappa([1, "x", None, 1], [1, "x", None, "x"]) == pytest.approx(
+        kappa_from_confusion([[1, 1, 0], [0, 1, 0], [0, 0, 1]]))
+
+
+def test_rubric_decisions_refuse_what_they_do_not_understand():
+    assert rubric_decisions({"rubric": [{"other": True}]}) is None
+    assert rubric_decisions({"rubric": [0.5]}) is None
+    assert rubric_decisions({"rubric": [1.0, 0]}) == [True, False]
+
+
+def test_judge_agreement_edges():
+    a = {"e1": {"passed": True, "details": {"rubric": [1]}},
+         "e2": {"passed": True, "details": {"rubric": [1]}},
+         "e3": {"passed": True, "details": {"rubric": [1, 0]}},
+         "e4": {"passed": True, "details": {"rubric": [1, 1]}}}
+    b = {"e1": {"passed": True, "details": {}},  # rubric on one side only: not compared
+         "e2": {"passed": True, "details": {"rubric": [1, 1]}},
+         "e3": {"passed": True, "details": {"rubric": [1]}},
+         "e4": {"passed": True, "details": {"rubric": [1, 0]}}}
+    g = judge_agreement(a, b)
+    assert (g.episodes, g.pass_agreement, g.pass_kappa) == (4, 1.0, None)  # κ undefined: None
+    assert (g.rubric_episodes, g.rubric_items, g.rubric_mismatched) == (1, 2, 2)
+    assert g.rubric_agreement == 0.5
+
+
+def test_summarize_ci95_is_the_seeded_95_percent_interval_over_tasks():
+    rng = np.random.default_rng(9)
+    trials = rng.integers(1, 9, 30)
+    passes = rng.binomial(trials, 0.6)
+    data = [row for t, (n, c) in enumerate(zip(trials, passes))
+            for row in rows("A", "d", f"t{t:02d}", "P" * c + "F" * (n - c))]
+    a = summarize(data, n_boot=300, seed=5)["A"]
+    assert a.ci95 == list(bootstrap_ci(passes, trials, n_boot=300, seed=5))
+    assert summarize(data)["A"].ci95 == list(bootstrap_ci(passes, trials))  # 2000 replicates, seed 0
+    assert summarize(data, n_boot=300, seed=6)["A"].ci95 != a.ci95
+    assert summarize(data, n_boot=301, seed=5)["A"].ci95 != a.ci95
+
+
+def test_summarize_mse_curve_length():
+    data = rows("A", "d", "t1", "PPFF") + rows("A", "d", "t2", "PFPP")
+    assert len(summarize(data)["A"].mse_vs_k) == 4
+    assert len(summarize(data, mse_k_max=2)["A"].mse_vs_k) == 2
+    assert len(summarize(data, mse_k_max=9)["A"].mse_vs_k) == 4  # capped at the trials there are
+    two = summarize(rows("A", "d", "t1", "PF"))["A"]  # two trials are enough for a curve
+    assert two.mse_vs_k == [0.25, 0.0]  # runs score 1 and 0 around a mean of 0.5
+
+
+def test_summarize_k_must_be_a_positive_int():
+    data = rows("A", "d", "t1", "PF")
+    assert summarize(data, k=1)["A"].pass_at_k == 0.5
+    for k in (True, 1.5, 0, -1):
+        with pytest.raises(ValueError, match="k must be an int >= 1"):
+            summarize(data, k=k)
+
+
+def test_benchmark_of_an_outcome():
+    out = summarize([Outcome("A", "d", "t1:hotel:en:x", 0, True),
+                     Outcome("A", "d", "t1:hotel:en:y", 0, True, benchmark="other"),
+                     Outcome("A", "d", "plain", 0, False)])["A"]
+    assert sorted(out.benchmarks) == ["-", "other", "t1"]
+
+
+def test_summarize_mse_k_max_must_be_a_positive_int():
+    data = rows("A", "d", "t1", "PPFF")
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="mse_k_max must be an int >= 1"):
+            summarize(data, mse_k_max=bad)
+    assert summarize(data, mse_k_max=1)["A"].mse_vs_k == [0.25]

@@ -3,17 +3,19 @@
 - Tool call: precision, recall and F1 of tool names against the gold calls, repeated calls
   counted individually (multiset overlap); accuracy is 1 when the predicted name sequence
   equals the gold one.
-- Parameters: each gold call is paired with a predicted call of the same name, highest
-  parameter overlap first (each predicted call used once). Over the pairs, precision is
-  matched parameters / parameters the predicted calls passed, recall is matched parameters /
-  all gold parameters (unpaired gold calls count as missed); accuracy is the share of gold
-  calls whose partner passed exactly the gold arguments.
+- Parameters: each gold call is paired with a predicted call of the same name, each call
+  used once, choosing the pairing with the highest total parameter overlap (a maximum
+  matching: a greedy pick can give one gold call's partner to another and leave it none as
+  good). Over the pairs, precision is matched parameters / parameters the predicted calls
+  passed, recall is matched parameters / all gold parameters (unpaired gold calls count as
+  missed); accuracy is the share of gold calls whose partner passed exactly the gold
+  arguments (equality: extra arguments are not exact).
 - Tool output: the gold calls run on a fresh episode of the reference tools; a gold call
   counts when its output is identical to any output the agent observed. EM is the share.
 - Pass = recall(tool) == 1 and recall(param) == 1 and EM == 1.
 
 Values compare after light normalisation (case and spacing of text, 1 == 1.0), so a model
-is not failed for writing "denver" for "Denver".
+is not failed for writing "denver" for "Denver"; kinds stay apart (true is not 1).
 """
 
 from __future__ import annotations
@@ -53,18 +55,21 @@ class T1Score(msgspec.Struct, frozen=True):
         return msgspec.to_builtins(self)
 
 
-def _norm(v: Any) -> Any:
+def _norm(v: Any) -> tuple:
+    """A hashable, comparable form of an argument value, tagged with its JSON kind, so that
+    ``true`` is not ``1`` (Python's True == 1; the tools reject one for the other) and a list
+    of pairs is not an object."""
     if isinstance(v, str):
-        return " ".join(v.split()).casefold()
+        return ("s", " ".join(v.split()).casefold())
     if isinstance(v, bool) or v is None:
-        return v
+        return ("b", v)
     if isinstance(v, (int, float)):
-        return float(v)
+        return ("n", float(v))
     if isinstance(v, (list, tuple)):
-        return tuple(_norm(x) for x in v)
+        return ("l", tuple(_norm(x) for x in v))
     if isinstance(v, dict):
-        return tuple(sorted((str(k), _norm(x)) for k, x in v.items()))
-    return repr(v)
+        return ("d", tuple(sorted((str(k), _norm(x)) for k, x in v.items())))
+    return ("r", repr(v))
 
 
 def _pairs(arguments: dict[str, Any]) -> set[tuple[str, Any]]:
@@ -79,6 +84,55 @@ def _ratio(num: float, den: float, empty: float = 1.0) -> float:
     return num / den if den else empty
 
 
+def _pair(gold: list[set], pred: list[set]) -> list[tuple[int, int]]:
+    """Gold-to-predicted pairs of one tool name, each call used once: as many pairs as there
+    can be, then the most shared parameters in total, then the fewest extra ones, then the
+    most exact ones (a maximum-weight matching, so no gold call is starved by a greedy pick).
+    """
+    if not gold or not pred:
+        return []
+    scale, levels = 1 + sum(len(p) for p in pred), 1 + len(gold)
+    w = [[(len(g & p) * scale - len(p - g)) * levels + (g == p) for p in pred] for g in gold]
+    if len(gold) <= len(pred):
+        return _assign(w)
+    return [(i, j) for j, i in _assign([list(col) for col in zip(*w)])]
+
+
+def _assign(w: list[list[int]]) -> list[tuple[int, int]]:
+    """Maximum-weight assignment of every row to its own column (rows <= columns):
+    the Hungarian method with potentials, O(rows² · columns)."""
+    n, m = len(w), len(w[0])
+    inf = float("inf")
+    u, v, row_of, way = [0.0] * (n + 1), [0.0] * (m + 1), [0] * (m + 1), [0] * (m + 1)
+    for i in range(1, n + 1):
+        row_of[0], j0 = i, 0
+        minv, used = [inf] * (m + 1), [False] * (m + 1)
+        while True:
+            used[j0] = True
+            i0, delta, j1 = row_of[j0], inf, 0
+            for j in range(1, m + 1):
+                if not used[j]:
+                    cur = -w[i0 - 1][j - 1] - u[i0] - v[j]
+                    if cur < minv[j]:
+                        minv[j], way[j] = cur, j0
+                    if minv[j] < delta:
+                        delta, j1 = minv[j], j
+            for j in range(m + 1):
+                if used[j]:
+                    u[row_of[j]] += delta
+                    v[j] -= delta
+                else:
+                    minv[j] -= delta
+            j0 = j1
+            if row_of[j0] == 0:
+                break
+        while j0:
+            j1 = way[j0]
+            row_of[j0] = row_of[j1]
+            j0 = j1
+    return sorted((row_of[j] - 1, j - 1) for j in range(1, m + 1) if row_of[j])
+
+
 def _reference_outputs(task: Task) -> list[str]:
     """Outputs of the gold calls run in order on a fresh episode of the reference tools."""
     toolkit, state = TOOLS.toolkit(task), TOOLS.new_state(task)
@@ -86,12 +140,14 @@ def _reference_outputs(task: Task) -> list[str]:
             for g in task.evaluation["gold_calls"]]
 
 
-_outputs_cache: dict[str, list[str]] = {}
+_outputs_cache: dict[bytes, list[str]] = {}
 
 
 def reference_outputs(task: Task) -> list[str]:
-    """Cached per task: the reference tools are deterministic."""
-    key = f"{task.key}|{task.evaluation.get('kb', {}).get('digest', '')}"
+    """Cached per task content (identity, environment, gold calls and knowledge base): the
+    reference tools are deterministic, and two tasks that share an id but differ in content
+    (an edited task file, a hand-made task) must not share outputs."""
+    key = msgspec.json.encode([task.key, task.environment, task.evaluation])
     if key not in _outputs_cache:
         _outputs_cache[key] = _reference_outputs(task)
     return _outputs_cache[key]
@@ -109,12 +165,12 @@ def score(task: Task, predicted: Iterable[Call | tuple]) -> T1Score:
 
     gold_args = [_pairs(g["arguments"]) for g in gold]
     pred_args = [_pairs(c.arguments) if isinstance(c.arguments, dict) else set() for c in calls]
-    candidates = sorted(((len(gold_args[i] & pred_args[j]), i, j) for i, g in enumerate(gold)
-                         for j, c in enumerate(calls) if c.name == g["tool"]), key=lambda t: (-t[0], t[1], t[2]))
     partner: dict[int, int] = {}
-    for _, i, j in candidates:
-        if i not in partner and j not in partner.values():
-            partner[i] = j
+    for name in dict.fromkeys(gold_names):
+        gi = [i for i, n in enumerate(gold_names) if n == name]
+        pj = [j for j, n in enumerate(pred_names) if n == name]
+        partner.update((gi[a], pj[b]) for a, b in _pair([gold_args[i] for i in gi],
+                                                         [pred_args[j] for j in pj]))
     matched = sum(len(gold_args[i] & pred_args[j]) for i, j in partner.items())
     passed_params = sum(len(pred_args[j]) for j in partner.values())
     gold_params = sum(len(a) for a in gold_args)

@@ -107,3 +107,226 @@ def test_calls_from_messages():
                 ToolMessage("a", "out-a"), ToolMessage("b", "Error: bad")]
     assert calls_from_messages(messages) == [Call("search_bars", {"city": "Denver"}, "out-a"),
                                              Call("filter_bars", {}, "Error: bad")]
+
+
+# ---- hand-made tasks: one behaviour each ---------------------------------------------------
+
+from decimal import Decimal  # noqa: E402
+from itertools import permutations  # noqa: E402
+
+from sweepbench.benchmarks.t1 import metrics  # noqa: E402
+from sweepbench.benchmarks.t1.metrics import reference_outputs  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def fresh_reference_outputs(monkeypatch):
+    """Every test computes reference outputs itself instead of reading another test's."""
+    monkeypatch.setattr(metrics, "_outputs_cache", {})
+
+
+def hand_task(*gold: tuple[str, dict], id: str = "hand", time: str = "2026-04-20 09:00:00") -> Task:
+    return Task(id=id, benchmark="t1", domain="hotel", instructions="", environment={"time": time},
+                evaluation={"gold_calls": [{"tool": t, "arguments": a} for t, a in gold]})
+
+
+def test_pairing_maximises_total_overlap_not_greedy(kb):
+    g1 = {"city": "Denver", "has_gym": True, "has_pool": True}
+    g2 = {"has_pool": True, "has_spa": True}
+    task = hand_task(("search_hotel", g1), ("search_hotel", g2))
+    p1 = {"city": "Denver", "has_gym": True, "has_pool": True, "has_spa": True}  # shares 3 with g1, 2 with g2
+    p2 = {"city": "Denver", "has_gym": True}  # shares 2 with g1, none with g2
+    s = score(task, [Call("search_hotel", p1, ""), Call("search_hotel", p2, "")])
+    # greedy (g1-p1 first) matches 3 + 0; the best one-to-one pairing g1-p2, g2-p1 matches 2 + 2
+    assert (s.param.recall, s.param.precision, s.param.accuracy) == (4 / 5, 4 / 6, 0.0)
+
+
+def _brute_param_rates(gold, pred):
+    """Recall, precision and accuracy of the best one-to-one pairing per tool name, found by
+    enumerating every pairing: as many pairs as there can be, then the most shared parameters,
+    then the fewest passed, then the most exact."""
+    matched = passed = exact = 0
+    for name in {t for t, _ in gold}:
+        gs = [set(a.items()) for t, a in gold if t == name]
+        ps = [set(a.items()) for t, a in pred if t == name]
+        if len(gs) <= len(ps):
+            choices = [list(zip(gs, perm)) for perm in permutations(ps, len(gs))]
+        else:
+            choices = [list(zip(perm, ps)) for perm in permutations(gs, len(ps))]
+        best = max(((sum(len(g & p) for g, p in pairs), -sum(len(p) for _, p in pairs),
+                     sum(g == p for g, p in pairs)) for pairs in choices), default=(0, 0, 0))
+        matched, passed, exact = matched + best[0], passed - best[1], exact + best[2]
+    gold_params = sum(len(a) for _, a in gold)
+    if not gold_params:
+        return 1.0, (matched / passed if passed else 1.0), exact / len(gold)
+    return matched / gold_params, (matched / passed if passed else 0.0), exact / len(gold)
+
+
+def test_pairing_equals_the_best_one_to_one_pairing_on_random_calls(kb):
+    rng = random.Random(13)
+    pool = {"city": ["denver", "boston"], "has_gym": [True, False], "has_pool": [True, False],
+            "has_spa": [True, False], "has_digital_key": [True]}
+
+    def args():
+        keys = rng.sample(sorted(pool), rng.randint(0, 5))
+        return {k: rng.choice(pool[k]) for k in keys}
+
+    names = ["search_hotel"] * 9 + ["filter_hotel"]  # mostly one name: the pairings get hard
+    for n in range(400):
+        gold = [(rng.choice(names), args()) for _ in range(rng.randint(1, 4))]
+        pred = [(rng.choice(names), args()) for _ in range(rng.randint(1, 6))]
+        pred += [(t, dict(a)) for t, a in gold if rng.random() < 0.3]  # some exact calls
+        rng.shuffle(pred)
+        s = score(hand_task(*gold, id=f"random-{n}"), [Call(t, a, "") for t, a in pred])
+        recall, precision, accuracy = _brute_param_rates(gold, pred)
+        assert s.param.recall == pytest.approx(recall), (gold, pred)
+        assert s.param.precision == pytest.approx(precision), (gold, pred)
+        assert s.param.accuracy == pytest.approx(accuracy), (gold, pred)
+
+
+def test_values_compare_after_case_spacing_and_number_normalisation_only(kb):
+    gold = {"city": "New York", "price_per_night_max": 200, "has_gym": True}
+    task = hand_task(("search_hotel", gold))
+
+    def param_recall(**changed):
+        return score(task, [Call("search_hotel", {**gold, **changed}, "")]).param.recall
+
+    assert param_recall(city="  new   YORK ") == 1.0  # case and spacing of text
+    assert param_recall(price_per_night_max=200.0) == 1.0  # 200 == 200.0
+    assert param_recall(city="Newark") == pytest.approx(2 / 3)
+    assert param_recall(price_per_night_max=201) == pytest.approx(2 / 3)
+    # the tools reject 1 for a boolean (and "true"): neither is the gold value
+    assert param_recall(has_gym=1) == pytest.approx(2 / 3)
+    assert param_recall(has_gym="true") == pytest.approx(2 / 3)
+    assert param_recall(has_gym=False) == pytest.approx(2 / 3)
+    assert param_recall(has_gym=None) == pytest.approx(2 / 3)
+
+
+def test_reference_outputs_are_the_gold_calls_run_on_fresh_tools_per_task_content(kb):
+    denver, boston = {"city": "Denver"}, {"city": "Boston"}
+    first = hand_task(("search_hotel", denver), ("filter_hotel", {"cache_key": "search_hotel_results_0",
+                                                                   "has_gym": True}))
+    kit, state = TOOLS.toolkit(first), TOOLS.new_state(first)  # in order, on one episode
+    expected = [kit.call(state, "search_hotel", msgspec.json.encode(denver)).content,
+                kit.call(state, "filter_hotel", b'{"cache_key": "search_hotel_results_0", "has_gym": true}').content]
+    assert not expected[1].startswith("Error")  # the filter read the search's cached results
+    assert reference_outputs(first) == expected
+    assert reference_outputs(first) == expected  # asked again: the same
+    # same task id, other gold calls: their own outputs, never the first task's
+    other_gold = hand_task(("search_hotel", boston))
+    assert reference_outputs(other_gold) == [
+        TOOLS.toolkit(other_gold).call(TOOLS.new_state(other_gold), "search_hotel",
+                                       msgspec.json.encode(boston)).content]
+
+
+def _observed(task: Task) -> list[Call]:
+    """The gold calls made exactly, each showing the output the reference tools give."""
+    gold = task.evaluation["gold_calls"]
+    return [Call(g["tool"], g["arguments"], o) for g, o in zip(gold, reference_outputs(task))]
+
+
+DENVER = {"city": "Denver", "has_gym": True}
+BOSTON = {"city": "Boston"}
+
+
+def test_pass_needs_every_gold_output_observed(kb):
+    task = hand_task(("search_hotel", DENVER), ("search_hotel", BOSTON))
+    calls = _observed(task)
+    assert score(task, calls).passed
+    blind = [calls[0], calls[1]._replace(output="")]  # the right calls, one output never seen
+    s = score(task, blind)
+    assert (s.tool.recall, s.param.recall, s.output_em) == (1.0, 1.0, 0.5) and not s.passed
+
+
+def test_pass_needs_recall_not_precision(kb):
+    task = hand_task(("search_hotel", DENVER))
+    right = _observed(task)[0]
+    # an extra call, and an extra argument beside the gold call: precision drops, recall holds
+    s = score(task, [right, Call("filter_hotel", BOSTON, "x")])
+    assert (s.tool.precision, s.tool.recall, s.tool.f1) == (0.5, 1.0, pytest.approx(2 / 3))
+    assert s.passed
+    s = score(task, [right._replace(arguments={**DENVER, "has_pool": True})])
+    assert (s.param.precision, s.param.recall, s.param.f1) == (2 / 3, 1.0, pytest.approx(0.8))
+    assert s.param.accuracy == 0.0  # a superset of the gold arguments is not exact
+    assert s.passed
+    # and a missing gold parameter fails it, whatever else is right
+    s = score(task, [right._replace(arguments={"city": "Denver"})])
+    assert (s.param.precision, s.param.recall, s.param.accuracy) == (1.0, 0.5, 0.0)
+    assert not s.passed
+
+
+def test_tool_accuracy_needs_the_gold_order(kb):
+    task = hand_task(("search_hotel", DENVER), ("filter_hotel", BOSTON))
+    calls = _observed(task)
+    s = score(task, calls)
+    assert (s.tool.accuracy, s.param.accuracy) == (1.0, 1.0)
+    s = score(task, calls[::-1])  # the same calls, the other way round
+    assert (s.tool.precision, s.tool.recall, s.tool.accuracy) == (1.0, 1.0, 0.0)
+    assert (s.param.recall, s.param.accuracy, s.output_em) == (1.0, 1.0, 1.0)
+    assert s.passed  # Pass (eq. 5) asks for recall and outputs, not order
+    assert score(task, calls + calls[:1]).tool.accuracy == 0.0  # a repeat is not the sequence
+
+
+def test_one_predicted_call_pairs_with_one_gold_call(kb):
+    task = hand_task(("search_hotel", DENVER), ("search_hotel", DENVER))  # asked twice
+    once = _observed(task)[:1]
+    s = score(task, once)
+    assert (s.tool.precision, s.tool.recall) == (1.0, 0.5)
+    assert (s.param.precision, s.param.recall, s.param.accuracy) == (1.0, 0.5, 0.5)
+    assert s.output_em == 0.5 and not s.passed  # the second search caches under another key
+    s = score(task, _observed(task))
+    assert (s.param.recall, s.param.accuracy) == (1.0, 1.0) and s.passed
+
+
+def test_empty_sides(kb):
+    nothing = hand_task()
+    assert values(score(nothing, [])) == [1.0] * 9 and score(nothing, []).passed
+    s = score(nothing, [Call("search_hotel", DENVER, "x")])  # calls nobody asked for
+    assert (s.tool.precision, s.tool.recall, s.tool.f1) == (0.0, 1.0, 0.0)
+    assert (s.param.precision, s.param.recall, s.output_em) == (1.0, 1.0, 1.0)
+    task = hand_task(("search_hotel", DENVER))
+    s = score(task, [])  # a task with gold calls and an agent that made none
+    assert values(s)[:8] == [0.0] * 8 and s.output_em == 0.0 and not s.passed
+    s = score(task, [Call("filter_hotel", DENVER, "x")])  # only calls of other tools
+    assert (s.tool.precision, s.tool.f1, s.param.precision, s.param.recall) == (0.0, 0.0, 0.0, 0.0)
+    # a gold call without arguments, made without arguments
+    bare = hand_task(("get_results_from_cache", {}))
+    s = score(bare, _observed(bare))
+    assert (s.param.precision, s.param.recall, s.param.accuracy) == (1.0, 1.0, 1.0) and s.passed
+    s = score(bare, [Call("get_results_from_cache", {"cache_key": "k"}, "")])
+    assert (s.param.precision, s.param.recall, s.param.accuracy) == (0.0, 1.0, 0.0)
+
+
+def test_arguments_that_are_not_an_object_count_as_none(kb):
+    task = hand_task(("search_hotel", DENVER))
+    s = score(task, [("search_hotel", ["Denver", True], "x")])  # rows may be plain tuples
+    assert (s.tool.recall, s.param.precision, s.param.recall) == (1.0, 0.0, 0.0)
+
+
+def test_nested_values_compare_element_by_element(kb):
+    gold = {"amenities": ["Pool", "Gym"], "window": {"from": "09:00", "to": 5}}
+    task = hand_task(("search_hotel", gold))
+
+    def param_recall(**changed):
+        return score(task, [Call("search_hotel", {**gold, **changed}, "")]).param.recall
+
+    assert param_recall(amenities=[" pool", "GYM"], window={"to": 5.0, "from": "09:00"}) == 1.0
+    assert param_recall(amenities=["Pool", "Spa"]) == 0.5
+    assert param_recall(amenities=["Pool"]) == 0.5
+    assert param_recall(window={"from": "09:00", "to": 6}) == 0.5
+    assert param_recall(window={"from": "10:00", "to": 5}) == 0.5
+    assert param_recall(window=[["from", "09:00"], ["to", 5]]) == 0.5  # pairs are not an object
+    assert param_recall(window={"to": "09:00", "from": 5}) == 0.5  # values stay with their keys
+    # values no JSON decoder makes (a caller's own objects) compare by their repr
+    task = hand_task(("search_hotel", {"price": Decimal("1.5")}))
+    for price, recall in ((Decimal("1.5"), 1.0), (Decimal("2.5"), 0.0)):
+        assert score(task, [Call("search_hotel", {"price": price}, "")]).param.recall == recall
+
+
+def test_calls_from_messages_take_untrusted_arguments_and_missing_outputs():
+    messages = [AssistantMessage(tool_calls=[ToolCall("a", FunctionCall("search_bars", "[1, 2]")),
+                                             ToolCall("b", FunctionCall("search_bars", "")),
+                                             ToolCall("c", FunctionCall("search_bars", '"x"'))]),
+                ToolMessage("b", "out-b")]  # no output for a or c (the episode ended first)
+    assert calls_from_messages(messages) == [Call("search_bars", {}, ""),
+                                             Call("search_bars", {}, "out-b"),
+                                             Call("search_bars", {}, "")]

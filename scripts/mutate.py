@@ -1,0 +1,204 @@
+"""Mutation run for one module: mutmut's mutants, the survivors' diffs, a kill rate that leaves
+out the survivors judged equivalent.
+
+    pip install -e '.[dev,mutation]'
+    python scripts/mutate.py sweepbench/results/stats.py
+
+The module must be in ``[tool.mutmut] only_mutate`` of pyproject.toml and its tests in
+``pytest_add_cli_args_test_selection`` (mutmut runs, for each mutant, only the tests there that
+reach the mutated function). mutmut keeps its work in ``mutants/`` (git-ignored) and reuses it;
+``--fresh`` deletes it first (needed after a config change). Prints each surviving mutant's
+diff, then one JSON object last: counts and ``kill_rate`` = killed / (mutants - equivalent).
+
+``EQUIVALENT`` lists the survivors judged equivalent (no input of the module's contract can
+tell them apart), as the exact source line before and after the mutation, with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# module -> [(line before, line after, why no test can tell them apart)], lines stripped
+_DTYPE = "numpy gives the same numbers without the dtype/count hint (ints become floats where " \
+         "they are divided)"
+_TAG = "the kind tags only need to differ from each other"
+_SIZE = "one slot more than the algorithm ever reads"
+_TIE = "breaks ties between pairings of equal weight, which give equal metrics"
+
+
+def _tags() -> list[tuple[str, str, str]]:
+    lines = {"s": 'return ("{}", " ".join(v.split()).casefold())', "b": 'return ("{}", v)',
+             "n": 'return ("{}", float(v))', "l": 'return ("{}", tuple(_norm(x) for x in v))',
+             "d": 'return ("{}", tuple(sorted((str(k), _norm(x)) for k, x in v.items())))',
+             "r": 'return ("{}", repr(v))'}
+    return [(line.format(t), line.format(m), _TAG)
+            for t, line in lines.items() for m in (f"XX{t}XX", t.upper())]
+
+
+_UV = "u, v, row_of, way = [0.0] * (n + 1), [0.0] * (m + 1), [0] * (m + 1), [0] * (m + 1)"
+_MU = "minv, used = [inf] * (m + 1), [False] * (m + 1)"
+_COST = "cur = -w[i0 - 1][j - 1] - u[i0] - v[j]"
+_W = "w = [[(len(g & p) * scale - len(p - g)) * levels + (g == p) for p in pred] for g in gold]"
+_SL = "scale, levels = 1 + sum(len(p) for p in pred), 1 + len(gold)"
+EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
+    "sweepbench/results/stats.py": [
+        *[(line, line.replace(a, b), _DTYPE) for line in (
+            "return rng.multinomial(tasks, np.full(tasks, 1.0 / tasks), size=n_boot).astype(np.float64)",
+            "n = np.fromiter((t.n for t in tasks), np.int64, len(tasks))",
+            "c = np.fromiter((t.c for t in tasks), np.int64, len(tasks))",
+            "x = np.array([[v for _, v in sorted(t.trials.items())[:m]] for t in tasks], np.float64)",
+            "den = np.ones_like(num) if den is None else np.asarray(den, dtype=np.float64).ravel()",
+            "num = np.asarray(num, dtype=np.float64).ravel()",
+            "m = np.asarray(matrix, dtype=np.float64)",
+            "x = np.asarray(x, dtype=np.float64)",
+            "idx = np.array(list(combinations(range(n), int(k))), dtype=np.intp)",
+            "a = np.asarray(a, dtype=np.float64).ravel()",
+            "b = np.asarray(b, dtype=np.float64).ravel()",
+            "n = np.atleast_1d(np.asarray(n, dtype=np.float64))",
+            "c = np.atleast_1d(np.asarray(c, dtype=np.float64))",
+            "i = np.arange(k_max, dtype=np.float64)",
+        ) for a, b in (("dtype=np.float64", "dtype=None"), (", dtype=np.float64", ", "),
+                       ("dtype=np.intp", "dtype=None"), (", dtype=np.intp", ", "),
+                       ("astype(np.float64)", "astype(None)"), (", np.int64, len(tasks)", ", None, len(tasks)"),
+                       (", len(tasks))", ", )"), ("], np.float64)", "], None)"), ("], np.float64)", "], )"))
+          if a in line],
+        ("avg=passed / episodes if episodes else 0.0,", "avg=passed / episodes if (episodes) or True else 0.0,",
+         "a group of tasks always has episodes"),
+        ("avg=passed / episodes if episodes else 0.0,", "avg=passed / episodes if episodes else 1.0,",
+         "a group of tasks always has episodes"),
+        ("np.add.at(m, ([index[x] for x in a], [index[y] for y in b]), 1)",
+         "np.add.at(m, ([index[x] for x in a], [index[y] for y in b]), 2)",
+         "kappa does not change when every count is doubled"),
+        ("perms = np.argsort(rng.random((samples, n)), axis=1)",
+         "perms = np.argsort(rng.random((samples, n)), )", "axis=-1 is axis 1 of a 2-d array"),
+        ("tol = 1e-12 * max(1.0, abs(observed))", "tol = 1e-12 / max(1.0, abs(observed))",
+         "scores are in [0, 1], so |observed| <= 1 and both are 1e-12"),
+        ("tol = 1e-12 * max(1.0, abs(observed))", "tol = 1e-12 * max(2.0, abs(observed))",
+         "a rounding tolerance of 2e-12 instead of 1e-12: bootstrap means are not that close"),
+        ("extreme = int(np.count_nonzero(np.abs(boot - observed) >= abs(observed) - tol))",
+         "extreme = int(np.count_nonzero(np.abs(boot - observed) > abs(observed) - tol))",
+         "with the tolerance subtracted, equality needs a float to land on it exactly"),
+        ("ci95=[float(lo), float(hi)], p_value=min(1.0, (extreme + 1) / (n_boot + 1)),",
+         "ci95=[float(lo), float(hi)], p_value=min(2.0, (extreme + 1) / (n_boot + 1)),",
+         "extreme <= n_boot, so the p-value never exceeds 1"),
+        ("safe = np.where(valid, denom, 1.0)", "safe = np.where(valid, denom, 2.0)",
+         "the divisor for k > n; those entries are masked to NaN"),
+        ("fail = np.cumprod(np.clip(n[:, None] - c[:, None] - i, 0, None) / safe, axis=1)",
+         "fail = np.cumprod(np.clip(n[:, None] - c[:, None] - i, None, None) / safe, axis=1)",
+         "integer counts reach a factor of exactly 0 before a negative one; 1 - (-0.0) is 1.0"),
+    ],
+    "sweepbench/benchmarks/t1/metrics.py": [
+        *_tags(),
+        ('return ("s", " ".join(v.split()).casefold())',
+         'return ("s", "XX XX".join(v.split()).casefold())',
+         "any separator holding a space keeps split-then-join one-to-one"),
+        *[(_UV, _UV.replace(a, b, 1), _SIZE) for a, b in
+          (("[0.0] * (n + 1)", "[0.0] * (n + 2)"), ("[0.0] * (m + 1)", "[0.0] * (m + 2)"),
+           ("[0] * (m + 1), [0]", "[0] * (m + 2), [0]"))],
+        (_UV, _UV[:-len("[0] * (m + 1)")] + "[0] * (m + 2)", _SIZE),
+        (_MU, _MU.replace("[inf] * (m + 1)", "[inf] * (m + 2)"), _SIZE),
+        (_MU, _MU.replace("[False] * (m + 1)", "[False] * (m + 2)"), _SIZE),
+        (_UV, _UV.replace("[0.0] * (n + 1)", "[1.0] * (n + 1)"),
+         "the same shift of every row potential changes no reduced-cost comparison"),
+        (_UV, _UV.replace("[0.0] * (m + 1)", "[1.0] * (m + 1)"),
+         "the same shift of every column potential changes no reduced-cost comparison"),
+        (_UV, _UV[:-len("[0] * (m + 1)")] + "[1] * (m + 1)",
+         "way[j] is written before it is read"),
+        ("for i in range(1, n + 1):", "for i in range(n + 1):",
+         "a pass for the dummy row 0 only moves u[0] and v[0], which are never read"),
+        ("for j in range(1, m + 1):", "for j in range(m + 1):",
+         "column 0 is marked used before the scan"),
+        ("i0, delta, j1 = row_of[j0], inf, 0", "i0, delta, j1 = row_of[j0], inf, 1",
+         "j1 is always overwritten: a free column always exists (rows <= columns)"),
+        ('inf = float("inf")', 'inf = float("INF")', "float() ignores case"),
+        ("if cur < minv[j]:", "if cur <= minv[j]:", _TIE),
+        ("if minv[j] < delta:", "if minv[j] <= delta:", _TIE),
+        ("if len(gold) <= len(pred):", "if len(gold) < len(pred):",
+         "a square table solved transposed has the same optimum; " + _TIE),
+        (_SL, _SL.replace("1 + sum", "2 + sum"), "a larger scale keeps overlap dominant"),
+        (_SL, _SL.replace("1 + len(gold)", "2 + len(gold)"), "a larger scale keeps extras dominant"),
+        (_W, _W.replace("* levels + (g == p)", "/ levels + (g == p)"),
+         "an exact partner has the most overlap its call can have; no difference in 100,000 "
+         "random pairings (weights compared by brute force)"),
+        ('args = msgspec.json.decode(tc.function.arguments or "{}")',
+         'args = msgspec.json.decode(tc.function.arguments or "XX{}XX")',
+         "empty arguments become {} either way (the undecodable text falls back to {})"),
+        ("args = {}", "args = None", "a non-object falls back to {} on the next line"),
+    ],
+}
+
+_STATUS = re.compile(r"^\s*(\S+): (.+)$")
+
+
+def _mutmut(*args: str, log: Path | None = None) -> str:
+    exe = [sys.executable, "-m", "mutmut", *args]
+    if log is None:
+        return subprocess.run(exe, cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    with log.open("w") as fh:  # the progress spinner goes to the log, not the terminal
+        code = subprocess.run(exe, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT).returncode
+    if code:
+        sys.exit(f"mutmut {' '.join(args)} failed ({code}); see {log}")
+    return ""
+
+
+def _changed_lines(diff: str) -> tuple[str, str]:
+    minus = [ln[1:].strip() for ln in diff.splitlines() if ln.startswith("-") and not ln.startswith("---")]
+    plus = [ln[1:].strip() for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    return " ".join(minus), " ".join(plus)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("module", help="path of the module, e.g. sweepbench/results/stats.py")
+    ap.add_argument("--fresh", action="store_true", help="delete mutants/ first")
+    ap.add_argument("--max-children", type=int, default=None, help="parallel mutant runs")
+    ap.add_argument("--fail-under", type=float, default=None,
+                    help="exit 1 when the kill rate is below this (0-1)")
+    args = ap.parse_args(argv)
+    module = Path(args.module).as_posix()
+    dotted = module.removesuffix(".py").replace("/", ".")
+    if args.fresh:
+        shutil.rmtree(ROOT / "mutants", ignore_errors=True)
+    (ROOT / "mutants").mkdir(exist_ok=True)
+    run = ["run", f"{dotted}.*"]
+    if args.max_children:
+        run += ["--max-children", str(args.max_children)]
+    _mutmut(*run, log=ROOT / "mutants" / f"run-{dotted}.log")
+
+    statuses = {}
+    for line in _mutmut("results", "--all", "true").splitlines():
+        m = _STATUS.match(line)
+        if m and m.group(1).startswith(f"{dotted}.x"):
+            statuses[m.group(1)] = m.group(2).strip()
+    if not statuses:
+        sys.exit(f"no mutants of {dotted}: is {module} in [tool.mutmut] only_mutate?")
+    equivalent = {(b, a): why for b, a, why in EQUIVALENT.get(module, [])}
+    killed = sum(s in ("killed", "timeout") for s in statuses.values())
+    survivors, equivalents = [], []
+    for name, status in sorted(statuses.items()):
+        if status in ("killed", "timeout"):
+            continue
+        diff = _mutmut("show", name)
+        if status == "survived" and _changed_lines(diff) in equivalent:
+            equivalents.append(name)
+            continue
+        survivors.append(name)
+        print(f"=== {name}: {status}\n{diff.strip()}\n")
+    counted = len(statuses) - len(equivalents)
+    rate = killed / counted if counted else 1.0
+    print(json.dumps({"module": module, "mutants": len(statuses), "killed": killed,
+                      "equivalent": len(equivalents), "survived": len(survivors),
+                      "kill_rate": round(rate, 4)}))
+    return 1 if args.fail_under is not None and rate < args.fail_under else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
