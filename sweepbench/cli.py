@@ -531,6 +531,16 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    from sweepbench.runner.build import benchmark_info
+    from sweepbench.view.server import serve
+
+    serve([Path(p) for p in args.stores], host=args.host, port=args.port,
+          prices=_prices(args.config), benchmarks=benchmark_info(),
+          allow_remote=args.allow_remote, say=lambda line: err.print(line, markup=False))
+    return 0
+
+
 def _checked(parse, *, result: bool = False):  # noqa: ANN001, ANN202
     """An argparse type that validates with ``parse`` (ValueError -> a usage error)."""
     def check(text: str):  # noqa: ANN202
@@ -672,6 +682,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--outage", type=_checked(parse_outage, result=True), metavar="START,DURATION",
                    help="answer 503 for DURATION seconds from START seconds after starting")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("view", help="browse run stores in a local web viewer (leaderboard, "
+                                    "episode lists, conversations, judge windows)")
+    p.add_argument("stores", nargs="+", metavar="STORE", help="run stores (SQLite files)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1; others need --allow-remote)")
+    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free)")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="allow a non-loopback --host and answer requests for any host name")
+    p.add_argument("--config", metavar="FILE",
+                   help="config whose endpoint prices replace the prices the runs stored")
+    p.set_defaults(func=cmd_view)
 
     p = sub.add_parser("tools", help="list a benchmark's tools; `tools call` runs tool calls")
     p.add_argument("--benchmark", default="vitabench:delivery,instore,ota", metavar="SPEC",

@@ -32,8 +32,9 @@ ALLOWED = {
                                   "benchmarks.core"},
     "runner": BASE | {"datasets", "tools", "simulator", "judge", "config", "results",
                       "benchmarks.core"},
+    "view": BASE | {"config", "results", "judge"},
     "cli": BASE | {"datasets", "tools", "simulator", "judge", "config", "results", "runner",
-                   "benchmarks.core", "__init__"},
+                   "benchmarks.core", "view", "__init__"},
 }
 BENCHMARK_PACKAGES = {p.name for p in (PACKAGE / "benchmarks").iterdir()
                       if (p / "__init__.py").is_file()}

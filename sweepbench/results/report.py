@@ -62,7 +62,7 @@ from sweepbench.results.stats import (
 from sweepbench.results.store import RunStore
 from sweepbench.results.view import EpisodeView, Selection, load_view
 
-__all__ = ["ReportError", "build_report", "numeric_details", "render"]
+__all__ = ["ReportError", "Source", "build_report", "choose_source", "numeric_details", "render"]
 
 _ALL_PAIRS_UP_TO = 12
 _STATE = (STATE_JUDGE, str(JudgeMethod.STATE))
@@ -126,7 +126,7 @@ def _empty_entry() -> dict:
     }
 
 
-class _Source(msgspec.Struct, kw_only=True):
+class Source(msgspec.Struct, kw_only=True):
     """Where a benchmark's pass comes from."""
 
     judge: str | None
@@ -136,32 +136,40 @@ class _Source(msgspec.Struct, kw_only=True):
     applicable: bool = True
 
 
+def choose_source(meta: Mapping[str, Any], verdicts: Mapping[tuple[str, str], int], *,
+                  method: str | None = None, judge: str | None = None) -> Source:
+    """Where one benchmark's pass comes from (see the module docstring). ``meta``: the
+    benchmark's info (headline, headline_label, judge_methods); ``verdicts``: how many
+    verdicts each (judge, method) pair gave on its selected episodes."""
+    headline = str(meta.get("headline") or JudgeMethod.STATE)
+    label = str(meta.get("headline_label") or ("the state check" if headline == "state"
+                                               else f"the {headline} judge"))
+    m = method or headline
+    applicable = m == JudgeMethod.STATE or m in (meta.get("judge_methods") or [m])
+    if m == JudgeMethod.STATE:
+        who: str | None = STATE_JUDGE
+    elif judge is not None:
+        who = judge
+    else:  # the judge with the most verdicts of this method on this benchmark
+        ranked = sorted(((jname, n) for (jname, jmethod), n in verdicts.items() if jmethod == m),
+                        key=lambda kv: (-kv[1], kv[0]))
+        who = ranked[0][0] if ranked and ranked[0][1] else None
+    explicit = method is not None or (judge is not None and m != JudgeMethod.STATE)
+    return Source(judge=who, method=m, label=label if not method else f"the {m} judge",
+                  explicit=explicit, applicable=applicable)
+
+
 def _sources(view: EpisodeView, benchmarks: Sequence[str], by_pair: dict,
              info: Mapping[str, Mapping], method: str | None, judge: str | None
-             ) -> dict[str, _Source]:
+             ) -> dict[str, Source]:
     bench_of = {r["episode_key"]: r["benchmark"] for r in view.rows}
-    out = {}
-    for b in benchmarks:
-        meta = info.get(b) or {}
-        headline = str(meta.get("headline") or JudgeMethod.STATE)
-        label = str(meta.get("headline_label") or ("the state check" if headline == "state"
-                                                   else f"the {headline} judge"))
-        m = method or headline
-        applicable = m == JudgeMethod.STATE or m in (meta.get("judge_methods") or [m])
-        if m == JudgeMethod.STATE:
-            who: str | None = STATE_JUDGE
-        elif judge is not None:
-            who = judge
-        else:  # the judge with the most verdicts of this method on this benchmark
-            verdicts = Counter({jname: sum(1 for key, j in judged.items()
-                                           if bench_of.get(key) == b and j["passed"] is not None)
-                                for (jname, jmethod), judged in by_pair.items() if jmethod == m})
-            ranked = sorted(verdicts.items(), key=lambda kv: (-kv[1], kv[0]))
-            who = ranked[0][0] if ranked and ranked[0][1] else None
-        explicit = method is not None or (judge is not None and m != JudgeMethod.STATE)
-        out[b] = _Source(judge=who, method=m, label=label if not method else f"the {m} judge",
-                         explicit=explicit, applicable=applicable)
-    return out
+    verdicts: dict[str, Counter] = defaultdict(Counter)
+    for pair, judged in by_pair.items():
+        for key, j in judged.items():
+            if j["passed"] is not None and key in bench_of:
+                verdicts[bench_of[key]][pair] += 1
+    return {b: choose_source(info.get(b) or {}, verdicts[b], method=method, judge=judge)
+            for b in benchmarks}
 
 
 def build_report(
@@ -252,7 +260,7 @@ def _status(view: EpisodeView) -> str:
 class _Board:
     """Outcomes and extra columns of every selected episode, grouped for the leaderboards."""
 
-    def __init__(self, view: EpisodeView, by_pair: dict, sources: dict[str, _Source], *,
+    def __init__(self, view: EpisodeView, by_pair: dict, sources: dict[str, Source], *,
                  k: int | None, n_boot: int, seed: int) -> None:
         self.view, self.sources = view, sources
         self.k, self.n_boot, self.seed = k, n_boot, seed

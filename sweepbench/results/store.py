@@ -175,6 +175,19 @@ CREATE TABLE judgments (
 )
 """
 
+# What readers filter, group and page by without touching the record blobs (which sit
+# before started_at in a row, so reading past them means reading their overflow pages): the
+# viewer's episode lists, in their order, and its leaderboards (covering; the columns after
+# episode_key also decide which identity of a (model, task, trial) is the newest), each
+# episode's verdicts by judge and method (covering: what lists and leaderboards join), and
+# the runs that selected an episode.
+VIEW_INDEXES = (
+    ("episodes_view", "episodes (model, benchmark, domain, task_id, trial, episode_key, status, "
+                      "termination, lang, user_model, user_mode, started_at, unreachable)"),
+    ("judgments_by_episode", "judgments (episode_key, judge, method, passed, score)"),
+    ("run_episodes_by_episode", "run_episodes (episode_key, run_id)"),
+)
+
 _EPISODE_COLUMNS = ("episode_key", "label", "model", "benchmark", "spec", "domain", "task_id",
                     "lang", "trial", "user_model", "user_mode", "unreachable", "status",
                     "termination", "run_id", "started_at", "finished_at")
@@ -429,18 +442,18 @@ class RunStore:
             from sweepbench.results.migrate import migrate
 
             self.migrated = migrate(c, self.path, version)
-            return
-        if version == 0:
+        elif version == 0:
             c.execute("BEGIN IMMEDIATE")
-            if c.execute("PRAGMA user_version").fetchone()[0] != 0:  # another process made it
-                c.execute("COMMIT")
-                return
             try:
-                create_schema(c)
+                if c.execute("PRAGMA user_version").fetchone()[0] == 0:  # not made meanwhile
+                    create_schema(c)
                 c.execute("COMMIT")
             except BaseException:
                 c.execute("ROLLBACK")
                 raise
+        # Indexes for readers (the viewer): added whenever a store opens, older stores too.
+        for name, on in VIEW_INDEXES:
+            c.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {on}")
 
     # ---- writer thread -------------------------------------------------------------------
 

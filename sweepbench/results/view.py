@@ -22,7 +22,7 @@ from sweepbench.results.profile import Prices
 from sweepbench.results.store import ModelCallRow, RunStore
 from sweepbench.wire import EpisodeRecord
 
-__all__ = ["EpisodeView", "Selection", "load_view", "parse_trials"]
+__all__ = ["EpisodeView", "Selection", "load_view", "name_rows", "parse_trials"]
 
 _RANK = {"done": 0, "error": 1, "running": 2}
 
@@ -149,7 +149,7 @@ def load_view(stores: Sequence[RunStore], selection: Selection | None = None) ->
             if old is None or _RANK[row["status"]] < _RANK[old["status"]]:
                 best[row["episode_key"]] = row
     rows, superseded = _newest(list(best.values()))
-    _name_rows(rows)
+    name_rows(rows)
     rows.sort(key=lambda r: (r["name"], r["benchmark"], r["domain"], r["task_id"], r["trial"]))
     return EpisodeView(stores, rows, superseded, list(runs.values()))
 
@@ -164,7 +164,9 @@ def _newest(rows: list[dict]) -> tuple[list[dict], int]:
     return out, len(rows) - len(out)
 
 
-def _name_rows(rows: list[dict]) -> None:
+def name_rows(rows: list[dict]) -> None:
+    """Give each row its leaderboard ``"name"``: the model, or ``model [user U, mode]`` when
+    the rows hold that model under several user models or modes."""
     users: dict[str, set] = defaultdict(set)
     for r in rows:
         users[r["model"]].add((r["user_model"], r["user_mode"]))
