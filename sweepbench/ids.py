@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 __all__ = [
-    "EpisodeId", "EpisodeStatus", "JudgeMethod", "STATE_JUDGE", "TaskKey", "TerminationReason",
-    "UserMode", "judge_journal_id",
+    "FAILED_TERMINATIONS", "EpisodeId", "EpisodeStatus", "JudgeMethod", "STATE_JUDGE", "TaskKey",
+    "TerminationReason", "UserMode", "judge_journal_id",
 ]
 
 
@@ -33,6 +33,13 @@ class TerminationReason(StrEnum):
     EXIT_CHECK = "exit_check"  # the benchmark's exit-check model ended the conversation
     AGENT_DONE = "agent_done"  # solo mode: the agent answered with text (nobody to answer it)
     ERROR = "error"  # a model call failed for good, or the episode could not run
+    CONTEXT_OVERFLOW = "context_overflow"  # a prompt no longer fit the model's context
+    TRUNCATED = "truncated"  # a reply was cut short (finish_reason "length" and the like)
+
+
+FAILED_TERMINATIONS = frozenset({TerminationReason.ERROR, TerminationReason.CONTEXT_OVERFLOW,
+                                 TerminationReason.TRUNCATED})
+"""Endings that fail the episode whatever its state: it could not run to its end."""
 
 
 class EpisodeStatus(StrEnum):

@@ -20,10 +20,10 @@ from sweepbench.benchmarks import registry
 from sweepbench.benchmarks.base import Judgment
 from sweepbench.datasets.task import Task
 from sweepbench.ids import (
+    FAILED_TERMINATIONS,
     STATE_JUDGE,
     EpisodeId,
     JudgeMethod,
-    TerminationReason,
     judge_journal_id,
 )
 from sweepbench.results.store import RunStore
@@ -50,10 +50,11 @@ STATE = JudgeSpec(STATE_JUDGE, JudgeMethod.STATE)
 
 
 def state_judgment(task: Task, record: EpisodeRecord) -> Judgment:
-    """The benchmark's deterministic check; an episode that ended in error fails it."""
-    if record.termination == TerminationReason.ERROR:
+    """The benchmark's deterministic check; an episode that could not run to its end (an
+    error, a context overflow, a truncated reply) fails it."""
+    if record.termination in FAILED_TERMINATIONS:
         return {"passed": False, "score": 0.0,
-                "details": {"why": f"episode ended in error: {record.error}"}}
+                "details": {"why": f"episode ended in {record.termination}: {record.error}"}}
     return registry.get(task.benchmark).check(task, record)
 
 
