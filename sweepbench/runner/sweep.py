@@ -112,6 +112,7 @@ class Sweep:
         errors = 0
         async with SweepResources(cfg, names) as resources:
             self.clients, self.reference = resources.clients, resources.reference
+            self.progress("clients", clients=self.clients)  # live endpoint health
             self.judge_pool = pool = JudgePool(
                 self.store, self.run_id, judges=judges, clients=self.clients,
                 workers=cfg.judge_concurrency, data_dir=self.data_dir,
