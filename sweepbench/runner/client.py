@@ -75,7 +75,7 @@ from sweepbench.errors import (
     TransportError,
 )
 from sweepbench.runner.body import BodyTemplate
-from sweepbench.runner.limits import BreakerOpen, EndpointLimits, Permit
+from sweepbench.runner.limits import BreakerOpen, EndpointLimits, MonotonicClock, Permit
 from sweepbench.runner.response_cache import ResponseCache
 from sweepbench.runner.shapes import (
     TRUNCATED,
@@ -351,6 +351,8 @@ class ModelClient:
         self.template = BodyTemplate.for_endpoint(endpoint)
         self.limits = limits if limits is not None else EndpointLimits.for_endpoint(endpoint)
         self.clock = self.limits.clock
+        # the wall clock's own C function where it is the wall clock (a call is timed 3 times)
+        self._now = time.monotonic if type(self.clock) is MonotonicClock else self.clock.now
         self.cache = cache
         kind = getattr(endpoint, "transport", "aiohttp") or "aiohttp"
         if transport is None:
@@ -407,7 +409,7 @@ class ModelClient:
             "failing": self.failing,
             "last_failure": last.message if last is not None else None,
             "since_ok_s": (None if self.last_ok_at is None
-                           else max(0.0, self.clock.now() - self.last_ok_at)),
+                           else max(0.0, self._now() - self.last_ok_at)),
         }
 
     # -- the call -------------------------------------------------------------------------
@@ -426,8 +428,8 @@ class ModelClient:
         if self._closed:
             raise RuntimeError(f"ModelClient for {self._name!r} is closed")
         body = request if isinstance(request, bytes) else self.encode(request)
-        clock = self.clock
-        start = clock.now()
+        now = self._now
+        start = now()
         key = None
         if self.cache is not None:
             key = self.cache.key(self._cache_identity, body)
@@ -435,7 +437,7 @@ class ModelClient:
             if payload is not None:
                 result = self._result(self._decode(payload), 0.0, [])
                 result.from_cache = True
-                result.wall_s = clock.now() - start
+                result.wall_s = now() - start
                 return result
         try:
             api_key = self.endpoint.api_key()
@@ -460,7 +462,7 @@ class ModelClient:
             retrying = self._retrying.copy(
                 before_sleep=functools.partial(self._before_sleep, call))
             result = await retrying(attempt)
-        result.wall_s = clock.now() - start
+        result.wall_s = now() - start
         result.queue_wait_s = call.waited
         result.backoff_s = call.backoff
         result.rate_limited = call.rate_limited
@@ -512,8 +514,8 @@ class ModelClient:
     async def _send(self, permit: Permit, body: bytes, headers: dict[str, str] | None,
                     call: _Call) -> CallResult:
         """One request under a permit; reports its outcome to the limits."""
-        limits, clock = self.limits, self.clock
-        t0 = clock.now()
+        limits, now = self.limits, self._now
+        t0 = now()
         try:
             status, resp_headers, payload = await self._transport.post(body, headers)
         except ModelError as err:
@@ -523,7 +525,8 @@ class ModelClient:
             else:
                 limits.failed(permit, down=isinstance(err, RetryableError), reason=reason)
             raise
-        elapsed = clock.now() - t0
+        answered = now()
+        elapsed = answered - t0
         call.statuses[-1] = status
         limits.answered = True
         if status >= 300:
@@ -546,7 +549,7 @@ class ModelClient:
             raise
         usage = reply.usage
         limits.succeeded(permit, len(body), usage.prompt_tokens, usage.completion_tokens)
-        self.last_ok_at = clock.now()
+        self.last_ok_at = answered
         self.failing = 0
         call.payload = payload
         return self._result(reply, elapsed, call.statuses)

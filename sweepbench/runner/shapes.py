@@ -90,7 +90,9 @@ def decode_reply(payload: bytes) -> DecodedReply:
         raise ShapeError("no `choices` in the body")
     if not resp.choices:
         raise ShapeError("`choices` is empty")
-    choice = next((c for c in resp.choices if not c.index), resp.choices[0])
+    choice = resp.choices[0]
+    if choice.index:  # servers put index 0 first; look only if this one does not
+        choice = next((c for c in resp.choices if not c.index), choice)
     return DecodedReply(message=_message(choice.message, payload),
                  usage=resp.usage.to_usage() if resp.usage is not None else Usage(),
                  finish_reason=choice.finish_reason, response_id=resp.id or "",
@@ -103,10 +105,14 @@ _THOUGHT = re.compile(r"\s*<thought>(.*?)</thought>\s*", re.S)
 
 
 def _message(msg: WireMessage, payload: bytes) -> AssistantMessage:
-    content, thinking = _content(msg.content)
-    reasoning = msg.reasoning or msg.reasoning_content or thinking or _details_text(
-        msg.reasoning_details)
-    if reasoning is None and content and content.lstrip().startswith("<thought>"):
+    content = msg.content
+    thinking = None
+    if content is not None and type(content) is not str:
+        content, thinking = _content(content)
+    reasoning = msg.reasoning or msg.reasoning_content or thinking
+    if not reasoning and msg.reasoning_details:
+        reasoning = _details_text(msg.reasoning_details)
+    if not reasoning and content and content.lstrip().startswith("<thought>"):
         m = _THOUGHT.match(content)
         if m:  # Gemini with include_thoughts: the thought summary inline, first
             reasoning, content = m.group(1), content[m.end():]
@@ -114,14 +120,11 @@ def _message(msg: WireMessage, payload: bytes) -> AssistantMessage:
     if raw_calls is None and msg.function_call is not None:
         raw_calls = [WireToolCall(function=msg.function_call)]
     calls = _tool_calls(raw_calls, payload) if raw_calls else None
-    return AssistantMessage(content=content, tool_calls=calls, reasoning=reasoning or None,
-                            reasoning_details=msg.reasoning_details or None)
+    return AssistantMessage(content, calls, reasoning or None, msg.reasoning_details or None)
 
 
-def _content(content: str | list[Any] | None) -> tuple[str | None, str | None]:
-    """(text, thinking) from a string, null, or a list of parts."""
-    if content is None or type(content) is str:
-        return content, None
+def _content(content: list[Any]) -> tuple[str, str | None]:
+    """(text, thinking) from a list of parts."""
     texts: list[str] = []
     thinking: list[str] = []
     for i, part in enumerate(content):

@@ -31,7 +31,8 @@ class VirtualClock:
     """Simulated time for one event loop: ``sleep`` parks the caller; when nothing else can
     run (the loop's ready queue is empty), time jumps to the earliest wake-up.
 
-    Only for code whose waiting is all on this clock (no sockets, no real timers)."""
+    Only for code whose waiting is all on this clock (no sockets, no real timers), on
+    asyncio's own event loop (it looks at the loop's ready queue)."""
 
     def __init__(self, start: float = 1000.0) -> None:
         self.t = start
@@ -65,7 +66,10 @@ class VirtualClock:
             heapq.heappop(sleepers)
         if not sleepers:
             return
-        if getattr(loop, "_ready", None):  # others can still run: let them first
+        ready = getattr(loop, "_ready", None)
+        if ready is None:
+            raise RuntimeError("VirtualClock needs asyncio's default event loop")
+        if ready:  # others can still run: let them first
             self._schedule(loop)
             return
         when = sleepers[0][0]
