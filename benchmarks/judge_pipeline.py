@@ -28,7 +28,7 @@ from sweepbench.runner.sweep import install_uvloop, run_sweep
 
 async def one(cfg: dict, path: Path) -> tuple[float, int, int]:
     t0 = time.perf_counter()
-    outcome = await run_sweep(load_config(None, cfg), path)
+    await run_sweep(load_config(None, cfg), path)
     wall = time.perf_counter() - t0
     with RunStore(path) as store:
         llm = [j for j in store.judgments() if j["judge"] != "state"]

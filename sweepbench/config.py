@@ -33,9 +33,32 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     api_key_env: str | None = None
     """Name of the environment variable holding the API key (never the key itself)."""
     extra_body: dict[str, Any] = field(default_factory=dict)
-    """Extra JSON fields merged into every request (e.g. reasoning effort, top_p)."""
+    """Extra JSON fields merged into every request (e.g. reasoning effort, top_p,
+    chat_template_kwargs); they win over request fields of the same name."""
     temperature: float | None = None
     max_tokens: int | None = None
+    """Completion budget sent when a request sets none. Not sent by default, as upstream
+    VitaBench sends none (a budget can cut a thinking model's reply and change its score);
+    set it to bound a runaway generation, which otherwise runs until the timeout and is paid
+    for again on retry. Servers reject prompt + max_tokens beyond their context (vLLM,
+    llama.cpp). 0 or None: not sent."""
+    max_tokens_field: str = "max_tokens"
+    """The field the budget is sent as: "max_completion_tokens" for OpenAI's reasoning
+    models (o-series, gpt-5), which reject max_tokens."""
+    tool_choice: str | dict[str, Any] | None = None
+    """Sent with every request that offers tools: "auto", "required", "none" or a named
+    function. llama-cpp-python shows tools to the model only when it is set ("auto" with
+    --chat_format chatml-function-calling); None: not sent (the server's default, auto)."""
+    assistant_empty_content: str | None = None
+    """Content sent for an assistant message that has none (a tool-call turn); "" for servers
+    that reject null there (llama.cpp answers 500). None: the field is left out."""
+    send_reasoning: bool = False
+    """Send each assistant message's stored reasoning back in later requests, as
+    `reasoning_field` (and OpenRouter's reasoning_details as received). DeepSeek and Kimi
+    thinking modes require it in tool loops; others reject or ignore it."""
+    reasoning_field: str = "reasoning_content"
+    """Field name for sent-back reasoning: "reasoning_content" (DeepSeek, Kimi, GLM, vLLM,
+    SGLang, llama.cpp templates) or "reasoning" (Ollama)."""
     max_concurrency: int = 64
     """In-flight requests to this endpoint at most."""
     timeout_s: float = 120.0

@@ -15,7 +15,9 @@
         ├── RetryableError          worth trying again; ``retry_after`` seconds or None
         │   ├── RateLimitError      429 (Retry-After honoured)
         │   ├── ServerError         408, 5xx (Retry-After honoured on 503)
-        │   ├── TransportError      connection refused / reset / closed mid-response
+        │   ├── TransportError      connection reset / closed mid-response
+        │   │   ├── ConnectionRefused  nothing listens at the URL; not retried while the
+        │   │   │                   endpoint has never answered (a server that is not running)
         │   │   └── RequestTimeout  connect or total timeout
         │   └── InvalidResponseError  2xx with a truncated, non-JSON or malformed body
         ├── EndpointUnavailableError  the endpoint's circuit breaker stayed open too long;
@@ -33,10 +35,12 @@ errors are translated into this tree at one boundary each (``raise ... from``).
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "AuthenticationError", "BadRequestError", "ConfigError", "ConfigMismatchError",
-    "ContextLengthError", "EndpointUnavailableError", "FatalError", "ImportFormatError",
-    "InvalidResponseError", "ModelError", "NotFoundError", "QuotaExceededError",
+    "ConnectionRefused", "ContextLengthError", "EndpointUnavailableError", "FatalError",
+    "ImportFormatError", "InvalidResponseError", "ModelError", "NotFoundError", "QuotaExceededError",
     "RateLimitError", "ReportError", "RequestTimeout", "ResumeMismatch", "RetryableError",
     "ServerError", "StoreError", "SweepbenchError", "TaskError", "ToolError", "TransportError",
 ]
@@ -86,6 +90,8 @@ class ModelError(SweepbenchError):
         self.endpoint = endpoint
         self.status = status
         self.attempts = 1  # requests made for this call when the error left the client
+        self.statuses: list[int] = []  # HTTP status of each request (0: no response)
+        self.failures: list[Any] = []  # why each failed request failed (client.AttemptFailure)
 
 
 class RetryableError(ModelError):
@@ -105,6 +111,10 @@ class ServerError(RetryableError):
 
 
 class TransportError(RetryableError):
+    pass
+
+
+class ConnectionRefused(TransportError):
     pass
 
 

@@ -26,8 +26,9 @@ from typing import Any
 import msgspec
 
 __all__ = [
-    "EPISODE_JOURNAL", "EpisodeId", "EpisodeKey", "EpisodeStatus", "JudgeMethod", "STATE_JUDGE",
-    "TaskKey", "TerminationReason", "UserMode", "content_hash", "judge_journal",
+    "EPISODE_JOURNAL", "FAILED_TERMINATIONS", "EpisodeId", "EpisodeKey", "EpisodeStatus",
+    "JudgeMethod", "STATE_JUDGE", "TaskKey", "TerminationReason", "UserMode", "content_hash",
+    "judge_journal",
 ]
 
 
@@ -43,6 +44,13 @@ class TerminationReason(StrEnum):
     EXIT_CHECK = "exit_check"  # the benchmark's exit-check model ended the conversation
     AGENT_DONE = "agent_done"  # solo mode: the agent answered with text (nobody to answer it)
     ERROR = "error"  # a model call failed for good, or the episode could not run
+    CONTEXT_OVERFLOW = "context_overflow"  # a prompt no longer fit the model's context
+    TRUNCATED = "truncated"  # a reply was cut short (finish_reason "length" and the like)
+
+
+FAILED_TERMINATIONS = frozenset({TerminationReason.ERROR, TerminationReason.CONTEXT_OVERFLOW,
+                                 TerminationReason.TRUNCATED})
+"""Endings that fail the episode whatever its state: it could not run to its end."""
 
 
 class EpisodeStatus(StrEnum):

@@ -10,6 +10,13 @@ for every call makes client CPU per call grow with its length. A :class:`Splicin
     '------ head ---------'    '- cached ---'          '- per tools -'  '---- tail ----'
 
 byte-identical to :meth:`BodyTemplate.plain` (msgspec's encoding of the same request).
+
+An endpoint's template also shapes what is sent (``Endpoint`` fields): ``tool_choice`` goes
+with every request that offers tools; the completion budget goes as ``max_tokens`` or
+``max_completion_tokens``; an assistant message's stored reasoning is left out unless the
+endpoint sends it back (``send_reasoning``, under ``reasoning_field``, with OpenRouter's
+``reasoning_details`` as received), and an assistant message without content can be sent with
+``assistant_empty_content`` ("" for servers that reject null).
 Messages are recognised by position and object identity: the encoder holds a reference to
 each one it encoded, so identities stay valid. Messages must not be mutated in place after
 they were sent (the episode never does); a conversation that diverges (a message at some
@@ -25,29 +32,41 @@ from typing import Any
 
 import msgspec
 
-from sweepbench.wire import ChatRequest, Message, ToolSpec, encoder
+from sweepbench.wire import AssistantMessage, ChatRequest, Message, ToolSpec, encoder
 
 __all__ = ["OVERRIDABLE", "BodyTemplate", "SplicingEncoder"]
 
-OVERRIDABLE = ("temperature", "max_tokens", "seed", "tool_choice")
+OVERRIDABLE = ("tool_choice", "temperature", "max_tokens", "max_completion_tokens", "seed")
 _TOOLS_CACHE = 64
+_BUDGET_FIELDS = ("max_tokens", "max_completion_tokens")
 
 
 class BodyTemplate:
     """One endpoint's rules for turning a ChatRequest into the JSON body it is sent as.
 
-    ``defaults`` fill request fields left unset; a field named in ``extra_body`` is dropped
-    from the request (extra_body wins) and ``extra_body`` is appended last.
+    ``defaults`` fill request fields left unset (``tool_choice`` only where the request has
+    tools); a field named in ``extra_body`` is dropped from the request (extra_body wins) and
+    ``extra_body`` is appended last. ``budget_field`` is the name the completion budget is
+    sent as. ``reasoning_field`` (None: never) names the field stored reasoning is sent back
+    as; ``empty_content`` (None: left out) is sent for assistant messages without content.
     """
 
     def __init__(self, *, model: str, keep_sweepbench: bool = False,
                  defaults: dict[str, Any] | None = None,
-                 extra_body: dict[str, Any] | None = None) -> None:
+                 extra_body: dict[str, Any] | None = None, budget_field: str = "max_tokens",
+                 reasoning_field: str | None = None,
+                 empty_content: str | None = None) -> None:
         extra_body = extra_body or {}
+        if budget_field not in _BUDGET_FIELDS:
+            raise ValueError(f"budget field must be one of {', '.join(_BUDGET_FIELDS)}, "
+                             f"got {budget_field!r}")
         self.model = model
         self.keep_sweepbench = keep_sweepbench
         self.defaults = {k: v for k, v in (defaults or {}).items() if v is not None}
         self.dropped = frozenset(k for k in OVERRIDABLE if k in extra_body)
+        self.budget_field = budget_field
+        self.reasoning_field = reasoning_field
+        self.empty_content = empty_content
         extra = encoder.encode(extra_body)[1:-1] if extra_body else b""
         self.extra_fragment = b"," + extra if extra else b""
         self.head = b'{"model":' + encoder.encode(model) + b',"messages":['
@@ -55,16 +74,62 @@ class BodyTemplate:
         self._tools: OrderedDict[int, tuple[list[ToolSpec], bytes]] = OrderedDict()
         self.tools_encoded = 0
 
+    @classmethod
+    def for_endpoint(cls, endpoint: Any) -> BodyTemplate:
+        """The template of a config ``Endpoint`` (its request-shaping fields)."""
+        budget = endpoint.max_tokens or None
+        return cls(
+            model=endpoint.model_name, keep_sweepbench=endpoint.scripted,
+            defaults={"temperature": endpoint.temperature, "max_tokens": budget,
+                      "tool_choice": endpoint.tool_choice},
+            extra_body=endpoint.extra_body, budget_field=endpoint.max_tokens_field,
+            reasoning_field=endpoint.reasoning_field if endpoint.send_reasoning else None,
+            empty_content=endpoint.assistant_empty_content)
+
     def _changes(self, request: ChatRequest) -> dict[str, Any]:
         changes: dict[str, Any] = {"model": self.model}
         if not self.keep_sweepbench and request.sweepbench is not None:
             changes["sweepbench"] = None
+        defaults = self.defaults
         for name in OVERRIDABLE:
             if name in self.dropped:
                 changes[name] = None
-            elif getattr(request, name) is None and name in self.defaults:
-                changes[name] = self.defaults[name]
+            elif name in defaults and getattr(request, name) is None:
+                if name != "tool_choice" or request.tools:
+                    changes[name] = defaults[name]
+        if self.budget_field == "max_completion_tokens":  # the budget under the other name
+            budget = changes.get("max_tokens", request.max_tokens)
+            changes["max_tokens"] = None
+            if "max_completion_tokens" not in self.dropped \
+                    and request.max_completion_tokens is None:
+                changes["max_completion_tokens"] = budget
         return changes
+
+    def needs_shaping(self, m: Message) -> bool:
+        """Whether ``m`` is not sent as stored (reasoning to strip or rename, empty content)."""
+        return type(m) is AssistantMessage and (
+            m.reasoning is not None or m.reasoning_details is not None
+            or (m.content is None and self.empty_content is not None)
+            or (m.tool_calls is not None and self.reasoning_field is not None))
+
+    def encode_message(self, m: Message) -> bytes:
+        """One message as this endpoint is sent it."""
+        if not self.needs_shaping(m):
+            return encoder.encode(m)
+        assert isinstance(m, AssistantMessage)
+        out: dict[str, Any] = {"role": "assistant"}
+        content = m.content if m.content is not None else self.empty_content
+        if content is not None:
+            out["content"] = content
+        if m.tool_calls is not None:
+            out["tool_calls"] = m.tool_calls
+        if self.reasoning_field is not None:
+            # DeepSeek's thinking mode wants it on every tool-call turn, even when empty
+            if m.reasoning is not None or m.tool_calls:
+                out[self.reasoning_field] = m.reasoning or ""
+            if m.reasoning_details is not None:
+                out["reasoning_details"] = m.reasoning_details
+        return encoder.encode(out)
 
     def _finish(self, body: bytes) -> bytes:
         if self.extra_fragment:
@@ -73,7 +138,10 @@ class BodyTemplate:
 
     def plain(self, request: ChatRequest) -> bytes:
         """The body for ``request``, encoded from scratch."""
-        body = encoder.encode(msgspec.structs.replace(request, **self._changes(request)))
+        changes = self._changes(request)
+        if any(self.needs_shaping(m) for m in request.messages):
+            changes["messages"] = [msgspec.Raw(self.encode_message(m)) for m in request.messages]
+        body = encoder.encode(msgspec.structs.replace(request, **changes))
         return self._finish(body)
 
     def tail(self, request: ChatRequest) -> bytes:
@@ -133,15 +201,14 @@ class SplicingEncoder:
             del self._joined[self._offsets[keep]:]
             del self._refs[keep:]
             del self._offsets[keep:]
-        joined = self._joined
+        joined, t = self._joined, self.template
         for m in messages[keep:]:
             self._offsets.append(len(joined))
             if self._refs:
                 joined += b","
-            joined += encoder.encode(m)
+            joined += t.encode_message(m)
             self._refs.append(m)
             self.messages_encoded += 1
-        t = self.template
         tools = (b',"tools":' + t.tools_bytes(request.tools)
                  if request.tools is not None else b"")
         return b"".join((t.head, joined, b"]", tools, t.tail(request)))

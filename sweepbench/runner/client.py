@@ -1,29 +1,41 @@
 """The model client: one facade per OpenAI-compatible chat-completions endpoint.
 
 ``ModelClient.complete`` sends one :class:`~sweepbench.wire.ChatRequest` and returns a
-:class:`CallResult`, retrying what is worth retrying. Every failure leaves as a :class:`~sweepbench.errors.ModelError` (the tree is drawn in
-:mod:`sweepbench.errors`). Other 4xx (and unexpected 1xx/3xx) raise a plain ``FatalError``. Transport errors are
-translated in one place per transport (``AiohttpTransport.post``, ``OpenAITransport.post``)
-with ``raise ... from``; ``asyncio.CancelledError`` is never caught. After
-``endpoint.max_retries`` retries the last ``RetryableError`` is raised.
+:class:`CallResult`, retrying what is worth retrying. Every failure leaves as a
+:class:`~sweepbench.errors.ModelError` (the tree is drawn in :mod:`sweepbench.errors`); other
+4xx (and unexpected 1xx/3xx) raise a plain ``FatalError``, a 400/413/422 saying the prompt does
+not fit raises ``ContextLengthError`` (the wording of each server is in
+:mod:`sweepbench.runner.shapes`). Transport errors are translated in one place per transport
+(``AiohttpTransport.post``, ``OpenAITransport.post``) with ``raise ... from``;
+``asyncio.CancelledError`` is never caught. Responses are read by
+:func:`~sweepbench.runner.shapes.decode_reply`; a body it cannot read is an
+``InvalidResponseError`` naming the endpoint.
 
-Every attempt first passes the endpoint's shared limits (:mod:`sweepbench.runner.limits`):
-circuit breaker, Retry-After pause, adaptive in-flight cap, RPM and TPM buckets. Waiting
-there spends no retry budget; only requests actually sent count as attempts. Outcomes flow
+Every request counts: a call sends at most ``endpoint.max_retries + 1`` requests, whatever the
+circuit breaker does, and each failed one is kept (:class:`AttemptFailure`) in the result or
+on the error. Before each request the call passes the endpoint's shared limits
+(:mod:`sweepbench.runner.limits`): circuit breaker, Retry-After pause, adaptive in-flight cap,
+RPM and TPM buckets. That wait is reported apart (``queue_wait_s``), as are back-off sleeps;
+``latency_s`` runs from the send of the request that was answered to its answer. Outcomes flow
 back: 429 shrinks the in-flight cap and a Retry-After pauses the whole endpoint; 5xx and
-connection failures count toward opening the breaker; usage corrects the token estimate.
+connection failures count toward opening the breaker (whose error then names the failure
+behind it); usage corrects the token estimate. A refused connection to an endpoint that has
+never answered fails at once: nothing is running there.
 
 The API key is read from the environment on every call, sent only as the ``Authorization``
 header, and scrubbed from any server text that ends up in an error message; it is never
 stored on the client, in results, in exceptions or in logs.
 
 A client belongs to the event loop that first uses it (its aiohttp session is created lazily
-inside that loop); ``aclose()`` or ``async with`` releases it.
+inside that loop); ``aclose()`` or ``async with`` releases it. Time (latencies, back-off
+sleeps) comes from the limits' clock, so tests can run it on a fake one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
+import functools
 import logging
 import random
 import time
@@ -33,7 +45,7 @@ from typing import Any, Protocol
 
 import aiohttp
 import msgspec
-from msgspec import Struct
+from msgspec import Struct, field
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
@@ -48,6 +60,7 @@ from sweepbench.errors import (
     AuthenticationError,
     BadRequestError,
     ConfigError,
+    ConnectionRefused,
     ContextLengthError,
     EndpointUnavailableError,
     FatalError,
@@ -62,15 +75,26 @@ from sweepbench.errors import (
     TransportError,
 )
 from sweepbench.runner.body import BodyTemplate
-from sweepbench.runner.limits import BreakerOpen, EndpointLimits, Permit
+from sweepbench.runner.limits import BreakerOpen, EndpointLimits, MonotonicClock, Permit
 from sweepbench.runner.response_cache import ResponseCache
-from sweepbench.wire import AssistantMessage, ChatRequest, Usage, chat_response_decoder
+from sweepbench.runner.shapes import (
+    TRUNCATED,
+    DecodedReply,
+    InBandError,
+    ShapeError,
+    decode_reply,
+    error_text,
+    is_context_overflow,
+)
+from sweepbench.wire import AssistantMessage, ChatRequest, Usage
 
 __all__ = [
     "AiohttpTransport",
+    "AttemptFailure",
     "AuthenticationError",
     "BadRequestError",
     "CallResult",
+    "ConnectionRefused",
     "ContextLengthError",
     "Conversation",
     "EndpointUnavailableError",
@@ -94,36 +118,58 @@ log = logging.getLogger(__name__)
 # ---- result ---------------------------------------------------------------------------------
 
 
+class AttemptFailure(Struct, kw_only=True, omit_defaults=True):
+    """One request of a call that failed: the error's class, the HTTP status (0: no
+    response) and the message (the server's words, API key scrubbed)."""
+
+    error: str
+    status: int = 0
+    message: str = ""
+
+
 class CallResult(Struct, kw_only=True):
     """One successful model call, retries included."""
 
     message: AssistantMessage
+    """The reply; ``message.reasoning`` holds its reasoning text when the server sent one."""
     usage: Usage
-    """Token usage; ``usage.cached_prompt_tokens`` is the provider's prompt-cache hit count
-    (``prompt_tokens_details.cached_tokens`` or ``cache_read_input_tokens``)."""
+    """Token usage; ``cached_prompt_tokens`` is the provider's prompt-cache hit count and
+    ``reasoning_tokens`` the part of ``completion_tokens`` spent thinking."""
     latency_s: float
-    """Wall time of the whole call: every attempt, every back-off and limit wait."""
-    attempt_latency_s: float
-    """Wall time of the successful attempt alone."""
+    """From sending the request that was answered to its answer (server time plus network);
+    waits before sending and between attempts are not in it."""
     attempts: int
-    """HTTP requests made for this call (0: answered from the response cache). A failed
-    half-open breaker probe counts here but did not use up the retry budget."""
+    """HTTP requests made for this call (0: answered from the response cache)."""
     statuses: list[int]
     """HTTP status of each attempt, in order; 0 for attempts that got no response."""
+    failures: list[AttemptFailure] = field(default_factory=list)
+    """Why each failed attempt failed, in order."""
+    queue_wait_s: float = 0.0
+    """Time spent waiting on this endpoint's limits before sending (circuit breaker,
+    Retry-After pause, in-flight slot, RPM/TPM buckets), over every attempt."""
+    backoff_s: float = 0.0
+    """Time slept between attempts (retry back-off, Retry-After)."""
+    wall_s: float = 0.0
+    """The whole call: queue waits, attempts and back-off."""
     response_id: str = ""
     finish_reason: str | None = None
+    """As the server sent it ("stop", "tool_calls", "length", ...)."""
     model: str = ""
     """The model name the server reported."""
     rate_limited: int = 0
     """Attempts answered 429 (rate limit, not quota)."""
-    limit_wait_s: float = 0.0
-    """Time spent waiting on this endpoint's limits (breaker, pause, slot, RPM/TPM buckets)."""
     from_cache: bool = False
     """Answered from the response cache, without an HTTP call."""
 
     @property
     def retries(self) -> int:
         return max(0, self.attempts - 1)
+
+    @property
+    def truncated(self) -> bool:
+        """The reply was cut short (``finish_reason`` "length", a content filter, a server
+        interruption): not a complete answer."""
+        return self.finish_reason in TRUNCATED
 
 
 # ---- transports -----------------------------------------------------------------------------
@@ -140,6 +186,21 @@ class Transport(Protocol):
     async def aclose(self) -> None: ...
 
 
+def refused(err: BaseException) -> bool:
+    """Whether ``err`` (or an error it wraps) is a refused TCP connection."""
+    seen: set[int] = set()
+    cur: BaseException | None = err
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, ConnectionRefusedError) or getattr(cur, "errno", None) == errno.ECONNREFUSED:
+            return True
+        os_error = getattr(cur, "os_error", None)  # aiohttp.ClientConnectorError
+        if isinstance(os_error, BaseException) and refused(os_error):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
 class AiohttpTransport:
     """POST to ``url`` over a pooled aiohttp session created lazily in the first loop used."""
 
@@ -148,6 +209,7 @@ class AiohttpTransport:
         self._url = URL(url)
         self._name = name
         self._limit = max_connections
+        self._timeout_s = timeout_s
         self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=connect_timeout_s)
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -180,39 +242,36 @@ class AiohttpTransport:
 
     async def post(self, body: bytes, headers: dict[str, str] | None) -> Reply:
         """The single place aiohttp and OS errors are translated."""
-        name = self._name
+        name, url = self._name, self._url
         session = self._get_session()
         try:
-            async with session.post(self._url, data=body, headers=headers) as resp:
+            async with session.post(url, data=body, headers=headers) as resp:
                 return resp.status, resp.headers, await resp.read()
         except TimeoutError as err:  # also aiohttp.ServerTimeoutError
             raise RequestTimeout(
-                f"{name}: request timed out ({type(err).__name__})", endpoint=name
-            ) from err
+                f"{name}: request to {url} timed out ({type(err).__name__}; timeout_s "
+                f"{self._timeout_s:g})", endpoint=name) from err
         except aiohttp.InvalidURL as err:
-            raise FatalError(f"{name}: invalid base URL", endpoint=name) from err
+            raise FatalError(f"{name}: invalid base URL {url}", endpoint=name) from err
         except aiohttp.ClientPayloadError as err:
             raise InvalidResponseError(
-                f"{name}: response body truncated ({type(err).__name__})", endpoint=name
-            ) from err
+                f"{name}: response body from {url} truncated ({type(err).__name__})",
+                endpoint=name) from err
         except (aiohttp.ClientError, OSError) as err:
+            if refused(err):
+                raise ConnectionRefused(
+                    f"{name}: connection refused by {url} (is the server running?)",
+                    endpoint=name) from err
             raise TransportError(
-                f"{name}: connection failed ({type(err).__name__}: {err})", endpoint=name
-            ) from err
+                f"{name}: connection to {url} failed ({type(err).__name__}: {err})",
+                endpoint=name) from err
 
 
 # ---- client ---------------------------------------------------------------------------------
 
 _RESERVED_EXTRA = frozenset({"model", "messages", "tools", "sweepbench", "stream"})
-_CONTEXT_MARKERS = (
-    "context_length_exceeded",
-    "context length",
-    "context window",
-    "prompt is too long",
-    "too many tokens",
-    "maximum context",
-)
 _MAX_SERVER_TEXT = 400
+_MAX_FAILURE_TEXT = 300
 
 RetryHook = Callable[[RetryableError, float], None]
 
@@ -230,12 +289,14 @@ def limits_key(endpoint: Endpoint, base_url: str | None = None) -> str:
 class _Call:
     """Book-keeping of one ``complete()`` across its attempts."""
 
-    __slots__ = ("payload", "rate_limited", "statuses", "waited")
+    __slots__ = ("backoff", "failures", "payload", "rate_limited", "statuses", "waited")
 
     def __init__(self) -> None:
         self.statuses: list[int] = []
+        self.failures: list[AttemptFailure] = []
         self.rate_limited = 0
         self.waited = 0.0
+        self.backoff = 0.0
         self.payload = b""
 
 
@@ -252,6 +313,9 @@ class ModelClient:
     jitter: a random wait in ``[0, min(max, base * 2**retry)]``); ``retry_after_max_s`` caps
     how long a Retry-After may hold us (and the whole endpoint). ``on_retry(error, wait_s)`` is
     called before each back-off wait.
+
+    ``health()`` tells how the endpoint is doing right now (for progress displays): the
+    breaker's state, the latest failed request and when the last call succeeded.
     """
 
     def __init__(
@@ -283,14 +347,12 @@ class ModelClient:
         self.endpoint = endpoint
         self._name = endpoint.name
         self.base_url = base.rstrip("/")
-        url = self.base_url + "/chat/completions"
-        self.template = BodyTemplate(
-            model=endpoint.model_name,
-            keep_sweepbench=endpoint.scripted,
-            defaults={"temperature": endpoint.temperature, "max_tokens": endpoint.max_tokens},
-            extra_body=endpoint.extra_body,
-        )
+        self.url = url = self.base_url + "/chat/completions"
+        self.template = BodyTemplate.for_endpoint(endpoint)
         self.limits = limits if limits is not None else EndpointLimits.for_endpoint(endpoint)
+        self.clock = self.limits.clock
+        # the wall clock's own C function where it is the wall clock (a call is timed 3 times)
+        self._now = time.monotonic if type(self.clock) is MonotonicClock else self.clock.now
         self.cache = cache
         kind = getattr(endpoint, "transport", "aiohttp") or "aiohttp"
         if transport is None:
@@ -310,6 +372,9 @@ class ModelClient:
         self._transport = transport
         self._cache_identity = f"{url}\n{kind}"
         self._closed = False
+        self.last_ok_at: float | None = None  # clock time of the last successful request
+        self.last_failure: AttemptFailure | None = None
+        self.failing = 0  # failed requests since the last successful one
 
         self._retry_after_max_s = retry_after_max_s
         self._retry_jitter_s = backoff_base_s
@@ -317,9 +382,9 @@ class ModelClient:
         self._on_retry = on_retry
         self._retrying = AsyncRetrying(
             stop=stop_after_attempt(endpoint.max_retries + 1),
-            retry=retry_if_exception(_worth_retrying),
+            retry=retry_if_exception(self._worth_retrying),
             wait=self._wait,
-            before_sleep=self._before_sleep,
+            sleep=self.clock.sleep,
             reraise=True,
         )
 
@@ -334,6 +399,18 @@ class ModelClient:
     async def aclose(self) -> None:
         self._closed = True
         await self._transport.aclose()
+
+    def health(self) -> dict[str, Any]:
+        """Now: ``breaker`` state, ``failing`` (failed requests in a row), ``last_failure``
+        (its message, or None) and ``since_ok_s`` (None: no success yet)."""
+        last = self.last_failure
+        return {
+            "breaker": self.limits.breaker.state,
+            "failing": self.failing,
+            "last_failure": last.message if last is not None else None,
+            "since_ok_s": (None if self.last_ok_at is None
+                           else max(0.0, self._now() - self.last_ok_at)),
+        }
 
     # -- the call -------------------------------------------------------------------------
 
@@ -351,15 +428,16 @@ class ModelClient:
         if self._closed:
             raise RuntimeError(f"ModelClient for {self._name!r} is closed")
         body = request if isinstance(request, bytes) else self.encode(request)
-        start = time.perf_counter()
+        now = self._now
+        start = now()
         key = None
         if self.cache is not None:
             key = self.cache.key(self._cache_identity, body)
             payload = self.cache.get(key)
             if payload is not None:
-                result = self._decode(payload, 0.0, 0, [])
+                result = self._result(self._decode(payload), 0.0, [])
                 result.from_cache = True
-                result.latency_s = time.perf_counter() - start
+                result.wall_s = now() - start
                 return result
         try:
             api_key = self.endpoint.api_key()
@@ -371,8 +449,8 @@ class ModelClient:
         call = _Call()
         try:  # the common case, one attempt, without tenacity's per-call machinery
             result = await self._attempt(body, headers, call)
-        except Exception as err:
-            if not _worth_retrying(err):
+        except ModelError as err:
+            if not self._worth_retrying(err) or self.endpoint.max_retries < 1:
                 raise
             first: list[BaseException] = [err]
 
@@ -381,125 +459,145 @@ class ModelClient:
                     raise first.pop()
                 return await self._attempt(body, headers, call)
 
-            result = await self._retrying.copy()(attempt)
-        result.latency_s = time.perf_counter() - start
+            retrying = self._retrying.copy(
+                before_sleep=functools.partial(self._before_sleep, call))
+            result = await retrying(attempt)
+        result.wall_s = now() - start
+        result.queue_wait_s = call.waited
+        result.backoff_s = call.backoff
         result.rate_limited = call.rate_limited
-        result.limit_wait_s = call.waited
+        result.failures = call.failures
         if key is not None:
             self.cache.put(key, call.payload)  # type: ignore[union-attr]
         return result
 
+    def _worth_retrying(self, err: BaseException) -> bool:
+        if isinstance(err, ConnectionRefused):  # nothing ever answered there: not running
+            return self.limits.answered
+        return isinstance(err, RetryableError)
+
     async def _attempt(self, body: bytes, headers: dict[str, str] | None,
                        call: _Call) -> CallResult:
-        """One attempt as tenacity counts them: one request, after waiting on the limits.
-
-        A failed half-open breaker probe does not use up the attempt: the caller only went
-        because the breaker picked it, so it goes back to waiting (until breaker_max_wait_s).
-        """
-        limits = self.limits
-        max_wait = limits.breaker_max_wait_s
-        t0 = time.perf_counter()
+        """One attempt as tenacity counts them: one request, after waiting on the limits."""
         try:
-            while True:
-                async with limits.permit(len(body)) as permit:
-                    call.waited += permit.waited_s
-                    call.statuses.append(0)
-                    try:
-                        return await self._send(permit, body, headers, call)
-                    except (ServerError, TransportError, InvalidResponseError) as err:
-                        if not permit.probe or (
-                                max_wait is not None and time.perf_counter() - t0 >= max_wait):
-                            raise
-                        log.debug("%s: breaker probe failed (%s); waiting again",
-                                  self._name, type(err).__name__)
+            async with self.limits.permit(len(body)) as permit:
+                call.waited += permit.waited_s
+                call.statuses.append(0)
+                return await self._send(permit, body, headers, call)
         except BreakerOpen as err:
             error = EndpointUnavailableError(f"{self._name}: {err}", endpoint=self._name)
-            error.attempts = len(call.statuses)
+            self._tag(error, call)
             raise error from err
         except ModelError as err:
-            err.attempts = len(call.statuses)
+            self._tag(err, call)
             raise
+
+    @staticmethod
+    def _tag(err: ModelError, call: _Call) -> None:
+        err.attempts = len(call.statuses)
+        err.statuses = list(call.statuses)
+        err.failures = list(call.failures)
+
+    def _failed(self, call: _Call, err: ModelError, status: int) -> str:
+        """Record a failed request; returns the reason the limits keep for the breaker."""
+        text = str(err)
+        prefix = f"{self._name}: "
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+        failure = AttemptFailure(error=type(err).__name__, status=status,
+                                 message=text[:_MAX_FAILURE_TEXT])
+        call.failures.append(failure)
+        self.last_failure = failure
+        self.failing += 1
+        return failure.message
 
     async def _send(self, permit: Permit, body: bytes, headers: dict[str, str] | None,
                     call: _Call) -> CallResult:
         """One request under a permit; reports its outcome to the limits."""
-        limits, statuses = self.limits, call.statuses
-        t0 = time.perf_counter()
+        limits, now = self.limits, self._now
+        t0 = now()
         try:
             status, resp_headers, payload = await self._transport.post(body, headers)
         except ModelError as err:
-            limits.failed(permit, down=isinstance(err, RetryableError))
+            reason = self._failed(call, err, 0)
+            if isinstance(err, ConnectionRefused) and not limits.answered:
+                limits.failed(permit, down=None)  # nothing there yet: no breaker to open
+            else:
+                limits.failed(permit, down=isinstance(err, RetryableError), reason=reason)
             raise
-        elapsed = time.perf_counter() - t0
-        statuses[-1] = status
+        answered = now()
+        elapsed = answered - t0
+        call.statuses[-1] = status
+        limits.answered = True
         if status >= 300:
             err = self._http_error(status, resp_headers, payload)
+            reason = self._failed(call, err, status)
             after = getattr(err, "retry_after", None)
             pause = None if after is None else min(after, self._retry_after_max_s)
             if isinstance(err, RateLimitError):
                 call.rate_limited += 1
                 limits.rate_limited(permit, pause)
             else:
-                limits.failed(permit, down=isinstance(err, ServerError), retry_after=pause)
+                limits.failed(permit, down=isinstance(err, ServerError), retry_after=pause,
+                              reason=reason)
             raise err
         try:
-            result = self._decode(payload, elapsed, len(statuses), statuses)
-        except InvalidResponseError:
-            limits.failed(permit, down=True)
+            reply = self._decode(payload)
+        except ModelError as err:
+            reason = self._failed(call, err, status)
+            limits.failed(permit, down=isinstance(err, RetryableError), reason=reason)
             raise
-        usage = result.usage
+        usage = reply.usage
         limits.succeeded(permit, len(body), usage.prompt_tokens, usage.completion_tokens)
+        self.last_ok_at = answered
+        self.failing = 0
         call.payload = payload
-        return result
+        return self._result(reply, elapsed, call.statuses)
 
-    def _decode(
-        self, payload: bytes, elapsed: float, attempt: int, statuses: list[int]
-    ) -> CallResult:
+    def _decode(self, payload: bytes) -> DecodedReply:
         name = self._name
         try:
-            resp = chat_response_decoder.decode(payload)
-        except msgspec.DecodeError as err:  # includes ValidationError
+            return decode_reply(payload)
+        except InBandError as err:
+            text = self._scrub(err.text[:_MAX_SERVER_TEXT])
+            if err.status is not None:  # e.g. an upstream 502 reported inside a 200
+                error = self._classify(err.status, None, f"{text} (in a 2xx body)", text)
+            else:
+                error = InvalidResponseError(f"{name}: a 2xx body carrying an error: {text}",
+                                             endpoint=name)
+            raise error from None
+        except ShapeError as err:
             start = self._scrub(repr(payload[:80]))
             raise InvalidResponseError(
-                f"{name}: invalid response body ({err}); starts {start}", endpoint=name
-            ) from err
-        if not resp.choices:
-            raise InvalidResponseError(f"{name}: response has no choices", endpoint=name)
-        choice = resp.choices[0]
-        message = choice.message
-        if message.tool_calls is not None and not message.tool_calls:
-            # Some servers send "tool_calls": []; echoing that back is rejected by others.
-            message = AssistantMessage(content=message.content)
+                f"{name}: invalid response from {self.url}: {err}; body starts {start}",
+                endpoint=name) from None
+
+    @staticmethod
+    def _result(reply: DecodedReply, elapsed: float, statuses: list[int]) -> CallResult:
         return CallResult(
-            message=message,
-            usage=resp.usage.to_usage() if resp.usage is not None else Usage(),
-            latency_s=elapsed,
-            attempt_latency_s=elapsed,
-            attempts=attempt,
-            statuses=list(statuses),
-            response_id=resp.id,
-            finish_reason=choice.finish_reason,
-            model=resp.model,
-        )
+            message=reply.message, usage=reply.usage, latency_s=elapsed,
+            attempts=len(statuses), statuses=list(statuses), response_id=reply.response_id,
+            finish_reason=reply.finish_reason, model=reply.model)
 
     def _http_error(self, status: int, headers: Any, payload: bytes) -> ModelError:
+        shown, text = _server_text(payload)
+        return self._classify(status, headers, self._scrub(shown), self._scrub(text))
+
+    def _classify(self, status: int, headers: Any, shown: str, text: str) -> ModelError:
+        """The error for an HTTP ``status`` whose body says ``text``."""
         name = self._name
-        text, code = _server_message(payload)
-        text = self._scrub(text)
-        msg = f"{name}: HTTP {status}: {text}" if text else f"{name}: HTTP {status}"
+        msg = f"{name}: HTTP {status}: {shown}" if shown else f"{name}: HTTP {status}"
         if status == 429:
-            if code == "insufficient_quota":
+            if "insufficient_quota" in text:
                 return QuotaExceededError(msg, endpoint=name, status=status)
             return RateLimitError(
-                msg, endpoint=name, status=status, retry_after=_retry_after(headers)
-            )
+                msg, endpoint=name, status=status, retry_after=_retry_after(headers))
         if status == 408 or status >= 500:
             retry_after = _retry_after(headers) if status == 503 else None
             return ServerError(msg, endpoint=name, status=status, retry_after=retry_after)
+        if is_context_overflow(status, text):
+            return ContextLengthError(msg, endpoint=name, status=status)
         if status == 400:
-            haystack = f"{code} {text}".lower()
-            if any(marker in haystack for marker in _CONTEXT_MARKERS):
-                return ContextLengthError(msg, endpoint=name, status=status)
             return BadRequestError(msg, endpoint=name, status=status)
         if status in (401, 403):
             return AuthenticationError(msg, endpoint=name, status=status)
@@ -531,23 +629,15 @@ class ModelClient:
             )
         return self._backoff(state)
 
-    def _before_sleep(self, state: RetryCallState) -> None:
+    def _before_sleep(self, call: _Call, state: RetryCallState) -> None:
         err = state.outcome.exception() if state.outcome is not None else None
         wait = state.upcoming_sleep
+        call.backoff += wait
         if isinstance(err, RetryableError):
-            log.debug(
-                "%s: attempt %d failed (%s), retrying in %.3fs",
-                self._name,
-                state.attempt_number,
-                type(err).__name__,
-                wait,
-            )
+            log.debug("%s: attempt %d failed (%s), retrying in %.3fs", self._name,
+                      state.attempt_number, type(err).__name__, wait)
             if self._on_retry is not None:
                 self._on_retry(err, wait)
-
-
-def _worth_retrying(err: BaseException) -> bool:
-    return isinstance(err, RetryableError)
 
 
 class Conversation:
@@ -566,20 +656,22 @@ class Conversation:
         return await self.client.complete(self.encoder.encode(request))
 
 
-def _server_message(payload: bytes) -> tuple[str, str]:
-    """(message, code) from an OpenAI-style error body, or the body's start as text."""
+def _server_text(payload: bytes) -> tuple[str, str]:
+    """(what to show, everything to classify by) of an error body: its messages (else its
+    type and code), and all its words (see :func:`~sweepbench.runner.shapes.error_text`);
+    the body's start as text when it is not JSON."""
     try:
         data = msgspec.json.decode(payload)
     except msgspec.DecodeError:
-        return payload[:_MAX_SERVER_TEXT].decode("utf-8", "replace").strip(), ""
-    err = data.get("error") if isinstance(data, dict) else None
-    if isinstance(err, dict):
-        message = str(err.get("message") or "")
-        code = err.get("code") or err.get("type") or ""
-        return message[:_MAX_SERVER_TEXT], str(code)
-    if isinstance(err, str):
-        return err[:_MAX_SERVER_TEXT], ""
-    return payload[:_MAX_SERVER_TEXT].decode("utf-8", "replace").strip(), ""
+        data = None
+    if isinstance(data, (dict, list, str)):
+        text = error_text(data)
+        shown = error_text(data, ("message",)) or text
+    else:
+        text = shown = ""
+    if not text:
+        text = shown = payload[:_MAX_SERVER_TEXT].decode("utf-8", "replace").strip()
+    return shown[:_MAX_SERVER_TEXT], text[:_MAX_SERVER_TEXT]
 
 
 def _retry_after(headers: Any) -> float | None:

@@ -42,10 +42,13 @@ __all__ = [
     "request_rng",
 ]
 
-FAULT_KINDS: tuple[str, ...] = ("429", "500", "502", "503", "timeout", "reset", "garbage")
+FAULT_KINDS: tuple[str, ...] = ("429", "500", "502", "503", "timeout", "reset", "garbage",
+                                "overflow", "length")
 """``429``/``5xx``: that status with an OpenAI-style error body (429 with Retry-After);
 ``timeout``: hang without answering (bounded) so the client's timeout fires; ``reset``: abort
-the connection without a response; ``garbage``: a 200 whose body is not JSON or is cut off."""
+the connection without a response; ``garbage``: a 200 whose body is not JSON or is cut off;
+``overflow``: a 400 saying the prompt exceeds the model's context (OpenAI's words and code);
+``length``: the policy's answer with ``finish_reason: "length"`` (cut at max_tokens)."""
 
 
 def body_digest(raw: bytes) -> bytes:

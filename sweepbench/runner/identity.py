@@ -14,8 +14,8 @@ Everything that decides an episode's outcome is in it, nothing else:
   benchmark's code version (``Benchmark.fingerprint``).
 
 A new request option added to ``Endpoint`` is part of the identity unless it is listed in
-``NOT_SENT`` below; options left unset (None, empty) are left out, so adding an option does
-not change the identity of endpoints that do not use it.
+``NOT_SENT`` below; options left unset (None, empty, at their default) are left out, so adding
+an option does not change the identity of endpoints that do not use it.
 """
 
 from __future__ import annotations
@@ -43,13 +43,19 @@ NOT_SENT = frozenset({
 price, under which name): not part of an episode's identity."""
 
 
+_UNSET = object()
+_DEFAULTS = {f.name: f.default for f in msgspec.structs.fields(Endpoint)
+             if f.default is not msgspec.NODEFAULT}
+
+
 def endpoint_identity(ep: Endpoint) -> dict[str, Any]:
     """The part of an endpoint that decides its answers: what it sends, and to where."""
     if ep.scripted:
         return {"scripted": ep.name}
     out: dict[str, Any] = {}
     for name, value in msgspec.structs.asdict(ep).items():
-        if name in NOT_SENT or value is None or value == {} or value == [] or value == "":
+        if (name in NOT_SENT or value is None or value == {} or value == [] or value == ""
+                or value == _DEFAULTS.get(name, _UNSET)):
             continue
         out[name] = msgspec.to_builtins(value)
     out["model"] = ep.model_name

@@ -11,6 +11,15 @@ mixing old answers into a new conversation.
 
 The request hash is built incrementally: messages are append-only within an episode, so each
 call hashes only the messages added since the previous call of the same role.
+
+A ``model_call`` event holds what the store, the profile and the viewer need of a call: the
+reply (its reasoning text inside the message), usage (reasoning tokens included), the
+``finish_reason``, latency from the send, queue wait and back-off apart, and every failed
+attempt with its reason. A call that fails for good is journaled too, as a ``model_call``
+event with an ``error`` (its class, ``error_message``, attempts and their reasons) and no
+reply ``message``, so
+failed requests are counted wherever calls are. On resume such an entry is re-emitted (the
+event log keeps its numbering) and the call it stands for is made live again.
 """
 
 from __future__ import annotations
@@ -20,7 +29,8 @@ from typing import Any, Awaitable, Callable
 
 import msgspec
 
-from sweepbench.errors import ResumeMismatch
+from sweepbench.errors import ModelError, ResumeMismatch
+from sweepbench.runner.shapes import TRUNCATED
 from sweepbench.wire import AssistantMessage, ChatRequest, Usage, encoder
 
 
@@ -31,6 +41,33 @@ class Replayed(msgspec.Struct):
     usage: Usage
     latency_s: float
     attempts: int = 0
+    finish_reason: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason in TRUNCATED
+
+
+def call_payload(role: str, digest: str, result: Any) -> dict[str, Any]:
+    """The ``model_call`` event of a live call (a ``CallResult``, or any reply-like)."""
+    g = getattr
+    return {
+        "role": role, "request_hash": digest, "message": result.message,
+        "usage": result.usage, "finish_reason": g(result, "finish_reason", None),
+        "latency_s": result.latency_s, "queue_wait_s": g(result, "queue_wait_s", 0.0),
+        "backoff_s": g(result, "backoff_s", 0.0), "wall_s": g(result, "wall_s", None),
+        "attempts": g(result, "attempts", 1), "statuses": g(result, "statuses", None),
+        "failures": g(result, "failures", None) or [],
+    }
+
+
+def error_payload(role: str, digest: str, err: ModelError) -> dict[str, Any]:
+    """The ``model_call`` event of a call that failed for good (``error`` set, no message)."""
+    return {
+        "role": role, "request_hash": digest, "error": type(err).__name__,
+        "status": err.status, "error_message": str(err), "attempts": err.attempts,
+        "statuses": err.statuses, "failures": err.failures,
+    }
 
 
 class _RequestHasher:
@@ -74,27 +111,34 @@ class CallJournal:
         self.recorded = recorded or []
         self.calls = 0
         self.replayed = 0
+        self._cursor = 0  # next entry of ``recorded``
         self._hashers: dict[str, _RequestHasher] = {}
 
     def caller(self, role: str, complete: Callable[[ChatRequest], Awaitable[Any]],
                observe: Callable[[Any], None] | None = None):
-        """A ModelCall for ``role`` that goes through the journal; ``observe(result)`` is told
-        about every live (not replayed) call, e.g. for progress."""
+        """A ModelCall for ``role`` that goes through the journal; ``observe(outcome)`` is
+        told about every live (not replayed) call, e.g. for progress: its result, or the
+        ``ModelError`` it failed with."""
         hasher = self._hashers.setdefault(role, _RequestHasher())
 
         async def call(req: ChatRequest):
             digest = hasher.digest(req)
-            index = self.calls
             self.calls += 1
-            if index < len(self.recorded):
-                return self._replay(index, role, digest)
-            result = await complete(req)
-            self.emit("model_call", {
-                "role": role, "request_hash": digest, "message": result.message,
-                "usage": result.usage, "latency_s": result.latency_s,
-                "attempts": getattr(result, "attempts", 1),
-                "statuses": getattr(result, "statuses", None),
-            })
+            recorded = self.recorded
+            while self._cursor < len(recorded) and "error" in recorded[self._cursor]:
+                self.emit("model_call", recorded[self._cursor])  # a failure: asked again
+                self._cursor += 1
+            if self._cursor < len(recorded):
+                self._cursor += 1
+                return self._replay(self._cursor - 1, role, digest)
+            try:
+                result = await complete(req)
+            except ModelError as err:
+                self.emit("model_call", error_payload(role, digest, err))
+                if observe is not None:
+                    observe(err)
+                raise
+            self.emit("model_call", call_payload(role, digest, result))
             await self.durable()
             if observe is not None:
                 observe(result)
@@ -115,5 +159,7 @@ class CallJournal:
         self.emit("model_call", rec)
         message = msgspec.convert(rec["message"], AssistantMessage)
         usage = msgspec.convert(rec.get("usage") or {}, Usage)
+        finish = rec.get("finish_reason")
         return Replayed(message, usage, float(rec.get("latency_s") or 0.0),
-                        int(rec.get("attempts") or 0))
+                        int(rec.get("attempts") or 0),
+                        finish if isinstance(finish, str) else None)

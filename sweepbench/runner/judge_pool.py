@@ -30,7 +30,7 @@ import msgspec
 from sweepbench.benchmarks import registry
 from sweepbench.benchmarks.base import Judgment
 from sweepbench.datasets.task import Task
-from sweepbench.ids import STATE_JUDGE, JudgeMethod, TerminationReason, judge_journal
+from sweepbench.ids import FAILED_TERMINATIONS, STATE_JUDGE, JudgeMethod, judge_journal
 from sweepbench.results.store import RunStore
 from sweepbench.runner.journal import Replayed
 from sweepbench.wire import AssistantMessage, ChatRequest, Usage, encoder
@@ -60,10 +60,11 @@ _Item = tuple[Task, str, Any]
 
 
 def state_judgment(task: Task, record: Any) -> Judgment:
-    """The benchmark's deterministic check; an episode that ended in error fails it."""
-    if record.termination == TerminationReason.ERROR:
+    """The benchmark's deterministic check; an episode that could not run to its end (an
+    error, a context overflow, a truncated reply) fails it."""
+    if record.termination in FAILED_TERMINATIONS:
         return {"passed": False, "score": 0.0,
-                "details": {"why": f"episode ended in error: {record.error}"}}
+                "details": {"why": f"episode ended in {record.termination}: {record.error}"}}
     return registry.get(task.benchmark).check(task, record)
 
 

@@ -234,11 +234,16 @@ State = Literal["closed", "open", "half_open"]
 
 
 class BreakerOpen(Exception):
-    """The breaker stayed open longer than the caller was willing to wait."""
+    """The breaker stayed open longer than the caller was willing to wait; the message names
+    the failure that opened it."""
 
-    def __init__(self, waited_s: float) -> None:
-        super().__init__(f"endpoint unavailable: circuit breaker open for {waited_s:.1f}s")
+    def __init__(self, waited_s: float, last_failure: str = "", failures: int = 0) -> None:
+        why = f" after {failures} consecutive failures" if failures else ""
+        last = f"; last: {last_failure}" if last_failure else ""
+        super().__init__(f"endpoint unavailable: circuit breaker open for {waited_s:.1f}s"
+                         f"{why}{last}")
         self.waited_s = waited_s
+        self.last_failure = last_failure
 
 
 class CircuitBreaker:
@@ -261,6 +266,7 @@ class CircuitBreaker:
         self.state: State = "closed"
         self.failures = 0
         self.opened = 0  # times it opened, for profiles
+        self.last_failure = ""  # why the latest failure failed (named when callers give up)
         self._cooldown_s = cooldown_s
         self._open_until = 0.0
         self._probing = False
@@ -287,7 +293,7 @@ class CircuitBreaker:
                 return True
             waited = now - start
             if max_wait_s is not None and waited >= max_wait_s:
-                raise BreakerOpen(waited)
+                raise BreakerOpen(waited, self.last_failure, self.failures)
             timeout = self._open_until - now if self.state == "open" else math.inf
             if max_wait_s is not None:
                 timeout = min(timeout, max_wait_s - waited)
@@ -313,8 +319,10 @@ class CircuitBreaker:
             self._cooldown_s = self.base_cooldown_s
             self._set("closed")
 
-    def failure(self, probe: bool = False) -> None:
+    def failure(self, probe: bool = False, reason: str = "") -> None:
         self.failures += 1
+        if reason:
+            self.last_failure = reason
         if probe:
             self._probing = False
             self._cooldown_s = min(self.max_cooldown_s, self._cooldown_s * 2)
@@ -387,6 +395,9 @@ class EndpointLimits:
         self.breaker_max_wait_s = breaker_max_wait_s
         self.paused_until = 0.0
         self.pauses = 0
+        self.answered = False
+        """Whether the endpoint ever answered (any HTTP status): until it has, a refused
+        connection means nothing is running there, and the client fails at once."""
 
     @classmethod
     def for_endpoint(cls, endpoint, *, clock: Clock = _CLOCK) -> EndpointLimits:
@@ -466,11 +477,15 @@ class EndpointLimits:
         if retry_after is not None:
             self.pause(retry_after)
 
-    def failed(self, permit: Permit, *, down: bool, retry_after: float | None = None) -> None:
-        """A failed attempt; ``down``: the endpoint looks unavailable (5xx, no answer)."""
+    def failed(self, permit: Permit, *, down: bool | None, retry_after: float | None = None,
+               reason: str = "") -> None:
+        """A failed attempt; ``down``: the endpoint looks unavailable (5xx, no answer), False:
+        it answered (alive), None: says nothing about it. ``reason`` is kept for errors."""
         permit.reported = True
         if down:
-            self.breaker.failure(permit.probe)
+            self.breaker.failure(permit.probe, reason)
+        elif down is None:
+            self.breaker.abandon(permit.probe)
         else:
             self.breaker.success(permit.probe)
         if retry_after is not None:

@@ -1,15 +1,23 @@
-"""Live progress of a sweep on stderr: episodes, and per endpoint calls, tokens, cost, 429s.
+"""Live progress of a sweep on stderr: episodes, and per endpoint calls, latency, tokens, cost.
 
 The sweep calls ``update(kind, **info)``: "planned" (total, skipped), "started", "finished"
-(record) and "call" (endpoint, result) for every live model call. Updating only counts; the
-display redraws a few times a second in a terminal, and prints a plain line every
-``log_every_s`` seconds otherwise (CI logs, nohup), so long runs always show progress.
+(record), "call" (endpoint, result) for every live model call, where ``result`` is the call's
+``CallResult`` or the ``ModelError`` it failed with, and optionally "clients" (name -> model
+client) so the display can ask each endpoint how it is doing right now (``client.health()``:
+breaker state, latest failed request). Updating only counts. In a terminal the display
+redraws a few times a second; otherwise (CI logs, nohup) a background thread prints a plain
+line every ``log_every_s`` seconds whether or not anything happened, so a stalled sweep is
+visible as one: per endpoint the seconds per call, the time since its last completed call,
+and, for an endpoint whose breaker is open or whose recent calls all failed, its latest error.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console, Group
@@ -17,95 +25,213 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from sweepbench.ids import FAILED_TERMINATIONS
+
+__all__ = ["ProgressDisplay"]
+
+_RECENT = 5  # calls that decide whether an endpoint "keeps failing"
+_MAX_ERROR = 160
+
 
 @dataclass
 class _Endpoint:
     calls: int = 0
+    failed_calls: int = 0
     prompt: int = 0
     cached: int = 0
     completion: int = 0
+    reasoning: int = 0
     retries: int = 0
     rate_limited: int = 0
     cost: float = 0.0
+    latency: float = 0.0  # summed latency_s of successful calls
+    last_done: float | None = None  # clock time of the last completed call (either outcome)
+    last_error: str | None = None
+    recent: deque[bool] = field(default_factory=lambda: deque(maxlen=_RECENT))  # ok?
 
 
 class ProgressDisplay:
-    def __init__(self, console: Console, *, enabled: bool = True, prices: dict[str, Any] | None = None,
-                 log_every_s: float = 15.0) -> None:
+    """``clock`` (default ``time.monotonic``) is injectable for tests."""
+
+    def __init__(self, console: Console, *, enabled: bool = True,
+                 prices: dict[str, Any] | None = None, log_every_s: float = 15.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.console = console
         self.enabled = enabled
         self.live = enabled and console.is_terminal
         self.prices = prices or {}
         self.log_every_s = log_every_s
+        self.clock = clock
         self.total = self.skipped = self.started = self.done = self.failed = 0
         self.endpoints: dict[str, _Endpoint] = {}
-        self.t0 = self._last_log = time.perf_counter()
+        self.clients: dict[str, Any] = {}
+        self.t0 = self._last_log = clock()
         self._live: Live | None = None
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+        self._lock = threading.Lock()
 
     def __enter__(self) -> "ProgressDisplay":
         if self.live:
             self._live = Live(console=self.console, refresh_per_second=4, transient=False,
                               get_renderable=self._render)
             self._live.__enter__()
+        elif self.enabled and self.log_every_s > 0:
+            self._ticker = threading.Thread(target=self._tick_forever, name="progress",
+                                            daemon=True)
+            self._ticker.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(timeout=5)
         if self._live is not None:
             self._live.__exit__(*exc)
 
+    def _tick_forever(self) -> None:
+        while not self._stop.wait(min(1.0, self.log_every_s / 4)):
+            self.tick()
+
+    def tick(self) -> bool:
+        """Print the plain line if ``log_every_s`` passed since the last one; True if printed."""
+        with self._lock:
+            now = self.clock()
+            if not self.enabled or self.live or now - self._last_log < self.log_every_s:
+                return False
+            self._last_log = now
+            line = self._line(now)
+        self.console.print(line, markup=False, highlight=False)
+        return True
+
     def update(self, kind: str, **info: Any) -> None:
-        if kind == "planned":
-            self.total, self.skipped = info["total"], info["skipped"]
-            self.t0 = self._last_log = time.perf_counter()
-        elif kind == "started":
-            self.started += 1
-        elif kind == "finished":
-            self.done += 1
-            record = info.get("record")
-            self.failed += record is not None and record.termination == "error"
-        elif kind == "call":
-            self._count(info["endpoint"], info["result"])
-        if self.enabled and not self.live and time.perf_counter() - self._last_log >= self.log_every_s:
-            self._last_log = time.perf_counter()
-            self.console.print(self._summary())
+        with self._lock:  # the ticker thread reads these
+            if kind == "planned":
+                self.total, self.skipped = info["total"], info["skipped"]
+                self.t0 = self._last_log = self.clock()
+            elif kind == "started":
+                self.started += 1
+            elif kind == "finished":
+                self.done += 1
+                record = info.get("record")
+                self.failed += record is not None and record.termination in FAILED_TERMINATIONS
+            elif kind == "call":
+                self._count(info["endpoint"], info["result"])
+            elif kind == "clients":
+                self.clients = dict(info["clients"])
+        self.tick()
 
     def _count(self, endpoint: str, result: Any) -> None:
         e = self.endpoints.setdefault(endpoint, _Endpoint())
+        e.last_done = self.clock()
+        failures = getattr(result, "failures", None) or []
+        if isinstance(result, BaseException):  # the call failed for good
+            e.failed_calls += 1
+            e.retries += max(0, getattr(result, "attempts", 1) - 1)
+            e.last_error = str(result)
+            e.recent.append(False)
+            return
         usage = result.usage
         e.calls += 1
+        e.recent.append(True)
+        e.latency += getattr(result, "latency_s", 0.0) or 0.0
         e.prompt += usage.prompt_tokens
         e.cached += usage.cached_prompt_tokens
         e.completion += usage.completion_tokens
+        e.reasoning += getattr(usage, "reasoning_tokens", 0)
         e.retries += max(0, getattr(result, "attempts", 1) - 1)
         e.rate_limited += getattr(result, "rate_limited", 0)
+        if failures:
+            last = failures[-1]
+            e.last_error = getattr(last, "message", None) or str(last)
         p = self.prices.get(endpoint)
-        if p is not None:
+        if p is not None:  # completion_tokens include reasoning tokens: priced once
             uncached = usage.prompt_tokens - usage.cached_prompt_tokens
             e.cost += (uncached * p.price_input_per_mtok + usage.cached_prompt_tokens
                        * p.price_cached_input_per_mtok + usage.completion_tokens
                        * p.price_output_per_mtok) / 1e6
 
-    def _summary(self) -> Text:
-        elapsed = max(time.perf_counter() - self.t0, 1e-9)
+    # -- rendering ------------------------------------------------------------------------
+
+    def _trouble(self, name: str, e: _Endpoint | None) -> str | None:
+        """Why ``name`` looks unwell now (breaker open, recent calls all failed), or None."""
+        health = None
+        client = self.clients.get(name)
+        if client is not None and hasattr(client, "health"):
+            health = client.health()
+        last = (health or {}).get("last_failure") or (e.last_error if e else None)
+        if health is not None and health.get("breaker") in ("open", "half_open"):
+            state = health["breaker"].replace("_", "-")
+            return f"breaker {state}; latest error: {_short(last)}"
+        if e is not None and e.recent and not any(e.recent):
+            return f"last {len(e.recent)} calls failed; latest error: {_short(last)}"
+        if health is not None and health.get("failing", 0) >= 2:
+            return f"{health['failing']} requests failed in a row; latest: {_short(last)}"
+        return None
+
+    def _endpoint_bits(self, now: float) -> list[str]:
+        out = []
+        for name in sorted(set(self.endpoints) | set(self.clients)):
+            e = self.endpoints.get(name)
+            bits = [name]
+            if e is not None and e.calls:
+                bits.append(f"{e.calls:,} calls, {e.latency / e.calls:,.1f} s/call")
+            if e is not None and e.failed_calls:
+                bits.append(f"{e.failed_calls:,} failed")
+            since = now - e.last_done if e is not None and e.last_done is not None else None
+            bits.append("no call done yet" if since is None else f"last done {since:,.0f}s ago")
+            trouble = self._trouble(name, e)
+            if trouble:
+                bits.append(trouble)
+            out.append(" ".join(bits[:1]) + ": " + ", ".join(bits[1:]))
+        return out
+
+    def _summary(self, now: float | None = None) -> Text:
+        now = self.clock() if now is None else now
+        elapsed = max(now - self.t0, 1e-9)
         rate = self.done / elapsed
         left = self.total - self.done
         eta = f"{left / rate:,.0f}s" if rate > 0 and left else "-"
         calls = sum(e.calls for e in self.endpoints.values())
         cost = sum(e.cost for e in self.endpoints.values())
+        per_s = calls / elapsed
+        speed = (f"{per_s:,.1f} model calls/s" if per_s >= 1 or not calls
+                 else f"{per_s * 60:,.1f} model calls/min")  # a slow endpoint is not "0.0/s"
         return Text(
             f"episodes {self.done:,}/{self.total:,} done · {self.started - self.done:,} in flight · "
-            f"{self.failed:,} errors · {self.skipped:,} already stored · "
-            f"{calls / elapsed:,.1f} model calls/s · ${cost:,.4f} · {elapsed:,.0f}s · ETA {eta}")
+            f"{self.failed:,} failed · {self.skipped:,} already stored · "
+            f"{speed} · ${cost:,.4f} · {elapsed:,.0f}s · ETA {eta}")
+
+    def _line(self, now: float) -> Text:
+        """The plain (no terminal) line: the summary, then one clause per endpoint."""
+        text = self._summary(now)
+        for bit in self._endpoint_bits(now):
+            text.append(" | " + bit)
+        return text
 
     def _render(self) -> Group:
-        elapsed = max(time.perf_counter() - self.t0, 1e-9)
+        now = self.clock()
+        elapsed = max(now - self.t0, 1e-9)
         table = Table(box=None, pad_edge=False)
-        for name in ("endpoint", "calls", "calls/s", "tokens/s", "cached", "429s", "retries", "$"):
-            table.add_column(name, justify="left" if name == "endpoint" else "right")
-        for name, e in sorted(self.endpoints.items()):
+        for name in ("endpoint", "calls", "s/call", "last done", "tokens/s", "cached",
+                     "reasoning", "429s", "retries", "$", "status"):
+            table.add_column(name, justify="left" if name in ("endpoint", "status") else "right")
+        for name in sorted(set(self.endpoints) | set(self.clients)):
+            e = self.endpoints.get(name) or _Endpoint()
             share = lambda n: f"{n / e.calls:.1%}" if e.calls else "-"  # noqa: E731
-            table.add_row(name, f"{e.calls:,}", f"{e.calls / elapsed:,.1f}",
-                          f"{(e.prompt + e.completion) / elapsed:,.0f}",
-                          f"{e.cached / e.prompt:.0%}" if e.prompt else "-",
-                          share(e.rate_limited), share(e.retries), f"{e.cost:,.4f}")
-        return Group(self._summary(), table)
+            since = f"{now - e.last_done:,.0f}s ago" if e.last_done is not None else "-"
+            table.add_row(
+                Text(name), f"{e.calls:,}", f"{e.latency / e.calls:,.1f}" if e.calls else "-",
+                since, f"{(e.prompt + e.completion) / elapsed:,.0f}",
+                f"{e.cached / e.prompt:.0%}" if e.prompt else "-",
+                f"{e.reasoning / e.completion:.0%}" if e.completion else "-",
+                share(e.rate_limited), share(e.retries), f"{e.cost:,.4f}",
+                Text(self._trouble(name, e) or "ok"))
+        return Group(self._summary(now), table)
+
+
+def _short(text: str | None) -> str:
+    if not text:
+        return "-"
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_ERROR else text[:_MAX_ERROR - 3] + "..."

@@ -31,7 +31,9 @@ request goes through, in order:
    this far: reproducible per seed whatever the timing, and a retry gets a fresh draw. ``429``
    comes with ``Retry-After: fault_retry_after_s``; ``timeout`` hangs ``hang_s`` (then 504)
    unless the client gives up first, and never delays ``stop()``; ``reset`` aborts the
-   connection; ``garbage`` is a 200 whose body is HTML, or JSON cut off mid-body.
+   connection; ``garbage`` is a 200 whose body is HTML, or JSON cut off mid-body;
+   ``overflow`` is a 400 ``context_length_exceeded``; ``length`` answers with
+   ``finish_reason: "length"``.
 4. Latency: ``latency="fixed:0.2" | "uniform:0.1,0.3" | "lognormal:median=0.2,sigma=0.5"``
    drawn from the same RNG, or ``latency_s`` (fixed) as shorthand.
 5. The policy answers. A simulated provider prefix cache reports
@@ -387,6 +389,11 @@ class ReferenceServer:
                           "server_error", "server_error")
         if fault == "garbage":
             return await _garbage(request, variant)
+        if fault == "overflow":
+            return _error(400, f"This model's maximum context length is {prompt // 2} tokens. "
+                          f"However, your messages resulted in {prompt} tokens (simulated "
+                          "fault). Please reduce the length of the messages.",
+                          "invalid_request_error", "context_length_exceeded")
 
         try:
             message = policy(req)
@@ -409,7 +416,8 @@ class ReferenceServer:
             seen = self._cache.lookup(prefixes)
             cached = min(estimate_tokens(seen), prompt) if seen else 0
             self._cache.remember(prefixes)
-        body, completion = self._answer(req, raw, message, prompt, cached)
+        body, completion = self._answer(req, raw, message, prompt, cached,
+                                        "length" if fault == "length" else None)
         if limiter is not None and entry is not None:
             limiter.add_tokens(entry, completion)
         self.answered[req.model] += 1
@@ -462,7 +470,7 @@ class ReferenceServer:
 
     @staticmethod
     def _answer(req: ChatRequest, raw: bytes, message: AssistantMessage, prompt: int,
-                cached: int) -> tuple[bytes, int]:
+                cached: int, finish: str | None = None) -> tuple[bytes, int]:
         completion_bytes = len(message.content.encode()) if message.content else 0
         if message.tool_calls:
             completion_bytes += len(encoder.encode(message.tool_calls))
@@ -479,7 +487,7 @@ class ReferenceServer:
                 {
                     "index": 0,
                     "message": message,
-                    "finish_reason": "tool_calls" if message.tool_calls else "stop",
+                    "finish_reason": finish or ("tool_calls" if message.tool_calls else "stop"),
                 }
             ],
             "usage": WireUsage(

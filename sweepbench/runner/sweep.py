@@ -161,6 +161,7 @@ class Sweep:
         try:
             async with SweepResources(cfg, names) as resources:
                 self.clients, self.reference = resources.clients, resources.reference
+                self.progress("clients", clients=self.clients)  # live endpoint health
                 self.judge_pool, pool.clients = pool, self.clients
                 pool.start()
                 self._submit(pool, waiting)
@@ -214,8 +215,9 @@ class Sweep:
                       prior=self.prior)
 
     def _on_call(self, endpoint: str, result: Any) -> None:
-        """Every live model call: the spend, and the progress display."""
-        if self.budget is not None:
+        """Every live model call (a ``CallResult``, or the error a call failed with for good):
+        the spend, and the progress display."""
+        if self.budget is not None and not isinstance(result, BaseException):
             self.budget.charge(endpoint, result.usage, getattr(result, "attempts", 1))
         self.progress("call", endpoint=endpoint, result=result)
 

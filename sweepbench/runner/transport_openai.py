@@ -13,8 +13,9 @@ The body is decoded and handed to ``chat.completions.with_raw_response.create``:
 not know about is lost. The API key goes per request as the ``Authorization`` header; the SDK
 client itself holds only a placeholder. Errors are translated here, in one place:
 HTTP errors are handed back as replies (the client maps statuses for every transport alike),
-``APITimeoutError`` -> ``RequestTimeout``, ``APIConnectionError`` -> ``TransportError``,
-anything else from the SDK -> ``FatalError``.
+``APITimeoutError`` -> ``RequestTimeout``, ``APIConnectionError`` -> ``ConnectionRefused`` when
+nothing listens at the URL, else ``TransportError``; anything else from the SDK ->
+``FatalError``. Messages name the URL.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from typing import Any
 import msgspec
 
 from sweepbench.errors import (
+    ConnectionRefused,
     FatalError,
     InvalidResponseError,
     RequestTimeout,
     TransportError,
 )
-from sweepbench.runner.client import Reply
+from sweepbench.runner.client import Reply, refused
 
 __all__ = ["OpenAITransport", "sdk_backend"]
 
@@ -112,14 +114,17 @@ class OpenAITransport:
         except openai.APIStatusError as err:
             resp = err.response
             return resp.status_code, resp.headers, resp.content
-        except openai.APITimeoutError as err:
-            raise RequestTimeout(f"{name}: request timed out (openai {type(err).__name__})",
-                                 endpoint=name) from err
-        except openai.APIConnectionError as err:
+        except (openai.APITimeoutError, openai.APIConnectionError) as err:
+            if refused(err):  # the SDK's aiohttp backend calls it a connect *timeout*
+                raise ConnectionRefused(f"{name}: connection refused by {self._base_url} (is "
+                                        "the server running?)", endpoint=name) from err
+            if isinstance(err, openai.APITimeoutError):
+                raise RequestTimeout(f"{name}: request to {self._base_url} timed out (openai "
+                                     f"{type(err).__name__})", endpoint=name) from err
             cause = err.__cause__
             what = f"{type(cause).__name__}" if cause is not None else type(err).__name__
-            raise TransportError(f"{name}: connection failed (openai: {what})",
-                                 endpoint=name) from err
+            raise TransportError(f"{name}: connection to {self._base_url} failed (openai: "
+                                 f"{what})", endpoint=name) from err
         except openai.APIResponseValidationError as err:
             raise InvalidResponseError(f"{name}: invalid response (openai: {err.message})",
                                        endpoint=name) from err

@@ -17,7 +17,7 @@ from typing import Any, Awaitable, Callable, Protocol
 import msgspec
 
 from sweepbench.datasets.task import Task
-from sweepbench.errors import TaskError
+from sweepbench.errors import ContextLengthError, TaskError
 from sweepbench.ids import TerminationReason
 from sweepbench.simulator.prompts import (
     STOP,
@@ -108,7 +108,12 @@ def mirrored(agent_view: list[Message]) -> list[Message]:
 
 
 class EpisodeFailed(Exception):
-    """Raised by a model call that failed for good; ends the episode with ERROR."""
+    """Raised by a model call that failed for good; ends the episode with ``reason``."""
+
+    def __init__(self, message: str,
+                 reason: TerminationReason = TerminationReason.ERROR) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class EpisodeContext:
@@ -231,6 +236,9 @@ async def run_episode(
                           sweepbench={**meta, "role": role}, **params)
         try:
             reply = await fn(req)
+        except ContextLengthError as exc:  # never retried: the prompt only grows
+            raise EpisodeFailed(f"{role} model call failed: {exc}",
+                                TerminationReason.CONTEXT_OVERFLOW) from exc
         except Exception as exc:  # the model client already retried what was retryable
             raise EpisodeFailed(f"{role} model call failed: {exc}") from exc
         if role == "agent":
@@ -239,6 +247,11 @@ async def run_episode(
         else:
             res.user_usage += reply.usage
             res.user_calls += 1
+        if getattr(reply, "truncated", False):  # cut short: not an answer to act on
+            if role == "agent":
+                messages.append(reply.message)  # the record shows where it stopped
+            raise EpisodeFailed(f"{role} reply cut short (finish_reason "
+                                f"{reply.finish_reason!r})", TerminationReason.TRUNCATED)
         return reply.message
 
     async def ask(role: str, messages: list[Message]) -> AssistantMessage:
@@ -323,7 +336,7 @@ async def run_episode(
     try:
         res.termination = await conversation()
     except EpisodeFailed as exc:
-        res.termination = TerminationReason.ERROR
+        res.termination = exc.reason
         res.error = str(exc)
     if not ctx.agent_started:  # the record always starts with the agent's system prompt
         agent_msgs.insert(0, SystemMessage(protocol.agent_system_prompt(ctx)))

@@ -157,3 +157,66 @@ def test_diverging_conversation_is_re_encoded_from_the_divergence() -> None:
     assert splicer.encode(empty) == template.plain(empty)
     fresh = ChatRequest(model="", messages=[UserMessage("new")])
     assert splicer.encode(fresh) == template.plain(fresh)
+
+
+# ---- what an endpoint's template shapes (issue 15) ------------------------------------------
+
+
+def _turn(reasoning=None, details=None, content=None) -> list[Message]:
+    call = ToolCall("c1", FunctionCall("f", "{}"))
+    return [SystemMessage("s"), UserMessage("u"),
+            AssistantMessage(content, [call], reasoning=reasoning, reasoning_details=details),
+            ToolMessage("c1", "r"), AssistantMessage("done", reasoning="because")]
+
+
+SHAPED = {
+    "strip": dict(model="m"),
+    "send-back": dict(model="m", reasoning_field="reasoning_content"),
+    "ollama": dict(model="m", reasoning_field="reasoning", empty_content=""),
+    "budget": dict(model="m", defaults={"max_tokens": 64, "tool_choice": "auto"},
+                   budget_field="max_completion_tokens"),
+}
+
+
+@pytest.mark.parametrize("name", list(SHAPED))
+@pytest.mark.parametrize("reasoning", [None, "r1"])
+def test_shaped_bodies_are_spliced_identically(name: str, reasoning) -> None:
+    template = BodyTemplate(**SHAPED[name])
+    splicer = template.splicer()
+    messages = _turn(reasoning, [{"type": "reasoning.text", "text": "t"}] if reasoning else None)
+    for n in range(2, len(messages) + 1):
+        req = ChatRequest(model="", messages=messages[:n],
+                          tools=[ToolSpec(function={"name": "f"})] if n % 2 else None)
+        assert splicer.encode(req) == template.plain(req)
+
+
+def test_reasoning_is_stripped_unless_sent_back() -> None:
+    req = ChatRequest(model="", messages=_turn("thought", [{"type": "reasoning.text"}]))
+    strip = msgspec.json.decode(BodyTemplate(model="m").plain(req))["messages"]
+    assert strip[2] == {"role": "assistant", "tool_calls": [  # "type" always sent
+        {"id": "c1", "function": {"name": "f", "arguments": "{}"}, "type": "function"}]}
+    assert strip[4] == {"role": "assistant", "content": "done"}
+    back = msgspec.json.decode(BodyTemplate(model="m", reasoning_field="reasoning_content",
+                                            empty_content="").plain(req))["messages"]
+    assert back[2]["content"] == "" and back[2]["reasoning_content"] == "thought"
+    assert back[2]["reasoning_details"] == [{"type": "reasoning.text"}]
+    assert back[4] == {"role": "assistant", "content": "done", "reasoning_content": "because"}
+
+
+def test_tool_choice_and_budget_defaults() -> None:
+    template = BodyTemplate(model="m", defaults={"max_tokens": 64, "tool_choice": "auto"})
+    with_tools = ChatRequest(model="", messages=[UserMessage("u")],
+                             tools=[ToolSpec(function={"name": "f"})])
+    body = msgspec.json.decode(template.plain(with_tools))
+    assert body["tool_choice"] == "auto" and body["max_tokens"] == 64
+    assert "tool_choice" not in msgspec.json.decode(
+        template.plain(ChatRequest(model="", messages=[UserMessage("u")])))
+    mine = msgspec.structs.replace(with_tools, tool_choice="none")
+    assert msgspec.json.decode(template.plain(mine))["tool_choice"] == "none"
+    extra = BodyTemplate(model="m", defaults={"tool_choice": "auto"},
+                         extra_body={"tool_choice": "required"})
+    raw = extra.plain(with_tools)
+    assert raw.count(b'"tool_choice"') == 1 and msgspec.json.decode(raw)["tool_choice"] == \
+        "required"  # extra_body wins, once
+    with pytest.raises(ValueError, match="budget field"):
+        BodyTemplate(model="m", budget_field="max_output_tokens")

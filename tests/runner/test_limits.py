@@ -325,3 +325,31 @@ def test_pool_keys_limits() -> None:
     a = pool.get("k1", ep)
     assert pool.get("k1", ep) is a and pool.get("k2", ep) is not a and len(pool) == 2
     assert a.concurrency.max_limit == 7
+
+
+async def test_breaker_gives_up_naming_the_failure_that_opened_it() -> None:
+    clock = FakeClock()
+    lim = EndpointLimits(breaker_threshold=2, breaker_cooldown_s=100.0, breaker_max_wait_s=5.0,
+                         clock=clock)
+    for reason in ("HTTP 500: first", "HTTP 500: upstream exploded"):
+        async with lim.permit(10) as p:
+            lim.failed(p, down=True, reason=reason)
+    with pytest.raises(BreakerOpen) as info:
+        async with lim.permit(10):
+            pass
+    assert str(info.value) == ("endpoint unavailable: circuit breaker open for 5.0s after 2 "
+                               "consecutive failures; last: HTTP 500: upstream exploded")
+
+
+async def test_a_failure_that_says_nothing_about_the_endpoint_leaves_the_breaker_alone() -> None:
+    lim = EndpointLimits(breaker_threshold=1, breaker_cooldown_s=0.0)
+    async with lim.permit(10) as p:
+        lim.failed(p, down=None)  # e.g. nothing listening yet: no breaker to open
+    assert lim.breaker.state == "closed" and lim.breaker.failures == 0
+    async with lim.permit(10) as p:
+        lim.failed(p, down=True, reason="x")
+    assert lim.breaker.state == "open"
+    async with lim.permit(10) as p:  # the half-open probe, abandoned: another may probe
+        assert p.probe
+        lim.failed(p, down=None)
+    assert lim.breaker.state == "half_open" and lim.breaker._probing is False

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import io
+import time
 
+import pytest
 from rich.console import Console
 
 from sweepbench.config import Endpoint
+from sweepbench.errors import ServerError
 from sweepbench.runner.progress import ProgressDisplay
 from sweepbench.wire import EpisodeRecord, Usage
 
 
 class Result:
-    def __init__(self, usage, attempts=1, rate_limited=0):
+    def __init__(self, usage, attempts=1, rate_limited=0, latency_s=0.0):
         self.usage, self.attempts, self.rate_limited = usage, attempts, rate_limited
+        self.latency_s = latency_s
 
 
 def test_counts_costs_and_rates_per_endpoint():
@@ -46,3 +50,90 @@ def test_plain_lines_when_not_a_terminal():
         display.update("planned", total=2, skipped=0)
         display.update("started")
     assert "0/2 done" in console.file.getvalue() and "1 in flight" in console.file.getvalue()
+
+
+# ---- slow and failing endpoints, and the periodic line (issue 15, defect 5) ------------------
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def plain(**kw):
+    console = Console(file=io.StringIO(), force_terminal=False, width=400)
+    clock = FakeClock()
+    return ProgressDisplay(console, clock=clock, **kw), console.file, clock
+
+
+def test_a_line_every_interval_even_when_nothing_happens():
+    display, out, clock = plain(log_every_s=15.0)
+    display.update("planned", total=4, skipped=0)
+    display.update("call", endpoint="slow", result=Result(Usage(10, 5, 0), latency_s=40.0))
+    assert out.getvalue() == ""
+    clock.t += 14.9
+    assert not display.tick()
+    clock.t += 0.2
+    assert display.tick()  # no update came: the line is printed anyway
+    line = out.getvalue()
+    assert "slow: 1 calls, 40.0 s/call, last done 15s ago" in line
+    assert "4.0 model calls/min" in line  # not "0.0 model calls/s"
+    assert not display.tick()  # and not again before another interval
+    clock.t += 300
+    assert display.tick() and "last done 315s ago" in out.getvalue()
+
+
+def test_the_ticker_thread_prints_while_the_sweep_is_stalled():
+    console = Console(file=io.StringIO(), force_terminal=False, width=200)
+    display = ProgressDisplay(console, log_every_s=0.05)  # the wall clock is the point
+    with display:
+        display.update("planned", total=1, skipped=0)
+        deadline = time.monotonic() + 5.0
+        while console.file.getvalue().count("0/1 done") < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert console.file.getvalue().count("0/1 done") >= 2
+
+
+def test_an_endpoint_whose_calls_all_fail_shows_its_latest_error():
+    display, out, clock = plain(log_every_s=15.0)
+    display.update("planned", total=4, skipped=0)
+    display.update("call", endpoint="m", result=Result(Usage(10, 5, 0)))
+    for i in range(5):
+        err = ServerError(f"m: HTTP 500: boom {i}", endpoint="m", status=500)
+        err.attempts = 7
+        display.update("call", endpoint="m", result=err)
+    clock.t += 15
+    display.tick()
+    assert "m: 1 calls, 0.0 s/call, 5 failed" in out.getvalue()
+    assert "last 5 calls failed; latest error: m: HTTP 500: boom 4" in out.getvalue()
+    assert display.endpoints["m"].retries == 30
+
+
+def test_an_open_breaker_is_shown_with_the_failure_behind_it():
+    class Client:
+        def health(self):
+            return {"breaker": "open", "failing": 3, "last_failure": "HTTP 503: overloaded",
+                    "since_ok_s": None}
+
+    display, out, clock = plain(log_every_s=15.0)
+    display.update("planned", total=4, skipped=0)
+    display.update("clients", clients={"judge": Client()})
+    clock.t += 15
+    display.tick()  # nothing completed yet: the endpoint is shown from its client
+    assert "judge: no call done yet, breaker open; latest error: HTTP 503: overloaded" \
+        in out.getvalue()
+    console = Console(file=io.StringIO(), force_terminal=True, width=250)
+    console.print(display._render())
+    assert "breaker open" in console.file.getvalue()
+
+
+def test_reasoning_share_and_cost_counted_once():
+    prices = {"r": Endpoint(name="r", price_input_per_mtok=1.0, price_output_per_mtok=10.0)}
+    display, out, clock = plain(prices=prices)
+    usage = Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000, reasoning_tokens=800_000)
+    display.update("call", endpoint="r", result=Result(usage))
+    e = display.endpoints["r"]
+    assert e.reasoning == 800_000 and e.cost == pytest.approx(11.0)  # reasoning inside output

@@ -640,3 +640,18 @@ async def test_stats_are_plain_data() -> None:
     assert json.loads(json.dumps(stats)) == stats
     assert stats["requests"]["scripted/echo"] == 20
     assert stats["faults"]["429"] + stats["answered"]["scripted/echo"] == 20
+
+
+async def test_overflow_and_length_faults_end_calls_as_real_servers_do() -> None:
+    from sweepbench.errors import ContextLengthError
+
+    async with server(faults="overflow=1") as srv:
+        async with plain_client(srv, max_retries=3) as c:
+            with pytest.raises(ContextLengthError, match="maximum context length") as info:
+                await c.complete(chat("x", "1"))
+    assert info.value.attempts == 1 and srv.faults["overflow"] == 1  # never retried
+    async with server(faults="length=1") as srv:
+        async with plain_client(srv) as c:
+            result = await c.complete(chat("x", "2"))
+    assert result.finish_reason == "length" and result.truncated
+    assert result.message.content.startswith("echo: ")

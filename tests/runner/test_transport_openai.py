@@ -17,13 +17,13 @@ from sweepbench.config import Endpoint
 from sweepbench.errors import (
     AuthenticationError,
     BadRequestError,
+    ConnectionRefused,
     ContextLengthError,
     ModelError,
     NotFoundError,
     RateLimitError,
     RequestTimeout,
     ServerError,
-    TransportError,
 )
 from sweepbench.runner.client import ModelClient
 from sweepbench.runner.transport_openai import OpenAITransport, sdk_backend
@@ -167,9 +167,10 @@ async def test_connection_refused_and_timeout() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     async with client_for(endpoint(f"http://127.0.0.1:{port}/v1", max_retries=1)) as client:
-        with pytest.raises(TransportError) as info:
+        with pytest.raises(ConnectionRefused) as info:  # nothing there: not retried
             await client.complete(req())
-    assert info.value.attempts == 2 and info.value.__cause__ is not None
+    assert info.value.attempts == 1 and info.value.__cause__ is not None
+    assert f"connection refused by http://127.0.0.1:{port}/v1" in str(info.value)
 
     server = Server(5.0)
     async with serve(server) as url:

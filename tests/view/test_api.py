@@ -7,7 +7,6 @@ import hashlib
 import importlib.util
 import re
 import sqlite3
-from collections import Counter
 from pathlib import Path
 
 import pytest

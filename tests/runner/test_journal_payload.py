@@ -1,0 +1,124 @@
+"""What the call journal keeps of each model call (reasoning, usage, finish reason, waits,
+failed attempts), and failed calls journaled too (issue 15)."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from sweepbench.errors import ServerError
+from sweepbench.results.store import RunStore
+from sweepbench.runner.client import ModelClient
+from sweepbench.runner.journal import CallJournal
+from sweepbench.runner.limits import EndpointLimits
+from sweepbench.runner.testing import Answer, MemoryTransport, VirtualClock, completion
+from sweepbench.config import Endpoint
+from sweepbench.wire import AssistantMessage, ChatRequest, UserMessage, message_list_decoder
+
+REASONING_BODY = completion(
+    "The earliest flight is CA1831.", reasoning_content="Sort by departure: CA1831 07:30, ...",
+    usage={"prompt_tokens": 3120, "completion_tokens": 512, "total_tokens": 3632,
+           "prompt_tokens_details": {"cached_tokens": 2944},
+           "completion_tokens_details": {"reasoning_tokens": 461}})
+
+
+def rig(*replies, **kw) -> ModelClient:
+    clock = VirtualClock()
+    ep = Endpoint(name="m", base_url="http://memory.invalid/v1", **kw)
+    return ModelClient(ep, transport=MemoryTransport(*replies, clock=clock),
+                       limits=EndpointLimits.for_endpoint(ep, clock=clock),
+                       backoff_base_s=0.001, backoff_max_s=0.01)
+
+
+def journal(recorded=None):
+    events: list[tuple[str, dict]] = []
+
+    async def durable() -> None:
+        pass
+
+    j = CallJournal(emit=lambda kind, payload: events.append(
+        (kind, msgspec.json.decode(msgspec.json.encode(payload)))), durable=durable,
+        recorded=recorded)
+    return j, events
+
+
+def req(text: str = "hi") -> ChatRequest:
+    return ChatRequest(model="", messages=[UserMessage(text)])
+
+
+async def test_live_call_payload_has_reasoning_usage_waits_and_failures() -> None:
+    client = rig(Answer(500, {"error": {"message": "boom"}}), Answer(body=REASONING_BODY))
+    j, events = journal()
+    seen = []
+    result = await j.caller("agent", client.complete, seen.append)(req())
+    [(kind, p)] = events
+    assert kind == "model_call" and seen == [result]
+    assert p["message"]["reasoning"] == "Sort by departure: CA1831 07:30, ..."
+    assert p["usage"] == {"prompt_tokens": 3120, "completion_tokens": 512,
+                          "cached_prompt_tokens": 2944, "reasoning_tokens": 461}
+    assert p["finish_reason"] == "stop" and p["attempts"] == 2 and p["statuses"] == [500, 200]
+    assert p["failures"] == [{"error": "ServerError", "status": 500, "message": "HTTP 500: boom"}]
+    assert p["latency_s"] == 0.0 and p["queue_wait_s"] == 0.0  # in-memory: instant answers
+    assert p["backoff_s"] > 0 and p["wall_s"] == pytest.approx(p["backoff_s"])
+
+
+async def test_failed_call_is_journaled_with_its_attempts_and_reasons() -> None:
+    client = rig(Answer(500, {"error": {"message": "boom"}}), max_retries=2)
+    j, events = journal()
+    seen = []
+    with pytest.raises(ServerError):
+        await j.caller("user", client.complete, seen.append)(req())
+    [(kind, p)] = events
+    assert kind == "model_call" and "message" not in p and isinstance(seen[0], ServerError)
+    assert p["error"] == "ServerError" and p["status"] == 500 and p["attempts"] == 3
+    assert p["statuses"] == [500, 500, 500] and len(p["failures"]) == 3
+    assert p["error_message"] == "m: HTTP 500: boom"
+    assert p["failures"][0] == {"error": "ServerError", "status": 500, "message": "HTTP 500: boom"}
+
+
+async def test_resume_re_emits_a_failed_call_then_asks_again() -> None:
+    # recorded: call 1 answered (cut short), call 2 failed (the episode ended in error)
+    first, events = journal()
+    caller = first.caller("agent", rig(Answer(body=completion("one", finish_reason="length")),
+                                       Answer(500, {"error": {"message": "down"}}),
+                                       max_retries=0).complete)
+    await caller(req("a"))
+    with pytest.raises(ServerError):
+        await caller(ChatRequest(model="", messages=[UserMessage("a"), UserMessage("b")]))
+    recorded = [p for kind, p in events]
+    assert "error" in recorded[1]
+
+    # resumed (--retry-errors): call 1 replays, the failure is re-emitted, call 2 goes live
+    resumed, events2 = journal(recorded)
+    live = rig(Answer(body=completion("two")))
+    caller = resumed.caller("agent", live.complete)
+    replayed = await caller(req("a"))
+    assert replayed.message.content == "one" and replayed.truncated  # finish_reason kept
+    result = await caller(ChatRequest(model="", messages=[UserMessage("a"), UserMessage("b")]))
+    assert result.message.content == "two" and resumed.replayed == 1
+    assert [p.get("error") for _, p in events2] == [None, "ServerError", None]
+    assert events2[:2] == [("model_call", recorded[0]), ("model_call", recorded[1])]
+
+
+async def test_reasoning_reaches_the_store(tmp_path) -> None:
+    client = rig(Answer(body=REASONING_BODY))
+    with RunStore(tmp_path / "s.sqlite") as store:
+        store.begin_run("r", {})
+        seq = 0
+
+        def emit(kind, payload):
+            nonlocal seq
+            store.event("e1", seq, kind, msgspec.json.encode(payload))
+            seq += 1
+
+        j = CallJournal(emit=emit, durable=store.flush)
+        await j.caller("agent", client.complete)(req())
+        await store.flush()
+        [event] = store.events("e1", kind="model_call")
+    payload = event["payload"]
+    assert payload["message"]["reasoning"].startswith("Sort by departure")
+    assert payload["usage"]["reasoning_tokens"] == 461
+    # and an episode record's messages keep it through a round trip
+    [back] = message_list_decoder.decode(msgspec.json.encode([AssistantMessage(
+        "x", reasoning="why", reasoning_details=[{"type": "reasoning.encrypted"}])]))
+    assert back.reasoning == "why" and back.reasoning_details == [{"type": "reasoning.encrypted"}]
