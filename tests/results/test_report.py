@@ -253,7 +253,7 @@ def test_t1_metric_columns_from_judgment_details(tmp_path):
     console = Console(record=True, width=250, file=io.StringIO())
     console.print(render(report))
     text = console.export_text()
-    for column in ("Tool F1", "Param F1", "Output EM", "likert", "llm", "Score"):
+    for column in ("Tool F1", "Param F1", "Output EM", "Likert (llm)", "Score"):
         assert column in text
     assert "note" not in text and "calls" not in text and "windows" not in text
     assert "profile" not in report["models"]["M"]
