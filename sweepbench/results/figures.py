@@ -225,8 +225,9 @@ def _cost_vs_score(report: dict, colors: dict[str, str]) -> Any | None:
     from matplotlib.ticker import FuncFormatter
 
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:.3g}"))
+    ax.margins(x=0.1)
     ax.set(xlabel="dollars per episode (agent + user simulator + judge, stored prices)",
-           ylabel="Avg@k", ylim=(-0.02, 1.02))
+           ylabel="Avg@k", ylim=(-0.03, 1.05))
     _pct_axis(ax.yaxis)
     ax.set_title("Cost against score (bars: 95% CI)", loc="left")
     _style(ax)

@@ -171,8 +171,14 @@ def test_tables_load_in_pandas_with_the_documented_columns(tables, fmt):
     assert started.notna().all() and (started.dt.year >= 2020).all()
 
 
-def test_duckdb_joins_episodes_to_judgments_by_episode_id(tables, t1_store):
-    con = duckdb.connect()
+@pytest.fixture
+def con():
+    c = duckdb.connect()
+    yield c
+    c.close()
+
+
+def test_duckdb_joins_episodes_to_judgments_by_episode_id(tables, t1_store, con):
     ep, ju = tables / "episodes.parquet", tables / "judgments.parquet"
     rows = con.execute(f"""
         SELECT e.model, j.judge, j.method, count(*) AS n,
