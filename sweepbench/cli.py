@@ -310,18 +310,44 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from sweepbench.results.export import export_results_csv, export_trajectories
+    from sweepbench.results.export import (
+        columns_doc,
+        export_results_csv,
+        export_tables,
+        export_trajectories,
+    )
+    from sweepbench.runner.build import benchmark_info
 
-    if not (args.trajectories or args.csv):
-        err.print("[red]error:[/red] name an output: --trajectories OUT.jsonl and/or --csv OUT.csv")
+    if args.columns:
+        print(columns_doc())
+        return 0
+    if args.path is None:
+        err.print("[red]error:[/red] name the run store to export")
+        return 2
+    if not (args.trajectories or args.csv or args.tables or args.inspect):
+        err.print("[red]error:[/red] name an output: --tables DIR, --inspect DIR, "
+                  "--trajectories OUT.jsonl and/or --csv OUT.csv")
         return 2
     with _open_store(args.path) as store:
+        if args.tables:
+            formats = tuple(args.format or ["parquet", "csv", "jsonl"])
+            for path, n in export_tables(store, args.run, args.tables, formats,
+                                         benchmarks=benchmark_info()).items():
+                err.print(f"{n} rows -> {path}", markup=False)
         if args.trajectories:
             n = export_trajectories(store, args.run, args.trajectories)
             err.print(f"{n} trajectories -> {args.trajectories}", markup=False)
         if args.csv:
-            n = export_results_csv(store, args.run, args.csv)
+            n = export_results_csv(store, args.run, args.csv, benchmarks=benchmark_info())
             err.print(f"{n} rows -> {args.csv}", markup=False)
+        if args.inspect:
+            from sweepbench.results.inspect_log import export_inspect
+            from sweepbench.results.view import Selection, load_view
+
+            paths = export_inspect(store, load_view([store], Selection(run_id=args.run)),
+                                   args.inspect)
+            err.print(f"{len(paths)} inspect_ai logs -> {args.inspect} (inspect view "
+                      f"--log-dir {args.inspect})", markup=False)
     return 0
 
 
@@ -615,12 +641,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("export", help="trajectories as JSONL, results as CSV")
-    p.add_argument("path", help="run store (SQLite file)")
+    p = sub.add_parser(
+        "export", help="episodes, calls and judgments as Parquet / CSV / JSONL; trajectories; "
+                       "inspect_ai logs",
+        epilog="Columns: `sweepbench export --columns` prints them with their types and "
+               "meanings (also in README.md, 'Exports').")
+    p.add_argument("path", nargs="?", help="run store (SQLite file)")
     p.add_argument("--run", metavar="RUN_ID", help="only the episodes this run selected "
                                                    "(default: every episode)")
-    p.add_argument("--trajectories", metavar="OUT.jsonl", help="one episode record per line")
-    p.add_argument("--csv", metavar="OUT.csv", help="one row per episode with judgment columns")
+    p.add_argument("--tables", metavar="DIR", help="write episodes, calls and judgments tables "
+                                                   "(DIR/episodes.parquet, ...)")
+    p.add_argument("--format", action="append", choices=["parquet", "csv", "jsonl"],
+                   help="format of --tables (repeatable; default all three; Parquet needs "
+                        "pyarrow: the parquet extra)")
+    p.add_argument("--trajectories", metavar="OUT.jsonl",
+                   help="one finished episode per line: key, label, messages, usage, judgments")
+    p.add_argument("--csv", metavar="OUT.csv", help="the episodes table as one CSV file")
+    p.add_argument("--inspect", metavar="DIR", help="inspect_ai eval logs, one per model x "
+                                                    "benchmark (the inspect extra)")
+    p.add_argument("--columns", action="store_true", help="print every table's columns and exit")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("import", help="import another harness's result files (upstream "

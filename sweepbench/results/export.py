@@ -1,19 +1,19 @@
-"""Exports of a store's episodes (all of them, or one run's selection): trajectories as
-JSONL, results as CSV.
+"""Exports of a store's episodes (all of them, or one run's selection) that load straight into
+pandas, DuckDB and Polars.
 
-- ``export_trajectories``: one ``EpisodeRecord`` per line (msgspec JSON, the store's own
-  encoding), finished episodes only; ``read_trajectories`` reads such a file back.
-- ``export_results_csv``: one row per episode (running ones too, with empty outcome cells):
-  the episode's columns (its key and label, ``unreachable`` with the reason when no agent can
-  pass its task), its record's counters and token usage, its cost in dollars at the stored
-  prices (``cost_agent``, ``cost_user``, ``cost_judge``, ``cost_total``; empty when none of
-  its calls is priced), then for every judge/method pair ``<judge>/<method>:passed``,
-  ``:score`` and one column per numeric value of that pair's details, nested objects
-  flattened with "_" (``:tool_f1``, ``:calls``, ...). Booleans are written 1/0, missing
-  values empty.
+- ``export_tables``: the ``episodes``, ``calls`` and ``judgments`` tables
+  (:mod:`sweepbench.results.export_tables`: columns, types and meanings in ``COLUMNS``) as
+  Parquet (typed: timestamps in UTC, integers, booleans; needs pyarrow, the ``parquet``
+  extra), CSV (ISO 8601 timestamps, ``true``/``false``, empty for null) and/or JSONL (one
+  object a line, ISO 8601 timestamps, null for null), one file per table and format.
+- ``export_results_csv``: the ``episodes`` table alone, as one CSV file.
+- ``export_trajectories``: one finished episode a line: its key and label, its record (the
+  ``EpisodeRecord`` fields: messages, usage, counters, termination, error) and every
+  judgment (judge, method, passed, score, details); ``read_trajectories`` reads the records
+  back.
 
-Both write to a temporary file next to the target and rename it into place, so a failed
-export never leaves a half-written file under the requested name.
+Every writer writes a temporary file next to the target and renames it into place, so a
+failed export never leaves a half-written file under the requested name.
 """
 
 from __future__ import annotations
@@ -21,27 +21,24 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections import defaultdict
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import msgspec
+import orjson
 
 from sweepbench.errors import ReportError, StoreError
-from sweepbench.results.cost import Spend
-from sweepbench.results.report import numeric_details
+from sweepbench.results.export_tables import COLUMNS, ExportTables, build_tables
+from sweepbench.results.fmt import iso_utc
 from sweepbench.results.store import RunStore
 from sweepbench.results.view import EpisodeView, Selection, load_view
 from sweepbench.wire import EpisodeRecord
 
-__all__ = ["export_results_csv", "export_trajectories", "read_trajectories"]
+__all__ = ["COLUMNS", "FORMATS", "columns_doc", "export_results_csv", "export_tables",
+           "export_trajectories", "read_trajectories"]
 
-_EPISODE_COLUMNS = ("run_id", "episode_key", "label", "model", "benchmark", "spec", "domain",
-                    "task_id", "lang", "trial", "user_model", "user_mode", "status",
-                    "termination", "unreachable", "started_at", "finished_at")
-_RECORD_COLUMNS = ("turns", "agent_calls", "user_calls", "tool_calls", "tool_errors", "wall_s")
-_USAGE = ("prompt_tokens", "cached_prompt_tokens", "completion_tokens")
-_COST_COLUMNS = ("cost_agent", "cost_user", "cost_judge", "cost_total")
+FORMATS = ("parquet", "csv", "jsonl")
 
 
 def _view(store: RunStore, run_id: str | None) -> EpisodeView:
@@ -65,18 +62,28 @@ def _replace_into(path: Path, write: Any) -> int:
 
 
 def export_trajectories(store: RunStore, run_id: str | None, path: str | Path) -> int:
-    """Write the finished episodes (of ``run_id``'s selection, or all) to ``path`` as JSONL;
-    returns how many."""
+    """Write the finished episodes (of ``run_id``'s selection, or all) to ``path`` as JSONL,
+    each with its key, label, timestamps and judgments; returns how many."""
     view = _view(store, run_id)
     by_key = store.records(view.keys)
-    records = [by_key[k] for k in view.keys if k in by_key]
-    encoder = msgspec.json.Encoder()
+    judged: dict[str, list[dict]] = {}
+    for j in store.judgments(view.keys):
+        judged.setdefault(j["episode_key"], []).append(
+            {"judge": j["judge"], "method": j["method"], "passed": j["passed"],
+             "score": j["score"], "created_at": iso_utc(j["created_at"]),
+             "details": j["details"]})
+    rows = [r for r in view.rows if r["episode_key"] in by_key]
 
     def write(f: Any) -> int:
-        for r in records:
-            f.write(encoder.encode(r).decode("utf-8"))
+        for r in rows:
+            key = r["episode_key"]
+            line = {"episode_key": key, "episode_label": r["label"],
+                    "started_at": iso_utc(r["started_at"]),
+                    "finished_at": iso_utc(r["finished_at"]),
+                    **msgspec.to_builtins(by_key[key]), "judgments": judged.get(key, [])}
+            f.write(orjson.dumps(line).decode("utf-8"))
             f.write("\n")
-        return len(records)
+        return len(rows)
 
     return _replace_into(Path(path), write)
 
@@ -94,66 +101,123 @@ def read_trajectories(path: str | Path) -> Iterator[EpisodeRecord]:
                 raise ValueError(f"{path}:{i}: not an EpisodeRecord: {e}") from e
 
 
-def _cell(v: Any) -> Any:
+def _value(v: Any, typ: str) -> Any:
+    """A cell as its column's type says (bools as details may be counted as numbers)."""
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return ""
-    if isinstance(v, bool):
+        return None
+    if typ == "float64":
+        return float(v)
+    if typ == "int64":
         return int(v)
+    if typ == "bool":
+        return bool(v)
     return v
 
 
-def export_results_csv(store: RunStore, run_id: str | None, path: str | Path) -> int:
-    """Write one CSV row per episode (of ``run_id``'s selection, or all) to ``path``; returns
-    the number of rows."""
-    view = _view(store, run_id)
-    rows = view.rows
-    records = store.records(view.keys)
-    spend = Spend.of(view.calls(), view.prices())
-    judged: dict[str, dict[str, dict]] = defaultdict(dict)  # episode -> "j/m" -> judgment
-    detail_keys: dict[str, set[str]] = defaultdict(set)
-    for j in view.judgments():
-        name = f"{j['judge']}/{j['method']}"
-        judged[j["episode_key"]][name] = j
-        j["numeric"] = numeric_details(j["details"])
-        detail_keys[name].update(k for k in j["numeric"] if k not in ("passed", "score"))
-    pairs = sorted(detail_keys.keys() | {n for js in judged.values() for n in js})
-    judgment_columns = [(p, field) for p in pairs
-                        for field in ("passed", "score", *sorted(detail_keys[p]))]
-    header = [*_EPISODE_COLUMNS, *_RECORD_COLUMNS,
-              *(f"{who}_{u}" for who in ("agent", "user") for u in _USAGE), "error",
-              *_COST_COLUMNS, *(f"{p}:{field}" for p, field in judgment_columns)]
+def _text(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, datetime):
+        return iso_utc(v.timestamp()) or ""
+    return str(v)
 
+
+def _write_csv(rows: list[dict], types: dict[str, str], path: Path) -> int:
     def write(f: Any) -> int:
         out = csv.writer(f)
-        out.writerow(header)
+        out.writerow(list(types))
         for r in rows:
-            eid = r["episode_key"]
-            rec = records.get(eid)
-            mine = judged.get(eid, {})
-            state = (mine.get("state/state") or {}).get("details") or {}
-            row = [r[c] for c in _EPISODE_COLUMNS]
-            if not row[_EPISODE_COLUMNS.index("unreachable")]:  # older stores: the check says
-                row[_EPISODE_COLUMNS.index("unreachable")] = state.get("unreachable")
-            if rec is None:
-                row += [None] * (len(_RECORD_COLUMNS) + 2 * len(_USAGE) + 1)
-            else:
-                row += [getattr(rec, c) for c in _RECORD_COLUMNS]
-                row += [getattr(u, c) for u in (rec.agent_usage, rec.user_usage) for c in _USAGE]
-                row.append(rec.error)
-            if eid in spend.by_episode:
-                roles = spend.by_episode[eid]
-                row += [roles["agent"], roles["user"], roles["judge"], sum(roles.values())]
-            else:
-                row += [None] * len(_COST_COLUMNS)
-            for p, field in judgment_columns:
-                j = mine.get(p)
-                if j is None:
-                    row.append(None)
-                elif field in ("passed", "score"):
-                    row.append(j[field])
-                else:
-                    row.append(j["numeric"].get(field))
-            out.writerow([_cell(v) for v in row])
+            out.writerow([_text(_value(r.get(c), t)) for c, t in types.items()])
         return len(rows)
 
-    return _replace_into(Path(path), write)
+    return _replace_into(path, write)
+
+
+def _write_jsonl(rows: list[dict], types: dict[str, str], path: Path) -> int:
+    def write(f: Any) -> int:
+        for r in rows:
+            obj = {c: _value(r.get(c), t) for c, t in types.items()}
+            f.write(orjson.dumps({c: iso_utc(v.timestamp()) if isinstance(v, datetime) else v
+                                  for c, v in obj.items()}).decode("utf-8"))
+            f.write("\n")
+        return len(rows)
+
+    return _replace_into(path, write)
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+        import pyarrow.parquet  # noqa: F401
+    except ImportError as e:
+        raise StoreError("Parquet export needs pyarrow: pip install 'sweepbench[parquet]'") from e
+    return pyarrow
+
+
+def _write_parquet(rows: list[dict], types: dict[str, str], path: Path) -> int:
+    pa = _pyarrow()
+    arrow = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64(),
+             "bool": pa.bool_(), "timestamp": pa.timestamp("ms", tz="UTC")}
+    schema = pa.schema([(c, arrow[t]) for c, t in types.items()])
+    table = pa.Table.from_pydict({c: [_value(r.get(c), t) for r in rows]
+                                  for c, t in types.items()}, schema=schema)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        pa.parquet.write_table(table, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return len(rows)
+
+
+_WRITERS = {"parquet": _write_parquet, "csv": _write_csv, "jsonl": _write_jsonl}
+
+
+def _tables(store: RunStore, run_id: str | None,
+            benchmarks: Mapping[str, Mapping[str, Any]] | None) -> ExportTables:
+    return build_tables(store, _view(store, run_id), benchmarks)
+
+
+def export_tables(store: RunStore, run_id: str | None, out_dir: str | Path,
+                  formats: tuple[str, ...] = ("parquet",), *,
+                  benchmarks: Mapping[str, Mapping[str, Any]] | None = None
+                  ) -> dict[str, int]:
+    """Write ``episodes``, ``calls`` and ``judgments`` to ``out_dir`` in each format
+    (``episodes.parquet``, ``calls.csv``, ...); returns path -> rows written."""
+    bad = [f for f in formats if f not in _WRITERS]
+    if bad:
+        raise ValueError(f"unknown export format(s) {', '.join(bad)}; known: "
+                         f"{', '.join(FORMATS)}")
+    if "parquet" in formats:
+        _pyarrow()  # fail before anything is written
+    tables = _tables(store, run_id, benchmarks)
+    out: dict[str, int] = {}
+    for fmt_name in formats:
+        for name, rows in tables.rows.items():
+            path = Path(out_dir) / f"{name}.{fmt_name}"
+            out[str(path)] = _WRITERS[fmt_name](rows, tables.types[name], path)
+    return out
+
+
+def export_results_csv(store: RunStore, run_id: str | None, path: str | Path, *,
+                       benchmarks: Mapping[str, Mapping[str, Any]] | None = None) -> int:
+    """Write the ``episodes`` table (of ``run_id``'s selection, or all) to ``path`` as CSV;
+    returns the number of rows."""
+    tables = _tables(store, run_id, benchmarks)
+    return _write_csv(tables.rows["episodes"], tables.types["episodes"], Path(path))
+
+
+def columns_doc() -> str:
+    """The columns of every table, as text (``sweepbench export --columns``)."""
+    lines = []
+    for table, cols in COLUMNS.items():
+        lines.append(f"{table}:")
+        lines += [f"  {name:<28} {typ:<9} {doc}" for name, typ, doc in cols]
+        if table == "episodes":
+            lines.append("  judge_<judge>_<method>_passed / _score / _<detail>: one group per "
+                         "judge/method pair present (snake_case)")
+    return "\n".join(lines)

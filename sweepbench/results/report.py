@@ -36,7 +36,10 @@ Also per entry: ``"metrics"`` (the mean of every rate in the headline judgment's
 nested objects flattened with "_": T1's ``tool_f1``, ``param_recall``, ``output_em``...; a
 key is a rate when all its values are floats or booleans in [0, 1]), ``"method_scores"``
 ("judge/method" -> mean score), ``"profile"`` (tokens, turns, latency, retries); at the top
-``"comparisons"`` (paired bootstrap of per-task pass rates) and ``"judge_agreement"``.
+``"comparisons"`` (paired bootstrap of per-task pass rates), ``"judge_agreement"``, and
+(:mod:`sweepbench.results.runinfo`) ``"error_reasons"`` (errors grouped by reason),
+``"terminations"`` (how episodes ended) and ``"configuration"`` (each run's settings,
+endpoints without secrets and prices).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from sweepbench.errors import ReportError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, TaskKey
 from sweepbench.results.cost import Spend
 from sweepbench.results.profile import as_prices, build_profiles, call_event
+from sweepbench.results.runinfo import configuration, error_reasons, terminations
 from sweepbench.results.stats import (
     DEFAULT_BOOT,
     Outcome,
@@ -62,7 +66,8 @@ from sweepbench.results.stats import (
 from sweepbench.results.store import RunStore
 from sweepbench.results.view import EpisodeView, Selection, load_view
 
-__all__ = ["ReportError", "Source", "build_report", "choose_source", "numeric_details", "render"]
+__all__ = ["ReportError", "Source", "build_report", "choose_source", "headline_sources",
+           "numeric_details", "render"]
 
 _ALL_PAIRS_UP_TO = 12
 _STATE = (STATE_JUDGE, str(JudgeMethod.STATE))
@@ -172,6 +177,20 @@ def _sources(view: EpisodeView, benchmarks: Sequence[str], by_pair: dict,
             for b in benchmarks}
 
 
+def headline_sources(view: EpisodeView, judgments: list[dict],
+                     benchmarks: Mapping[str, Mapping[str, Any]] | None = None
+                     ) -> dict[str, dict]:
+    """benchmark -> where its headline pass comes from ({"judge", "method", "label", ...}),
+    as the leaderboards choose it (for exports)."""
+    by_pair: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
+    for j in judgments:
+        by_pair[j["judge"], j["method"]][j["episode_key"]] = j
+    info = {**view.info("benchmarks"), **(benchmarks or {})}
+    names = sorted({r["benchmark"] for r in view.rows})
+    return {b: msgspec.to_builtins(s)
+            for b, s in _sources(view, names, by_pair, info, None, None).items()}
+
+
 def build_report(
     store: RunStore | Sequence[RunStore],
     run_id: str | None = None,
@@ -249,7 +268,20 @@ def build_report(
             [o for o in board.outcomes if "undefined" not in board.overall_models[o.model]],
             board.overall_models, n_boot=n_boot, seed=seed),
         "judge_agreement": _agreements(by_pair, set(view.keys)),
+        "error_reasons": error_reasons(view.rows, _error_texts(view)),
+        "terminations": terminations(view.rows),
+        "configuration": configuration(view.runs),
     }
+
+
+def _error_texts(view: EpisodeView) -> dict[str, str | None]:
+    """episode_key -> its record's error, for the episodes that ended in error."""
+    keys: dict[int, list[str]] = defaultdict(list)
+    for r in view.rows:
+        if r["status"] == "error":
+            keys[r["store"]].append(r["episode_key"])
+    return {k: rec.error for i, ks in keys.items()
+            for k, rec in view.stores[i].records(ks).items()}
 
 
 def _status(view: EpisodeView) -> str:

@@ -857,6 +857,12 @@ class RunStore:
             "episode_key", keys, order=" ORDER BY episode_key, journal, seq")
         return [ModelCallRow(*_sane_call(r)) for r in rows]
 
+    def model_call_times(self, keys: Iterable[str] | None = None) -> list[tuple[int, float]]:
+        """(seq, ts) of every call ``model_calls(keys)`` returns, in the same order (exports
+        place each call in its journal and in time)."""
+        return self._read_keys("SELECT seq, ts FROM events WHERE kind = 'model_call'",
+                               "episode_key", keys, order=" ORDER BY episode_key, journal, seq")
+
     def call_spans(self) -> dict[str, tuple[int, float, float]]:
         """run_id -> (model calls it journaled, first and last of their timestamps): how fast
         a run went, for plans."""

@@ -1,51 +1,107 @@
 """The terminal tables of a report (:func:`sweepbench.results.report.build_report`).
 
 One leaderboard per benchmark (best Avg@k first), each titled with where its pass comes from;
-with several benchmarks, the pooled overall table, labelled; then results by benchmark and
-domain (like VitaBench's Table 3), metric and judge columns (like T1's Table 2), cost, and
-the unreachable tasks with their reasons. Every string from a store is printed literally
-(rich markup is never parsed from it).
+with several benchmarks, the pooled overall table, labelled; then per benchmark its domains
+(one row per domain, one column per model, like VitaBench's Table 3), its metrics and other
+judges (like T1's Table 2), cost, errors grouped by reason, and the unreachable tasks with
+their reasons.
+
+Tables fit the console: a table wider than the terminal is split into several, each
+repeating its first column, so numbers are never cut (no "Avg…", no "12.…"); headers wrap
+on spaces, model names and reasons wrap. Numbers are written as in the HTML report
+(:mod:`sweepbench.results.fmt`). Every string from a store is printed literally (rich markup
+is never parsed from it: every cell, header and title is a ``Text``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
-from rich.console import Group
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["render"]
+from sweepbench.results import fmt
 
+__all__ = ["FitTable", "render"]
 
-def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:.1f}%"
-
-
-def _ci(ci: list[float] | None) -> str:
-    return "—" if not ci else f"{100 * ci[0]:.1f}–{100 * ci[1]:.1f}"
-
-
-def _num(x: float | None) -> str:
-    if x is None:
-        return "—"
-    return f"{100 * x:.1f}%" if 0.0 <= x <= 1.0 else f"{x:.3g}"
-
-
-def _usd(x: float | None) -> str:
-    return "—" if x is None else f"${x:,.4f}" if x < 100 else f"${x:,.2f}"
+_KEY_MIN = 30  # the first column (model, domain) may wrap down to this width, no less
 
 
 def _t(text: Any) -> Text:
-    return Text(str(text))
+    return text if isinstance(text, Text) else Text(str(text))
+
+
+class FitTable:
+    """A table whose columns are packed into as many rich Tables as the width needs; the
+    first ``keep`` columns (text, may wrap) start every one of them. Other columns are
+    numbers: right-aligned and as wide as their longest cell, never wrapped or cut (their
+    header may wrap on spaces). Room left in a table widens wrapped columns back."""
+
+    def __init__(self, title: str, head: list[str], rows: list[list[Any]], *, keep: int = 1,
+                 caption: str | None = None, wrap: tuple[int, ...] = (),
+                 key_min: int = _KEY_MIN) -> None:
+        self.title, self.head, self.rows = title, head, rows
+        self.keep, self.caption, self.key_min = keep, caption, key_min
+        self.wrap = set(wrap) | set(range(keep))  # text columns (may wrap)
+
+    def _natural(self, i: int) -> int:
+        return max([cell_len(str(r[i])) for r in self.rows] + [cell_len(self.head[i])])
+
+    def _need(self, i: int) -> int:
+        """Narrowest width of column ``i`` that cuts no number and no header word."""
+        words = max((cell_len(w) for w in self.head[i].split()), default=1)
+        cells = max((cell_len(str(r[i])) for r in self.rows), default=1)
+        if i in self.wrap:
+            return max(words, min(cells, self.key_min))
+        return max(words, cells)
+
+    def layout(self, width: int) -> list[dict[int, int]]:
+        """Each table's columns (index -> width) for a console ``width`` wide."""
+        keep = list(range(self.keep))
+        base = 1 + sum(self._need(i) + 3 for i in keep)
+        groups: list[list[int]] = [[]]
+        used = base
+        for i in range(self.keep, len(self.head)):
+            w = self._need(i) + 3
+            if groups[-1] and used + w > width:
+                groups.append([])
+                used = base
+            groups[-1].append(i)
+            used += w
+        out = []
+        for g in groups:
+            cols = {i: self._need(i) for i in keep + g}
+            room = width - 1 - sum(w + 3 for w in cols.values())
+            for i in cols:  # text first, then headers that wrapped, back to natural width
+                grow = max(0, min(room, self._natural(i) - cols[i]))
+                cols[i] += grow
+                room -= grow
+            out.append(cols)
+        return out
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Any]:
+        tables = self.layout(options.max_width)
+        for n, cols in enumerate(tables):
+            title = self.title if len(tables) == 1 else f"{self.title} ({n + 1}/{len(tables)})"
+            table = Table(title=_t(title))
+            for i, w in cols.items():
+                table.add_column(_t(self.head[i]), width=w, overflow="fold",
+                                 justify="left" if i in self.wrap else "right")
+            for r in self.rows:
+                table.add_row(*(_t(r[i]) for i in cols))
+            yield table
+        if self.caption:
+            yield _t(self.caption)
 
 
 def _order(models: dict) -> list[str]:
-    return sorted(models, key=lambda m: (-(models[m]["avg"] or 0.0), m))
+    return sorted(models, key=lambda m: (models[m]["avg"] is None, -(models[m]["avg"] or 0.0), m))
 
 
 def _k_label(models: dict) -> str:
-    ks = {s["k"] for s in models.values() if s["k"] is not None}
+    ks = {s["k"] for s in models.values() if s.get("k") is not None}
     return str(ks.pop()) if len(ks) == 1 else "k"
 
 
@@ -65,10 +121,10 @@ def render(report: dict) -> Group:
                               "headline)"))
     if not benches:
         parts.append(Text("no episodes in this selection"))
-    for extra in (_domain_table(report), _metrics_table(report), _cost_table(report),
-                  _unreachable_table(report)):
-        if extra is not None:
-            parts.append(extra)
+    for name, b in benches.items():
+        parts += [t for t in (_domain_table(name, b), _metrics_table(name, b)) if t is not None]
+    parts += [t for t in (_cost_table(report), _error_table(report), _unreachable_table(report))
+              if t is not None]
     notes = []
     if report.get("superseded"):
         notes.append(f"{report['superseded']} stored episodes superseded by a newer identity "
@@ -99,134 +155,119 @@ def _source(src: dict) -> str:
     return text
 
 
-def _leaderboard(title: str, models: dict, *, state_column: bool) -> Table:
-    table = Table(title=_t(title), caption=Text(
-        "errors count as failures; unjudged and unfinished episodes are not scored (counts "
-        "shown); CI: 95% bootstrap over tasks"))
+_GAPS = [("errors", "Errors"), ("unjudged", "Unjudged"), ("unfinished", "Unfinished"),
+         ("not_applicable", "Not applicable")]
+
+
+def _leaderboard(title: str, models: dict, *, state_column: bool) -> FitTable:
     k = _k_label(models)
-    gaps = [c for c in ("errors", "unjudged", "unfinished", "not_applicable")
-            if any(s.get(c) for s in models.values())]
+    gaps = [(g, name) for g, name in _GAPS if any(s.get(g) for s in models.values())]
     has_score = any(s.get("score") is not None and abs(s["score"] - (s["avg"] or 0.0)) > 1e-9
                     for s in models.values())
     has_state = state_column and any(s.get("state") is not None for s in models.values())
     has_reach = any(s.get("without_unreachable") for s in models.values())
     has_cost = any((s.get("cost") or {}).get("total") for s in models.values())
-    table.add_column("Model", no_wrap=True)
-    for name in ("Tasks", "k", f"Avg@{k}", "95% CI", f"Pass@{k}", f"Pass^{k}",
-                 *(["Score"] if has_score else []), *(["State"] if has_state else []),
-                 *([f"Avg@{k} reachable"] if has_reach else []),
-                 *(["$ total", "$/pass"] if has_cost else []),
-                 *(g.replace("_", " ").capitalize() for g in gaps)):
-        table.add_column(name, justify="right", no_wrap=True)
-    notes = []
+    head = ["Model", "Tasks", "k", f"Avg@{k}", "95% CI", f"Pass@{k}", f"Pass^{k}",
+            *(["Score"] if has_score else []), *(["State"] if has_state else []),
+            *([f"Avg@{k} reachable"] if has_reach else []),
+            *(["$ total", "$/pass"] if has_cost else []), *(name for _, name in gaps)]
+    rows, notes = [], []
     for m in _order(models):
         s = models[m]
         cost = s.get("cost") or {}
         reach = s.get("without_unreachable") or {}
-        table.add_row(
-            _t(m), str(s["tasks"]), "—" if s["k"] is None else str(s["k"]),
-            _pct(s["avg"]), _ci(s.get("ci95")), _pct(s["pass_at_k"]), _pct(s["pass_hat_k"]),
-            *([_pct(s.get("score"))] if has_score else []),
-            *([_pct(s.get("state"))] if has_state else []),
-            *([_pct(reach.get("avg")) if reach else _pct(s["avg"])] if has_reach else []),
-            *([_usd(cost.get("total")), _usd(cost.get("per_pass"))] if has_cost else []),
-            *(str(s.get(g, 0)) for g in gaps),
-        )
+        rows.append([
+            m, fmt.count(s["tasks"]), fmt.count(s["k"]), fmt.pct(s["avg"]), fmt.ci(s.get("ci95")),
+            fmt.pct(s["pass_at_k"]), fmt.pct(s["pass_hat_k"]),
+            *([fmt.pct(s.get("score"))] if has_score else []),
+            *([fmt.pct(s.get("state"))] if has_state else []),
+            *([fmt.pct(reach.get("avg", s["avg"]))] if has_reach else []),
+            *([fmt.usd(cost.get("total")), fmt.usd(cost.get("per_pass"))] if has_cost else []),
+            *(fmt.count(s.get(g, 0)) for g, _ in gaps)])
         if s.get("undefined"):
             notes.append(f"{m}: undefined ({s['undefined']})")
         if s.get("incomplete_tasks"):
             notes.append(f"{m}: {s['incomplete_tasks']} tasks with < k scored trials not in "
                          "Pass@k")
-    if notes:
-        table.caption = Text(f"{table.caption}\n" + "\n".join(notes))
-    return table
+    caption = ("errors count as failures; unjudged and unfinished episodes are not scored "
+               "(counts shown); CI: 95% bootstrap over tasks")
+    return FitTable(title, head, rows, caption="\n".join([caption, *notes]))
 
 
-def _domain_table(report: dict) -> Table | None:
-    """Avg@k and Pass^k per benchmark and domain; None when there is only one domain."""
-    benches = report.get("benchmarks") or {}
-    columns = sorted({(b, d) for b, bs in benches.items() for s in bs["models"].values()
-                      for d in s.get("domains", {})})
-    if len(columns) < 2:
+def _domain_table(bench: str, b: dict) -> FitTable | None:
+    """Avg@k (and Pass^k when k > 1) per domain, a column per model; None with one domain."""
+    models = b["models"]
+    domains = sorted({d for s in models.values() for d in s.get("domains") or {}},
+                     key=lambda d: (d.count(","), d))
+    if len(domains) < 2:
         return None
-    table = Table(title="by benchmark and domain: Avg@k / Pass^k (each benchmark's source)")
-    table.add_column("Model", no_wrap=True)
-    for b, d in columns:
-        table.add_column(_t(f"{b}\n{d}"), justify="right", no_wrap=True)
-    names = sorted({m for bs in benches.values() for m in bs["models"]})
-    for m in names:
-        cells = []
-        for b, d in columns:
-            ds = ((benches[b]["models"].get(m) or {}).get("domains") or {}).get(d)
-            cells.append("—" if not ds else f"{_pct(ds['avg'])} / {_pct(ds['pass_hat_k'])}")
-        table.add_row(_t(m), *cells)
-    return table
+    k = _k_label(models)
+    names = _order(models)
+    rows = []
+    for d in domains:
+        cells = [(models[m].get("domains") or {}).get(d) for m in names]
+        tasks = max((c["tasks"] for c in cells if c), default=0)
+        rows.append([d.replace(",", ", "), fmt.count(tasks),
+                     *(fmt.DASH if not c else fmt.pct(c["avg"]) if k == "1" else
+                       f"{fmt.pct(c['avg'])} / {fmt.pct(c['pass_hat_k'])}" for c in cells)])
+    what = f"Avg@{k}" if k == "1" else f"Avg@{k} / Pass^{k}"
+    return FitTable(f"{bench} by domain: {what}", ["Domain", "Tasks", *names], rows,
+                    key_min=24)
 
 
-_SHOWN_METRICS = {"tool_f1": "Tool F1", "param_f1": "Param F1", "output_em": "Output EM",
-                  "tool_accuracy": "Tool Acc", "param_accuracy": "Param Acc"}
+def _metrics_table(bench: str, b: dict) -> FitTable | None:
+    """The headline judgment's detail rates (T1's tool / parameter / output metrics) and the
+    other judges' mean scores, as percentages."""
+    src, models = b["source"], b["models"]
+    keys = fmt.metric_order({k for s in models.values() for k in (s.get("metrics") or {})})
+    own = f"{src.get('judge')}/{src['method']}"
+    judges = sorted({n for s in models.values() for n in (s.get("method_scores") or {})
+                     if n not in (own, "state/state")})  # the State column has it
+    if not keys and not judges:
+        return None
+    head = ["Model", *(fmt.metric_name(k) for k in keys), *(fmt.judge_label(j) for j in judges)]
+    rows = [[m, *(fmt.pct((models[m].get("metrics") or {}).get(k)) for k in keys),
+             *(fmt.pct((models[m].get("method_scores") or {}).get(j)) for j in judges)]
+            for m in _order(models)]
+    return FitTable(f"{bench}: metrics and other judges (means over the episodes that have "
+                    "them)", head, rows)
 
 
-def _metrics_table(report: dict) -> Group | None:
-    """Per benchmark: judgment-detail metrics (T1's tool / parameter / output) of its source
-    and the other judges' scores."""
-    tables = []
-    for b, bs in (report.get("benchmarks") or {}).items():
-        src = bs["source"]
-        models = bs["models"]
-        keys = sorted({k for s in models.values() for k in (s.get("metrics") or {})})
-        metric_keys = [k for k in _SHOWN_METRICS if k in keys] or keys[:6]
-        own = f"{src.get('judge')}/{src['method']}"
-        score_keys = sorted({n for s in models.values() for n in (s.get("method_scores") or {})
-                             if n not in (own, "state/state")})  # the State column has it
-        if not metric_keys and not score_keys:
-            continue
-        table = Table(title=_t(f"{b}: metrics and other judges (means over the episodes that "
-                               "have them)"))
-        table.add_column("Model", no_wrap=True)
-        for name in metric_keys:
-            table.add_column(_SHOWN_METRICS.get(name, name), justify="right")
-        for name in score_keys:  # "judge/method": the method on top, the judge under it
-            judge, _, method = name.rpartition("/")
-            table.add_column(_t(f"{method}\n{judge}"), justify="right")
-        for m in _order(models):
-            s = models[m]
-            table.add_row(_t(m), *(_num((s.get("metrics") or {}).get(key)) for key in metric_keys),
-                          *(_num((s.get("method_scores") or {}).get(key)) for key in score_keys))
-        tables.append(table)
-    return Group(*tables) if tables else None
-
-
-def _cost_table(report: dict) -> Table | None:
+def _cost_table(report: dict) -> FitTable | None:
     """Dollars per model and benchmark: agent, user simulator, judge, total, $/pass."""
     cost = report.get("cost") or {}
     if not cost.get("total"):
         return None
-    table = Table(title=f"cost (stored prices): total {_usd(cost['total'])} = agent "
-                        f"{_usd(cost['agent'])} + user {_usd(cost['user'])} + judge "
-                        f"{_usd(cost['judge'])}")
-    table.add_column("Model", no_wrap=True)
-    table.add_column("Benchmark", no_wrap=True)
-    for name in ("Agent", "User", "Judge", "Total", "$/episode", "$/pass"):
-        table.add_column(name, justify="right", no_wrap=True)
+    rows = []
     for b, bs in (report.get("benchmarks") or {}).items():
         for m in _order(bs["models"]):
             c = bs["models"][m].get("cost")
             if c:
-                table.add_row(_t(m), _t(b), *(_usd(c.get(x)) for x in (
-                    "agent", "user", "judge", "total", "per_episode", "per_pass")))
-    return table
+                rows.append([m, b, *(fmt.usd(c.get(x)) for x in (
+                    "agent", "user", "judge", "total", "per_episode", "per_pass"))])
+    return FitTable(f"cost (stored prices): total {fmt.usd(cost['total'])} = agent "
+                    f"{fmt.usd(cost['agent'])} + user {fmt.usd(cost['user'])} + judge "
+                    f"{fmt.usd(cost['judge'])}",
+                    ["Model", "Benchmark", "Agent", "User", "Judge", "Total", "$/episode",
+                     "$/pass"], rows, keep=2)
 
 
-def _unreachable_table(report: dict) -> Table | None:
+def _error_table(report: dict) -> FitTable | None:
+    reasons = report.get("error_reasons") or []
+    if not reasons:
+        return None
+    return FitTable("episodes that ended in error (failures), by reason",
+                    ["Benchmark", "Reason", "Episodes"],
+                    [[r["benchmark"], r["reason"], fmt.count(r["episodes"])] for r in reasons],
+                    keep=2)
+
+
+def _unreachable_table(report: dict) -> FitTable | None:
     rows = report.get("unreachable") or []
     if not rows:
         return None
-    table = Table(title="unreachable tasks (a defect of the task data: no agent can pass "
-                        "them; 'reachable' columns leave them out)")
-    for name in ("Benchmark", "Domain", "Task", "Episodes", "Reason"):
-        table.add_column(name)
-    for u in rows:
-        table.add_row(_t(u["benchmark"]), _t(u["domain"]), _t(u["task_id"]), str(u["episodes"]),
-                      _t(u["reason"]))
-    return table
+    return FitTable("unreachable tasks (a defect of the task data: no agent can pass them; "
+                    "'reachable' columns leave them out)",
+                    ["Benchmark", "Domain", "Task", "Reason", "Episodes"],
+                    [[u["benchmark"], u["domain"], u["task_id"], u["reason"],
+                      fmt.count(u["episodes"])] for u in rows], keep=4)

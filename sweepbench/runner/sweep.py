@@ -30,6 +30,7 @@ from sweepbench.datasets.data_dir import resolve_data_dir
 from sweepbench.ids import EpisodeStatus, TerminationReason, UserMode
 from sweepbench.results.cost import Spend, prices_by_run
 from sweepbench.results.store import RunStore
+from sweepbench.results.runinfo import package_version
 from sweepbench.runner.budget import Budget
 from sweepbench.runner.build import (
     SweepResources,
@@ -150,7 +151,8 @@ class Sweep:
         store.begin_run(self.run_id, msgspec.to_builtins(cfg),
                         prices=msgspec.to_builtins(prices),
                         info={"command": self.command, "benchmarks": benchmark_info(cfg.benchmarks),
-                              "shard": f"{self.shard.index}/{self.shard.count}"})
+                              "shard": f"{self.shard.index}/{self.shard.count}",
+                              "sweepbench": package_version()})
         store.select(self.run_id, [i.meta(cfg) for i in selected])
         self.budget = self._budget(selected, prices)
         tune_gc()  # after the tasks are loaded: they live as long as the sweep

@@ -253,7 +253,7 @@ def test_t1_metric_columns_from_judgment_details(tmp_path):
     console = Console(record=True, width=250, file=io.StringIO())
     console.print(render(report))
     text = console.export_text()
-    for column in ("Tool F1", "Param F1", "Output EM", "likert", "llm", "Score"):
+    for column in ("Tool F1", "Param F1", "Output EM", "Likert (llm)", "Score"):
         assert column in text
     assert "note" not in text and "calls" not in text and "windows" not in text
     assert "profile" not in report["models"]["M"]
@@ -318,3 +318,56 @@ def test_unreachable_tasks_are_apart_with_their_reason(tmp_path):
     console.print(render(report))
     text = console.export_text()
     assert "unreachable tasks" in text and "product on no menu" in text and "reachable" in text
+
+
+# ---- the terminal tables at 80 and 120 columns -----------------------------------------------
+
+
+def _terminal(report: dict, width: int) -> str:
+    console = Console(record=True, width=width, file=io.StringIO())
+    console.print(render(report))
+    return console.export_text()
+
+
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("which", ["t1_store", "vita_samples_store"])
+def test_terminal_tables_fit_and_cut_no_number(which, width, request):
+    from sweepbench.runner.build import benchmark_info
+
+    with RunStore(request.getfixturevalue(which)) as s:
+        report = build_report(s, benchmarks=benchmark_info())
+    text = _terminal(report, width)
+    assert max(len(line) for line in text.splitlines()) <= width
+    assert "…" not in text  # nothing truncated
+    cells = " ".join(text.split())
+    for b in report["benchmarks"].values():
+        k = next(s["k"] for s in b["models"].values() if s["k"])
+        for header in (f"Avg@{k}", "95% CI", f"Pass@{k}", f"Pass^{k}"):
+            assert header in cells
+        for m, s in b["models"].items():
+            assert m in cells
+            for value in (s["avg"], s["pass_at_k"], s["pass_hat_k"]):
+                assert f"{100 * value:.1f}%" in cells
+            for d in s["domains"].values():
+                assert f"{100 * d['avg']:.1f}%" in cells
+    assert "param_accuracy" not in text  # human names, one format
+
+
+def test_store_strings_are_printed_literally(tmp_path):
+    with RunStore(tmp_path / "s.db") as s:
+        s.begin_run("r", {})
+        model, task = "[bold red]m[/bold red]", "[link=x]t[/link]"
+        label = f"{model}|vitabench:delivery:en:{task}|0"
+        meta = EpisodeMeta(key="ep-1", label=label, model=model, benchmark="vitabench",
+                           domain="delivery", task_id=task, lang="en", trial=0,
+                           unreachable="[red]no menu[/red]")
+        s.select("r", [meta])
+        s.episode_started(meta, run_id="r")
+        s.episode_finished("ep-1", EpisodeRecord(
+            run_id="r", model=model, benchmark="vitabench", domain="delivery", task_id=task,
+            trial=0, termination="error", error="[blink]boom[/blink]"))
+        s.flush_sync()
+        report = build_report(s, profile=False)
+    text = _terminal(report, 200)
+    for literal in (model, task, "[red]no menu[/red]", "[blink]boom[/blink]"):
+        assert literal in text  # rich read none of it as markup
