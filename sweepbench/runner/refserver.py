@@ -44,7 +44,8 @@ request goes through, in order:
 Counters (for tests and benchmarks; ``stats()`` gives them as one dict): ``requests`` per
 model (every attempt that named a known model), ``answered`` per model, ``faults`` by kind,
 ``limited`` by "requests"/"tokens", ``outage_rejected``, ``attempts`` (attempt number of each
-answered call), ``prompt_tokens``/``cached_tokens``/``completion_tokens`` answered.
+answered call), ``prompt_tokens``/``cached_tokens``/``completion_tokens`` answered, and
+``bodies``: how many times each request body (by hash) was sent, to see a call paid twice.
 
 The server binds to loopback only; any other host is refused.
 """
@@ -197,6 +198,7 @@ class ReferenceServer:
         self.hang_s = hang_s
         self.fault_retry_after_s = fault_retry_after_s
         self.requests: Counter[str] = Counter()
+        self.bodies: Counter[bytes] = Counter()
         self.rejected = 0
         self.answered: Counter[str] = Counter()
         self.faults: Counter[str] = Counter()
@@ -343,6 +345,7 @@ class ReferenceServer:
             return _error(404, f"The model `{req.model}` does not exist", "invalid_request_error",
                           "model_not_found")
         self.requests[req.model] += 1
+        self.bodies[hashlib.blake2b(raw, digest_size=12).digest()] += 1
 
         encoded = [encoder.encode(m) for m in req.messages]
         tools = encoder.encode(req.tools) if req.tools else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 
 import msgspec
 import pytest
@@ -91,6 +92,69 @@ async def test_interrupted_sweep_resumes_without_repeating_recorded_calls(tmp_pa
         assert transcripts(b, sweep_c.run_id) == expected
         report_c = build_report(b, sweep_c.run_id)
     assert metrics(report_c) == metrics(report_a)
+
+
+async def _interrupt(sweep: Sweep, after: int) -> None:
+    """Run ``sweep`` and cancel it once ``after`` more episodes have finished, mid-flight."""
+    finished = 0
+    done = asyncio.Event()
+
+    def progress(kind, **info):
+        nonlocal finished
+        finished += kind == "finished"
+        if finished == after:
+            done.set()
+
+    sweep.progress = progress
+    task = asyncio.create_task(sweep.run())
+    await done.wait()
+    await asyncio.sleep(0.03)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_two_resumes_in_a_row_pay_each_call_once(tmp_path):
+    """Interrupt, resume, interrupt, resume: every call journaled once, none sent a third time,
+    and the result that of one uninterrupted run."""
+    cfg = load_config(None, CFG)
+    with RunStore(tmp_path / "a.sqlite") as a:
+        sweep_a = Sweep(cfg, a)
+        await sweep_a.run()
+        expected = transcripts(a, sweep_a.run_id)
+        report_a = build_report(a, sweep_a.run_id)
+        total = calls_in(a, sweep_a.run_id)
+
+    path = tmp_path / "b.sqlite"
+    sent: Counter = Counter()  # request body hash -> times sent, over all four runs
+    recorded = []
+    for after in (4, 6):  # the second interrupt lands in the resumed run
+        with RunStore(path) as b:
+            sweep = Sweep(cfg, b)
+            await _interrupt(sweep, after)
+            sent.update(sweep.reference.bodies)
+            await b.flush()
+            status = b.episode_status()
+            assert "running" in status.values() and "error" not in status.values()
+            recorded.append(sum(len(b.events(k, kind="model_call")) for k in status))
+    assert recorded[0] < recorded[1] < total
+    with RunStore(path) as b:
+        sweep = Sweep(cfg, b)
+        await sweep.run()
+        sent.update(sweep.reference.bodies)
+        # the last run asked only for what no earlier run had recorded
+        assert sum(sweep.reference.bodies.values()) == total - recorded[1]
+        for key in b.episode_status():
+            calls = b.events(key, kind="model_call")
+            assert [c["seq"] for c in calls] == sorted({c["seq"] for c in calls})
+        assert calls_in(b, sweep.run_id) == total
+        assert sum(len(b.events(k, kind="model_call")) for k in b.episode_status()) == total
+        assert transcripts(b, sweep.run_id) == expected
+        report_b = build_report(b, sweep.run_id)
+    assert len(sent) == total  # every call of the sweep was sent, each a distinct request
+    assert max(sent.values()) <= 2  # at most once more, when it was in flight at a signal
+    assert sum(sent.values()) - total <= 2 * cfg.max_concurrency
+    assert metrics(report_b) == metrics(report_a)
 
 
 async def test_a_changed_request_is_detected_not_mixed():
