@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -118,8 +119,10 @@ def summarize(store: Path) -> dict:
     with RunStore(store) as s:
         run_id = s.latest_run_id()
         records = s.episodes(run_id)
-        judgments = s.judgments(run_id)
-        errors = [json.loads(p) for _, p in s.run_events(run_id, "model_call")]
+        keys = [row["episode_key"] for row in s.episode_rows(run_id)]
+        judgments = s.judgments(keys)
+        errors = [e["payload"] for k in keys for j in s.journals(k)
+                  for e in s.events(k, journal=j, kind="model_call")]
     failed_calls = [e for e in errors if "error" in e]
     tokens = Counter()
     for r in records:
@@ -206,6 +209,8 @@ def main() -> None:
     log(f"llama-cpp-python serving {Path(gguf).name} at {url} (pid {proc.pid}); "
         f"started in {time.monotonic() - t0:.1f} s")
     results = []
+    # a SIGTERM (timeout, CI) unwinds through the finally below, so the server stops too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         results.append(run_one("t1", opts.t1, url, opts, work, opts.data_dir, "likert"))
         results.append(run_one("vitabench", opts.vitabench, url, opts, work, opts.data_dir,
