@@ -8,8 +8,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import msgspec
 import pytest
@@ -20,22 +18,10 @@ from sweepbench.errors import ConfigError, FatalError, InvalidResponseError, Req
 from sweepbench.runner.client import ModelClient
 from sweepbench.wire import ChatRequest, UserMessage
 
+from .conftest import serve
+
 TRANSPORTS = ["aiohttp", "openai"]
 OK_HEAD = b'{"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "'
-
-
-@asynccontextmanager
-async def serve(handler) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", handler)
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
-    finally:
-        await runner.cleanup()
 
 
 def client_for(url: str, transport: str, **kw) -> ModelClient:
