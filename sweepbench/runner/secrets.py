@@ -3,8 +3,9 @@
 Servers echo keys back: whole, cut short by their own truncation (or ours), split across
 lines, upper- or lower-cased, base64-encoded (a Basic auth header, a debug dump). One
 :class:`KeyRing` knows the environment variables of every endpoint a client was made for in
-this process (:data:`KEYS`), reads their values when asked (keys are never kept on objects
-that outlive the call), and matches each key as any run of at least ``MIN_RUN`` of its
+this process (:data:`KEYS`), reads their values from the environment on each use (the
+pieces it matches are kept in this process's memory only, rebuilt when a value changes, never
+written anywhere), and matches each key as any run of at least ``MIN_RUN`` of its
 characters, case-insensitive, with whitespace (or escaped newlines) between them, and the same
 for its base64 and urlsafe-base64 encodings at each of the three byte alignments.
 
@@ -67,10 +68,6 @@ class KeyRing:
         if env_name:
             with self._lock:
                 self._names.add(env_name)
-
-    def forget(self, env_name: str) -> None:
-        with self._lock:
-            self._names.discard(env_name)
 
     def _grams(self) -> tuple[frozenset[str], frozenset[str]]:
         """Every MIN_RUN-character piece of every form of every key, lower-cased, and every
