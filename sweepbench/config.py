@@ -7,10 +7,12 @@ environment only when a request is made.
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import msgspec
 from msgspec import Struct, field
@@ -62,8 +64,12 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     max_concurrency: int = 64
     """In-flight requests to this endpoint at most."""
     timeout_s: float = 120.0
-    """Total timeout of one request."""
+    """Total timeout of one request: connecting, sending and reading the whole reply (a
+    body that trickles in is cut at this deadline, not per chunk); must be > 0."""
     connect_timeout_s: float = 10.0
+    """Timeout of establishing the connection; must be > 0."""
+    max_reply_bytes: int = 8 << 20
+    """Largest reply body read (8 MiB); a longer one is an error, its read stopped there."""
     max_retries: int = 6
     """Attempts after the first for retryable errors (429, 5xx, timeouts, connection errors)."""
     transport: str = "aiohttp"
@@ -106,6 +112,24 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     @property
     def model_name(self) -> str:
         return self.model or self.name
+
+    def validate(self) -> Endpoint:
+        """ConfigError naming the endpoint and the field for what can never work: a base_url
+        that is not http(s)://host, a timeout that is not > 0, a size limit under 1 byte."""
+        where = f"endpoint {self.name!r}"
+        if self.base_url:
+            url = urlsplit(self.base_url.strip())
+            if url.scheme.lower() not in ("http", "https") or not url.hostname:
+                raise ConfigError(f"{where}: base_url {self.base_url!r} is not an http:// or "
+                                  "https:// URL with a host")
+        for key in ("timeout_s", "connect_timeout_s"):
+            value = getattr(self, key)
+            if not 0 < value < math.inf:  # 0 or less would turn the timeout off
+                raise ConfigError(f"{where}: {key} must be > 0 seconds, got {value}")
+        if self.max_reply_bytes < 1:
+            raise ConfigError(f"{where}: max_reply_bytes must be >= 1, got "
+                              f"{self.max_reply_bytes}")
+        return self
 
     def api_key(self) -> str | None:
         """Read the key from the environment at call time; None when not configured."""
@@ -229,6 +253,8 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
             raise ConfigError(f"user_mode must be default, neutral or solo, got {self.user_mode!r}")
         if self.lang not in ("en", "zh"):
             raise ConfigError(f"lang must be en or zh, got {self.lang!r}")
+        for ep in self.endpoints:
+            ep.validate()
         for where, cap in [("max_cost_usd", self.max_cost_usd),
                            *((f"endpoint {ep.name!r}: max_cost_usd", ep.max_cost_usd)
                              for ep in self.endpoints)]:

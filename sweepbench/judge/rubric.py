@@ -19,8 +19,10 @@ update keeps its entry.
 **Recovery**: a reply the benchmark cannot read is retried up to ``retries`` times with a
 short note asking for the JSON; a model call that raises counts as a failed attempt too. A
 window still unreadable after that is recorded as unjudged, the entries keep their previous
-values, and the judgment says how many windows were unjudged. Nothing here raises for model
-misbehaviour.
+values, and the judgment says how many windows were unjudged. A judgment with any unjudged
+window has no verdict (``passed`` and ``score`` None, ``unjudged`` says why): a window the
+judge never read could have changed every rubric, so its carried-over "not met" is not a 0.
+Nothing here raises for model misbehaviour.
 
 **Score**: ``passed`` is all-or-nothing (every rubric met); ``score`` is the fraction met. A
 task without rubrics passes with no calls and a note (as upstream).
@@ -114,9 +116,10 @@ class WindowOutcome(Struct, kw_only=True):
 
 class RubricJudgment(Struct, kw_only=True):
     method: str
-    passed: bool
-    score: float
-    """Fraction of rubrics met (no-rubric methods: 1.0 or 0.0)."""
+    passed: bool | None
+    """None: unjudged (see ``unjudged``)."""
+    score: float | None
+    """Fraction of rubrics met (no-rubric methods: 1.0 or 0.0); None: unjudged."""
     rubrics: list[RubricResult] = field(default_factory=list)
     windows: int = 0
     unjudged_windows: int = 0
@@ -130,6 +133,18 @@ class RubricJudgment(Struct, kw_only=True):
     lang: str = "en"
     window_log: list[WindowOutcome] = field(default_factory=list)
     note: str | None = None
+    unjudged: str | None = None
+    """Why there is no verdict: the windows the judge never answered readably, and the last
+    failure; None when every window was judged."""
+
+    def finish(self) -> RubricJudgment:
+        """No verdict when any window went unjudged."""
+        if self.unjudged_windows:
+            last = next(o.error for o in reversed(self.window_log) if not o.judged)
+            self.passed = self.score = None
+            self.unjudged = (f"no readable judge output in {self.unjudged_windows} of "
+                             f"{self.windows} window(s): {last}")
+        return self
 
 
 # ---- pieces ---------------------------------------------------------------------------------
@@ -347,7 +362,7 @@ async def run_rubric_judge(
         result.passed = all(met)
         if not convo:
             result.note = "empty trajectory: nothing to judge"
-        return result
+        return result.finish()
 
     # the no-rubric variants: one evaluation, carried (with the judge's memory) across windows
     evaluation: dict[str, Any] = {"justification": not_judged, "meetExpectation": False}
@@ -371,7 +386,7 @@ async def run_rubric_judge(
     result.reasoning = _reason(evaluation.get("justification"), not_judged)
     if not convo:
         result.note = "empty trajectory: nothing to judge"
-    return result
+    return result.finish()
 
 
 def _reason(justification: Any, not_judged: str) -> str:

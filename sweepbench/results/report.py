@@ -38,6 +38,7 @@ key is a rate when all its values are floats or booleans in [0, 1]), ``"method_s
 ("judge/method" -> mean score), ``"profile"`` (tokens, turns, latency, retries); at the top
 ``"comparisons"`` (paired bootstrap of per-task pass rates), ``"judge_agreement"``, and
 (:mod:`sweepbench.results.runinfo`) ``"error_reasons"`` (errors grouped by reason),
+``"unjudged_by_judge"`` (judgments a judge could not make, by judge and method),
 ``"terminations"`` (how episodes ended) and ``"configuration"`` (each run's settings,
 endpoints without secrets and prices).
 """
@@ -55,7 +56,8 @@ from sweepbench.errors import ReportError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, TaskKey
 from sweepbench.results.cost import Spend
 from sweepbench.results.profile import as_prices, build_profiles, call_event
-from sweepbench.results.runinfo import configuration, error_reasons, terminations
+from sweepbench.results.runinfo import (configuration, error_reasons, terminations,
+                                        unjudged_by_judge)
 from sweepbench.results.stats import (
     DEFAULT_BOOT,
     Outcome,
@@ -269,6 +271,7 @@ def build_report(
             board.overall_models, n_boot=n_boot, seed=seed),
         "judge_agreement": _agreements(by_pair, set(view.keys)),
         "error_reasons": error_reasons(view.rows, _error_texts(view)),
+        "unjudged_by_judge": unjudged_by_judge(judgments),
         "terminations": terminations(view.rows),
         "configuration": configuration(view.runs),
     }

@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from sweepbench.results.fmt import iso_utc
 
 __all__ = ["configuration", "error_reason", "error_reasons", "package_version", "redact_url",
-           "terminations"]
+           "terminations", "unjudged_by_judge"]
 
 MASK = "***"
 _SECRET = re.compile(r"key|token|secret|passw|auth|signature|^sig$|credential", re.I)
@@ -130,6 +130,20 @@ def error_reasons(rows: Iterable[Mapping[str, Any]], errors: Mapping[str, str | 
     for g in out:
         g["models"] = dict(sorted(g["models"].items()))
     return out
+
+
+def unjudged_by_judge(judgments: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Judgments with no verdict (the judge's output unreadable, its calls failed), by judge
+    and method: ``episodes`` and the most common ``reason``. Most episodes first."""
+    groups: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    for j in judgments:
+        details = j.get("details") or {}
+        if j["passed"] is None and j["score"] is None and details.get("error"):
+            groups[j["judge"], j["method"]][error_reason(str(details["error"]))] += 1
+    out = [{"judge": judge, "method": method, "episodes": sum(reasons.values()),
+            "reason": reasons.most_common(1)[0][0]}
+           for (judge, method), reasons in groups.items()]
+    return sorted(out, key=lambda g: (-g["episodes"], g["judge"], g["method"]))
 
 
 def terminations(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:

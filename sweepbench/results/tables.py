@@ -123,7 +123,8 @@ def render(report: dict) -> Group:
         parts.append(Text("no episodes in this selection"))
     for name, b in benches.items():
         parts += [t for t in (_domain_table(name, b), _metrics_table(name, b)) if t is not None]
-    parts += [t for t in (_cost_table(report), _error_table(report), _unreachable_table(report))
+    parts += [t for t in (_cost_table(report), _error_table(report), _unjudged_table(report),
+                          _unreachable_table(report))
               if t is not None]
     notes = []
     if report.get("superseded"):
@@ -260,6 +261,16 @@ def _error_table(report: dict) -> FitTable | None:
                     ["Benchmark", "Reason", "Episodes"],
                     [[r["benchmark"], r["reason"], fmt.count(r["episodes"])] for r in reasons],
                     keep=2)
+
+
+def _unjudged_table(report: dict) -> FitTable | None:
+    rows = report.get("unjudged_by_judge") or []
+    if not rows:
+        return None
+    return FitTable("episodes a judge left unjudged (no verdict: not scored; run again to retry)",
+                    ["Judge", "Method", "Reason", "Episodes"],
+                    [[r["judge"], r["method"], r["reason"], fmt.count(r["episodes"])]
+                     for r in rows], keep=2)
 
 
 def _unreachable_table(report: dict) -> FitTable | None:

@@ -77,6 +77,7 @@ from sweepbench.errors import (
 from sweepbench.runner.body import BodyTemplate
 from sweepbench.runner.limits import BreakerOpen, EndpointLimits, MonotonicClock, Permit
 from sweepbench.runner.response_cache import ResponseCache
+from sweepbench.runner.secrets import KEYS
 from sweepbench.runner.shapes import (
     TRUNCATED,
     DecodedReply,
@@ -174,6 +175,10 @@ class CallResult(Struct, kw_only=True):
 
 # ---- transports -----------------------------------------------------------------------------
 
+_READ_CHUNK = 1 << 16
+DEFAULT_MAX_REPLY_BYTES = Endpoint.__struct_defaults__[
+    Endpoint.__struct_fields__.index("max_reply_bytes") - len(Endpoint.__struct_fields__)]
+
 Reply = tuple[int, Any, bytes]
 """(HTTP status, response headers (``.get`` by name), raw body)."""
 
@@ -205,11 +210,12 @@ class AiohttpTransport:
     """POST to ``url`` over a pooled aiohttp session created lazily in the first loop used."""
 
     def __init__(self, url: str, *, name: str, max_connections: int, timeout_s: float,
-                 connect_timeout_s: float) -> None:
+                 connect_timeout_s: float, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
         self._url = URL(url)
         self._name = name
         self._limit = max_connections
         self._timeout_s = timeout_s
+        self._max_bytes = max_reply_bytes
         self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=connect_timeout_s)
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -244,9 +250,19 @@ class AiohttpTransport:
         """The single place aiohttp and OS errors are translated."""
         name, url = self._name, self._url
         session = self._get_session()
-        try:
-            async with session.post(url, data=body, headers=headers) as resp:
-                return resp.status, resp.headers, await resp.read()
+        try:  # one deadline over connect, send and the whole body (not per chunk)
+            async with asyncio.timeout(self._timeout_s), \
+                    session.post(url, data=body, headers=headers) as resp:
+                size = resp.content_length
+                if size is not None and size > self._max_bytes:
+                    raise too_large(name, url, self._max_bytes)
+                chunks, got = [], 0
+                async for chunk in resp.content.iter_chunked(_READ_CHUNK):
+                    got += len(chunk)
+                    if got > self._max_bytes:
+                        raise too_large(name, url, self._max_bytes)
+                    chunks.append(chunk)
+                return resp.status, resp.headers, b"".join(chunks)
         except TimeoutError as err:  # also aiohttp.ServerTimeoutError
             raise RequestTimeout(
                 f"{name}: request to {url} timed out ({type(err).__name__}; timeout_s "
@@ -267,10 +283,17 @@ class AiohttpTransport:
                 endpoint=name) from err
 
 
+def too_large(name: str, url: object, limit: int) -> FatalError:
+    """A reply over ``max_reply_bytes``: not read further, not retried (it would be again)."""
+    return FatalError(f"{name}: reply from {url} is larger than max_reply_bytes ({limit}); "
+                      "not read further", endpoint=name)
+
+
 # ---- client ---------------------------------------------------------------------------------
 
 _RESERVED_EXTRA = frozenset({"model", "messages", "tools", "sweepbench", "stream"})
 _MAX_SERVER_TEXT = 400
+_SCRUB_WINDOW = 16_384  # server text scrubbed before any cut; longer text is dropped first
 _MAX_FAILURE_TEXT = 300
 
 RetryHook = Callable[[RetryableError, float], None]
@@ -337,6 +360,7 @@ class ModelClient:
                 f"endpoint {endpoint.name!r} has no base_url"
                 + (" (scripted: pass the reference server's URL)" if endpoint.scripted else "")
             )
+        msgspec.structs.replace(endpoint, base_url=base).validate()  # scheme, timeouts
         reserved = sorted(_RESERVED_EXTRA.intersection(endpoint.extra_body))
         if reserved:
             raise ConfigError(
@@ -346,6 +370,8 @@ class ModelClient:
             raise ConfigError(f"endpoint {endpoint.name!r}: max_concurrency must be >= 1")
         self.endpoint = endpoint
         self._name = endpoint.name
+        KEYS.register(endpoint.api_key_env)  # its key is scrubbed from every text from now on
+        self._max_bytes = getattr(endpoint, "max_reply_bytes", DEFAULT_MAX_REPLY_BYTES)
         self.base_url = base.rstrip("/")
         self.url = url = self.base_url + "/chat/completions"
         self.template = BodyTemplate.for_endpoint(endpoint)
@@ -361,11 +387,13 @@ class ModelClient:
 
                 transport = OpenAITransport(
                     self.base_url, name=self._name, timeout_s=endpoint.timeout_s,
-                    connect_timeout_s=endpoint.connect_timeout_s)
+                    connect_timeout_s=endpoint.connect_timeout_s,
+                    max_reply_bytes=self._max_bytes)
             elif kind == "aiohttp":
                 transport = AiohttpTransport(
                     url, name=self._name, max_connections=endpoint.max_concurrency,
-                    timeout_s=endpoint.timeout_s, connect_timeout_s=endpoint.connect_timeout_s)
+                    timeout_s=endpoint.timeout_s, connect_timeout_s=endpoint.connect_timeout_s,
+                    max_reply_bytes=self._max_bytes)
             else:
                 raise ConfigError(
                     f"endpoint {endpoint.name!r}: unknown transport {kind!r} (aiohttp, openai)")
@@ -494,13 +522,14 @@ class ModelClient:
 
     @staticmethod
     def _tag(err: ModelError, call: _Call) -> None:
+        _scrub_error(err)
         err.attempts = len(call.statuses)
         err.statuses = list(call.statuses)
         err.failures = list(call.failures)
 
     def _failed(self, call: _Call, err: ModelError, status: int) -> str:
         """Record a failed request; returns the reason the limits keep for the breaker."""
-        text = str(err)
+        text = _scrub_error(err)
         prefix = f"{self._name}: "
         if text.startswith(prefix):
             text = text[len(prefix):]
@@ -529,6 +558,10 @@ class ModelClient:
         elapsed = answered - t0
         call.statuses[-1] = status
         limits.answered = True
+        if len(payload) > self._max_bytes:  # a transport that does not cap its reads
+            err = too_large(self._name, self.url, self._max_bytes)
+            limits.failed(permit, down=False, reason=self._failed(call, err, status))
+            raise err
         if status >= 300:
             err = self._http_error(status, resp_headers, payload)
             reason = self._failed(call, err, status)
@@ -557,9 +590,9 @@ class ModelClient:
     def _decode(self, payload: bytes) -> DecodedReply:
         name = self._name
         try:
-            return decode_reply(payload)
+            reply = decode_reply(payload)
         except InBandError as err:
-            text = self._scrub(err.text[:_MAX_SERVER_TEXT])
+            text = self._scrub(err.text[:_SCRUB_WINDOW])[:_MAX_SERVER_TEXT]
             if err.status is not None:  # e.g. an upstream 502 reported inside a 200
                 error = self._classify(err.status, None, f"{text} (in a 2xx body)", text)
             else:
@@ -567,10 +600,16 @@ class ModelClient:
                                              endpoint=name)
             raise error from None
         except ShapeError as err:
-            start = self._scrub(repr(payload[:80]))
+            start = repr(self._scrub(payload[:_SCRUB_WINDOW].decode("utf-8", "replace"))[:80])
             raise InvalidResponseError(
-                f"{name}: invalid response from {self.url}: {err}; body starts {start}",
-                endpoint=name) from None
+                f"{name}: invalid response from {self.url}: {self._scrub(str(err))[:200]}; "
+                f"body starts {start}", endpoint=name) from None
+        if echoes_key(reply, payload):
+            raise FatalError(
+                f"{name}: the reply from {self.url} contains an API key (whole, cut, re-cased "
+                "or base64); refused: an endpoint that echoes keys is not shown to any model",
+                endpoint=name)
+        return reply
 
     @staticmethod
     def _result(reply: DecodedReply, elapsed: float, statuses: list[int]) -> CallResult:
@@ -581,7 +620,7 @@ class ModelClient:
 
     def _http_error(self, status: int, headers: Any, payload: bytes) -> ModelError:
         shown, text = _server_text(payload)
-        return self._classify(status, headers, self._scrub(shown), self._scrub(text))
+        return self._classify(status, headers, shown, text)
 
     def _classify(self, status: int, headers: Any, shown: str, text: str) -> ModelError:
         """The error for an HTTP ``status`` whose body says ``text``."""
@@ -605,17 +644,10 @@ class ModelClient:
             return NotFoundError(msg, endpoint=name, status=status)
         return FatalError(msg, endpoint=name, status=status)
 
-    def _scrub(self, text: str) -> str:
-        """Remove the API key from server-supplied text (some servers echo it back)."""
-        if not text or not self.endpoint.api_key_env:
-            return text
-        try:
-            key = self.endpoint.api_key()
-        except ConfigError:
-            return text
-        if key and key in text:
-            text = text.replace(key, "[redacted]")
-        return text
+    @staticmethod
+    def _scrub(text: str) -> str:
+        """Every configured key, in any form, removed from server text (before any cut)."""
+        return KEYS.scrub(text)
 
     # -- retry policy ---------------------------------------------------------------------
 
@@ -662,7 +694,7 @@ def _server_text(payload: bytes) -> tuple[str, str]:
     the body's start as text when it is not JSON."""
     try:
         data = msgspec.json.decode(payload)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         data = None
     if isinstance(data, (dict, list, str)):
         text = error_text(data)
@@ -670,8 +702,33 @@ def _server_text(payload: bytes) -> tuple[str, str]:
     else:
         text = shown = ""
     if not text:
-        text = shown = payload[:_MAX_SERVER_TEXT].decode("utf-8", "replace").strip()
-    return shown[:_MAX_SERVER_TEXT], text[:_MAX_SERVER_TEXT]
+        text = shown = payload[:_SCRUB_WINDOW].decode("utf-8", "replace").strip()
+    # keys out first: a cut must never leave a recognisable piece of one
+    scrub = KEYS.scrub
+    return (scrub(shown[:_SCRUB_WINDOW])[:_MAX_SERVER_TEXT],
+            scrub(text[:_SCRUB_WINDOW])[:_MAX_SERVER_TEXT])
+
+
+def _scrub_error(err: ModelError) -> str:
+    """Scrub ``err``'s message in place (keys in any form); returns the message."""
+    text = str(err)
+    clean = KEYS.scrub(text)
+    if clean != text:
+        err.args = (clean, *err.args[1:])
+    return clean
+
+
+def echoes_key(reply: DecodedReply, payload: bytes) -> bool:
+    """Whether a 200 reply holds a configured key anywhere: its raw body, or its decoded
+    content, reasoning, tool calls, id or model (JSON escapes can hide a key in the raw)."""
+    if not KEYS.active:
+        return False
+    msg = reply.message
+    calls = msg.tool_calls or ()
+    return KEYS.leaks(payload.decode("utf-8", "replace"), msg.content, msg.reasoning,
+                      reply.response_id, reply.model,
+                      *(f"{c.function.name} {c.function.arguments}" for c in calls),
+                      *((str(msg.reasoning_details),) if msg.reasoning_details else ()))
 
 
 def _retry_after(headers: Any) -> float | None:

@@ -71,15 +71,18 @@ _CLOCK = MonotonicClock()
 class TokenBucket:
     """``rate`` tokens per second, at most ``capacity`` banked; callers may go into debt.
 
-    The bucket starts with ``initial`` tokens (default: ``capacity``).
+    The bucket starts with ``initial`` tokens (default: ``capacity``). Debt is capped at
+    ``window_s`` seconds of rate (a per-minute limit's minute): one absurd reservation or
+    usage report never makes a caller wait longer than the window the limit is stated over.
     """
 
     def __init__(self, rate: float, capacity: float, *, initial: float | None = None,
-                 clock: Clock = _CLOCK) -> None:
+                 clock: Clock = _CLOCK, window_s: float = 60.0) -> None:
         if rate <= 0 or capacity <= 0:
             raise ValueError(f"bucket rate and capacity must be > 0, got {rate}, {capacity}")
         self.rate = rate
         self.capacity = capacity
+        self._floor = -rate * window_s
         self._clock = clock
         self._level = capacity if initial is None else min(initial, capacity)
         self._at = clock.now()
@@ -106,13 +109,13 @@ class TokenBucket:
     def reserve(self, n: float) -> float:
         """Take ``n`` tokens now; return the seconds to wait before using them (0: go)."""
         self._refill()
-        self._level -= n
+        self._level = max(self._floor, self._level - n)
         return 0.0 if self._level >= 0 else -self._level / self.rate
 
     def adjust(self, delta: float) -> None:
         """Give back (``delta`` > 0) or take more (< 0), e.g. once true usage is known."""
         self._refill()
-        self._level = min(self.capacity, self._level + delta)
+        self._level = max(self._floor, min(self.capacity, self._level + delta))
 
     async def acquire(self, n: float = 1.0) -> float:
         """Reserve ``n`` and sleep until they are ours; returns the seconds waited."""

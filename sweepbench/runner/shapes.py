@@ -81,6 +81,10 @@ def decode_reply(payload: bytes) -> DecodedReply:
         raise ShapeError(f"unexpected shape ({err})") from None
     except msgspec.DecodeError as err:
         raise ShapeError(f"not a JSON object ({err})") from None
+    except UnicodeDecodeError as err:  # a string that is not UTF-8
+        raise ShapeError(f"invalid UTF-8 at byte {err.start}") from None
+    except RecursionError:  # JSON nested deeper than the decoder goes
+        raise ShapeError("JSON nested too deeply") from None
     if resp.choices is None:
         if resp.error is not None:
             err = resp.error

@@ -16,6 +16,11 @@ HTTP errors are handed back as replies (the client maps statuses for every trans
 ``APITimeoutError`` -> ``RequestTimeout``, ``APIConnectionError`` -> ``ConnectionRefused`` when
 nothing listens at the URL, else ``TransportError``; anything else from the SDK ->
 ``FatalError``. Messages name the URL.
+
+The SDK's timeouts apply per read, so a body trickling in a byte at a time would never time
+out: the whole call runs under one ``asyncio.timeout(timeout_s)``. The SDK reads whole bodies
+(error bodies too): a response hook wraps each body's stream so that it stops, with an error,
+past ``max_reply_bytes``.
 """
 
 from __future__ import annotations
@@ -32,11 +37,63 @@ from sweepbench.errors import (
     RequestTimeout,
     TransportError,
 )
-from sweepbench.runner.client import Reply, refused
+from sweepbench.runner.client import DEFAULT_MAX_REPLY_BYTES, Reply, refused, too_large
 
 __all__ = ["OpenAITransport", "sdk_backend"]
 
 _PLACEHOLDER_KEY = "sweepbench-key-sent-per-request"
+
+
+class _TooLarge(Exception):
+    """Raised from inside the SDK's read of a body over the size limit."""
+
+
+def _capped_stream(base: type) -> type:
+    class CappedStream(base):  # type: ignore[misc,valid-type]
+        """An httpx byte stream that stops past ``limit`` bytes."""
+
+        def __init__(self, stream: Any, limit: int) -> None:
+            self._stream, self._limit = stream, limit
+
+        async def __aiter__(self) -> Any:
+            got = 0
+            async for chunk in self._stream:
+                got += len(chunk)
+                if got > self._limit:
+                    raise _TooLarge
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._stream.aclose()
+
+    return CappedStream
+
+
+def _httpx_module() -> Any:
+    """The httpx the SDK is built on (``httpx2`` in newer SDKs)."""
+    from openai import _base_client
+
+    return getattr(_base_client, "httpx2", None) or _base_client.httpx
+
+
+def _cap_hook(limit: int, stream_type: type) -> Any:
+    async def cap(response: Any) -> None:
+        size = response.headers.get("content-length", "")
+        if size.isdigit() and int(size) > limit:
+            raise _TooLarge
+        response.stream = stream_type(response.stream, limit)
+    return cap
+
+
+def _too_large(err: BaseException) -> bool:
+    seen: set[int] = set()
+    cur: BaseException | None = err
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, _TooLarge):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
 
 
 def sdk_backend() -> str:
@@ -50,7 +107,8 @@ def sdk_backend() -> str:
 
 class OpenAITransport:
     def __init__(self, base_url: str, *, name: str, timeout_s: float, connect_timeout_s: float,
-                 backend: str | None = None) -> None:
+                 backend: str | None = None,
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
         try:
             import openai
         except ImportError as err:  # pragma: no cover - openai is a dependency
@@ -61,6 +119,8 @@ class OpenAITransport:
         self._base_url = base_url
         self._name = name
         self._timeout = openai.Timeout(timeout_s, connect=connect_timeout_s)
+        self._timeout_s = timeout_s
+        self._max_bytes = max_reply_bytes
         self.backend = backend or sdk_backend()
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -78,11 +138,17 @@ class OpenAITransport:
                 "create one client per loop")
         openai = self._openai
         http_client = None
+        hooks = {"response": [_cap_hook(self._max_bytes, _capped_stream(
+            _httpx_module().AsyncByteStream))]}
         if self.backend == "aiohttp":
             try:
-                http_client = openai.DefaultAioHttpClient(timeout=self._timeout)
+                http_client = openai.DefaultAioHttpClient(timeout=self._timeout,
+                                                          event_hooks=hooks)
             except RuntimeError:  # the SDK stub when its aiohttp extra is not installed
                 self.backend = "httpx"
+        if http_client is None:
+            http_client = openai.DefaultAsyncHttpxClient(timeout=self._timeout,
+                                                         event_hooks=hooks)
         self._client = openai.AsyncOpenAI(
             api_key=_PLACEHOLDER_KEY, base_url=self._base_url, max_retries=0,
             timeout=self._timeout, http_client=http_client)
@@ -106,15 +172,24 @@ class OpenAITransport:
         messages = fields.pop("messages")
         auth = (headers or {}).get("Authorization")
         extra_headers = {"Authorization": auth if auth else openai.Omit()}
-        try:
-            raw = await client.chat.completions.with_raw_response.create(
-                model=model, messages=messages, extra_body=fields, extra_headers=extra_headers)
+        try:  # the SDK's timeouts are per read: one deadline over the whole call
+            async with asyncio.timeout(self._timeout_s):
+                raw = await client.chat.completions.with_raw_response.create(
+                    model=model, messages=messages, extra_body=fields,
+                    extra_headers=extra_headers)
             resp = raw.http_response
             return resp.status_code, resp.headers, resp.content
         except openai.APIStatusError as err:
             resp = err.response
             return resp.status_code, resp.headers, resp.content
+        except _TooLarge as err:
+            raise too_large(name, self._base_url, self._max_bytes) from err
+        except TimeoutError as err:
+            raise RequestTimeout(f"{name}: request to {self._base_url} timed out (timeout_s "
+                                 f"{self._timeout_s:g})", endpoint=name) from err
         except (openai.APITimeoutError, openai.APIConnectionError) as err:
+            if _too_large(err):
+                raise too_large(name, self._base_url, self._max_bytes) from err
             if refused(err):  # the SDK's aiohttp backend calls it a connect *timeout*
                 raise ConnectionRefused(f"{name}: connection refused by {self._base_url} (is "
                                         "the server running?)", endpoint=name) from err

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import socket
 import traceback
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import msgspec
 import pytest
@@ -28,6 +26,8 @@ from sweepbench.errors import (
 from sweepbench.runner.client import ModelClient
 from sweepbench.runner.transport_openai import OpenAITransport, sdk_backend
 from sweepbench.wire import ChatRequest, ToolSpec, UserMessage
+
+from .conftest import serve as serve_handler
 
 CANARY = "sk-canary-openai-0d9e8f7a6b5c"
 OK_BODY = {
@@ -68,18 +68,8 @@ def err(code: int, message: str = "nope", code_str: str | None = None,
         status=code, headers=headers)
 
 
-@asynccontextmanager
-async def serve(server: Server) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", server.handle)
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
-    finally:
-        await runner.cleanup()
+def serve(server: Server):
+    return serve_handler(server.handle)
 
 
 class OpenAIEndpoint(Endpoint, kw_only=True):
