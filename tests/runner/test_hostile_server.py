@@ -9,7 +9,6 @@ import sys
 import textwrap
 import time
 
-import msgspec
 import pytest
 from aiohttp import web
 

@@ -500,6 +500,7 @@ async def _raw(srv: ReferenceServer, model: str, text: str = "hi") -> tuple[int,
 
 async def test_rpm_limit_answers_429_with_retry_after_until_a_slot_frees() -> None:
     async with server(rpm_limit=3) as srv:
+        t_start = time.monotonic()
         ok = [await _raw(srv, "scripted/echo", str(i)) for i in range(3)]
         t_first = time.monotonic()
         status, headers, payload = await _raw(srv, "scripted/echo")
@@ -513,7 +514,9 @@ async def test_rpm_limit_answers_429_with_retry_after_until_a_slot_frees() -> No
     assert "requests per min (RPM): Limit 3" in err["message"]
     retry_after = float(headers["Retry-After"])
     # the first request leaves the window 60 s after it was admitted (a moment before t_first)
-    assert 59.0 < retry_after <= 60.0 - (time.monotonic() - t_first) + 0.01
+    # (bounds from the clock, not constants: a loaded machine takes seconds for 3 requests)
+    assert 60.0 - (time.monotonic() - t_start) - 0.01 < retry_after
+    assert retry_after <= 60.0 - (time.monotonic() - t_first) + 0.01
     assert int(headers["retry-after-ms"]) == pytest.approx(retry_after * 1000, abs=1)
     assert other_model[0] == 200
     assert srv.limited == {"requests": 1}
@@ -521,10 +524,12 @@ async def test_rpm_limit_answers_429_with_retry_after_until_a_slot_frees() -> No
 
 async def test_rpm_limited_client_is_told_when_to_come_back() -> None:
     async with server(rpm_limit=1) as srv, client_for(srv, "scripted/echo") as c:
+        t_start = time.monotonic()
         await c.complete(chat("x", "one"))
         with pytest.raises(RateLimitError) as info:
             await c.complete(chat("x", "two"))
-    assert 59.0 < info.value.retry_after <= 60.0
+        elapsed = time.monotonic() - t_start
+    assert 60.0 - elapsed - 0.01 < info.value.retry_after <= 60.0
 
 
 async def test_tpm_limit_counts_estimated_tokens() -> None:
@@ -587,10 +592,11 @@ async def test_latency_distributions_over_http(spec: str, median: float, low: fl
     overhead = (await _latencies(None, n))[n // 2]  # loopback HTTP on a possibly busy machine
     latencies = await _latencies(spec, n)
     # The median of 31 draws is within ~0.02 of the distribution's (exact medians over many
-    # draws: test_faults); a busy machine (a parallel suite) may add to the HTTP time.
+    # draws: test_faults). Over HTTP the delay is a floor; a busy machine adds to it by more
+    # than any fixed margin, so above it only a gross error (seconds for 0.1) is caught here.
     observed = latencies[n // 2]
     assert median - 0.04 <= observed
-    assert observed - overhead <= median + 0.08
+    assert observed - overhead <= median + 0.5
     assert latencies[0] >= low
     if high is not None:
         assert latencies[-1] < high + 0.1
