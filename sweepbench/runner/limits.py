@@ -197,12 +197,22 @@ class AdaptiveConcurrency:
         try:
             await fut  # release() counted us in before waking us
         except BaseException:
+            # Cancelled. A slot granted in the same breath is handed on; otherwise the waiter
+            # leaves the queue, unless _wake() already dropped it as done: a cancelled future
+            # is done at once, and a release() between the cancel and this line pops it.
+            # (Removing it twice raised ValueError, which replaced the cancellation.)
             if fut.done() and not fut.cancelled():
-                self.release()  # granted and cancelled in the same breath: hand it on
+                self.release()
             else:
-                self._waiters.remove(fut)
+                self._discard(fut)
             raise
         return self._clock.now()
+
+    def _discard(self, fut: asyncio.Future[None]) -> None:
+        try:
+            self._waiters.remove(fut)
+        except ValueError:
+            pass  # already popped by _wake()
 
     def release(self) -> None:
         self.in_flight -= 1
