@@ -83,6 +83,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="spending cap over the sweep's episodes (stored calls included): no "
                         "episode starts once the spend plus what is in flight would pass it; "
                         f"exit status {BUDGET_EXIT}; a rerun with a higher cap continues")
+
+
+def _add_fail_fast_options(p: argparse.ArgumentParser) -> None:
+    """`run` only: the checks that stop a broken setup early."""
     p.add_argument("--no-preflight", action="store_true",
                    help="do not send the one request per endpoint that checks, before any "
                         "episode starts, that it is up and takes the key (key variables and "
@@ -662,6 +666,8 @@ def build_parser() -> argparse.ArgumentParser:
         _add_run_options(p)
         p.add_argument("--json", action="store_true",
                        help="print the report as JSON" if name == "run" else "print the plan as JSON")
+        if name == "run":
+            _add_fail_fast_options(p)
         p.set_defaults(func=func)
 
     p = sub.add_parser("report", help="leaderboards of the episodes in one or more run stores "
