@@ -272,6 +272,8 @@ class Sweep:
                 for task in asyncio.all_tasks(loop):
                     task.cancel()
                 loop.call_soon_threadsafe(lambda: None)
+            elif frame is not None:  # a second signal while stopping: stop at once
+                raise KeyboardInterrupt
 
         for signum in (signal.SIGINT, signal.SIGTERM):
             try:
