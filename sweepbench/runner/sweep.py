@@ -343,6 +343,8 @@ class Sweep:
 
     async def run_item(self, item: WorkItem) -> EpisodeRecord:
         run_id, key, task, cfg = self.run_id, item.key, item.task, self.cfg
+        if self.interrupted is not None:  # a worker between items when the signal came
+            raise asyncio.CancelledError
         self.store.episode_started(item.meta(cfg), run_id=run_id)
         self.progress("started", item=item)
         # only an episode that was started before (interrupted, or retried) has a journal
@@ -363,8 +365,6 @@ class Sweep:
 
         base = dict(run_id=run_id, model=item.model, benchmark=task.benchmark,
                     domain=task.domain, task_id=task.id, lang=task.lang, trial=item.trial)
-        if self.interrupted is not None:  # a worker between items when the signal came
-            raise asyncio.CancelledError
         try:
             benchmark = registry.get(task.benchmark)
             state = benchmark.new_state(task)
