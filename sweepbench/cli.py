@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shlex
+import signal
 import sys
 import tempfile
 from collections import Counter
@@ -22,7 +24,7 @@ from rich.markup import escape
 
 from sweepbench import __version__
 from sweepbench.config import SweepConfig, load_config
-from sweepbench.errors import ConfigError, ImportFormatError, SweepbenchError
+from sweepbench.errors import ConfigError, ImportFormatError, Interrupted, SweepbenchError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, UserMode
 from sweepbench.runner.faults import FaultSpec, LatencySpec, parse_outage
 from sweepbench.runner.work import DEFAULT_STORE
@@ -83,8 +85,19 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         f"exit status {BUDGET_EXIT}; a rerun with a higher cap continues")
 
 
+def _add_fail_fast_options(p: argparse.ArgumentParser) -> None:
+    """`run` only: the checks that stop a broken setup early."""
+    p.add_argument("--no-preflight", action="store_true",
+                   help="do not send the one request per endpoint that checks, before any "
+                        "episode starts, that it is up and takes the key (key variables and "
+                        "URLs are still checked)")
+    p.add_argument("--error-streak", type=int, metavar="N",
+                   help="stop starting episodes when the last N finished episodes all ended in "
+                        f"error (default 20; 0: never); exit status {FAILING_EXIT}")
+
+
 _OVERRIDES = ("max_concurrency", "data_dir", "lang", "task_ids", "limit", "seed",
-              "reference_latency_s", "max_cost_usd")
+              "reference_latency_s", "max_cost_usd", "error_streak")
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -137,7 +150,8 @@ def _open_store(path: str | Path, *, create: bool = False):  # noqa: ANN202
 
 
 def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: bool, *,
-               retry_errors: bool = False, shard: Any = None):
+               retry_errors: bool = False, shard: Any = None, check_endpoints: bool = True):
+    from sweepbench.results.lock import StoreLock
     from sweepbench.runner.plan import prior_per_episode
     from sweepbench.runner.progress import ProgressDisplay
     from sweepbench.runner.sweep import Shard, Sweep, install_uvloop
@@ -147,11 +161,12 @@ def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: boo
     path.parent.mkdir(parents=True, exist_ok=True)
     install_uvloop()
     prices = {ep.name: ep for ep in cfg.endpoints}
-    with _open_store(path, create=True) as store:
+    with StoreLock(path), _open_store(path, create=True) as store:
         prior = prior_per_episode(cfg, store) if _capped(cfg) else None
         with ProgressDisplay(err, enabled=show_progress, prices=prices) as progress:
             sweep = Sweep(cfg, store, progress=progress.update, retry_errors=retry_errors,
-                          shard=part, prior=prior)
+                          shard=part, prior=prior, check_endpoints=check_endpoints,
+                          warn=lambda text: err.print(text, markup=False))
             return asyncio.run(sweep.run())
 
 
@@ -190,6 +205,25 @@ def _resume_config(args: argparse.Namespace) -> tuple[SweepConfig, Path]:
 
 BUDGET_EXIT = 3
 """Exit status of a sweep stopped by its spending cap."""
+ERRORS_EXIT = 4
+"""Exit status of a sweep in which episodes ended in error."""
+FAILING_EXIT = 5
+"""Exit status of a sweep stopped because every recent episode ended in error."""
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM outside the sweep's event loop (loading tasks, reporting): like Ctrl-C."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
+def _retry_command(args: argparse.Namespace) -> str:
+    argv = list(getattr(args, "argv", None) or ["run"])
+    if "--retry-errors" not in argv:
+        argv.append("--retry-errors")
+    return shlex.join(["sweepbench", *argv])
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -204,12 +238,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             # the embedded default's test doubles are judged by the judge double, so that
             # every benchmark has its paper's headline (VitaBench's is the LLM judge)
             cfg = msgspec.structs.replace(cfg, judge_models=["scripted/judge"])
+    signal.signal(signal.SIGTERM, _terminate)  # the sweep's loop handles both itself
     outcome = _run_sweep(cfg, out_path, not args.no_progress, retry_errors=args.retry_errors,
-                         shard=_shard(args))
+                         shard=_shard(args), check_endpoints=not args.no_preflight)
     resumed = (f" ({outcome.resumed} resumed from their journal, {outcome.replayed_calls} "
                "recorded model calls reused)" if outcome.resumed else "")
+    stored_errors = (f" ({outcome.stored_errors} of them ended in error)"
+                     if outcome.stored_errors else "")
     err.print(f"run {outcome.run_id}: {outcome.episodes} episodes run{resumed}, {outcome.skipped} "
-              f"already finished in the store, {outcome.errors} ended in error; "
+              f"already finished in the store{stored_errors}, {outcome.errors} ended in error; "
               f"store: {outcome.store_path}", markup=False)
     if outcome.changed:
         why = ", ".join(f"{what} ({n})" for what, n in sorted(outcome.changed.items()))
@@ -228,6 +265,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             err.print("[yellow]episodes that ended in error (counted as failures):[/yellow]")
             for why, n in reasons.most_common(5):
                 err.print(f"  {n} x {why}", markup=False)
+            if len(reasons) > 5:
+                err.print(f"  ... and {sum(reasons.values()) - sum(n for _, n in reasons.most_common(5))} "
+                          f"more, of {len(reasons) - 5} other reasons", markup=False)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -237,6 +277,16 @@ def cmd_run(args: argparse.Namespace) -> int:
                   f"episodes not started (${outcome.spent:,.4f} spent on this selection); "
                   "run again with a higher --max-cost to continue", markup=False)
         return BUDGET_EXIT
+    if outcome.error_stop:
+        err.print(f"stopped: {outcome.error_stop}, so the setup looks broken (see the reasons "
+                  f"above); {outcome.not_started} episodes not started. Fix it, then run "
+                  f"`{_retry_command(args)}`", markup=False)
+        return FAILING_EXIT
+    if outcome.errors or outcome.stored_errors:
+        n = outcome.errors + outcome.stored_errors
+        err.print(f"{n} episodes of this selection ended in error; run them again with "
+                  f"`{_retry_command(args)}`", markup=False)
+        return ERRORS_EXIT
     return 0
 
 
@@ -415,7 +465,9 @@ def cmd_judge(args: argparse.Namespace) -> int:
     cfg = load_config(None, msgspec.to_builtins(cfg))  # validates the judge options
 
     async def judge():
-        with _open_store(path) as store:
+        from sweepbench.results.lock import StoreLock
+
+        with StoreLock(path), _open_store(path) as store:
             return await Sweep(cfg, store, command="judge").run(episodes=False)
 
     install_uvloop()
@@ -614,6 +666,8 @@ def build_parser() -> argparse.ArgumentParser:
         _add_run_options(p)
         p.add_argument("--json", action="store_true",
                        help="print the report as JSON" if name == "run" else "print the plan as JSON")
+        if name == "run":
+            _add_fail_fast_options(p)
         p.set_defaults(func=func)
 
     p = sub.add_parser("report", help="leaderboards of the episodes in one or more run stores "
@@ -769,17 +823,21 @@ def main(argv: list[str] | None = None) -> int:
     if not argv:
         argv = ["run"]
     args = build_parser().parse_args(argv)
+    args.argv = argv
     if not getattr(args, "func", None):
         build_parser().print_help()
         return 2
     try:
         return args.func(args)
+    except Interrupted as exc:  # SIGINT / SIGTERM during a sweep: it says what resumes
+        err.print(str(exc), markup=False)
+        return exc.exit_status
     except SweepbenchError as exc:  # every deliberate error: one line, no traceback
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         err.print("interrupted; re-run the same command to continue where it stopped")
-        return 130
+        return 128 + (signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT)
 
 
 if __name__ == "__main__":

@@ -213,6 +213,10 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     ones included): no episode starts once the spend plus what is in flight would pass it;
     a rerun with a higher cap continues. None: no cap (`--max-cost`)."""
 
+    error_streak: int = 20
+    """Stop starting episodes when this many finished episodes in a row ended in error (a
+    broken setup: a wrong key, an endpoint that is down); 0: never stop."""
+
     def endpoint(self, name: str, reference_url: str | None = None) -> Endpoint:
         """The endpoint for a model name; scripted models live on the reference server."""
         for ep in self.endpoints:
@@ -243,6 +247,12 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
             raise ConfigError(f"max_concurrency must be >= 1, got {self.max_concurrency}")
         if not self.models:
             raise ConfigError("no models to run")
+        twice = sorted({m for m in self.models if self.models.count(m) > 1})
+        if twice:
+            raise ConfigError(f"model(s) {', '.join(map(repr, twice))} listed more than once: "
+                              "their episodes would be the same; list each model once")
+        if self.error_streak < 0:
+            raise ConfigError(f"error_streak must be >= 0, got {self.error_streak}")
         if not self.benchmarks:
             raise ConfigError("no benchmarks to run")
         methods = {m.value for m in JudgeMethod} - {JudgeMethod.STATE}

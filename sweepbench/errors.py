@@ -10,6 +10,9 @@
     ├── ReportError                 a report that cannot be built from what is stored
     ├── ImportFormatError           a result file of another harness that cannot be read
     ├── ResumeMismatch              a journaled request differs from the one made now
+    ├── StoreLocked                 another process holds the run store (names it and the pid)
+    ├── PreflightError              an endpoint that cannot work (key unset, bad URL, refused)
+    ├── Interrupted                 SIGINT / SIGTERM stopped a sweep; episodes resume next run
     ├── ToolError                   what a tool tells the model (never leaves an episode)
     └── ModelError                  a model call that produced no response
         ├── RetryableError          worth trying again; ``retry_after`` seconds or None
@@ -40,9 +43,10 @@ from typing import Any
 __all__ = [
     "AuthenticationError", "BadRequestError", "ConfigError", "ConfigMismatchError",
     "ConnectionRefused", "ContextLengthError", "EndpointUnavailableError", "FatalError",
-    "ImportFormatError", "InvalidResponseError", "ModelError", "NotFoundError", "QuotaExceededError",
-    "RateLimitError", "ReportError", "RequestTimeout", "ResumeMismatch", "RetryableError",
-    "ServerError", "StoreError", "SweepbenchError", "TaskError", "ToolError", "TransportError",
+    "ImportFormatError", "Interrupted", "InvalidResponseError", "ModelError", "NotFoundError",
+    "PreflightError", "QuotaExceededError", "RateLimitError", "ReportError", "RequestTimeout",
+    "ResumeMismatch", "RetryableError", "ServerError", "StoreError", "StoreLocked",
+    "SweepbenchError", "TaskError", "ToolError", "TransportError",
 ]
 
 
@@ -76,6 +80,31 @@ class ImportFormatError(SweepbenchError):
 
 class ResumeMismatch(SweepbenchError):
     """A recorded model call whose request differs from the one the episode makes now."""
+
+
+class StoreLocked(StoreError):
+    """Another process holds the run store's lock (a sweep writing it); names store and pid."""
+
+
+class PreflightError(ConfigError):
+    """An endpoint that cannot work, found before any episode starts; names it and the fix."""
+
+
+class Interrupted(SweepbenchError):
+    """SIGINT or SIGTERM stopped a sweep. Episodes in flight stay ``running`` and continue
+    from their journal on the next run; ``exit_status`` is 128 + the signal's number."""
+
+    def __init__(self, signum: int, *, running: int = 0, not_started: int = 0) -> None:
+        import signal
+
+        name = signal.Signals(signum).name
+        super().__init__(f"interrupted ({name}); {running} episodes were in flight and resume "
+                         f"from their journal on the next run ({not_started} not started yet): "
+                         "re-run the same command to continue")
+        self.signum = signum
+        self.exit_status = 128 + signum
+        self.running = running
+        self.not_started = not_started
 
 
 class ToolError(SweepbenchError):

@@ -28,8 +28,9 @@ def test_canary_key_never_written_anywhere(tmp_path, monkeypatch, capsys, caplog
         "connect_timeout_s = 0.5\n"
         "breaker_max_wait_s = 1.0\n")
     store = tmp_path / "s.sqlite"
+    # the down endpoint would fail the preflight; its episodes end in error: exit status 4
     assert main(["run", "--config", str(config), "--out", str(store), "--no-progress",
-                 "--judge-model", "scripted/judge"]) == 0
+                 "--no-preflight", "--judge-model", "scripted/judge"]) == 4
     html, jsonl, csv = tmp_path / "r.html", tmp_path / "t.jsonl", tmp_path / "r.csv"
     assert main(["report", str(store), "--html", str(html)]) == 0
     assert main(["report", str(store), "--json"]) == 0

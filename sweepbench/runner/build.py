@@ -77,6 +77,7 @@ class SweepResources:
         self.names = names
         self.clients: dict[str, ModelClient] = {}
         self.reference: ReferenceServer | None = None  # the built-in server, while it runs
+        self.limits = LimitsPool()  # agent, user and judge calls to one account share a budget
         self._stack = AsyncExitStack()
 
     async def __aenter__(self) -> "SweepResources":
@@ -87,7 +88,7 @@ class SweepResources:
             if any(n.startswith("scripted/") for n in self.names):
                 self.reference = await stack.enter_async_context(reference_server(cfg))
                 url = self.reference.url
-            limits = LimitsPool()  # agent, user and judge calls to one account share a budget
+            limits = self.limits
             cache = ResponseCache(cfg.response_cache) if cfg.response_cache else None
             if cache is not None:
                 stack.callback(cache.close)

@@ -166,6 +166,12 @@ class JudgePool:
             self.queue.put_nowait(None)
         await asyncio.gather(*self._workers)
 
+    def cancel(self) -> None:
+        """Stop judging now (the sweep was interrupted): judgments in flight are not recorded,
+        so the next run makes them."""
+        for worker in self._workers:
+            worker.cancel()
+
     async def _work(self) -> None:
         while (item := await self.queue.get()) is not None:
             task, key, record = item

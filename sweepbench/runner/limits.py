@@ -200,12 +200,22 @@ class AdaptiveConcurrency:
         try:
             await fut  # release() counted us in before waking us
         except BaseException:
+            # Cancelled. A slot granted in the same breath is handed on; otherwise the waiter
+            # leaves the queue, unless _wake() already dropped it as done: a cancelled future
+            # is done at once, and a release() between the cancel and this line pops it.
+            # (Removing it twice raised ValueError, which replaced the cancellation.)
             if fut.done() and not fut.cancelled():
-                self.release()  # granted and cancelled in the same breath: hand it on
+                self.release()
             else:
-                self._waiters.remove(fut)
+                self._discard(fut)
             raise
         return self._clock.now()
+
+    def _discard(self, fut: asyncio.Future[None]) -> None:
+        try:
+            self._waiters.remove(fut)
+        except ValueError:
+            pass  # already popped by _wake()
 
     def release(self) -> None:
         self.in_flight -= 1
@@ -398,6 +408,8 @@ class EndpointLimits:
         self.breaker_max_wait_s = breaker_max_wait_s
         self.paused_until = 0.0
         self.pauses = 0
+        self.closed = False
+        """Set when the sweep stops (a signal): no request may start after it."""
         self.answered = False
         """Whether the endpoint ever answered (any HTTP status): until it has, a refused
         connection means nothing is running there, and the client fails at once."""
@@ -437,7 +449,10 @@ class EndpointLimits:
 
     @asynccontextmanager
     async def permit(self, body_bytes: int) -> AsyncIterator[Permit]:
-        """Wait for the breaker, a pause, a slot and the buckets; hold the slot inside."""
+        """Wait for the breaker, a pause, a slot and the buckets; hold the slot inside.
+
+        Once the limits are closed, every permit is cancelled instead of granted."""
+        self._check_open()
         t0 = self.clock.now()
         probe = await self.breaker.wait(self.breaker_max_wait_s)
         permit: Permit | None = None
@@ -451,6 +466,7 @@ class EndpointLimits:
                 if self.tokens is not None:
                     await self.tokens.acquire(estimate)
                 await self._unpaused()  # a Retry-After may have arrived meanwhile
+                self._check_open()
                 permit = Permit(estimate, probe, sent_at, self.clock.now() - t0)
                 yield permit
             finally:
@@ -458,6 +474,10 @@ class EndpointLimits:
         finally:
             if probe and (permit is None or not permit.reported):
                 self.breaker.abandon(True)
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise asyncio.CancelledError("endpoint limits closed: the sweep is stopping")
 
     # -- after it -------------------------------------------------------------------------
 
@@ -501,12 +521,20 @@ class LimitsPool:
     def __init__(self, *, clock: Clock = _CLOCK) -> None:
         self._clock = clock
         self._limits: dict[str, EndpointLimits] = {}
+        self.closed = False
 
     def get(self, key: str, endpoint) -> EndpointLimits:
         limits = self._limits.get(key)
         if limits is None:
             limits = self._limits[key] = EndpointLimits.for_endpoint(endpoint, clock=self._clock)
+            limits.closed = self.closed
         return limits
+
+    def close(self) -> None:
+        """No request starts after this (safe to call from a signal handler)."""
+        self.closed = True
+        for limits in self._limits.values():
+            limits.closed = True
 
     def __len__(self) -> int:
         return len(self._limits)

@@ -10,14 +10,21 @@ the episodes it selected and holding the prices of its endpoints. Finished episo
 judged at once by the deterministic state check and any LLM judges, in a judge pool that
 works while episodes run. A spending cap (:mod:`sweepbench.runner.budget`) stops starting
 episodes when the selection's spend would pass it.
+
+SIGINT and SIGTERM stop the sweep (:class:`~sweepbench.errors.Interrupted`): no episode or
+request starts after the signal, episodes in flight are cancelled and stay ``running`` (the
+next run continues them from their journal), never recorded as errors. A sweep in which every
+one of the last ``error_streak`` finished episodes ended in error stops starting episodes (a
+broken setup should not burn the work list).
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import signal
 import traceback
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -27,6 +34,7 @@ import msgspec
 from sweepbench.benchmarks import registry
 from sweepbench.config import SweepConfig
 from sweepbench.datasets.data_dir import resolve_data_dir
+from sweepbench.errors import Interrupted
 from sweepbench.ids import EpisodeStatus, TerminationReason, UserMode
 from sweepbench.results.cost import Spend, prices_by_run
 from sweepbench.results.store import RunStore
@@ -42,6 +50,7 @@ from sweepbench.runner.build import (
 from sweepbench.runner.identity import what_changed
 from sweepbench.runner.journal import CallJournal
 from sweepbench.runner.judge_pool import JudgePool
+from sweepbench.runner.preflight import fit_concurrency, preflight
 from sweepbench.runner.work import Shard, WorkItem, build_work, new_run_id, select_tasks
 from sweepbench.simulator.episode import run_episode
 from sweepbench.wire import EpisodeRecord, encoder
@@ -66,6 +75,9 @@ class SweepOutcome:
     budget_stop: str | None = None  # the cap that stopped the sweep
     spent: float = 0.0  # dollars spent on the selection (stored + now)
     judge_failures: dict[str, int] = field(default_factory=dict)  # "judge / method" -> count
+    stored_errors: int = 0  # selected episodes the store already had as ended in error
+    error_stop: str | None = None  # why the sweep stopped early: every recent episode failed
+    concurrency: int = 0  # episodes in flight at most (the config's, or lowered to fit fds)
 
 
 class Sweep:
@@ -80,7 +92,8 @@ class Sweep:
                  progress: Callable[..., None] | None = None, retry_errors: bool = False,
                  shard: "Shard | None" = None, run_id: str | None = None,
                  max_cost: float | None = None, prior: dict[str, float] | None = None,
-                 command: str = "run") -> None:
+                 command: str = "run", check_endpoints: bool = True,
+                 warn: Callable[[str], None] | None = None) -> None:
         self.cfg = cfg
         self.retry_errors = retry_errors
         self.shard = shard or Shard(0, 1)
@@ -98,6 +111,13 @@ class Sweep:
         self.changed: Counter[str] = Counter()
         self.budget: Budget | None = None
         self.in_flight = 0
+        self.check_endpoints = check_endpoints  # preflight: one request per endpoint
+        self.warn = warn or (lambda text: None)
+        self.stored_errors = 0
+        self.interrupted: int | None = None  # the signal that stopped the sweep
+        self.error_stop: str | None = None
+        self._recent: deque[bool] = deque(maxlen=max(1, cfg.error_streak))
+        self._old_handlers: dict[int, Any] = {}
 
     def work(self) -> tuple[list[WorkItem], list[WorkItem]]:
         """(work still to do, selected episodes the store already has finished).
@@ -113,6 +133,7 @@ class Sweep:
                     else (EpisodeStatus.DONE, EpisodeStatus.ERROR))
         todo = [i for i in items if status.get(i.key) not in finished]
         stored = [i for i in items if status.get(i.key) in finished]
+        self.stored_errors = sum(status.get(i.key) == EpisodeStatus.ERROR for i in stored)
         self._explain_new([i for i in todo if i.key not in status])
         return todo, stored
 
@@ -148,6 +169,9 @@ class Sweep:
         if todo or waiting:
             names |= set(cfg.judge_models)
         prices = endpoint_prices(cfg, endpoint_names(cfg))
+        if todo or waiting:  # a broken setup fails here, before any episode starts
+            await preflight(cfg, names, request=self.check_endpoints)
+        concurrency = fit_concurrency(cfg, names, len(todo), warn=self.warn)
         store.begin_run(self.run_id, msgspec.to_builtins(cfg),
                         prices=msgspec.to_builtins(prices),
                         info={"command": self.command, "benchmarks": benchmark_info(cfg.benchmarks),
@@ -160,8 +184,11 @@ class Sweep:
         errors = 0
         started = 0
         status = "done"
+        main = asyncio.current_task()
+        resources = SweepResources(cfg, names)
         try:
-            async with SweepResources(cfg, names) as resources:
+            self._on_signals(main, resources)
+            async with resources:
                 self.clients, self.reference = resources.clients, resources.reference
                 self.progress("clients", clients=self.clients)  # live endpoint health
                 self.judge_pool, pool.clients = pool, self.clients
@@ -173,6 +200,8 @@ class Sweep:
                 async def worker() -> None:
                     nonlocal errors, started
                     for item in queue:
+                        if self.interrupted is not None or self.error_stop is not None:
+                            return
                         uses = {item.model, cfg.user_model} | judge_endpoints
                         if not self.budget.may_start(self.in_flight, uses):
                             return
@@ -183,20 +212,33 @@ class Sweep:
                         finally:
                             self.in_flight -= 1
                         self.budget.episode_done()
-                        errors += record.termination == TerminationReason.ERROR
+                        failed = record.termination == TerminationReason.ERROR
+                        errors += failed
+                        self._streak(failed)
                         pool.submit(item.task, item.key, record, fresh=True)
-                n_workers = max(1, min(cfg.max_concurrency, len(todo)))
+                n_workers = max(1, min(concurrency, len(todo)))
                 await asyncio.gather(*(worker() for _ in range(n_workers)))
                 await pool.drain()
-        except BaseException:
+        except BaseException as exc:
+            pool.cancel()
             try:
                 store.finish_run(self.run_id, "interrupted")
+                if self.interrupted is not None:
+                    await store.flush()
             except Exception:  # noqa: BLE001 - the store's own failure is what surfaces
                 pass
+            if self.interrupted is not None and isinstance(exc, asyncio.CancelledError):
+                main.uncancel()
+                raise self._interruption(todo) from None
             raise
+        finally:
+            self._off_signals()
         if self.budget.stopped:
             status = "budget"
+        elif self.error_stop:
+            status = "failing"
         store.finish_run(self.run_id, status, info={"budget_stop": self.budget.stopped,
+                                                    "error_stop": self.error_stop,
                                                     "not_started": len(todo) - started})
         await store.flush()
         return SweepOutcome(
@@ -204,7 +246,68 @@ class Sweep:
             self.replayed_calls, pool.judged, selected=len(selected), changed=dict(self.changed),
             not_started=len(todo) - started, budget_stop=self.budget.stopped,
             spent=self.budget.spent,
-            judge_failures={f"{m} / {meth}": n for (m, meth), n in pool.failures.items()})
+            judge_failures={f"{m} / {meth}": n for (m, meth), n in pool.failures.items()},
+            stored_errors=self.stored_errors, error_stop=self.error_stop,
+            concurrency=concurrency)
+
+    # -- stopping -------------------------------------------------------------------------
+
+    def _on_signals(self, main: asyncio.Task, resources: SweepResources) -> None:
+        """SIGINT and SIGTERM: remember the signal, close the endpoints' limits (no request
+        starts after it), cancel the sweep (once).
+
+        The Python-level handler runs at the next bytecode, before the steps already due
+        (responses that arrived, connections just opened, request bodies aiohttp has yet to
+        write in tasks of its own) can send anything, and cancels every task there, as
+        asyncio's own Ctrl-C handling cancels its main task; the loop's handler under it wakes
+        a loop that is idle.
+        """
+        loop = asyncio.get_running_loop()
+        self._old_handlers = {}
+
+        def stop(signum: int, frame: object = None) -> None:
+            resources.limits.close()
+            if self.interrupted is None:
+                self.interrupted = signum
+                for task in asyncio.all_tasks(loop):
+                    task.cancel()
+                loop.call_soon_threadsafe(lambda: None)
+            elif frame is not None:  # a second signal while stopping: stop at once
+                raise KeyboardInterrupt
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                old = signal.getsignal(signum)
+                old = signal.SIG_DFL if old is None else old
+                loop.add_signal_handler(signum, stop, signum)
+                signal.signal(signum, stop)
+                self._old_handlers[signum] = old
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+                pass
+
+    def _off_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum, old in self._old_handlers.items():
+            try:
+                loop.remove_signal_handler(signum)
+                signal.signal(signum, old)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+
+    def _interruption(self, todo: list[WorkItem]) -> Interrupted:
+        status = self.store.episode_status([i.key for i in todo])
+        running = sum(st == EpisodeStatus.RUNNING for st in status.values())
+        return Interrupted(self.interrupted or signal.SIGINT, running=running,
+                           not_started=sum(i.key not in status for i in todo))
+
+    def _streak(self, failed: bool) -> None:
+        """Stop starting episodes once the last ``error_streak`` finished ones all failed."""
+        if self.cfg.error_streak <= 0 or self.error_stop is not None:
+            return
+        self._recent.append(failed)
+        if len(self._recent) == self._recent.maxlen and all(self._recent):
+            self.error_stop = (f"the last {self.cfg.error_streak} finished episodes all ended "
+                               "in error")
 
     def _budget(self, selected: list[WorkItem], prices: dict) -> Budget:
         caps = {ep.name: ep.max_cost_usd for ep in self.cfg.endpoints
@@ -240,6 +343,8 @@ class Sweep:
 
     async def run_item(self, item: WorkItem) -> EpisodeRecord:
         run_id, key, task, cfg = self.run_id, item.key, item.task, self.cfg
+        if self.interrupted is not None:  # a worker between items when the signal came
+            raise asyncio.CancelledError
         self.store.episode_started(item.meta(cfg), run_id=run_id)
         self.progress("started", item=item)
         # only an episode that was started before (interrupted, or retried) has a journal
@@ -296,6 +401,10 @@ class Sweep:
             tb = traceback.format_exception_only(exc)[-1].strip()
             record = EpisodeRecord(**base, termination=str(TerminationReason.ERROR),
                                    error=f"internal error: {tb}")
+        if self.interrupted is not None and record.termination == TerminationReason.ERROR:
+            # whatever failed after the signal may be the signal's doing: the episode stays
+            # running and continues from its journal next time, never a stored error
+            raise asyncio.CancelledError
         self.replayed_calls += journal.replayed
         self.store.episode_finished(key, record, run_id=run_id)
         self.progress("finished", item=item, record=record)

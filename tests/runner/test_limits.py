@@ -150,6 +150,25 @@ async def test_cancelled_waiter_does_not_leak_a_slot() -> None:
     assert c.in_flight == 1
 
 
+async def test_waiter_cancelled_then_popped_by_a_release_stays_cancelled() -> None:
+    """The Ctrl-C case: the waiter is cancelled, and before it runs again a release() pops
+    its (done) future; leaving must neither raise ValueError (removed twice, which replaced
+    the CancelledError) nor take or leak a slot."""
+    c = AdaptiveConcurrency(1)
+    await c.acquire()
+    cancelled = asyncio.create_task(c.acquire())
+    behind = asyncio.create_task(c.acquire())
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    c.release()  # pops the cancelled waiter (done), grants the one behind it
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    await behind
+    assert c.in_flight == 1 and not c._waiters
+    c.release()
+    assert c.in_flight == 0
+
+
 async def test_aimd_shrinks_on_overload_once_per_window_and_grows_back() -> None:
     clock = FakeClock()
     c = AdaptiveConcurrency(20, min_limit=2, decrease=0.5, clock=clock)

@@ -1,0 +1,63 @@
+"""One writer per run store: an OS lock on ``<store>.lock`` that a sweep holds while it runs.
+
+Two sweeps on one store would pay for every call twice and interleave their journals. The lock
+is ``flock`` on a side file: the kernel drops it when the holder exits, however it exits
+(SIGKILL, power loss of the process), so a stale lock never blocks; the file itself stays
+(removing it would let a third process lock a file no one else sees). The holder writes its pid
+into it, so a refused process can name who holds the store.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+from sweepbench.errors import StoreLocked
+
+__all__ = ["StoreLock", "lock_path"]
+
+
+def lock_path(store: str | Path) -> Path:
+    store = Path(store)
+    return store.with_name(store.name + ".lock")
+
+
+class StoreLock:
+    """``with StoreLock(store_path):`` holds the store or raises :class:`StoreLocked` at once."""
+
+    def __init__(self, store: str | Path) -> None:
+        self.store = Path(store)
+        self.path = lock_path(self.store)
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise StoreLocked(f"run store {self.store} is in use by another sweepbench process "
+                              f"(pid {holder}); wait for it to finish or stop it, or use "
+                              "another --out") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.ftruncate(fd, 0)
+            os.close(fd)  # closing drops the flock
+
+    def __enter__(self) -> StoreLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

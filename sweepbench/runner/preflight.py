@@ -1,0 +1,145 @@
+"""Checks before a sweep starts: a broken setup fails in seconds, naming what to fix, instead of
+running every episode into the same error.
+
+:func:`preflight`: every endpoint the sweep calls (scripted models aside) has its key variable
+set, an http(s) base URL and, unless told not to, answers one cheap request (``GET
+{base_url}/models``) without rejecting the key. :func:`fit_concurrency`: episodes in flight
+fit the process's open-file limit (each holds sockets), instead of failing with EMFILE as model
+errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import resource
+from typing import Callable
+from urllib.parse import urlsplit
+
+import aiohttp
+
+from sweepbench.config import SCRIPTED_PREFIX, Endpoint, SweepConfig
+from sweepbench.errors import ConfigError, PreflightError
+
+__all__ = ["MIN_CONCURRENCY", "fit_concurrency", "preflight"]
+
+PROBE_TIMEOUT_S = 10.0
+"""Longest the one preflight request per endpoint may take."""
+
+
+def _checked_endpoints(cfg: SweepConfig, names: set[str]) -> list[Endpoint]:
+    return [cfg.endpoint(n) for n in sorted(names) if not n.startswith(SCRIPTED_PREFIX)]
+
+
+def static_problems(ep: Endpoint) -> list[str]:
+    """What is wrong with an endpoint before any request: its URL and its key variable."""
+    problems = []
+    url = urlsplit(ep.base_url)
+    if url.scheme not in ("http", "https") or not url.netloc:
+        problems.append(f"endpoint {ep.name!r}: base_url {ep.base_url!r} is not an http(s) URL; "
+                        "set it to the server's OpenAI-compatible root, e.g. "
+                        "https://api.openai.com/v1")
+    if ep.api_key_env and not os.environ.get(ep.api_key_env):
+        problems.append(f"endpoint {ep.name!r}: environment variable {ep.api_key_env} (its "
+                        f"api_key_env) is not set; export it, or change api_key_env")
+    return problems
+
+
+async def probe(session: aiohttp.ClientSession, ep: Endpoint) -> str | None:
+    """One ``GET {base_url}/models``: None when the endpoint answers and takes the key.
+
+    Any HTTP answer but 401/403 counts (a server without /models answers 404 and is fine)."""
+    url = ep.base_url.rstrip("/") + "/models"
+    headers = {}
+    if ep.api_key_env:
+        headers["Authorization"] = f"Bearer {os.environ[ep.api_key_env]}"
+    timeout = aiohttp.ClientTimeout(total=PROBE_TIMEOUT_S,
+                                    connect=min(ep.connect_timeout_s, PROBE_TIMEOUT_S))
+    try:
+        async with session.get(url, headers=headers, timeout=timeout,
+                               allow_redirects=False) as resp:
+            status = resp.status
+    except asyncio.TimeoutError:
+        return (f"endpoint {ep.name!r}: no answer from {url} within {PROBE_TIMEOUT_S:.0f}s; "
+                "is the server up and the base_url right?")
+    except (aiohttp.ClientError, OSError) as exc:
+        why = type(exc).__name__ if not str(exc) else str(exc)
+        return (f"endpoint {ep.name!r}: cannot reach {url} ({why}); is the server running "
+                "and the base_url right?")
+    if status in (401, 403):
+        key = f"the key in {ep.api_key_env}" if ep.api_key_env else "requests without a key"
+        return (f"endpoint {ep.name!r}: {url} rejected {key} (HTTP {status}); check the key "
+                "(and api_key_env)")
+    return None
+
+
+async def preflight(cfg: SweepConfig, names: set[str], *, request: bool = True) -> None:
+    """Raise :class:`PreflightError` naming every endpoint of ``names`` that cannot work.
+
+    ``request``: also send one cheap request to each (``--no-preflight`` turns it off)."""
+    endpoints = _checked_endpoints(cfg, names)
+    problems = [p for ep in endpoints for p in static_problems(ep)]
+    if not problems and request and endpoints:
+        async with aiohttp.ClientSession() as session:
+            found = await asyncio.gather(*(probe(session, ep) for ep in endpoints))
+        problems = [p for p in found if p]
+    if problems:
+        hint = "" if not request else " (--no-preflight skips the request)"
+        raise PreflightError(f"preflight failed{hint}: " + "; ".join(problems))
+
+
+# ---- open files ---------------------------------------------------------------------------
+
+MIN_CONCURRENCY = 4
+"""Fewer episodes in flight than this: refuse rather than crawl."""
+
+RESERVE_FDS = 64
+"""Descriptors kept for everything but sockets: the store and its WAL, the lock, the loop."""
+
+
+def _open_fds() -> int:
+    for where in ("/proc/self/fd", "/dev/fd"):
+        try:
+            return len(os.listdir(where))
+        except OSError:
+            continue
+    return 32
+
+
+def fit_concurrency(cfg: SweepConfig, names: set[str], todo: int, *,
+                    warn: Callable[[str], None]) -> int:
+    """Episodes in flight that fit the open-file limit (RLIMIT_NOFILE): the config's, or
+    fewer with a warning; :class:`ConfigError` when not even :data:`MIN_CONCURRENCY` fit.
+
+    An episode holds a socket per model client it has used (its agent's and the user's pools
+    keep them); on the built-in reference server each socket has a server end too. The soft
+    limit is first raised towards the hard one where that is allowed.
+    """
+    wanted = max(1, min(cfg.max_concurrency, todo))
+    local = any(n.startswith(SCRIPTED_PREFIX) for n in names)  # in-process server: 2 ends
+    per_socket = 2 if local else 1
+    per_episode = (len(set(cfg.models)) + 1) * per_socket
+    judges = cfg.judge_concurrency * len(cfg.judge_models) * per_socket
+    fixed = _open_fds() + RESERVE_FDS + judges
+    need = fixed + wanted * per_episode
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and need > soft and (hard == resource.RLIM_INFINITY
+                                                           or hard > soft):
+        target = need if hard == resource.RLIM_INFINITY else min(need, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    if soft == resource.RLIM_INFINITY or need <= soft:
+        return wanted
+    fit = (soft - fixed) // per_episode
+    advice = f"raise it (e.g. `ulimit -n {need}`)"
+    if fit < MIN_CONCURRENCY:
+        raise ConfigError(f"the open-file limit (ulimit -n) is {soft}: too low for even "
+                          f"{MIN_CONCURRENCY} episodes in flight (about {per_episode} file "
+                          f"descriptors each, {fixed} for the rest); {advice}")
+    warn(f"warning: {wanted} episodes in flight need about {need} file descriptors but the "
+         f"open-file limit (ulimit -n) is {soft}: running {fit} in flight instead; {advice} "
+         "to run more")
+    return fit

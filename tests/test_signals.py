@@ -1,0 +1,161 @@
+"""SIGINT / SIGTERM / SIGKILL at random points of `sweepbench run` with endpoint limits (sweep 256,
+endpoint 64): nothing recorded as an error because of the signal, no request after it, a quick
+exit, and a rerun whose leaderboard equals an uninterrupted run's.
+
+The sweep runs in a child process against a reference server in a thread of the test, which
+stamps every request's arrival, so the test sees when the child stopped sending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from sweepbench.benchmarks.doubles import scripted_models
+from sweepbench.runner.refserver import ReferenceServer
+from sweepbench.simulator.scripted.models import SCRIPTED_MODELS
+
+MODELS = ["scripted/oracle", "scripted/noisy:0.3"]
+QUIET_S = 0.5  # the server has stamped every request sent before the child was frozen
+
+
+class StampingServer(ReferenceServer):
+    """The reference server, noting the monotonic time each chat request arrives."""
+
+    def __init__(self, **kw) -> None:
+        super().__init__(scripted_models(), models=SCRIPTED_MODELS, **kw)
+        self.arrivals: list[float] = []
+
+    def app(self) -> web.Application:
+        app = super().app()
+
+        @web.middleware
+        async def stamp(request, handler):  # noqa: ANN001, ANN202
+            if request.path.endswith("/chat/completions"):
+                self.arrivals.append(time.monotonic())
+            return await handler(request)
+
+        app.middlewares.insert(0, stamp)
+        return app
+
+
+@pytest.fixture(scope="module")
+def server():
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    srv = StampingServer(latency="fixed:0.05")
+    asyncio.run_coroutine_threadsafe(srv.start(), loop).result(10)
+    yield srv
+    asyncio.run_coroutine_threadsafe(srv.stop(), loop).result(30)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(10)
+
+
+def _config(tmp: Path, url: str) -> Path:
+    endpoints = "".join(f'[[endpoints]]\nname = "{m}"\nbase_url = "{url}"\nmax_concurrency = 64\n'
+                        for m in [*MODELS, "scripted/user"])
+    path = tmp / "sweep.toml"
+    path.write_text(f"models = {json.dumps(MODELS)}\nmax_concurrency = 256\ntrials = 2\n"
+                    f"{endpoints}", encoding="utf-8")
+    return path
+
+
+def _run(config: Path, store: Path, **kw) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "sweepbench.cli", "run", "--config", str(config), "--out",
+         str(store), "--no-progress", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def _leaderboard(store: Path) -> dict:
+    out = subprocess.run([sys.executable, "-m", "sweepbench.cli", "report", str(store), "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    report = json.loads(out)
+    return _scores({k: report[k] for k in ("benchmarks", "models", "terminations",
+                                          "error_reasons")})
+
+
+def _scores(obj):  # noqa: ANN001, ANN202
+    """The report without its timing profiles (wall time and latency differ run to run)."""
+    if isinstance(obj, dict):
+        return {k: _scores(v) for k, v in obj.items() if k != "profile"}
+    return obj
+
+
+def _statuses(store: Path) -> dict[str, int]:
+    with sqlite3.connect(store) as c:
+        return dict(c.execute("SELECT status, count(*) FROM episodes GROUP BY status"))
+
+
+@pytest.fixture(scope="module")
+def clean(server, tmp_path_factory) -> dict:
+    tmp = tmp_path_factory.mktemp("clean")
+    proc = _run(_config(tmp, server.url), tmp / "clean.sqlite")
+    _, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr
+    board = _leaderboard(tmp / "clean.sqlite")
+    assert board["benchmarks"]["t1"]["models"]["scripted/oracle"]["episodes"] > 0
+    return board
+
+
+@pytest.mark.parametrize("sig,seed", [(signal.SIGINT, 1), (signal.SIGTERM, 2),
+                                      (signal.SIGKILL, 3)])
+def test_signal_mid_sweep_loses_nothing(server, clean, tmp_path, sig, seed) -> None:
+    rng = random.Random(seed)
+    config, store = _config(tmp_path, server.url), tmp_path / "run.sqlite"
+    before = len(server.arrivals)
+    proc = _run(config, store)
+    deadline = time.monotonic() + 120
+    while len(server.arrivals) == before:  # the sweep is sending
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.01)
+    time.sleep(rng.uniform(0.2, 1.5))
+    assert proc.poll() is None, "the sweep finished before the signal; make it longer"
+    # Freeze the child, let the server stamp everything it sent, then signal and thaw it:
+    # any request stamped after that was sent after the signal (responses that arrived
+    # meanwhile are due at once when it thaws, the worst case for starting new requests).
+    proc.send_signal(signal.SIGSTOP)
+    seen, quiet_since = len(server.arrivals), time.monotonic()
+    while time.monotonic() - quiet_since < QUIET_S:
+        time.sleep(0.02)
+        if len(server.arrivals) != seen:
+            seen, quiet_since = len(server.arrivals), time.monotonic()
+    sent_at = time.monotonic()
+    proc.send_signal(sig)
+    proc.send_signal(signal.SIGCONT)
+    _, stderr = proc.communicate(timeout=30)
+    took = time.monotonic() - sent_at
+    late = [t - sent_at for t in server.arrivals[seen:]]
+
+    statuses = _statuses(store)
+    assert statuses.get("error", 0) == 0, (statuses, stderr)
+    assert statuses.get("running", 0) > 0  # it was interrupted mid-flight
+    if sig == signal.SIGKILL:
+        assert proc.returncode == -signal.SIGKILL
+    else:
+        assert took < 2.0, f"exit took {took:.2f}s"
+        assert late == [], f"{len(late)} requests after the signal: {late[:5]}"
+        assert proc.returncode == 128 + sig, stderr
+        name = signal.Signals(sig).name
+        assert f"interrupted ({name})" in stderr and "resume" in stderr, stderr
+        assert "Traceback" not in stderr
+
+    rerun = _run(config, store)
+    _, stderr = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, stderr
+    assert "resumed from their journal" in stderr
+    assert _statuses(store) == {"done": sum(_statuses(store).values())}
+    assert _leaderboard(store) == clean
