@@ -18,18 +18,31 @@ from typing import Any
 
 import msgspec
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from sweepbench import __version__
 from sweepbench.config import SweepConfig, load_config
 from sweepbench.errors import ConfigError, ImportFormatError, SweepbenchError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, UserMode
+from sweepbench.results.text import literal
 from sweepbench.runner.faults import FaultSpec, LatencySpec, parse_outage
 from sweepbench.runner.work import DEFAULT_STORE
 
 LLM_JUDGE_METHODS = [m.value for m in JudgeMethod if m != JudgeMethod.STATE]
 err = Console(stderr=True, soft_wrap=True)
 out = Console()
+
+
+def _say(console: Console, message: str, style: str = "", *, one_line: bool = False) -> None:
+    """Print a message that may hold names, ids or server text: literally (never rich
+    markup), control characters escaped (newlines too when ``one_line``)."""
+    console.print(literal(message, style, one_line=one_line), highlight=False)
+
+
+def _error(message: str) -> None:
+    """The one line of a failed command: ``error: ...`` on stderr."""
+    err.print(Text.assemble(("error:", "red"), " ", literal(message, one_line=True)),
+              highlight=False)
 
 
 def _add_sweep_options(p: argparse.ArgumentParser, *, models: bool = True) -> None:
@@ -132,7 +145,7 @@ def _open_store(path: str | Path, *, create: bool = False):  # noqa: ANN202
 
     store = RunStore(path, create=create)
     if store.migrated:
-        err.print(store.migrated, markup=False)
+        _say(err, store.migrated)
     return store
 
 
@@ -208,34 +221,33 @@ def cmd_run(args: argparse.Namespace) -> int:
                          shard=_shard(args))
     resumed = (f" ({outcome.resumed} resumed from their journal, {outcome.replayed_calls} "
                "recorded model calls reused)" if outcome.resumed else "")
-    err.print(f"run {outcome.run_id}: {outcome.episodes} episodes run{resumed}, {outcome.skipped} "
+    _say(err, f"run {outcome.run_id}: {outcome.episodes} episodes run{resumed}, {outcome.skipped} "
               f"already finished in the store, {outcome.errors} ended in error; "
-              f"store: {outcome.store_path}", markup=False)
+              f"store: {outcome.store_path}")
     if outcome.changed:
         why = ", ".join(f"{what} ({n})" for what, n in sorted(outcome.changed.items()))
-        err.print(f"not reused: stored episodes of the same model, task and trial whose "
+        _say(err, f"not reused: stored episodes of the same model, task and trial whose "
                   f"identity changed: {why}; they ran as new episodes (the old ones stay in "
-                  "the store, superseded in reports)", markup=False)
+                  "the store, superseded in reports)")
     for judge, n in sorted(outcome.judge_failures.items()):
-        err.print(f"{n} judgments by {judge} failed (left unjudged; run again to retry)",
-                  markup=False)
+        _say(err, f"{n} judgments by {judge} failed (left unjudged; run again to retry)")
     with _open_store(outcome.store_path) as store:
         report = build_report(store, outcome.run_id, benchmarks=benchmark_info())
         if outcome.errors:
             rows = {r["episode_key"] for r in store.episode_rows(outcome.run_id)
                     if r["status"] == "error"}
             reasons = Counter(rec.error for rec in store.records(rows).values())
-            err.print("[yellow]episodes that ended in error (counted as failures):[/yellow]")
+            _say(err, "episodes that ended in error (counted as failures):", "yellow")
             for why, n in reasons.most_common(5):
-                err.print(f"  {n} x {why}", markup=False)
+                _say(err, f"  {n} x {why}", one_line=True)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         out.print(render(report))
     if outcome.budget_stop:
-        err.print(f"stopped by the spending cap: {outcome.budget_stop}; {outcome.not_started} "
+        _say(err, f"stopped by the spending cap: {outcome.budget_stop}; {outcome.not_started} "
                   f"episodes not started (${outcome.spent:,.4f} spent on this selection); "
-                  "run again with a higher --max-cost to continue", markup=False)
+                  "run again with a higher --max-cost to continue")
         return BUDGET_EXIT
     return 0
 
@@ -286,7 +298,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     for p in args.paths:
         if not Path(p).is_file():
-            err.print(f"[red]no run store at {escape(p)}[/red]")
+            _error(f"no run store at {p}")
             return 2
     with ExitStack() as stack:
         stores = [stack.enter_context(_open_store(p)) for p in args.paths]
@@ -295,13 +307,13 @@ def cmd_report(args: argparse.Namespace) -> int:
                                   prices=_prices(args.config), seed=args.seed,
                                   selection=_selection(args), benchmarks=benchmark_info())
         except ReportError as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}")
+            _error(str(exc))
             return 2
     if args.html:
         from sweepbench.results.html import write_html
 
         write_html(report, args.html)
-        err.print(f"wrote {args.html}", markup=False)
+        _say(err, f"wrote {args.html}")
     if args.json:
         print(json.dumps(report, indent=2))
     elif not args.html:
@@ -322,32 +334,32 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(columns_doc())
         return 0
     if args.path is None:
-        err.print("[red]error:[/red] name the run store to export")
+        _error("name the run store to export")
         return 2
     if not (args.trajectories or args.csv or args.tables or args.inspect):
-        err.print("[red]error:[/red] name an output: --tables DIR, --inspect DIR, "
-                  "--trajectories OUT.jsonl and/or --csv OUT.csv")
+        _error("name an output: --tables DIR, --inspect DIR, "
+               "--trajectories OUT.jsonl and/or --csv OUT.csv")
         return 2
     with _open_store(args.path) as store:
         if args.tables:
             formats = tuple(args.format or ["parquet", "csv", "jsonl"])
             for path, n in export_tables(store, args.run, args.tables, formats,
                                          benchmarks=benchmark_info()).items():
-                err.print(f"{n} rows -> {path}", markup=False)
+                _say(err, f"{n} rows -> {path}")
         if args.trajectories:
             n = export_trajectories(store, args.run, args.trajectories)
-            err.print(f"{n} trajectories -> {args.trajectories}", markup=False)
+            _say(err, f"{n} trajectories -> {args.trajectories}")
         if args.csv:
             n = export_results_csv(store, args.run, args.csv, benchmarks=benchmark_info())
-            err.print(f"{n} rows -> {args.csv}", markup=False)
+            _say(err, f"{n} rows -> {args.csv}")
         if args.inspect:
             from sweepbench.results.inspect_log import export_inspect
             from sweepbench.results.view import Selection, load_view
 
             paths = export_inspect(store, load_view([store], Selection(run_id=args.run)),
                                    args.inspect)
-            err.print(f"{len(paths)} inspect_ai logs -> {args.inspect} (inspect view "
-                      f"--log-dir {args.inspect})", markup=False)
+            _say(err, f"{len(paths)} inspect_ai logs -> {args.inspect} (inspect view "
+                      f"--log-dir {args.inspect})")
     return 0
 
 
@@ -361,10 +373,10 @@ def cmd_import(args: argparse.Namespace) -> int:
                 summary = benchmark.import_results(store, Path(f), run_id=args.run,
                                                    model=args.model, lang=args.lang)
             except (ImportFormatError, OSError) as exc:
-                err.print(f"[red]error:[/red] {escape(f)}: {escape(str(exc))}")
+                _error(f"{f}: {exc}")
                 return 2
-            err.print(f"{f}: run {summary.run_id}, {summary.episodes} episodes, "
-                      f"{summary.judged} judged", markup=False)
+            _say(err, f"{f}: run {summary.run_id}, {summary.episodes} episodes, "
+                      f"{summary.judged} judged")
     return 0
 
 
@@ -393,11 +405,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        out.print(f"{result['passed']}/{result['tasks']} tasks passed with {args.model}",
-                  markup=False)
+        _say(out, f"{result['passed']}/{result['tasks']} tasks passed with {args.model}")
         for f in failures:
             kind = "UNREACHABLE" if "unreachable" in f else "FAIL"
-            out.print(f"  {kind} {f['task']}: {f['why']}", markup=False)
+            _say(out, f"  {kind} {f['task']}: {f['why']}", one_line=True)
     return 0 if not failures else 1
 
 
@@ -420,11 +431,10 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
     install_uvloop()
     outcome = asyncio.run(judge())
-    err.print(f"run {outcome.run_id}: {outcome.judged} judgments made "
-              f"({', '.join(f'{m} / {meth}' for m, meth in cfg.judges())}); store: {path}",
-              markup=False)
+    judges = ", ".join(f"{m} / {meth}" for m, meth in cfg.judges())
+    _say(err, f"run {outcome.run_id}: {outcome.judged} judgments made ({judges}); store: {path}")
     for judge_name, n in sorted(outcome.judge_failures.items()):
-        err.print(f"{n} judgments by {judge_name} failed (left unjudged)", markup=False)
+        _say(err, f"{n} judgments by {judge_name} failed (left unjudged)")
     with _open_store(path) as store:
         keys = list(store.run_selection(outcome.run_id))
         rows = store.judgments(keys)
@@ -437,8 +447,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
                  if v.get(state) is not None and v.get((model, meth)) is not None]
         if pairs:
             agree = sum(a == b for a, b in pairs) / len(pairs)
-            err.print(f"agreement of {model} / {meth} with the state check on task pass: "
-                      f"{agree:.1%} over {len(pairs)} episodes", markup=False)
+            _say(err, f"agreement of {model} / {meth} with the state check on task pass: "
+                      f"{agree:.1%} over {len(pairs)} episodes")
     return 0
 
 
@@ -449,10 +459,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
     try:
         counts = merge_stores(args.out, args.inputs)
     except StoreError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        _error(str(exc))
         return 2
-    err.print(f"merged {len(args.inputs)} stores into {args.out}: " +
-              ", ".join(f"{n} {t}" for t, n in counts.items()), markup=False)
+    _say(err, f"merged {len(args.inputs)} stores into {args.out}: " +
+         ", ".join(f"{n} {t}" for t, n in counts.items()))
     return 0
 
 
@@ -495,10 +505,10 @@ def cmd_tools(args: argparse.Namespace) -> int:
         print(json.dumps({"tools": rows, **graph}, indent=2))
     else:
         for r in rows:
-            out.print(f"{r['domain']:<10} {r['type']:<8} {r['name']}", markup=False)
+            _say(out, f"{r['domain']:<10} {r['type']:<8} {r['name']}")
         extra = (f"; dependency graph: {graph['edges']} edges, density {graph['density']:.3f}"
                  if graph else "")
-        out.print(f"{len(rows)} tools{extra}")
+        _say(out, f"{len(rows)} tools{extra}")
     return 0
 
 
@@ -534,7 +544,7 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
                 ran = benchmark.run_calls(task, seq["calls"])
             except (ValueError, SweepbenchError) as exc:
                 failed += 1
-                err.print(f"[red]error:[/red] {escape(args.sequences)} line {number}: {escape(str(exc))}")
+                _error(f"{args.sequences} line {number}: {exc}")
                 continue
             print(json.dumps({"key": seq.get("key"), **ran}, ensure_ascii=False), flush=True)
     return 1 if failed else 0
@@ -552,8 +562,8 @@ def cmd_tasks(args: argparse.Namespace) -> int:
             {"id": t.id, "domain": t.domain, "lang": t.lang} for t in tasks]}, indent=2))
     else:
         for t in tasks:
-            out.print(f"{t.id:<16} {t.domain:<10} {t.instructions[:90]}", markup=False)
-        out.print(f"{len(tasks)} tasks")
+            _say(out, f"{t.id:<16} {t.domain:<10} {t.instructions[:90]}", one_line=True)
+        _say(out, f"{len(tasks)} tasks")
     return 0
 
 
@@ -563,7 +573,7 @@ def cmd_view(args: argparse.Namespace) -> int:
 
     serve([Path(p) for p in args.stores], host=args.host, port=args.port,
           prices=_prices(args.config), benchmarks=benchmark_info(),
-          allow_remote=args.allow_remote, say=lambda line: err.print(line, markup=False))
+          allow_remote=args.allow_remote, say=lambda line: _say(err, line))
     return 0
 
 
@@ -775,10 +785,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except SweepbenchError as exc:  # every deliberate error: one line, no traceback
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        _error(str(exc))
         return 2
     except KeyboardInterrupt:
-        err.print("interrupted; re-run the same command to continue where it stopped")
+        _say(err, "interrupted; re-run the same command to continue where it stopped")
         return 130
 
 
