@@ -14,7 +14,7 @@ import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import msgspec
 from rich.console import Console
@@ -116,7 +116,35 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 def _config(args: argparse.Namespace, **fixed: Any) -> SweepConfig:
     overrides = _overrides(args)
     overrides.update(fixed)
-    return load_config(args.config, overrides)
+    return _load(args.config, overrides)
+
+
+def _load(path: str | None, overrides: dict[str, Any] | None = None) -> SweepConfig:
+    """``load_config`` plus what the config module cannot check itself: the reference
+    server's specs and the scripted models' names (an unknown one fails here, listing the
+    doubles, instead of as a 404 in every episode)."""
+    from sweepbench.runner.faults import check_outage
+    from sweepbench.simulator.scripted.models import parse_scripted
+
+    cfg = load_config(path, overrides)
+    for key, parse in (("reference_faults", FaultSpec.parse),
+                       ("reference_latency", LatencySpec.parse), ("reference_outage", check_outage)):
+        value = getattr(cfg, key)
+        try:
+            if value:
+                parse(value)
+        except ValueError as exc:
+            raise ConfigError(f"{key}: {exc}") from None
+    reference = "http://reference.invalid"
+    for name in dict.fromkeys([*cfg.models, cfg.user_model, *cfg.judge_models]):
+        ep = cfg.endpoint(name, reference_url=reference)
+        if ep.base_url == reference:
+            try:
+                parse_scripted(ep.model_name)
+            except ValueError as exc:
+                raise ConfigError(str(exc) if ep.model_name == name
+                                  else f"model {name!r}: {exc}") from None
+    return cfg
 
 
 def _shard(args: argparse.Namespace):  # noqa: ANN202
@@ -198,7 +226,7 @@ def _resume_config(args: argparse.Namespace) -> tuple[SweepConfig, Path]:
         stored_eps.update({name: msgspec.to_builtins(ep) for name, ep in file_eps.items()})
         config["endpoints"] = list(stored_eps.values())
     given = {k: v for k, v in _overrides(args).items() if v is not None}
-    return load_config(None, {**config, **given}), path
+    return _load(None, {**config, **given}), path
 
 
 BUDGET_EXIT = 3
@@ -423,7 +451,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     overrides = {"judge_models": args.judge_model, "judge_methods": args.method,
                  "judge_concurrency": args.judge_concurrency}
     cfg = msgspec.structs.replace(cfg, **{k: v for k, v in overrides.items() if v})
-    cfg = load_config(None, msgspec.to_builtins(cfg))  # validates the judge options
+    cfg = _load(None, msgspec.to_builtins(cfg))  # validates the judge options
 
     async def judge():
         with _open_store(path) as store:
@@ -608,8 +636,26 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535, got {value}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors are one line like every other error (``--help`` shows the usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        _error(f"{self.prog}: {message} (see {self.prog} --help)")
+        sys.exit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="sweepbench",
         description="Run interactive tool-use agent benchmarks (VitaBench, T1-Bench) at scale.")
     parser.add_argument("--version", action="version", version=f"sweepbench {__version__}")
@@ -716,7 +762,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="the OpenAI-compatible reference server of scripted models")
     p.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--port", type=_port, default=8000, help="port (default 8000; 0: any free)")
     p.add_argument("--latency", type=_checked(LatencySpec.parse), metavar="SPEC",
                    help="answer latency: seconds, or fixed:S, uniform:LO,HI, "
                         "lognormal:median=M,sigma=S[,max=X] (seeded)")
@@ -738,7 +784,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("stores", nargs="+", metavar="STORE", help="run stores (SQLite files)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1; others need --allow-remote)")
-    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free)")
+    p.add_argument("--port", type=_port, default=8765, help="port (default 8765; 0: any free)")
     p.add_argument("--allow-remote", action="store_true",
                    help="allow a non-loopback --host and answer requests for any host name")
     p.add_argument("--config", metavar="FILE",
