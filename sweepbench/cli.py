@@ -590,7 +590,8 @@ def cmd_tasks(args: argparse.Namespace) -> int:
             {"id": t.id, "domain": t.domain, "lang": t.lang} for t in tasks]}, indent=2))
     else:
         for t in tasks:
-            _say(out, f"{t.id:<16} {t.domain:<10} {t.instructions[:90]}", one_line=True)
+            _say(out, f"{t.id:<16} {t.domain:<10} {' '.join(t.instructions.split())[:90]}",
+                 one_line=True)
         _say(out, f"{len(tasks)} tasks")
     return 0
 
