@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -512,12 +515,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from sweepbench.simulator.scripted.models import SCRIPTED_MODELS
 
     tune_gc()
-    server = ReferenceServer(scripted_models(), host=args.host, port=args.port,
-                             models=SCRIPTED_MODELS, latency=args.latency, faults=args.faults,
-                             seed=args.seed, rpm_limit=args.rpm, tpm_limit=args.tpm,
-                             outage=args.outage)
-    server.run_forever()
+    try:
+        server = ReferenceServer(scripted_models(), host=args.host, port=args.port,
+                                 models=SCRIPTED_MODELS, latency=args.latency,
+                                 faults=args.faults, seed=args.seed, rpm_limit=args.rpm,
+                                 tpm_limit=args.tpm, outage=args.outage)
+    except ValueError as exc:
+        raise ConfigError(f"--host: {exc}") from None
+    with _listening(args.host, args.port):
+        server.run_forever()
     return 0
+
+
+@contextmanager
+def _listening(host: str, port: int) -> Iterator[None]:
+    """A server that cannot bind (port in use, address not here) is one line, not a traceback."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES):
+            raise
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
@@ -600,9 +618,10 @@ def cmd_view(args: argparse.Namespace) -> int:
     from sweepbench.runner.build import benchmark_info
     from sweepbench.view.server import serve
 
-    serve([Path(p) for p in args.stores], host=args.host, port=args.port,
-          prices=_prices(args.config), benchmarks=benchmark_info(),
-          allow_remote=args.allow_remote, say=lambda line: _say(err, line))
+    with _listening(args.host, args.port):
+        serve([Path(p) for p in args.stores], host=args.host, port=args.port,
+              prices=_prices(args.config), benchmarks=benchmark_info(),
+              allow_remote=args.allow_remote, say=lambda line: _say(err, line))
     return 0
 
 

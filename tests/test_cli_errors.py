@@ -6,6 +6,7 @@ so nothing runs first."""
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 from pathlib import Path
 
@@ -77,10 +78,12 @@ def cases(p) -> dict[str, tuple[list[str], str]]:
                              "notes.sqlite is not a directory"),
         "serve --port 99999": (["serve", "--port", "99999"], "--port"),
         "view --port 70000": (["view", store, "--port", "70000"], "--port"),
+        "serve --host 1.2.3.4": (["serve", "--host", "1.2.3.4"], "'1.2.3.4'"),
         "--limit -1": ([*run, "--limit", "-1"], "limit"),
         "--trials 10^9": ([*run, "--trials", str(10**9)], "trials must be <= 1000"),
         "--trials 0": ([*run, "--trials", "0"], "trials"),
         "--task ../../etc": ([*run, "--task", "../../etc"], "../../etc"),
+        "--task unknown": ([*run, "--task", "no-such-task"], "no task 'no-such-task'"),
         "--model scripted/nope": ([*run, "--model", "scripted/nope"], "scripted/oracle"),
         "--model scripted/noisy:2": ([*run, "--model", "scripted/noisy:2"], "scripted/noisy:2"),
         "--max-concurrency 0": ([*run, "--max-concurrency", "0"], "max_concurrency"),
@@ -90,6 +93,14 @@ def cases(p) -> dict[str, tuple[list[str], str]]:
 
 
 CASES = sorted(cases({"tmp": Path("/x"), "store": "s", "not_store": "n"}))
+
+def nothing_ran(store: Path) -> bool:
+    """Refused before anything ran: no store, or one with no run in it."""
+    if not store.exists():
+        return True
+    with sqlite3.connect(store) as db:
+        return db.execute("select count(*) from runs").fetchone()[0] == 0
+
 
 def assert_one_line_error(code: int, err: str, names: str) -> None:
     assert code != 0
@@ -105,7 +116,7 @@ def test_bad_input_is_one_line_naming_it_and_a_non_zero_exit(case, paths, capsys
     code = call(argv)
     out, err = capsys.readouterr()
     assert_one_line_error(code, err, names)
-    assert not (paths["tmp"] / "run.sqlite").exists()  # refused before anything ran
+    assert nothing_ran(paths["tmp"] / "run.sqlite")
 
 
 @pytest.mark.parametrize("case", sorted(CONFIGS))
@@ -116,7 +127,18 @@ def test_bad_config_is_one_line_naming_the_key_and_a_non_zero_exit(case, tmp_pat
     code = call(["run", "--config", str(config), "--out", str(tmp_path / "run.sqlite"),
                  "--no-progress"])
     assert_one_line_error(code, capsys.readouterr().err, names)
-    assert not (tmp_path / "run.sqlite").exists()
+    assert nothing_ran(tmp_path / "run.sqlite")
+
+
+@pytest.mark.parametrize("command", ["serve", "view"])
+def test_a_port_in_use_is_one_line(command, paths, capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = ["serve"] if command == "serve" else ["view", str(paths["store"])]
+        code = call([*argv, "--port", str(port)])
+    assert_one_line_error(code, capsys.readouterr().err, f"cannot listen on 127.0.0.1:{port}")
 
 
 def read_only(monkeypatch):
