@@ -9,29 +9,45 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
 import shlex
 import signal
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import msgspec
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from sweepbench import __version__
 from sweepbench.config import SweepConfig, load_config
 from sweepbench.errors import ConfigError, ImportFormatError, Interrupted, SweepbenchError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, UserMode
+from sweepbench.results.text import literal
 from sweepbench.runner.faults import FaultSpec, LatencySpec, parse_outage
 from sweepbench.runner.work import DEFAULT_STORE
 
 LLM_JUDGE_METHODS = [m.value for m in JudgeMethod if m != JudgeMethod.STATE]
 err = Console(stderr=True, soft_wrap=True)
 out = Console()
+
+
+def _say(console: Console, message: str, style: str = "", *, one_line: bool = False) -> None:
+    """Print a message that may hold names, ids or server text: literally (never rich
+    markup), control characters escaped (newlines too when ``one_line``)."""
+    console.print(literal(message, style, one_line=one_line), highlight=False)
+
+
+def _error(message: str) -> None:
+    """The one line of a failed command: ``error: ...`` on stderr."""
+    err.print(Text.assemble(("error:", "red"), " ", literal(message, one_line=True)),
+              highlight=False)
 
 
 def _add_sweep_options(p: argparse.ArgumentParser, *, models: bool = True) -> None:
@@ -116,7 +132,35 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 def _config(args: argparse.Namespace, **fixed: Any) -> SweepConfig:
     overrides = _overrides(args)
     overrides.update(fixed)
-    return load_config(args.config, overrides)
+    return _load(args.config, overrides)
+
+
+def _load(path: str | None, overrides: dict[str, Any] | None = None) -> SweepConfig:
+    """``load_config`` plus what the config module cannot check itself: the reference
+    server's specs and the scripted models' names (an unknown one fails here, listing the
+    doubles, instead of as a 404 in every episode)."""
+    from sweepbench.runner.faults import check_outage
+    from sweepbench.simulator.scripted.models import parse_scripted
+
+    cfg = load_config(path, overrides)
+    for key, parse in (("reference_faults", FaultSpec.parse),
+                       ("reference_latency", LatencySpec.parse), ("reference_outage", check_outage)):
+        value = getattr(cfg, key)
+        try:
+            if value:
+                parse(value)
+        except ValueError as exc:
+            raise ConfigError(f"{key}: {exc}") from None
+    reference = "http://reference.invalid"
+    for name in dict.fromkeys([*cfg.models, cfg.user_model, *cfg.judge_models]):
+        ep = cfg.endpoint(name, reference_url=reference)
+        if ep.base_url == reference:
+            try:
+                parse_scripted(ep.model_name)
+            except ValueError as exc:
+                raise ConfigError(str(exc) if ep.model_name == name
+                                  else f"model {name!r}: {exc}") from None
+    return cfg
 
 
 def _shard(args: argparse.Namespace):  # noqa: ANN202
@@ -145,7 +189,7 @@ def _open_store(path: str | Path, *, create: bool = False):  # noqa: ANN202
 
     store = RunStore(path, create=create)
     if store.migrated:
-        err.print(store.migrated, markup=False)
+        _say(err, store.migrated)
     return store
 
 
@@ -166,7 +210,7 @@ def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: boo
         with ProgressDisplay(err, enabled=show_progress, prices=prices) as progress:
             sweep = Sweep(cfg, store, progress=progress.update, retry_errors=retry_errors,
                           shard=part, prior=prior, check_endpoints=check_endpoints,
-                          warn=lambda text: err.print(text, markup=False))
+                          warn=lambda text: _say(err, text))
             return asyncio.run(sweep.run())
 
 
@@ -200,7 +244,7 @@ def _resume_config(args: argparse.Namespace) -> tuple[SweepConfig, Path]:
         stored_eps.update({name: msgspec.to_builtins(ep) for name, ep in file_eps.items()})
         config["endpoints"] = list(stored_eps.values())
     given = {k: v for k, v in _overrides(args).items() if v is not None}
-    return load_config(None, {**config, **given}), path
+    return _load(None, {**config, **given}), path
 
 
 BUDGET_EXIT = 3
@@ -245,47 +289,46 @@ def cmd_run(args: argparse.Namespace) -> int:
                "recorded model calls reused)" if outcome.resumed else "")
     stored_errors = (f" ({outcome.stored_errors} of them ended in error)"
                      if outcome.stored_errors else "")
-    err.print(f"run {outcome.run_id}: {outcome.episodes} episodes run{resumed}, {outcome.skipped} "
+    _say(err, f"run {outcome.run_id}: {outcome.episodes} episodes run{resumed}, {outcome.skipped} "
               f"already finished in the store{stored_errors}, {outcome.errors} ended in error; "
-              f"store: {outcome.store_path}", markup=False)
+              f"store: {outcome.store_path}")
     if outcome.changed:
         why = ", ".join(f"{what} ({n})" for what, n in sorted(outcome.changed.items()))
-        err.print(f"not reused: stored episodes of the same model, task and trial whose "
+        _say(err, f"not reused: stored episodes of the same model, task and trial whose "
                   f"identity changed: {why}; they ran as new episodes (the old ones stay in "
-                  "the store, superseded in reports)", markup=False)
+                  "the store, superseded in reports)")
     for judge, n in sorted(outcome.judge_failures.items()):
-        err.print(f"{n} judgments by {judge} failed (left unjudged; run again to retry)",
-                  markup=False)
+        _say(err, f"{n} judgments by {judge} failed (left unjudged; run again to retry)")
     with _open_store(outcome.store_path) as store:
         report = build_report(store, outcome.run_id, benchmarks=benchmark_info())
         if outcome.errors:
             rows = {r["episode_key"] for r in store.episode_rows(outcome.run_id)
                     if r["status"] == "error"}
             reasons = Counter(rec.error for rec in store.records(rows).values())
-            err.print("[yellow]episodes that ended in error (counted as failures):[/yellow]")
+            _say(err, "episodes that ended in error (counted as failures):", "yellow")
             for why, n in reasons.most_common(5):
-                err.print(f"  {n} x {why}", markup=False)
+                _say(err, f"  {n} x {why}", one_line=True)
             if len(reasons) > 5:
-                err.print(f"  ... and {sum(reasons.values()) - sum(n for _, n in reasons.most_common(5))} "
-                          f"more, of {len(reasons) - 5} other reasons", markup=False)
+                _say(err, f"  ... and {sum(reasons.values()) - sum(n for _, n in reasons.most_common(5))} "
+                          f"more, of {len(reasons) - 5} other reasons")
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         out.print(render(report))
     if outcome.budget_stop:
-        err.print(f"stopped by the spending cap: {outcome.budget_stop}; {outcome.not_started} "
+        _say(err, f"stopped by the spending cap: {outcome.budget_stop}; {outcome.not_started} "
                   f"episodes not started (${outcome.spent:,.4f} spent on this selection); "
-                  "run again with a higher --max-cost to continue", markup=False)
+                  "run again with a higher --max-cost to continue")
         return BUDGET_EXIT
     if outcome.error_stop:
-        err.print(f"stopped: {outcome.error_stop}, so the setup looks broken (see the reasons "
+        _say(err, f"stopped: {outcome.error_stop}, so the setup looks broken (see the reasons "
                   f"above); {outcome.not_started} episodes not started. Fix it, then run "
-                  f"`{_retry_command(args)}`", markup=False)
+                  f"`{_retry_command(args)}`")
         return FAILING_EXIT
     if outcome.errors or outcome.stored_errors:
         n = outcome.errors + outcome.stored_errors
-        err.print(f"{n} episodes of this selection ended in error; run them again with "
-                  f"`{_retry_command(args)}`", markup=False)
+        _say(err, f"{n} episodes of this selection ended in error; run them again with "
+                  f"`{_retry_command(args)}`")
         return ERRORS_EXIT
     return 0
 
@@ -336,7 +379,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     for p in args.paths:
         if not Path(p).is_file():
-            err.print(f"[red]no run store at {escape(p)}[/red]")
+            _error(f"no run store at {p}")
             return 2
     with ExitStack() as stack:
         stores = [stack.enter_context(_open_store(p)) for p in args.paths]
@@ -345,13 +388,13 @@ def cmd_report(args: argparse.Namespace) -> int:
                                   prices=_prices(args.config), seed=args.seed,
                                   selection=_selection(args), benchmarks=benchmark_info())
         except ReportError as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}")
+            _error(str(exc))
             return 2
     if args.html:
         from sweepbench.results.html import write_html
 
         write_html(report, args.html)
-        err.print(f"wrote {args.html}", markup=False)
+        _say(err, f"wrote {args.html}")
     if args.json:
         print(json.dumps(report, indent=2))
     elif not args.html:
@@ -372,32 +415,32 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(columns_doc())
         return 0
     if args.path is None:
-        err.print("[red]error:[/red] name the run store to export")
+        _error("name the run store to export")
         return 2
     if not (args.trajectories or args.csv or args.tables or args.inspect):
-        err.print("[red]error:[/red] name an output: --tables DIR, --inspect DIR, "
-                  "--trajectories OUT.jsonl and/or --csv OUT.csv")
+        _error("name an output: --tables DIR, --inspect DIR, "
+               "--trajectories OUT.jsonl and/or --csv OUT.csv")
         return 2
     with _open_store(args.path) as store:
         if args.tables:
             formats = tuple(args.format or ["parquet", "csv", "jsonl"])
             for path, n in export_tables(store, args.run, args.tables, formats,
                                          benchmarks=benchmark_info()).items():
-                err.print(f"{n} rows -> {path}", markup=False)
+                _say(err, f"{n} rows -> {path}")
         if args.trajectories:
             n = export_trajectories(store, args.run, args.trajectories)
-            err.print(f"{n} trajectories -> {args.trajectories}", markup=False)
+            _say(err, f"{n} trajectories -> {args.trajectories}")
         if args.csv:
             n = export_results_csv(store, args.run, args.csv, benchmarks=benchmark_info())
-            err.print(f"{n} rows -> {args.csv}", markup=False)
+            _say(err, f"{n} rows -> {args.csv}")
         if args.inspect:
             from sweepbench.results.inspect_log import export_inspect
             from sweepbench.results.view import Selection, load_view
 
             paths = export_inspect(store, load_view([store], Selection(run_id=args.run)),
                                    args.inspect)
-            err.print(f"{len(paths)} inspect_ai logs -> {args.inspect} (inspect view "
-                      f"--log-dir {args.inspect})", markup=False)
+            _say(err, f"{len(paths)} inspect_ai logs -> {args.inspect} (inspect view "
+                      f"--log-dir {args.inspect})")
     return 0
 
 
@@ -411,10 +454,10 @@ def cmd_import(args: argparse.Namespace) -> int:
                 summary = benchmark.import_results(store, Path(f), run_id=args.run,
                                                    model=args.model, lang=args.lang)
             except (ImportFormatError, OSError) as exc:
-                err.print(f"[red]error:[/red] {escape(f)}: {escape(str(exc))}")
+                _error(f"{f}: {exc}")
                 return 2
-            err.print(f"{f}: run {summary.run_id}, {summary.episodes} episodes, "
-                      f"{summary.judged} judged", markup=False)
+            _say(err, f"{f}: run {summary.run_id}, {summary.episodes} episodes, "
+                      f"{summary.judged} judged")
     return 0
 
 
@@ -443,11 +486,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        out.print(f"{result['passed']}/{result['tasks']} tasks passed with {args.model}",
-                  markup=False)
+        _say(out, f"{result['passed']}/{result['tasks']} tasks passed with {args.model}")
         for f in failures:
             kind = "UNREACHABLE" if "unreachable" in f else "FAIL"
-            out.print(f"  {kind} {f['task']}: {f['why']}", markup=False)
+            _say(out, f"  {kind} {f['task']}: {f['why']}", one_line=True)
     return 0 if not failures else 1
 
 
@@ -462,7 +504,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     overrides = {"judge_models": args.judge_model, "judge_methods": args.method,
                  "judge_concurrency": args.judge_concurrency}
     cfg = msgspec.structs.replace(cfg, **{k: v for k, v in overrides.items() if v})
-    cfg = load_config(None, msgspec.to_builtins(cfg))  # validates the judge options
+    cfg = _load(None, msgspec.to_builtins(cfg))  # validates the judge options
 
     async def judge():
         from sweepbench.results.lock import StoreLock
@@ -472,11 +514,10 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
     install_uvloop()
     outcome = asyncio.run(judge())
-    err.print(f"run {outcome.run_id}: {outcome.judged} judgments made "
-              f"({', '.join(f'{m} / {meth}' for m, meth in cfg.judges())}); store: {path}",
-              markup=False)
+    judges = ", ".join(f"{m} / {meth}" for m, meth in cfg.judges())
+    _say(err, f"run {outcome.run_id}: {outcome.judged} judgments made ({judges}); store: {path}")
     for judge_name, n in sorted(outcome.judge_failures.items()):
-        err.print(f"{n} judgments by {judge_name} failed (left unjudged)", markup=False)
+        _say(err, f"{n} judgments by {judge_name} failed (left unjudged)")
     with _open_store(path) as store:
         keys = list(store.run_selection(outcome.run_id))
         rows = store.judgments(keys)
@@ -489,8 +530,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
                  if v.get(state) is not None and v.get((model, meth)) is not None]
         if pairs:
             agree = sum(a == b for a, b in pairs) / len(pairs)
-            err.print(f"agreement of {model} / {meth} with the state check on task pass: "
-                      f"{agree:.1%} over {len(pairs)} episodes", markup=False)
+            _say(err, f"agreement of {model} / {meth} with the state check on task pass: "
+                      f"{agree:.1%} over {len(pairs)} episodes")
     return 0
 
 
@@ -501,10 +542,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
     try:
         counts = merge_stores(args.out, args.inputs)
     except StoreError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        _error(str(exc))
         return 2
-    err.print(f"merged {len(args.inputs)} stores into {args.out}: " +
-              ", ".join(f"{n} {t}" for t, n in counts.items()), markup=False)
+    _say(err, f"merged {len(args.inputs)} stores into {args.out}: " +
+         ", ".join(f"{n} {t}" for t, n in counts.items()))
     return 0
 
 
@@ -526,12 +567,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from sweepbench.simulator.scripted.models import SCRIPTED_MODELS
 
     tune_gc()
-    server = ReferenceServer(scripted_models(), host=args.host, port=args.port,
-                             models=SCRIPTED_MODELS, latency=args.latency, faults=args.faults,
-                             seed=args.seed, rpm_limit=args.rpm, tpm_limit=args.tpm,
-                             outage=args.outage)
-    server.run_forever()
+    try:
+        server = ReferenceServer(scripted_models(), host=args.host, port=args.port,
+                                 models=SCRIPTED_MODELS, latency=args.latency,
+                                 faults=args.faults, seed=args.seed, rpm_limit=args.rpm,
+                                 tpm_limit=args.tpm, outage=args.outage)
+    except ValueError as exc:
+        raise ConfigError(f"--host: {exc}") from None
+    with _listening(args.host, args.port):
+        server.run_forever()
     return 0
+
+
+@contextmanager
+def _listening(host: str, port: int) -> Iterator[None]:
+    """A server that cannot bind (port in use, address not here) is one line, not a traceback."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES):
+            raise
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
@@ -547,10 +603,10 @@ def cmd_tools(args: argparse.Namespace) -> int:
         print(json.dumps({"tools": rows, **graph}, indent=2))
     else:
         for r in rows:
-            out.print(f"{r['domain']:<10} {r['type']:<8} {r['name']}", markup=False)
+            _say(out, f"{r['domain']:<10} {r['type']:<8} {r['name']}")
         extra = (f"; dependency graph: {graph['edges']} edges, density {graph['density']:.3f}"
                  if graph else "")
-        out.print(f"{len(rows)} tools{extra}")
+        _say(out, f"{len(rows)} tools{extra}")
     return 0
 
 
@@ -586,7 +642,7 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
                 ran = benchmark.run_calls(task, seq["calls"])
             except (ValueError, SweepbenchError) as exc:
                 failed += 1
-                err.print(f"[red]error:[/red] {escape(args.sequences)} line {number}: {escape(str(exc))}")
+                _error(f"{args.sequences} line {number}: {exc}")
                 continue
             print(json.dumps({"key": seq.get("key"), **ran}, ensure_ascii=False), flush=True)
     return 1 if failed else 0
@@ -604,8 +660,9 @@ def cmd_tasks(args: argparse.Namespace) -> int:
             {"id": t.id, "domain": t.domain, "lang": t.lang} for t in tasks]}, indent=2))
     else:
         for t in tasks:
-            out.print(f"{t.id:<16} {t.domain:<10} {t.instructions[:90]}", markup=False)
-        out.print(f"{len(tasks)} tasks")
+            _say(out, f"{t.id:<16} {t.domain:<10} {' '.join(t.instructions.split())[:90]}",
+                 one_line=True)
+        _say(out, f"{len(tasks)} tasks")
     return 0
 
 
@@ -613,9 +670,10 @@ def cmd_view(args: argparse.Namespace) -> int:
     from sweepbench.runner.build import benchmark_info
     from sweepbench.view.server import serve
 
-    serve([Path(p) for p in args.stores], host=args.host, port=args.port,
-          prices=_prices(args.config), benchmarks=benchmark_info(),
-          allow_remote=args.allow_remote, say=lambda line: err.print(line, markup=False))
+    with _listening(args.host, args.port):
+        serve([Path(p) for p in args.stores], host=args.host, port=args.port,
+              prices=_prices(args.config), benchmarks=benchmark_info(),
+              allow_remote=args.allow_remote, say=lambda line: _say(err, line))
     return 0
 
 
@@ -650,8 +708,26 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535, got {value}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors are one line like every other error (``--help`` shows the usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        _error(f"{self.prog}: {message} (see {self.prog} --help)")
+        sys.exit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="sweepbench",
         description="Run interactive tool-use agent benchmarks (VitaBench, T1-Bench) at scale.")
     parser.add_argument("--version", action="version", version=f"sweepbench {__version__}")
@@ -760,7 +836,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="the OpenAI-compatible reference server of scripted models")
     p.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--port", type=_port, default=8000, help="port (default 8000; 0: any free)")
     p.add_argument("--latency", type=_checked(LatencySpec.parse), metavar="SPEC",
                    help="answer latency: seconds, or fixed:S, uniform:LO,HI, "
                         "lognormal:median=M,sigma=S[,max=X] (seeded)")
@@ -782,7 +858,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("stores", nargs="+", metavar="STORE", help="run stores (SQLite files)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1; others need --allow-remote)")
-    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free)")
+    p.add_argument("--port", type=_port, default=8765, help="port (default 8765; 0: any free)")
     p.add_argument("--allow-remote", action="store_true",
                    help="allow a non-loopback --host and answer requests for any host name")
     p.add_argument("--config", metavar="FILE",
@@ -830,13 +906,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except Interrupted as exc:  # SIGINT / SIGTERM during a sweep: it says what resumes
-        err.print(str(exc), markup=False)
+        _say(err, str(exc))
         return exc.exit_status
     except SweepbenchError as exc:  # every deliberate error: one line, no traceback
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        _error(str(exc))
         return 2
     except KeyboardInterrupt as exc:
-        err.print("interrupted; re-run the same command to continue where it stopped")
+        _say(err, "interrupted; re-run the same command to continue where it stopped")
         return 128 + (signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT)
 
 

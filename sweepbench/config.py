@@ -270,7 +270,65 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
                              for ep in self.endpoints)]:
             if cap is not None and not cap >= 0:
                 raise ConfigError(f"{where} must be >= 0, got {cap}")
+        check_sweep_limits(self)
         return self
+
+
+MAX_TRIALS = 1000
+"""Trials per (model, task) at most: k beyond this is a typo, not a benchmark (the work list
+of 10^9 trials would fill memory before the first episode)."""
+
+
+def _at_least(where: str, value: float | None, low: float, *, optional: bool = True) -> None:
+    """ConfigError unless ``value`` >= ``low`` (NaN fails; None passes when ``optional``)."""
+    if value is None and optional:
+        return
+    if value is None or not value >= low:
+        raise ConfigError(f"{where} must be >= {low:g}, got {value}")
+
+
+def check_sweep_limits(cfg: SweepConfig) -> None:
+    """The sweep's counts and limits, every endpoint's limits, endpoint names and task ids:
+    each a ConfigError naming the key (and the endpoint) instead of a traceback, a silent
+    "no tasks" or a hang at run time."""
+    if cfg.trials > MAX_TRIALS:
+        raise ConfigError(f"trials must be <= {MAX_TRIALS}, got {cfg.trials}")
+    for key in ("limit", "max_turns", "max_steps", "reference_rpm", "reference_tpm"):
+        _at_least(key, getattr(cfg, key), 1)
+    _at_least("judge_concurrency", cfg.judge_concurrency, 1, optional=False)
+    _at_least("max_tool_errors", cfg.max_tool_errors, 0, optional=False)
+    _at_least("reference_latency_s", cfg.reference_latency_s, 0, optional=False)
+    for task_id in cfg.task_ids:
+        if not task_id or "/" in task_id or "\\" in task_id or task_id in (".", ".."):
+            raise ConfigError(f"task id {task_id!r}: a task id is an id from `sweepbench "
+                              "tasks`, not a path (no '/', '\\', '.' or '..')")
+    seen: set[str] = set()
+    for ep in cfg.endpoints:
+        if ep.name in seen:
+            raise ConfigError(f"endpoint {ep.name!r} is defined twice in endpoints")
+        seen.add(ep.name)
+        check_endpoint_limits(ep)
+
+
+def check_endpoint_limits(ep: Endpoint) -> None:
+    """An endpoint's concurrency, rate, retry, breaker and price settings."""
+    where = f"endpoint {ep.name!r}:"
+    for key in ("max_concurrency", "min_concurrency", "breaker_threshold"):
+        _at_least(f"{where} {key}", getattr(ep, key), 1, optional=False)
+    if ep.min_concurrency > ep.max_concurrency:
+        raise ConfigError(f"{where} min_concurrency ({ep.min_concurrency}) must be <= "
+                          f"max_concurrency ({ep.max_concurrency})")
+    for key in ("rpm", "tpm"):
+        _at_least(f"{where} {key}", getattr(ep, key), 1)
+    for key in ("max_retries", "price_input_per_mtok", "price_cached_input_per_mtok",
+                "price_output_per_mtok"):
+        _at_least(f"{where} {key}", getattr(ep, key), 0, optional=False)
+    _at_least(f"{where} max_tokens", ep.max_tokens, 0)
+    _at_least(f"{where} breaker_max_wait_s", ep.breaker_max_wait_s, 0)
+    if not ep.breaker_cooldown_s > 0:
+        raise ConfigError(f"{where} breaker_cooldown_s must be > 0, got {ep.breaker_cooldown_s}")
+    if not 0 < ep.rate_headroom <= 1:
+        raise ConfigError(f"{where} rate_headroom must be in (0, 1], got {ep.rate_headroom}")
 
 
 def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None) -> SweepConfig:

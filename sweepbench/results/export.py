@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import math
-import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -30,6 +29,7 @@ import orjson
 
 from sweepbench.errors import ReportError, StoreError
 from sweepbench.results.export_tables import COLUMNS, ExportTables, build_tables
+from sweepbench.results.files import replace_file, replace_text
 from sweepbench.results.fmt import iso_utc
 from sweepbench.results.store import RunStore
 from sweepbench.results.view import EpisodeView, Selection, load_view
@@ -46,19 +46,6 @@ def _view(store: RunStore, run_id: str | None) -> EpisodeView:
         return load_view([store], Selection(run_id=run_id))
     except ReportError as exc:
         raise StoreError(str(exc)) from None
-
-
-def _replace_into(path: Path, write: Any) -> int:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
-            n = write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return n
 
 
 def export_trajectories(store: RunStore, run_id: str | None, path: str | Path) -> int:
@@ -85,7 +72,7 @@ def export_trajectories(store: RunStore, run_id: str | None, path: str | Path) -
             f.write("\n")
         return len(rows)
 
-    return _replace_into(Path(path), write)
+    return replace_text(Path(path), write)
 
 
 def read_trajectories(path: str | Path) -> Iterator[EpisodeRecord]:
@@ -132,7 +119,7 @@ def _write_csv(rows: list[dict], types: dict[str, str], path: Path) -> int:
             out.writerow([_text(_value(r.get(c), t)) for c, t in types.items()])
         return len(rows)
 
-    return _replace_into(path, write)
+    return replace_text(path, write)
 
 
 def _write_jsonl(rows: list[dict], types: dict[str, str], path: Path) -> int:
@@ -144,7 +131,7 @@ def _write_jsonl(rows: list[dict], types: dict[str, str], path: Path) -> int:
             f.write("\n")
         return len(rows)
 
-    return _replace_into(path, write)
+    return replace_text(path, write)
 
 
 def _pyarrow() -> Any:
@@ -163,14 +150,7 @@ def _write_parquet(rows: list[dict], types: dict[str, str], path: Path) -> int:
     schema = pa.schema([(c, arrow[t]) for c, t in types.items()])
     table = pa.Table.from_pydict({c: [_value(r.get(c), t) for r in rows]
                                   for c, t in types.items()}, schema=schema)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        pa.parquet.write_table(table, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    replace_file(path, lambda target: pa.parquet.write_table(table, target))
     return len(rows)
 
 

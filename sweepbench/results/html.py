@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import base64
 import io
-import os
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from sweepbench.results import fmt
+from sweepbench.results.files import replace_text
 from sweepbench.results.figures import figure_specs, figures
 
 __all__ = ["plots", "render_html", "write_html"]
@@ -443,15 +443,5 @@ def write_html(report: dict, path: str | Path, *, title: str | None = None) -> P
     place; returns the path."""
     path = Path(path)
     page = render_html(report, title=title)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(page)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    replace_text(path, lambda f: f.write(page))
     return path

@@ -25,7 +25,6 @@ Needs the ``inspect`` extra (inspect_ai 0.3).
 
 from __future__ import annotations
 
-import os
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Mapping
@@ -36,6 +35,7 @@ from sweepbench.errors import StoreError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod
 from sweepbench.results.cost import call_cost, role_of
 from sweepbench.results.export_tables import snake
+from sweepbench.results.files import replace_file
 from sweepbench.results.fmt import iso_utc
 from sweepbench.results.runinfo import package_version
 from sweepbench.results.store import RunStore
@@ -237,13 +237,8 @@ def export_inspect(store: RunStore, view: EpisodeView, out_dir: str | Path) -> l
             samples=samples)
         stamp = (iso_utc(created) or "").replace(":", "-").replace(".", "-")
         path = out_dir / f"{stamp}_{snake(bench)}_{snake(name)}.eval"
-        tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.eval")
-        try:
-            log.write_eval_log(eval_log, str(tmp), format="eval")
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        replace_file(path, lambda target: log.write_eval_log(eval_log, str(target),
+                                                             format="eval"), suffix=".eval")
         paths.append(path)
     return paths
 

@@ -329,6 +329,14 @@ def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
     )
 
 
+_READ_ONLY_HINT = " (the store's file and folder must be writable: copy it to a writable place)"
+
+
+def _read_only(e: sqlite3.Error) -> bool:
+    return getattr(e, "sqlite_errorname", "") in ("SQLITE_READONLY", "SQLITE_CANTOPEN",
+                                                  "SQLITE_PERM") or "readonly" in str(e)
+
+
 def _stop_writer(q: queue.SimpleQueue, thread: threading.Thread) -> None:
     """Finalizer: if a store is dropped or the interpreter exits unclosed, commit what is queued."""
     if thread.is_alive():
@@ -388,7 +396,13 @@ class RunStore:
         if not self.path.exists():
             if not create:
                 raise StoreError(f"run store {self.path} does not exist")
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise StoreError(f"cannot create run store {self.path}: "
+                                 f"{e.strerror or e}") from e
+        elif not self.path.is_file():
+            raise StoreError(f"run store {self.path} is not a file")
         self._max_batch = max_batch
         conns: list[sqlite3.Connection] = []
         try:
@@ -402,7 +416,8 @@ class RunStore:
             for conn in conns:
                 conn.close()
             if isinstance(e, sqlite3.Error):
-                raise StoreError(f"cannot open run store {self.path}: {e}") from e
+                raise StoreError(f"cannot open run store {self.path}: {e}"
+                                 f"{_READ_ONLY_HINT if _read_only(e) else ''}") from e
             raise
         self._rlock = threading.Lock()
         self._read_closed = False
@@ -423,6 +438,8 @@ class RunStore:
         c = self._wconn
         try:
             mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except sqlite3.OperationalError:
+            raise  # cannot open, read-only, locked: said by __init__
         except sqlite3.DatabaseError as e:
             raise StoreError(f"{self.path} is not a sweepbench run store: {e}") from e
         if mode.lower() != "wal":
@@ -454,6 +471,12 @@ class RunStore:
         # Indexes for readers (the viewer): added whenever a store opens, older stores too.
         for name, on in VIEW_INDEXES:
             c.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {on}")
+        # A store on a read-only path opens and reads; say so now, not at the first write.
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            c.execute(f"PRAGMA user_version = {c.execute('PRAGMA user_version').fetchone()[0]}")
+        finally:
+            c.execute("ROLLBACK")
 
     # ---- writer thread -------------------------------------------------------------------
 
@@ -485,7 +508,8 @@ class RunStore:
                 except BaseException as e:  # noqa: BLE001 - recorded, surfaced on flush/close
                     err = StoreError(
                         f"run store {self.path}: writer failed, {len(writes)} queued writes "
-                        f"not committed: {e!r}"
+                        f"not committed ({type(e).__name__}: {e}); what was committed before "
+                        "is kept: fix the cause and run the same command again to continue"
                     )
                     err.__cause__ = e
                     self._error = err

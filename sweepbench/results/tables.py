@@ -10,19 +10,20 @@ Tables fit the console: a table wider than the terminal is split into several, e
 repeating its first column, so numbers are never cut (no "Avg…", no "12.…"); headers wrap
 on spaces, model names and reasons wrap. Numbers are written as in the HTML report
 (:mod:`sweepbench.results.fmt`). Every string from a store is printed literally (rich markup
-is never parsed from it: every cell, header and title is a ``Text``).
+is never parsed from it: every cell, header and title is a ``Text``; control characters
+are shown escaped, :mod:`sweepbench.results.text`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterator
 
-from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group
 from rich.table import Table
 from rich.text import Text
 
 from sweepbench.results import fmt
+from sweepbench.results.text import literal
 
 __all__ = ["FitTable", "render"]
 
@@ -30,7 +31,11 @@ _KEY_MIN = 30  # the first column (model, domain) may wrap down to this width, n
 
 
 def _t(text: Any) -> Text:
-    return text if isinstance(text, Text) else Text(str(text))
+    return literal(text)
+
+
+def _width(text: Any) -> int:
+    return _t(text).cell_len
 
 
 class FitTable:
@@ -47,12 +52,12 @@ class FitTable:
         self.wrap = set(wrap) | set(range(keep))  # text columns (may wrap)
 
     def _natural(self, i: int) -> int:
-        return max([cell_len(str(r[i])) for r in self.rows] + [cell_len(self.head[i])])
+        return max([_width(r[i]) for r in self.rows] + [_width(self.head[i])])
 
     def _need(self, i: int) -> int:
         """Narrowest width of column ``i`` that cuts no number and no header word."""
-        words = max((cell_len(w) for w in self.head[i].split()), default=1)
-        cells = max((cell_len(str(r[i])) for r in self.rows), default=1)
+        words = max((_width(w) for w in self.head[i].split()), default=1)
+        cells = max((_width(r[i]) for r in self.rows), default=1)
         if i in self.wrap:
             return max(words, min(cells, self.key_min))
         return max(words, cells)

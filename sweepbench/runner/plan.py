@@ -43,6 +43,7 @@ from sweepbench.datasets.task import Task
 from sweepbench.ids import EpisodeStatus, UserMode
 from sweepbench.results.profile import usage_cost
 from sweepbench.results.store import RunStore
+from sweepbench.results.text import literal
 from sweepbench.runner.build import endpoint_names, endpoint_prices
 from sweepbench.runner.faults import LatencySpec
 from sweepbench.runner.refserver import estimate_tokens
@@ -381,7 +382,7 @@ def render_plan(plan: dict[str, Any]) -> Group:
     for name in ("endpoint", "requests", "prompt tokens", "cached", "completion", "s/call", "$"):
         table.add_column(name, justify="left" if name == "endpoint" else "right")
     for name, e in plan["endpoints"].items():
-        table.add_row(Text(name), f"{e['requests']:,}", f"{e['prompt_tokens']:,}",
+        table.add_row(literal(name), f"{e['requests']:,}", f"{e['prompt_tokens']:,}",
                       f"{e['cached_prompt_tokens']:,}", f"{e['completion_tokens']:,}",
                       f"{e['latency_s']:.3g}", f"{e['dollars']:,.4f}")
     table.add_row("total", f"{plan['requests']:,}", f"{plan['prompt_tokens']:,}",
@@ -390,5 +391,5 @@ def render_plan(plan: dict[str, Any]) -> Group:
     w = plan["wall_s"]
     lines.append(f"wall time: ~{w['estimate']:,.1f} s (range {w['low']:,.1f}-{w['high']:,.1f} s; "
                  f"bound by {w['bound']})")
-    return Group(Text("\n".join(lines[:-1])), table, Text(lines[-1]))
+    return Group(literal("\n".join(lines[:-1])), table, Text(lines[-1]))
 

@@ -9,6 +9,7 @@ redraws a few times a second; otherwise (CI logs, nohup) a background thread pri
 line every ``log_every_s`` seconds whether or not anything happened, so a stalled sweep is
 visible as one: per endpoint the seconds per call, the time since its last completed call,
 and, for an endpoint whose breaker is open or whose recent calls all failed, its latest error.
+Names and errors print literally, control characters escaped (:mod:`sweepbench.results.text`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sweepbench.ids import FAILED_TERMINATIONS
+from sweepbench.results.text import literal, visible
 
 __all__ = ["ProgressDisplay"]
 
@@ -173,7 +175,7 @@ class ProgressDisplay:
         out = []
         for name in sorted(set(self.endpoints) | set(self.clients)):
             e = self.endpoints.get(name)
-            bits = [name]
+            bits = [visible(name, one_line=True)]
             if e is not None and e.calls:
                 bits.append(f"{e.calls:,} calls, {e.latency / e.calls:,.1f} s/call")
             if e is not None and e.failed_calls:
@@ -221,17 +223,17 @@ class ProgressDisplay:
             share = lambda n: f"{n / e.calls:.1%}" if e.calls else "-"  # noqa: E731
             since = f"{now - e.last_done:,.0f}s ago" if e.last_done is not None else "-"
             table.add_row(
-                Text(name), f"{e.calls:,}", f"{e.latency / e.calls:,.1f}" if e.calls else "-",
+                literal(name, one_line=True), f"{e.calls:,}", f"{e.latency / e.calls:,.1f}" if e.calls else "-",
                 since, f"{(e.prompt + e.completion) / elapsed:,.0f}",
                 f"{e.cached / e.prompt:.0%}" if e.prompt else "-",
                 f"{e.reasoning / e.completion:.0%}" if e.completion else "-",
                 share(e.rate_limited), share(e.retries), f"{e.cost:,.4f}",
-                Text(self._trouble(name, e) or "ok"))
+                literal(self._trouble(name, e) or "ok"))
         return Group(self._summary(now), table)
 
 
 def _short(text: str | None) -> str:
     if not text:
         return "-"
-    text = " ".join(text.split())
+    text = visible(" ".join(text.split()), one_line=True)
     return text if len(text) <= _MAX_ERROR else text[:_MAX_ERROR - 3] + "..."

@@ -88,18 +88,25 @@ def select_tasks(cfg: SweepConfig) -> list[tuple[str, Task]]:
     task in several specs of the config is selected once (under the first)."""
     out: list[tuple[str, Task]] = []
     seen: set[str] = set()
+    matched: set[str] = set()
     for raw in cfg.benchmarks:
         spec = BenchmarkSpec.parse(raw)
         tasks = load_tasks(spec, data_dir=cfg.data_dir, lang=cfg.lang)
         if cfg.task_ids:
             wanted = set(cfg.task_ids)
             tasks = [t for t in tasks if t.id in wanted]
+            matched.update(t.id for t in tasks)
         if cfg.limit is not None:
             tasks = tasks[: cfg.limit]
         for t in tasks:
             if t.key not in seen:
                 seen.add(t.key)
                 out.append((str(spec), t))
+    unknown = [i for i in dict.fromkeys(cfg.task_ids) if i not in matched]
+    if unknown:  # a typo would otherwise run nothing and say nothing
+        raise ConfigError(f"no task {', '.join(map(repr, unknown))} in "
+                          f"{', '.join(cfg.benchmarks)} ({cfg.lang}); `sweepbench tasks "
+                          "--benchmark SPEC` lists the ids")
     return out
 
 

@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("matplotlib", reason="the HTML report needs matplotlib")
 Image = pytest.importorskip("PIL.Image", reason="pillow (a matplotlib dependency) is needed")
 
+from sweepbench.errors import ConfigError  # noqa: E402
 from sweepbench.results.figures import WIDTH_PX, figures  # noqa: E402
 from sweepbench.results.html import plots, render_html, write_html  # noqa: E402
 from sweepbench.results.report import build_report  # noqa: E402
@@ -134,8 +135,8 @@ def test_a_failed_write_leaves_the_old_page_whole(report, tmp_path, monkeypatch)
     def full_disk(*_a, **_k):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("sweepbench.results.html.os.replace", full_disk)
-    with pytest.raises(OSError, match="No space"):
+    monkeypatch.setattr("sweepbench.results.files.os.replace", full_disk)
+    with pytest.raises(ConfigError, match=f"cannot write {out}: No space"):
         write_html(report, out)
     assert out.read_text(encoding="utf-8") == "old page"
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # no temp file left

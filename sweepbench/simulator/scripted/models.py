@@ -222,27 +222,41 @@ def scripted_chaos(req: ChatRequest) -> AssistantMessage:
     return AssistantMessage("Sorry, I could not complete your request.")
 
 
+def parse_scripted(name: str) -> tuple[str, float | int | None]:
+    """``scripted/noisy:0.3`` -> ("noisy", 0.3); ValueError naming the known doubles for a
+    name that is none of them (so a config fails when it loads, not as 404s at run time)."""
+    kind, sep, arg = name.removeprefix("scripted/").partition(":")
+    if name.startswith("scripted/"):
+        if kind in ("oracle", "judge", "chaos", "user", "noisy") and not sep:
+            return kind, None
+        try:
+            if kind == "noisy" and 0.0 <= float(arg) <= 1.0:
+                return kind, float(arg)
+            if kind == "user" and int(arg) >= 1:
+                return kind, int(arg)
+        except ValueError:
+            pass
+    raise ValueError(f"unknown scripted model {name!r}; the scripted doubles are "
+                     f"{', '.join(SCRIPTED_MODELS)} (P in [0, 1], N >= 1)")
+
+
 def scripted_resolver(world: ScriptedWorld) -> Callable[[str], Policy | None]:
     """``resolve(name)``: the scripted policy for a model name such as ``scripted/noisy:0.3``,
     or None when the name is not a scripted model."""
 
     @lru_cache(maxsize=256)
     def resolve(name: str) -> Policy | None:
-        if not name.startswith("scripted/"):
+        try:
+            kind, arg = parse_scripted(name)
+        except ValueError:
             return None
-        kind, _, arg = name[len("scripted/"):].partition(":")
-        if kind == "oracle" and not arg:
+        if kind == "oracle":
             return PlanFollower(world, 0.0)
-        if kind in ("noisy", "user") and arg:
-            try:
-                return PlanFollower(world, float(arg)) if kind == "noisy" else ScriptedUser(world, int(arg))
-            except ValueError:
-                return None
         if kind == "noisy":
-            return PlanFollower(world, 0.3)
-        if arg:
-            return None
-        return {"user": ScriptedUser(world), "judge": world.judge, "chaos": scripted_chaos}.get(kind)
+            return PlanFollower(world, 0.3 if arg is None else float(arg))
+        if kind == "user":
+            return ScriptedUser(world) if arg is None else ScriptedUser(world, int(arg))
+        return {"judge": world.judge, "chaos": scripted_chaos}[kind]
 
     return resolve
 

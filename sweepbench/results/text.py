@@ -1,0 +1,44 @@
+"""Text from users, task files and servers, made safe for the terminal.
+
+Names (endpoints, models, task ids), task instructions and error messages are untrusted:
+rich would read ``[/red]`` as markup (and crash on it), ``[link=...]`` as a hyperlink and
+``[redacted]`` as an unknown style printed as nothing; an escape sequence (``\\x1b[2J``
+clears the screen) or another control character would reach the terminal raw. Everything
+that prints such a string goes through :func:`literal` (a ``rich.text.Text``, never parsed
+as markup) or :func:`visible`, which writes control characters as their Python escape
+(``\\x1b``, ``\\x07``, ``\\x9b``) so they are seen, not obeyed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rich.text import Text
+
+__all__ = ["literal", "visible"]
+
+# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and
+# isolates that reorder what a line seems to say ("Trojan Source")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_ONE_LINE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: Any, *, one_line: bool = False) -> str:
+    """``text`` with every control character written as its escape (``\\x1b``); tab and
+    newline stay unless ``one_line`` (then they are escaped too)."""
+    pattern = _CONTROL_ONE_LINE if one_line else _CONTROL
+    return pattern.sub(_escape, str(text))
+
+
+def literal(text: Any, style: str = "", *, one_line: bool = False) -> Text:
+    """``text`` as a rich ``Text``: printed exactly as written, control characters visible."""
+    if isinstance(text, Text):
+        return text  # built by a caller from literal parts
+    return Text(visible(text, one_line=one_line), style=style)
