@@ -29,7 +29,7 @@ from sweepbench import __version__
 from sweepbench.config import SweepConfig, load_config
 from sweepbench.errors import ConfigError, ImportFormatError, Interrupted, SweepbenchError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, UserMode
-from sweepbench.results.text import literal
+from sweepbench.results.text import json_text, literal
 from sweepbench.runner.faults import FaultSpec, LatencySpec, parse_outage
 from sweepbench.runner.work import DEFAULT_STORE
 
@@ -484,7 +484,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if metrics:
         result["metrics"] = metrics
     if args.json:
-        print(json.dumps(result, indent=2, ensure_ascii=False))
+        print(json_text(json.dumps(result, indent=2, ensure_ascii=False)))
     else:
         _say(out, f"{result['passed']}/{result['tasks']} tasks passed with {args.model}")
         for f in failures:
@@ -644,7 +644,7 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
                 failed += 1
                 _error(f"{args.sequences} line {number}: {exc}")
                 continue
-            print(json.dumps({"key": seq.get("key"), **ran}, ensure_ascii=False), flush=True)
+            print(json_text(json.dumps({"key": seq.get("key"), **ran}, ensure_ascii=False)), flush=True)
     return 1 if failed else 0
 
 

@@ -174,3 +174,20 @@ def test_commands_print_hostile_names_ids_errors_and_details_literally(
     _, err = capsys.readouterr()
     assert_literal(err, f"j{hostile}")
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("value", ["\x9b31m", "a\x7fb", "\u202eevil", "line\u2028sep", "ok"])
+def test_json_output_keeps_its_value_and_no_raw_control_character(value: str) -> None:
+    import json
+
+    from sweepbench.results.text import json_text
+
+    text = json_text(json.dumps({"id": value, "n": [value]}, ensure_ascii=False))
+    assert json.loads(text) == {"id": value, "n": [value]}
+    assert not any(0x7f <= ord(c) <= 0x9f or c in "\u202e\u2028" for c in text)
+
+
+def test_a_chart_label_shows_control_characters_instead_of_drawing_them() -> None:
+    from sweepbench.results.figures import _t
+
+    assert _t("m\x1b[2J$x") == "m\\x1b[2J\\$x"

@@ -21,6 +21,7 @@ import math
 from typing import Any, Callable, Iterable
 
 from sweepbench.results.fmt import domain_short, seconds, tokens, wrap_label
+from sweepbench.results.text import visible
 
 __all__ = ["DPI", "WIDTH_PX", "figure_specs", "figures"]
 
@@ -54,7 +55,7 @@ def _new(height_in: float, *, width_in: float = _W) -> Any:
 def _t(text: Any) -> str:
     """Store text, literal in a plot: "$" would start math, a leading "_" hides a legend
     entry."""
-    s = str(text).replace("$", r"\$")
+    s = visible(text).replace("$", r"\$")  # control characters shown, not drawn as boxes
     return " " + s if s.startswith("_") else s
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from rich.text import Text
 
-__all__ = ["literal", "visible"]
+__all__ = ["json_text", "literal", "visible"]
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and
 # isolates that reorder what a line seems to say ("Trojan Source")
@@ -42,3 +42,13 @@ def literal(text: Any, style: str = "", *, one_line: bool = False) -> Text:
     if isinstance(text, Text):
         return text  # built by a caller from literal parts
     return Text(visible(text, one_line=one_line), style=style)
+
+
+# what json.dumps(..., ensure_ascii=False) leaves raw (it escapes C0 controls itself)
+_JSON_RAW = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def json_text(text: str) -> str:
+    """JSON text (from ``json.dumps(..., ensure_ascii=False)``) with the control characters
+    it leaves raw written as ``\\uXXXX`` escapes: the same JSON value, safe on a terminal."""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
