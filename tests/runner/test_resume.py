@@ -45,15 +45,18 @@ def calls_in(store: RunStore, run_id: str | None = None) -> int:
     return sum(r.agent_calls + r.user_calls for r in store.episodes(run_id))
 
 
+async def uninterrupted(cfg, path) -> tuple[dict[str, bytes], dict, int]:
+    """The reference: one uninterrupted run's transcripts, report and number of calls."""
+    with RunStore(path) as a:
+        sweep = Sweep(cfg, a)
+        await sweep.run()
+        return (transcripts(a, sweep.run_id), build_report(a, sweep.run_id),
+                calls_in(a, sweep.run_id))
+
+
 async def test_interrupted_sweep_resumes_without_repeating_recorded_calls(tmp_path):
     cfg = load_config(None, CFG)
-    # the reference: one uninterrupted run
-    with RunStore(tmp_path / "a.sqlite") as a:
-        sweep_a = Sweep(cfg, a)
-        await sweep_a.run()
-        expected = transcripts(a, sweep_a.run_id)
-        report_a = build_report(a, sweep_a.run_id)
-        total = calls_in(a, sweep_a.run_id)
+    expected, report_a, total = await uninterrupted(cfg, tmp_path / "a.sqlite")
 
     # an interrupted run: cancelled once a few episodes have finished
     path = tmp_path / "b.sqlite"
@@ -118,12 +121,7 @@ async def test_two_resumes_in_a_row_pay_each_call_once(tmp_path):
     """Interrupt, resume, interrupt, resume: every call journaled once, none sent a third time,
     and the result that of one uninterrupted run."""
     cfg = load_config(None, CFG)
-    with RunStore(tmp_path / "a.sqlite") as a:
-        sweep_a = Sweep(cfg, a)
-        await sweep_a.run()
-        expected = transcripts(a, sweep_a.run_id)
-        report_a = build_report(a, sweep_a.run_id)
-        total = calls_in(a, sweep_a.run_id)
+    expected, report_a, total = await uninterrupted(cfg, tmp_path / "a.sqlite")
 
     path = tmp_path / "b.sqlite"
     sent: Counter = Counter()  # request body hash -> times sent, over all four runs
