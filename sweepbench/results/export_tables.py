@@ -56,10 +56,12 @@ COLUMNS: dict[str, list[tuple[str, str, str]]] = {
         ("wall_s", "float64", "wall time, seconds"),
         ("agent_prompt_tokens", "int64", "agent prompt tokens (cached included)"),
         ("agent_cached_prompt_tokens", "int64", "agent prompt tokens read from cache"),
-        ("agent_completion_tokens", "int64", "agent completion tokens"),
+        ("agent_completion_tokens", "int64", "agent completion tokens (reasoning included)"),
+        ("agent_reasoning_tokens", "int64", "agent reasoning tokens (part of completion)"),
         ("user_prompt_tokens", "int64", "user-simulator prompt tokens (cached included)"),
         ("user_cached_prompt_tokens", "int64", "user-simulator cached prompt tokens"),
         ("user_completion_tokens", "int64", "user-simulator completion tokens"),
+        ("user_reasoning_tokens", "int64", "user-simulator reasoning tokens"),
         ("judge_prompt_tokens", "int64", "prompt tokens of every judge's calls on it"),
         ("judge_completion_tokens", "int64", "completion tokens of every judge's calls"),
         ("agent_latency_mean_s", "float64", "mean latency of its agent model calls, seconds"),
@@ -231,7 +233,8 @@ def build_tables(store: RunStore, view: EpisodeView,
             row[c] = getattr(rec, c) if rec else None
         for who in ("agent", "user"):
             u = getattr(rec, f"{who}_usage") if rec else None
-            for c in ("prompt_tokens", "cached_prompt_tokens", "completion_tokens"):
+            for c in ("prompt_tokens", "cached_prompt_tokens", "completion_tokens",
+                      "reasoning_tokens"):
                 row[f"{who}_{c}"] = getattr(u, c) if u else None
         row["judge_prompt_tokens"] = int(e.get("judge_prompt", 0))
         row["judge_completion_tokens"] = int(e.get("judge_completion", 0))

@@ -112,7 +112,9 @@ def _tokens(usages: list[Usage]) -> dict[str, float]:
     n = len(usages) or 1
     return {"prompt": sum(u.prompt_tokens for u in usages) / n,
             "cached_prompt": sum(u.cached_prompt_tokens for u in usages) / n,
-            "completion": sum(u.completion_tokens for u in usages) / n}
+            "completion": sum(u.completion_tokens for u in usages) / n,
+            # part of completion (and priced there): a thinking model's share of its output
+            "reasoning": sum(u.reasoning_tokens for u in usages) / n}
 
 
 def _profile(g: _Group, agent_prices: Prices | None, user_prices: Prices | None) -> dict:

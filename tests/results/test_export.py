@@ -36,7 +36,7 @@ def record(task: str, trial: int, termination: str = "user_stop") -> EpisodeReco
         messages=[UserMessage("book a room, 你好"),
                   AssistantMessage(tool_calls=[ToolCall("c1", FunctionCall("search", '{"q":1}'))]),
                   ToolMessage("c1", '{"hits": 1}', name="search"), AssistantMessage("done")],
-        agent_usage=Usage(100, 20, 80), user_usage=Usage(50, 5), agent_calls=2, user_calls=1,
+        agent_usage=Usage(100, 20, 80, 12), user_usage=Usage(50, 5), agent_calls=2, user_calls=1,
         tool_calls=1, turns=1, wall_s=2.5, error="boom" if termination == "error" else None)
 
 
@@ -241,3 +241,19 @@ def test_readme_documents_every_fixed_column():
     for table, cols in COLUMNS.items():
         for name, _, _ in cols:
             assert f"`{name}`" in readme, f"README does not document {table}.{name}"
+
+
+def test_reasoning_tokens_reach_the_export_and_the_profile(store, tmp_path):
+    """A thinking model's reasoning tokens: exported per episode, shown in the profile, and
+    priced once, inside the completion tokens."""
+    from sweepbench.results.report import build_report
+
+    export_tables(store, "r", tmp_path, ("jsonl",), benchmarks=benchmark_info())
+    rows = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
+    finished = [r for r in rows if r["status"] != "running"]
+    assert finished and {r["agent_reasoning_tokens"] for r in finished} == {12}
+    assert {r["user_reasoning_tokens"] for r in finished} == {0}
+    report = build_report(store, "r")
+    profile = report["benchmarks"]["t1"]["models"]["m"]["profile"]
+    assert profile["agent_tokens"]["reasoning"] == 12
+    assert profile["agent_tokens"]["completion"] == 20  # the 12 are inside, not added

@@ -59,7 +59,8 @@ def test_profiles_by_model_and_domain():
     a = out["A"]
     assert a["episodes"] == 3
     assert a["turns"]["mean"] == 6.0 and a["turns"]["p50"] == 6.0
-    assert a["agent_tokens"] == {"prompt": 3000.0, "cached_prompt": 2000 / 3, "completion": 300.0}
+    assert a["agent_tokens"] == {"prompt": 3000.0, "cached_prompt": 2000 / 3, "completion": 300.0,
+                                 "reasoning": 0.0}
     assert a["user_tokens"]["prompt"] == 400.0
     agent_cost = sum(usage_cost(r.agent_usage, as_prices(prices["A"])) for r in records[:3])
     user_cost = (200 + 400 + 600) / 1e6
