@@ -119,7 +119,8 @@ class Page:
              "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1")
 
     def __init__(self, binary: str, width: int, height: int) -> None:
-        self.profile = tempfile.TemporaryDirectory()
+        # Chromium's helpers may still write to the profile as it exits
+        self.profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)
         self.proc = subprocess.Popen(
             [binary, *self.FLAGS, f"--user-data-dir={self.profile.name}",
              f"--window-size={width},{height}", "about:blank"],

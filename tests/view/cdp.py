@@ -46,7 +46,8 @@ class Browser:
     async def __aenter__(self) -> "Browser":
         binary = chromium()
         assert binary, "no chromium"
-        self._profile = tempfile.TemporaryDirectory(prefix="sweepbench-chromium-")
+        self._profile = tempfile.TemporaryDirectory(prefix="sweepbench-chromium-",
+                                                    ignore_cleanup_errors=True)
         self._proc = subprocess.Popen(
             [binary, *FLAGS, f"--user-data-dir={self._profile.name}",
              f"--window-size={self.width},{self.height}", "about:blank"],
