@@ -139,3 +139,22 @@ def iso_utc(ts: Any) -> str | None:
 
     return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds").replace(
         "+00:00", "Z")
+
+
+def by_score(models: dict) -> list[str]:
+    """A benchmark's models in leaderboard order: best average first, unscored last."""
+    return sorted(models, key=lambda m: (models[m]["avg"] is None, -(models[m]["avg"] or 0.0), m))
+
+
+COST_COLUMNS = ("agent", "user", "judge", "total", "per_episode", "per_pass")
+
+
+def cost_rows(report: dict) -> list[list[str]]:
+    """[model, benchmark, dollars per ``COST_COLUMNS``] for every priced leaderboard row."""
+    rows = []
+    for b, bs in (report.get("benchmarks") or {}).items():
+        for m in by_score(bs["models"]):
+            c = bs["models"][m].get("cost")
+            if c:
+                rows.append([m, b, *(usd(c.get(x)) for x in COST_COLUMNS)])
+    return rows

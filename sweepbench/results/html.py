@@ -92,10 +92,6 @@ def _note(text: str) -> str:
     return _p(text, "note")
 
 
-def _order(models: dict) -> list[str]:
-    return sorted(models, key=lambda m: (models[m]["avg"] is None, -(models[m]["avg"] or 0.0), m))
-
-
 def _k(models: dict) -> str:
     ks = {s["k"] for s in models.values() if s.get("k")}
     return str(ks.pop()) if len(ks) == 1 else "k"
@@ -118,7 +114,7 @@ def _board(models: dict, *, state: bool) -> str:
             *([f"Avg@{k} reachable tasks"] if has_reach else []),
             *(name for _, name in gaps), *(["$ total", "$ / pass"] if has_cost else [])]
     rows = []
-    for m in _order(models):
+    for m in fmt.by_score(models):
         s = models[m]
         reach = s.get("without_unreachable") or {}
         cost = s.get("cost") or {}
@@ -176,7 +172,7 @@ def _metrics(report: dict) -> str:
         head = ["Model", *(fmt.metric_name(k) for k in keys), *(fmt.judge_label(j) for j in judges)]
         rows = [[m, *(fmt.pct((models[m].get("metrics") or {}).get(k)) for k in keys),
                  *(fmt.pct((models[m].get("method_scores") or {}).get(j)) for j in judges)]
-                for m in _order(models)]
+                for m in fmt.by_score(models)]
         parts.append(f"<h3>{escape(b)}</h3>")
         parts.append(_split_table(head, rows))
     if not parts:
@@ -196,7 +192,7 @@ def _domains(report: dict, figs: dict[str, str]) -> str:
         parts.append(f"<h3>{escape(b)}</h3>")
         parts.append(figs.get(f"domains:{b}") or _note(
             f"{b} per domain: no tokens or turns recorded, no plot."))
-        names = _order(models)
+        names = fmt.by_score(models)
         k = _k(models)
         hat = k != "1"  # with one trial Pass^1 is Avg@1
         for lo in range(0, len(names), _MODELS_PER_TABLE):
@@ -220,13 +216,7 @@ def _domains(report: dict, figs: dict[str, str]) -> str:
 
 def _cost(report: dict, figs: dict[str, str]) -> str:
     cost = report.get("cost") or {}
-    rows = []
-    for b, bs in (report.get("benchmarks") or {}).items():
-        for m in _order(bs["models"]):
-            c = bs["models"][m].get("cost")
-            if c:
-                rows.append([m, b, *(fmt.usd(c.get(x)) for x in (
-                    "agent", "user", "judge", "total", "per_episode", "per_pass"))])
+    rows = fmt.cost_rows(report)
     head = _p(f"Total {fmt.usd(cost.get('total'))}: agent {fmt.usd(cost.get('agent'))}, user "
               f"simulator {fmt.usd(cost.get('user'))}, judge {fmt.usd(cost.get('judge'))}; "
               f"{cost.get('unpriced_calls', 0):,} of {cost.get('calls', 0):,} model calls "
@@ -244,7 +234,7 @@ def _profiles(report: dict, figs: dict[str, str]) -> str:
     time_head = ["Model", "Agent call p50", "p95", "p99", "User call p50", "p95", "p99",
                  "Retries", "HTTP 429", "Wall time / episode"]
     tok_rows, time_rows = [], []
-    for m in _order(report["models"]):
+    for m in fmt.by_score(report["models"]):
         p = report["models"][m].get("profile")
         if not p:
             continue

@@ -101,10 +101,6 @@ class FitTable:
             yield _t(self.caption)
 
 
-def _order(models: dict) -> list[str]:
-    return sorted(models, key=lambda m: (models[m]["avg"] is None, -(models[m]["avg"] or 0.0), m))
-
-
 def _k_label(models: dict) -> str:
     ks = {s["k"] for s in models.values() if s.get("k") is not None}
     return str(ks.pop()) if len(ks) == 1 else "k"
@@ -178,7 +174,7 @@ def _leaderboard(title: str, models: dict, *, state_column: bool) -> FitTable:
             *([f"Avg@{k} reachable"] if has_reach else []),
             *(["$ total", "$/pass"] if has_cost else []), *(name for _, name in gaps)]
     rows, notes = [], []
-    for m in _order(models):
+    for m in fmt.by_score(models):
         s = models[m]
         cost = s.get("cost") or {}
         reach = s.get("without_unreachable") or {}
@@ -208,7 +204,7 @@ def _domain_table(bench: str, b: dict) -> FitTable | None:
     if len(domains) < 2:
         return None
     k = _k_label(models)
-    names = _order(models)
+    names = fmt.by_score(models)
     rows = []
     for d in domains:
         cells = [(models[m].get("domains") or {}).get(d) for m in names]
@@ -234,7 +230,7 @@ def _metrics_table(bench: str, b: dict) -> FitTable | None:
     head = ["Model", *(fmt.metric_name(k) for k in keys), *(fmt.judge_label(j) for j in judges)]
     rows = [[m, *(fmt.pct((models[m].get("metrics") or {}).get(k)) for k in keys),
              *(fmt.pct((models[m].get("method_scores") or {}).get(j)) for j in judges)]
-            for m in _order(models)]
+            for m in fmt.by_score(models)]
     return FitTable(f"{bench}: metrics and other judges (means over the episodes that have "
                     "them)", head, rows)
 
@@ -244,13 +240,7 @@ def _cost_table(report: dict) -> FitTable | None:
     cost = report.get("cost") or {}
     if not cost.get("total"):
         return None
-    rows = []
-    for b, bs in (report.get("benchmarks") or {}).items():
-        for m in _order(bs["models"]):
-            c = bs["models"][m].get("cost")
-            if c:
-                rows.append([m, b, *(fmt.usd(c.get(x)) for x in (
-                    "agent", "user", "judge", "total", "per_episode", "per_pass"))])
+    rows = fmt.cost_rows(report)
     return FitTable(f"cost (stored prices): total {fmt.usd(cost['total'])} = agent "
                     f"{fmt.usd(cost['agent'])} + user {fmt.usd(cost['user'])} + judge "
                     f"{fmt.usd(cost['judge'])}",
