@@ -206,12 +206,38 @@ def refused(err: BaseException) -> bool:
     return False
 
 
+class GatedBody(aiohttp.payload.BytesPayload):
+    """A request body that asks ``stopping()`` in the step that writes it, just before the write.
+
+    aiohttp buffers a request's headers and sends them with the first body bytes, so this is
+    the last moment a request can still be withheld. A signal handler that lands while a
+    coroutine is past every earlier check (inside aiohttp's send, or in a body-writing task
+    created after the handler cancelled every task) is caught here: nothing is sent and the
+    write fails as cancelled.
+    """
+
+    def __init__(self, value: bytes, stopping: Callable[[], bool]) -> None:
+        super().__init__(value, content_type="application/json")
+        self._stopping = stopping
+
+    async def write_with_length(self, writer: Any, content_length: int | None) -> None:
+        if self._stopping():
+            raise asyncio.CancelledError("the sweep is stopping: request not sent")
+        await super().write_with_length(writer, content_length)
+
+
 class AiohttpTransport:
-    """POST to ``url`` over a pooled aiohttp session created lazily in the first loop used."""
+    """POST to ``url`` over a pooled aiohttp session created lazily in the first loop used.
+
+    ``stopping`` (when given) is asked just before each request's bytes are written; once it
+    answers true no request leaves (see :class:`GatedBody`).
+    """
 
     def __init__(self, url: str, *, name: str, max_connections: int, timeout_s: float,
-                 connect_timeout_s: float, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
+                 connect_timeout_s: float, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+                 stopping: Callable[[], bool] | None = None) -> None:
         self._url = URL(url)
+        self._stopping = stopping
         self._name = name
         self._limit = max_connections
         self._timeout_s = timeout_s
@@ -252,7 +278,8 @@ class AiohttpTransport:
         session = self._get_session()
         try:  # one deadline over connect, send and the whole body (not per chunk)
             async with asyncio.timeout(self._timeout_s), \
-                    session.post(url, data=body, headers=headers) as resp:
+                    session.post(url, headers=headers, data=body if self._stopping is None
+                                 else GatedBody(body, self._stopping)) as resp:
                 size = resp.content_length
                 if size is not None and size > self._max_bytes:
                     raise too_large(name, url, self._max_bytes)
@@ -274,6 +301,8 @@ class AiohttpTransport:
                 f"{name}: response body from {url} truncated ({type(err).__name__})",
                 endpoint=name) from err
         except (aiohttp.ClientError, OSError) as err:
+            if self._stopping is not None and self._stopping():  # withheld by GatedBody
+                raise asyncio.CancelledError("the sweep is stopping: request not sent") from err
             if refused(err):
                 raise ConnectionRefused(
                     f"{name}: connection refused by {url} (is the server running?)",
@@ -393,7 +422,7 @@ class ModelClient:
                 transport = AiohttpTransport(
                     url, name=self._name, max_connections=endpoint.max_concurrency,
                     timeout_s=endpoint.timeout_s, connect_timeout_s=endpoint.connect_timeout_s,
-                    max_reply_bytes=self._max_bytes)
+                    max_reply_bytes=self._max_bytes, stopping=self._limits_closed)
             else:
                 raise ConfigError(
                     f"endpoint {endpoint.name!r}: unknown transport {kind!r} (aiohttp, openai)")
@@ -415,6 +444,9 @@ class ModelClient:
             sleep=self.clock.sleep,
             reraise=True,
         )
+
+    def _limits_closed(self) -> bool:
+        return self.limits.closed
 
     # -- lifecycle ------------------------------------------------------------------------
 

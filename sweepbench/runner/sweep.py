@@ -260,7 +260,10 @@ class Sweep:
         (responses that arrived, connections just opened, request bodies aiohttp has yet to
         write in tasks of its own) can send anything, and cancels every task there, as
         asyncio's own Ctrl-C handling cancels its main task; the loop's handler under it wakes
-        a loop that is idle.
+        a loop that is idle. A step already past its last check when the handler runs (or a
+        body-writing task aiohttp creates after it) meets the closed limits once more in the
+        request body's write (:class:`~sweepbench.runner.client.GatedBody`), so no byte of a
+        request leaves after the signal.
         """
         loop = asyncio.get_running_loop()
         self._old_handlers = {}
