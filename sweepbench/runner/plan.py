@@ -51,7 +51,8 @@ from sweepbench.runner.work import Shard, WorkItem, build_work
 from sweepbench.simulator.episode import EpisodeContext
 from sweepbench.wire import Usage, encoder
 
-__all__ = ["DEFAULT_LATENCY_S", "Shape", "make_plan", "prior_per_episode", "render_plan"]
+__all__ = ["DEFAULT_LATENCY_S", "Shape", "episode_calls", "make_plan", "prior_per_episode",
+           "render_plan"]
 
 DEFAULT_LATENCY_S = 2.0
 """Seconds per call assumed for an endpoint with no history (not a scripted model)."""
@@ -196,7 +197,7 @@ class _Estimator:
         self.sizes = _Sizes(data_dir)
         self.tasks = tasks  # task key -> task, to size the tasks of the history
 
-    def shape(self, item: WorkItem) -> Shape:
+    def shape(self, item: WorkItem, *, judges: bool = True) -> Shape:
         task = item.task
         exact = self.history.by_task.get((item.model, task.key))
         if exact:
@@ -205,7 +206,8 @@ class _Estimator:
             shape = self._scaled(item, self.history.by_bench[item.model, task.benchmark])
         else:
             shape = self._defaults(item)
-        self._fill_judges(shape, item)
+        if judges:
+            self._fill_judges(shape, item)
         return shape
 
     def _scaled(self, item: WorkItem, hist: list[tuple[Shape, str]]) -> Shape:
@@ -366,6 +368,23 @@ def prior_per_episode(cfg: SweepConfig, store: RunStore | None) -> dict[str, flo
     """Expected dollars per episode by endpoint (the spending cap's estimate before any
     episode of the sweep has finished)."""
     return make_plan(cfg, store)["per_episode_dollars"]
+
+
+def episode_calls(cfg: SweepConfig, store: RunStore | None, items: list[WorkItem],
+                  data_dir: Path | None) -> list[tuple[float, str]]:
+    """Expected agent + user model calls of each item, and where the estimate comes from (the
+    scheduler's episode length; judges run apart and are left out)."""
+    est = _Estimator(cfg, _History(store), data_dir, {i.task.key: i.task for i in items})
+    seen: dict[tuple[str, str], tuple[float, str]] = {}  # the same for every trial
+    out = []
+    for item in items:
+        hit = seen.get((item.model, item.task.key))
+        if hit is None:
+            shape = est.shape(item, judges=False)
+            hit = seen[item.model, item.task.key] = (
+                shape.roles["agent"][0] + shape.roles["user"][0], shape.source)
+        out.append(hit)
+    return out
 
 
 def render_plan(plan: dict[str, Any]) -> Group:
