@@ -93,9 +93,10 @@ def _mean_shapes(shapes: list[Shape], source: str) -> Shape:
 
 class _History:
     """Measured shapes of the store's finished episodes, by (model, task) and (model,
-    benchmark); per-call overheads by endpoint."""
+    benchmark); per-call overheads by endpoint. ``calls_only``: their model calls alone (all
+    counted as agent calls), counted in one query, for the scheduler."""
 
-    def __init__(self, store: RunStore | None) -> None:
+    def __init__(self, store: RunStore | None, *, calls_only: bool = False) -> None:
         self.by_task: dict[tuple[str, str], list[Shape]] = defaultdict(list)
         self.by_bench: dict[tuple[str, str], list[tuple[Shape, str]]] = defaultdict(list)
         self.latency: dict[str, list[float]] = defaultdict(list)  # endpoint -> call latencies
@@ -103,6 +104,13 @@ class _History:
         self.harness_s: float | None = None
         self.startup_s: float | None = None
         if store is None:
+            return
+        if calls_only:
+            for model, benchmark, domain, lang, task_id, calls in store.call_counts():
+                shape, task = Shape(source="history"), f"{benchmark}:{domain}:{lang}:{task_id}"
+                shape.roles["agent"][0] = float(calls)
+                self.by_task[model, task].append(shape)
+                self.by_bench[model, benchmark].append((shape, task))
             return
         rows = {r["episode_key"]: r for r in store.episode_rows()
                 if r["status"] == EpisodeStatus.DONE}
@@ -374,7 +382,8 @@ def episode_calls(cfg: SweepConfig, store: RunStore | None, items: list[WorkItem
                   data_dir: Path | None) -> list[tuple[float, str]]:
     """Expected agent + user model calls of each item, and where the estimate comes from (the
     scheduler's episode length; judges run apart and are left out)."""
-    est = _Estimator(cfg, _History(store), data_dir, {i.task.key: i.task for i in items})
+    est = _Estimator(cfg, _History(store, calls_only=True), data_dir,
+                     {i.task.key: i.task for i in items})
     seen: dict[tuple[str, str], tuple[float, str]] = {}  # the same for every trial
     out = []
     for item in items:
