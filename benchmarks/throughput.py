@@ -59,10 +59,7 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
 
 def child(spec: dict) -> dict:
     """Run one sweep in this process and measure it (called in a fresh interpreter)."""
-    import asyncio
-
     from sweepbench.config import load_config
-    from sweepbench.runner.sweep import install_uvloop, run_sweep
 
     endpoint = {"base_url": spec["url"], "max_concurrency": 100000, "timeout_s": 600.0}
     if spec.get("transport"):
@@ -75,10 +72,7 @@ def child(spec: dict) -> dict:
         "endpoints": [{"name": n, **endpoint} for n in ("scripted/oracle", spec["user"])],
     })
     store = Path(spec["dir"]) / f"{spec['name']}.sqlite"
-    install_uvloop()
-    cpu0, t0 = time.process_time(), time.time()
-    asyncio.run(run_sweep(cfg, store))
-    cpu, wall = time.process_time() - cpu0, time.time() - t0
+    cpu, wall, _ = timed_sweep(cfg, store)
     db = sqlite3.connect(store)
     calls = db.execute("SELECT count(*) FROM events WHERE kind = 'model_call'").fetchone()[0]
     last_start = db.execute("SELECT max(started_at) FROM episodes").fetchone()[0]
@@ -93,8 +87,21 @@ def child(spec: dict) -> dict:
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def measure(spec: dict) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)],
+def timed_sweep(cfg, store: Path) -> tuple[float, float, float]:  # noqa: ANN001
+    """Run the sweep ``cfg`` into ``store`` on uvloop: (CPU seconds, wall seconds, start time)."""
+    import asyncio
+
+    from sweepbench.runner.sweep import install_uvloop, run_sweep
+
+    install_uvloop()
+    cpu0, t0 = time.process_time(), time.time()
+    asyncio.run(run_sweep(cfg, store))
+    return time.process_time() - cpu0, time.time() - t0, t0
+
+
+def measure(spec: dict, script: str = __file__) -> dict:
+    """``script --child SPEC`` in a fresh interpreter; the JSON object it prints last."""
+    out = subprocess.run([sys.executable, script, "--child", json.dumps(spec)],
                          capture_output=True, text=True, env={**os.environ})
     if out.returncode != 0:
         raise RuntimeError(f"{spec['name']} failed:\n{out.stderr[-2000:]}")

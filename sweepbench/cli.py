@@ -28,7 +28,7 @@ from rich.text import Text
 from sweepbench import __version__
 from sweepbench.config import SweepConfig, load_config
 from sweepbench.errors import ConfigError, ImportFormatError, Interrupted, SweepbenchError
-from sweepbench.ids import STATE_JUDGE, JudgeMethod, UserMode
+from sweepbench.ids import STATE_JUDGE, JudgeMethod, UserMode, WorkOrder
 from sweepbench.results.text import json_text, literal
 from sweepbench.runner.faults import FaultSpec, LatencySpec, parse_outage
 from sweepbench.runner.work import DEFAULT_STORE
@@ -113,7 +113,7 @@ def _add_fail_fast_options(p: argparse.ArgumentParser) -> None:
 
 
 _OVERRIDES = ("max_concurrency", "data_dir", "lang", "task_ids", "limit", "seed",
-              "reference_latency_s", "max_cost_usd", "error_streak")
+              "reference_latency_s", "max_cost_usd", "error_streak", "order")
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -744,6 +744,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print the report as JSON" if name == "run" else "print the plan as JSON")
         if name == "run":
             _add_fail_fast_options(p)
+            p.add_argument("--order", choices=[o.value for o in WorkOrder],
+                           help="the order episodes start in: longest expected first, fair "
+                                "across models, in bands of whole trials (default), or file: "
+                                "trial-major, tasks in file order")
         p.set_defaults(func=func)
 
     p = sub.add_parser("report", help="leaderboards of the episodes in one or more run stores "

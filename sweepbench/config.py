@@ -18,7 +18,7 @@ import msgspec
 from msgspec import Struct, field
 
 from sweepbench.errors import ConfigError
-from sweepbench.ids import STATE_JUDGE, JudgeMethod, UserMode
+from sweepbench.ids import STATE_JUDGE, JudgeMethod, UserMode, WorkOrder
 
 SCRIPTED_PREFIX = "scripted/"
 
@@ -161,6 +161,11 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     """Trials per (model, task): k in Avg@k, Pass@k, Pass^k."""
     max_concurrency: int = 64
     """Episodes in flight at once across the sweep."""
+    order: str = "longest"
+    """The order episodes start in: "longest" (longest expected first, fair across models, in
+    bands of whole trials, so the sweep ends with short episodes in flight) or "file"
+    (trial-major, tasks in file order, models in config order). It never changes what an
+    episode does, only when it starts."""
     data_dir: str | None = None
     """Benchmark data (task files); None: $SWEEPBENCH_DATA, else the built-in sample tasks."""
     lang: str = "en"
@@ -261,6 +266,8 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
             raise ConfigError(f"unknown judge method(s) {', '.join(bad)}; known: {', '.join(sorted(methods))}")
         if self.user_mode not in tuple(UserMode):
             raise ConfigError(f"user_mode must be default, neutral or solo, got {self.user_mode!r}")
+        if self.order not in tuple(WorkOrder):
+            raise ConfigError(f"order must be longest or file, got {self.order!r}")
         if self.lang not in ("en", "zh"):
             raise ConfigError(f"lang must be en or zh, got {self.lang!r}")
         for ep in self.endpoints:

@@ -27,8 +27,8 @@ import msgspec
 
 __all__ = [
     "EPISODE_JOURNAL", "FAILED_TERMINATIONS", "EpisodeId", "EpisodeKey", "EpisodeStatus",
-    "JudgeMethod", "STATE_JUDGE", "TaskKey", "TerminationReason", "UserMode", "content_hash",
-    "judge_journal",
+    "JudgeMethod", "STATE_JUDGE", "TaskKey", "TerminationReason", "UserMode", "WorkOrder",
+    "content_hash", "judge_journal",
 ]
 
 
@@ -67,6 +67,13 @@ class UserMode(StrEnum):
     DEFAULT = "default"
     NEUTRAL = "neutral"  # the persona's attributes removed from the user's prompt
     SOLO = "solo"  # the user says the whole instruction once; the agent then works alone
+
+
+class WorkOrder(StrEnum):
+    """The order a sweep starts its episodes in (``runner/schedule.py``)."""
+
+    LONGEST = "longest"  # longest expected first, fair across models, in bands of trials
+    FILE = "file"  # trial-major, tasks in file order, models in config order
 
 
 class JudgeMethod(StrEnum):

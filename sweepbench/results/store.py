@@ -814,6 +814,15 @@ class RunStore:
                               (run_id,))
         return [dict(zip(_EPISODE_COLUMNS, r)) for r in rows]
 
+    def call_counts(self) -> list[tuple[str, str, str, str, str, int]]:
+        """(model, benchmark, domain, lang, task_id, its own model calls) of every finished
+        episode: how long episodes of a task run, counted by the index (the scheduler's
+        history, read at every sweep's start)."""
+        return self._read(
+            "SELECT e.model, e.benchmark, e.domain, e.lang, e.task_id, count(*) FROM episodes e "
+            "JOIN events v ON v.episode_key = e.episode_key AND v.journal = '' "
+            "AND v.kind = 'model_call' WHERE e.status = 'done' GROUP BY e.episode_key")
+
     def episode_rows_by_label(self, labels: Iterable[str]) -> list[dict]:
         """episode_key, label and identity (decoded) of every episode with one of ``labels``:
         the stored versions of an episode whose identity has changed."""

@@ -51,7 +51,8 @@ from sweepbench.runner.work import Shard, WorkItem, build_work
 from sweepbench.simulator.episode import EpisodeContext
 from sweepbench.wire import Usage, encoder
 
-__all__ = ["DEFAULT_LATENCY_S", "Shape", "make_plan", "prior_per_episode", "render_plan"]
+__all__ = ["DEFAULT_LATENCY_S", "Shape", "episode_calls", "make_plan", "prior_per_episode",
+           "render_plan"]
 
 DEFAULT_LATENCY_S = 2.0
 """Seconds per call assumed for an endpoint with no history (not a scripted model)."""
@@ -92,9 +93,10 @@ def _mean_shapes(shapes: list[Shape], source: str) -> Shape:
 
 class _History:
     """Measured shapes of the store's finished episodes, by (model, task) and (model,
-    benchmark); per-call overheads by endpoint."""
+    benchmark); per-call overheads by endpoint. ``calls_only``: their model calls alone (all
+    counted as agent calls), counted in one query, for the scheduler."""
 
-    def __init__(self, store: RunStore | None) -> None:
+    def __init__(self, store: RunStore | None, *, calls_only: bool = False) -> None:
         self.by_task: dict[tuple[str, str], list[Shape]] = defaultdict(list)
         self.by_bench: dict[tuple[str, str], list[tuple[Shape, str]]] = defaultdict(list)
         self.latency: dict[str, list[float]] = defaultdict(list)  # endpoint -> call latencies
@@ -102,6 +104,13 @@ class _History:
         self.harness_s: float | None = None
         self.startup_s: float | None = None
         if store is None:
+            return
+        if calls_only:
+            for model, benchmark, domain, lang, task_id, calls in store.call_counts():
+                shape, task = Shape(source="history"), f"{benchmark}:{domain}:{lang}:{task_id}"
+                shape.roles["agent"][0] = float(calls)
+                self.by_task[model, task].append(shape)
+                self.by_bench[model, benchmark].append((shape, task))
             return
         rows = {r["episode_key"]: r for r in store.episode_rows()
                 if r["status"] == EpisodeStatus.DONE}
@@ -196,7 +205,7 @@ class _Estimator:
         self.sizes = _Sizes(data_dir)
         self.tasks = tasks  # task key -> task, to size the tasks of the history
 
-    def shape(self, item: WorkItem) -> Shape:
+    def shape(self, item: WorkItem, *, judges: bool = True) -> Shape:
         task = item.task
         exact = self.history.by_task.get((item.model, task.key))
         if exact:
@@ -205,7 +214,8 @@ class _Estimator:
             shape = self._scaled(item, self.history.by_bench[item.model, task.benchmark])
         else:
             shape = self._defaults(item)
-        self._fill_judges(shape, item)
+        if judges:
+            self._fill_judges(shape, item)
         return shape
 
     def _scaled(self, item: WorkItem, hist: list[tuple[Shape, str]]) -> Shape:
@@ -366,6 +376,24 @@ def prior_per_episode(cfg: SweepConfig, store: RunStore | None) -> dict[str, flo
     """Expected dollars per episode by endpoint (the spending cap's estimate before any
     episode of the sweep has finished)."""
     return make_plan(cfg, store)["per_episode_dollars"]
+
+
+def episode_calls(cfg: SweepConfig, store: RunStore | None, items: list[WorkItem],
+                  data_dir: Path | None) -> list[tuple[float, str]]:
+    """Expected agent + user model calls of each item, and where the estimate comes from (the
+    scheduler's episode length; judges run apart and are left out)."""
+    est = _Estimator(cfg, _History(store, calls_only=True), data_dir,
+                     {i.task.key: i.task for i in items})
+    seen: dict[tuple[str, str], tuple[float, str]] = {}  # the same for every trial
+    out = []
+    for item in items:
+        hit = seen.get((item.model, item.task.key))
+        if hit is None:
+            shape = est.shape(item, judges=False)
+            hit = seen[item.model, item.task.key] = (
+                shape.roles["agent"][0] + shape.roles["user"][0], shape.source)
+        out.append(hit)
+    return out
 
 
 def render_plan(plan: dict[str, Any]) -> Group:

@@ -2,7 +2,8 @@
 
 Episodes spend nearly all their time waiting on HTTP, so a fixed pool of worker coroutines
 pulls work from one list: memory stays flat however long the list, and the in-flight cap is
-exact. Each episode is keyed by its identity (:mod:`sweepbench.runner.identity`): what the
+exact. The list is ordered longest expected episode first (:mod:`sweepbench.runner.schedule`),
+so the sweep ends with short episodes in flight. Each episode is keyed by its identity (:mod:`sweepbench.runner.identity`): what the
 store already finished under that key is skipped, whichever invocation ran it, so a sweep
 with more trials, another model or another benchmark runs only its new episodes, and an
 unfinished one continues from its journal. Each invocation is a run in the store, linked to
@@ -51,6 +52,7 @@ from sweepbench.runner.identity import what_changed
 from sweepbench.runner.journal import CallJournal
 from sweepbench.runner.judge_pool import JudgePool
 from sweepbench.runner.preflight import fit_concurrency, preflight
+from sweepbench.runner.schedule import order_work
 from sweepbench.runner.work import Shard, WorkItem, build_work, new_run_id, select_tasks
 from sweepbench.simulator.episode import run_episode
 from sweepbench.wire import EpisodeRecord, encoder
@@ -172,6 +174,7 @@ class Sweep:
         if todo or waiting:  # a broken setup fails here, before any episode starts
             await preflight(cfg, names, request=self.check_endpoints)
         concurrency = fit_concurrency(cfg, names, len(todo), warn=self.warn)
+        todo = order_work(todo, cfg, store, self.data_dir, slots=concurrency)
         store.begin_run(self.run_id, msgspec.to_builtins(cfg),
                         prices=msgspec.to_builtins(prices),
                         info={"command": self.command, "benchmarks": benchmark_info(cfg.benchmarks),

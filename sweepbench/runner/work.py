@@ -112,8 +112,9 @@ def select_tasks(cfg: SweepConfig) -> list[tuple[str, Task]]:
 
 def build_work(cfg: SweepConfig, data_dir: Path | None, shard: Shard | None = None
                ) -> list[WorkItem]:
-    """Every (model, task, trial) of ``cfg`` that ``shard`` owns, trial-major (so a sweep cut
-    short has whole early trials), each with its key and identity."""
+    """Every (model, task, trial) of ``cfg`` that ``shard`` owns, each with its key and
+    identity, in file order: trial-major, tasks as loaded, models as configured. The sweep
+    starts them in the order :mod:`sweepbench.runner.schedule` makes of this one."""
     shard = shard or Shard(0, 1)
     ident = EpisodeIdentity(cfg, data_dir)
     agents = {m: ident.endpoint(m) for m in cfg.models}

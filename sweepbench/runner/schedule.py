@@ -1,0 +1,108 @@
+"""The order a sweep starts its episodes in: longest expected first, fair across models.
+
+A sweep is C slots, each running one episode after another, so its wall time is a makespan.
+In file order the last trial's long episodes start last and finish alone while the other
+slots sit idle. Longest-processing-time-first (LPT) starts them early and ends the sweep with
+short episodes in flight, so the ramp-down is as short as the shortest episodes.
+
+- **Expected length**: an episode's agent + user model calls, from the plan's estimator
+  (:func:`sweepbench.runner.plan.episode_calls`): the store's history of the model on the
+  task, else on the benchmark, else the benchmark's defaults for the task (its gold plan's
+  steps plus its user turns and the protocol's own calls).
+- **Bands of trials**: trials stay in order in bands of whole trials, each at least
+  ``BAND_SLOTS`` episodes per slot (a trial that large is a band of its own; a remainder joins
+  the band before it). Inside a band: longest first. So a sweep cut short (a spending cap, an
+  interrupt) has whole early bands, and LPT has a band long enough to work in: ordered
+  trial by trial, a trial of fewer episodes than slots would start its long episodes last.
+- **Fair across models**: each agent model's episodes of a band, longest first (ties: file
+  order), merged so that every model has started the same share of its expected calls; every
+  model's endpoint keeps its share of the slots to the end, none waits for another model's
+  long episodes to finish.
+
+``order = "file"`` (``--order file``) keeps the work list's own order: trial-major, tasks in
+file order, models in config order. Both are deterministic for a given store and config.
+"""
+
+from __future__ import annotations
+
+import heapq
+from pathlib import Path
+
+from sweepbench.config import SweepConfig
+from sweepbench.ids import WorkOrder
+from sweepbench.results.store import RunStore
+from sweepbench.runner.plan import episode_calls
+from sweepbench.runner.work import WorkItem
+
+__all__ = ["BAND_SLOTS", "longest_first", "order_work", "trial_bands"]
+
+BAND_SLOTS = 2
+"""Episodes per slot in a band of trials at least. LPT needs its band to outlast the band's
+longest episode: with twice as many episodes as slots, the longest (up to 5x the shortest in
+the default set) finish while the band's shorter ones still run."""
+
+
+def order_work(items: list[WorkItem], cfg: SweepConfig, store: RunStore | None,
+               data_dir: Path | None, *, slots: int) -> list[WorkItem]:
+    """``items`` in the order ``cfg.order`` asks for, with ``slots`` episodes in flight."""
+    if cfg.order == WorkOrder.FILE or len(items) < 2:
+        return list(items)
+    lengths = [calls for calls, _ in episode_calls(cfg, store, items, data_dir)]
+    return longest_first(items, lengths, band=BAND_SLOTS * max(1, slots))
+
+
+def trial_bands(items: list[WorkItem], band: int) -> list[list[int]]:
+    """Indices of ``items`` in bands of consecutive whole trials, each of ``band`` items at
+    least (the remainder joins the last band), each band's indices in list order."""
+    by_trial: dict[int, list[int]] = {}
+    for i, item in enumerate(items):
+        by_trial.setdefault(item.trial, []).append(i)
+    out: list[list[int]] = []
+    current: list[int] = []
+    for trial in sorted(by_trial):
+        current += by_trial[trial]
+        if len(current) >= band:
+            out.append(current)
+            current = []
+    if current:
+        if out:
+            out[-1] += current
+        else:
+            out.append(current)
+    return out
+
+
+def longest_first(items: list[WorkItem], lengths: list[float], *, band: int
+                  ) -> list[WorkItem]:
+    """``items`` band by band (:func:`trial_bands`), each band longest first by ``lengths``
+    and merged fairly across models (:func:`_fair_merge`)."""
+    order: list[int] = []
+    for group in trial_bands(items, band):
+        order += _fair_merge(group, items, lengths)
+    return [items[i] for i in order]
+
+
+def _fair_merge(group: list[int], items: list[WorkItem], lengths: list[float]) -> list[int]:
+    """``group``'s indices: each model's longest first, the models interleaved so that the
+    next episode is always the model's that has started the smallest share of its expected
+    calls (ties: the model met first, i.e. config order)."""
+    per_model: dict[str, list[int]] = {}
+    for i in group:
+        per_model.setdefault(items[i].model, []).append(i)
+    for queue in per_model.values():
+        queue.sort(key=lambda i: (-lengths[i], i))
+    totals = {m: sum(lengths[i] for i in q) or 1.0 for m, q in per_model.items()}
+    started = dict.fromkeys(per_model, 0.0)
+    taken = dict.fromkeys(per_model, 0)
+    heap = [(0.0, rank, m) for rank, m in enumerate(per_model)]
+    out: list[int] = []
+    while heap:
+        _, rank, model = heapq.heappop(heap)
+        queue = per_model[model]
+        i = queue[taken[model]]
+        out.append(i)
+        taken[model] += 1
+        started[model] += lengths[i]
+        if taken[model] < len(queue):
+            heapq.heappush(heap, (started[model] / totals[model], rank, model))
+    return out

@@ -1,0 +1,164 @@
+"""The order a sweep starts episodes in: longest expected first, fair across models, in bands
+of whole trials; history over the task's own hint; ``order = "file"`` as before."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+
+import pytest
+
+from sweepbench.cli import main
+from sweepbench.config import load_config
+from sweepbench.datasets.task import Task
+from sweepbench.errors import ConfigError
+from sweepbench.results.store import RunStore
+from sweepbench.runner.plan import episode_calls
+from sweepbench.runner.schedule import BAND_SLOTS, longest_first, order_work, trial_bands
+from sweepbench.runner.sweep import Sweep
+from sweepbench.runner.work import WorkItem, build_work
+
+BASE = {"benchmarks": ["vitabench:delivery", "vitabench:instore", "t1:flight+hotel+bar"],
+        "models": ["scripted/oracle", "scripted/noisy:0.3"], "trials": 3}
+
+
+def items(lengths: dict[str, list[float]], trials: int = 1) -> tuple[list, list[float]]:
+    """Work items in file order (trial-major, then task, then model) with given lengths:
+    ``{model: [length of its episode of task 0, of task 1, ...]}``."""
+    n = max(len(v) for v in lengths.values())
+    tasks = [Task(id=f"t{i}", benchmark="x", domain="d", instructions="") for i in range(n)]
+    out, lens = [], []
+    for trial in range(trials):
+        for i, task in enumerate(tasks):
+            for model, ls in lengths.items():
+                if i < len(ls):
+                    out.append(WorkItem(model, "x:d", task, trial))
+                    lens.append(ls[i])
+    return out, lens
+
+
+def test_longest_first_inside_a_band_ties_in_file_order():
+    work, lens = items({"m": [3, 9, 5, 9, 1]}, trials=2)
+    order = longest_first(work, lens, band=10)  # both trials in one band
+    assert [(w.task.id, w.trial) for w in order] == [
+        ("t1", 0), ("t3", 0), ("t1", 1), ("t3", 1), ("t2", 0), ("t2", 1),
+        ("t0", 0), ("t0", 1), ("t4", 0), ("t4", 1)]
+
+
+def test_bands_are_whole_trials_in_order_and_a_remainder_joins_the_last():
+    work, lens = items({"m": [1, 2, 3]}, trials=5)  # 3 items per trial
+    bands = trial_bands(work, 6)
+    assert [sorted({work[i].trial for i in b}) for b in bands] == [[0, 1], [2, 3, 4]]
+    assert [sorted({work[i].trial for i in b}) for b in trial_bands(work, 0)] == [
+        [0], [1], [2], [3], [4]]
+    assert len(trial_bands(work, 100)) == 1
+    order = longest_first(work, lens, band=6)
+    # a sweep cut after the first band has trials 0 and 1 whole, and nothing else
+    assert Counter(w.trial for w in order[:6]) == {0: 3, 1: 3}
+    assert [w.task.id for w in order[:6]] == ["t2", "t2", "t1", "t1", "t0", "t0"]
+
+
+def test_models_are_interleaved_by_share_of_their_expected_calls():
+    # a's episodes are all longer than b's: plain LPT would start every a before any b
+    work, lens = items({"a": [20, 18, 16, 14], "b": [4, 3, 2, 1]}, trials=1)
+    order = longest_first(work, lens, band=100)
+    assert [w.model for w in order] == ["a", "b", "a", "b", "a", "b", "a", "b"]
+    # b has twice a's work in as many episodes: two of b's calls are started per call of a
+    work, lens = items({"a": [2] * 6, "b": [4] * 12})
+    order = longest_first(work, lens, band=100)
+    models = "".join(w.model for w in order)
+    assert Counter(models) == {"a": 6, "b": 12}
+    for n in range(1, len(models) + 1):  # every prefix holds each model's share of work
+        share_a = 2 * models[:n].count("a") / 12
+        share_b = 4 * models[:n].count("b") / 48
+        assert abs(share_a - share_b) <= 2 / 12 + 1e-9, models[:n]
+    assert min(models.rindex("a"), models.rindex("b")) >= len(models) - 3  # ending together
+
+
+def test_the_default_order_is_longest_first_fair_and_deterministic():
+    cfg = load_config(None, BASE)
+    work = build_work(cfg, None)
+    lens = {(w.model, w.task.key): n for w, (n, _) in zip(work, episode_calls(cfg, None, work,
+                                                                                None))}
+    order = order_work(work, cfg, None, None, slots=100)
+    assert sorted(w.key for w in order) == sorted(w.key for w in work)  # a permutation
+    assert [w.key for w in order_work(work, cfg, None, None, slots=100)] == [
+        w.key for w in order]
+    assert len(trial_bands(work, BAND_SLOTS * 100)) == 1  # each model longest first
+    for model in cfg.models:
+        mine = [lens[w.model, w.task.key] for w in order if w.model == model]
+        assert mine == sorted(mine, reverse=True) and mine[0] > mine[-1]
+    assert {w.model for w in order[:2]} == set(cfg.models)
+    # the file order ends with T1 (the longest); the default ends with the shortest
+    assert lens[work[-1].model, work[-1].task.key] > lens[order[-1].model, order[-1].task.key]
+    file = order_work(work, load_config(None, {**BASE, "order": "file"}), None, None, slots=100)
+    assert [w.key for w in file] == [w.key for w in work]
+
+
+async def test_history_of_the_task_is_used_over_the_task_hint(tmp_path):
+    cfg1 = load_config(None, {**BASE, "models": ["scripted/oracle"], "trials": 1,
+                              "max_concurrency": 16})
+    with RunStore(tmp_path / "s.sqlite") as store:
+        await Sweep(cfg1, store).run()
+        measured = {r["task_id"]: n for r, n in _calls_by_episode(store)}
+        cfg = load_config(None, {**BASE, "models": ["scripted/oracle"], "trials": 2})
+        todo = [w for w in build_work(cfg, None) if w.trial == 1]
+        estimates = episode_calls(cfg, store, todo, None)
+        assert {src for _, src in estimates} == {"history of the task"}
+        assert [n for n, _ in estimates] == [measured[w.task.id] for w in todo]
+        hinted = [n for n, _ in episode_calls(cfg, None, todo, None)]
+        assert hinted != [n for n, _ in estimates]  # the hint is rough: history reorders
+        with_history = order_work(todo, cfg, store, None, slots=16)
+    ranks = [measured[w.task.id] for w in with_history]
+    assert ranks == sorted(ranks, reverse=True)
+    without = [measured[w.task.id] for w in order_work(todo, cfg, None, None, slots=16)]
+    assert without != ranks
+
+
+def _calls_by_episode(store: RunStore) -> list[tuple[dict, int]]:
+    rows = {r["episode_key"]: r for r in store.episode_rows()}
+    n = Counter(c.episode_key for c in store.model_calls() if not c.journal)
+    return [(rows[k], n[k]) for k in rows]
+
+
+async def test_a_sweep_starts_its_episodes_in_the_order(tmp_path):
+    base = {**BASE, "trials": 1, "max_concurrency": 1, "benchmarks": ["vitabench:delivery",
+                                                                      "t1:flight+hotel+bar"]}
+    started = {}
+    for order in ("longest", "file"):
+        cfg = load_config(None, {**base, "order": order})
+        seen: list[str] = []
+
+        def progress(kind, **info):
+            if kind == "started":
+                seen.append(info["item"].key)
+
+        with RunStore(tmp_path / f"{order}.sqlite") as store:
+            await Sweep(cfg, store, progress=progress).run()
+        work = build_work(cfg, None)
+        assert seen == [w.key for w in order_work(work, cfg, None, None, slots=1)]
+        started[order] = seen
+    assert started["file"] == [w.key for w in build_work(cfg, None)]
+    assert started["longest"] != started["file"]
+    assert sorted(started["longest"]) == sorted(started["file"])
+    db = sqlite3.connect(tmp_path / "longest.sqlite")
+    assert db.execute("SELECT count(*) FROM episodes WHERE status = 'done'").fetchone()[0] == len(
+        started["longest"])
+
+
+def test_order_is_a_config_field_and_a_run_option(tmp_path, capsys):
+    assert load_config(None, {}).order == "longest"
+    with pytest.raises(ConfigError, match="order must be longest or file"):
+        load_config(None, {"order": "random"})
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "--order {longest,file}" in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(SystemExit):
+        main(["run", "--order", "random"])
+    assert "invalid choice: 'random'" in capsys.readouterr().err
+    out = tmp_path / "s.sqlite"
+    assert main(["run", "--benchmark", "vitabench:delivery", "--model", "scripted/oracle",
+                 "--trials", "1", "--order", "file", "--out", str(out), "--no-progress"]) == 0
+    db = sqlite3.connect(out)
+    (config,) = db.execute("SELECT config FROM runs").fetchone()
+    assert '"order":"file"' in config.replace(" ", "")
