@@ -58,7 +58,8 @@ def plant(path: Path, run_id: str) -> str:
     """Add an episode whose messages, tool call, result, error and verdict are markup; the
     run selected it, as a sweep's episodes are. Returns its key."""
     with RunStore(path, create=False) as store:
-        template = next(iter(store.records().values()))
+        # a VitaBench episode's (the unreachable reason is about a dish), whichever ran first
+        template = next(r for r in store.records().values() if r.benchmark == "vitabench")
         task = TaskKey(template.benchmark, template.domain, template.lang, template.task_id)
         label = str(EpisodeId(PLANTED_MODEL, task, 0))
         key = str(EpisodeKey.of({"planted": label}))
