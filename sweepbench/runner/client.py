@@ -360,6 +360,59 @@ class _Call:
         self.hedge_usage: Usage | None = None
 
 
+class _Race:
+    """The hedges of one attempt (see ``ModelClient._race``): copies and the winner. Told
+    the first copy's age by the endpoint's watchdog (``tick``); ``close()`` unhooks it all,
+    so a call leaves no reference cycle behind."""
+
+    __slots__ = ("body", "call", "cancelling", "client", "copies", "flight", "headers", "live",
+                 "me", "won")
+
+    def __init__(self, client: ModelClient, body: bytes, headers: dict[str, str] | None,
+                 call: _Call) -> None:
+        self.client, self.body, self.headers, self.call = client, body, headers, call
+        me = asyncio.current_task()
+        assert me is not None
+        self.me, self.cancelling = me, me.cancelling()
+        self.copies: list[tuple[asyncio.Task[CallResult], _Call, Flight]] = []
+        self.won: asyncio.Task[CallResult] | None = None  # the copy that answered first
+        self.live = True
+        self.flight = Flight(self)
+
+    def tick(self, age: float, delay: float) -> None:
+        """The first copy has been on the wire ``age`` s without a byte back: one more copy
+        per ``delay`` s of it, up to ``MAX_HEDGES``, within the endpoint's hedge share."""
+        copies = self.copies
+        if (not self.live or age < delay * (len(copies) + 1) or len(copies) >= MAX_HEDGES
+                or any(f.got_first_byte for _, _, f in copies)
+                or not self.client.stalls.may_hedge()):
+            return  # not yet, enough, answering (a body on its way is no hang), over share
+        call = self.call
+        call.hedged += 1
+        sub, flight = _Call(call.hung), Flight()
+        task = asyncio.ensure_future(self.client._request(
+            self.body, self.headers, sub, flight, self.flight.permit))
+        task.add_done_callback(self.copy_done)
+        copies.append((task, sub, flight))
+
+    def copy_done(self, task: asyncio.Task[CallResult]) -> None:
+        if task.cancelled():
+            return
+        task.exception()  # retrieved: a loser's error is not "never retrieved"
+        if self.live and self.won is None:
+            self.won = task
+            self.me.cancel()  # stop this task's request: the copy answered first
+
+    def close(self) -> list[tuple[asyncio.Task[CallResult], _Call, Flight]]:
+        """Stop the copies; the copies, for their books."""
+        self.live = False
+        self.flight.race = None
+        for task, _, _ in self.copies:
+            task.remove_done_callback(self.copy_done)
+            task.cancel()
+        return self.copies
+
+
 class ModelClient:
     """Chat completions against one endpoint: transport, limits, retries, optional cache.
 
@@ -556,70 +609,24 @@ class ModelClient:
 
     async def _race(self, body: bytes, headers: dict[str, str] | None,
                     call: _Call) -> CallResult:
-        """One attempt with hedges: the request runs in this task; once it has been sent for
-        the hedge delay (timed from its send, once the endpoint's latency is known) without a
-        byte back, a copy goes out as a task (and one more after another delay). The first
-        answer wins, errors included (an error fails the attempt, retried as usual, rather
-        than waiting on a copy suspected hung); a copy that answers first cancels this task's
-        request and the others are cancelled. Copies keep their own books (``_Call``),
-        merged into ``call`` when one wins. Nothing but a timer is spent on a request that
-        answers in time."""
-        stalls, loop = self.stalls, asyncio.get_running_loop()
-        me = asyncio.current_task()
-        assert me is not None
-        cancelling = me.cancelling()
-        copies: list[tuple[asyncio.Task[CallResult], _Call, Flight]] = []
-        won: list[asyncio.Task[CallResult]] = []  # the copy that answered first
-        timer: list[asyncio.TimerHandle] = []
-        live = True
-
-        def copy_done(task: asyncio.Task[CallResult]) -> None:
-            if task.cancelled():
-                return
-            task.exception()  # retrieved: a loser's error is not "never retrieved"
-            if live and not won:
-                won.append(task)
-                me.cancel()  # stop this task's request: the copy answered first
-
-        def fire() -> None:
-            timer.clear()
-            if (not live or flight.got_first_byte or len(copies) >= MAX_HEDGES
-                    or any(f.got_first_byte for _, _, f in copies) or not stalls.may_hedge()):
-                return  # done, answering (a body on its way is no hang), or over its share
-            call.hedged += 1
-            sub, fl = _Call(call.hung), Flight()
-            task = asyncio.ensure_future(self._request(body, headers, sub, fl, flight.permit))
-            task.add_done_callback(copy_done)
-            copies.append((task, sub, fl))
-            timer.append(loop.call_later(delay[0], fire))  # and one more if it hangs too
-
-        delay = [0.0]
-
-        def arm() -> None:  # sent, and the endpoint's latency known
-            if live:
-                delay[0] = stalls.hedge_delay() or 0.0
-                timer.append(loop.call_at(flight.sent_at + delay[0], fire))
-
-        def sent() -> None:
-            flight.sent_at = loop.time()
-            stalls.on_primed(arm)
-
-        flight = Flight(sent)
+        """One attempt with hedges: the request runs in this task; once it has been on the
+        wire for the hedge delay (once the endpoint's latency is known) without a byte back,
+        a copy goes out as a task (and one more after another delay). The first answer wins,
+        errors included (an error fails the attempt, retried as usual, rather than waiting
+        on a copy suspected hung); a copy that answers first cancels this task's request and
+        the others are cancelled. Copies keep their own books (``_Call``), merged into
+        ``call`` when one wins. A request that answers in time costs one small object."""
+        race = _Race(self, body, headers, call)
         try:
-            result = await self._request(body, headers, call, flight)
+            result = await self._request(body, headers, call, race.flight)
         except asyncio.CancelledError:
-            if not won or me.uncancel() > cancelling:
+            if not race.won or race.me.uncancel() > race.cancelling:
                 raise  # not (only) ours: the caller's cancellation
-            winner = won[0]
+            winner = race.won
         else:
             winner = None
         finally:
-            live = False
-            for handle in timer:
-                handle.cancel()
-            stalls.forget(arm)
-            for task, _, _ in copies:
-                task.cancel()
+            copies = race.close()
         if copies:
             base = call.hung  # each copy started counting from it
             for _, sub, _ in copies:
@@ -639,7 +646,7 @@ class ModelClient:
             raise err
         result = winner.result()
         call.payload = sub.payload
-        self._bill(call, result, [flight] + [f for t, _, f in copies if t is not winner])
+        self._bill(call, result, [race.flight] + [f for t, _, f in copies if t is not winner])
         result.statuses = list(call.statuses)
         result.attempts = len(call.statuses)
         return result
@@ -695,40 +702,38 @@ class ModelClient:
         self.failing += 1
         return failure.message
 
-    async def _post(self, body: bytes, headers: dict[str, str] | None, budget: float | None,
-                    flight: Flight | None) -> Reply:
-        """``transport.post`` held to a first-byte ``budget`` (None: none), ``flight``
-        published for the transport to say when the headers came."""
-        flight = flight or Flight()
-        flight.budget = budget
+    async def _post(self, body: bytes, headers: dict[str, str] | None,
+                    flight: Flight) -> Reply:
+        """``transport.post`` watched by the endpoint's watchdog, which cancels it when it has
+        no first byte within its budget: a ``FirstByteTimeout``. ``flight`` is published for
+        the transport to say when the headers came."""
         stalls = self.stalls
         token = FLIGHT.set(flight)
+        stalls.track(flight)
         try:
-            async with asyncio.timeout(budget) as deadline:
-                flight.deadline = deadline
-                if budget is None:  # no basis yet: one is set when the endpoint is known
-                    stalls.watch(flight)
-                return await self._transport.post(body, headers)
-        except TimeoutError as err:
+            return await self._transport.post(body, headers)
+        except asyncio.CancelledError:
+            task = flight.task
+            if flight.abandoned is None or task is None or task.uncancel() > flight.cancelling:
+                raise  # not (only) the watchdog's: the caller's cancellation
             raise FirstByteTimeout(
                 f"{self._name}: no response from {self.url} within the time-to-first-byte "
-                f"budget ({flight.budget or 0:.3g} s); abandoned as hung",
-                endpoint=self._name) from err
+                f"budget ({flight.abandoned:.3g} s); abandoned as hung",
+                endpoint=self._name) from None
         finally:
             FLIGHT.reset(token)
-            stalls.unwatch(flight)
+            stalls.untrack(flight)
 
     async def _send(self, permit: Permit, body: bytes, headers: dict[str, str] | None,
                     call: _Call, flight: Flight | None = None) -> CallResult:
         """One request under a permit; reports its outcome to the limits."""
         limits, now = self.limits, self._now
-        budget = self.stalls.ttfb_budget(call.hung)
+        if flight is None:
+            flight = Flight()
+        flight.hung = call.hung  # each abandonment of this call doubles its next budget
         t0 = now()
         try:
-            if budget is None and flight is None and self.stalls.primed:
-                status, resp_headers, payload = await self._transport.post(body, headers)
-            else:
-                status, resp_headers, payload = await self._post(body, headers, budget, flight)
+            status, resp_headers, payload = await self._post(body, headers, flight)
         except ModelError as err:
             if type(err) is FirstByteTimeout:
                 call.hung += 1

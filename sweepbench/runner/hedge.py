@@ -3,8 +3,8 @@
 A request that an endpoint silently holds (no response headers, ever) would otherwise keep
 its episode waiting for the whole ``timeout_s`` (120 s by default), once per hang. Two
 defences, both driven by the endpoint's own recent latencies (:class:`LatencyTracker`: the
-last ``WINDOW`` successful requests' time to first byte, i.e. to the response headers; for a
-non-streaming request that is nearly its whole latency):
+last ``WINDOW`` successful requests' latency to the whole reply; for a non-streaming request
+that is about its time to first byte, and never less, so budgets err on the long side):
 
 - **TTFB budget** (:meth:`StallPolicy.ttfb_budget`): ``ttfb_k`` x p99 of those latencies,
   clamped to ``[ttfb_floor_s, ttfb_ceiling_s]`` (the ceiling defaults to ``timeout_s``); the
@@ -12,7 +12,10 @@ non-streaming request that is nearly its whole latency):
   is abandoned as a :class:`~sweepbench.errors.FirstByteTimeout` and retried like any
   timeout. Each abandonment within one call doubles that call's next budget (up to the
   ceiling), so a call that is merely slow is not abandoned forever. Once the first byte is
-  in, only ``timeout_s`` bounds the rest (a trickling body).
+  in, only ``timeout_s`` bounds the rest (a trickling body). A watchdog checks the requests
+  on the wire a few times per budget (every quarter of the shortest budget or hedge delay,
+  20 ms to 1 s), so a request is abandoned up to that much late, and one sent before the
+  endpoint's latency was known gets its budget as soon as it is.
 - **Hedging** (:meth:`StallPolicy.hedge_delay`): when a request has not answered after
   ``max(hedge_min_s, hedge_quantile latency)``, a second copy of the same request goes out;
   the first answer wins and the other is cancelled (if the copy has not answered either after
@@ -28,10 +31,11 @@ first byte before it was cancelled is counted as billed like the winner's whole 
 non-streaming first byte means the provider generated the answer); a loser cancelled before
 any byte is counted as free, so the figure is a lower bound.
 
-``Flight`` is one request's progress: the client enters the TTFB deadline around
-``Transport.post`` and publishes the flight in :data:`FLIGHT`; a transport that can tell
-calls :func:`first_byte` when the headers arrive, which lifts the deadline. A transport that
-cannot tell (test doubles) has its whole request held to the budget.
+``Flight`` is one request's progress: the client publishes it in :data:`FLIGHT` around
+``Transport.post`` and the endpoint's watchdog (:class:`StallPolicy`) watches it; a transport
+that can tell calls :func:`first_byte` when the headers arrive, which takes the request out
+of the budget. A transport that cannot tell (test doubles) has its whole request held to it.
+No timer per request: a call that answers in time costs a set insertion and removal.
 """
 
 from __future__ import annotations
@@ -39,7 +43,6 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import deque
-from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
@@ -87,41 +90,37 @@ class LatencyTracker:
 
 
 class Flight:
-    """One request on the wire: its TTFB deadline and whether its first byte came;
-    ``on_send`` (when set) is called as it leaves the queue (its permit granted)."""
+    """One request on the wire: when it was sent, whether its first byte came, the task
+    sending it (what the watchdog cancels), its call's earlier abandonments (``hung``), and
+    for a first copy that may be hedged, its ``race`` (anything with ``tick(age, delay)``)."""
 
-    __slots__ = ("budget", "deadline", "got_first_byte", "on_send", "permit", "sent_at")
+    __slots__ = ("abandoned", "cancelling", "got_first_byte", "hung", "permit", "race",
+                 "sent_at", "task")
 
-    def __init__(self, on_send: Callable[[], None] | None = None) -> None:
-        self.deadline: asyncio.Timeout | None = None
-        self.budget: float | None = None
+    def __init__(self, race: Any = None) -> None:
+        self.race = race
+        self.hung = 0
         self.got_first_byte = False
-        self.on_send = on_send
+        self.abandoned: float | None = None  # the budget it was abandoned at
         self.sent_at = 0.0
         self.permit: Any = None
+        self.task: asyncio.Task[Any] | None = None
+        self.cancelling = 0
 
     def leaving(self, permit: Any) -> None:
         """The request is about to be sent under ``permit`` (it passed the limits)."""
         self.permit = permit
-        if self.on_send is not None:
-            self.on_send()
-
-    def arrived(self) -> None:
-        """The response headers are in: the first-byte deadline no longer applies."""
-        self.got_first_byte = True
-        deadline = self.deadline
-        if deadline is not None and not deadline.expired():
-            deadline.reschedule(None)
 
 
 FLIGHT: ContextVar[Flight | None] = ContextVar("sweepbench_flight", default=None)
 
 
 def first_byte() -> None:
-    """Called by a transport when a response's headers arrive (the current request's)."""
+    """Called by a transport when a response's headers arrive (the current request's): the
+    first-byte budget no longer applies to it."""
     flight = FLIGHT.get()
     if flight is not None:
-        flight.arrived()
+        flight.got_first_byte = True
 
 
 class StallPolicy:
@@ -129,6 +128,12 @@ class StallPolicy:
 
     ``endpoint`` supplies ``timeout_s``, ``ttfb_k``, ``ttfb_floor_s``, ``ttfb_ceiling_s``,
     ``hedge`` (None: on unless priced), ``hedge_quantile`` and ``hedge_min_s``.
+
+    A watchdog, not a timer per request: requests on the wire are ``track``ed, and while any
+    is, a check runs a few times per budget (``_check``): it abandons (cancels) a request past
+    its budget with no first byte, and tells a hedgeable one its age. Budgets are computed at
+    each check, so a request sent before the endpoint's latency was known gets its budget as
+    soon as it is.
     """
 
     def __init__(self, endpoint: Any) -> None:
@@ -145,51 +150,63 @@ class StallPolicy:
         self.latency = LatencyTracker()
         self.requests = 0  # first copies sent (hedges not included)
         self.hedges = 0
-        self.primed = False  # MIN_SAMPLES latencies seen: budgets and hedges have a basis
-        self._unprimed: set[Flight] = set()  # in flight since before that, with no budget
-        self._waiters: list[Callable[[], None]] = []
+        self._flights: set[Flight] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._check_at: asyncio.TimerHandle | None = None
+
+    @property
+    def primed(self) -> bool:
+        """Enough latencies seen (``MIN_SAMPLES``): budgets and hedges have a basis."""
+        return len(self.latency) >= MIN_SAMPLES
 
     def observe(self, ttfb_s: float) -> None:
-        """A successful request's time to first byte. The first time there are enough,
-        requests already in flight get their budget too (and waiting hedges their delay):
-        a request that hung before the endpoint was known is not held to the ceiling."""
+        """A successful request's time to first byte (here: to its whole reply, which for a
+        non-streaming request is about the same, and never less)."""
         self.latency.add(ttfb_s)
-        if not self.primed and len(self.latency) >= MIN_SAMPLES:
-            self.primed = True
-            budget = self.ttfb_budget()
-            for flight in self._unprimed:
-                deadline = flight.deadline
-                if (budget is not None and deadline is not None and not flight.got_first_byte
-                        and not deadline.expired()):
-                    flight.budget = budget
-                    deadline.reschedule(flight.sent_at + budget)
-            self._unprimed.clear()
-            waiters, self._waiters = self._waiters, []
-            for waiter in waiters:
-                waiter()
+        if len(self.latency) == MIN_SAMPLES and self._check_at is not None and self._loop:
+            self._check_at.cancel()  # primed: budgets and hedge delays are short now
+            self._check_at = self._loop.call_later(self._interval(), self._check)
 
-    def watch(self, flight: Flight) -> None:
-        """``flight`` went out before the policy was primed (no budget): tighten it then."""
-        if not self.primed:
-            flight.sent_at = asyncio.get_running_loop().time()
-            self._unprimed.add(flight)
+    def track(self, flight: Flight) -> None:
+        """``flight`` goes on the wire now, sent by the current task."""
+        task = asyncio.current_task()
+        loop = self._loop
+        if loop is None or task is None or task.get_loop() is not loop:
+            loop = self._loop = asyncio.get_running_loop()
+            self._check_at = None
+        flight.task, flight.cancelling = task, task.cancelling() if task else 0
+        flight.sent_at = loop.time()
+        self._flights.add(flight)
+        if self._check_at is None:
+            self._check_at = loop.call_later(self._interval(), self._check)
 
-    def unwatch(self, flight: Flight) -> None:
-        self._unprimed.discard(flight)
+    def untrack(self, flight: Flight) -> None:
+        self._flights.discard(flight)
 
-    def on_primed(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` once the policy is primed (now, if it is)."""
-        if self.primed:
-            callback()
-        else:
-            self._waiters.append(callback)
+    def _interval(self) -> float:
+        shortest = self.ttfb_budget() or self.timeout_s
+        if self.hedging:
+            shortest = min(shortest, self.hedge_delay() or shortest)
+        return min(1.0, max(0.02, shortest / 4))
 
-    def forget(self, callback: Callable[[], None]) -> None:
-        """``callback`` is no longer wanted (its request finished before the priming)."""
-        try:
-            self._waiters.remove(callback)
-        except ValueError:
-            pass
+    def _check(self) -> None:
+        self._check_at = None
+        loop = self._loop
+        if not self._flights or loop is None or loop.is_closed():
+            return
+        now = loop.time()
+        hedge = self.hedge_delay() if self.hedging else None
+        for flight in list(self._flights):
+            if flight.got_first_byte or flight.abandoned is not None:
+                continue
+            age = now - flight.sent_at
+            budget = self.ttfb_budget(flight.hung)
+            if budget is not None and age >= budget and flight.task is not None:
+                flight.abandoned = budget
+                flight.task.cancel()  # the sender turns it into a FirstByteTimeout
+            elif flight.race is not None and hedge is not None:
+                flight.race.tick(age, hedge)
+        self._check_at = loop.call_later(self._interval(), self._check)
 
     def ttfb_budget(self, abandoned: int = 0) -> float | None:
         """Seconds a request may wait for its first byte (None: no budget under timeout_s);
