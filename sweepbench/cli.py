@@ -846,7 +846,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "lognormal:median=M,sigma=S[,max=X] (seeded)")
     p.add_argument("--faults", type=_checked(FaultSpec.parse), metavar="SPEC",
                    help="faults per request, e.g. 429=0.1,500=0.05,timeout=0.02,reset=0.01,"
-                        "garbage=0.01 (kinds: 429 500 502 503 timeout reset garbage overflow "
+                        "garbage=0.01 (kinds: 429 500 502 503 timeout hang reset garbage overflow "
                         "length)")
     p.add_argument("--seed", type=int, default=0, help="seed of fault and latency draws (default 0)")
     p.add_argument("--rpm", type=_positive_int, metavar="N",

@@ -68,6 +68,23 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     body that trickles in is cut at this deadline, not per chunk); must be > 0."""
     connect_timeout_s: float = 10.0
     """Timeout of establishing the connection; must be > 0."""
+    ttfb_k: float = 4.0
+    """Time-to-first-byte budget: a request with no response headers after ttfb_k x the
+    p99 of this endpoint's recent successful first-byte latencies (clamped to the floor and
+    ceiling below) is abandoned and retried (a hung request); must be > 0."""
+    ttfb_floor_s: float = 10.0
+    """The TTFB budget is never shorter than this; must be > 0."""
+    ttfb_ceiling_s: float | None = None
+    """The TTFB budget is never longer than this, and is this until 20 requests succeeded;
+    None: timeout_s (so no budget before there is evidence); must be > 0."""
+    hedge: bool | None = None
+    """Hedged requests: a second copy of a request that has not answered after the
+    endpoint's hedge_quantile latency; the first answer wins, the other is cancelled.
+    None (default): on for endpoints without prices, off for priced ones."""
+    hedge_quantile: float = 0.99
+    """The latency quantile (of recent successful requests) after which to hedge; in (0, 1)."""
+    hedge_min_s: float = 1.0
+    """Never hedge a request younger than this; must be > 0."""
     max_reply_bytes: int = 8 << 20
     """Largest reply body read (8 MiB); a longer one is an error, its read stopped there."""
     max_retries: int = 6
@@ -115,7 +132,8 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
 
     def validate(self) -> Endpoint:
         """ConfigError naming the endpoint and the field for what can never work: a base_url
-        that is not http(s)://host, a timeout that is not > 0, a size limit under 1 byte."""
+        that is not http(s)://host, a timeout or TTFB/hedge setting that is not > 0, a TTFB
+        floor above its ceiling, a hedge quantile outside (0, 1), a size limit under 1 byte."""
         where = f"endpoint {self.name!r}"
         if self.base_url:
             url = urlsplit(self.base_url.strip())
@@ -126,6 +144,16 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
             value = getattr(self, key)
             if not 0 < value < math.inf:  # 0 or less would turn the timeout off
                 raise ConfigError(f"{where}: {key} must be > 0 seconds, got {value}")
+        for key in ("ttfb_k", "ttfb_floor_s", "ttfb_ceiling_s", "hedge_min_s"):
+            value = getattr(self, key)
+            if value is not None and not 0 < value < math.inf:
+                raise ConfigError(f"{where}: {key} must be > 0, got {value}")
+        if self.ttfb_ceiling_s is not None and self.ttfb_floor_s > self.ttfb_ceiling_s:
+            raise ConfigError(f"{where}: ttfb_floor_s ({self.ttfb_floor_s}) is above "
+                              f"ttfb_ceiling_s ({self.ttfb_ceiling_s})")
+        if not 0 < self.hedge_quantile < 1:
+            raise ConfigError(f"{where}: hedge_quantile must be in (0, 1), got "
+                              f"{self.hedge_quantile}")
         if self.max_reply_bytes < 1:
             raise ConfigError(f"{where}: max_reply_bytes must be >= 1, got "
                               f"{self.max_reply_bytes}")

@@ -22,6 +22,8 @@
         │   │   ├── ConnectionRefused  nothing listens at the URL; not retried while the
         │   │   │                   endpoint has never answered (a server that is not running)
         │   │   └── RequestTimeout  connect or total timeout
+        │   │       └── FirstByteTimeout  no response headers within the endpoint's
+        │   │                       time-to-first-byte budget (a hung request)
         │   └── InvalidResponseError  2xx with a truncated, non-JSON or malformed body
         ├── EndpointUnavailableError  the endpoint's circuit breaker stayed open too long;
         │                           not retried (waiting was the retry)
@@ -43,6 +45,7 @@ from typing import Any
 __all__ = [
     "AuthenticationError", "BadRequestError", "ConfigError", "ConfigMismatchError",
     "ConnectionRefused", "ContextLengthError", "EndpointUnavailableError", "FatalError",
+    "FirstByteTimeout",
     "ImportFormatError", "Interrupted", "InvalidResponseError", "ModelError", "NotFoundError",
     "PreflightError", "QuotaExceededError", "RateLimitError", "ReportError", "RequestTimeout",
     "ResumeMismatch", "RetryableError", "ServerError", "StoreError", "StoreLocked",
@@ -148,6 +151,10 @@ class ConnectionRefused(TransportError):
 
 
 class RequestTimeout(TransportError):
+    pass
+
+
+class FirstByteTimeout(RequestTimeout):
     pass
 
 

@@ -232,7 +232,7 @@ def _profiles(report: dict, figs: dict[str, str]) -> str:
                 "of them cached", "Agent completion tokens", "User prompt tokens",
                 "User completion tokens"]
     time_head = ["Model", "Agent call p50", "p95", "p99", "User call p50", "p95", "p99",
-                 "Retries", "HTTP 429", "Wall time / episode"]
+                 "Retries", "HTTP 429", "Hung", "Hedged", "Wall time / episode"]
     tok_rows, time_rows = [], []
     for m in fmt.by_score(report["models"]):
         p = report["models"][m].get("profile")
@@ -249,6 +249,7 @@ def _profiles(report: dict, figs: dict[str, str]) -> str:
         time_rows.append([m, *(fmt.seconds((lat.get(role) or {}).get(q))
                                for role in ("agent", "user") for q in ("p50", "p95", "p99")),
                           fmt.count(p.get("retries")), fmt.count(p.get("rate_limited")),
+                          *(fmt.count((p.get("stalls") or {}).get(k)) for k in ("hung", "hedged")),
                           fmt.seconds((p.get("wall_s") or {}).get("mean"))])
     if not tok_rows:
         return _note("No profile in this report.")

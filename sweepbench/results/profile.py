@@ -16,6 +16,12 @@ tokens are priced with the agent model's prices, the user simulator's with the u
 Absence is explicit: latency numbers are None when a group has no ``model_call`` event with a
 latency (imported runs, runs recorded before events carried them); ``retries`` and
 ``rate_limited`` are None when no event says how many attempts it took.
+
+``stalls`` counts what a latency jump needs explained (:mod:`sweepbench.runner.hedge`):
+``hung`` requests abandoned for want of a first byte, ``hedged`` second copies sent and
+``hedge_wins`` (answers that came from the copy), and ``hedge_usage``/``hedge_cost``: what
+the losing copies are counted as billed (None without prices). None when no call journaled
+stalls; zeros when calls did and none stalled.
 """
 
 from __future__ import annotations
@@ -69,6 +75,13 @@ def usage_cost(usage: Usage, prices: Prices) -> float:
             + usage.completion_tokens * prices.output) / 1e6
 
 
+class _Stalls(Struct):
+    hung: int = 0
+    hedged: int = 0
+    hedge_won: bool = False
+    hedge_usage: Usage | None = None
+
+
 class _Call(Struct):
     """The fields of a ``model_call`` event a profile reads (the rest is skipped)."""
 
@@ -76,6 +89,7 @@ class _Call(Struct):
     latency_s: float | None = None
     attempts: int | None = None
     statuses: list[int] | None = None
+    stalls: _Stalls | None = None
 
 
 _call_decoder = msgspec.json.Decoder(_Call)
@@ -87,8 +101,18 @@ class _Group:
         self.latency: dict[str, list[float]] = defaultdict(list)
         self.retries: int | None = None
         self.rate_limited: int | None = None
+        self.stalls: dict[str, int] | None = None
+        self.hedge_usage: dict[str, Usage] = defaultdict(Usage)  # role -> billed losers
 
     def add_call(self, call: _Call) -> None:
+        if call.stalls is not None:
+            st = self.stalls or {"hung": 0, "hedged": 0, "hedge_wins": 0}
+            st["hung"] += call.stalls.hung
+            st["hedged"] += call.stalls.hedged
+            st["hedge_wins"] += call.stalls.hedge_won
+            if call.stalls.hedge_usage is not None:
+                self.hedge_usage[call.role] += call.stalls.hedge_usage
+            self.stalls = st
         if call.latency_s is not None and call.latency_s >= 0:
             self.latency[call.role].append(call.latency_s)
         if call.attempts is not None:
@@ -138,6 +162,15 @@ def _profile(g: _Group, agent_prices: Prices | None, user_prices: Prices | None)
         lo, hi = int(used[0]), int(used[-1]) + 1
         hist = {"edges": [float(f"{e:.4g}") for e in LATENCY_BINS[lo:hi + 1]],
                 "counts": counts[lo:hi].tolist()}
+    stalls = None
+    if g.stalls is not None:
+        billed = sum(g.hedge_usage.values(), Usage())
+        cost = None
+        if agent_prices is not None:
+            cost = sum(usage_cost(u, user_prices if role == "user" else agent_prices)
+                       for role, u in g.hedge_usage.items()
+                       if role != "user" or user_prices is not None)
+        stalls = {**g.stalls, "hedge_usage": msgspec.to_builtins(billed), "hedge_cost": cost}
     return {
         "episodes": n,
         "turns": _dist([r.turns for r in recs]),
@@ -152,6 +185,7 @@ def _profile(g: _Group, agent_prices: Prices | None, user_prices: Prices | None)
         "model_calls": sum(len(v) for v in g.latency.values()),
         "retries": g.retries,
         "rate_limited": g.rate_limited,
+        "stalls": stalls,
     }
 
 
@@ -203,8 +237,15 @@ def call_event(call: ModelCallRow) -> dict[str, Any]:
             value = None
         if isinstance(value, list):
             statuses = [s for s in value if isinstance(s, int) and not isinstance(s, bool)]
+    stalls = None
+    if call.stalls is not None:
+        try:
+            stalls = msgspec.json.decode(call.stalls)
+        except msgspec.DecodeError:
+            stalls = None
     return {"role": call.role or "agent", "latency_s": call.latency_s,
-            "attempts": call.attempts, "statuses": statuses}
+            "attempts": call.attempts, "statuses": statuses,
+            **({"stalls": stalls} if isinstance(stalls, dict) else {})}
 
 
 def profile_run(

@@ -106,6 +106,7 @@ class ModelCallRow(Struct, array_like=True):
     latency_s: float | None
     attempts: int | None
     statuses: str | None  # JSON text of the HTTP statuses of its attempts, when recorded
+    stalls: str | None = None  # JSON text of its hung and hedged requests, when it had any
 
 
 # ---- schema ------------------------------------------------------------------------------
@@ -886,7 +887,8 @@ class RunStore:
             "coalesce(json_extract(payload, '$.usage.completion_tokens'), 0), "
             "coalesce(json_extract(payload, '$.usage.cached_prompt_tokens'), 0), "
             "json_extract(payload, '$.latency_s'), json_extract(payload, '$.attempts'), "
-            "json_extract(payload, '$.statuses') FROM events WHERE kind = 'model_call'",
+            "json_extract(payload, '$.statuses'), json_extract(payload, '$.stalls') "
+            "FROM events WHERE kind = 'model_call'",
             "episode_key", keys, order=" ORDER BY episode_key, journal, seq")
         return [ModelCallRow(*_sane_call(r)) for r in rows]
 
@@ -926,11 +928,12 @@ def _num(value: Any, kind: type) -> Any:
 
 
 def _sane_call(row: tuple) -> tuple:
-    key, journal, run_id, endpoint, role, p, c, cached, latency, attempts, statuses = row
+    key, journal, run_id, endpoint, role, p, c, cached, latency, attempts, statuses, stalls = row
     p, c, cached = (max(0, _num(x, int) or 0) for x in (p, c, cached))
     return (key, journal, run_id, endpoint, role if isinstance(role, str) else None, p, c,
             min(cached, p), _num(latency, float), _num(attempts, int),
-            statuses if isinstance(statuses, str) else None)
+            statuses if isinstance(statuses, str) else None,
+            stalls if isinstance(stalls, str) else None)
 
 
 def legacy_key(*parts: str) -> str:

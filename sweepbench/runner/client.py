@@ -22,6 +22,13 @@ connection failures count toward opening the breaker (whose error then names the
 behind it); usage corrects the token estimate. A refused connection to an endpoint that has
 never answered fails at once: nothing is running there.
 
+Hung requests do not hold a call for ``timeout_s`` (:mod:`sweepbench.runner.hedge`): a
+request with no response headers within the endpoint's time-to-first-byte budget (from its
+observed latency) is abandoned as a ``FirstByteTimeout`` and retried; and where hedging is on,
+a request slower than the endpoint's high-percentile latency gets a copy, the first answer
+wins and the others are cancelled (``_race``). The call's result counts both (``hung``,
+``hedged``, ``hedge_won``, ``hedge_usage``); only the winner's answer is returned.
+
 The API key is read from the environment on every call, sent only as the ``Authorization``
 header, and scrubbed from any server text that ends up in an error message; it is never
 stored on the client, in results, in exceptions or in logs.
@@ -64,6 +71,7 @@ from sweepbench.errors import (
     ContextLengthError,
     EndpointUnavailableError,
     FatalError,
+    FirstByteTimeout,
     InvalidResponseError,
     ModelError,
     NotFoundError,
@@ -75,6 +83,7 @@ from sweepbench.errors import (
     TransportError,
 )
 from sweepbench.runner.body import BodyTemplate
+from sweepbench.runner.hedge import MAX_HEDGES, FLIGHT, Flight, StallPolicy, first_byte
 from sweepbench.runner.limits import BreakerOpen, EndpointLimits, MonotonicClock, Permit
 from sweepbench.runner.response_cache import ResponseCache
 from sweepbench.runner.secrets import KEYS
@@ -161,6 +170,26 @@ class CallResult(Struct, kw_only=True):
     """Attempts answered 429 (rate limit, not quota)."""
     from_cache: bool = False
     """Answered from the response cache, without an HTTP call."""
+    hung: int = 0
+    """Requests abandoned with no first byte within the endpoint's TTFB budget (then
+    retried; each is also in ``failures`` when it was the attempt's own request)."""
+    hedged: int = 0
+    """Hedge copies sent (second copies of a slow request; not in ``attempts``)."""
+    hedge_won: bool = False
+    """The answer came from a hedge copy."""
+    hedge_usage: Usage | None = None
+    """What the losing copies are counted as billed (see :mod:`sweepbench.runner.hedge`)."""
+
+    @property
+    def stalls(self) -> dict[str, Any] | None:
+        """Hung and hedged requests of this call for the journal; None when there were none."""
+        if not (self.hung or self.hedged):
+            return None
+        out: dict[str, Any] = {"hung": self.hung, "hedged": self.hedged,
+                               "hedge_won": self.hedge_won}
+        if self.hedge_usage is not None:
+            out["hedge_usage"] = self.hedge_usage
+        return out
 
     @property
     def retries(self) -> int:
@@ -184,7 +213,9 @@ Reply = tuple[int, Any, bytes]
 
 
 class Transport(Protocol):
-    """One HTTP round trip; raises only ``ModelError`` subclasses (translated at the seam)."""
+    """One HTTP round trip; raises only ``ModelError`` subclasses (translated at the seam).
+    A transport that can tell calls :func:`~sweepbench.runner.hedge.first_byte` when the
+    response headers arrive (else the whole round trip is held to the first-byte budget)."""
 
     async def post(self, body: bytes, headers: dict[str, str] | None) -> Reply: ...
 
@@ -280,6 +311,7 @@ class AiohttpTransport:
             async with asyncio.timeout(self._timeout_s), \
                     session.post(url, headers=headers, data=body if self._stopping is None
                                  else GatedBody(body, self._stopping)) as resp:
+                first_byte()  # the headers are in: only the total timeout applies now
                 size = resp.content_length
                 if size is not None and size > self._max_bytes:
                     raise too_large(name, url, self._max_bytes)
@@ -341,15 +373,73 @@ def limits_key(endpoint: Endpoint, base_url: str | None = None) -> str:
 class _Call:
     """Book-keeping of one ``complete()`` across its attempts."""
 
-    __slots__ = ("backoff", "failures", "payload", "rate_limited", "statuses", "waited")
+    __slots__ = ("backoff", "failures", "hedge_usage", "hedge_won", "hedged", "hung", "payload",
+                 "rate_limited", "statuses", "waited")
 
-    def __init__(self) -> None:
+    def __init__(self, hung: int = 0) -> None:
         self.statuses: list[int] = []
         self.failures: list[AttemptFailure] = []
         self.rate_limited = 0
         self.waited = 0.0
         self.backoff = 0.0
         self.payload = b""
+        self.hung = hung  # requests abandoned for want of a first byte
+        self.hedged = 0
+        self.hedge_won = False
+        self.hedge_usage: Usage | None = None
+
+
+class _Race:
+    """The hedges of one attempt (see ``ModelClient._race``): copies and the winner. Told
+    the first copy's age by the endpoint's watchdog (``tick``); ``close()`` unhooks it all,
+    so a call leaves no reference cycle behind."""
+
+    __slots__ = ("body", "call", "cancelling", "client", "copies", "flight", "headers", "live",
+                 "me", "won")
+
+    def __init__(self, client: ModelClient, body: bytes, headers: dict[str, str] | None,
+                 call: _Call) -> None:
+        self.client, self.body, self.headers, self.call = client, body, headers, call
+        me = asyncio.current_task()
+        assert me is not None
+        self.me, self.cancelling = me, me.cancelling()
+        self.copies: list[tuple[asyncio.Task[CallResult], _Call, Flight]] = []
+        self.won: asyncio.Task[CallResult] | None = None  # the copy that answered first
+        self.live = True
+        self.flight = Flight(self)
+
+    def tick(self, age: float, delay: float) -> None:
+        """The first copy has been on the wire ``age`` s without a byte back: one more copy
+        per ``delay`` s of it, up to ``MAX_HEDGES``, within the endpoint's hedge share."""
+        copies = self.copies
+        if (not self.live or age < delay * (len(copies) + 1) or len(copies) >= MAX_HEDGES
+                or any(f.got_first_byte for _, _, f in copies)
+                or not self.client.stalls.may_hedge()):
+            return  # not yet, enough, answering (a body on its way is no hang), over share
+        call = self.call
+        call.hedged += 1
+        sub, flight = _Call(call.hung), Flight()
+        task = asyncio.ensure_future(self.client._request(
+            self.body, self.headers, sub, flight, self.flight.permit))
+        task.add_done_callback(self.copy_done)
+        copies.append((task, sub, flight))
+
+    def copy_done(self, task: asyncio.Task[CallResult]) -> None:
+        if task.cancelled():
+            return
+        task.exception()  # retrieved: a loser's error is not "never retrieved"
+        if self.live and self.won is None:
+            self.won = task
+            self.me.cancel()  # stop this task's request: the copy answered first
+
+    def close(self) -> list[tuple[asyncio.Task[CallResult], _Call, Flight]]:
+        """Stop the copies; the copies, for their books."""
+        self.live = False
+        self.flight.race = None
+        for task, _, _ in self.copies:
+            task.remove_done_callback(self.copy_done)
+            task.cancel()
+        return self.copies
 
 
 class ModelClient:
@@ -427,6 +517,7 @@ class ModelClient:
                 raise ConfigError(
                     f"endpoint {endpoint.name!r}: unknown transport {kind!r} (aiohttp, openai)")
         self._transport = transport
+        self.stalls = StallPolicy(endpoint)  # TTFB budget and hedging, from observed latency
         self._cache_identity = f"{url}\n{kind}"
         self._closed = False
         self.last_ok_at: float | None = None  # clock time of the last successful request
@@ -527,6 +618,9 @@ class ModelClient:
         result.backoff_s = call.backoff
         result.rate_limited = call.rate_limited
         result.failures = call.failures
+        if call.hung or call.hedged:
+            result.hung, result.hedged, result.hedge_won = call.hung, call.hedged, call.hedge_won
+            result.hedge_usage = call.hedge_usage
         if key is not None:
             self.cache.put(key, call.payload)  # type: ignore[union-attr]
         return result
@@ -538,12 +632,79 @@ class ModelClient:
 
     async def _attempt(self, body: bytes, headers: dict[str, str] | None,
                        call: _Call) -> CallResult:
-        """One attempt as tenacity counts them: one request, after waiting on the limits."""
+        """One attempt as tenacity counts them: one request (and maybe its hedge)."""
+        stalls = self.stalls
+        stalls.requests += 1
+        if not stalls.hedging:
+            return await self._request(body, headers, call)
+        return await self._race(body, headers, call)
+
+    async def _race(self, body: bytes, headers: dict[str, str] | None,
+                    call: _Call) -> CallResult:
+        """One attempt with hedges: the request runs in this task; once it has been on the
+        wire for the hedge delay (once the endpoint's latency is known) without a byte back,
+        a copy goes out as a task (and one more after another delay). The first answer wins,
+        errors included (an error fails the attempt, retried as usual, rather than waiting
+        on a copy suspected hung); a copy that answers first cancels this task's request and
+        the others are cancelled. Copies keep their own books (``_Call``), merged into
+        ``call`` when one wins. A request that answers in time costs one small object."""
+        race = _Race(self, body, headers, call)
         try:
+            result = await self._request(body, headers, call, race.flight)
+        except asyncio.CancelledError:
+            if not race.won or race.me.uncancel() > race.cancelling:
+                raise  # not (only) ours: the caller's cancellation
+            winner = race.won
+        else:
+            winner = None
+        finally:
+            copies = race.close()
+        if copies:
+            base = call.hung  # each copy started counting from it
+            for _, sub, _ in copies:
+                call.hung += sub.hung - base
+                call.rate_limited += sub.rate_limited
+        if winner is None:
+            self._bill(call, result, [f for _, _, f in copies])
+            return result
+        _, sub, _ = next(c for c in copies if c[0] is winner)
+        call.statuses[-1:] = sub.statuses  # the attempt's status is its answer's
+        call.hedge_won = True
+        err = winner.exception()
+        if err is not None:
+            call.failures.extend(sub.failures)
+            if isinstance(err, ModelError):
+                self._tag(err, call)
+            raise err
+        result = winner.result()
+        call.payload = sub.payload
+        self._bill(call, result, [race.flight] + [f for t, _, f in copies if t is not winner])
+        result.statuses = list(call.statuses)
+        result.attempts = len(call.statuses)
+        return result
+
+    @staticmethod
+    def _bill(call: _Call, result: CallResult, losers: list[Flight]) -> None:
+        """Losing copies that got a first byte count as billed like the winner's answer."""
+        for loser in losers:
+            if loser.got_first_byte:
+                call.hedge_usage = (call.hedge_usage or Usage()) + result.usage
+
+    async def _request(self, body: bytes, headers: dict[str, str] | None, call: _Call,
+                       flight: Flight | None = None, permit: Permit | None = None
+                       ) -> CallResult:
+        """One request, after waiting on the limits; a hedge copy (``permit``: its first
+        copy's) is sent at once, in the first copy's slot and budget."""
+        try:
+            if permit is not None:
+                call.statuses.append(0)
+                return await self._send(permit, body, headers, call, flight)
             async with self.limits.permit(len(body)) as permit:
                 call.waited += permit.waited_s
                 call.statuses.append(0)
-                return await self._send(permit, body, headers, call)
+                if flight is not None:
+                    flight.leaving(permit)
+                return await self._send(permit, body, headers, call, flight)
         except BreakerOpen as err:
             error = EndpointUnavailableError(f"{self._name}: {err}", endpoint=self._name)
             self._tag(error, call)
@@ -558,6 +719,7 @@ class ModelClient:
         err.attempts = len(call.statuses)
         err.statuses = list(call.statuses)
         err.failures = list(call.failures)
+        err.hung, err.hedged = call.hung, call.hedged  # type: ignore[attr-defined]
 
     def _failed(self, call: _Call, err: ModelError, status: int) -> str:
         """Record a failed request; returns the reason the limits keep for the breaker."""
@@ -572,14 +734,41 @@ class ModelClient:
         self.failing += 1
         return failure.message
 
+    async def _post(self, body: bytes, headers: dict[str, str] | None,
+                    flight: Flight) -> Reply:
+        """``transport.post`` watched by the endpoint's watchdog, which cancels it when it has
+        no first byte within its budget: a ``FirstByteTimeout``. ``flight`` is published for
+        the transport to say when the headers came."""
+        stalls = self.stalls
+        token = FLIGHT.set(flight)
+        stalls.track(flight)
+        try:
+            return await self._transport.post(body, headers)
+        except asyncio.CancelledError:
+            task = flight.task
+            if flight.abandoned is None or task is None or task.uncancel() > flight.cancelling:
+                raise  # not (only) the watchdog's: the caller's cancellation
+            raise FirstByteTimeout(
+                f"{self._name}: no response from {self.url} within the time-to-first-byte "
+                f"budget ({flight.abandoned:.3g} s); abandoned as hung",
+                endpoint=self._name) from None
+        finally:
+            FLIGHT.reset(token)
+            stalls.untrack(flight)
+
     async def _send(self, permit: Permit, body: bytes, headers: dict[str, str] | None,
-                    call: _Call) -> CallResult:
+                    call: _Call, flight: Flight | None = None) -> CallResult:
         """One request under a permit; reports its outcome to the limits."""
         limits, now = self.limits, self._now
+        if flight is None:
+            flight = Flight()
+        flight.hung = call.hung  # each abandonment of this call doubles its next budget
         t0 = now()
         try:
-            status, resp_headers, payload = await self._transport.post(body, headers)
+            status, resp_headers, payload = await self._post(body, headers, flight)
         except ModelError as err:
+            if type(err) is FirstByteTimeout:
+                call.hung += 1
             reason = self._failed(call, err, 0)
             if isinstance(err, ConnectionRefused) and not limits.answered:
                 limits.failed(permit, down=None)  # nothing there yet: no breaker to open
@@ -614,6 +803,7 @@ class ModelClient:
             raise
         usage = reply.usage
         limits.succeeded(permit, len(body), usage.prompt_tokens, usage.completion_tokens)
+        self.stalls.observe(elapsed)
         self.last_ok_at = answered
         self.failing = 0
         call.payload = payload

@@ -42,10 +42,11 @@ __all__ = [
     "request_rng",
 ]
 
-FAULT_KINDS: tuple[str, ...] = ("429", "500", "502", "503", "timeout", "reset", "garbage",
-                                "overflow", "length")
+FAULT_KINDS: tuple[str, ...] = ("429", "500", "502", "503", "timeout", "hang", "reset",
+                                "garbage", "overflow", "length")
 """``429``/``5xx``: that status with an OpenAI-style error body (429 with Retry-After);
-``timeout``: hang without answering (bounded) so the client's timeout fires; ``reset``: abort
+``timeout``: hang without answering (bounded) so the client's timeout fires; ``hang``: never
+send a byte (a hung request: held until the client gives up or the server stops); ``reset``: abort
 the connection without a response; ``garbage``: a 200 whose body is not JSON or is cut off;
 ``overflow``: a 400 saying the prompt exceeds the model's context (OpenAI's words and code);
 ``length``: the policy's answer with ``finish_reason: "length"`` (cut at max_tokens)."""

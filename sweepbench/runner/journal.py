@@ -58,6 +58,7 @@ def call_payload(role: str, digest: str, result: Any) -> dict[str, Any]:
         "backoff_s": g(result, "backoff_s", 0.0), "wall_s": g(result, "wall_s", None),
         "attempts": g(result, "attempts", 1), "statuses": g(result, "statuses", None),
         "failures": g(result, "failures", None) or [],
+        **_stalls(result),
     }
 
 
@@ -67,7 +68,18 @@ def error_payload(role: str, digest: str, err: ModelError) -> dict[str, Any]:
         "role": role, "request_hash": digest, "error": type(err).__name__,
         "status": err.status, "error_message": str(err), "attempts": err.attempts,
         "statuses": err.statuses, "failures": err.failures,
+        **_stalls(err),
     }
+
+
+def _stalls(outcome: Any) -> dict[str, Any]:
+    """``stalls``: the call's hung (TTFB-abandoned) and hedged requests, when it had any
+    (see :mod:`sweepbench.runner.hedge`); hedge copies that lost are never journaled."""
+    hung, hedged = getattr(outcome, "hung", 0), getattr(outcome, "hedged", 0)
+    if not (hung or hedged):
+        return {}
+    stalls = getattr(outcome, "stalls", None)
+    return {"stalls": stalls if stalls is not None else {"hung": hung, "hedged": hedged}}
 
 
 class _RequestHasher:

@@ -9,6 +9,9 @@ redraws a few times a second; otherwise (CI logs, nohup) a background thread pri
 line every ``log_every_s`` seconds whether or not anything happened, so a stalled sweep is
 visible as one: per endpoint the seconds per call, the time since its last completed call,
 and, for an endpoint whose breaker is open or whose recent calls all failed, its latest error.
+Hung requests (abandoned for want of a first byte) and hedged ones (a second copy sent; "won"
+when the copy answered first) are counted per endpoint and in the summary line, so an ETA that
+jumps has a visible reason (:mod:`sweepbench.runner.hedge`).
 Names and errors print literally, control characters escaped (:mod:`sweepbench.results.text`).
 """
 
@@ -45,6 +48,9 @@ class _Endpoint:
     reasoning: int = 0
     retries: int = 0
     rate_limited: int = 0
+    hung: int = 0  # requests abandoned with no first byte (TTFB budget)
+    hedged: int = 0  # second copies sent
+    hedge_wins: int = 0  # answers that came from the copy
     cost: float = 0.0
     latency: float = 0.0  # summed latency_s of successful calls
     last_done: float | None = None  # clock time of the last completed call (either outcome)
@@ -127,6 +133,9 @@ class ProgressDisplay:
         e = self.endpoints.setdefault(endpoint, _Endpoint())
         e.last_done = self.clock()
         failures = getattr(result, "failures", None) or []
+        e.hung += getattr(result, "hung", 0) or 0
+        e.hedged += getattr(result, "hedged", 0) or 0
+        e.hedge_wins += bool(getattr(result, "hedge_won", False))
         if isinstance(result, BaseException):  # the call failed for good
             e.failed_calls += 1
             e.retries += max(0, getattr(result, "attempts", 1) - 1)
@@ -148,10 +157,11 @@ class ProgressDisplay:
             e.last_error = getattr(last, "message", None) or str(last)
         p = self.prices.get(endpoint)
         if p is not None:  # completion_tokens include reasoning tokens: priced once
-            uncached = usage.prompt_tokens - usage.cached_prompt_tokens
-            e.cost += (uncached * p.price_input_per_mtok + usage.cached_prompt_tokens
-                       * p.price_cached_input_per_mtok + usage.completion_tokens
-                       * p.price_output_per_mtok) / 1e6
+            for u in (usage, getattr(result, "hedge_usage", None)):  # + hedges billed
+                if u is not None:
+                    e.cost += ((u.prompt_tokens - u.cached_prompt_tokens) * p.price_input_per_mtok
+                               + u.cached_prompt_tokens * p.price_cached_input_per_mtok
+                               + u.completion_tokens * p.price_output_per_mtok) / 1e6
 
     # -- rendering ------------------------------------------------------------------------
 
@@ -180,6 +190,8 @@ class ProgressDisplay:
                 bits.append(f"{e.calls:,} calls, {e.latency / e.calls:,.1f} s/call")
             if e is not None and e.failed_calls:
                 bits.append(f"{e.failed_calls:,} failed")
+            if e is not None and (e.hung or e.hedged):
+                bits.append(_stalls(e))
             since = now - e.last_done if e is not None and e.last_done is not None else None
             bits.append("no call done yet" if since is None else f"last done {since:,.0f}s ago")
             trouble = self._trouble(name, e)
@@ -196,13 +208,17 @@ class ProgressDisplay:
         eta = f"{left / rate:,.0f}s" if rate > 0 and left else "-"
         calls = sum(e.calls for e in self.endpoints.values())
         cost = sum(e.cost for e in self.endpoints.values())
+        hung = sum(e.hung for e in self.endpoints.values())
+        hedged = sum(e.hedged for e in self.endpoints.values())
+        stalls = (f" · {hung:,} hung requests abandoned · {hedged:,} hedged"
+                  if hung or hedged else "")
         per_s = calls / elapsed
         speed = (f"{per_s:,.1f} model calls/s" if per_s >= 1 or not calls
                  else f"{per_s * 60:,.1f} model calls/min")  # a slow endpoint is not "0.0/s"
         return Text(
             f"episodes {self.done:,}/{self.total:,} done · {self.started - self.done:,} in flight · "
             f"{self.failed:,} failed · {self.skipped:,} already stored · "
-            f"{speed} · ${cost:,.4f} · {elapsed:,.0f}s · ETA {eta}")
+            f"{speed}{stalls} · ${cost:,.4f} · {elapsed:,.0f}s · ETA {eta}")
 
     def _line(self, now: float) -> Text:
         """The plain (no terminal) line: the summary, then one clause per endpoint."""
@@ -216,7 +232,7 @@ class ProgressDisplay:
         elapsed = max(now - self.t0, 1e-9)
         table = Table(box=None, pad_edge=False)
         for name in ("endpoint", "calls", "s/call", "last done", "tokens/s", "cached",
-                     "reasoning", "429s", "retries", "$", "status"):
+                     "reasoning", "429s", "retries", "hung", "hedged", "$", "status"):
             table.add_column(name, justify="left" if name in ("endpoint", "status") else "right")
         for name in sorted(set(self.endpoints) | set(self.clients)):
             e = self.endpoints.get(name) or _Endpoint()
@@ -227,9 +243,15 @@ class ProgressDisplay:
                 since, f"{(e.prompt + e.completion) / elapsed:,.0f}",
                 f"{e.cached / e.prompt:.0%}" if e.prompt else "-",
                 f"{e.reasoning / e.completion:.0%}" if e.completion else "-",
-                share(e.rate_limited), share(e.retries), f"{e.cost:,.4f}",
+                share(e.rate_limited), share(e.retries), f"{e.hung:,}",
+                f"{e.hedged:,} ({e.hedge_wins:,} won)" if e.hedged else "0", f"{e.cost:,.4f}",
                 literal(self._trouble(name, e) or "ok"))
         return Group(self._summary(now), table)
+
+
+def _stalls(e: _Endpoint) -> str:
+    return (f"{e.hung:,} hung (abandoned, no first byte), {e.hedged:,} hedged "
+            f"({e.hedge_wins:,} won by the copy)")
 
 
 def _short(text: str | None) -> str:

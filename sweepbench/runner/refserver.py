@@ -30,7 +30,8 @@ request goes through, in order:
    ``request_rng(seed, body, attempt)`` where ``attempt`` counts how often this exact body got
    this far: reproducible per seed whatever the timing, and a retry gets a fresh draw. ``429``
    comes with ``Retry-After: fault_retry_after_s``; ``timeout`` hangs ``hang_s`` (then 504)
-   unless the client gives up first, and never delays ``stop()``; ``reset`` aborts the
+   unless the client gives up first, and never delays ``stop()``; ``hang`` never answers (no
+   headers, no byte) until the client goes away or the server stops; ``reset`` aborts the
    connection; ``garbage`` is a 200 whose body is HTML, or JSON cut off mid-body;
    ``overflow`` is a 400 ``context_length_exceeded``; ``length`` answers with
    ``finish_reason: "length"``.
@@ -380,8 +381,11 @@ class ReferenceServer:
                               headers=_wait_headers(self.fault_retry_after_s))
             if fault == "reset":
                 return _drop(request)
+            if fault == "hang":
+                await self._hang(None)  # until the client gives up (or stop())
+                return _drop(request)
             if fault == "timeout":
-                if await self._hang():
+                if await self._hang(self.hang_s):
                     return _error(504, "The upstream model timed out (simulated fault)",
                                   "server_error", "timeout")
                 return _drop(request)  # shutting down
@@ -459,16 +463,19 @@ class ReferenceServer:
                       f"Please try again in {_seconds(wait)}s.", decision.limited_by or "requests",
                       "rate_limit_exceeded", headers={**headers, **_wait_headers(wait)}), None
 
-    async def _hang(self) -> bool:
-        """Sleep ``hang_s``; True when it elapsed, False when woken by ``stop()``."""
+    async def _hang(self, seconds: float | None) -> bool:
+        """Sleep ``seconds`` (None: until cancelled); True when it elapsed, False when woken
+        by ``stop()``."""
         loop = asyncio.get_running_loop()
         hang: asyncio.Future[bool] = loop.create_future()
-        timer = loop.call_later(self.hang_s, lambda: hang.done() or hang.set_result(True))
+        timer = (None if seconds is None
+                 else loop.call_later(seconds, lambda: hang.done() or hang.set_result(True)))
         self._hangs.add(hang)
         try:
             return await hang
         finally:
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
             self._hangs.discard(hang)
 
     @staticmethod

@@ -330,6 +330,9 @@ class Sweep:
         the spend, and the progress display."""
         if self.budget is not None and not isinstance(result, BaseException):
             self.budget.charge(endpoint, result.usage, getattr(result, "attempts", 1))
+            hedges = getattr(result, "hedge_usage", None)  # losing hedge copies billed
+            if hedges is not None:
+                self.budget.charge(endpoint, hedges)
         self.progress("call", endpoint=endpoint, result=result)
 
     def _submit(self, pool: JudgePool, items: list[WorkItem]) -> None:

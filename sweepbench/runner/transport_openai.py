@@ -20,7 +20,8 @@ nothing listens at the URL, else ``TransportError``; anything else from the SDK 
 The SDK's timeouts apply per read, so a body trickling in a byte at a time would never time
 out: the whole call runs under one ``asyncio.timeout(timeout_s)``. The SDK reads whole bodies
 (error bodies too): a response hook wraps each body's stream so that it stops, with an error,
-past ``max_reply_bytes``.
+past ``max_reply_bytes``. Another response hook tells the client's time-to-first-byte
+budget (:mod:`sweepbench.runner.hedge`) that the headers are in, before the body is read.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from sweepbench.errors import (
     TransportError,
 )
 from sweepbench.runner.client import DEFAULT_MAX_REPLY_BYTES, Reply, refused, too_large
+from sweepbench.runner.hedge import first_byte
 
 __all__ = ["OpenAITransport", "sdk_backend"]
 
@@ -83,6 +85,10 @@ def _cap_hook(limit: int, stream_type: type) -> Any:
             raise _TooLarge
         response.stream = stream_type(response.stream, limit)
     return cap
+
+
+async def _first_byte_hook(response: Any) -> None:
+    first_byte()  # headers in, body not yet read: the TTFB budget no longer applies
 
 
 def _too_large(err: BaseException) -> bool:
@@ -138,7 +144,7 @@ class OpenAITransport:
                 "create one client per loop")
         openai = self._openai
         http_client = None
-        hooks = {"response": [_cap_hook(self._max_bytes, _capped_stream(
+        hooks = {"response": [_first_byte_hook, _cap_hook(self._max_bytes, _capped_stream(
             _httpx_module().AsyncByteStream))]}
         if self.backend == "aiohttp":
             try:

@@ -1,0 +1,161 @@
+"""Hung requests: does a sweep against an endpoint that sometimes never answers finish on time?
+
+The same sweep (scripted/oracle + scripted/noisy:0.3 on the built-in VitaBench delivery
+samples, ``--max-concurrency`` episodes wide, reference latency ``--latency``) runs against the
+reference server three times per round, in one invocation:
+
+- ``clean``: no faults.
+- ``faults``: the standard fault mix (``--faults``, default
+  ``429=0.1,500=0.05,timeout=0.02,reset=0.01,garbage=0.01``; injected 429s carry
+  ``Retry-After: --fault-retry-after`` as in ``benchmarks/faults.py``; the ``timeout`` fault
+  holds a request 300 s).
+- ``hung``: the standard mix plus hung requests (``--hang``, default ``hang=0.01``: no byte,
+  ever).
+
+Every endpoint setting is the default (``timeout_s`` 120, the default time-to-first-byte
+policy, hedging at its default for the endpoint: on, as scripted endpoints have no prices).
+
+Per run: wall time, episodes lost, whether the report's metrics and every trajectory equal the
+first clean run's (as ``benchmarks/faults.py`` checks), and from the report's profile the hung
+(TTFB-abandoned) requests, the hedges sent and won, and the extra requests hedging cost (as a
+share of the calls). Ratios are per round (same invocation), medians over ``--rounds``:
+hung / clean (target <= 1.3), faults / clean (what the standard mix costs by itself) and
+hung / faults (what the hung requests add). Also: results identical, 0 lost. Prints one JSON
+object last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from faults import _metrics, _trajectory_digest  # noqa: E402  (the same checks)
+
+from sweepbench.config import SweepConfig  # noqa: E402
+from sweepbench.results.report import build_report  # noqa: E402
+from sweepbench.results.store import RunStore  # noqa: E402
+from sweepbench.runner import build as build_mod  # noqa: E402
+from sweepbench.runner import sweep as sweep_mod  # noqa: E402
+
+STANDARD = "429=0.1,500=0.05,timeout=0.02,reset=0.01,garbage=0.01"
+HANG = "hang=0.01"
+_SERVERS: list[Any] = []
+_SERVER_OPTIONS: dict[str, Any] = {}
+_make_server = build_mod.reference_server
+
+
+def _server(cfg: SweepConfig, **options: Any) -> Any:
+    server = _make_server(cfg, **options, **_SERVER_OPTIONS)
+    _SERVERS.append(server)
+    return server
+
+
+async def run_once(cfg: SweepConfig, store_path: Path) -> dict[str, Any]:
+    _SERVERS.clear()
+    t0 = time.perf_counter()
+    outcome = await sweep_mod.run_sweep(cfg, store_path)
+    wall = time.perf_counter() - t0
+    with RunStore(store_path) as store:
+        report = build_report(store, outcome.run_id)
+        rows = store.episode_rows(outcome.run_id)
+        digest = _trajectory_digest(store, outcome.run_id)
+    planned = outcome.episodes + outcome.skipped
+    finished = sum(r["status"] == "done" for r in rows)
+    stalls = {"hung": 0, "hedged": 0, "hedge_wins": 0}
+    calls = 0
+    for entry in report["models"].values():
+        profile = entry.get("profile") or {}
+        calls += profile.get("model_calls") or 0
+        for k in stalls:
+            stalls[k] += (profile.get("stalls") or {}).get(k, 0)
+    stats = _SERVERS[0].stats() if _SERVERS else {}
+    return {"wall_s": round(wall, 2), "episodes": planned, "lost": planned - finished,
+            "calls": calls, **stalls,
+            "hedge_extra_requests_share": round(stalls["hedged"] / max(1, calls), 4),
+            "server_requests": sum(stats.get("requests", {}).values()),
+            "server_faults": stats.get("faults", {}),
+            "_metrics": _metrics(report["models"]), "_digest": digest}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="2 trials, 2 rounds")
+    ap.add_argument("--trials", type=int, help="trials per (model, task) (default 8; quick 2)")
+    ap.add_argument("--rounds", type=int, help="clean + hung pairs (default 3; quick 2)")
+    ap.add_argument("--faults", default=STANDARD, help="the standard fault mix")
+    ap.add_argument("--hang", default=HANG, help="added to it in the hung run")
+    ap.add_argument("--fault-retry-after", type=float, default=0.2,
+                    help="Retry-After of injected 429s, s (as benchmarks/faults.py)")
+    ap.add_argument("--seed", type=int, default=0, help="fault seed")
+    ap.add_argument("--latency", default="uniform:0.1,0.3", help="reference latency spec")
+    ap.add_argument("--max-concurrency", type=int, default=32, help="episodes in flight")
+    args = ap.parse_args()
+    trials = args.trials or (2 if args.quick else 8)
+    rounds = args.rounds or (2 if args.quick else 3)
+    os.environ.pop("SWEEPBENCH_DATA", None)  # the built-in sample tasks, always
+    build_mod.reference_server = _server  # type: ignore[assignment]
+    _SERVER_OPTIONS["fault_retry_after_s"] = args.fault_retry_after
+
+    def config(faults: str | None) -> SweepConfig:
+        return SweepConfig(models=["scripted/oracle", "scripted/noisy:0.3"],
+                           benchmarks=["vitabench:delivery"], trials=trials,
+                           max_concurrency=args.max_concurrency, seed=0,
+                           reference_latency=args.latency, reference_faults=faults,
+                           reference_seed=args.seed)
+
+    runs: dict[str, list[dict[str, Any]]] = {"clean": [], "faults": [], "hung": []}
+    hung_faults = f"{args.faults},{args.hang}"
+    with tempfile.TemporaryDirectory(prefix="sweepbench-hung-") as tmp:
+        for i in range(rounds):
+            for name, faults in (("clean", None), ("faults", args.faults), ("hung", hung_faults)):
+                r = asyncio.run(run_once(config(faults), Path(tmp) / f"{name}{i}.sqlite"))
+                runs[name].append(r)
+                print(json.dumps({"run": name, "round": i, **{
+                    k: v for k, v in r.items() if not k.startswith("_")}}), file=sys.stderr)
+    ref = runs["clean"][0]
+    every = [r for rs in runs.values() for r in rs]
+    for r in every:
+        r["identical"] = r["_metrics"] == ref["_metrics"] and r["_digest"] == ref["_digest"]
+    ratios = [h["wall_s"] / c["wall_s"] for c, h in zip(runs["clean"], runs["hung"])]
+    fratios = [f["wall_s"] / c["wall_s"] for c, f in zip(runs["clean"], runs["faults"])]
+    med = lambda key, rs: statistics.median(r[key] for r in rs)  # noqa: E731
+    result = {
+        "trials": trials, "rounds": rounds, "faults": args.faults, "hang": args.hang,
+        "fault_retry_after_s": args.fault_retry_after, "latency": args.latency,
+        "max_concurrency": args.max_concurrency, "episodes": ref["episodes"],
+        "clean_wall_s": med("wall_s", runs["clean"]),
+        "faults_wall_s": med("wall_s", runs["faults"]),
+        "hung_wall_s": med("wall_s", runs["hung"]),
+        "wall_ratios": [round(x, 3) for x in ratios],
+        "wall_ratio_median": round(statistics.median(ratios), 3),
+        "faults_only_wall_ratio_median": round(statistics.median(fratios), 3),
+        # what the hung requests add on top of the standard mix, same round
+        "hung_over_faults_wall_ratio_median": round(statistics.median(
+            h["wall_s"] / f["wall_s"] for f, h in zip(runs["faults"], runs["hung"])), 3),
+        "lost_episodes": sum(r["lost"] for r in every),
+        "identical": all(r["identical"] for r in every),
+        "hung_requests_median": med("hung", runs["hung"]),
+        "hedges_median": med("hedged", runs["hung"]),
+        "hedge_wins_median": med("hedge_wins", runs["hung"]),
+        "hedge_extra_requests_share_median": med("hedge_extra_requests_share", runs["hung"]),
+        "clean_hedges_median": med("hedged", runs["clean"]),
+        "server_faults_last": runs["hung"][-1]["server_faults"],
+    }
+    result["targets_met"] = (result["wall_ratio_median"] <= 1.3 and result["identical"]
+                             and result["lost_episodes"] == 0)
+    print(json.dumps(result, indent=1))
+    return 0 if result["targets_met"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,235 @@
+"""No stalls on hung requests: a time-to-first-byte budget and hedged requests, per endpoint.
+
+A request that an endpoint silently holds (no response headers, ever) would otherwise keep
+its episode waiting for the whole ``timeout_s`` (120 s by default), once per hang. Two
+defences, both driven by the endpoint's own recent latencies (:class:`LatencyTracker`: the
+last ``WINDOW`` successful requests' latency to the whole reply; for a non-streaming request
+that is about its time to first byte, and never less, so budgets err on the long side):
+
+- **TTFB budget** (:meth:`StallPolicy.ttfb_budget`): ``ttfb_k`` x p99 of those latencies,
+  clamped to ``[ttfb_floor_s, ttfb_ceiling_s]`` (the ceiling defaults to ``timeout_s``); the
+  ceiling until ``MIN_SAMPLES`` requests succeeded. A request with no first byte within it
+  is abandoned as a :class:`~sweepbench.errors.FirstByteTimeout` and retried like any
+  timeout. Each abandonment within one call doubles that call's next budget (up to the
+  ceiling), so a call that is merely slow is not abandoned forever. Once the first byte is
+  in, only ``timeout_s`` bounds the rest (a trickling body). A watchdog checks the requests
+  on the wire a few times per budget (every quarter of the shortest budget or hedge delay,
+  20 ms to 1 s), so a request is abandoned up to that much late, and one sent before the
+  endpoint's latency was known gets its budget as soon as it is.
+- **Hedging** (:meth:`StallPolicy.hedge_delay`): when a request has not answered after
+  ``max(hedge_min_s, hedge_quantile latency)``, a second copy of the same request goes out;
+  the first answer wins and the other is cancelled (if the copy has not answered either after
+  another hedge delay, one more goes out: ``MAX_HEDGES``). A copy is the same request: it is
+  sent at once in its first copy's slot of the endpoint's limits (no second in-flight slot, no
+  second RPM/TPM reservation; a copy that waited in the queue behind the slot its own hung
+  first copy holds would rescue nothing). At most ``HEDGE_SHARE`` of requests are hedged
+  (plus a burst of ``HEDGE_BURST``), so a slow endpoint is not sent twice the load. Off by
+  default where the endpoint has prices (``Endpoint.hedge``).
+
+Billing rule for a losing copy (what ``CallResult.hedge_usage`` counts): a loser that got its
+first byte before it was cancelled is counted as billed like the winner's whole usage (a
+non-streaming first byte means the provider generated the answer); a loser cancelled before
+any byte is counted as free, so the figure is a lower bound.
+
+``Flight`` is one request's progress: the client publishes it in :data:`FLIGHT` around
+``Transport.post`` and the endpoint's watchdog (:class:`StallPolicy`) watches it; a transport
+that can tell calls :func:`first_byte` when the headers arrive, which takes the request out
+of the budget. A transport that cannot tell (test doubles) has its whole request held to it.
+No timer per request: a call that answers in time costs a set insertion and removal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import deque
+from contextvars import ContextVar
+from typing import Any
+
+__all__ = ["FLIGHT", "Flight", "HEDGE_BURST", "HEDGE_SHARE", "LatencyTracker", "MAX_HEDGES",
+           "MIN_SAMPLES", "StallPolicy", "WINDOW", "first_byte", "priced"]
+
+WINDOW = 512
+"""Successful requests whose first-byte latency the budget is derived from."""
+MIN_SAMPLES = 20
+"""Below this many samples the TTFB budget is the ceiling and nothing is hedged."""
+HEDGE_SHARE = 0.1
+"""Hedged requests stay under this share of requests (plus ``HEDGE_BURST``)."""
+HEDGE_BURST = 4
+MAX_HEDGES = 2
+"""Copies a request may get: one after the hedge delay, one more if that one hangs too."""
+_RESORT = 16  # samples added before the quantiles are recomputed
+
+
+class LatencyTracker:
+    """Recent latencies and their quantiles (recomputed every ``_RESORT`` samples: cheap)."""
+
+    def __init__(self, window: int = WINDOW) -> None:
+        self._recent: deque[float] = deque(maxlen=window)
+        self._sorted: list[float] = []
+        self._fresh = 0  # samples since the last sort
+
+    def __len__(self) -> int:
+        return len(self._recent)
+
+    def add(self, seconds: float) -> None:
+        if seconds >= 0 and math.isfinite(seconds):
+            self._recent.append(seconds)
+            self._fresh += 1
+
+    def quantile(self, q: float) -> float | None:
+        """The ``q`` quantile (nearest rank), or None below ``MIN_SAMPLES`` samples."""
+        n = len(self._recent)
+        if n < MIN_SAMPLES:
+            return None
+        if self._fresh >= _RESORT or not self._sorted:
+            self._sorted = sorted(self._recent)
+            self._fresh = 0
+        values = self._sorted
+        return values[min(len(values) - 1, max(0, math.ceil(q * len(values)) - 1))]
+
+
+class Flight:
+    """One request on the wire: when it was sent, whether its first byte came, the task
+    sending it (what the watchdog cancels), its call's earlier abandonments (``hung``), and
+    for a first copy that may be hedged, its ``race`` (anything with ``tick(age, delay)``)."""
+
+    __slots__ = ("abandoned", "cancelling", "got_first_byte", "hung", "permit", "race",
+                 "sent_at", "task")
+
+    def __init__(self, race: Any = None) -> None:
+        self.race = race
+        self.hung = 0
+        self.got_first_byte = False
+        self.abandoned: float | None = None  # the budget it was abandoned at
+        self.sent_at = 0.0
+        self.permit: Any = None
+        self.task: asyncio.Task[Any] | None = None
+        self.cancelling = 0
+
+    def leaving(self, permit: Any) -> None:
+        """The request is about to be sent under ``permit`` (it passed the limits)."""
+        self.permit = permit
+
+
+FLIGHT: ContextVar[Flight | None] = ContextVar("sweepbench_flight", default=None)
+
+
+def first_byte() -> None:
+    """Called by a transport when a response's headers arrive (the current request's): the
+    first-byte budget no longer applies to it."""
+    flight = FLIGHT.get()
+    if flight is not None:
+        flight.got_first_byte = True
+
+
+class StallPolicy:
+    """An endpoint's TTFB budget and hedge decisions, from its own observed latencies.
+
+    ``endpoint`` supplies ``timeout_s``, ``ttfb_k``, ``ttfb_floor_s``, ``ttfb_ceiling_s``,
+    ``hedge`` (None: on unless priced), ``hedge_quantile`` and ``hedge_min_s``.
+
+    A watchdog, not a timer per request: requests on the wire are ``track``ed, and while any
+    is, a check runs a few times per budget (``_check``): it abandons (cancels) a request past
+    its budget with no first byte, and tells a hedgeable one its age. Budgets are computed at
+    each check, so a request sent before the endpoint's latency was known gets its budget as
+    soon as it is.
+    """
+
+    def __init__(self, endpoint: Any) -> None:
+        g = getattr
+        self.timeout_s: float = endpoint.timeout_s
+        ceiling = g(endpoint, "ttfb_ceiling_s", None)
+        self.ceiling = min(self.timeout_s, ceiling if ceiling is not None else self.timeout_s)
+        self.floor = min(g(endpoint, "ttfb_floor_s", 10.0), self.ceiling)
+        self.k: float = g(endpoint, "ttfb_k", 4.0)
+        hedge = g(endpoint, "hedge", None)
+        self.hedging: bool = (not priced(endpoint)) if hedge is None else bool(hedge)
+        self.hedge_quantile: float = g(endpoint, "hedge_quantile", 0.99)
+        self.hedge_min_s: float = g(endpoint, "hedge_min_s", 1.0)
+        self.latency = LatencyTracker()
+        self.requests = 0  # first copies sent (hedges not included)
+        self.hedges = 0
+        self._flights: set[Flight] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._check_at: asyncio.TimerHandle | None = None
+
+    @property
+    def primed(self) -> bool:
+        """Enough latencies seen (``MIN_SAMPLES``): budgets and hedges have a basis."""
+        return len(self.latency) >= MIN_SAMPLES
+
+    def observe(self, ttfb_s: float) -> None:
+        """A successful request's time to first byte (here: to its whole reply, which for a
+        non-streaming request is about the same, and never less)."""
+        self.latency.add(ttfb_s)
+        if len(self.latency) == MIN_SAMPLES and self._check_at is not None and self._loop:
+            self._check_at.cancel()  # primed: budgets and hedge delays are short now
+            self._check_at = self._loop.call_later(self._interval(), self._check)
+
+    def track(self, flight: Flight) -> None:
+        """``flight`` goes on the wire now, sent by the current task."""
+        task = asyncio.current_task()
+        loop = self._loop
+        if loop is None or task is None or task.get_loop() is not loop:
+            loop = self._loop = asyncio.get_running_loop()
+            self._check_at = None
+        flight.task, flight.cancelling = task, task.cancelling() if task else 0
+        flight.sent_at = loop.time()
+        self._flights.add(flight)
+        if self._check_at is None:
+            self._check_at = loop.call_later(self._interval(), self._check)
+
+    def untrack(self, flight: Flight) -> None:
+        self._flights.discard(flight)
+
+    def _interval(self) -> float:
+        shortest = self.ttfb_budget() or self.timeout_s
+        if self.hedging:
+            shortest = min(shortest, self.hedge_delay() or shortest)
+        return min(1.0, max(0.02, shortest / 4))
+
+    def _check(self) -> None:
+        self._check_at = None
+        loop = self._loop
+        if not self._flights or loop is None or loop.is_closed():
+            return
+        now = loop.time()
+        hedge = self.hedge_delay() if self.hedging else None
+        for flight in list(self._flights):
+            if flight.got_first_byte or flight.abandoned is not None:
+                continue
+            age = now - flight.sent_at
+            budget = self.ttfb_budget(flight.hung)
+            if budget is not None and age >= budget and flight.task is not None:
+                flight.abandoned = budget
+                flight.task.cancel()  # the sender turns it into a FirstByteTimeout
+            elif flight.race is not None and hedge is not None:
+                flight.race.tick(age, hedge)
+        self._check_at = loop.call_later(self._interval(), self._check)
+
+    def ttfb_budget(self, abandoned: int = 0) -> float | None:
+        """Seconds a request may wait for its first byte (None: no budget under timeout_s);
+        ``abandoned``: requests of this call already abandoned so (each doubles it)."""
+        p99 = self.latency.quantile(0.99)
+        budget = self.ceiling if p99 is None else min(self.ceiling, max(self.floor, self.k * p99))
+        budget *= 2.0 ** abandoned
+        return budget if budget < self.timeout_s else None
+
+    def hedge_delay(self) -> float | None:
+        """Seconds after its send after which to hedge a request, or None: not yet primed."""
+        q = self.latency.quantile(self.hedge_quantile)
+        return None if q is None else max(self.hedge_min_s, q)
+
+    def may_hedge(self) -> bool:
+        """Whether one more hedge fits the hedge share; counts it when it does."""
+        if self.hedges >= HEDGE_SHARE * self.requests + HEDGE_BURST:
+            return False
+        self.hedges += 1
+        return True
+
+
+def priced(endpoint: Any) -> bool:
+    """Whether the endpoint costs money per token (any price set)."""
+    return any(getattr(endpoint, name, 0.0) for name in (
+        "price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok"))
