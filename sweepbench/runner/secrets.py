@@ -29,6 +29,8 @@ REDACTED = "[redacted]"
 _QUAD = MIN_RUN // 2  # see KeyRing.leaks
 # a character, after any whitespace or escaped line break (which may split a key)
 _CHAR = re.compile(r"(?:\s|\\[nrt])*(.)", re.S)
+# the text cut into consecutive _QUAD-character pieces, in C (see KeyRing.leaks)
+_PIECES = re.compile("." * _QUAD, re.S)
 
 
 def _squeeze(text: str) -> str:
@@ -58,7 +60,7 @@ class KeyRing:
     """The API keys of every registered environment variable (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._names: set[str] = set()
+        self._names: tuple[str, ...] = ()  # replaced whole, so readers need no lock
         self._lock = threading.Lock()
         self._cached: tuple[tuple[str, ...], frozenset[str], frozenset[str]] = (
             (), frozenset(), frozenset())
@@ -67,14 +69,14 @@ class KeyRing:
         """Know the key held by ``env_name`` (an endpoint's ``api_key_env``) from now on."""
         if env_name:
             with self._lock:
-                self._names.add(env_name)
+                if env_name not in self._names:
+                    self._names = tuple(sorted((*self._names, env_name)))
 
     def _grams(self) -> tuple[frozenset[str], frozenset[str]]:
         """Every MIN_RUN-character piece of every form of every key, lower-cased, and every
         quarter-length piece (the quick first test)."""
-        with self._lock:
-            names = sorted(self._names)
-        keys = tuple(sorted({v for n in names if len(v := os.environ.get(n) or "") >= MIN_RUN}))
+        environ = os.environ
+        keys = tuple(sorted({v for n in self._names if len(v := environ.get(n) or "") >= MIN_RUN}))
         cached_keys, grams, quads = self._cached
         if keys != cached_keys:
             forms = [form.lower() for key in keys for form in _encodings(key)]
@@ -93,8 +95,8 @@ class KeyRing:
         """Whether any of ``texts`` holds any form of any key.
 
         Any run of MIN_RUN characters covers a ``_QUAD``-piece starting at a multiple of
-        ``_QUAD``: only those are looked up, and a hit is confirmed by the MIN_RUN pieces
-        around it (a quarter of the text's positions cost a set lookup)."""
+        ``_QUAD``: only those are looked up (all at once: a text none of whose pieces is in
+        the set holds no key), and a hit is confirmed by the MIN_RUN pieces around it."""
         grams, quads = self._grams()
         if not grams:
             return False
@@ -102,6 +104,8 @@ class KeyRing:
             if not text or len(text) < MIN_RUN:
                 continue
             squeezed = _squeeze(text)
+            if quads.isdisjoint(_PIECES.findall(squeezed)):  # the usual answer, found in C
+                continue
             for q in range(0, len(squeezed) - _QUAD + 1, _QUAD):
                 if squeezed[q:q + _QUAD] in quads and any(
                         squeezed[s:s + MIN_RUN] in grams
