@@ -81,7 +81,10 @@ def child(spec: dict) -> dict:
                         (last_start,)).fetchone()[0]
     episodes = db.execute("SELECT count(*) FROM episodes WHERE status = 'done'").fetchone()[0]
     db.close()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     return {"calls": calls, "episodes": episodes, "cpu_s": cpu, "wall_s": wall,
+            "user_s": usage.ru_utime, "sys_s": usage.ru_stime,  # whole process, imports too
+            "load_1m": os.getloadavg()[0],
             "steady_calls_per_s": steady / max(last_start - first, 1e-9),
             "overall_calls_per_s": calls / wall,
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
@@ -169,6 +172,13 @@ def main() -> None:
         "cpu_us_per_call_openai": round(cpu_oai, 1),
         "cpu_ratio_vs_openai": round(cpu5 / cpu_oai, 3),
         "rss_mb_1000_in_flight": round(rows["rss"][0]["rss_mb"], 1),
+        # each run's figure, and the machine's load while measuring: CPU time per call grows
+        # when other processes share the cores, so compare runs made under the same load
+        "cpu_us_per_call_runs": [round(x["cpu_s"] / x["calls"] * 1e6, 1) for x in rows["5"]],
+        "cpu_us_per_call_50_turn_runs": [round(x["cpu_s"] / x["calls"] * 1e6, 1)
+                                         for x in rows["50"]],
+        "load_1m": round(statistics.median(x["load_1m"] for k in ("5", "50", "openai")
+                                           for x in rows[k]), 2),
     }
     print(json.dumps(result))
 

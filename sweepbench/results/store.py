@@ -256,7 +256,8 @@ _SQL: dict[str, str] = {
     """,
 }
 
-_FLUSH = "flush"
+_FLUSH = "flush"  # (op, callback(error)): a thread waits
+_AFLUSH = "aflush"  # (op, loop, future): a coroutine waits
 _STOP = "stop"
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
@@ -336,6 +337,16 @@ _READ_ONLY_HINT = " (the store's file and folder must be writable: copy it to a 
 def _read_only(e: sqlite3.Error) -> bool:
     return getattr(e, "sqlite_errorname", "") in ("SQLITE_READONLY", "SQLITE_CANTOPEN",
                                                   "SQLITE_PERM") or "readonly" in str(e)
+
+
+def _resolve(futures: list[asyncio.Future], err: BaseException | None) -> None:
+    """In the waiting loop: settle every flush of one committed batch."""
+    for fut in futures:
+        if not fut.done():
+            if err is None:
+                fut.set_result(None)
+            else:
+                fut.set_exception(err)
 
 
 def _stop_writer(q: queue.SimpleQueue, thread: threading.Thread) -> None:
@@ -495,10 +506,13 @@ class RunStore:
                     break
             writes: list[tuple[str, tuple]] = []
             callbacks: list[Callable[[BaseException | None], None]] = []
+            waiting: dict[asyncio.AbstractEventLoop, list[asyncio.Future]] = {}
             for item in batch:
                 op = item[0]
                 if op == _FLUSH:
                     callbacks.append(item[1])
+                elif op == _AFLUSH:
+                    waiting.setdefault(item[1], []).append(item[2])
                 elif op == _STOP:
                     stopping = True
                 else:
@@ -518,6 +532,12 @@ class RunStore:
                 try:
                     cb(self._error)
                 except Exception:  # noqa: BLE001 - e.g. the waiting event loop is closed
+                    pass
+            # one wake-up per event loop and batch, however many coroutines wait in it
+            for loop, futures in waiting.items():
+                try:
+                    loop.call_soon_threadsafe(_resolve, futures, self._error)
+                except RuntimeError:  # that event loop is closed: nobody is waiting
                     pass
         try:
             self._wconn.close()
@@ -539,13 +559,13 @@ class RunStore:
         self._transactions += 1
         self._rows += len(writes)
 
-    def _put(self, op: str, params: Any) -> None:
+    def _put(self, op: str, *params: Any) -> None:
         with self._qlock:
             if self._closed:
                 raise StoreError(f"run store {self.path} is closed")
             if self._error is not None:
                 raise self._error
-            self._queue.put((op, params))
+            self._queue.put((op, *params))
 
     # ---- writes (enqueue-only) -----------------------------------------------------------
 
@@ -685,15 +705,7 @@ class RunStore:
         """Resolve once everything enqueued before this call is committed."""
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[None] = loop.create_future()
-
-        def resolve(err: BaseException | None) -> None:
-            if not fut.done():
-                if err is None:
-                    fut.set_result(None)
-                else:
-                    fut.set_exception(err)
-
-        self._put(_FLUSH, lambda err: loop.call_soon_threadsafe(resolve, err))
+        self._put(_AFLUSH, loop, fut)
         await fut
 
     def flush_sync(self, timeout: float | None = None) -> None:

@@ -39,6 +39,7 @@ __all__ = ["OVERRIDABLE", "BodyTemplate", "SplicingEncoder"]
 OVERRIDABLE = ("tool_choice", "temperature", "max_tokens", "max_completion_tokens", "seed")
 _TOOLS_CACHE = 64
 _BUDGET_FIELDS = ("max_tokens", "max_completion_tokens")
+_AFTER_TOOLS = ChatRequest.__struct_fields__.index("tools") + 1  # the fields a tail is made of
 
 
 class BodyTemplate:
@@ -182,6 +183,8 @@ class SplicingEncoder:
         self._refs: list[Message] = []
         self._offsets: list[int] = []  # where message i starts in _joined (before its comma)
         self._joined = bytearray()
+        self._tail_key: tuple | None = None
+        self._tail_bytes = b""
 
     def _common_prefix(self, messages: list[Message]) -> int:
         refs = self._refs
@@ -194,8 +197,8 @@ class SplicingEncoder:
             i += 1
         return i
 
-    def encode(self, request: ChatRequest) -> bytes:
-        messages = request.messages
+    def sync(self, messages: list[Message]) -> None:
+        """Encode what is new in ``messages`` (the first half of :meth:`encode`)."""
         keep = self._common_prefix(messages)
         if keep < len(self._refs):
             del self._joined[self._offsets[keep]:]
@@ -209,6 +212,31 @@ class SplicingEncoder:
             joined += t.encode_message(m)
             self._refs.append(m)
             self.messages_encoded += 1
+
+    def plain(self, i: int) -> bytes | bytearray:
+        """Message ``i`` of the conversation last synced, as ``wire.encoder`` encodes it (the
+        bytes already spliced unless this endpoint shapes the message): what the call
+        journal hashes, so a message is encoded once per call, not twice."""
+        m = self._refs[i]
+        if self.template.needs_shaping(m):
+            return encoder.encode(m)
+        offsets = self._offsets
+        end = offsets[i + 1] if i + 1 < len(offsets) else len(self._joined)
+        return self._joined[offsets[i] + (1 if i else 0):end]  # a copy: joined may grow
+
+    def _tail(self, request: ChatRequest) -> bytes:
+        """The template's tail, made again only when the JSON of the fields after the tools
+        changed (the tail is made of that JSON and whether the request offers tools)."""
+        rest = msgspec.structs.astuple(request)[_AFTER_TOOLS:]
+        key = (bool(request.tools), encoder.encode(rest))
+        if key != self._tail_key:
+            self._tail_bytes = self.template.tail(request)
+            self._tail_key = key
+        return self._tail_bytes
+
+    def encode(self, request: ChatRequest) -> bytes:
+        self.sync(request.messages)
+        t = self.template
         tools = (b',"tools":' + t.tools_bytes(request.tools)
                  if request.tools is not None else b"")
-        return b"".join((t.head, joined, b"]", tools, t.tail(request)))
+        return b"".join((t.head, self._joined, b"]", tools, self._tail(request)))

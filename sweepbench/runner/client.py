@@ -315,6 +315,8 @@ class AiohttpTransport:
                 size = resp.content_length
                 if size is not None and size > self._max_bytes:
                     raise too_large(name, url, self._max_bytes)
+                if size is not None and "Content-Encoding" not in resp.headers:
+                    return resp.status, resp.headers, await resp.read()  # size known, capped
                 chunks, got = [], 0
                 async for chunk in resp.content.iter_chunked(_READ_CHUNK):
                     got += len(chunk)

@@ -10,7 +10,9 @@ its record (prompts, tools or code changed) stops the episode with a clear reaso
 mixing old answers into a new conversation.
 
 The request hash is built incrementally: messages are append-only within an episode, so each
-call hashes only the messages added since the previous call of the same role.
+call hashes only the messages added since the previous call of the same role. When the call
+goes to a client ``Conversation``, the hash reads the bytes its body splicer encoded for the
+request (the same bytes ``wire.encoder`` gives), so each message is encoded once.
 
 A ``model_call`` event holds what the store, the profile and the viewer need of a call: the
 reply (its reasoning text inside the message), usage (reasoning tokens included), the
@@ -30,6 +32,7 @@ from typing import Any, Awaitable, Callable
 import msgspec
 
 from sweepbench.errors import ModelError, ResumeMismatch
+from sweepbench.runner.body import SplicingEncoder
 from sweepbench.runner.shapes import TRUNCATED
 from sweepbench.wire import AssistantMessage, ChatRequest, Usage, encoder
 
@@ -85,18 +88,26 @@ def _stalls(outcome: Any) -> dict[str, Any]:
 class _RequestHasher:
     """Hash of (messages, tools) that grows with the conversation in O(new messages)."""
 
-    def __init__(self) -> None:
+    def __init__(self, splicer: SplicingEncoder | None = None) -> None:
         self._h = hashlib.blake2b(digest_size=16)
         self._n = 0
         self._tools: tuple[int, bytes] | None = None
+        self._splicer = splicer
 
     def digest(self, req: ChatRequest) -> str:
         msgs = req.messages
         if len(msgs) < self._n:  # not append-only: hash from scratch
             self._h, self._n = hashlib.blake2b(digest_size=16), 0
-        for m in msgs[self._n:]:
-            self._h.update(encoder.encode(m))
-            self._h.update(b"\x1e")
+        h, splicer = self._h, self._splicer
+        if splicer is not None:  # the bytes the request body is spliced from
+            splicer.sync(msgs)
+            for i in range(self._n, len(msgs)):
+                h.update(splicer.plain(i))
+                h.update(b"\x1e")
+        else:
+            for m in msgs[self._n:]:
+                h.update(encoder.encode(m))
+                h.update(b"\x1e")
         self._n = len(msgs)
         h = self._h.copy()
         if req.tools:
@@ -131,7 +142,11 @@ class CallJournal:
         """A ModelCall for ``role`` that goes through the journal; ``observe(outcome)`` is
         told about every live (not replayed) call, e.g. for progress: its result, or the
         ``ModelError`` it failed with."""
-        hasher = self._hashers.setdefault(role, _RequestHasher())
+        if role not in self._hashers:
+            splicer = getattr(complete, "encoder", None)  # a client Conversation's
+            self._hashers[role] = _RequestHasher(
+                splicer if isinstance(splicer, SplicingEncoder) else None)
+        hasher = self._hashers[role]
 
         async def call(req: ChatRequest):
             digest = hasher.digest(req)

@@ -19,6 +19,8 @@ from __future__ import annotations
 import base64
 import os
 import re
+import struct
+import sys
 import threading
 
 __all__ = ["KEYS", "MIN_RUN", "REDACTED", "KeyRing"]
@@ -29,6 +31,10 @@ REDACTED = "[redacted]"
 _QUAD = MIN_RUN // 2  # see KeyRing.leaks
 # a character, after any whitespace or escaped line break (which may split a key)
 _CHAR = re.compile(r"(?:\s|\\[nrt])*(.)", re.S)
+# the text cut into consecutive _QUAD-character pieces, in C (see KeyRing.leaks)
+_PIECES = re.compile("." * _QUAD, re.S)
+# ... or, for ASCII keys, read as 4-byte words of the ASCII text (non-ASCII as "?")
+_WORD = "I" if _QUAD == 4 and struct.calcsize("I") == 4 else None
 
 
 def _squeeze(text: str) -> str:
@@ -58,31 +64,34 @@ class KeyRing:
     """The API keys of every registered environment variable (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._names: set[str] = set()
+        self._names: tuple[str, ...] = ()  # replaced whole, so readers need no lock
         self._lock = threading.Lock()
-        self._cached: tuple[tuple[str, ...], frozenset[str], frozenset[str]] = (
-            (), frozenset(), frozenset())
+        self._cached: tuple[tuple[str, ...], frozenset[str], frozenset[str],
+                            frozenset[int] | None] = ((), frozenset(), frozenset(), None)
 
     def register(self, env_name: str | None) -> None:
         """Know the key held by ``env_name`` (an endpoint's ``api_key_env``) from now on."""
         if env_name:
             with self._lock:
-                self._names.add(env_name)
+                if env_name not in self._names:
+                    self._names = tuple(sorted((*self._names, env_name)))
 
-    def _grams(self) -> tuple[frozenset[str], frozenset[str]]:
-        """Every MIN_RUN-character piece of every form of every key, lower-cased, and every
-        quarter-length piece (the quick first test)."""
-        with self._lock:
-            names = sorted(self._names)
-        keys = tuple(sorted({v for n in names if len(v := os.environ.get(n) or "") >= MIN_RUN}))
-        cached_keys, grams, quads = self._cached
+    def _grams(self) -> tuple[frozenset[str], frozenset[str], frozenset[int] | None]:
+        """Every MIN_RUN-character piece of every form of every key, lower-cased, every
+        quarter-length piece (the quick first test), and those as 4-byte words when every
+        form is ASCII (else None)."""
+        environ = os.environ
+        keys = tuple(sorted({v for n in self._names if len(v := environ.get(n) or "") >= MIN_RUN}))
+        cached_keys, grams, quads, words = self._cached
         if keys != cached_keys:
             forms = [form.lower() for key in keys for form in _encodings(key)]
             grams = frozenset(f[i:i + MIN_RUN] for f in forms
                               for i in range(len(f) - MIN_RUN + 1))
             quads = frozenset(f[i:i + _QUAD] for f in forms for i in range(len(f) - _QUAD + 1))
-            self._cached = (keys, grams, quads)
-        return grams, quads
+            words = (frozenset(int.from_bytes(q.encode(), sys.byteorder) for q in quads)
+                     if _WORD and all(f.isascii() for f in forms) else None)
+            self._cached = (keys, grams, quads, words)
+        return grams, quads, words
 
     @property
     def active(self) -> bool:
@@ -93,15 +102,22 @@ class KeyRing:
         """Whether any of ``texts`` holds any form of any key.
 
         Any run of MIN_RUN characters covers a ``_QUAD``-piece starting at a multiple of
-        ``_QUAD``: only those are looked up, and a hit is confirmed by the MIN_RUN pieces
-        around it (a quarter of the text's positions cost a set lookup)."""
-        grams, quads = self._grams()
+        ``_QUAD``: only those are looked up (all at once: a text none of whose pieces is in
+        the set holds no key), and a hit is confirmed by the MIN_RUN pieces around it."""
+        grams, quads, words = self._grams()
         if not grams:
             return False
         for text in texts:
             if not text or len(text) < MIN_RUN:
                 continue
             squeezed = _squeeze(text)
+            if words is not None:  # an ASCII key's piece is the same 4 bytes in the text
+                raw = squeezed.encode("ascii", "replace")
+                clear = words.isdisjoint(memoryview(raw)[:len(raw) & ~3].cast(_WORD))
+            else:
+                clear = quads.isdisjoint(_PIECES.findall(squeezed))
+            if clear:  # the usual answer, found in C
+                continue
             for q in range(0, len(squeezed) - _QUAD + 1, _QUAD):
                 if squeezed[q:q + _QUAD] in quads and any(
                         squeezed[s:s + MIN_RUN] in grams

@@ -220,3 +220,41 @@ def test_tool_choice_and_budget_defaults() -> None:
         "required"  # extra_body wins, once
     with pytest.raises(ValueError, match="budget field"):
         BodyTemplate(model="m", budget_field="max_output_tokens")
+
+
+# ---- bytes shared with the call journal, and the cached tail (issue 12) ---------------------
+
+
+@pytest.mark.parametrize("name", list(TEMPLATES) + [f"shaped-{n}" for n in SHAPED])
+@pytest.mark.parametrize("seed", range(4))
+def test_plain_bytes_are_each_message_as_the_wire_encoder_gives_it(name: str, seed: int) -> None:
+    rng = random.Random(seed)
+    kwargs = SHAPED[name[7:]] if name.startswith("shaped-") else TEMPLATES[name]
+    splicer = BodyTemplate(**kwargs).splicer()
+    messages: list[Message] = [SystemMessage("s")] + _turn("why", [{"type": "reasoning.text"}])
+    for i in range(20):
+        messages.append(random_message(rng, i))
+        if rng.random() < 0.2:  # a conversation that diverges is re-synced from there
+            messages = messages[:rng.randrange(1, len(messages))] + [UserMessage(f"new {i}")]
+        splicer.sync(messages[:])
+        assert [splicer.plain(k) for k in range(len(messages))] == [
+            encoder.encode(m) for m in messages]
+
+
+def test_tail_follows_every_change_of_the_fields_after_the_messages() -> None:
+    template = BodyTemplate(model="m", keep_sweepbench=True)
+    splicer = template.splicer()
+    messages: list[Message] = [UserMessage("a")]
+    tools = [ToolSpec(function={"name": "f"})]
+    for fields in ({}, {"temperature": 1}, {"temperature": 1.0}, {"temperature": 1.0},
+                   {"seed": 3, "tool_choice": "auto"}, {"tool_choice": {"type": "function"}},
+                   {"sweepbench": {"trial": 1}}, {"sweepbench": {"trial": 1.0}},
+                   {"sweepbench": {"trial": 2}}, {}):
+        for with_tools in (tools, tools, None, [], []):
+            messages.append(UserMessage("more"))
+            req = ChatRequest(model="", messages=messages[:], tools=with_tools, **fields)
+            assert splicer.encode(req) == template.plain(req)
+    for value in (1, 1.0, -0.0, 0.0, 0, 1):  # equal in Python, not in JSON
+        for tail in ({"temperature": value}, {"sweepbench": {"trial": value}}):
+            req = ChatRequest(model="", messages=messages[:], tools=tools, **tail)
+            assert splicer.encode(req) == template.plain(req)

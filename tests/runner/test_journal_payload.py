@@ -122,3 +122,31 @@ async def test_reasoning_reaches_the_store(tmp_path) -> None:
     [back] = message_list_decoder.decode(msgspec.json.encode([AssistantMessage(
         "x", reasoning="why", reasoning_details=[{"type": "reasoning.encrypted"}])]))
     assert back.reasoning == "why" and back.reasoning_details == [{"type": "reasoning.encrypted"}]
+
+
+@pytest.mark.asyncio
+async def test_request_hash_is_the_same_through_a_conversation_or_a_plain_caller() -> None:
+    """The hash a Conversation's spliced bytes give is the one stored journals hold (plain
+    encoding), reasoning that the endpoint strips included (issue 12)."""
+    from sweepbench.wire import FunctionCall, SystemMessage, ToolCall, ToolMessage, ToolSpec
+
+    n = 6
+    replies = [completion(f"reply {i}", reasoning_content="thought") for i in range(n)]
+    via_conv, conv_events = journal()
+    via_plain, plain_events = journal()
+    client = rig(*replies)
+    plain = rig(*replies)
+    conv_call = via_conv.caller("agent", client.conversation())
+    plain_call = via_plain.caller("agent", plain.complete)
+    tools = [ToolSpec(function={"name": "f"})]
+    messages = [SystemMessage("sys"), UserMessage("u")]
+    for i in range(n):
+        request = ChatRequest(model="", messages=messages[:], tools=tools)
+        reply = await conv_call(request)
+        await plain_call(request)
+        messages += [reply.message, ToolMessage(f"c{i}", "out"),
+                     AssistantMessage(None, [ToolCall(f"c{i}", FunctionCall("f", "{}"))],
+                                      reasoning="r"), UserMessage(f"next {i}")]
+    hashes = [p["request_hash"] for _, p in conv_events]
+    assert hashes == [p["request_hash"] for _, p in plain_events]
+    assert len(set(hashes)) == n

@@ -77,6 +77,27 @@ def test_short_runs_and_other_text_are_left_alone(ring, monkeypatch) -> None:
     assert not ring.active and ring.scrub(CANARY) == CANARY
 
 
+@pytest.mark.parametrize("name", ["whole", "cut-head", "cut-middle", "base64-cut", "spaced"])
+@pytest.mark.parametrize("prefix", range(9))
+def test_any_alignment_after_any_text_is_found(ring, name, prefix) -> None:
+    """The quick test reads the text in 4-character pieces: a key after any number of
+    characters, multi-byte ones too, is still found (issue 12)."""
+    lead = ("日本ü🚀 x" * 3)[:prefix]
+    text = f"{lead}{forms(CANARY)[name]} and then " + "words " * 300
+    assert ring.leaks(text)
+    assert not leaked(ring.scrub(text))
+
+
+def test_a_key_that_is_not_ascii_is_found_too(monkeypatch) -> None:
+    monkeypatch.setenv(ENV, "clé-secrète-ü-日本-0123456789")
+    ring = KeyRing()
+    ring.register(ENV)
+    for prefix in range(5):
+        text = "x" * prefix + "see secrète-ü-日本 here " + "words " * 100
+        assert ring.leaks(text) and "secrète" not in ring.scrub(text)
+    assert not ring.leaks("secr and 日本 alone " + "words " * 100)
+
+
 def client(transport: MemoryTransport, **kw) -> ModelClient:
     ep = Endpoint(name="echoer", base_url="http://h/v1", api_key_env=ENV, **kw)
     return ModelClient(ep, transport=transport, backoff_base_s=0.0, backoff_max_s=0.0)
