@@ -156,6 +156,15 @@ def test_a_wrong_order_is_reported_whichever_expected_order_it_was(gold, which) 
     assert f"(closest: {oid}): products[0].quantity expected" in why(SAMPLES["SB-D-006"], final)
 
 
+def test_every_missing_order_is_reported(gold) -> None:
+    final = gold("SB-D-006")
+    for oid in new_ids("SB-D-006", final):
+        del final["orders"][oid]
+    reasons = sorted(why(SAMPLES["SB-D-006"], final).split("; "))
+    assert reasons == ["missing order for store MB-S01 (1 x MB-S01-P01 [Medium spicy], 1 x MB-S01-P03)",
+                       "missing order for store MB-S04 (2 x MB-S04-P03)"]
+
+
 def test_every_problem_is_reported_not_only_the_last(gold) -> None:
     env = copy.deepcopy(SAMPLES["SB-D-004"].environment)
     env["orders"]["SB-H-0002"] = {**env["orders"]["SB-H-0001"], "order_id": "SB-H-0002"}

@@ -43,6 +43,12 @@ def test_a_travel_order_left_alone_must_keep_its_products(run_plan):
         moved["orders"]["SB-O-006O01"]["products"][0][field] = value
         why = check_vitabench(unnamed, moved).why
         assert why and why.startswith("order SB-O-006O01 should be unchanged: products"), (field, why)
+    both = copy.deepcopy(final)
+    both["orders"]["SB-O-006O01"]["status"] = "cancelled"
+    both["orders"]["SB-O-006O01"]["products"][0]["date"] = "2025-05-09"
+    why = check_vitabench(unnamed, both).why
+    assert why.startswith("order SB-O-006O01 should be unchanged: status expected 'paid'") and \
+        "order SB-O-006O01 should be unchanged: products[0].date" in why
 
 
 def test_a_delivery_order_left_alone_is_not_judged_on_its_products(run_plan):
