@@ -266,3 +266,85 @@ async def test_observe_hears_live_calls_only() -> None:
     assert seen == []
     live = await call(requests[1])
     assert seen == [live]
+
+
+def test_a_live_calls_event_holds_what_the_result_has_and_defaults_for_the_rest() -> None:
+    from types import SimpleNamespace
+
+    from sweepbench.runner.journal import call_payload
+
+    bare = SimpleNamespace(message=AssistantMessage("hi"), usage=Usage(), latency_s=0.5)
+    assert call_payload("agent", "h1", bare) == {
+        "role": "agent", "request_hash": "h1", "message": bare.message, "usage": bare.usage,
+        "finish_reason": None, "latency_s": 0.5, "queue_wait_s": 0.0, "backoff_s": 0.0,
+        "wall_s": None, "attempts": 1, "statuses": None, "failures": []}
+    full = SimpleNamespace(message=AssistantMessage("hi"), usage=Usage(), latency_s=0.5,
+                           finish_reason="length", queue_wait_s=1.5, backoff_s=2.5, wall_s=4.5,
+                           attempts=3, statuses=[500, 429, 200], failures=["f1", "f2"])
+    payload = call_payload("user", "h2", full)
+    assert {k: payload[k] for k in ("role", "request_hash", "finish_reason", "queue_wait_s",
+                                     "backoff_s", "wall_s", "attempts", "statuses", "failures")} == {
+        "role": "user", "request_hash": "h2", "finish_reason": "length", "queue_wait_s": 1.5,
+        "backoff_s": 2.5, "wall_s": 4.5, "attempts": 3, "statuses": [500, 429, 200],
+        "failures": ["f1", "f2"]}
+
+
+async def test_a_failed_call_is_journaled_under_its_role_and_request_hash() -> None:
+    async def down(req: ChatRequest) -> Reply:
+        raise ServerError("HTTP 503: busy", status=503)
+
+    run = Run()
+    (req,) = conversation(1, tools=TOOLS)
+    with pytest.raises(ServerError):
+        await run.journal.caller("user", down)(req)
+    (event,) = run.events
+    assert (event["role"], event["request_hash"]) == ("user", _RequestHasher().digest(req))
+    assert (event["error"], event["status"], event["error_message"]) == ("ServerError", 503, "HTTP 503: busy")
+
+
+async def test_tools_changed_within_an_episode_change_the_hash() -> None:
+    run = Run()
+    call = run.journal.caller("agent", Model())
+    first, second = conversation(2, tools=TOOLS)
+    second = ChatRequest(model="m", messages=second.messages, tools=[tool("refund")])
+    third = ChatRequest(model="m", messages=[*second.messages, UserMessage("more")], tools=TOOLS)
+    for r in (first, second, third):
+        await call(r)
+    assert [e["request_hash"] for e in run.events] == [_RequestHasher().digest(r) for r in (first, second, third)]
+
+
+async def test_a_failure_in_the_middle_of_the_record_does_not_hide_what_follows() -> None:
+    calls = {"n": 0}
+
+    async def flaky(req: ChatRequest) -> Reply:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise ServerError("HTTP 500: down", status=500)
+        return Reply(AssistantMessage(f"live-{calls['n']}"), Usage())
+
+    requests = conversation(3)
+    first = Run()
+    call = first.journal.caller("agent", flaky)
+    await call(requests[0])
+    with pytest.raises(ServerError):
+        await call(requests[1])
+    second = Run(first.events)  # resumed: the failed call is asked again and answered
+    await play(second, flaky, requests[:2])
+    assert [("error" in e) for e in second.events] == [False, True, False]
+    model = Model()
+    third = Run(second.events)  # resumed again: both answers replay, the failure is re-emitted
+    replies = await play(third, model, requests)
+    assert [r.message.content for r in replies] == ["live-1", "live-3", "reply-1"]
+    assert len(model.asked) == 1 and third.journal.replayed == 2
+    assert third.events[:3] == second.events
+
+
+async def test_a_mismatch_says_which_call_and_why_the_episode_stops() -> None:
+    first = Run()
+    await play(first, Model(), conversation(1))
+    second = Run(first.events)
+    with pytest.raises(ResumeMismatch) as info:
+        await play(second, Model(), conversation(1, system="Another prompt."))
+    assert str(info.value) == (
+        "recorded call #0 (agent) does not match the agent request made now (prompts, tools or "
+        "code changed since it was recorded); the episode is not continued with mixed answers")
