@@ -331,3 +331,34 @@ async def test_lenient_reading_keeps_what_a_reply_leaves_out() -> None:
         OverallUpdate({"justification": "ok", "meetExpectation": True}, KEEP)
     assert reading.read_overall("sliding_no_rubrics", overall(False, "no", memory="m")).memory == "m"
     assert reading.met(True) and not reading.met("true") and not reading.met(1)
+
+
+async def test_the_defaults_are_the_papers_windows_of_ten_overlapping_by_two_and_two_retries() -> None:
+    assert make_windows(25) == [(0, 10), (8, 18), (16, 25)]
+    judge = Judge(lambda w, a, s: "not json")
+    res = await run_rubric_judge(Prompts(RUBRICS), talk(25), call=judge)
+    assert [(o.start, o.end, o.attempts) for o in res.window_log] == [(0, 10, 3), (8, 18, 3), (16, 25, 3)]
+    assert res.method == "sliding" and len(judge.requests) == 9
+    assert {r.model for r in judge.requests} == {""}  # the caller's client names the model
+
+
+async def test_no_rubric_windows_are_asked_like_rubric_ones() -> None:
+    judge = Judge(lambda w, a, s: overall(True, f"window {w}") if a else None)
+    res = await run_rubric_judge(Prompts(RUBRICS), talk(7), call=judge, window=4, overlap=1,
+                                 method="sliding_no_rubrics", retries=1)
+    assert res.method == "sliding_no_rubrics" and res.reasoning == "window 1"
+    assert [judge.sent(i)["content"] for i in (0, 2)] == ["[1]a0 [2]u1 [3]a2 [4]u3",
+                                                         "[4]u3 [5]a4 [6]u5 [7]a6"]
+    assert [r.sweepbench for r in judge.requests] == [
+        {"role": "judge", "method": "sliding_no_rubrics", "window": w, "windows": 2, "attempt": a}
+        for w in (0, 1) for a in (0, 1)]
+    assert judge.requests[1].messages[2] == AssistantMessage("")  # the empty reply, as sent back
+    assert [(o.index, o.start, o.end, o.attempts) for o in res.window_log] == [(0, 0, 4, 2), (1, 3, 7, 2)]
+
+
+async def test_an_unjudged_windows_outcome_says_where_it_was() -> None:
+    judge = Judge(lambda w, a, s: said(rubric_0=True) if w == 0 else "??")
+    res = await run_rubric_judge(Prompts(RUBRICS), talk(7), call=judge, window=4, overlap=1,
+                                 retries=0)
+    bad = res.window_log[1]
+    assert (bad.index, bad.start, bad.end, bad.judged) == (1, 3, 7, False)
