@@ -103,10 +103,10 @@ def test_product_reasons_name_the_line_and_what_differs(gold) -> None:
     (oid,) = new_ids("SB-D-002", final)
     products = final["orders"][oid]["products"]
     products[0]["attributes"] = "Extra   hot, no dressing"
-    products.append({**products[1], "product_id": "MB-S03-P09"})
+    products += [{**products[1], "product_id": "MB-S03-P09"}, {**products[1], "product_id": "MB-S03-P08"}]
     assert why(SAMPLES["SB-D-002"], final) == (
         f"order SB-D-002T01 (closest: {oid}): products[0].attributes expected 'No dressing', "
-        "got 'extra hot, no dressing', products: unexpected MB-S03-P09")
+        "got 'extra hot, no dressing', products: unexpected MB-S03-P08, MB-S03-P09")
 
     final = gold("SB-O-001")
     (oid,) = new_ids("SB-O-001", final)
