@@ -456,3 +456,12 @@ def test_a_wall_clock_is_used_when_none_is_given() -> None:
     t0 = time.monotonic()
     now = EndpointLimits().clock.now()
     assert t0 <= now <= time.monotonic()
+
+
+async def test_the_request_bucket_runs_on_the_limits_clock() -> None:
+    clock = FakeClock()
+    lim = EndpointLimits(rpm=60, headroom=1.0, clock=clock)  # one request a second, one banked
+    for _ in range(3):
+        async with lim.permit(10) as p:
+            lim.succeeded(p, 10, 0, 0)
+    assert clock.now() == 1002.0 and clock.slept == [1.0, 1.0]
