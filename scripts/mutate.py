@@ -48,7 +48,76 @@ _MU = "minv, used = [inf] * (m + 1), [False] * (m + 1)"
 _COST = "cur = -w[i0 - 1][j - 1] - u[i0] - v[j]"
 _W = "w = [[(len(g & p) * scale - len(p - g)) * levels + (g == p) for p in pred] for g in gold]"
 _SL = "scale, levels = 1 + sum(len(p) for p in pred), 1 + len(gold)"
+_SHOP = "shop=None is falsy like shop=False: the shop is not compared either way"
+_TOOLS_HASH = "self._tools = (key, hashlib.blake2b(encoder.encode(req.tools), digest_size=16).digest())"
+_SAME_CODE = ("changes every digest alike in the recording and the resuming run (journals are only "
+              "compared with digests of the same code; other code is a mismatch by design)")
+_JUDGMENT = "result = RubricJudgment(method=method, passed=False, score=0.0, template=prompts.source,"
+_SET_LATER = "every path sets passed and score before returning"
+_TRUTH = "only ever read as a truth value, where None is False"
+_UNREAD = "_unpaused's return value is never read (a permit measures its own wait)"
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
+    "sweepbench/runner/limits.py": [
+        ("if self.limit < self.max_limit:", "if self.limit <= self.max_limit:",
+         "at the maximum the limit stays there, and the extra wake-up admits nobody: waiters "
+         "only queue while every slot is taken"),
+        ("self._open_until = 0.0", "self._open_until = None", "read only while open; set on opening"),
+        ("self._open_until = 0.0", "self._open_until = 1.0", "read only while open; set on opening"),
+        ("self._probing = False", "self._probing = None", _TRUTH),
+        ("self._seen = False", "self._seen = None", _TRUTH),
+        *[('if self.state != "closed" and (probe or self.state == "half_open"):',
+           f'if self.state != "{c}" and (probe or self.state == "half_open"):',
+           "a probe answering after the breaker closed only closes it again (the cool-down was "
+           "reset when it closed)") for c in ("XXclosedXX", "CLOSED")],
+        ("waited = 0.0", "waited = 1.0", _UNREAD),
+        ("waited += left", "waited = left", _UNREAD),
+        ("waited += left", "waited -= left", _UNREAD),
+        ("if now > self._at:", "if now >= self._at:", "at the same instant a refill adds nothing"),
+        ("return 0.0 if self._level >= 0 else -self._level / self.rate",
+         "return 0.0 if self._level > 0 else -self._level / self.rate",
+         "at a level of exactly 0 the wait is -0.0, which equals 0.0 and makes nobody sleep"),
+    ],
+    "sweepbench/judge/rubric.py": [
+        ("make_windows(1, window, overlap)  # validates window and overlap for every method",
+         "make_windows(2, window, overlap)  # validates window and overlap for every method",
+         "the check of window and overlap does not depend on n"),
+        ("if messages and not all(isinstance(m, (SystemMessage, UserMessage, AssistantMessage,",
+         "if messages or not all(isinstance(m, (SystemMessage, UserMessage, AssistantMessage,",
+         "converting wire messages (or nothing) to wire messages gives the same messages"),
+        ("error = None", 'error = ""', "every attempt sets error before it is read"),
+        ("attempt = 0", "attempt = None", "the loop always runs (retries >= 0) and sets attempt"),
+        ("attempt = 0", "attempt = 1", "the loop always runs (retries >= 0) and sets attempt"),
+        *[(_JUDGMENT, _JUDGMENT.replace(a, b), _SET_LATER)
+          for a, b in (("passed=False", "passed=None"), ("passed=False", "passed=True"),
+                       ("score=0.0", "score=None"), ("score=0.0", "score=1.0"))],
+        ("return justification if isinstance(justification, str) else str(justification)",
+         "return justification if (isinstance(justification, str)) and False else str(justification)",
+         "str() of a str is the same str"),
+    ],
+    "sweepbench/runner/journal.py": [
+        ("if len(msgs) < self._n:  # not append-only: hash from scratch",
+         "if len(msgs) <= self._n:  # not append-only: hash from scratch",
+         "append-only messages of the same length are the same messages, and hashing them from "
+         "scratch gives the digest the incremental hash gives"),
+        ('self._h.update(b"\\x1e")', 'self._h.update(b"XX\\x1eXX")',
+         "JSON-encoded messages are self-delimiting; the separator only needs to be constant"),
+        ("if self._tools is None or self._tools[0] != key:",
+         "if self._tools is None or self._tools[1] != key:",
+         "recomputes the tools hash on every call, which gives the same digest"),
+        (_TOOLS_HASH, _TOOLS_HASH.replace(", digest_size=16)", ", )"), _SAME_CODE),
+        (_TOOLS_HASH, _TOOLS_HASH.replace("digest_size=16", "digest_size=17"), _SAME_CODE),
+    ],
+    "sweepbench/benchmarks/vitabench/state_check.py": [
+        ('return "?"', 'return "XX?XX"',
+         "every record compared is an Order, Book or Reservation, each with its id field"),
+        ('problems += [f"{kind} {rid}: {d}" for d in diffs(tied[rid], after[rid], shop=False)]',
+         'problems += [f"{kind} {rid}: {d}" for d in diffs(tied[rid], after[rid], shop=None)]', _SHOP),
+        ("for d in diffs(old, after[rid], shop=False)]", "for d in diffs(old, after[rid], shop=None)]",
+         _SHOP),
+        ("final = msgspec.convert(_plain_orders(final_state), _Final, strict=False)",
+         "final = msgspec.convert(_plain_orders(final_state), _Final, strict=None)",
+         "msgspec reads strict=None as not strict (numbers given as text still convert)"),
+    ],
     "sweepbench/results/stats.py": [
         *[(line, line.replace(a, b), _DTYPE) for line in (
             "return rng.multinomial(tasks, np.full(tasks, 1.0 / tasks), size=n_boot).astype(np.float64)",
