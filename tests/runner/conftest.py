@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -22,3 +23,22 @@ async def serve(handler) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
     finally:
         await runner.cleanup()
+
+
+class FakeClock:
+    """Time moves only when someone sleeps (by what they sleep) or the test says so."""
+
+    def __init__(self, t: float = 1000.0) -> None:
+        self.t = t
+        self.slept: list[float] = []
+
+    def now(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.t += max(0.0, seconds)
+        await asyncio.sleep(0)
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds

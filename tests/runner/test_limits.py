@@ -16,25 +16,7 @@ from sweepbench.runner.limits import (
     TokenEstimator,
 )
 
-
-class FakeClock:
-    """Time moves only when someone sleeps (to the earliest wake-up) or the test says so."""
-
-    def __init__(self) -> None:
-        self.t = 1000.0
-        self.slept: list[float] = []
-
-    def now(self) -> float:
-        return self.t
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.t += max(0.0, seconds)
-        await asyncio.sleep(0)
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
-
+from .conftest import FakeClock
 
 # ---- token bucket -------------------------------------------------------------------------
 

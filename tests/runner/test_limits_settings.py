@@ -21,21 +21,7 @@ from sweepbench.runner.limits import (
     TokenEstimator,
 )
 
-
-class FakeClock:
-    """Time moves only when someone sleeps (by what they sleep)."""
-
-    def __init__(self, t: float = 1000.0) -> None:
-        self.t = t
-        self.slept: list[float] = []
-
-    def now(self) -> float:
-        return self.t
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.t += max(0.0, seconds)
-        await asyncio.sleep(0)
+from .conftest import FakeClock
 
 
 class ManualClock:
