@@ -56,6 +56,10 @@ _JUDGMENT = "result = RubricJudgment(method=method, passed=False, score=0.0, tem
 _SET_LATER = "every path sets passed and score before returning"
 _TRUTH = "only ever read as a truth value, where None is False"
 _UNREAD = "_unpaused's return value is never read (a permit measures its own wait)"
+_SPLICER = 'splicer = getattr(complete, "encoder", None)  # a client Conversation\'s'
+_PASS_SPLICER = "splicer if isinstance(splicer, SplicingEncoder) else None)"
+_NO_SPLICER = ("hashes the request without the body splicer's encoded bytes: the same digest "
+               "(tests/runner/test_journal_payload.py checks both paths agree), only more CPU")
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
     "sweepbench/runner/limits.py": [
         ("if self.limit < self.max_limit:", "if self.limit <= self.max_limit:",
@@ -106,6 +110,14 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "recomputes the tools hash on every call, which gives the same digest"),
         (_TOOLS_HASH, _TOOLS_HASH.replace(", digest_size=16)", ", )"), _SAME_CODE),
         (_TOOLS_HASH, _TOOLS_HASH.replace("digest_size=16", "digest_size=17"), _SAME_CODE),
+        *[(_SPLICER, _SPLICER.replace(*change), _NO_SPLICER) for change in (
+            ('getattr(complete, "encoder", None)', "None"),
+            ('getattr(complete, "encoder", None)', 'getattr(None, "encoder", None)'),
+            ('"encoder"', '"XXencoderXX"'), ('"encoder"', '"ENCODER"'))],
+        *[(_PASS_SPLICER, after, _NO_SPLICER) for after in (
+            "None)", "splicer if (isinstance(splicer, SplicingEncoder)) and False else None)",
+            "splicer if (isinstance(splicer, SplicingEncoder)) or True else None)")],
+        ("self._splicer = splicer", "self._splicer = None", _NO_SPLICER),
     ],
     "sweepbench/benchmarks/vitabench/state_check.py": [
         ('return "?"', 'return "XX?XX"',

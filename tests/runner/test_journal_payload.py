@@ -150,3 +150,34 @@ async def test_request_hash_is_the_same_through_a_conversation_or_a_plain_caller
     hashes = [p["request_hash"] for _, p in conv_events]
     assert hashes == [p["request_hash"] for _, p in plain_events]
     assert len(set(hashes)) == n
+
+
+# ---- stalls: hung and hedged requests of a call (issue 12) -------------------------------
+
+def _reply(**kw):  # noqa: ANN003, ANN202
+    from types import SimpleNamespace
+    return SimpleNamespace(message=AssistantMessage("ok"), usage=None, latency_s=0.1, **kw)
+
+
+@pytest.mark.parametrize("hung,hedged", [(1, 0), (0, 2), (3, 1)])
+def test_a_call_with_hung_or_hedged_requests_journals_its_stalls(hung, hedged) -> None:
+    from sweepbench.runner.journal import call_payload
+    payload = call_payload("agent", "d", _reply(hung=hung, hedged=hedged))
+    assert payload["stalls"] == {"hung": hung, "hedged": hedged}
+    detail = {"hung": hung, "hedged": hedged, "hedge_won": True, "hedge_usage": None}
+    assert call_payload("agent", "d", _reply(hung=hung, hedged=hedged, stalls=detail)
+                        )["stalls"] == detail  # the outcome's own account, when it has one
+
+
+def test_a_call_without_stalls_journals_no_stalls_key() -> None:
+    from sweepbench.runner.journal import call_payload
+    assert "stalls" not in call_payload("agent", "d", _reply())
+    assert "stalls" not in call_payload("agent", "d", _reply(hung=0, hedged=0, stalls={"x": 1}))
+
+
+def test_a_failed_call_journals_the_requests_that_hung_before_it_failed() -> None:
+    from sweepbench.runner.journal import error_payload
+    err = ServerError("m: 500", status=500)
+    err.hung, err.hedged = 2, 0
+    assert error_payload("agent", "d", err)["stalls"] == {"hung": 2, "hedged": 0}
+    assert "stalls" not in error_payload("agent", "d", ServerError("m: 500", status=500))
