@@ -164,6 +164,8 @@ def test_a_call_with_hung_or_hedged_requests_journals_its_stalls(hung, hedged) -
     from sweepbench.runner.journal import call_payload
     payload = call_payload("agent", "d", _reply(hung=hung, hedged=hedged))
     assert payload["stalls"] == {"hung": hung, "hedged": hedged}
+    only = {k: v for k, v in (("hung", hung), ("hedged", hedged)) if v}  # an absent count is 0
+    assert call_payload("agent", "d", _reply(**only))["stalls"] == {"hung": hung, "hedged": hedged}
     detail = {"hung": hung, "hedged": hedged, "hedge_won": True, "hedge_usage": None}
     assert call_payload("agent", "d", _reply(hung=hung, hedged=hedged, stalls=detail)
                         )["stalls"] == detail  # the outcome's own account, when it has one
