@@ -227,22 +227,24 @@ def build_profiles(
     return out
 
 
+def _stored_json(raw: bytes | str | None) -> Any:
+    """A stored JSON column's value; None when absent or unreadable (a profile skips it)."""
+    if raw is None:
+        return None
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return None
+
+
 def call_event(call: ModelCallRow) -> dict[str, Any]:
     """The fields of a stored model call a profile reads."""
-    statuses = None
-    if call.statuses is not None:
-        try:
-            value = msgspec.json.decode(call.statuses)
-        except msgspec.DecodeError:
-            value = None
-        if isinstance(value, list):
-            statuses = [s for s in value if isinstance(s, int) and not isinstance(s, bool)]
-    stalls = None
-    if call.stalls is not None:
-        try:
-            stalls = msgspec.json.decode(call.stalls)
-        except msgspec.DecodeError:
-            stalls = None
+    statuses = _stored_json(call.statuses)
+    if isinstance(statuses, list):
+        statuses = [s for s in statuses if isinstance(s, int) and not isinstance(s, bool)]
+    else:
+        statuses = None
+    stalls = _stored_json(call.stalls)
     return {"role": call.role or "agent", "latency_s": call.latency_s,
             "attempts": call.attempts, "statuses": statuses,
             **({"stalls": stalls} if isinstance(stalls, dict) else {})}
