@@ -9,7 +9,9 @@ stamps every request's arrival, so the test sees when the child stopped sending.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import json
+import platform
 import random
 import signal
 import sqlite3
@@ -27,6 +29,7 @@ from sweepbench.runner.refserver import ReferenceServer
 from sweepbench.simulator.scripted.models import SCRIPTED_MODELS
 
 MODELS = ["scripted/oracle", "scripted/noisy:0.3"]
+_TGKILL = {"x86_64": 234, "aarch64": 131}.get(platform.machine())  # Linux syscall numbers
 QUIET_S = 0.5  # the server has stamped every request sent before the child was frozen
 
 
@@ -77,6 +80,22 @@ def _run(config: Path, store: Path, **kw) -> subprocess.Popen:
         [sys.executable, "-m", "sweepbench.cli", "run", "--config", str(config), "--out",
          str(store), "--no-progress", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def _signal_main_thread(proc: subprocess.Popen, sig: int) -> None:
+    """``sig`` to the child's main thread, the thread the kernel picks for a running process.
+
+    A process-directed signal sent while the child is frozen waits in the process's queue for
+    whichever of its threads runs first after SIGCONT (the store's writer, libuv's workers);
+    its handler then runs only once that thread is scheduled, which can be milliseconds after
+    the main thread resumed sending. That is an artifact of the freeze, not of Ctrl-C.
+    """
+    if _TGKILL is None or sig == signal.SIGKILL:
+        proc.send_signal(sig)
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(_TGKILL, proc.pid, proc.pid, sig) != 0:  # the main thread's id is the pid
+        raise OSError(ctypes.get_errno(), f"tgkill {proc.pid} {sig}")
 
 
 def _leaderboard(store: Path) -> dict:
@@ -133,7 +152,7 @@ def test_signal_mid_sweep_loses_nothing(server, clean, tmp_path, sig, seed) -> N
         if len(server.arrivals) != seen:
             seen, quiet_since = len(server.arrivals), time.monotonic()
     sent_at = time.monotonic()
-    proc.send_signal(sig)
+    _signal_main_thread(proc, sig)
     proc.send_signal(signal.SIGCONT)
     _, stderr = proc.communicate(timeout=30)
     took = time.monotonic() - sent_at

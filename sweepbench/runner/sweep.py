@@ -259,14 +259,16 @@ class Sweep:
         """SIGINT and SIGTERM: remember the signal, close the endpoints' limits (no request
         starts after it), cancel the sweep (once).
 
-        The Python-level handler runs at the next bytecode, before the steps already due
-        (responses that arrived, connections just opened, request bodies aiohttp has yet to
-        write in tasks of its own) can send anything, and cancels every task there, as
-        asyncio's own Ctrl-C handling cancels its main task; the loop's handler under it wakes
-        a loop that is idle. A step already past its last check when the handler runs (or a
-        body-writing task aiohttp creates after it) meets the closed limits once more in the
-        request body's write (:class:`~sweepbench.runner.client.GatedBody`), so no byte of a
-        request leaves after the signal.
+        The Python-level handler runs at the main thread's next Python call once the signal
+        is taken (the kernel gives a running process's signal to its main thread), before the
+        steps already due (responses that arrived, connections just opened, request bodies
+        aiohttp has yet to write in tasks of its own) can send anything, and cancels every
+        task there, as asyncio's own Ctrl-C handling cancels its main task; the loop's handler
+        under it wakes a loop that is idle. A step already past its last check when the
+        handler runs (or a body-writing task aiohttp creates after it) meets the closed limits
+        once more in the request body's write (:class:`~sweepbench.runner.client.GatedBody`),
+        so no byte of a request leaves after the signal, except a write already past that
+        check when it came (microseconds of aiohttp's Python before the socket).
         """
         loop = asyncio.get_running_loop()
         self._old_handlers = {}
