@@ -836,6 +836,13 @@ class RunStore:
             "JOIN events v ON v.episode_key = e.episode_key AND v.journal = '' "
             "AND v.kind = 'model_call' WHERE e.status = 'done' GROUP BY e.episode_key")
 
+    def journaled_calls(self, keys: Iterable[str]) -> dict[str, int]:
+        """episode_key -> its own model calls already journaled, for those of ``keys`` that
+        have any: the calls a continued episode replays instead of asking again."""
+        return dict(self._read_keys(
+            "SELECT episode_key, count(*) FROM events WHERE journal = '' "
+            "AND kind = 'model_call'", "episode_key", keys, order=" GROUP BY episode_key"))
+
     def episode_rows_by_label(self, labels: Iterable[str]) -> list[dict]:
         """episode_key, label and identity (decoded) of every episode with one of ``labels``:
         the stored versions of an episode whose identity has changed."""

@@ -8,7 +8,9 @@ short episodes in flight, so the ramp-down is as short as the shortest episodes.
 - **Expected length**: an episode's agent + user model calls, from the plan's estimator
   (:func:`sweepbench.runner.plan.episode_calls`): the store's history of the model on the
   task, else on the benchmark, else the benchmark's defaults for the task (its gold plan's
-  steps plus its user turns and the protocol's own calls).
+  steps plus its user turns and the protocol's own calls). An episode continued from its
+  journal counts only the calls it has left (at least one): its journaled calls replay at
+  once.
 - **Bands of trials**: trials stay in order in bands of whole trials, each at least
   ``BAND_SLOTS`` episodes per slot (a trial that large is a band of its own; a remainder joins
   the band before it). Inside a band: longest first. So a sweep cut short (a spending cap, an
@@ -48,6 +50,9 @@ def order_work(items: list[WorkItem], cfg: SweepConfig, store: RunStore | None,
     if cfg.order == WorkOrder.FILE or len(items) < 2:
         return list(items)
     lengths = [calls for calls, _ in episode_calls(cfg, store, items, data_dir)]
+    if store is not None:  # a continued episode replays its journal: only the rest takes time
+        done = store.journaled_calls([i.key for i in items])
+        lengths = [max(1.0, n - done.get(i.key, 0)) for n, i in zip(lengths, items)]
     return longest_first(items, lengths, band=BAND_SLOTS * max(1, slots))
 
 

@@ -115,6 +115,29 @@ async def test_history_of_the_task_is_used_over_the_task_hint(tmp_path):
     assert without != ranks
 
 
+async def test_a_continued_episode_counts_only_the_calls_it_has_left(tmp_path):
+    cfg = load_config(None, {**BASE, "models": ["scripted/oracle"], "trials": 2,
+                             "max_concurrency": 16})
+    first = load_config(None, {**BASE, "models": ["scripted/oracle"], "trials": 1,
+                               "max_concurrency": 16})
+    with RunStore(tmp_path / "s.sqlite") as store:
+        await Sweep(first, store).run()  # trial 0's episodes: every call journaled
+        measured = {r["episode_key"]: n for r, n in _calls_by_episode(store)}
+        work = build_work(cfg, None)
+        assert store.journaled_calls([w.key for w in work]) == measured
+        order = order_work(work, cfg, store, None, slots=1000)  # one band: both trials
+    trial = [w.trial for w in order]
+    fresh = trial.count(1)
+    # trial 1's episodes (all their calls ahead) start before trial 0's (nothing left) ...
+    assert trial == [1] * fresh + [0] * (len(order) - fresh) and fresh == len(measured)
+    # ... longest first by the task's history; the journaled ones, one call left each, in
+    # file order
+    by_task = {w.task.key: measured[w.key] for w in work if w.trial == 0}
+    ranks = [by_task[w.task.key] for w in order[:fresh]]
+    assert ranks == sorted(ranks, reverse=True) and ranks[0] > ranks[-1]
+    assert [w.key for w in order[fresh:]] == [w.key for w in work if w.trial == 0]
+
+
 def _calls_by_episode(store: RunStore) -> list[tuple[dict, int]]:
     rows = {r["episode_key"]: r for r in store.episode_rows()}
     n = Counter(c.episode_key for c in store.model_calls() if not c.journal)
