@@ -8,7 +8,9 @@ call whose run stored no price for its endpoint (a store migrated from schema 1,
 is *unpriced*: counted apart, never guessed. A call answered from the response cache (0
 attempts) cost nothing. ``prompt_tokens`` includes the cached ones (the
 OpenAI convention), so a call costs ``(prompt - cached) * input + cached * cached_input +
-completion * output``.
+completion * output``. A call whose request was hedged also costs its losing copies' billed
+usage (``stalls.hedge_usage``, see :mod:`sweepbench.runner.hedge`), so a resumed sweep's
+budget and the report count what the live spend counted.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable, Mapping
 
+import msgspec
 from msgspec import Struct
 
 from sweepbench.results.profile import Prices, as_prices
@@ -70,10 +73,30 @@ def call_cost(call: ModelCallRow, prices: Mapping[str, Mapping[str, Prices]],
     if call.attempts == 0:  # answered from the response cache: nothing was paid
         cost = 0.0
     elif p is not None:
-        cached = call.cached_prompt_tokens
-        cost = ((call.prompt_tokens - cached) * p.input + cached * p.cached_input
-                + call.completion_tokens * p.output) / 1e6
+        cost = _tokens_cost(call.prompt_tokens, call.cached_prompt_tokens,
+                            call.completion_tokens, p)
+        if call.stalls is not None:  # losing hedge copies counted as billed
+            cost += _hedge_cost(call.stalls, p)
     return CallCost(call.episode_key, role_of(call), call.endpoint, cost)
+
+
+def _tokens_cost(prompt: int, cached: int, completion: int, p: Prices) -> float:
+    return ((prompt - cached) * p.input + cached * p.cached_input + completion * p.output) / 1e6
+
+
+def _hedge_cost(stalls: str, p: Prices) -> float:
+    """What a call's ``stalls.hedge_usage`` (its losing copies, as billed) cost; 0 when it
+    has none or it is unreadable (tokens must be non-negative integers)."""
+    try:
+        usage = msgspec.json.decode(stalls).get("hedge_usage")
+    except (msgspec.DecodeError, AttributeError):
+        return 0.0
+    if not isinstance(usage, dict):
+        return 0.0
+    n = [usage.get(k, 0) for k in ("prompt_tokens", "cached_prompt_tokens", "completion_tokens")]
+    if not all(type(x) is int and x >= 0 for x in n):
+        return 0.0
+    return _tokens_cost(n[0], min(n[1], n[0]), n[2], p)
 
 
 class Spend:

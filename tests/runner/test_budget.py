@@ -134,3 +134,26 @@ def _episode_costs(store: RunStore) -> dict[str, dict[str, float]]:
     from sweepbench.results.cost import Spend, prices_by_run
 
     return dict(Spend.of(store.model_calls(), prices_by_run(store.runs())).by_episode)
+
+
+def test_a_hedged_call_costs_its_billed_losing_copies_too():
+    from sweepbench.results.cost import call_cost
+    from sweepbench.results.profile import as_prices
+    from sweepbench.results.store import ModelCallRow
+
+    prices = {"r": {"m": as_prices({"input": 3.0, "cached_input": 1.0, "output": 10.0})}}
+
+    def cost(stalls):
+        row = ModelCallRow("e", "", "r", "m", "agent", 1000, 100, 200, 1.0, 1, None, stalls)
+        return call_cost(row, prices).cost
+
+    alone = (800 * 3.0 + 200 * 1.0 + 100 * 10.0) / 1e6
+    assert cost(None) == pytest.approx(alone)
+    billed = json.dumps({"hung": 0, "hedged": 1, "hedge_won": False, "hedge_usage": {
+        "prompt_tokens": 1000, "completion_tokens": 100, "cached_prompt_tokens": 200}})
+    assert cost(billed) == pytest.approx(2 * alone)  # the loser billed like the winner
+    free = json.dumps({"hung": 1, "hedged": 1, "hedge_won": True})  # cancelled before a byte
+    assert cost(free) == pytest.approx(alone)
+    for junk in ("{not json", '["a"]', json.dumps({"hedge_usage": {"prompt_tokens": -5}}),
+                 json.dumps({"hedge_usage": {"completion_tokens": "9"}})):
+        assert cost(junk) == pytest.approx(alone)  # unreadable: the winner's own cost only
