@@ -3,7 +3,8 @@ endpoint 64): nothing recorded as an error because of the signal, no request aft
 exit, and a rerun whose leaderboard equals an uninterrupted run's.
 
 The sweep runs in a child process against a reference server in a thread of the test, which
-stamps every request's arrival, so the test sees when the child stopped sending.
+stamps every request's arrival, so the test sees when the child stopped sending. The signal
+lands on a child frozen while idle (see the test), so "after the signal" is exact.
 """
 
 from __future__ import annotations
@@ -30,15 +31,22 @@ from sweepbench.simulator.scripted.models import SCRIPTED_MODELS
 
 MODELS = ["scripted/oracle", "scripted/noisy:0.3"]
 _TGKILL = {"x86_64": 234, "aarch64": 131}.get(platform.machine())  # Linux syscall numbers
-QUIET_S = 0.5  # the server has stamped every request sent before the child was frozen
+QUIET_S = 0.5  # no request for this long: the child has sent all it could
 
 
 class StampingServer(ReferenceServer):
     """The reference server, noting the monotonic time each chat request arrives."""
 
-    def __init__(self, **kw) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, **kw) -> None:
         super().__init__(scripted_models(), models=SCRIPTED_MODELS, **kw)
         self.arrivals: list[float] = []
+        self.loop = loop
+        self.answering = asyncio.Event()  # cleared: requests are stamped, their answers held
+        self.answering.set()
+
+    def hold(self, held: bool) -> None:
+        """Hold every answer from now on (True) or send the held ones and go on (False)."""
+        self.loop.call_soon_threadsafe(self.answering.clear if held else self.answering.set)
 
     def app(self) -> web.Application:
         app = super().app()
@@ -47,6 +55,7 @@ class StampingServer(ReferenceServer):
         async def stamp(request, handler):  # noqa: ANN001, ANN202
             if request.path.endswith("/chat/completions"):
                 self.arrivals.append(time.monotonic())
+                await self.answering.wait()
             return await handler(request)
 
         app.middlewares.insert(0, stamp)
@@ -58,7 +67,7 @@ def server():
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
-    srv = StampingServer(latency="fixed:0.05")
+    srv = StampingServer(loop, latency="fixed:0.05")
     asyncio.run_coroutine_threadsafe(srv.start(), loop).result(10)
     yield srv
     asyncio.run_coroutine_threadsafe(srv.stop(), loop).result(30)
@@ -67,8 +76,9 @@ def server():
 
 
 def _config(tmp: Path, url: str) -> Path:
+    # no hedging: a held answer would get a copy, a new request while the child should idle
     endpoints = "".join(f'[[endpoints]]\nname = "{m}"\nbase_url = "{url}"\nmax_concurrency = 64\n'
-                        for m in [*MODELS, "scripted/user"])
+                        'hedge = false\n' for m in [*MODELS, "scripted/user"])
     path = tmp / "sweep.toml"
     path.write_text(f"models = {json.dumps(MODELS)}\nmax_concurrency = 256\ntrials = 2\n"
                     f"{endpoints}", encoding="utf-8")
@@ -96,6 +106,16 @@ def _signal_main_thread(proc: subprocess.Popen, sig: int) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.syscall(_TGKILL, proc.pid, proc.pid, sig) != 0:  # the main thread's id is the pid
         raise OSError(ctypes.get_errno(), f"tgkill {proc.pid} {sig}")
+
+
+def _quiet(server: StampingServer) -> int:
+    """Wait until no request has arrived for ``QUIET_S``; the number stamped by then."""
+    seen, quiet_since = len(server.arrivals), time.monotonic()
+    while time.monotonic() - quiet_since < QUIET_S:
+        time.sleep(0.02)
+        if len(server.arrivals) != seen:
+            seen, quiet_since = len(server.arrivals), time.monotonic()
+    return seen
 
 
 def _leaderboard(store: Path) -> dict:
@@ -142,15 +162,17 @@ def test_signal_mid_sweep_loses_nothing(server, clean, tmp_path, sig, seed) -> N
         time.sleep(0.01)
     time.sleep(rng.uniform(0.2, 1.5))
     assert proc.poll() is None, "the sweep finished before the signal; make it longer"
-    # Freeze the child, let the server stamp everything it sent, then signal and thaw it:
-    # any request stamped after that was sent after the signal (responses that arrived
-    # meanwhile are due at once when it thaws, the worst case for starting new requests).
+    # Hold the answers until the child has sent all it can and idles, waiting for them;
+    # freeze it there, send the held answers (all due at once when it thaws: the worst case
+    # for starting new requests), then signal and thaw it. Frozen while idle, the child is
+    # not inside a request's write, so any request stamped after this was sent after the
+    # signal. (Frozen at a random instant, one write already past the gate could finish.)
+    server.hold(True)
+    seen = _quiet(server)
     proc.send_signal(signal.SIGSTOP)
-    seen, quiet_since = len(server.arrivals), time.monotonic()
-    while time.monotonic() - quiet_since < QUIET_S:
-        time.sleep(0.02)
-        if len(server.arrivals) != seen:
-            seen, quiet_since = len(server.arrivals), time.monotonic()
+    seen = _quiet(server)
+    server.hold(False)
+    time.sleep(0.2)  # the answers reach the frozen child's sockets
     sent_at = time.monotonic()
     _signal_main_thread(proc, sig)
     proc.send_signal(signal.SIGCONT)
