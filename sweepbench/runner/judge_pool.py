@@ -33,6 +33,7 @@ from sweepbench.datasets.task import Task
 from sweepbench.ids import FAILED_TERMINATIONS, STATE_JUDGE, JudgeMethod, judge_journal
 from sweepbench.results.store import RunStore
 from sweepbench.runner.journal import Replayed
+from sweepbench.runner.secrets import KEYS
 from sweepbench.wire import AssistantMessage, ChatRequest, Usage, encoder
 
 
@@ -194,7 +195,7 @@ class JudgePool:
                     judgment = await benchmark.judge(task, record, spec.method, call,
                                                      data_dir=self.data_dir)
         except Exception as exc:  # a judge that cannot judge: recorded, never a crash
-            why = traceback.format_exception_only(exc)[-1].strip()
+            why = KEYS.scrub(traceback.format_exception_only(exc)[-1].strip())
             judgment = {"passed": None, "score": None, "details": {"error": why}}
         details = judgment["details"] or {}
         if not spec.is_state and judgment["passed"] is None and judgment["score"] is None:

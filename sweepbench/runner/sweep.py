@@ -53,6 +53,7 @@ from sweepbench.runner.journal import CallJournal
 from sweepbench.runner.judge_pool import JudgePool
 from sweepbench.runner.preflight import fit_concurrency, preflight
 from sweepbench.runner.schedule import order_work
+from sweepbench.runner.secrets import KEYS
 from sweepbench.runner.work import Shard, WorkItem, build_work, new_run_id, select_tasks
 from sweepbench.simulator.episode import run_episode
 from sweepbench.wire import EpisodeRecord, encoder
@@ -409,7 +410,7 @@ class Sweep:
                 turns=result.turns, steps=result.steps, wall_s=result.wall_s, error=result.error,
                 final_state=result.final_state)
         except Exception as exc:  # a bug or a broken task: record it, keep the sweep going
-            tb = traceback.format_exception_only(exc)[-1].strip()
+            tb = KEYS.scrub(traceback.format_exception_only(exc)[-1].strip())
             record = EpisodeRecord(**base, termination=str(TerminationReason.ERROR),
                                    error=f"internal error: {tb}")
         if self.interrupted is not None and record.termination == TerminationReason.ERROR:

@@ -152,3 +152,26 @@ async def test_error_texts_are_scrubbed_before_they_are_cut(monkeypatch, status,
         await c.complete(req())
     text = everything(info.value, c) + repr(info.value.failures)
     assert not leaked(text), (name, leaked(text))
+
+
+async def test_an_internal_error_that_quotes_the_key_is_stored_scrubbed(monkeypatch, tmp_path):
+    """A bug whose message holds the key (a library echoing a request) is recorded without it."""
+    from sweepbench.config import load_config
+    from sweepbench.results.store import RunStore
+    from sweepbench.runner import sweep as sweep_module
+    from sweepbench.runner.secrets import KEYS
+
+    monkeypatch.setenv(ENV, CANARY)
+    KEYS.register(ENV)  # as a client of an endpoint with this key variable does
+
+    async def broken(*args, **kwargs):
+        raise RuntimeError(f"request failed: Authorization: Bearer {CANARY[:24]}")
+
+    monkeypatch.setattr(sweep_module, "run_episode", broken)
+    cfg = load_config(None, {"benchmarks": ["t1:bar"], "models": ["scripted/oracle"],
+                             "trials": 1, "limit": 2, "error_streak": 0})
+    with RunStore(tmp_path / "s.sqlite") as store:
+        await sweep_module.Sweep(cfg, store).run()
+        errors = [r.error for r in store.records().values()]
+    assert len(errors) == 2 and all(e.startswith("internal error: RuntimeError") for e in errors)
+    assert all("[redacted]" in e and not leaked(e) for e in errors), errors
