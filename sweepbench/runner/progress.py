@@ -231,14 +231,16 @@ class ProgressDisplay:
         now = self.clock()
         elapsed = max(now - self.t0, 1e-9)
         table = Table(box=None, pad_edge=False)
-        for name in ("endpoint", "calls", "s/call", "last done", "tokens/s", "cached",
-                     "reasoning", "429s", "retries", "hung", "hedged", "$", "status"):
+        keep = [i for i, name in enumerate(_COLUMNS)
+                if self.console.width >= _WIDE or name not in _WIDE_ONLY]
+        for i in keep:
+            name = _COLUMNS[i]
             table.add_column(name, justify="left" if name in ("endpoint", "status") else "right")
         for name in sorted(set(self.endpoints) | set(self.clients)):
             e = self.endpoints.get(name) or _Endpoint()
             share = lambda n: f"{n / e.calls:.1%}" if e.calls else "-"  # noqa: E731
             since = f"{now - e.last_done:,.0f}s ago" if e.last_done is not None else "-"
-            table.add_row(
+            row = (
                 literal(name, one_line=True), f"{e.calls:,}", f"{e.latency / e.calls:,.1f}" if e.calls else "-",
                 since, f"{(e.prompt + e.completion) / elapsed:,.0f}",
                 f"{e.cached / e.prompt:.0%}" if e.prompt else "-",
@@ -246,7 +248,16 @@ class ProgressDisplay:
                 share(e.rate_limited), share(e.retries), f"{e.hung:,}",
                 f"{e.hedged:,} ({e.hedge_wins:,} won)" if e.hedged else "0", f"{e.cost:,.4f}",
                 literal(self._trouble(name, e) or "ok"))
+            table.add_row(*(row[i] for i in keep))
         return Group(self._summary(now), table)
+
+
+_COLUMNS = ("endpoint", "calls", "s/call", "last done", "tokens/s", "cached", "reasoning",
+            "429s", "retries", "hung", "hedged", "$", "status")
+_WIDE = 120
+"""Below this many columns the table leaves out ``_WIDE_ONLY``: on an 80-column terminal all
+13 columns would be cut to a letter or two each ("endp…", "cal…") and none could be read."""
+_WIDE_ONLY = frozenset({"last done", "tokens/s", "cached", "reasoning", "hedged"})
 
 
 def _stalls(e: _Endpoint) -> str:

@@ -137,3 +137,23 @@ def test_reasoning_share_and_cost_counted_once():
     display.update("call", endpoint="r", result=Result(usage))
     e = display.endpoints["r"]
     assert e.reasoning == 800_000 and e.cost == pytest.approx(11.0)  # reasoning inside output
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_a_narrow_terminal_gets_fewer_columns_each_readable(width):
+    console = Console(file=io.StringIO(), force_terminal=True, width=width)
+    display = ProgressDisplay(console)
+    display.update("planned", total=3, skipped=0)
+    for name in ("scripted/noisy:0.3", "scripted/oracle"):
+        display.update("call", endpoint=name, result=Result(Usage(1000, 10, 0), latency_s=0.2))
+    console.print(display._render())
+    text = console.file.getvalue()
+    header = next(line for line in text.splitlines() if "endpoint" in line)
+    assert "…" not in text and "scripted/noisy:0.3" in text  # nothing cut
+    assert all(c in header for c in ("calls", "s/call", "429s", "retries", "hung", "$", "status"))
+    assert "reasoning" not in header and "tokens/s" not in header
+    wide = Console(file=io.StringIO(), force_terminal=True, width=160)
+    ProgressDisplay(wide).update("planned", total=1, skipped=0)
+    display.console = wide
+    wide.print(display._render())
+    assert "reasoning" in wide.file.getvalue() and "…" not in wide.file.getvalue()
