@@ -8,7 +8,9 @@ a child process of its own (clean CPU and RSS accounting):
 - calls/s while the work list is non-empty (all C slots can be busy; the ramp-down tail is the
   workload's, reported separately as ``ratio_overall``), and its ratio to the ideal;
 - client CPU per model call: the child's CPU time for the sweep (episode logic, tools, request
-  encoding, HTTP, journaling, the store writer thread) over the calls made;
+  encoding, HTTP, journaling, the store writer thread) over the calls made, after a one-trial
+  warm-up sweep in the same process whose CPU (imports on first use and other once-per-process
+  set-up, the same for any sweep size) is printed apart as ``warmup_cpu_ms``;
 - for 5-turn and 50-turn episodes (per-call CPU should not grow with the conversation), and
   the same 5-turn workload through the ``openai`` transport (the official SDK) as baseline;
 - peak RSS with 1,000 episodes in flight.
@@ -59,6 +61,8 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
 
 def child(spec: dict) -> dict:
     """Run one sweep in this process and measure it (called in a fresh interpreter)."""
+    import msgspec
+
     from sweepbench.config import load_config
 
     endpoint = {"base_url": spec["url"], "max_concurrency": 100000, "timeout_s": 600.0}
@@ -72,6 +76,11 @@ def child(spec: dict) -> dict:
         "endpoints": [{"name": n, **endpoint} for n in ("scripted/oracle", spec["user"])],
     })
     store = Path(spec["dir"]) / f"{spec['name']}.sqlite"
+    # One trial first, untimed in the figures per call: the modules a sweep imports on first
+    # use (the benchmark's package, its tools and judge) and other once-per-process set-up
+    # cost the same whatever the sweep's size, so they are reported apart (warmup_*).
+    warm_cfg = msgspec.structs.replace(cfg, trials=1)
+    warm_cpu, _, _ = timed_sweep(warm_cfg, store.with_name(f"{spec['name']}-warmup.sqlite"))
     cpu, wall, _ = timed_sweep(cfg, store)
     db = sqlite3.connect(store)
     calls = db.execute("SELECT count(*) FROM events WHERE kind = 'model_call'").fetchone()[0]
@@ -83,6 +92,7 @@ def child(spec: dict) -> dict:
     db.close()
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return {"calls": calls, "episodes": episodes, "cpu_s": cpu, "wall_s": wall,
+            "warmup_cpu_s": warm_cpu,
             "user_s": usage.ru_utime, "sys_s": usage.ru_stime,  # whole process, imports too
             "load_1m": os.getloadavg()[0],
             "steady_calls_per_s": steady / max(last_start - first, 1e-9),
@@ -172,6 +182,7 @@ def main() -> None:
         "cpu_us_per_call_openai": round(cpu_oai, 1),
         "cpu_ratio_vs_openai": round(cpu5 / cpu_oai, 3),
         "rss_mb_1000_in_flight": round(rows["rss"][0]["rss_mb"], 1),
+        "warmup_cpu_ms": round(med("5", "warmup_cpu_s") * 1e3, 1),
         # each run's figure, and the machine's load while measuring: CPU time per call grows
         # when other processes share the cores, so compare runs made under the same load
         "cpu_us_per_call_runs": [round(x["cpu_s"] / x["calls"] * 1e6, 1) for x in rows["5"]],

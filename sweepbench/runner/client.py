@@ -44,6 +44,7 @@ import asyncio
 import errno
 import functools
 import logging
+import math
 import random
 import time
 from collections.abc import Callable
@@ -273,7 +274,11 @@ class AiohttpTransport:
         self._limit = max_connections
         self._timeout_s = timeout_s
         self._max_bytes = max_reply_bytes
-        self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=connect_timeout_s)
+        # ``total`` is one deadline over connect, send and the whole body (aiohttp keeps it
+        # running until the response is released), to the millisecond: not rounded up to a
+        # whole second as aiohttp does past ``ceil_threshold`` by default
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=connect_timeout_s,
+                                              ceil_threshold=math.inf)
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
@@ -307,10 +312,9 @@ class AiohttpTransport:
         """The single place aiohttp and OS errors are translated."""
         name, url = self._name, self._url
         session = self._get_session()
-        try:  # one deadline over connect, send and the whole body (not per chunk)
-            async with asyncio.timeout(self._timeout_s), \
-                    session.post(url, headers=headers, data=body if self._stopping is None
-                                 else GatedBody(body, self._stopping)) as resp:
+        try:  # the session's total timeout: one deadline over connect, send and the body
+            async with session.post(url, headers=headers, data=body if self._stopping is None
+                                    else GatedBody(body, self._stopping)) as resp:
                 first_byte()  # the headers are in: only the total timeout applies now
                 size = resp.content_length
                 if size is not None and size > self._max_bytes:
