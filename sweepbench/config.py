@@ -83,7 +83,7 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     None (default): on for endpoints without prices, off for priced ones."""
     hedge_quantile: float = 0.99
     """The latency quantile (of recent successful requests) after which to hedge; in (0, 1)."""
-    hedge_min_s: float = 1.0
+    hedge_min_s: float = 0.5
     """Never hedge a request younger than this; must be > 0."""
     max_reply_bytes: int = 8 << 20
     """Largest reply body read (8 MiB); a longer one is an error, its read stopped there."""
