@@ -461,11 +461,11 @@ class ModelClient:
     :class:`~sweepbench.runner.response_cache.ResponseCache`. ``transport`` replaces the HTTP
     seam (default: aiohttp, or the openai SDK when ``endpoint.transport == "openai"``).
     ``backoff_base_s`` / ``backoff_max_s`` shape the jittered exponential back-off (full
-    jitter: a random wait in ``[0, min(max, base * 2**(retry-1))]``, where ``base`` is about
-    one median latency of the endpoint, at most ``backoff_base_s``, while the endpoint mostly
-    answers, and ``backoff_base_s`` when it mostly fails: see ``_backoff``);
-    ``retry_after_max_s`` caps how long a Retry-After may hold us (and the whole endpoint).
-    ``on_retry(error, wait_s)`` is called before each back-off wait.
+    jitter: a random wait in ``[0, min(max, base * 2**(retry-1))]``, where ``base`` is half the
+    endpoint's median latency, at most ``backoff_base_s``, while the endpoint mostly answers,
+    and ``backoff_base_s`` when it mostly fails: see ``_backoff``); ``retry_after_max_s`` caps
+    how long a Retry-After may hold us (and the whole endpoint). ``on_retry(error, wait_s)`` is
+    called before each back-off wait.
 
     ``health()`` tells how the endpoint is doing right now (for progress displays): the
     breaker's state, the latest failed request and when the last call succeeded.
@@ -897,7 +897,7 @@ class ModelClient:
 
     def _backoff(self, state: RetryCallState) -> float:
         """Full jitter: a random wait in ``[0, min(backoff_max_s, base * 2**(retry-1))]``.
-        ``base`` is the quick back-off (about one median latency) while the endpoint mostly
+        ``base`` is the quick back-off (half a median latency) while the endpoint mostly
         answers (breaker closed, under ``HEALTHY_FAILING_SHARE`` of its recent requests
         failed): its faults are isolated, a retry soon most likely succeeds. Otherwise it is
         ``backoff_base_s``: an endpoint in trouble is given time."""

@@ -493,13 +493,18 @@ def clustering(clock: VirtualClock | None = None, **kw) -> EndpointLimits:
                           **kw)
 
 
-async def test_retry_after_of_clustered_429s_pauses_the_whole_endpoint() -> None:
-    rig = Rig(status(429, headers={"Retry-After": "0.4"}), OK, limits=clustering())
+async def a_429_then_three_more(rig: Rig) -> tuple[CallResult, list[CallResult]]:
+    """A call answered 429 (then 200), and three calls made while it waits: their results."""
     first = asyncio.create_task(rig())
     while rig.transport.count < 1:
         await asyncio.sleep(0)
     others = await asyncio.gather(*(rig() for _ in range(3)))
-    result = await first
+    return await first, others
+
+
+async def test_retry_after_of_clustered_429s_pauses_the_whole_endpoint() -> None:
+    rig = Rig(status(429, headers={"Retry-After": "0.4"}), OK, limits=clustering())
+    result, others = await a_429_then_three_more(rig)
     assert result.rate_limited == 1 and result.statuses == [429, 200]
     assert all(r.attempts == 1 and r.queue_wait_s == pytest.approx(0.4) for r in others)
     times = rig.transport.times
@@ -515,11 +520,7 @@ async def test_clustered_429s_shrink_adaptive_concurrency() -> None:
 
 async def test_an_isolated_429_holds_only_its_own_request() -> None:
     rig = Rig(status(429, headers={"Retry-After": "0.4"}), OK, max_concurrency=10)
-    first = asyncio.create_task(rig())
-    while rig.transport.count < 1:
-        await asyncio.sleep(0)
-    others = await asyncio.gather(*(rig() for _ in range(3)))
-    result = await first
+    result, others = await a_429_then_three_more(rig)
     assert result.rate_limited == 1 and result.statuses == [429, 200]
     assert 0.4 <= result.backoff_s <= 0.402  # its own Retry-After, honoured
     assert all(r.attempts == 1 and r.queue_wait_s == 0.0 for r in others)
