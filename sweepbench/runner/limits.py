@@ -264,41 +264,42 @@ class AnswerWindow:
       endpoint that mostly answers gets its failed requests retried soon).
     """
 
-    def __init__(self, size: int = 50, share: float = 0.3, min_count: int = 3) -> None:
+    def __init__(self, size: int, share: float, min_count: int) -> None:
         if size < 1 or min_count < 1 or not 0 <= share <= 1:
             raise ValueError(f"need size >= 1, min_count >= 1, share in [0, 1]; got "
                              f"{size}, {min_count}, {share}")
         self.share = share
         self.min_count = min_count
-        self.limited = 0  # 429s in the window
-        self.failed = 0  # failures in the window
+        self.counts = [0, 0, 0]  # of each outcome in the window
         self._recent: deque[int] = deque(maxlen=size)
 
     def __len__(self) -> int:
         return len(self._recent)
 
+    @property
+    def limited(self) -> int:
+        return self.counts[LIMITED]
+
+    @property
+    def failed(self) -> int:
+        return self.counts[FAILED]
+
     def add(self, outcome: int) -> None:
         recent = self._recent
         if len(recent) == recent.maxlen:  # the oldest is about to drop out
-            old = recent[0]
-            if old == LIMITED:
-                self.limited -= 1
-            elif old == FAILED:
-                self.failed -= 1
+            self.counts[recent[0]] -= 1
         recent.append(outcome)
-        if outcome == LIMITED:
-            self.limited += 1
-        elif outcome == FAILED:
-            self.failed += 1
+        self.counts[outcome] += 1
 
     def limit_hit(self) -> bool:
         """Whether the window's 429s cluster (see the class docstring)."""
-        return self.limited >= self.min_count and self.limited >= self.share * len(self._recent)
+        limited = self.counts[LIMITED]
+        return limited >= self.min_count and limited >= self.share * sum(self.counts)
 
     @property
     def failing_share(self) -> float:
-        n = len(self._recent)
-        return self.failed / n if n else 0.0
+        n = sum(self.counts)
+        return self.counts[FAILED] / n if n else 0.0
 
 
 # ---- circuit breaker ----------------------------------------------------------------------

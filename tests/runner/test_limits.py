@@ -344,7 +344,7 @@ def test_answer_window_counts_its_last_answers_only() -> None:
     assert w.limit_hit()  # still 2 of 4
     w.add(ANSWERED)
     assert not w.limit_hit() and w.limited == 1  # the first of the two dropped out
-    assert w.failing_share == 0.0 and AnswerWindow().failing_share == 0.0
+    assert w.failing_share == 0.0 and AnswerWindow(50, 0.3, 3).failing_share == 0.0
 
 
 def test_answer_window_share_needs_both_count_and_share() -> None:
@@ -357,12 +357,29 @@ def test_answer_window_share_needs_both_count_and_share() -> None:
     assert w.limit_hit()  # 3 of 10: at the share
     w.add(FAILED)  # a LIMITED drops out: 2 of 10
     assert not w.limit_hit() and w.failing_share == pytest.approx(0.1)
-    with pytest.raises(ValueError):
-        AnswerWindow(size=0)
-    with pytest.raises(ValueError):
-        AnswerWindow(share=1.5)
-    with pytest.raises(ValueError):
-        AnswerWindow(min_count=0)
+    for size, share, min_count in ((0, 0.3, 3), (10, 1.5, 3), (10, -0.1, 3), (10, 0.3, 0)):
+        with pytest.raises(ValueError, match=rf"share in \[0, 1\]; got {size}, {min_count}, "):
+            AnswerWindow(size, share, min_count)
+    one = AnswerWindow(1, 1.0, 1)  # the smallest window; every answer a 429 at share 1
+    one.add(FAILED)
+    assert one.failing_share == 1.0 and not one.limit_hit()
+    one.add(LIMITED)
+    assert one.limit_hit() and one.failing_share == 0.0 and (one.limited, one.failed) == (1, 0)
+
+
+@pytest.mark.parametrize(("ok", "limited", "hit"), [(35, 15, True), (36, 15, True),
+                                                    (36, 14, False), (0, 2, False)])
+async def test_default_cluster_is_30_percent_of_the_last_50_answers(ok, limited, hit) -> None:
+    clock = FakeClock()
+    lim = EndpointLimits(max_concurrency=10, clock=clock)
+    for _ in range(ok):
+        async with lim.permit(10) as p:
+            lim.succeeded(p, 10, 0, 0)
+    for _ in range(limited):
+        async with lim.permit(10) as p:
+            lim.rate_limited(p, retry_after=1.0)
+    assert (lim.pauses, lim.concurrency.decreases) == ((1, 1) if hit else (0, 0))
+    assert len(lim.outcomes) == min(50, ok + limited)
 
 
 async def test_failures_feed_the_window_but_a_refused_first_connection_does_not() -> None:
