@@ -101,8 +101,8 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     rate_headroom: float = 0.97
     """Fraction of rpm/tpm the client aims for (a little under keeps 429s near zero)."""
     adaptive_concurrency: bool = True
-    """Shrink the in-flight cap on 429 (x0.7), grow it back by ~1 per round trip while
-    healthy, never above max_concurrency."""
+    """Shrink the in-flight cap (x0.7) when 429s cluster (at least 3 and 30% of the last 50
+    answers), grow it back by ~1 per round trip while healthy, never above max_concurrency."""
     min_concurrency: int = 1
     """The adaptive in-flight cap never goes below this."""
     breaker_threshold: int = 10
