@@ -20,8 +20,9 @@ first clean run's (as ``benchmarks/faults.py`` checks), and from the report's pr
 (TTFB-abandoned) requests, the hedges sent and won, and the extra requests hedging cost (as a
 share of the calls). Ratios are per round (same invocation), medians over ``--rounds``:
 hung / clean (target <= 1.3), faults / clean (what the standard mix costs by itself) and
-hung / faults (what the hung requests add). Also: results identical, 0 lost. Prints one JSON
-object last.
+hung / faults (what the hung requests add). Also: results identical, 0 lost, and per run the
+seconds the journaled calls spent queued on the endpoint's limits and in back-off (summed over
+calls). Prints one JSON object last.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ async def run_once(cfg: SweepConfig, store_path: Path) -> dict[str, Any]:
         report = build_report(store, outcome.run_id)
         rows = store.episode_rows(outcome.run_id)
         digest = _trajectory_digest(store, outcome.run_id)
+        waits = _waits(store, rows)
     planned = outcome.episodes + outcome.skipped
     finished = sum(r["status"] == "done" for r in rows)
     stalls = {"hung": 0, "hedged": 0, "hedge_wins": 0}
@@ -82,9 +84,21 @@ async def run_once(cfg: SweepConfig, store_path: Path) -> dict[str, Any]:
     return {"wall_s": round(wall, 2), "episodes": planned, "lost": planned - finished,
             "calls": calls, **stalls,
             "hedge_extra_requests_share": round(stalls["hedged"] / max(1, calls), 4),
-            "server_requests": sum(stats.get("requests", {}).values()),
+            **waits, "server_requests": sum(stats.get("requests", {}).values()),
             "server_faults": stats.get("faults", {}),
             "_metrics": _metrics(report["models"]), "_digest": digest}
+
+
+def _waits(store: RunStore, rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Seconds the journaled model calls spent queued on the endpoint's limits (pauses, the
+    in-flight cap) and sleeping between attempts (back-off, Retry-After), summed over calls:
+    where a fault mix's time goes besides the failed requests themselves."""
+    queued = backoff = 0.0
+    for row in rows:
+        for event in store.events(row["episode_key"], kind="model_call"):
+            queued += event["payload"].get("queue_wait_s") or 0.0
+            backoff += event["payload"].get("backoff_s") or 0.0
+    return {"queued_s": round(queued, 1), "backoff_s": round(backoff, 1)}
 
 
 def main() -> int:
@@ -149,6 +163,9 @@ def main() -> int:
         "hedge_wins_median": med("hedge_wins", runs["hung"]),
         "hedge_extra_requests_share_median": med("hedge_extra_requests_share", runs["hung"]),
         "clean_hedges_median": med("hedged", runs["clean"]),
+        # summed over the calls of a run: what the retry/limits policy costs
+        "queued_s_median": {k: med("queued_s", rs) for k, rs in runs.items()},
+        "backoff_s_median": {k: med("backoff_s", rs) for k, rs in runs.items()},
         "server_faults_last": runs["hung"][-1]["server_faults"],
     }
     result["targets_met"] = (result["wall_ratio_median"] <= 1.3 and result["identical"]

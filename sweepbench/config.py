@@ -83,7 +83,7 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     None (default): on for endpoints without prices, off for priced ones."""
     hedge_quantile: float = 0.99
     """The latency quantile (of recent successful requests) after which to hedge; in (0, 1)."""
-    hedge_min_s: float = 1.0
+    hedge_min_s: float = 0.5
     """Never hedge a request younger than this; must be > 0."""
     max_reply_bytes: int = 8 << 20
     """Largest reply body read (8 MiB); a longer one is an error, its read stopped there."""
@@ -101,8 +101,8 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     rate_headroom: float = 0.97
     """Fraction of rpm/tpm the client aims for (a little under keeps 429s near zero)."""
     adaptive_concurrency: bool = True
-    """Shrink the in-flight cap on 429 (x0.7), grow it back by ~1 per round trip while
-    healthy, never above max_concurrency."""
+    """Shrink the in-flight cap (x0.7) when 429s cluster (at least 3 and 30% of the last 50
+    answers), grow it back by ~1 per round trip while healthy, never above max_concurrency."""
     min_concurrency: int = 1
     """The adaptive in-flight cap never goes below this."""
     breaker_threshold: int = 10

@@ -17,7 +17,8 @@ on the error. Before each request the call passes the endpoint's shared limits
 (:mod:`sweepbench.runner.limits`): circuit breaker, Retry-After pause, adaptive in-flight cap,
 RPM and TPM buckets. That wait is reported apart (``queue_wait_s``), as are back-off sleeps;
 ``latency_s`` runs from the send of the request that was answered to its answer. Outcomes flow
-back: 429 shrinks the in-flight cap and a Retry-After pauses the whole endpoint; 5xx and
+back: clustered 429s shrink the in-flight cap and their Retry-After pauses the whole
+endpoint (an isolated 429 holds only its own request for its Retry-After); 5xx and
 connection failures count toward opening the breaker (whose error then names the failure
 behind it); usage corrects the token estimate. A refused connection to an endpoint that has
 never answered fails at once: nothing is running there.
@@ -59,7 +60,6 @@ from tenacity import (
     RetryCallState,
     retry_if_exception,
     stop_after_attempt,
-    wait_random_exponential,
 )
 from yarl import URL
 
@@ -364,6 +364,13 @@ _SCRUB_WINDOW = 16_384  # server text scrubbed before any cut; longer text is dr
 _MAX_FAILURE_TEXT = 300
 
 RetryHook = Callable[[RetryableError, float], None]
+BACKOFF_LATENCY_K = 0.5
+"""The quick back-off's base: this many of the endpoint's recent median latencies ..."""
+BACKOFF_FLOOR_S = 0.02
+"""... but at least this (however fast the endpoint), at most ``backoff_base_s``."""
+HEALTHY_FAILING_SHARE = 0.5
+"""Failed retries back off quickly while under this share of the endpoint's recent requests
+failed (and its breaker is closed)."""
 
 
 def limits_key(endpoint: Endpoint, base_url: str | None = None) -> str:
@@ -458,7 +465,9 @@ class ModelClient:
     :class:`~sweepbench.runner.response_cache.ResponseCache`. ``transport`` replaces the HTTP
     seam (default: aiohttp, or the openai SDK when ``endpoint.transport == "openai"``).
     ``backoff_base_s`` / ``backoff_max_s`` shape the jittered exponential back-off (full
-    jitter: a random wait in ``[0, min(max, base * 2**retry)]``); ``retry_after_max_s`` caps
+    jitter: a random wait in ``[0, min(max, base * 2**(retry-1))]``, where ``base`` is half the
+    endpoint's median latency, at most ``backoff_base_s``, while the endpoint mostly answers,
+    and ``backoff_base_s`` when it mostly fails: see ``_backoff``); ``retry_after_max_s`` caps
     how long a Retry-After may hold us (and the whole endpoint). ``on_retry(error, wait_s)`` is
     called before each back-off wait.
 
@@ -531,8 +540,8 @@ class ModelClient:
         self.failing = 0  # failed requests since the last successful one
 
         self._retry_after_max_s = retry_after_max_s
-        self._retry_jitter_s = backoff_base_s
-        self._backoff = wait_random_exponential(multiplier=backoff_base_s, max=backoff_max_s)
+        self._backoff_base_s = backoff_base_s
+        self._backoff_max_s = backoff_max_s
         self._on_retry = on_retry
         self._retrying = AsyncRetrying(
             stop=stop_after_attempt(endpoint.max_retries + 1),
@@ -883,11 +892,34 @@ class ModelClient:
         err = state.outcome.exception() if state.outcome is not None else None
         retry_after = getattr(err, "retry_after", None)
         if retry_after is not None:
-            # Honour the server, plus a little jitter so callers told the same time spread out.
-            return min(retry_after, self._retry_after_max_s) + random.uniform(
-                0, self._retry_jitter_s
-            )
+            # Honour the server, plus a little jitter (a quarter of it, at most the quick
+            # back-off) so that callers told the same time spread out.
+            retry_after = min(retry_after, self._retry_after_max_s)
+            return retry_after + random.uniform(
+                0, min(self._quick_backoff_s(), max(BACKOFF_FLOOR_S, retry_after / 4)))
         return self._backoff(state)
+
+    def _backoff(self, state: RetryCallState) -> float:
+        """Full jitter: a random wait in ``[0, min(backoff_max_s, base * 2**(retry-1))]``.
+        ``base`` is the quick back-off (half a median latency) while the endpoint mostly
+        answers (breaker closed, under ``HEALTHY_FAILING_SHARE`` of its recent requests
+        failed): its faults are isolated, a retry soon most likely succeeds. Otherwise it is
+        ``backoff_base_s``: an endpoint in trouble is given time."""
+        limits = self.limits
+        base = (self._quick_backoff_s() if limits.breaker.state == "closed"
+                and limits.outcomes.failing_share < HEALTHY_FAILING_SHARE
+                else self._backoff_base_s)
+        return random.uniform(0, min(self._backoff_max_s,
+                                     base * 2.0 ** (state.attempt_number - 1)))
+
+    def _quick_backoff_s(self) -> float:
+        """``BACKOFF_LATENCY_K`` x the endpoint's recent median latency, clamped to
+        ``[BACKOFF_FLOOR_S, backoff_base_s]``; ``backoff_base_s`` until that is known."""
+        median = self.stalls.latency.quantile(0.5)
+        base = self._backoff_base_s
+        if median is None:
+            return base
+        return min(base, max(BACKOFF_FLOOR_S, BACKOFF_LATENCY_K * median))
 
     def _before_sleep(self, call: _Call, state: RetryCallState) -> None:
         err = state.outcome.exception() if state.outcome is not None else None

@@ -5,9 +5,13 @@ client that talks to it (agent, user and judge calls to one account share one bu
 
     breaker     CircuitBreaker        closed -> open after N consecutive failures; callers wait
                                       (no retry budget spent) until a half-open probe succeeds
-    pause       Retry-After           the whole endpoint waits when the server says so
-    concurrency AdaptiveConcurrency   in-flight cap; AIMD: shrinks on 429, grows while healthy,
-                                      never above max_concurrency
+    pause       Retry-After           the whole endpoint waits when the server says so (a
+                                      503's, or a 429's when 429s cluster)
+    concurrency AdaptiveConcurrency   in-flight cap; AIMD: shrinks on clustered 429s, grows
+                                      while healthy, never above max_concurrency
+    outcomes    AnswerWindow          the last answers: whether 429s cluster (a real limit)
+                                      or are isolated (then only the request that got one
+                                      waits), and the share of failures (read by back-off)
     requests    TokenBucket (RPM)     one token per request
     tokens      TokenBucket (TPM)     estimated from the body size before the call, corrected
                                       from the response's usage after it
@@ -41,6 +45,7 @@ __all__ = [
     "LimitsPool",
     "MonotonicClock",
     "Permit",
+    "AnswerWindow",
     "TokenBucket",
     "TokenEstimator",
 ]
@@ -241,6 +246,62 @@ class AdaptiveConcurrency:
         self.decreases += 1
 
 
+ANSWERED, LIMITED, FAILED = 0, 1, 2
+"""Outcomes of a request as :class:`AnswerWindow` counts them."""
+
+
+class AnswerWindow:
+    """The endpoint's last ``size`` request outcomes: answered, 429 (``LIMITED``), or failed
+    as if down (``FAILED``: 5xx, no answer, an unreadable body). It tells isolated faults
+    from an endpoint in trouble:
+
+    - :meth:`limit_hit`: 429s cluster, at least ``min_count`` of them and at least ``share``
+      of the window. A provider's random, isolated 429 says nothing about the endpoint's load
+      (the request that got it waits out its Retry-After, nobody else); a real limit answers
+      429 to most of what is sent, and only then do the in-flight cap and a Retry-After act
+      on the whole endpoint.
+    - :attr:`failing_share`: the share of failures, which the client's back-off reads (an
+      endpoint that mostly answers gets its failed requests retried soon).
+    """
+
+    def __init__(self, size: int, share: float, min_count: int) -> None:
+        if size < 1 or min_count < 1 or not 0 <= share <= 1:
+            raise ValueError(f"need size >= 1, min_count >= 1, share in [0, 1]; got "
+                             f"{size}, {min_count}, {share}")
+        self.share = share
+        self.min_count = min_count
+        self.counts = [0, 0, 0]  # of each outcome in the window
+        self._recent: deque[int] = deque(maxlen=size)
+
+    def __len__(self) -> int:
+        return len(self._recent)
+
+    @property
+    def limited(self) -> int:
+        return self.counts[LIMITED]
+
+    @property
+    def failed(self) -> int:
+        return self.counts[FAILED]
+
+    def add(self, outcome: int) -> None:
+        recent = self._recent
+        if len(recent) == recent.maxlen:  # the oldest is about to drop out
+            self.counts[recent[0]] -= 1
+        recent.append(outcome)
+        self.counts[outcome] += 1
+
+    def limit_hit(self) -> bool:
+        """Whether the window's 429s cluster (see the class docstring)."""
+        limited = self.counts[LIMITED]
+        return limited >= self.min_count and limited >= self.share * sum(self.counts)
+
+    @property
+    def failing_share(self) -> float:
+        n = sum(self.counts)
+        return self.counts[FAILED] / n if n else 0.0
+
+
 # ---- circuit breaker ----------------------------------------------------------------------
 
 State = Literal["closed", "open", "half_open"]
@@ -376,7 +437,10 @@ class EndpointLimits:
     """Everything one endpoint + account shares; see the module docstring.
 
     ``rpm`` / ``tpm`` of None mean no bucket. ``headroom`` scales both rates (aim a little
-    under the limit); ``burst_s`` is the seconds of rate a bucket may bank.
+    under the limit); ``burst_s`` is the seconds of rate a bucket may bank. A 429 acts on the
+    whole endpoint (in-flight cap x ``decrease``, Retry-After pause) only when at least
+    ``rate_limit_min`` and ``rate_limit_share`` of the last ``rate_limit_window`` answers
+    were 429s (:class:`AnswerWindow`).
     """
 
     def __init__(
@@ -392,9 +456,13 @@ class EndpointLimits:
         breaker_threshold: int = 10,
         breaker_cooldown_s: float = 1.0,
         breaker_max_wait_s: float | None = 600.0,
+        rate_limit_window: int = 50,
+        rate_limit_share: float = 0.3,
+        rate_limit_min: int = 3,
         clock: Clock = _CLOCK,
     ) -> None:
         self.clock = clock
+        self.outcomes = AnswerWindow(rate_limit_window, rate_limit_share, rate_limit_min)
         self.concurrency = AdaptiveConcurrency(
             max_concurrency, min_limit=min(min_concurrency, max_concurrency), clock=clock)
         self.adaptive = adaptive
@@ -484,6 +552,7 @@ class EndpointLimits:
     def succeeded(self, permit: Permit, body_bytes: int, prompt_tokens: int,
                   completion_tokens: int) -> None:
         permit.reported = True
+        self.outcomes.add(ANSWERED)
         self.breaker.success(permit.probe)
         if self.adaptive:
             self.concurrency.on_success()
@@ -493,8 +562,14 @@ class EndpointLimits:
                 self.tokens.adjust(permit.estimate - (prompt_tokens + completion_tokens))
 
     def rate_limited(self, permit: Permit, retry_after: float | None) -> None:
+        """A 429: the endpoint is alive. When 429s cluster (a limit is being hit), the in-flight
+        cap shrinks and a Retry-After holds every request; an isolated one changes nothing
+        here (the client holds the request that got it for its Retry-After)."""
         permit.reported = True
         self.breaker.success(permit.probe)  # alive, just busy
+        self.outcomes.add(LIMITED)
+        if not self.outcomes.limit_hit():
+            return
         if self.adaptive:
             self.concurrency.on_overload(permit.sent_at)
         if retry_after is not None:
@@ -505,6 +580,8 @@ class EndpointLimits:
         """A failed attempt; ``down``: the endpoint looks unavailable (5xx, no answer), False:
         it answered (alive), None: says nothing about it. ``reason`` is kept for errors."""
         permit.reported = True
+        if down is not None:
+            self.outcomes.add(FAILED if down else ANSWERED)
         if down:
             self.breaker.failure(permit.probe, reason)
         elif down is None:

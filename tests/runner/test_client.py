@@ -38,7 +38,7 @@ from sweepbench.errors import (
 )
 from sweepbench.runner import client as client_mod
 from sweepbench.runner.client import AttemptFailure, CallResult, ModelClient, limits_key
-from sweepbench.runner.limits import EndpointLimits, LimitsPool
+from sweepbench.runner.limits import FAILED, EndpointLimits, LimitsPool
 from sweepbench.runner.response_cache import ResponseCache
 from sweepbench.runner.testing import Answer, MemoryTransport, VirtualClock, completion
 from sweepbench.wire import (
@@ -487,13 +487,24 @@ async def test_concurrency_cap_is_honoured() -> None:
     assert rig.transport.max_in_flight == 3
 
 
-async def test_retry_after_pauses_the_whole_endpoint() -> None:
-    rig = Rig(status(429, headers={"Retry-After": "0.4"}), OK)
+def clustering(clock: VirtualClock | None = None, **kw) -> EndpointLimits:
+    """Limits that take every 429 as one of a cluster (a limit being hit)."""
+    return EndpointLimits(rate_limit_min=1, rate_limit_share=0.0, clock=clock or VirtualClock(),
+                          **kw)
+
+
+async def a_429_then_three_more(rig: Rig) -> tuple[CallResult, list[CallResult]]:
+    """A call answered 429 (then 200), and three calls made while it waits: their results."""
     first = asyncio.create_task(rig())
     while rig.transport.count < 1:
         await asyncio.sleep(0)
     others = await asyncio.gather(*(rig() for _ in range(3)))
-    result = await first
+    return await first, others
+
+
+async def test_retry_after_of_clustered_429s_pauses_the_whole_endpoint() -> None:
+    rig = Rig(status(429, headers={"Retry-After": "0.4"}), OK, limits=clustering())
+    result, others = await a_429_then_three_more(rig)
     assert result.rate_limited == 1 and result.statuses == [429, 200]
     assert all(r.attempts == 1 and r.queue_wait_s == pytest.approx(0.4) for r in others)
     times = rig.transport.times
@@ -501,10 +512,87 @@ async def test_retry_after_pauses_the_whole_endpoint() -> None:
     assert rig.limits.pauses == 1
 
 
-async def test_429_shrinks_adaptive_concurrency() -> None:
-    rig = Rig(status(429), OK, max_concurrency=10)
+async def test_clustered_429s_shrink_adaptive_concurrency() -> None:
+    rig = Rig(status(429), OK, limits=clustering(max_concurrency=10))
     await rig()
     assert rig.limits.concurrency.limit == pytest.approx(7.0 + 1 / 7.0)
+
+
+async def test_an_isolated_429_holds_only_its_own_request() -> None:
+    rig = Rig(status(429, headers={"Retry-After": "0.4"}), OK, max_concurrency=10)
+    result, others = await a_429_then_three_more(rig)
+    assert result.rate_limited == 1 and result.statuses == [429, 200]
+    assert 0.4 <= result.backoff_s <= 0.402  # its own Retry-After, honoured
+    assert all(r.attempts == 1 and r.queue_wait_s == 0.0 for r in others)
+    times = rig.transport.times
+    assert max(times[1:4]) - times[0] < 0.4  # the others went at once
+    assert rig.limits.pauses == 0 and rig.limits.concurrency.limit == 10.0
+
+
+# ---- back-off ---------------------------------------------------------------------------
+
+
+def primed(*replies, monkeypatch, **kw) -> Rig:
+    """A rig whose endpoint answered 20 requests in 0.2 s each (its median latency known),
+    then ``replies``; jitter always draws its ceiling."""
+    monkeypatch.setattr(client_mod.random, "uniform", lambda low, high: high)
+    kw.setdefault("backoff_base_s", 0.5)
+    kw.setdefault("backoff_max_s", 30.0)
+    return Rig(*[Answer(body=OK_BODY, delay_s=0.2)] * 20, *replies, **kw)
+
+
+async def test_isolated_failures_back_off_about_one_latency_doubling(monkeypatch) -> None:
+    seen: list[float] = []
+    rig = primed(status(500), TransportError("reset", endpoint="test-model"), OK,
+                 monkeypatch=monkeypatch, on_retry=lambda e, w: seen.append(w))
+    for _ in range(20):
+        await rig()
+    result = await rig()
+    assert result.statuses == [500, 0, 200]
+    assert seen == pytest.approx([0.1, 0.2])  # 0.5 x the 0.2 s median, doubled per retry
+    assert result.backoff_s == pytest.approx(0.3)
+
+
+async def test_back_off_before_the_latency_is_known_is_the_base(monkeypatch) -> None:
+    seen: list[float] = []
+    monkeypatch.setattr(client_mod.random, "uniform", lambda low, high: high)
+    rig = Rig(status(500), status(500), OK, backoff_base_s=0.5, backoff_max_s=30.0,
+              on_retry=lambda e, w: seen.append(w))
+    await rig()
+    assert seen == pytest.approx([0.5, 1.0])
+
+
+async def test_an_endpoint_mostly_failing_gets_the_full_back_off(monkeypatch) -> None:
+    seen: list[float] = []
+    rig = primed(status(500), OK, monkeypatch=monkeypatch, on_retry=lambda e, w: seen.append(w))
+    for _ in range(20):
+        await rig()
+    for _ in range(20):  # 20 failures among the 40 latest answers, then this call's: over half
+        rig.limits.outcomes.add(FAILED)
+    await rig()
+    assert seen == pytest.approx([0.5])
+
+
+async def test_an_open_breaker_gets_the_full_back_off(monkeypatch) -> None:
+    seen: list[float] = []
+    rig = primed(status(500), OK, monkeypatch=monkeypatch, breaker_threshold=1,
+                 on_retry=lambda e, w: seen.append(w))
+    for _ in range(20):
+        await rig()
+    result = await rig()  # the 500 opened the breaker
+    assert seen == pytest.approx([0.5]) and result.statuses == [500, 200]
+
+
+@pytest.mark.parametrize(("after", "wait"), [("0.2", 0.25), ("2", 2.1), ("0", 0.02)])
+async def test_retry_after_jitter_is_a_quarter_of_it_at_most_the_quick_back_off(
+        monkeypatch, after: str, wait: float) -> None:
+    seen: list[float] = []
+    rig = primed(status(429, headers={"Retry-After": after}), OK, monkeypatch=monkeypatch,
+                 on_retry=lambda e, w: seen.append(w))
+    for _ in range(20):
+        await rig()
+    await rig()
+    assert seen == pytest.approx([wait])  # quick back-off 0.1; floor 0.02
 
 
 async def test_clients_sharing_limits_share_the_in_flight_cap() -> None:

@@ -120,7 +120,8 @@ async def test_judge_calls_resume_by_whole_request_after_a_prompt_changes(tmp_pa
 
 async def test_retry_errors_reruns_and_rejudges_to_a_clean_runs_leaderboard(tmp_path):
     base = {**BASE, "trials": 2, "judge_models": ["scripted/judge"]}
-    faulty = {**base, "reference_faults": "500=0.2",
+    # most episodes end in error, the quickest first: no error-streak stop (not the point here)
+    faulty = {**base, "reference_faults": "500=0.2", "error_streak": 0,
               "endpoints": [{"name": "scripted/oracle", "max_retries": 0}]}
     with RunStore(tmp_path / "clean.sqlite") as clean:
         await Sweep(load_config(None, base), clean).run()

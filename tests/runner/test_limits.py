@@ -7,7 +7,11 @@ import asyncio
 import pytest
 
 from sweepbench.runner.limits import (
+    ANSWERED,
+    FAILED,
+    LIMITED,
     AdaptiveConcurrency,
+    AnswerWindow,
     BreakerOpen,
     CircuitBreaker,
     EndpointLimits,
@@ -291,15 +295,100 @@ async def test_permit_order_pause_and_token_correction() -> None:
     assert lim.concurrency.in_flight == 0
 
 
-async def test_rate_limited_pauses_endpoint_and_shrinks() -> None:
+async def test_clustered_429s_pause_endpoint_and_shrink() -> None:
     clock = FakeClock()
     lim = EndpointLimits(max_concurrency=10, clock=clock)
-    async with lim.permit(10) as p:
+    for _ in range(2):  # two 429s in a row: not yet a cluster (rate_limit_min 3)
+        async with lim.permit(10) as p:
+            lim.rate_limited(p, retry_after=2.0)
+    assert (lim.concurrency.limit, lim.pauses, lim.paused_until) == (10.0, 0, 0.0)
+    async with lim.permit(10) as p:  # the third: the endpoint is being limited
         lim.rate_limited(p, retry_after=2.0)
     assert lim.concurrency.limit == pytest.approx(7.0)
     assert lim.paused_until == pytest.approx(clock.now() + 2.0)
     lim.pause(1.0)  # a shorter pause does not cut a longer one short
     assert lim.paused_until == pytest.approx(clock.now() + 2.0)
+
+
+async def test_an_isolated_429_leaves_the_endpoint_alone() -> None:
+    clock = FakeClock()
+    lim = EndpointLimits(max_concurrency=10, clock=clock)
+    for i in range(100):  # one 429 in ten answers, as a provider's random ones
+        async with lim.permit(10) as p:
+            if i % 10 == 9:
+                lim.rate_limited(p, retry_after=2.0)
+            else:
+                lim.succeeded(p, 10, 0, 0)
+    assert lim.outcomes.limited == 5  # the last 50 answers' 429s
+    assert (lim.concurrency.limit, lim.concurrency.decreases) == (10.0, 0)
+    assert (lim.pauses, lim.paused_until) == (0, 0.0)
+
+
+def test_answer_window_counts_its_last_answers_only() -> None:
+    w = AnswerWindow(size=4, share=0.5, min_count=2)
+    w.add(LIMITED)
+    assert not w.limit_hit()  # one 429: under min_count
+    w.add(FAILED)
+    w.add(LIMITED)
+    assert w.limit_hit() and (w.limited, w.failed, len(w)) == (2, 1, 3)
+    for _ in range(3):
+        w.add(ANSWERED)  # full at four: the first LIMITED and the FAILED drop out
+    assert (w.limited, w.failed, len(w)) == (1, 0, 4)
+    w.add(ANSWERED)
+    assert (w.limited, w.failed, len(w)) == (0, 0, 4)
+    w.add(LIMITED)
+    w.add(LIMITED)
+    assert w.limit_hit()  # 2 of 4: at the share
+    w.add(ANSWERED)
+    w.add(ANSWERED)
+    assert w.limit_hit()  # still 2 of 4
+    w.add(ANSWERED)
+    assert not w.limit_hit() and w.limited == 1  # the first of the two dropped out
+    assert w.failing_share == 0.0 and AnswerWindow(50, 0.3, 3).failing_share == 0.0
+
+
+def test_answer_window_share_needs_both_count_and_share() -> None:
+    w = AnswerWindow(size=10, share=0.3, min_count=3)
+    for outcome in (LIMITED, LIMITED, LIMITED):
+        w.add(outcome)
+    assert w.limit_hit()  # 3 of 3
+    for _ in range(7):
+        w.add(ANSWERED)
+    assert w.limit_hit()  # 3 of 10: at the share
+    w.add(FAILED)  # a LIMITED drops out: 2 of 10
+    assert not w.limit_hit() and w.failing_share == pytest.approx(0.1)
+    for size, share, min_count in ((0, 0.3, 3), (10, 1.5, 3), (10, -0.1, 3), (10, 0.3, 0)):
+        with pytest.raises(ValueError, match=rf"share in \[0, 1\]; got {size}, {min_count}, "):
+            AnswerWindow(size, share, min_count)
+    one = AnswerWindow(1, 1.0, 1)  # the smallest window; every answer a 429 at share 1
+    one.add(FAILED)
+    assert one.failing_share == 1.0 and not one.limit_hit()
+    one.add(LIMITED)
+    assert one.limit_hit() and one.failing_share == 0.0 and (one.limited, one.failed) == (1, 0)
+
+
+@pytest.mark.parametrize(("ok", "limited", "hit"), [(35, 15, True), (36, 15, True),
+                                                    (36, 14, False), (0, 2, False)])
+async def test_default_cluster_is_30_percent_of_the_last_50_answers(ok, limited, hit) -> None:
+    clock = FakeClock()
+    lim = EndpointLimits(max_concurrency=10, clock=clock)
+    for _ in range(ok):
+        async with lim.permit(10) as p:
+            lim.succeeded(p, 10, 0, 0)
+    for _ in range(limited):
+        async with lim.permit(10) as p:
+            lim.rate_limited(p, retry_after=1.0)
+    assert (lim.pauses, lim.concurrency.decreases) == ((1, 1) if hit else (0, 0))
+    assert len(lim.outcomes) == min(50, ok + limited)
+
+
+async def test_failures_feed_the_window_but_a_refused_first_connection_does_not() -> None:
+    lim = EndpointLimits(clock=FakeClock())
+    for down in (True, False, None):
+        async with lim.permit(10) as p:
+            lim.failed(p, down=down)
+    assert (lim.outcomes.failed, len(lim.outcomes)) == (1, 2)
+    assert lim.outcomes.failing_share == 0.5
 
 
 async def test_probe_permit_abandoned_on_exception() -> None:
