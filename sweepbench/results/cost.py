@@ -21,8 +21,9 @@ from typing import Any, Iterable, Mapping
 import msgspec
 from msgspec import Struct
 
-from sweepbench.results.profile import Prices, as_prices
+from sweepbench.results.profile import Prices, as_prices, usage_cost
 from sweepbench.results.store import ModelCallRow
+from sweepbench.wire import Usage
 
 __all__ = ["CallCost", "Spend", "call_cost", "prices_by_run", "role_of"]
 
@@ -73,30 +74,32 @@ def call_cost(call: ModelCallRow, prices: Mapping[str, Mapping[str, Prices]],
     if call.attempts == 0:  # answered from the response cache: nothing was paid
         cost = 0.0
     elif p is not None:
-        cost = _tokens_cost(call.prompt_tokens, call.cached_prompt_tokens,
-                            call.completion_tokens, p)
+        cached = call.cached_prompt_tokens
+        cost = ((call.prompt_tokens - cached) * p.input + cached * p.cached_input
+                + call.completion_tokens * p.output) / 1e6
         if call.stalls is not None:  # losing hedge copies counted as billed
             cost += _hedge_cost(call.stalls, p)
     return CallCost(call.episode_key, role_of(call), call.endpoint, cost)
 
 
-def _tokens_cost(prompt: int, cached: int, completion: int, p: Prices) -> float:
-    return ((prompt - cached) * p.input + cached * p.cached_input + completion * p.output) / 1e6
+class _Hedges(Struct):
+    hedge_usage: Usage | None = None
+
+
+_hedges = msgspec.json.Decoder(_Hedges)
 
 
 def _hedge_cost(stalls: str, p: Prices) -> float:
     """What a call's ``stalls.hedge_usage`` (its losing copies, as billed) cost; 0 when it
-    has none or it is unreadable (tokens must be non-negative integers)."""
+    has none or it is unreadable (a field of the wrong type, a negative count)."""
     try:
-        usage = msgspec.json.decode(stalls).get("hedge_usage")
-    except (msgspec.DecodeError, AttributeError):
+        usage = _hedges.decode(stalls).hedge_usage
+    except msgspec.DecodeError:  # ValidationError included
         return 0.0
-    if not isinstance(usage, dict):
+    if usage is None or min(usage.prompt_tokens, usage.cached_prompt_tokens,
+                            usage.completion_tokens) < 0:
         return 0.0
-    n = [usage.get(k, 0) for k in ("prompt_tokens", "cached_prompt_tokens", "completion_tokens")]
-    if not all(type(x) is int and x >= 0 for x in n):
-        return 0.0
-    return _tokens_cost(n[0], min(n[1], n[0]), n[2], p)
+    return usage_cost(usage, p)
 
 
 class Spend:
