@@ -89,9 +89,10 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     """Largest reply body read (8 MiB); a longer one is an error, its read stopped there."""
     max_retries: int = 6
     """Attempts after the first for retryable errors (429, 5xx, timeouts, connection errors)."""
-    transport: str = "aiohttp"
-    """HTTP stack: "aiohttp" (default) or "openai" (the official SDK; its aiohttp backend
-    when the installed version has one). Limits, retries and errors behave the same."""
+    transport: str = "http"
+    """HTTP stack: "http" (default: keep-alive HTTP/1.1 parsed by httptools, the leanest per
+    call), "aiohttp" (aiohttp's ClientSession) or "openai" (the official SDK; its aiohttp
+    backend when the installed version has one). Limits, retries and errors behave the same."""
     rpm: int | None = None
     """Requests per minute this endpoint+account allows; None: unknown (429s and Retry-After
     alone steer the client)."""

@@ -6,7 +6,8 @@
 4xx (and unexpected 1xx/3xx) raise a plain ``FatalError``, a 400/413/422 saying the prompt does
 not fit raises ``ContextLengthError`` (the wording of each server is in
 :mod:`sweepbench.runner.shapes`). Transport errors are translated in one place per transport
-(``AiohttpTransport.post``, ``OpenAITransport.post``) with ``raise ... from``;
+(``HttpTransport.post``, ``AiohttpTransport.post``, ``OpenAITransport.post``) with
+``raise ... from``;
 ``asyncio.CancelledError`` is never caught. Responses are read by
 :func:`~sweepbench.runner.shapes.decode_reply`; a body it cannot read is an
 ``InvalidResponseError`` naming the endpoint.
@@ -34,8 +35,8 @@ The API key is read from the environment on every call, sent only as the ``Autho
 header, and scrubbed from any server text that ends up in an error message; it is never
 stored on the client, in results, in exceptions or in logs.
 
-A client belongs to the event loop that first uses it (its aiohttp session is created lazily
-inside that loop); ``aclose()`` or ``async with`` releases it. Time (latencies, back-off
+A client belongs to the event loop that first uses it (its connections are made lazily inside
+that loop); ``aclose()`` or ``async with`` releases it. Time (latencies, back-off
 sleeps) comes from the limits' clock, so tests can run it on a fake one.
 """
 
@@ -88,6 +89,7 @@ from sweepbench.runner.hedge import MAX_HEDGES, FLIGHT, Flight, StallPolicy, fir
 from sweepbench.runner.limits import BreakerOpen, EndpointLimits, MonotonicClock, Permit
 from sweepbench.runner.response_cache import ResponseCache
 from sweepbench.runner.secrets import KEYS
+from sweepbench.runner.transport_http import HttpTransport
 from sweepbench.runner.shapes import (
     TRUNCATED,
     DecodedReply,
@@ -463,7 +465,7 @@ class ModelClient:
     shared :class:`~sweepbench.runner.limits.EndpointLimits` (from a ``LimitsPool`` keyed by
     :func:`limits_key`); without one the client makes its own. ``cache`` is an opt-in
     :class:`~sweepbench.runner.response_cache.ResponseCache`. ``transport`` replaces the HTTP
-    seam (default: aiohttp, or the openai SDK when ``endpoint.transport == "openai"``).
+    seam (default: by ``endpoint.transport``, "http", "aiohttp" or "openai").
     ``backoff_base_s`` / ``backoff_max_s`` shape the jittered exponential back-off (full
     jitter: a random wait in ``[0, min(max, base * 2**(retry-1))]``, where ``base`` is half the
     endpoint's median latency, at most ``backoff_base_s``, while the endpoint mostly answers,
@@ -514,7 +516,7 @@ class ModelClient:
         # the wall clock's own C function where it is the wall clock (a call is timed 3 times)
         self._now = time.monotonic if type(self.clock) is MonotonicClock else self.clock.now
         self.cache = cache
-        kind = getattr(endpoint, "transport", "aiohttp") or "aiohttp"
+        kind = getattr(endpoint, "transport", "http") or "http"
         if transport is None:
             if kind == "openai":
                 from sweepbench.runner.transport_openai import OpenAITransport
@@ -523,6 +525,11 @@ class ModelClient:
                     self.base_url, name=self._name, timeout_s=endpoint.timeout_s,
                     connect_timeout_s=endpoint.connect_timeout_s,
                     max_reply_bytes=self._max_bytes)
+            elif kind == "http":
+                transport = HttpTransport(
+                    url, name=self._name, max_connections=endpoint.max_concurrency,
+                    timeout_s=endpoint.timeout_s, connect_timeout_s=endpoint.connect_timeout_s,
+                    max_reply_bytes=self._max_bytes, stopping=self._limits_closed)
             elif kind == "aiohttp":
                 transport = AiohttpTransport(
                     url, name=self._name, max_connections=endpoint.max_concurrency,
@@ -530,7 +537,7 @@ class ModelClient:
                     max_reply_bytes=self._max_bytes, stopping=self._limits_closed)
             else:
                 raise ConfigError(
-                    f"endpoint {endpoint.name!r}: unknown transport {kind!r} (aiohttp, openai)")
+                    f"endpoint {endpoint.name!r}: unknown transport {kind!r} (http, aiohttp, openai)")
         self._transport = transport
         self.stalls = StallPolicy(endpoint)  # TTFB budget and hedging, from observed latency
         self._cache_identity = f"{url}\n{kind}"

@@ -11,7 +11,7 @@ import time
 import traceback
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import msgspec
@@ -757,7 +757,7 @@ def test_retry_after_parsing(value: str, expected: float | None) -> None:
 
 
 def test_retry_after_http_date() -> None:
-    when = datetime.now(timezone.utc) + timedelta(seconds=30)
+    when = datetime.now(UTC) + timedelta(seconds=30)
     seconds = client_mod._retry_after({"Retry-After": format_datetime(when, usegmt=True)})
     assert seconds is not None and 25 <= seconds <= 31
 
@@ -822,6 +822,7 @@ def http_bytes(body: bytes, *, content_length: int | None = None, close: bool = 
 
 
 GOOD = msgspec.json.encode(OK_BODY)
+HTTP_TRANSPORTS = ["http", "aiohttp"]
 
 
 def real_client(url: str, **kw) -> ModelClient:
@@ -830,22 +831,25 @@ def real_client(url: str, **kw) -> ModelClient:
     return ModelClient(endpoint(base_url=url, **kw), backoff_base_s=0.001, backoff_max_s=0.01)
 
 
-async def test_aiohttp_round_trip_pools_one_connection_and_sends_headers(monkeypatch) -> None:
+@pytest.mark.parametrize("transport", HTTP_TRANSPORTS)
+async def test_round_trip_pools_one_connection_and_sends_headers(transport, monkeypatch) -> None:
     monkeypatch.setenv("SWEEPBENCH_TEST_KEY", "k-1")
-    async with raw_serve(http_bytes(GOOD, close=False)) as url:
-        async with real_client(url + "/", api_key_env="SWEEPBENCH_TEST_KEY") as client:
-            for _ in range(3):
-                assert (await client.complete(request())).message.content == "hello"
+    async with raw_serve(http_bytes(GOOD, close=False)) as url, real_client(
+            url + "/", transport=transport, api_key_env="SWEEPBENCH_TEST_KEY") as client:
+        for _ in range(3):
+            assert (await client.complete(request())).message.content == "hello"
     heads = raw_serve.heads  # type: ignore[attr-defined]
     assert len(heads) == 3 and all(h.startswith(b"POST /v1/chat/completions ") for h in heads)
     assert b"Authorization: Bearer k-1" in heads[0]
     assert b"Content-Type: application/json" in heads[0]
 
 
-async def test_aiohttp_refused_connection_fails_within_seconds_naming_the_url() -> None:
+@pytest.mark.parametrize("transport", HTTP_TRANSPORTS)
+async def test_refused_connection_fails_within_seconds_naming_the_url(transport) -> None:
     port = free_port()
     t0 = time.monotonic()  # wall clock: how long a researcher waits is the point
-    async with real_client(f"http://127.0.0.1:{port}/v1", max_retries=6) as client:
+    async with real_client(f"http://127.0.0.1:{port}/v1", transport=transport,
+                           max_retries=6) as client:
         with pytest.raises(ConnectionRefused) as info:
             await client.complete(request())
     assert time.monotonic() - t0 < 5.0
@@ -854,26 +858,29 @@ async def test_aiohttp_refused_connection_fails_within_seconds_naming_the_url() 
     assert info.value.attempts == 1 and isinstance(info.value.__cause__, Exception)
 
 
-async def test_aiohttp_body_cut_short_of_content_length_is_retried() -> None:
+@pytest.mark.parametrize("transport", HTTP_TRANSPORTS)
+async def test_body_cut_short_of_content_length_is_retried(transport) -> None:
     async with raw_serve(http_bytes(GOOD[:20], content_length=len(GOOD)), http_bytes(GOOD)) \
             as url:
-        async with real_client(url) as client:
+        async with real_client(url, transport=transport) as client:
             result = await client.complete(request())
     assert result.attempts == 2 and result.message.content == "hello"
     assert result.failures[0].error == "InvalidResponseError"
 
 
-async def test_aiohttp_connection_closed_without_response_is_retried() -> None:
+@pytest.mark.parametrize("transport", HTTP_TRANSPORTS)
+async def test_connection_closed_without_response_is_retried(transport) -> None:
     async with raw_serve(None, http_bytes(GOOD)) as url:
-        async with real_client(url) as client:
+        async with real_client(url, transport=transport) as client:
             result = await client.complete(request())
     assert result.attempts == 2 and result.statuses == [0, 200]
     assert result.failures[0].error == "TransportError" and url in result.failures[0].message
 
 
-async def test_aiohttp_timeout_names_the_url() -> None:
+@pytest.mark.parametrize("transport", HTTP_TRANSPORTS)
+async def test_timeout_names_the_url(transport) -> None:
     async with raw_serve(None, hang_s=5.0) as url:
-        async with real_client(url, timeout_s=0.2, max_retries=1) as client:
+        async with real_client(url, transport=transport, timeout_s=0.2, max_retries=1) as client:
             with pytest.raises(RequestTimeout) as info:
                 await client.complete(request())
     assert info.value.attempts == 2 and url in str(info.value)

@@ -19,7 +19,7 @@ from sweepbench.wire import ChatRequest, UserMessage
 
 from .conftest import serve
 
-TRANSPORTS = ["aiohttp", "openai"]
+TRANSPORTS = ["http", "aiohttp", "openai"]
 OK_HEAD = b'{"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "'
 
 

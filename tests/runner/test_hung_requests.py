@@ -28,7 +28,7 @@ from sweepbench.wire import AssistantMessage, ChatRequest, UserMessage
 
 from .conftest import serve
 
-TRANSPORTS = ["aiohttp", "openai"]
+TRANSPORTS = ["http", "aiohttp", "openai"]
 OK = msgspec.json.encode(completion("fine", usage={"prompt_tokens": 7, "completion_tokens": 2,
                                                    "total_tokens": 9}))
 

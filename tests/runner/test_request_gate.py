@@ -13,6 +13,7 @@ import pytest
 
 from sweepbench.config import Endpoint
 from sweepbench.runner.client import AiohttpTransport, ModelClient
+from sweepbench.runner.transport_http import HttpTransport
 from sweepbench.wire import ChatRequest, UserMessage
 
 REPLY = orjson.dumps({"id": "x", "choices": [{"index": 0, "message": {
@@ -65,12 +66,13 @@ def request() -> ChatRequest:
     return ChatRequest(model="m", messages=[UserMessage("hi")])
 
 
-async def test_transport_withholds_the_whole_request_once_stopping() -> None:
+@pytest.mark.parametrize("kind", [HttpTransport, AiohttpTransport])
+async def test_transport_withholds_the_whole_request_once_stopping(kind) -> None:
     stop = False
     async with raw_server() as (srv, url):
-        transport = AiohttpTransport(url + "/chat/completions", name="gated", max_connections=4,
-                                     timeout_s=5.0, connect_timeout_s=5.0,
-                                     stopping=lambda: stop)
+        transport = kind(url + "/chat/completions", name="gated", max_connections=4,
+                         timeout_s=5.0, connect_timeout_s=5.0, max_reply_bytes=1 << 20,
+                         stopping=lambda: stop)
         try:
             status, _, body = await transport.post(b'{"a": 1}', None)
             assert (status, orjson.loads(body)["id"]) == (200, "x")
@@ -86,18 +88,20 @@ async def test_transport_withholds_the_whole_request_once_stopping() -> None:
             await transport.aclose()
 
 
-async def test_limits_closed_after_the_permit_still_send_nothing() -> None:
+@pytest.mark.parametrize("transport", ["http", "aiohttp"])
+async def test_limits_closed_after_the_permit_still_send_nothing(transport) -> None:
     """The signal lands after the client took its permit (past ``limits.permit``'s check),
     inside the send: the client's own transport asks the limits just before writing."""
     async with raw_server() as (srv, url):
-        ep = Endpoint(name="gated", base_url=url, max_retries=0, timeout_s=5.0)
+        ep = Endpoint(name="gated", base_url=url, max_retries=0, timeout_s=5.0,
+                      transport=transport)
         async with ModelClient(ep) as client:
             result = await client.complete(request())
             assert result.message.content == "ok"
             sent = len(srv.received)
             real_post = client._transport.post
 
-            async def post_after_signal(body, headers):  # noqa: ANN001, ANN202
+            async def post_after_signal(body, headers):
                 client.limits.closed = True  # what LimitsPool.close() does from the handler
                 return await real_post(body, headers)
 
@@ -108,9 +112,11 @@ async def test_limits_closed_after_the_permit_still_send_nothing() -> None:
         assert len(srv.received) == sent and srv.requests == 1
 
 
-async def test_an_open_gate_costs_nothing_in_behaviour() -> None:
+@pytest.mark.parametrize("transport", ["http", "aiohttp"])
+async def test_an_open_gate_costs_nothing_in_behaviour(transport) -> None:
     async with raw_server() as (srv, url):
-        ep = Endpoint(name="gated", base_url=url, max_retries=0, timeout_s=5.0)
+        ep = Endpoint(name="gated", base_url=url, max_retries=0, timeout_s=5.0,
+                      transport=transport)
         async with ModelClient(ep) as client:
             for _ in range(3):
                 assert (await client.complete(request())).message.content == "ok"

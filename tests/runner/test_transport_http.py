@@ -1,0 +1,312 @@
+"""The default transport (runner/transport_http.py) against raw sockets: what it writes, how it
+pools, and every way an answer can come back wrong."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import pytest
+
+from sweepbench.errors import (
+    ConnectionRefused,
+    FatalError,
+    InvalidResponseError,
+    RequestTimeout,
+    TransportError,
+)
+from sweepbench.runner.hedge import FLIGHT, Flight
+from sweepbench.runner.transport_http import HttpTransport
+
+BODY = b'{"ok": true}'
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, "Server"], Awaitable[None]]
+
+
+class Server:
+    """A TCP server running ``handler`` per connection; counts connections and requests."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.open = 0
+        self.most_open = 0
+        self.heads: list[bytes] = []
+        self.closed_by_client = 0
+
+    async def read_request(self, reader: asyncio.StreamReader) -> bytes | None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return None
+        self.heads.append(head)
+        length = 0
+        for line in head.split(b"\r\n"):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        return await reader.readexactly(length)
+
+
+@asynccontextmanager
+async def serve(handler: Handler) -> AsyncIterator[tuple[Server, str]]:
+    srv = Server()
+
+    async def on_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        srv.connections += 1
+        srv.open += 1
+        srv.most_open = max(srv.most_open, srv.open)
+        try:
+            await handler(reader, writer, srv)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            srv.open -= 1
+            writer.close()
+
+    server = await asyncio.start_server(on_conn, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield srv, f"http://127.0.0.1:{port}/v1/chat/completions"
+    finally:
+        server.close()
+
+
+def answer(body: bytes = BODY, *, extra: bytes = b"", status: bytes = b"200 OK") -> bytes:
+    return (b"HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n%s"
+            % (status, len(body), extra, body))
+
+
+def keep_answering(reply: bytes = answer(), delay: float = 0.0) -> Handler:
+    async def handler(reader, writer, srv) -> None:
+        while await srv.read_request(reader) is not None:
+            if delay:
+                await asyncio.sleep(delay)
+            writer.write(reply)
+            await writer.drain()
+    return handler
+
+
+def once(reply: bytes, *, then_close: bool = True, wait_s: float = 0.0) -> Handler:
+    async def handler(reader, writer, srv) -> None:
+        if await srv.read_request(reader) is None:
+            return
+        writer.write(reply)
+        await writer.drain()
+        if wait_s:
+            await asyncio.sleep(wait_s)
+        if not then_close:
+            await reader.read()  # until the client closes
+    return handler
+
+
+def transport(url: str, **kw) -> HttpTransport:
+    kw.setdefault("name", "t")
+    kw.setdefault("max_connections", 8)
+    kw.setdefault("timeout_s", 5.0)
+    kw.setdefault("connect_timeout_s", 2.0)
+    kw.setdefault("max_reply_bytes", 1 << 20)
+    return HttpTransport(url, **kw)
+
+
+async def test_sequential_requests_share_one_connection_and_send_a_plain_head() -> None:
+    async with serve(keep_answering()) as (srv, url):
+        t = transport(url.replace("127.0.0.1", "user:secret@127.0.0.1") + "?v=1")
+        try:
+            for i in range(5):
+                status, headers, body = await t.post(b'{"n": %d}' % i, {"Authorization": "Bearer k"})
+                assert (status, body, headers.get("CONTENT-TYPE")) == (200, BODY,
+                                                                       "application/json")
+        finally:
+            await t.aclose()
+    assert srv.connections == 1 and len(srv.heads) == 5
+    head = srv.heads[0].decode()
+    assert head.startswith("POST /v1/chat/completions?v=1 HTTP/1.1\r\n")
+    assert f"Host: {url.split('/')[2]}\r\n" in head and "secret" not in head
+    assert "Content-Length: 8\r\n" in head and "Authorization: Bearer k\r\n" in head
+    assert "Accept-Encoding" not in head
+
+
+async def test_concurrent_requests_open_no_more_than_max_connections() -> None:
+    async with serve(keep_answering(delay=0.05)) as (srv, url):
+        t = transport(url, max_connections=2)
+        try:
+            replies = await asyncio.gather(*(t.post(b"{}", None) for _ in range(7)))
+        finally:
+            await t.aclose()
+    assert [r[0] for r in replies] == [200] * 7
+    assert srv.most_open == 2 and srv.connections == 2 and len(srv.heads) == 7
+
+
+async def test_a_cancelled_request_drops_its_connection_and_the_next_one_works() -> None:
+    async with serve(keep_answering(delay=0.3)) as (srv, url):
+        t = transport(url)
+        try:
+            task = asyncio.ensure_future(t.post(b"{}", None))
+            await asyncio.sleep(0.05)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            status, _, body = await t.post(b"{}", None)  # not the half-read connection
+        finally:
+            await t.aclose()
+    assert (status, body) == (200, BODY) and srv.connections == 2
+
+
+async def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None:
+    async with serve(once(answer())) as (srv, url):  # answers, then closes
+        t = transport(url)
+        try:
+            assert (await t.post(b"{}", None))[0] == 200
+            await asyncio.sleep(0.05)  # the close reaches the client
+            assert (await t.post(b"{}", None))[0] == 200
+        finally:
+            await t.aclose()
+    assert srv.connections == 2
+
+
+async def test_connection_close_is_honoured() -> None:
+    async with serve(keep_answering(answer(extra=b"Connection: close\r\n"))) as (srv, url):
+        t = transport(url)
+        try:
+            for _ in range(3):
+                assert (await t.post(b"{}", None))[0] == 200
+        finally:
+            await t.aclose()
+    assert srv.connections == 3
+
+
+@pytest.mark.parametrize("encoding, pack", [
+    (b"gzip", gzip.compress),
+    (b"deflate", zlib.compress),
+    (b"deflate", lambda b: zlib.compress(b)[2:-4]),  # raw deflate, as some servers send it
+])
+async def test_a_compressed_answer_is_unpacked(encoding, pack) -> None:
+    reply = answer(pack(BODY), extra=b"Content-Encoding: %s\r\n" % encoding)
+    async with serve(keep_answering(reply)) as (_, url):
+        t = transport(url)
+        try:
+            assert (await t.post(b"{}", None))[2] == BODY
+        finally:
+            await t.aclose()
+
+
+async def test_a_compressed_answer_over_the_cap_is_refused_unpacked() -> None:
+    bomb = gzip.compress(b" " * (4 << 20))  # 4 MiB of spaces in about 4 KiB
+    reply = answer(bomb, extra=b"Content-Encoding: gzip\r\n")
+    async with serve(keep_answering(reply)) as (_, url):
+        t = transport(url, max_reply_bytes=1 << 20)
+        try:
+            with pytest.raises(FatalError, match="larger than max_reply_bytes"):
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+
+
+@pytest.mark.parametrize("reply, match", [
+    (answer(b"xx", extra=b"Content-Encoding: br\r\n"), "unsupported Content-Encoding"),
+    (answer(b"not gzip", extra=b"Content-Encoding: gzip\r\n"), "not valid gzip"),
+    (b"SSH-2.0-OpenSSH_9.6\r\n\r\n", "not a valid HTTP response"),
+    (answer()[:-5], "truncated"),
+])
+async def test_an_unreadable_answer_is_an_invalid_response(reply, match) -> None:
+    async with serve(once(reply)) as (_, url):
+        t = transport(url)
+        try:
+            with pytest.raises(InvalidResponseError, match=match) as info:
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert info.value.endpoint == "t" and url in str(info.value)
+
+
+CHUNKED = (b"HTTP/1.1 100 Continue\r\n\r\n"
+           b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+           b"5\r\n{\"ok\"\r\n7\r\n: true}\r\n0\r\n\r\n")
+UNTIL_CLOSE = b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + BODY
+
+
+@pytest.mark.parametrize("reply", [CHUNKED, UNTIL_CLOSE], ids=["chunked", "until-close"])
+async def test_chunked_interim_and_close_delimited_answers_are_read_whole(reply) -> None:
+    async with serve(once(reply)) as (_, url):
+        t = transport(url)
+        try:
+            assert (await t.post(b"{}", None))[::2] == (200, BODY)
+        finally:
+            await t.aclose()
+
+
+async def test_the_first_byte_is_reported_before_the_body_arrives() -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(BODY)
+
+    async def slow_body(reader, writer, srv) -> None:
+        await srv.read_request(reader)
+        writer.write(head)
+        await writer.drain()
+        await asyncio.sleep(0.3)
+        writer.write(BODY)
+        await writer.drain()
+
+    async with serve(slow_body) as (_, url):
+        t = transport(url)
+        flight = Flight()
+
+        async def post() -> tuple:
+            FLIGHT.set(flight)
+            return await t.post(b"{}", None)
+
+        try:
+            task = asyncio.ensure_future(post())
+            await asyncio.sleep(0.15)
+            assert flight.got_first_byte and not task.done()
+            assert (await task)[2] == BODY
+        finally:
+            await t.aclose()
+
+
+async def test_a_header_with_a_line_break_is_never_sent() -> None:
+    async with serve(keep_answering()) as (srv, url):
+        t = transport(url)
+        try:
+            with pytest.raises(FatalError, match="line break"):
+                await t.post(b"{}", {"Authorization": "Bearer k\r\nX-Evil: 1"})
+        finally:
+            await t.aclose()
+    assert srv.heads == []
+
+
+async def test_refused_timeout_and_lost_connections_translate() -> None:
+    async with serve(once(b"")) as (_, url):  # reads the request, closes without a byte
+        t = transport(url)
+        try:
+            with pytest.raises(TransportError, match="closed") as info:
+                await t.post(b"{}", None)
+            assert not isinstance(info.value, (RequestTimeout, ConnectionRefused))
+        finally:
+            await t.aclose()
+    async with serve(keep_answering(delay=2.0)) as (_, url):
+        t = transport(url, timeout_s=0.2)
+        try:
+            with pytest.raises(RequestTimeout, match=r"timed out \(timeout_s 0.2\)"):
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    t = transport(url)  # that server is gone now
+    with pytest.raises(ConnectionRefused, match="is the server running"):
+        await t.post(b"{}", None)
+
+
+@pytest.mark.parametrize("url", ["ftp://h/v1", "http:///v1", "http://h:notaport/v1"])
+def test_a_bad_url_is_a_fatal_error(url) -> None:
+    with pytest.raises(FatalError, match="invalid base URL"):
+        transport(url)
+
+
+async def test_a_closed_transport_refuses_new_requests() -> None:
+    async with serve(keep_answering()) as (_, url):
+        t = transport(url)
+        assert (await t.post(b"{}", None))[0] == 200
+        await t.aclose()
+        with pytest.raises(RuntimeError, match="closed"):
+            await t.post(b"{}", None)
