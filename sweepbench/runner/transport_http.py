@@ -83,6 +83,10 @@ class _BadReply(Exception):
     """What came back is not an HTTP answer we can read."""
 
 
+class _Expired(Exception):
+    """The request's deadline (``timeout_s``) passed before the whole answer came."""
+
+
 class _Connection(asyncio.Protocol):
     """One keep-alive connection; one request at a time."""
 
@@ -190,6 +194,10 @@ class _Connection(asyncio.Protocol):
         if waiter is not None and not waiter.done():
             waiter.set_exception(err)
         self.abort()
+
+    def expire(self) -> None:
+        """The deadline: whatever is under way fails, and the connection is not kept."""
+        self._fail(_Expired())
 
     def abort(self) -> None:
         self.closed = True
@@ -328,12 +336,6 @@ class HttpTransport:
         return conn
 
     async def _acquire(self, loop: asyncio.AbstractEventLoop) -> _Connection:
-        idle = self._idle
-        while idle:
-            conn = idle.pop()  # the most recently used: least likely closed by the server
-            if not conn.closed:
-                return conn
-            self._open -= 1
         while self._open >= self._limit:
             slot = loop.create_future()
             self._waiting.append(slot)
@@ -343,11 +345,9 @@ class HttpTransport:
                 if slot.done() and not slot.cancelled():
                     self._wake()  # pass the slot on
                 raise
-            while idle:
-                conn = idle.pop()
-                if not conn.closed:
-                    return conn
-                self._open -= 1
+            conn = self._idle_connection()
+            if conn is not None:
+                return conn
         self._open += 1
         try:
             return await self._connect(loop)
@@ -373,22 +373,36 @@ class HttpTransport:
             self._open -= 1
         self._wake()
 
+    def _idle_connection(self) -> _Connection | None:
+        idle = self._idle
+        while idle:
+            conn = idle.pop()  # the most recently used: least likely closed by the server
+            if not conn.closed:
+                return conn
+            self._open -= 1
+        return None
+
     async def post(self, body: bytes, headers: dict[str, str] | None) -> Any:
         """One POST; translates every failure to a ``ModelError``."""
         loop = self._bind()
         head = self._head_for(body, headers)
+        deadline = loop.time() + self._timeout_s  # one deadline over connect, send and body
         try:
-            async with asyncio.timeout(self._timeout_s):
-                conn = await self._acquire(loop)
-                self._busy.add(conn)
-                reuse = False
-                try:
-                    status, reply_headers, payload = await conn.request(
-                        head, body, loop, self._stopping)
-                    reuse = conn.keep_alive
-                finally:
-                    self._release(conn, reuse)
-        except TimeoutError as err:
+            conn = self._idle_connection()
+            if conn is None:  # connecting, or waiting for a connection: rare, so the timer
+                async with asyncio.timeout_at(deadline):  # machinery is paid only here
+                    conn = await self._acquire(loop)
+            self._busy.add(conn)
+            reuse = False
+            timer = loop.call_at(deadline, conn.expire)
+            try:
+                status, reply_headers, payload = await conn.request(
+                    head, body, loop, self._stopping)
+                reuse = conn.keep_alive
+            finally:
+                timer.cancel()
+                self._release(conn, reuse)
+        except (TimeoutError, _Expired) as err:
             raise RequestTimeout(
                 f"{self._name}: request to {self._url} timed out (timeout_s "
                 f"{self._timeout_s:g})", endpoint=self._name) from err

@@ -310,3 +310,16 @@ async def test_a_closed_transport_refuses_new_requests() -> None:
         await t.aclose()
         with pytest.raises(RuntimeError, match="closed"):
             await t.post(b"{}", None)
+
+
+async def test_a_timed_out_connection_is_not_reused() -> None:
+    async with serve(keep_answering(delay=0.4)) as (srv, url):
+        t = transport(url, timeout_s=0.2)
+        try:
+            with pytest.raises(RequestTimeout):
+                await t.post(b"{}", None)
+            t._timeout_s = 5.0
+            status, _, body = await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert (status, body) == (200, BODY) and srv.connections == 2
