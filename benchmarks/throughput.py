@@ -12,7 +12,8 @@ a child process of its own (clean CPU and RSS accounting):
   warm-up sweep in the same process whose CPU (imports on first use and other once-per-process
   set-up, the same for any sweep size) is printed apart as ``warmup_cpu_ms``;
 - for 5-turn and 50-turn episodes (per-call CPU should not grow with the conversation), and
-  the same 5-turn workload through the ``openai`` transport (the official SDK) as baseline;
+  the same 5-turn workload through the ``aiohttp`` transport (aiohttp's ClientSession, the
+  default before ``http``) and the ``openai`` transport (the official SDK) as baselines;
 - peak RSS with 1,000 episodes in flight.
 
 Prints one JSON object last; medians over --runs repetitions.
@@ -139,16 +140,19 @@ def main() -> None:
     tmp = tempfile.mkdtemp(prefix="sweepbench-tp-")
     server, url = start_server(L)
     try:
-        rows: dict[str, list[dict]] = {"5": [], "50": [], "openai": [], "rss": []}
+        rows: dict[str, list[dict]] = {"5": [], "50": [], "aiohttp": [], "openai": [],
+                                       "rss": []}
         for r in range(runs):
             base = {"url": url, "dir": tmp, "concurrency": C}
             rows["5"].append(measure({**base, "name": f"t5-{r}", "user": "scripted/user:5",
                                       "trials": trials_5}))
             rows["50"].append(measure({**base, "name": f"t50-{r}", "user": "scripted/user:50",
                                        "trials": trials_50}))
+            rows["aiohttp"].append(measure({**base, "name": f"aio-{r}", "user": "scripted/user:5",
+                                            "trials": trials_5, "transport": "aiohttp"}))
             rows["openai"].append(measure({**base, "name": f"oai-{r}", "user": "scripted/user:5",
                                            "trials": max(4, trials_5 // 3), "transport": "openai"}))
-            for k in ("5", "50", "openai"):
+            for k in ("5", "50", "aiohttp", "openai"):
                 print(k, json.dumps(rows[k][-1]), file=sys.stderr)
         server.terminate()
         server.wait()
@@ -169,6 +173,10 @@ def main() -> None:
 
     ideal = C / L
     cpu5, cpu50, cpu_oai = cpu_per_call("5"), cpu_per_call("50"), cpu_per_call("openai")
+    cpu_aio = cpu_per_call("aiohttp")
+    # the same workload's two transports, run by run (the same load): the transport's saving
+    vs_aio = statistics.median(a["cpu_s"] / a["calls"] / (b["cpu_s"] / b["calls"])
+                               for a, b in zip(rows["5"], rows["aiohttp"]))
     result = {
         "episodes": int(med("5", "episodes")), "concurrency": C, "latency_s": L, "runs": runs,
         "calls_per_s": round(med("5", "steady_calls_per_s"), 1),
@@ -179,6 +187,8 @@ def main() -> None:
         "cpu_us_per_call": round(cpu5, 1),
         "cpu_us_per_call_50_turn": round(cpu50, 1),
         "cpu_ratio_50_vs_5": round(cpu50 / cpu5, 3),
+        "cpu_us_per_call_aiohttp": round(cpu_aio, 1),
+        "cpu_ratio_vs_aiohttp": round(vs_aio, 3),
         "cpu_us_per_call_openai": round(cpu_oai, 1),
         "cpu_ratio_vs_openai": round(cpu5 / cpu_oai, 3),
         "rss_mb_1000_in_flight": round(rows["rss"][0]["rss_mb"], 1),
@@ -188,7 +198,7 @@ def main() -> None:
         "cpu_us_per_call_runs": [round(x["cpu_s"] / x["calls"] * 1e6, 1) for x in rows["5"]],
         "cpu_us_per_call_50_turn_runs": [round(x["cpu_s"] / x["calls"] * 1e6, 1)
                                          for x in rows["50"]],
-        "load_1m": round(statistics.median(x["load_1m"] for k in ("5", "50", "openai")
+        "load_1m": round(statistics.median(x["load_1m"] for k in ("5", "50", "aiohttp", "openai")
                                            for x in rows[k]), 2),
     }
     print(json.dumps(result))

@@ -14,6 +14,7 @@ from datetime import datetime
 import holidays
 from rapidfuzz import fuzz, process, utils
 
+from sweepbench.benchmarks.vitabench.tools import db
 from sweepbench.benchmarks.vitabench.tools.calling import require, tool_of
 from sweepbench.benchmarks.vitabench.tools.fuzzy import fuzzy_ratio_match, rerank
 from sweepbench.benchmarks.vitabench.tools.state import ToolState
@@ -70,11 +71,7 @@ _HOLIDAYS = {
 
 def is_time(value: str, fmt: str = "%Y-%m-%d %H:%M:%S") -> bool:
     """Upstream's format check: ``strptime`` (so ``2025-6-1`` passes; a non-string raises)."""
-    try:
-        datetime.strptime(value, fmt)
-    except ValueError:
-        return False
-    return True
+    return db.is_time(value, fmt)
 
 
 @tool("general")

@@ -9,7 +9,7 @@ import msgspec
 import pytest
 
 from sweepbench.benchmarks.vitabench.tasks import load_tasks
-from sweepbench.benchmarks.vitabench.tools import TOOLS
+from sweepbench.benchmarks.vitabench.tools import TOOLS, general
 
 TASK = next(t for t in load_tasks(("delivery",), data_dir=None) if t.id == "SB-D-004")
 KIT = TOOLS.toolkit(TASK)
@@ -106,3 +106,15 @@ def test_nearby_lists_the_environments_own_tables(db):
     assert "Shop(" not in KIT.call(TOOLS.new_state(msgspec.structs.replace(both, domain="delivery")),
                                    "get_nearby", json.dumps({"longitude": 120.149, "latitude": 30.2702,
                                                              "range": 30000})).content
+
+
+@pytest.mark.parametrize("fmt", ["%Y-%m-%d", "%Y-%m-%d %H:%M:%S"])
+def test_time_check_is_strptime_cached_or_not(fmt) -> None:
+    """The cached format check answers as strptime does, twice in a row (the second from the
+    cache), and a non-string still raises strptime's own TypeError (upstream's behaviour)."""
+    for value, ok in [("2025-6-1", fmt == "%Y-%m-%d"), ("2025-06-01 09:30:00", fmt != "%Y-%m-%d"),
+                      ("2025-13-01", False), ("", False), ("2025-06-01 9:3:0", fmt != "%Y-%m-%d")]:
+        assert general.is_time(value, fmt) is ok and general.is_time(value, fmt) is ok, value
+    for bad in (None, ["2025-06-01"], 20250601):
+        with pytest.raises(TypeError, match="strptime"):
+            general.is_time(bad, fmt)  # type: ignore[arg-type]
