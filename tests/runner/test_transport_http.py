@@ -323,3 +323,52 @@ async def test_a_timed_out_connection_is_not_reused() -> None:
         finally:
             await t.aclose()
     assert (status, body) == (200, BODY) and srv.connections == 2
+
+
+@pytest.fixture
+def certificate(tmp_path):
+    """A self-signed certificate for 127.0.0.1 (openssl's command line)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    return cert, key
+
+
+async def test_https_verifies_the_server_and_then_talks(certificate, monkeypatch) -> None:
+    import ssl
+
+    cert, key = certificate
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    srv = Server()
+
+    async def on_conn(reader, writer) -> None:  # noqa: ANN001
+        try:
+            await keep_answering()(reader, writer, srv)
+        except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(on_conn, "127.0.0.1", 0, ssl=context)
+    url = f"https://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/chat/completions"
+    try:
+        untrusted = transport(url)
+        with pytest.raises(TransportError, match="TLS handshake .* failed"):
+            await untrusted.post(b"{}", None)
+        await untrusted.aclose()
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # trusted from now on
+        trusted = transport(url)
+        try:
+            assert (await trusted.post(b"{}", None))[::2] == (200, BODY)
+        finally:
+            await trusted.aclose()
+    finally:
+        server.close()
+    assert srv.heads and srv.heads[0].startswith(b"POST /v1/chat/completions HTTP/1.1")
