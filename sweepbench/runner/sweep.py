@@ -56,7 +56,7 @@ from sweepbench.runner.schedule import order_work
 from sweepbench.runner.secrets import KEYS
 from sweepbench.runner.work import Shard, WorkItem, build_work, new_run_id, select_tasks
 from sweepbench.simulator.episode import run_episode
-from sweepbench.wire import EpisodeRecord, encoder
+from sweepbench.wire import EpisodeRecord
 
 __all__ = ["Shard", "Sweep", "SweepOutcome", "WorkItem", "install_uvloop", "run_sweep",
            "select_tasks", "tune_gc"]
@@ -369,7 +369,7 @@ class Sweep:
         def on_event(kind: str, payload: dict[str, Any]) -> None:
             nonlocal seq
             endpoint = endpoints.get(payload.get("role")) if kind == "model_call" else None
-            self.store.event(key, seq, kind, encoder.encode(payload), run_id=run_id,
+            self.store.event(key, seq, kind, payload, run_id=run_id,  # encoded there, once
                              endpoint=endpoint)
             seq += 1
 
