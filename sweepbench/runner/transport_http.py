@@ -147,7 +147,13 @@ class _Connection(asyncio.Protocol):
 
     # -- httptools callbacks -----------------------------------------------------------------
 
+    def on_message_begin(self) -> None:
+        if self.done:  # a second answer to one request: nothing on this connection is trusted
+            self.closed = True
+
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self.done:
+            return
         if name:
             self._name = name.decode("latin-1").lower()
             self._headers[self._name] = value.decode("latin-1")
@@ -155,6 +161,8 @@ class _Connection(asyncio.Protocol):
             self._headers[self._name] += value.decode("latin-1")
 
     def on_headers_complete(self) -> None:
+        if self.done:
+            return
         self.status = self._parser.get_status_code()
         if self.status < 200:  # 1xx: an interim answer; the real one follows
             self._headers = ReplyHeaders()
@@ -169,14 +177,16 @@ class _Connection(asyncio.Protocol):
             raise _TooLarge
 
     def on_body(self, body: bytes) -> None:
+        if self.done:
+            return
         self._got += len(body)
         if self._got > self._limit:
             raise _TooLarge
         self._body.append(body)
 
     def on_message_complete(self) -> None:
-        if not self.status:
-            return  # the end of a 1xx
+        if not self.status or self.done:
+            return  # the end of a 1xx, or of an answer nobody asked for
         self.done = True
         self.keep_alive = self._parser.should_keep_alive()
         waiter = self._waiter

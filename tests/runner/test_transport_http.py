@@ -372,3 +372,14 @@ async def test_https_verifies_the_server_and_then_talks(certificate, monkeypatch
     finally:
         server.close()
     assert srv.heads and srv.heads[0].startswith(b"POST /v1/chat/completions HTTP/1.1")
+
+
+async def test_a_connection_that_answered_twice_is_not_reused() -> None:
+    async with serve(keep_answering(answer() + answer(b'{"stale": 1}'))) as (srv, url):
+        t = transport(url)
+        try:
+            for _ in range(3):  # each answer is the first one of its own connection
+                assert (await t.post(b"{}", None))[2] == BODY
+        finally:
+            await t.aclose()
+    assert srv.connections == 3
