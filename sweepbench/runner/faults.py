@@ -27,7 +27,7 @@ import random
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 __all__ = [
     "FAULT_KINDS",
@@ -350,25 +350,39 @@ class PrefixCache:
     answers.
     """
 
+    _HEADS = 64  # (model, tools) hash states kept: every request of a sweep shares a few
+
     def __init__(self, max_entries: int = 200_000) -> None:
         self.max_entries = max_entries
         self._seen: OrderedDict[bytes, None] = OrderedDict()
+        self._heads: dict[tuple[str, bytes | None], tuple[Any, list[tuple[bytes, int]]]] = {}
 
-    @staticmethod
-    def prefixes(model: str, tools: bytes | None, messages: Iterable[bytes]
+    def _head(self, model: str, tools: bytes | None) -> tuple[Any, list[tuple[bytes, int]]]:
+        """The running hash after (model, tools) and the tools-only prefix: the same for
+        every request of a sweep to one model, so hashed once (tool lists run to tens of KB)."""
+        head = self._heads.get((model, tools))
+        if head is None:
+            h = hashlib.blake2b(digest_size=16)
+            h.update(model.encode() + b"\x00")
+            out: list[tuple[bytes, int]] = []
+            if tools:
+                h.update(tools)
+                out.append((h.copy().digest(), len(tools)))
+            h.update(b"\x00")
+            if len(self._heads) >= self._HEADS:
+                self._heads.clear()
+            head = self._heads[(model, tools)] = (h, out)
+        return head
+
+    def prefixes(self, model: str, tools: bytes | None, messages: Iterable[bytes]
                  ) -> list[tuple[bytes, int]]:
         """(key, byte length) of each prefix, shortest first; the tools-only prefix (when
         there are tools) and one per message. Lengths count the JSON list separators, so the
         full prefix is never longer than the encoded prompt."""
-        h = hashlib.blake2b(digest_size=16)
-        h.update(model.encode() + b"\x00")
-        out: list[tuple[bytes, int]] = []
-        size = 0
-        if tools:
-            h.update(tools)
-            size = len(tools)
-            out.append((h.copy().digest(), size))
-        h.update(b"\x00")
+        head, first = self._head(model, tools)
+        h = head.copy()
+        out = list(first)
+        size = len(tools) if tools else 0
         for raw in messages:
             h.update(len(raw).to_bytes(8, "little"))
             h.update(raw)

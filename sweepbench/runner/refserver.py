@@ -36,11 +36,14 @@ request goes through, in order:
    ``overflow`` is a 400 ``context_length_exceeded``; ``length`` answers with
    ``finish_reason: "length"``.
 4. Latency: ``latency="fixed:0.2" | "uniform:0.1,0.3" | "lognormal:median=0.2,sigma=0.5"``
-   drawn from the same RNG, or ``latency_s`` (fixed) as shorthand.
+   drawn from the same RNG, or ``latency_s`` (fixed) as shorthand, counted from the
+   request's arrival: the answer (5.) is worked out first and sent when the latency is up, so
+   a call takes the latency drawn, not that plus the server's own work.
 5. The policy answers. A simulated provider prefix cache reports
    ``usage.prompt_tokens_details.cached_tokens``: the estimated tokens of the longest prefix
-   (tools, then whole messages) of this prompt that an earlier answered prompt to the same
-   model had; the prompt's prefixes are then remembered (LRU, ``cache_entries``; 0 disables).
+   (tools, then whole messages) of this prompt that an earlier prompt to the same model that
+   reached the policy had; the prompt's prefixes are then remembered (LRU, ``cache_entries``;
+   0 disables), as a provider caches at prefill, whether or not the client waits for the end.
 
 Counters (for tests and benchmarks; ``stats()`` gives them as one dict): ``requests`` per
 model (every attempt that named a known model), ``answered`` per model, ``faults`` by kind,
@@ -54,7 +57,6 @@ The server binds to loopback only; any other host is refused.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import ipaddress
 import logging
 import math
@@ -80,8 +82,8 @@ from sweepbench.wire import (
     AssistantMessage,
     ChatRequest,
     PromptTokensDetails,
+    ToolSpec,
     WireUsage,
-    chat_request_decoder,
     encoder,
 )
 
@@ -93,6 +95,17 @@ Policy = Callable[[ChatRequest], AssistantMessage]
 Resolver = Callable[[str], Policy | None]
 
 _MAX_BODY = 64 * 1024 * 1024  # long episodes with many tool schemas exceed aiohttp's 1 MiB
+_TOOL_LISTS = 64  # distinct tool lists kept decoded (a sweep has one per benchmark and domain)
+
+# A ChatRequest with its tools left as JSON, so that the tools can be decoded once per list.
+_REQUEST_FIELDS = tuple(f.name for f in msgspec.structs.fields(ChatRequest) if f.name != "tools")
+_ServedRequest = msgspec.defstruct(
+    "_ServedRequest",
+    [(f.name, f.type, f.default) if f.name != "tools" else ("tools", msgspec.Raw, msgspec.Raw())
+     for f in msgspec.structs.fields(ChatRequest)],
+)
+_served_request_decoder = msgspec.json.Decoder(_ServedRequest)
+_tools_decoder = msgspec.json.Decoder(list[ToolSpec])
 
 
 def estimate_tokens(n_bytes: int) -> int:
@@ -208,6 +221,7 @@ class ReferenceServer:
         self.attempts: Counter[int] = Counter()
         self.prompt_tokens = self.cached_tokens = self.completion_tokens = 0
         self._cache = PrefixCache(cache_entries) if cache_entries > 0 else None
+        self._tools: dict[bytes, tuple[list[ToolSpec], bytes | None]] = {}
         self._ledger = AttemptLedger()
         self._limiters: dict[str, RateLimiter] = {}
         self._hangs: set[asyncio.Future[bool]] = set()
@@ -326,17 +340,42 @@ class ReferenceServer:
             content_type="application/json",
         )
 
+    def _decode(self, raw: bytes) -> tuple[ChatRequest, bytes | None]:
+        """The request, and its tools as canonical JSON (None without tools). A sweep sends
+        the same tool list (tens of KB) with every call, so it is decoded once per distinct
+        list and reused; the rest of the request is decoded as usual."""
+        served = _served_request_decoder.decode(raw)
+        sent = bytes(served.tools)
+        if sent in (b"", b"null"):
+            tools, canonical = None, None
+        else:
+            known = self._tools.get(sent)
+            if known is None:
+                try:
+                    decoded = _tools_decoder.decode(sent)
+                except msgspec.ValidationError as err:  # the path as a whole-body decode gives it
+                    raise msgspec.ValidationError(
+                        str(err).replace(" - at `$", " - at `$.tools", 1)) from None
+                if len(self._tools) >= _TOOL_LISTS:
+                    self._tools.clear()
+                known = self._tools[sent] = (decoded, encoder.encode(decoded) if decoded else None)
+            tools, canonical = known
+        fields = {name: getattr(served, name) for name in _REQUEST_FIELDS}
+        return ChatRequest(**fields, tools=tools), canonical
+
     async def _chat(self, request: web.Request) -> web.StreamResponse:
+        loop = asyncio.get_running_loop()
+        arrival = loop.time()  # the latency runs from here: the work below is inside it
         raw = await request.read()
         try:
-            req = chat_request_decoder.decode(raw)
+            req, tools = self._decode(raw)
         except msgspec.DecodeError as err:
             self.rejected += 1
             return _error(400, f"invalid request body: {err}", "invalid_request_error",
                           "invalid_request")
         if self.outage is not None:
             start, duration = self.outage
-            if start <= self.elapsed() < start + duration:
+            if start <= arrival - self._t0 < start + duration:
                 self.outage_rejected += 1
                 return _error(503, "The server is temporarily unavailable (simulated outage)",
                               "server_error", "service_unavailable")
@@ -346,10 +385,10 @@ class ReferenceServer:
             return _error(404, f"The model `{req.model}` does not exist", "invalid_request_error",
                           "model_not_found")
         self.requests[req.model] += 1
-        self.bodies[hashlib.blake2b(raw, digest_size=12).digest()] += 1
+        digest = body_digest(raw)
+        self.bodies[digest] += 1
 
         encoded = [encoder.encode(m) for m in req.messages]
-        tools = encoder.encode(req.tools) if req.tools else None
         prompt_bytes = sum(len(m) + 1 for m in encoded) + 1 + (len(encoded) == 0)
         prompt_bytes += len(tools) if tools else 0
         prompt = estimate_tokens(prompt_bytes)
@@ -366,7 +405,6 @@ class ReferenceServer:
             if refused is not None:
                 return refused
 
-        digest = body_digest(raw)
         attempt = self._ledger.next(digest)
         rng = request_rng(self.seed, digest, attempt)
         # Always the same draws in the same order, so latencies do not depend on the faults.
@@ -389,19 +427,39 @@ class ReferenceServer:
                     return _error(504, "The upstream model timed out (simulated fault)",
                                   "server_error", "timeout")
                 return _drop(request)  # shutting down
-        if delay > 0:
-            await asyncio.sleep(delay)
-        if fault in ("500", "502", "503"):
+        if fault in ("500", "502", "503", "garbage", "overflow"):
+            await _sleep_until(arrival + delay)
+            if fault == "garbage":
+                return await _garbage(request, variant)
+            if fault == "overflow":
+                return _error(400, f"This model's maximum context length is {prompt // 2} "
+                              f"tokens. However, your messages resulted in {prompt} tokens "
+                              "(simulated fault). Please reduce the length of the messages.",
+                              "invalid_request_error", "context_length_exceeded")
             return _error(int(fault), f"The server had an error (simulated fault {fault})",
                           "server_error", "server_error")
-        if fault == "garbage":
-            return await _garbage(request, variant)
-        if fault == "overflow":
-            return _error(400, f"This model's maximum context length is {prompt // 2} tokens. "
-                          f"However, your messages resulted in {prompt} tokens (simulated "
-                          "fault). Please reduce the length of the messages.",
-                          "invalid_request_error", "context_length_exceeded")
 
+        # The answer is worked out first and sent when the latency is up, so a request takes
+        # the latency drawn, not the latency plus this server's own work.
+        answer = self._respond(req, policy, digest, encoded, tools, prompt, fault)
+        await _sleep_until(arrival + delay)
+        if isinstance(answer, web.Response):
+            return answer
+        body, completion, cached = answer
+        if limiter is not None and entry is not None:
+            limiter.add_tokens(entry, completion)
+        self.answered[req.model] += 1
+        self.attempts[attempt] += 1
+        self.prompt_tokens += prompt
+        self.cached_tokens += cached
+        self.completion_tokens += completion
+        return web.Response(body=body, content_type="application/json", headers=headers)
+
+    def _respond(self, req: ChatRequest, policy: Policy, digest: bytes, encoded: list[bytes],
+                 tools: bytes | None, prompt: int, fault: str | None
+                 ) -> web.Response | tuple[bytes, int, int]:
+        """The policy's answer as (body, completion tokens, cached tokens), or the error
+        response when the policy fails."""
         try:
             message = policy(req)
         except ValueError as err:
@@ -416,23 +474,15 @@ class ReferenceServer:
                       req.model, type(message).__name__)
             return _error(500, f"policy for model {req.model!r} returned "
                           f"{type(message).__name__}", "server_error", "policy_error")
-
         cached = 0
         if self._cache is not None:
             prefixes = self._cache.prefixes(req.model, tools, encoded)
             seen = self._cache.lookup(prefixes)
             cached = min(estimate_tokens(seen), prompt) if seen else 0
             self._cache.remember(prefixes)
-        body, completion = self._answer(req, raw, message, prompt, cached,
+        body, completion = self._answer(req, digest, message, prompt, cached,
                                         "length" if fault == "length" else None)
-        if limiter is not None and entry is not None:
-            limiter.add_tokens(entry, completion)
-        self.answered[req.model] += 1
-        self.attempts[attempt] += 1
-        self.prompt_tokens += prompt
-        self.cached_tokens += cached
-        self.completion_tokens += completion
-        return web.Response(body=body, content_type="application/json", headers=headers)
+        return body, completion, cached
 
     def _admit(self, limiter: RateLimiter, model: str, prompt: int, headers: dict[str, str]
                ) -> tuple[web.Response | None, list[float] | None]:
@@ -479,7 +529,7 @@ class ReferenceServer:
             self._hangs.discard(hang)
 
     @staticmethod
-    def _answer(req: ChatRequest, raw: bytes, message: AssistantMessage, prompt: int,
+    def _answer(req: ChatRequest, digest: bytes, message: AssistantMessage, prompt: int,
                 cached: int, finish: str | None = None) -> tuple[bytes, int]:
         completion_bytes = len(message.content.encode()) if message.content else 0
         if message.tool_calls:
@@ -489,7 +539,7 @@ class ReferenceServer:
         # every field OpenAI sends: object, created, index.
         response = {
             # Content-addressed: the same request always gets the same id.
-            "id": "chatcmpl-" + hashlib.blake2b(raw, digest_size=12).hexdigest(),
+            "id": "chatcmpl-" + digest[:12].hex(),
             "object": "chat.completion",
             "created": 0,
             "model": req.model,
@@ -507,6 +557,13 @@ class ReferenceServer:
             ),
         }
         return encoder.encode(response), completion
+
+
+async def _sleep_until(when: float) -> None:
+    """Sleep until the loop clock reads ``when`` (at once when it already has)."""
+    delay = when - asyncio.get_running_loop().time()
+    if delay > 0:
+        await asyncio.sleep(delay)
 
 
 def _drop(request: web.Request) -> web.Response:

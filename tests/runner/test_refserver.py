@@ -281,6 +281,44 @@ async def test_latency_is_simulated_without_blocking() -> None:
     assert eight < 0.2 * 3  # concurrent sleeps, not serial ones
 
 
+def slow_echo(req: ChatRequest) -> AssistantMessage:
+    time.sleep(0.08)  # a policy that takes its time (on the loop, as policies run)
+    return echo(req)
+
+
+async def test_latency_includes_the_servers_own_work() -> None:
+    """The answer is worked out while the latency runs: a request takes the latency drawn,
+    not the latency plus the policy's time (or the whole sweep runs slower than its L)."""
+    srv = ReferenceServer({"scripted/slow": slow_echo}.get, latency_s=0.25)
+    async with srv, client_for(srv, "scripted/slow") as c:
+        await c.complete(chat("x", "warm"))  # first-use set-up out of the figure
+        t0 = time.perf_counter()
+        result = await c.complete(chat("x", "timed"))
+        took = time.perf_counter() - t0
+    assert result.message.content == "echo: timed"
+    assert 0.25 <= took < 0.25 + 0.06  # not 0.33: the policy's 0.08 s ran inside the 0.25
+
+
+async def test_each_tool_list_reaches_the_policy_and_a_bad_one_is_named() -> None:
+    """Tool lists are decoded once and reused: each request still gets its own list."""
+    other = ToolSpec(function={"name": "get_time", "parameters": {"type": "object"}})
+    seen: list[list[str]] = []
+
+    def names(req: ChatRequest) -> AssistantMessage:
+        seen.append([t.function["name"] for t in req.tools or []])
+        return AssistantMessage("ok")
+
+    srv = ReferenceServer({"scripted/names": names}.get)
+    async with srv, client_for(srv, "scripted/names") as c:
+        for tools in ([WEATHER_TOOL], [other], [WEATHER_TOOL, other], None, [WEATHER_TOOL]):
+            await c.complete(chat("x", tools=tools))
+        code, payload = await _post(srv.url + "/chat/completions", msgspec.json.encode(
+            {"model": "scripted/names", "messages": [], "tools": [{"function": 3}]}))
+    assert seen == [["get_weather"], ["get_time"], ["get_weather", "get_time"], [],
+                    ["get_weather"]]
+    assert code == 400 and "$.tools[0].function" in payload["error"]["message"]
+
+
 async def test_url_and_lifecycle() -> None:
     srv = server()
     with pytest.raises(RuntimeError, match="not running"):
