@@ -20,6 +20,17 @@ short episodes in flight, so the ramp-down is as short as the shortest episodes.
   order), merged so that every model has started the same share of its expected calls; every
   model's endpoint keeps its share of the slots to the end, none waits for another model's
   long episodes to finish.
+- **The last band packed**: LPT leaves the slots finishing up to one short episode apart
+  (about 2-3% of a sweep's wall time idle at the end). The slots' loads are simulated (each
+  free slot takes the next episode, every call one unit), then episodes of the last band are
+  moved or swapped between the busiest and the least busy slots until no move shortens the
+  busiest, and the band is started in the order of its planned starts: a slot that frees
+  first takes the next planned episode, so the sweep replays the packing whichever slot is
+  which. Packing is only as good as the expected lengths: replaying a full-size makespan
+  sweep's own episode lengths with 5% noise per call, LPT reaches 0.976 of the ideal
+  (total calls / C) and the packed order 0.989; with the benchmarks' rough defaults instead
+  of history (VitaBench's overestimate the scripted oracle's episodes by 1-3 calls) the
+  measured gain is about half that.
 
 ``order = "file"`` (``--order file``) keeps the work list's own order: trial-major, tasks in
 file order, models in config order. Both are deterministic for a given store and config.
@@ -36,7 +47,7 @@ from sweepbench.results.store import RunStore
 from sweepbench.runner.plan import episode_calls
 from sweepbench.runner.work import WorkItem
 
-__all__ = ["BAND_SLOTS", "longest_first", "order_work", "trial_bands"]
+__all__ = ["BAND_SLOTS", "longest_first", "order_work", "pack_tail", "trial_bands"]
 
 BAND_SLOTS = 2
 """Episodes per slot in a band of trials at least. LPT needs its band to outlast the band's
@@ -53,7 +64,7 @@ def order_work(items: list[WorkItem], cfg: SweepConfig, store: RunStore | None,
     if store is not None:  # a continued episode replays its journal: only the rest takes time
         done = store.journaled_calls([i.key for i in items])
         lengths = [max(1.0, n - done.get(i.key, 0)) for n, i in zip(lengths, items)]
-    return longest_first(items, lengths, band=BAND_SLOTS * max(1, slots))
+    return longest_first(items, lengths, band=BAND_SLOTS * max(1, slots), slots=slots)
 
 
 def trial_bands(items: list[WorkItem], band: int) -> list[list[int]]:
@@ -77,14 +88,90 @@ def trial_bands(items: list[WorkItem], band: int) -> list[list[int]]:
     return out
 
 
-def longest_first(items: list[WorkItem], lengths: list[float], *, band: int
-                  ) -> list[WorkItem]:
+def longest_first(items: list[WorkItem], lengths: list[float], *, band: int,
+                  slots: int | None = None) -> list[WorkItem]:
     """``items`` band by band (:func:`trial_bands`), each band longest first by ``lengths``
-    and merged fairly across models (:func:`_fair_merge`)."""
+    and merged fairly across models (:func:`_fair_merge`); with ``slots``, the last band
+    packed onto that many slots (:func:`pack_tail`)."""
     order: list[int] = []
+    group: list[int] = []
     for group in trial_bands(items, band):
         order += _fair_merge(group, items, lengths)
+    if slots and group:
+        fixed = len(order) - len(group)
+        free = [0.0] * slots  # when each slot is free again after the earlier bands
+        for i in order[:fixed]:
+            heapq.heapreplace(free, free[0] + lengths[i])
+        order[fixed:] = pack_tail(order[fixed:], lengths, free)
     return [items[i] for i in order]
+
+
+_EPS = 1e-9
+
+
+def pack_tail(tail: list[int], lengths: list[float], free: list[float]) -> list[int]:
+    """``tail`` (indices into ``lengths``) re-ordered so that slots free at ``free`` and
+    each taking the next episode when free finish as close together as the lengths allow.
+
+    ``tail`` in its own order is assigned as the slots would take it; then the busiest slot
+    gives an episode to (or swaps one with) the least busy slot it can even out with, the
+    move that leaves the pair's larger load smallest, until none shortens it. Each slot's
+    episodes keep their ``tail`` order; the result is every episode by its planned start."""
+    rank = {i: r for r, i in enumerate(tail)}
+    load = list(free)
+    jobs: list[list[int]] = [[] for _ in free]
+    heap = [(t, s) for s, t in enumerate(free)]
+    heapq.heapify(heap)
+    for i in tail:
+        t, s = heapq.heappop(heap)
+        jobs[s].append(i)
+        load[s] = t + lengths[i]
+        heapq.heappush(heap, (load[s], s))
+    for _ in range(4 * len(tail)):  # each move lowers the sorted loads: a bound, not a limit
+        move = _best_move(jobs, load, lengths)
+        if move is None:
+            break
+        hi, lo, give, take = move
+        jobs[hi].remove(give)
+        jobs[lo].append(give)
+        delta = lengths[give]
+        if take is not None:
+            jobs[lo].remove(take)
+            jobs[hi].append(take)
+            delta -= lengths[take]
+        load[hi] -= delta
+        load[lo] += delta
+    planned: list[tuple[float, int, int]] = []
+    for s, mine in enumerate(jobs):
+        t = free[s]
+        for i in sorted(mine, key=rank.__getitem__):
+            planned.append((t, rank[i], i))
+            t += lengths[i]
+    planned.sort()
+    return [i for _, _, i in planned]
+
+
+def _best_move(jobs: list[list[int]], load: list[float], lengths: list[float]
+               ) -> tuple[int, int, int, int | None] | None:
+    """(busiest slot, slot to even out with, episode it gives, episode it takes or None),
+    or None when no move lowers the busiest slot's load."""
+    by_load = sorted(range(len(load)), key=load.__getitem__)
+    hi = by_load[-1]
+    for lo in by_load[:-1]:
+        gap = load[hi] - load[lo]
+        if gap <= _EPS:
+            return None
+        best: tuple[float, int, int | None] | None = None
+        for give in jobs[hi]:
+            for take in (None, *jobs[lo]):
+                delta = lengths[give] - (lengths[take] if take is not None else 0.0)
+                if _EPS < delta < gap - _EPS:
+                    worse = max(load[hi] - delta, load[lo] + delta)
+                    if best is None or worse < best[0] - _EPS:
+                        best = (worse, give, take)
+        if best is not None:
+            return hi, lo, best[1], best[2]
+    return None
 
 
 def _fair_merge(group: list[int], items: list[WorkItem], lengths: list[float]) -> list[int]:

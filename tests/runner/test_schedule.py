@@ -3,6 +3,7 @@ of whole trials; history over the task's own hint; ``order = "file"`` as before.
 
 from __future__ import annotations
 
+import heapq
 import sqlite3
 from collections import Counter
 
@@ -14,7 +15,13 @@ from sweepbench.datasets.task import Task
 from sweepbench.errors import ConfigError
 from sweepbench.results.store import RunStore
 from sweepbench.runner.plan import episode_calls
-from sweepbench.runner.schedule import BAND_SLOTS, longest_first, order_work, trial_bands
+from sweepbench.runner.schedule import (
+    BAND_SLOTS,
+    longest_first,
+    order_work,
+    pack_tail,
+    trial_bands,
+)
 from sweepbench.runner.sweep import Sweep
 from sweepbench.runner.work import WorkItem, build_work
 
@@ -73,6 +80,62 @@ def test_models_are_interleaved_by_share_of_their_expected_calls():
         share_b = 4 * models[:n].count("b") / 48
         assert abs(share_a - share_b) <= 2 / 12 + 1e-9, models[:n]
     assert min(models.rindex("a"), models.rindex("b")) >= len(models) - 3  # ending together
+
+
+def makespan(lengths: list[float], slots: int) -> float:
+    """When ``slots`` slots, each taking the next episode when free, finish ``lengths``."""
+    free = [0.0] * slots
+    for n in lengths:
+        heapq.heapreplace(free, free[0] + n)
+    return max(free)
+
+
+def test_the_last_band_is_packed_where_lpt_leaves_a_slot_idle():
+    # LPT on 2 slots: 3|3, 5|3, 5|5, 7|5: makespan 7; packed 3+3 | 2+2+2: 6, the ideal
+    work, lens = items({"m": [3, 3, 2, 2, 2]})
+    plain = longest_first(work, lens, band=100)
+    packed = longest_first(work, lens, band=100, slots=2)
+    length = {id(w): n for w, n in zip(work, lens)}
+    assert makespan([length[id(w)] for w in plain], 2) == 7
+    assert makespan([length[id(w)] for w in packed], 2) == 6
+    assert sorted(map(id, packed)) == sorted(map(id, work))
+    # more slots than episodes: nothing to pack, the order stays longest first
+    assert longest_first(work, lens, band=100, slots=8) == plain
+
+
+def test_only_the_last_band_moves_and_packing_starts_where_the_earlier_bands_leave_off():
+    work, lens = items({"m": [3, 3, 2, 2, 2]}, trials=4)
+    plain = longest_first(work, lens, band=10)  # two bands of two trials
+    packed = longest_first(work, lens, band=10, slots=3)
+    assert packed[:10] == plain[:10]
+    assert {w.trial for w in packed[10:]} == {2, 3}
+    length = {id(w): n for w, n in zip(work, lens)}
+    assert makespan([length[id(w)] for w in plain], 3) == 17
+    assert makespan([length[id(w)] for w in packed], 3) == 16  # 48 calls on 3 slots: ideal
+    # pack_tail alone: slots already busy for different times get the work that evens them
+    assert makespan_from([4.0, 0.0], [0, 1, 2], [4, 2, 2]) == 6
+
+
+def makespan_from(free: list[float], tail: list[int], lengths: list[float]) -> float:
+    heap = list(free)
+    heapq.heapify(heap)
+    for i in pack_tail(tail, lengths, list(free)):
+        heapq.heapreplace(heap, heap[0] + lengths[i])
+    return max(heap)
+
+
+def test_packing_the_default_set_comes_within_two_calls_of_the_ideal():
+    cfg = load_config(None, {"trials": 8})
+    work = build_work(cfg, None)
+    est = {w.key: n for w, (n, _) in zip(work, episode_calls(cfg, None, work, None))}
+    for slots in (32, 100):
+        plain = [est[w.key] for w in longest_first(work, list(est.values()),
+                                                    band=BAND_SLOTS * slots)]
+        order = order_work(work, cfg, None, None, slots=slots)
+        packed = [est[w.key] for w in order]
+        ideal = sum(est.values()) / slots
+        assert makespan(packed, slots) < min(ideal + 2, makespan(plain, slots)), slots
+        assert packed[:slots] == plain[:slots]  # the earlier bands as they were
 
 
 def test_the_default_order_is_longest_first_fair_and_deterministic():
