@@ -561,7 +561,7 @@ def _mean_metrics(details: list[dict]) -> dict[str, float]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from sweepbench.benchmarks.doubles import scripted_models
+    from sweepbench.benchmarks.doubles import scripted_models, warm
     from sweepbench.runner.refserver import ReferenceServer
     from sweepbench.runner.sweep import tune_gc
     from sweepbench.simulator.scripted.models import SCRIPTED_MODELS
@@ -574,6 +574,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
                                  tpm_limit=args.tpm, outage=args.outage)
     except ValueError as exc:
         raise ConfigError(f"--host: {exc}") from None
+    for spec in SweepConfig().benchmarks:  # loaded before the first request needs them
+        try:
+            warm([spec])
+        except SweepbenchError as exc:  # not in this data dir: a request loads what it names
+            _say(err, f"{spec} not preloaded: {exc}", "yellow")
     with _listening(args.host, args.port):
         server.run_forever()
     return 0
@@ -838,7 +843,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="+", help="input stores")
     p.set_defaults(func=cmd_merge)
 
-    p = sub.add_parser("serve", help="the OpenAI-compatible reference server of scripted models")
+    p = sub.add_parser("serve", help="the OpenAI-compatible reference server of scripted models",
+                       description="The OpenAI-compatible reference server of scripted models "
+                       "(test doubles, not model results). The default benchmark set's tasks "
+                       "are loaded before it listens; other tasks on their first request.")
     p.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=_port, default=8000, help="port (default 8000; 0: any free)")
     p.add_argument("--latency", type=_checked(LatencySpec.parse), metavar="SPEC",

@@ -8,11 +8,12 @@ registry (one lookup per request, never a comparison with a benchmark's name).
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from functools import cache
 from typing import Any, Callable
 
 from sweepbench.benchmarks import registry
-from sweepbench.benchmarks.catalog import find_task
+from sweepbench.benchmarks.catalog import find_task, load_tasks
 from sweepbench.datasets.task import Task
 from sweepbench.errors import TaskError
 from sweepbench.simulator.scripted.models import Policy, scripted_resolver
@@ -54,6 +55,26 @@ class RegistryWorld:
 
 
 @cache
+def _world() -> RegistryWorld:
+    return RegistryWorld()
+
+
+@cache
 def scripted_models() -> Callable[[str], Policy | None]:
     """Name -> scripted policy (None when not a scripted model), shared by every server."""
-    return scripted_resolver(RegistryWorld())
+    return scripted_resolver(_world())
+
+
+def warm(specs: Iterable[str], *, data_dir: str | None = None, lang: str = "en") -> int:
+    """Load ``specs``' tasks and their gold plans before the first request; how many tasks.
+
+    Otherwise a served double's first wave of requests waits on the benchmark's imports and
+    task files (a few tenths of a second with every call of a sweep's first wave in flight), a
+    cold start of the test double that no real endpoint would charge the harness."""
+    world = _world()
+    n = 0
+    for spec in specs:
+        for task in load_tasks(spec, data_dir=data_dir, lang=lang):
+            world.gold_plan(task)
+            n += 1
+    return n

@@ -144,3 +144,15 @@ async def test_user_with_a_turn_count_keeps_talking_then_stops():
                             limits=EpisodeLimits(max_turns=50))
     assert res.termination == TerminationReason.USER_STOP and res.turns == 12
     assert check_vitabench(task, res.final_state).passed
+
+
+def test_warm_loads_a_specs_tasks_and_gold_plans_before_any_request():
+    from sweepbench.benchmarks.doubles import _world, warm
+    from sweepbench.errors import TaskError
+
+    tasks = load_tasks("vitabench:delivery")
+    assert warm(["vitabench:delivery"]) == len(tasks) > 0
+    plans = _world()._plans
+    assert all(f"{t.key}|{t.source}" in plans for t in tasks)
+    with pytest.raises(TaskError, match="unknown benchmark"):
+        warm(["nosuch:x"])
