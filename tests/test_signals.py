@@ -67,7 +67,9 @@ def server():
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
-    srv = StampingServer(loop, latency="fixed:0.05")
+    # 0.1 s: the sweep must outlast the random wait, the hold and the quiet periods before the
+    # signal, with the whole suite loading the machine
+    srv = StampingServer(loop, latency="fixed:0.1")
     asyncio.run_coroutine_threadsafe(srv.start(), loop).result(10)
     yield srv
     asyncio.run_coroutine_threadsafe(srv.stop(), loop).result(30)
@@ -169,6 +171,7 @@ def test_signal_mid_sweep_loses_nothing(server, clean, tmp_path, sig, seed) -> N
     # signal. (Frozen at a random instant, one write already past the gate could finish.)
     server.hold(True)
     seen = _quiet(server)
+    assert proc.poll() is None, "the sweep finished while held; make it longer"
     proc.send_signal(signal.SIGSTOP)
     seen = _quiet(server)
     server.hold(False)
