@@ -124,6 +124,17 @@ def makespan_from(free: list[float], tail: list[int], lengths: list[float]) -> f
     return max(heap)
 
 
+def test_packing_moves_an_episode_and_takes_the_move_that_evens_the_pair_most():
+    from sweepbench.runner.schedule import _best_move
+
+    # [1, 1, 1, 5] in this order leaves 2 | 6: no swap evens it, moving a 1 over does (3 | 5)
+    assert makespan_from([0.0, 0.0], [0, 1, 2, 3], [1, 1, 1, 5]) == 5
+    # the busiest slot holds 5, 3 and 1 (9), the other nothing: giving the 5 leaves 4 | 5
+    lengths = [5.0, 3.0, 1.0]
+    assert _best_move([[], [0, 1, 2]], [0.0, 9.0], lengths) == (1, 0, 0, None)
+    assert _best_move([[0], [1]], [5.0, 5.0], lengths) is None  # even: nothing to do
+
+
 def test_packing_the_default_set_comes_within_two_calls_of_the_ideal():
     cfg = load_config(None, {"trials": 8})
     work = build_work(cfg, None)
