@@ -576,7 +576,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ConfigError(f"--host: {exc}") from None
     for spec in SweepConfig().benchmarks:  # loaded before the first request needs them
         try:
-            warm([spec])
+            warm(spec)
         except SweepbenchError as exc:  # not in this data dir: a request loads what it names
             _say(err, f"{spec} not preloaded: {exc}", "yellow")
     with _listening(args.host, args.port):

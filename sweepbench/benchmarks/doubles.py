@@ -8,7 +8,6 @@ registry (one lookup per request, never a comparison with a benchmark's name).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
 from functools import cache
 from typing import Any, Callable
 
@@ -65,16 +64,13 @@ def scripted_models() -> Callable[[str], Policy | None]:
     return scripted_resolver(_world())
 
 
-def warm(specs: Iterable[str], *, data_dir: str | None = None, lang: str = "en") -> int:
-    """Load ``specs``' tasks and their gold plans before the first request; how many tasks.
+def warm(spec: str, *, data_dir: str | None = None, lang: str = "en") -> int:
+    """Load ``spec``'s tasks and their gold plans before the first request; how many tasks.
 
     Otherwise a served double's first wave of requests waits on the benchmark's imports and
     task files (a few tenths of a second with every call of a sweep's first wave in flight), a
     cold start of the test double that no real endpoint would charge the harness."""
-    world = _world()
-    n = 0
-    for spec in specs:
-        for task in load_tasks(spec, data_dir=data_dir, lang=lang):
-            world.gold_plan(task)
-            n += 1
-    return n
+    tasks = load_tasks(spec, data_dir=data_dir, lang=lang)
+    for task in tasks:
+        _world().gold_plan(task)
+    return len(tasks)

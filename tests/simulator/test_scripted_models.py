@@ -151,8 +151,8 @@ def test_warm_loads_a_specs_tasks_and_gold_plans_before_any_request():
     from sweepbench.errors import TaskError
 
     tasks = load_tasks("vitabench:delivery")
-    assert warm(["vitabench:delivery"]) == len(tasks) > 0
+    assert warm("vitabench:delivery") == len(tasks) > 0
     plans = _world()._plans
     assert all(f"{t.key}|{t.source}" in plans for t in tasks)
     with pytest.raises(TaskError, match="unknown benchmark"):
-        warm(["nosuch:x"])
+        warm("nosuch:x")
