@@ -15,6 +15,11 @@ reference server three times per round, in one invocation:
 Every endpoint setting is the default (``timeout_s`` 120, the default time-to-first-byte
 policy, hedging at its default for the endpoint: on, as scripted endpoints have no prices).
 
+Each round draws its faults and latencies with a seed of its own (``--seed`` + round; the
+three runs of a round share it), so the medians are over fault draws, not over the timing
+noise of one draw: at this size a single unlucky request (a hang whose hedges hang too waits
+out the 10 s first-byte floor) moves a run's wall time by a tenth.
+
 Per run: wall time, episodes lost, whether the report's metrics and every trajectory equal the
 first clean run's (as ``benchmarks/faults.py`` checks), and from the report's profile the hung
 (TTFB-abandoned) requests, the hedges sent and won, and the extra requests hedging cost (as a
@@ -110,7 +115,8 @@ def main() -> int:
     ap.add_argument("--hang", default=HANG, help="added to it in the hung run")
     ap.add_argument("--fault-retry-after", type=float, default=0.2,
                     help="Retry-After of injected 429s, s (as benchmarks/faults.py)")
-    ap.add_argument("--seed", type=int, default=0, help="fault seed")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="the reference server's seed in the first round (round i: seed + i)")
     ap.add_argument("--latency", default="uniform:0.1,0.3", help="reference latency spec")
     ap.add_argument("--max-concurrency", type=int, default=32, help="episodes in flight")
     args = ap.parse_args()
@@ -120,19 +126,19 @@ def main() -> int:
     build_mod.reference_server = _server  # type: ignore[assignment]
     _SERVER_OPTIONS["fault_retry_after_s"] = args.fault_retry_after
 
-    def config(faults: str | None) -> SweepConfig:
+    def config(faults: str | None, round_: int) -> SweepConfig:
         return SweepConfig(models=["scripted/oracle", "scripted/noisy:0.3"],
                            benchmarks=["vitabench:delivery"], trials=trials,
                            max_concurrency=args.max_concurrency, seed=0,
                            reference_latency=args.latency, reference_faults=faults,
-                           reference_seed=args.seed)
+                           reference_seed=args.seed + round_)
 
     runs: dict[str, list[dict[str, Any]]] = {"clean": [], "faults": [], "hung": []}
     hung_faults = f"{args.faults},{args.hang}"
     with tempfile.TemporaryDirectory(prefix="sweepbench-hung-") as tmp:
         for i in range(rounds):
             for name, faults in (("clean", None), ("faults", args.faults), ("hung", hung_faults)):
-                r = asyncio.run(run_once(config(faults), Path(tmp) / f"{name}{i}.sqlite"))
+                r = asyncio.run(run_once(config(faults, i), Path(tmp) / f"{name}{i}.sqlite"))
                 runs[name].append(r)
                 print(json.dumps({"run": name, "round": i, **{
                     k: v for k, v in r.items() if not k.startswith("_")}}), file=sys.stderr)

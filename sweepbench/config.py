@@ -82,8 +82,9 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     endpoint's hedge_quantile latency; the first answer wins, the other is cancelled.
     None (default): on for endpoints without prices, off for priced ones."""
     hedge_quantile: float = 0.99
-    """The latency quantile (of recent successful requests) after which to hedge; in (0, 1)."""
-    hedge_min_s: float = 0.5
+    """The latency quantile (of recent successful requests) after which to hedge, and never
+    before 1.5 x the median latency (a copy needs about a median to answer); in (0, 1)."""
+    hedge_min_s: float = 0.1
     """Never hedge a request younger than this; must be > 0."""
     max_reply_bytes: int = 8 << 20
     """Largest reply body read (8 MiB); a longer one is an error, its read stopped there."""

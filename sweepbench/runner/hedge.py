@@ -17,9 +17,9 @@ that is about its time to first byte, and never less, so budgets err on the long
   20 ms to 1 s), so a request is abandoned up to that much late, and one sent before the
   endpoint's latency was known gets its budget as soon as it is.
 - **Hedging** (:meth:`StallPolicy.hedge_delay`): when a request has not answered after
-  ``max(hedge_min_s, hedge_quantile latency)``, a second copy of the same request goes out;
-  the first answer wins and the other is cancelled (if the copy has not answered either after
-  another hedge delay, one more goes out: ``MAX_HEDGES``). A copy is the same request: it is
+  ``max(hedge_min_s, hedge_quantile latency, HEDGE_OVER_MEDIAN x median)``, a second copy of
+  the same request goes out; the first answer wins and the other is cancelled (if the copy
+  has not answered either after another hedge delay, one more goes out: ``MAX_HEDGES``). A copy is the same request: it is
   sent at once in its first copy's slot of the endpoint's limits (no second in-flight slot, no
   second RPM/TPM reservation; a copy that waited in the queue behind the slot its own hung
   first copy holds would rescue nothing). At most ``HEDGE_SHARE`` of requests are hedged
@@ -46,8 +46,9 @@ from collections import deque
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["FLIGHT", "Flight", "HEDGE_BURST", "HEDGE_SHARE", "LatencyTracker", "MAX_HEDGES",
-           "MIN_SAMPLES", "StallPolicy", "WINDOW", "first_byte", "priced"]
+__all__ = ["FLIGHT", "Flight", "HEDGE_BURST", "HEDGE_OVER_MEDIAN", "HEDGE_SHARE",
+           "LatencyTracker", "MAX_HEDGES", "MIN_SAMPLES", "StallPolicy", "WINDOW", "first_byte",
+           "priced"]
 
 WINDOW = 512
 """Successful requests whose first-byte latency the budget is derived from."""
@@ -56,6 +57,11 @@ MIN_SAMPLES = 20
 HEDGE_SHARE = 0.1
 """Hedged requests stay under this share of requests (plus ``HEDGE_BURST``)."""
 HEDGE_BURST = 4
+HEDGE_OVER_MEDIAN = 1.5
+"""Never hedge a request before this many median latencies. A copy needs about a median to
+answer, so hedging one that is only a little late duplicates a request about to answer: on an
+endpoint with a tight latency spread, p99 is barely above the median and would hedge 1% of
+healthy requests for nothing."""
 MAX_HEDGES = 2
 """Copies a request may get: one after the hedge delay, one more if that one hangs too."""
 _RESORT = 16  # samples added before the quantiles are recomputed
@@ -146,7 +152,7 @@ class StallPolicy:
         hedge = g(endpoint, "hedge", None)
         self.hedging: bool = (not priced(endpoint)) if hedge is None else bool(hedge)
         self.hedge_quantile: float = g(endpoint, "hedge_quantile", 0.99)
-        self.hedge_min_s: float = g(endpoint, "hedge_min_s", 1.0)
+        self.hedge_min_s: float = g(endpoint, "hedge_min_s", 0.1)
         self.latency = LatencyTracker()
         self.requests = 0  # first copies sent (hedges not included)
         self.hedges = 0
@@ -218,8 +224,11 @@ class StallPolicy:
 
     def hedge_delay(self) -> float | None:
         """Seconds after its send after which to hedge a request, or None: not yet primed."""
-        q = self.latency.quantile(self.hedge_quantile)
-        return None if q is None else max(self.hedge_min_s, q)
+        latency = self.latency
+        q = latency.quantile(self.hedge_quantile)
+        if q is None:
+            return None
+        return max(self.hedge_min_s, q, HEDGE_OVER_MEDIAN * latency.quantile(0.5))
 
     def may_hedge(self) -> bool:
         """Whether one more hedge fits the hedge share; counts it when it does."""

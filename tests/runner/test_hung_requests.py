@@ -149,12 +149,23 @@ def test_hedging_is_off_by_default_where_the_endpoint_has_prices():
     assert not _policy(price_output_per_mtok=1.0).hedging
     assert _policy(price_output_per_mtok=1.0, hedge=True).hedging
     assert not _policy(hedge=False).hedging
-    p = _policy(hedge_min_s=0.5, hedge_quantile=0.5)
+    p = _policy(hedge_min_s=1.0, hedge_quantile=0.5)
     assert p.hedge_delay() is None  # no basis yet
     for i in range(100):
         p.observe(0.01 * i)
-    assert p.hedge_delay() == 0.5  # the median (0.49 s) is under hedge_min_s
+    assert p.hedge_delay() == 1.0  # 1.5 x the median (0.49 s) is under hedge_min_s
     p.observe(5.0)
+
+
+def test_the_hedge_delay_is_the_quantile_but_never_before_one_and_a_half_medians():
+    wide = _policy(hedge_min_s=0.01)  # 0.1-0.4 s: p99 (0.394) is past 1.5 medians (0.37)
+    for i in range(100):
+        wide.observe(0.1 + 0.003 * i)
+    assert wide.hedge_delay() == pytest.approx(0.394)
+    tight = _policy(hedge_min_s=0.01)  # 0.200-0.205 s: p99 is a few ms past the median
+    for i in range(100):
+        tight.observe(0.2 + 0.00005 * i)
+    assert tight.hedge_delay() == pytest.approx(1.5 * 0.20245)
 
 
 # ---- hedged requests ----------------------------------------------------------------------
