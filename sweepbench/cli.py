@@ -906,6 +906,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_CONTINUES = frozenset({"run", "judge"})
+"""Commands that journal into a run store, so that the same command run again continues."""
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
@@ -924,7 +928,11 @@ def main(argv: list[str] | None = None) -> int:
         _error(str(exc))
         return 2
     except KeyboardInterrupt as exc:
-        _say(err, "interrupted; re-run the same command to continue where it stopped")
+        # only a sweep or a judging continues where it stopped; a server, a viewer, a report
+        # just stop
+        hint = ("; re-run the same command to continue where it stopped"
+                if args.command in _CONTINUES else "")
+        _say(err, f"interrupted{hint}")
         return 128 + (signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT)
 
 

@@ -199,3 +199,21 @@ def test_html_into_a_missing_directory_creates_it(paths, capsys):
     target = paths["tmp"] / "new" / "deeper" / "report.html"
     assert call(["report", str(paths["store"]), "--html", str(target)]) == 0
     assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize(("command", "continues"), [
+    ("run", True), ("judge", True), ("serve", False), ("view", False), ("report", False)])
+def test_a_ctrl_c_before_a_commands_own_handler_says_whether_a_rerun_continues(
+        monkeypatch, capsys, command, continues):
+    """A Ctrl-C that lands before the command handles it itself (during imports, say) ends
+    with one line; only a sweep or a judging is told that running it again continues."""
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, f"cmd_{command}", interrupted)
+    argv = {c: [c, "store.sqlite"] for c in ("judge", "report", "view")}
+    assert call(argv.get(command, [command])) == 130
+    err = capsys.readouterr().err
+    assert err.startswith("interrupted"), err
+    assert ("re-run the same command" in err) is continues, err
+    assert len(err.strip().splitlines()) == 1
