@@ -217,3 +217,23 @@ def test_a_ctrl_c_before_a_commands_own_handler_says_whether_a_rerun_continues(
     assert err.startswith("interrupted"), err
     assert ("re-run the same command" in err) is continues, err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_ctrl_c_while_the_cli_imports_ends_with_one_line(monkeypatch, capsys):
+    """The console script imports the CLI inside its own handler: a Ctrl-C in those first
+    tenths of a second is one line and 130, not a traceback from the import machinery."""
+    import importlib.abc
+    import sys
+
+    from sweepbench import launch
+
+    class Interrupting(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "sweepbench.cli":
+                raise KeyboardInterrupt
+            return None
+
+    monkeypatch.delitem(sys.modules, "sweepbench.cli")
+    monkeypatch.setattr(sys, "meta_path", [Interrupting(), *sys.meta_path])
+    assert launch.main() == 130
+    assert capsys.readouterr().err == "interrupted\n"

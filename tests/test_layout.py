@@ -35,6 +35,7 @@ ALLOWED = {
     "view": BASE | {"config", "results", "judge"},
     "cli": BASE | {"datasets", "tools", "simulator", "judge", "config", "results", "runner",
                    "benchmarks.core", "view", "__init__"},
+    "launch": {"cli"},  # the console script: the CLI, imported under a Ctrl-C handler
 }
 BENCHMARK_PACKAGES = {p.name for p in (PACKAGE / "benchmarks").iterdir()
                       if (p / "__init__.py").is_file()}
