@@ -17,8 +17,8 @@ policy, hedging at its default for the endpoint: on, as scripted endpoints have 
 
 Each round draws its faults and latencies with a seed of its own (``--seed`` + round; the
 three runs of a round share it), so the medians are over fault draws, not over the timing
-noise of one draw: at this size a single unlucky request (a hang whose hedges hang too waits
-out the 10 s first-byte floor) moves a run's wall time by a tenth.
+noise of one draw: a single unlucky request (a hang whose hedges hang too waits out the 10 s
+first-byte floor) made one draw's hung run a sixth longer at ``--trials 32``.
 
 Per run: wall time, episodes lost, whether the report's metrics and every trajectory equal the
 first clean run's (as ``benchmarks/faults.py`` checks), and from the report's profile the hung

@@ -19,12 +19,13 @@ that is about its time to first byte, and never less, so budgets err on the long
 - **Hedging** (:meth:`StallPolicy.hedge_delay`): when a request has not answered after
   ``max(hedge_min_s, hedge_quantile latency, HEDGE_OVER_MEDIAN x median)``, a second copy of
   the same request goes out; the first answer wins and the other is cancelled (if the copy
-  has not answered either after another hedge delay, one more goes out: ``MAX_HEDGES``). A copy is the same request: it is
-  sent at once in its first copy's slot of the endpoint's limits (no second in-flight slot, no
-  second RPM/TPM reservation; a copy that waited in the queue behind the slot its own hung
-  first copy holds would rescue nothing). At most ``HEDGE_SHARE`` of requests are hedged
-  (plus a burst of ``HEDGE_BURST``), so a slow endpoint is not sent twice the load. Off by
-  default where the endpoint has prices (``Endpoint.hedge``).
+  has not answered either after another hedge delay, one more goes out: ``MAX_HEDGES``). A
+  copy is the same request: it is sent at once in its first copy's slot of the endpoint's
+  limits (no second in-flight slot, no second RPM/TPM reservation; a copy that waited in the
+  queue behind the slot its own hung first copy holds would rescue nothing). At most
+  ``HEDGE_SHARE`` of requests are hedged (plus a burst of ``HEDGE_BURST``), so a slow endpoint
+  is not sent twice the load. Off by default where the endpoint has prices
+  (``Endpoint.hedge``).
 
 Billing rule for a losing copy (what ``CallResult.hedge_usage`` counts): a loser that got its
 first byte before it was cancelled is counted as billed like the winner's whole usage (a

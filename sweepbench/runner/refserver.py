@@ -364,8 +364,8 @@ class ReferenceServer:
         return ChatRequest(**fields, tools=tools), canonical
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
-        loop = asyncio.get_running_loop()
-        arrival = loop.time()  # the latency runs from here: the work below is inside it
+        # the latency runs from here: the work below is inside it
+        arrival = asyncio.get_running_loop().time()
         raw = await request.read()
         try:
             req, tools = self._decode(raw)
