@@ -26,8 +26,12 @@ first clean run's (as ``benchmarks/faults.py`` checks), and from the report's pr
 share of the calls). Ratios are per round (same invocation), medians over ``--rounds``:
 hung / clean (target <= 1.3), faults / clean (what the standard mix costs by itself) and
 hung / faults (what the hung requests add). Also: results identical, 0 lost, and per run the
-seconds the journaled calls spent queued on the endpoint's limits and in back-off (summed over
-calls). Prints one JSON object last.
+seconds the journaled calls spent queued on the endpoint's limits and in back-off, and their
+whole wall time (each from its first send to its answer), summed over calls, and the slots'
+occupancy (the episodes' summed durations over C x the first start to the last finish). The
+wall ratio is the product of two: ``call_wall_ratio`` (hung / clean summed call time: what
+the faults cost per call, whatever the order) and clean / hung occupancy (what the longer,
+more variable episodes lose to the ramp-down). Prints one JSON object last.
 """
 
 from __future__ import annotations
@@ -75,7 +79,7 @@ async def run_once(cfg: SweepConfig, store_path: Path) -> dict[str, Any]:
         report = build_report(store, outcome.run_id)
         rows = store.episode_rows(outcome.run_id)
         digest = _trajectory_digest(store, outcome.run_id)
-        waits = _waits(store, rows)
+        waits = _time_split(store, rows, cfg.max_concurrency)
     planned = outcome.episodes + outcome.skipped
     finished = sum(r["status"] == "done" for r in rows)
     stalls = {"hung": 0, "hedged": 0, "hedge_wins": 0}
@@ -94,16 +98,26 @@ async def run_once(cfg: SweepConfig, store_path: Path) -> dict[str, Any]:
             "_metrics": _metrics(report["models"]), "_digest": digest}
 
 
-def _waits(store: RunStore, rows: list[dict[str, Any]]) -> dict[str, float]:
-    """Seconds the journaled model calls spent queued on the endpoint's limits (pauses, the
-    in-flight cap) and sleeping between attempts (back-off, Retry-After), summed over calls:
-    where a fault mix's time goes besides the failed requests themselves."""
-    queued = backoff = 0.0
+def _time_split(store: RunStore, rows: list[dict[str, Any]], slots: int) -> dict[str, float]:
+    """Where a fault mix's time goes, summed over the journaled model calls: seconds queued on
+    the endpoint's limits (pauses, the in-flight cap), asleep between attempts (back-off,
+    Retry-After), and each call's whole wall time from its first send to its answer (failed
+    attempts, waits and hedge delays included: what the faults cost whatever the order).
+    ``occupancy``: the episodes' summed durations over ``slots`` x the first start to the last
+    finish, i.e. how much of the sweep the slots were busy (what the order and ramp-down
+    lose)."""
+    queued = backoff = call_wall = 0.0
     for row in rows:
-        for event in store.events(row["episode_key"], kind="model_call"):
+        for event in store.events(row["episode_key"], kind="model_call"):  # not the judges
             queued += event["payload"].get("queue_wait_s") or 0.0
             backoff += event["payload"].get("backoff_s") or 0.0
-    return {"queued_s": round(queued, 1), "backoff_s": round(backoff, 1)}
+            call_wall += event["payload"].get("wall_s") or 0.0
+    spans = [(r["started_at"], r["finished_at"]) for r in rows if r["finished_at"] is not None]
+    busy = sum(end - start for start, end in spans)
+    span = max(end for _, end in spans) - min(start for start, _ in spans) if spans else 0.0
+    return {"queued_s": round(queued, 1), "backoff_s": round(backoff, 1),
+            "call_wall_s": round(call_wall, 1),
+            "occupancy": round(busy / (slots * span), 3) if span > 0 else 0.0}
 
 
 def main() -> int:
@@ -172,6 +186,14 @@ def main() -> int:
         # summed over the calls of a run: what the retry/limits policy costs
         "queued_s_median": {k: med("queued_s", rs) for k, rs in runs.items()},
         "backoff_s_median": {k: med("backoff_s", rs) for k, rs in runs.items()},
+        # the wall ratio split in two: the calls' own time (what the faults cost, whatever
+        # the order) and how busy the slots were (what the order and the ramp-down lose)
+        "call_wall_ratio_median": round(statistics.median(
+            h["call_wall_s"] / c["call_wall_s"] for c, h in zip(runs["clean"], runs["hung"])), 3),
+        "faults_call_wall_ratio_median": round(statistics.median(
+            f["call_wall_s"] / c["call_wall_s"] for c, f in zip(runs["clean"], runs["faults"])),
+            3),
+        "occupancy_median": {k: med("occupancy", rs) for k, rs in runs.items()},
         "server_faults_last": runs["hung"][-1]["server_faults"],
     }
     result["targets_met"] = (result["wall_ratio_median"] <= 1.3 and result["identical"]
