@@ -156,3 +156,29 @@ def test_warm_loads_a_specs_tasks_and_gold_plans_before_any_request():
     assert all(f"{t.key}|{t.source}" in plans for t in tasks)
     with pytest.raises(TaskError, match="unknown benchmark"):
         warm("nosuch:x")
+
+
+def test_the_world_finds_a_task_once_per_name_and_the_data_dir_is_part_of_the_name(
+        monkeypatch, tmp_path):
+    from sweepbench.benchmarks import doubles
+
+    found: list[tuple] = []
+
+    def find_task(spec, key, *, data_dir, lang):
+        found.append((spec, key, data_dir, lang))
+        return SAMPLES[0]
+
+    monkeypatch.setattr(doubles, "find_task", find_task)
+    monkeypatch.delenv("SWEEPBENCH_DATA", raising=False)
+    world = RegistryWorld()
+    meta = {"task": SAMPLES[0].key, "spec": SPEC, "lang": "en", "data_dir": None}
+    assert world.task(meta) is world.task(dict(meta)) is SAMPLES[0]
+    assert len(found) == 1  # every request asks; the lookup runs once
+    monkeypatch.setenv("SWEEPBENCH_DATA", str(tmp_path))  # another data dir: looked up again
+    world.task(meta)
+    world.task({**meta, "data_dir": str(tmp_path)})
+    assert len(found) == 3
+    # a name that cannot be one (a list) is not remembered: find_task says what is wrong
+    world.task({**meta, "task": ["not", "a", "key"]})
+    world.task({**meta, "task": ["not", "a", "key"]})
+    assert len(found) == 5
