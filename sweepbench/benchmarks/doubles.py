@@ -31,9 +31,9 @@ class RegistryWorld:
         self._tasks: dict[tuple, Task] = {}
 
     def task(self, meta: dict[str, Any]) -> Task:
-        """The request's task. Remembered by what names it (the data dir as sent and as the
+        """The request's task, remembered by what names it (the data dir as sent and as the
         environment gives it): every request asks again, and finding it parses the spec and,
-        with a data dir, resolves and stats the path (3% of the reference server's CPU)."""
+        with a data dir, resolves and stats the path (31 µs a lookup; 3.6 on the samples)."""
         spec, key, data_dir = meta["spec"], meta["task"], meta.get("data_dir")
         lang = meta.get("lang", "en")
         name = (spec, key, data_dir, lang, os.environ.get("SWEEPBENCH_DATA"))
@@ -43,8 +43,8 @@ class RegistryWorld:
             pass
         except TypeError:  # not a name (a list, a dict): find_task says what is wrong
             return find_task(spec, key, data_dir=data_dir, lang=lang)
-        task = self._tasks[name] = find_task(spec, key, data_dir=data_dir, lang=lang)
-        return task
+        self._tasks[name] = find_task(spec, key, data_dir=data_dir, lang=lang)
+        return self._tasks[name]
 
     def gold_plan(self, task: Task) -> list[Step]:
         key = f"{task.key}|{task.source}"
