@@ -133,8 +133,9 @@ def first_byte() -> None:
 class StallPolicy:
     """An endpoint's TTFB budget and hedge decisions, from its own observed latencies.
 
-    ``endpoint`` supplies ``timeout_s``, ``ttfb_k``, ``ttfb_floor_s``, ``ttfb_ceiling_s``,
-    ``hedge`` (None: on unless priced), ``hedge_quantile`` and ``hedge_min_s``.
+    ``endpoint`` (a config ``Endpoint``: its defaults are the only ones) supplies
+    ``timeout_s``, ``ttfb_k``, ``ttfb_floor_s``, ``ttfb_ceiling_s``, ``hedge`` (None: on
+    unless priced), ``hedge_quantile`` and ``hedge_min_s``.
 
     A watchdog, not a timer per request: requests on the wire are ``track``ed, and while any
     is, a check runs a few times per budget (``_check``): it abandons (cancels) a request past
@@ -144,16 +145,15 @@ class StallPolicy:
     """
 
     def __init__(self, endpoint: Any) -> None:
-        g = getattr
         self.timeout_s: float = endpoint.timeout_s
-        ceiling = g(endpoint, "ttfb_ceiling_s", None)
+        ceiling = endpoint.ttfb_ceiling_s
         self.ceiling = min(self.timeout_s, ceiling if ceiling is not None else self.timeout_s)
-        self.floor = min(g(endpoint, "ttfb_floor_s", 10.0), self.ceiling)
-        self.k: float = g(endpoint, "ttfb_k", 4.0)
-        hedge = g(endpoint, "hedge", None)
+        self.floor = min(endpoint.ttfb_floor_s, self.ceiling)
+        self.k: float = endpoint.ttfb_k
+        hedge = endpoint.hedge
         self.hedging: bool = (not priced(endpoint)) if hedge is None else bool(hedge)
-        self.hedge_quantile: float = g(endpoint, "hedge_quantile", 0.99)
-        self.hedge_min_s: float = g(endpoint, "hedge_min_s", 0.1)
+        self.hedge_quantile: float = endpoint.hedge_quantile
+        self.hedge_min_s: float = endpoint.hedge_min_s
         self.latency = LatencyTracker()
         self.requests = 0  # first copies sent (hedges not included)
         self.hedges = 0
