@@ -14,7 +14,6 @@ import pytest
 from sweepbench.errors import ConfigMismatchError, StoreError
 from sweepbench.results.store import (
     SCHEMA_VERSION,
-    WAL_CHECKPOINT_PAGES,
     EpisodeMeta,
     RunStore,
     config_hash,
@@ -145,22 +144,60 @@ def test_wal_mode_and_schema_version(tmp_path):
     assert {"runs", "run_episodes", "episodes", "events", "judgments"} <= tables
 
 
-def test_the_writer_checkpoints_the_wal_every_ten_thousand_pages_not_sqlites_thousand(tmp_path):
-    """A checkpoint copies each rewritten page once: the fewer, the fewer copies. SQLite's
-    default would have reset the WAL after 1,000 pages; ours is still growing at 2,400."""
-    path = tmp_path / "s.db"
+def _wal_frames(path, store):
+    page = store._wconn.execute("PRAGMA page_size").fetchone()[0]
+    return (path.with_name(path.name + "-wal").stat().st_size - 32) // (page + 24)  # header 32
+
+
+def _write_pages(store, n, start=0):
     blob = "x" * 3000  # about a page per event
-    with RunStore(path) as store:
-        for i in range(2400):
-            store.event(f"e{i % 40}", i // 40, "model_call", {"text": blob})
-            if i % 20 == 19:
-                store.flush_sync()  # many small commits, as in a sweep
-        store.flush_sync()
-        page = store._wconn.execute("PRAGMA page_size").fetchone()[0]
-        frames = (path.with_name("s.db-wal").stat().st_size - 32) // (page + 24)  # header 32
-        assert 2000 < frames < WAL_CHECKPOINT_PAGES
+    for i in range(start, start + n):
+        store.event(f"e{i % 40}", i // 40, "model_call", {"text": blob})
+        if i % 20 == 19:
+            store.flush_sync()  # many small commits, as in a sweep
+    store.flush_sync()
+
+
+def test_the_writer_never_checkpoints_the_checkpointer_does(tmp_path):
+    """A checkpoint ends in fsyncs; the writer commits nothing while it runs one, so it is
+    the checkpointer's job. With the checkpointer idle the WAL holds all 2,400 pages (SQLite's
+    default, in the writer, would have reset it after 1,000); with it on, the WAL is copied
+    back without a write waiting on it."""
+    path = tmp_path / "s.db"
+    with RunStore(path, checkpoint_every_s=3600) as store:
+        _write_pages(store, 2400)
+        assert _wal_frames(path, store) > 2400
+        assert store.writer_stats["checkpoints"] == 0
     assert not path.with_name("s.db-wal").exists()  # closing checkpoints it all back
     assert count(path, "SELECT count(*) FROM events") == 2400
+
+    path = tmp_path / "t.db"
+    with RunStore(path, checkpoint_every_s=0.02) as store:
+        _write_pages(store, 600)
+        deadline = time.monotonic() + 10
+        while store.writer_stats["checkpoints"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert store.writer_stats["checkpoints"] >= 1
+        other = sqlite3.connect(path)
+        _, frames, copied = other.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        other.close()
+        assert frames > 600 and copied == frames  # all copied back already
+    assert count(path, "SELECT count(*) FROM events") == 600
+
+
+def test_the_wal_starts_over_while_commits_keep_coming(tmp_path):
+    """A passive checkpoint never catches up with a writer that keeps committing, and SQLite
+    rewinds the WAL only once all of it is copied back: at ``wal_restart_pages`` the writer
+    finishes the copy itself, so the WAL stays bounded instead of growing all sweep long."""
+    path = tmp_path / "s.db"
+    with RunStore(path, checkpoint_every_s=0.01, wal_restart_pages=200) as store:
+        written = 0
+        while written < 4000 or store.writer_stats["checkpoints"] < 10:
+            _write_pages(store, 200, written)
+            written += 200
+            assert written < 40_000, "the checkpointer never ran"
+        assert _wal_frames(path, store) < 2000  # not the 4,000+ pages written
+    assert count(path, "SELECT count(*) FROM events") == written
 
 
 def test_error_termination_sets_error_status_and_finish_without_start(tmp_path):
