@@ -157,7 +157,8 @@ class StallPolicy:
         self.latency = LatencyTracker()
         self.requests = 0  # first copies sent (hedges not included)
         self.hedges = 0
-        self._flights: set[Flight] = set()
+        # in the order sent (a dict keeps it): the watchdog stops at the first one too young
+        self._flights: dict[Flight, None] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._check_at: asyncio.TimerHandle | None = None
 
@@ -183,12 +184,12 @@ class StallPolicy:
             self._check_at = None
         flight.task, flight.cancelling = task, task.cancelling() if task else 0
         flight.sent_at = loop.time()
-        self._flights.add(flight)
+        self._flights[flight] = None
         if self._check_at is None:
             self._check_at = loop.call_later(self._interval(), self._check)
 
     def untrack(self, flight: Flight) -> None:
-        self._flights.discard(flight)
+        self._flights.pop(flight, None)
 
     def _interval(self) -> float:
         shortest = self.ttfb_budget() or self.timeout_s
@@ -203,7 +204,17 @@ class StallPolicy:
             return
         now = loop.time()
         hedge = self.hedge_delay() if self.hedging else None
-        for flight in list(self._flights):
+        # Nothing younger than the shortest budget or the hedge delay needs a look, and the
+        # flights are oldest first: a check costs the requests that are late, not all of them.
+        budget = self.ttfb_budget()
+        young = min(self.timeout_s if budget is None else budget,
+                    self.timeout_s if hedge is None else hedge)
+        due = []
+        for flight in self._flights:
+            if now - flight.sent_at < young:
+                break
+            due.append(flight)
+        for flight in due:
             if flight.got_first_byte or flight.abandoned is not None:
                 continue
             age = now - flight.sent_at

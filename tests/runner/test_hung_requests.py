@@ -168,6 +168,46 @@ def test_the_hedge_delay_is_the_quantile_but_never_before_one_and_a_half_medians
     assert tight.hedge_delay() == pytest.approx(1.5 * 0.20245)
 
 
+async def test_the_watchdog_looks_only_at_requests_old_enough_to_act_on():
+    """A check runs every few tens of ms with hundreds of requests on the wire; it visits the
+    ones past the hedge delay or the budget (the oldest, as they were sent), not the rest."""
+    from sweepbench.runner.hedge import Flight
+
+    p = _policy(hedge_min_s=0.05, ttfb_floor_s=0.3)
+    for _ in range(MIN_SAMPLES):
+        p.observe(0.02)  # hedge delay 0.05 s, budget 0.3 s
+
+    class Race:
+        def __init__(self) -> None:
+            self.ages: list[float] = []
+
+        def tick(self, age: float, delay: float) -> None:
+            self.ages.append(age)
+
+    loop = asyncio.get_running_loop()
+    races = [Race() for _ in range(203)]
+    flights = [Flight(race) for race in races]
+    for flight in flights:
+        p.track(flight)
+    now = loop.time()
+    for flight in flights[:3]:
+        flight.sent_at = now - 0.1  # the oldest three: past the hedge delay
+    flights[0].got_first_byte = True  # answering: no hedge
+    p._check()
+    assert [len(r.ages) for r in races[:3]] == [0, 1, 1]
+    assert not any(r.ages for r in races[3:])  # too young: not even looked at
+    flights[2].sent_at = now - 0.5  # past its budget: abandoned (its task is cancelled)
+    flights[2].task = sender = asyncio.ensure_future(asyncio.sleep(10))
+    p._check()
+    assert flights[2].abandoned == pytest.approx(0.3) and sender.cancelling()
+    with pytest.raises(asyncio.CancelledError):
+        await sender
+    p.untrack(flights[1])
+    p.untrack(flights[2])
+    p._check()
+    assert len(races[1].ages) == 2 and not any(r.ages for r in races[3:])
+
+
 # ---- hedged requests ----------------------------------------------------------------------
 
 
