@@ -540,54 +540,56 @@ class RunStore:
     def _writer(self) -> None:
         q = self._queue
         stopping = False
-        while not stopping:
-            batch = [q.get()]
-            if self._linger_s > 0 and q.qsize() < self._max_batch:
-                time.sleep(self._linger_s)
-            while len(batch) < self._max_batch:
-                try:
-                    batch.append(q.get_nowait())
-                except queue.Empty:
-                    break
-            writes: list[tuple[str, tuple]] = []
-            callbacks: list[Callable[[BaseException | None], None]] = []
-            waiting: dict[asyncio.AbstractEventLoop, list[asyncio.Future]] = {}
-            for item in batch:
-                op = item[0]
-                if op == _FLUSH:
-                    callbacks.append(item[1])
-                elif op == _AFLUSH:
-                    waiting.setdefault(item[1], []).append(item[2])
-                elif op == _STOP:
-                    stopping = True
-                else:
-                    writes.append(item)
-            if writes and self._error is None:
-                try:
-                    self._commit(writes)
-                except BaseException as e:  # noqa: BLE001 - recorded, surfaced on flush/close
-                    err = StoreError(
-                        f"run store {self.path}: writer failed, {len(writes)} queued writes "
-                        f"not committed ({type(e).__name__}: {e}); what was committed before "
-                        "is kept: fix the cause and run the same command again to continue"
-                    )
-                    err.__cause__ = e
-                    self._error = err
-            for cb in callbacks:
-                try:
-                    cb(self._error)
-                except Exception:  # noqa: BLE001 - e.g. the waiting event loop is closed
-                    pass
-            # one wake-up per event loop and batch, however many coroutines wait in it
-            for loop, futures in waiting.items():
-                try:
-                    loop.call_soon_threadsafe(_resolve, futures, self._error)
-                except RuntimeError:  # that event loop is closed: nobody is waiting
-                    pass
-            if self._restart_wal:  # after the waiters are woken: only the next batch waits
-                self._restart_wal = False
-                self._checkpoint(self._wconn)
-        self._stopped.set()
+        try:
+            while not stopping:
+                batch = [q.get()]
+                if self._linger_s > 0 and q.qsize() < self._max_batch:
+                    time.sleep(self._linger_s)
+                while len(batch) < self._max_batch:
+                    try:
+                        batch.append(q.get_nowait())
+                    except queue.Empty:
+                        break
+                writes: list[tuple[str, tuple]] = []
+                callbacks: list[Callable[[BaseException | None], None]] = []
+                waiting: dict[asyncio.AbstractEventLoop, list[asyncio.Future]] = {}
+                for item in batch:
+                    op = item[0]
+                    if op == _FLUSH:
+                        callbacks.append(item[1])
+                    elif op == _AFLUSH:
+                        waiting.setdefault(item[1], []).append(item[2])
+                    elif op == _STOP:
+                        stopping = True
+                    else:
+                        writes.append(item)
+                if writes and self._error is None:
+                    try:
+                        self._commit(writes)
+                    except BaseException as e:  # noqa: BLE001 - recorded, surfaced on flush/close
+                        err = StoreError(
+                            f"run store {self.path}: writer failed, {len(writes)} queued writes "
+                            f"not committed ({type(e).__name__}: {e}); what was committed before "
+                            "is kept: fix the cause and run the same command again to continue"
+                        )
+                        err.__cause__ = e
+                        self._error = err
+                for cb in callbacks:
+                    try:
+                        cb(self._error)
+                    except Exception:  # noqa: BLE001 - e.g. the waiting event loop is closed
+                        pass
+                # one wake-up per event loop and batch, however many coroutines wait in it
+                for loop, futures in waiting.items():
+                    try:
+                        loop.call_soon_threadsafe(_resolve, futures, self._error)
+                    except RuntimeError:  # that event loop is closed: nobody is waiting
+                        pass
+                if self._restart_wal:  # after the waiters are woken: only the next batch waits
+                    self._restart_wal = False
+                    self._checkpoint(self._wconn)
+        finally:  # however the writer ends, the checkpointer ends with it
+            self._stopped.set()
         try:
             self._wconn.close()
         except sqlite3.Error:
