@@ -52,7 +52,7 @@ from sweepbench.runner.identity import what_changed
 from sweepbench.runner.journal import CallJournal
 from sweepbench.runner.judge_pool import JudgePool
 from sweepbench.runner.preflight import fit_concurrency, preflight
-from sweepbench.runner.schedule import order_work
+from sweepbench.runner.schedule import plan_queue
 from sweepbench.runner.secrets import KEYS
 from sweepbench.runner.work import Shard, WorkItem, build_work, new_run_id, select_tasks
 from sweepbench.simulator.episode import run_episode
@@ -175,7 +175,8 @@ class Sweep:
         if todo or waiting:  # a broken setup fails here, before any episode starts
             await preflight(cfg, names, request=self.check_endpoints)
         concurrency = fit_concurrency(cfg, names, len(todo), warn=self.warn)
-        todo = order_work(todo, cfg, store, self.data_dir, slots=concurrency)
+        queue = plan_queue(todo, cfg, store, self.data_dir, slots=concurrency)
+        todo = queue.items
         store.begin_run(self.run_id, msgspec.to_builtins(cfg),
                         prices=msgspec.to_builtins(prices),
                         info={"command": self.command, "benchmarks": benchmark_info(cfg.benchmarks),
@@ -198,7 +199,6 @@ class Sweep:
                 self.judge_pool, pool.clients = pool, self.clients
                 pool.start()
                 self._submit(pool, waiting)
-                queue = iter(todo)
                 judge_endpoints = set(cfg.judge_models)
 
                 async def worker() -> None:
@@ -215,6 +215,7 @@ class Sweep:
                             record = await self.run_item(item)
                         finally:
                             self.in_flight -= 1
+                            queue.finished(item)
                         self.budget.episode_done()
                         failed = record.termination == TerminationReason.ERROR
                         errors += failed

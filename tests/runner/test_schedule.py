@@ -3,6 +3,7 @@ of whole trials; history over the task's own hint; ``order = "file"`` as before.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import sqlite3
 from collections import Counter
@@ -17,9 +18,11 @@ from sweepbench.results.store import RunStore
 from sweepbench.runner.plan import episode_calls
 from sweepbench.runner.schedule import (
     BAND_SLOTS,
+    WorkQueue,
     longest_first,
     order_work,
     pack_tail,
+    plan_queue,
     trial_bands,
 )
 from sweepbench.runner.sweep import Sweep
@@ -146,7 +149,13 @@ def test_packing_the_default_set_comes_within_two_calls_of_the_ideal():
         packed = [est[w.key] for w in order]
         ideal = sum(est.values()) / slots
         assert makespan(packed, slots) < min(ideal + 2, makespan(plain, slots)), slots
-        assert packed[:slots] == plain[:slots]  # the earlier bands as they were
+        # the earlier bands as they were, but for one episode of each model and task first
+        probes = len({(w.model, w.task.key) for w in work})
+        assert len({(w.model, w.task.key) for w in order[:probes]}) == probes
+        first = [w for w in longest_first(work, list(est.values()), band=BAND_SLOTS * slots)
+                 ][:slots + probes]
+        assert [w.key for w in order[probes:slots]] == [
+            w.key for w in first if w not in order[:probes]][:slots - probes]
 
 
 def test_the_default_order_is_longest_first_fair_and_deterministic():
@@ -210,6 +219,65 @@ async def test_a_continued_episode_counts_only_the_calls_it_has_left(tmp_path):
     ranks = [by_task[w.task.key] for w in order[:fresh]]
     assert ranks == sorted(ranks, reverse=True) and ranks[0] > ranks[-1]
     assert [w.key for w in order[fresh:]] == [w.key for w in work if w.trial == 0]
+
+
+def simulate(queue: WorkQueue, seconds: dict[str, float], slots: int) -> float:
+    """Run ``queue`` on ``slots`` workers with a fake clock, each episode taking
+    ``seconds[task id]``: the makespan."""
+    now = 0.0
+    queue._clock = lambda: now
+    running: list[tuple[float, int, WorkItem]] = []
+    for n, item in zip(range(slots), queue):
+        heapq.heappush(running, (seconds[item.task.id], n, item))
+    n = slots
+    while running:
+        now, _, item = heapq.heappop(running)
+        queue.finished(item)
+        nxt = next(queue, None)
+        if nxt is not None:
+            heapq.heappush(running, (now + seconds[nxt.task.id], n, nxt))
+            n += 1
+    return now
+
+
+def test_the_last_band_is_repacked_with_the_durations_the_sweep_saw():
+    # the estimates are wrong both ways: every other task (by planned length) takes half as
+    # long as planned, the rest half as long again; the queue learns the true durations from
+    # the probes and the earlier bands and packs the last band with them
+    cfg = load_config(None, {**BASE, "models": ["scripted/oracle"], "trials": 12})
+    work = build_work(cfg, None)
+    planned = [n for n, _ in episode_calls(cfg, None, work, None)]
+    tasks = sorted({w.task.id: n for w, n in zip(work, planned)}.items(), key=lambda kv: kv[1])
+    seconds = {tid: 0.1 * n * (0.5 if rank % 2 else 1.5) for rank, (tid, n) in enumerate(tasks)}
+    slots = 16
+    ideal = sum(seconds[w.task.id] for w in work) / slots
+    learned = plan_queue(work, cfg, None, None, slots=slots)
+    assert learned._tail > 0  # more than one band
+    blind = WorkQueue(list(learned.items), tail=0, slots=slots)
+    with_learning, without = simulate(learned, seconds, slots), simulate(blind, seconds, slots)
+    assert learned.repacked and not blind.repacked
+    # within a tenth of the longest episode of the ideal; the plan alone is not
+    assert with_learning < ideal + 0.1 * max(seconds.values()) < without
+
+
+def test_a_repack_waits_for_every_task_left_and_ignores_replayed_episodes():
+    work, _ = items({"m": [5.0, 4.0, 3.0]}, trials=4)
+    work = [dataclasses.replace(w, key=f"k{i}") for i, w in enumerate(work)]
+    now = 0.0
+    queue = WorkQueue(work, tail=6, slots=2, replayed={work[2].key},
+                      clock=lambda: now)
+    taken = [next(queue) for _ in range(3)]
+    now = 1.0
+    for item in taken:
+        queue.finished(item)  # t0, t1 seen; t2's only episode was replayed: not seen
+    assert len(queue._seen) == 2
+    for _ in range(3):
+        next(queue)
+    next(queue)  # the first of the last band: t2 never seen, so no repack
+    assert not queue.repacked
+    queue.finished(work[5])  # a fresh t2 episode ends
+    next(queue)
+    assert queue.repacked
 
 
 def _calls_by_episode(store: RunStore) -> list[tuple[dict, int]]:
