@@ -88,12 +88,11 @@ def plan_queue(items: list[WorkItem], cfg: SweepConfig, store: RunStore | None,
         replayed = {i.key for i in items if done.get(i.key)}
         lengths = [max(1.0, n - done.get(i.key, 0)) for n, i in zip(lengths, items)]
     band = BAND_SLOTS * max(1, slots)
-    order = _longest_first(items, lengths, band=band, slots=slots)
-    tail = len(order) - len(trial_bands(items, band)[-1])
+    order, tail = _longest_first(items, lengths, band=band, slots=slots)
     if tail:  # one episode of each model and task first: their durations inform the repack
         probes: dict[tuple[str, str], int] = {}
         for i in order[:tail]:
-            probes.setdefault((items[i].model, items[i].task.key), i)
+            probes.setdefault(_kind(items[i]), i)
         chosen = set(probes.values())
         order = [*probes.values(), *(i for i in order if i not in chosen)]
     return WorkQueue([items[i] for i in order], tail=tail, slots=slots, replayed=replayed)
@@ -142,9 +141,9 @@ class WorkQueue:
         start = self._running.pop(self._index[item.key], None)
         if start is None or item.key in self._replayed:
             return
-        seen = self._seen.get((item.model, item.task.key))
+        seen = self._seen.get(_kind(item))
         if seen is None:
-            seen = self._seen[item.model, item.task.key] = [0.0, 0]
+            seen = self._seen[_kind(item)] = [0.0, 0]
             self._new_seen = True
         seen[0] += self._clock() - start
         seen[1] += 1
@@ -152,14 +151,13 @@ class WorkQueue:
     def _all_seen(self) -> bool:
         """Every (model, task) left in the queue has been seen to finish."""
         self._new_seen = False
-        return all((self.items[i].model, self.items[i].task.key) in self._seen
-                   for i in self._order[self._next:])
+        return all(_kind(self.items[i]) in self._seen for i in self._order[self._next:])
 
     def _repack(self) -> None:
         """The rest of the queue packed (:func:`pack_tail`) with each (model, task)'s seen
         mean duration, onto the slots free after each running episode's expected rest."""
         mean = {pair: total / n for pair, (total, n) in self._seen.items()}
-        expect = [mean.get((item.model, item.task.key), 0.0) for item in self.items]
+        expect = [mean.get(_kind(item), 0.0) for item in self.items]
         now = self._clock()
         free = sorted(max(0.0, expect[i] - (now - t)) for i, t in self._running.items())
         free = (free + [0.0] * self._slots)[:self._slots]
@@ -193,23 +191,28 @@ def longest_first(items: list[WorkItem], lengths: list[float], *, band: int,
     """``items`` band by band (:func:`trial_bands`), each band longest first by ``lengths``
     and merged fairly across models (:func:`_fair_merge`); with ``slots``, the last band
     packed onto that many slots (:func:`pack_tail`)."""
-    return [items[i] for i in _longest_first(items, lengths, band=band, slots=slots)]
+    return [items[i] for i in _longest_first(items, lengths, band=band, slots=slots)[0]]
 
 
 def _longest_first(items: list[WorkItem], lengths: list[float], *, band: int,
-                   slots: int | None = None) -> list[int]:
-    """:func:`longest_first` as indices into ``items``."""
+                   slots: int | None = None) -> tuple[list[int], int]:
+    """:func:`longest_first` as indices into ``items``, and where its last band starts."""
     order: list[int] = []
     group: list[int] = []
     for group in trial_bands(items, band):
         order += _fair_merge(group, items, lengths)
+    fixed = len(order) - len(group)
     if slots and group:
-        fixed = len(order) - len(group)
         free = [0.0] * slots  # when each slot is free again after the earlier bands
         for i in order[:fixed]:
             heapq.heapreplace(free, free[0] + lengths[i])
         order[fixed:] = pack_tail(order[fixed:], lengths, free)
-    return order
+    return order, fixed
+
+
+def _kind(item: WorkItem) -> tuple[str, str]:
+    """What episodes share a duration: the same model on the same task."""
+    return item.model, item.task.key
 
 
 _EPS = 1e-9
