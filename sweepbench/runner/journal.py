@@ -1,11 +1,15 @@
 """The per-episode call journal: what makes an episode resumable at turn level.
 
 Every model call an episode makes goes through a journal caller. A live call is journaled
-(response, usage, a hash of the request) and made durable before the episode may act on it.
+(response, usage, a hash of the request): emitted to the episode's event log in order, which
+the store commits within its commit interval (``results.store.COMMIT_EVERY_S``). The episode
+does not wait for that commit: what was emitted is committed in order, so a store always
+holds a prefix of each episode's log. A stop (Ctrl-C, SIGTERM, the end) commits everything;
+a hard kill loses the answers of the last interval as well as the requests in flight.
 When an interrupted episode is resumed, the same episode code runs again: tools re-execute
 (they are deterministic), and each model call is answered from the journal as long as the
 request matches the recorded one byte for byte (by hash); the first call not on record goes
-live. So no finished model call is ever paid for twice, and a request that no longer matches
+live. So no journaled model call is ever paid for twice, and a request that no longer matches
 its record (prompts, tools or code changed) stops the episode with a clear reason instead of
 mixing old answers into a new conversation.
 
@@ -122,15 +126,12 @@ class CallJournal:
     """Journals one episode's model calls and replays recorded ones on resume.
 
     ``emit(kind, payload)`` appends to the episode's event log (the runner numbers events);
-    ``durable()`` returns once everything emitted is committed; ``recorded`` holds the
-    payloads of the episode's earlier ``model_call`` events, in order.
+    ``recorded`` holds the payloads of the episode's earlier ``model_call`` events, in order.
     """
 
     def __init__(self, *, emit: Callable[[str, dict[str, Any]], None],
-                 durable: Callable[[], Awaitable[None]],
                  recorded: list[dict[str, Any]] | None = None) -> None:
         self.emit = emit
-        self.durable = durable
         self.recorded = recorded or []
         self.calls = 0
         self.replayed = 0
@@ -166,7 +167,6 @@ class CallJournal:
                     observe(err)
                 raise
             self.emit("model_call", call_payload(role, digest, result))
-            await self.durable()
             if observe is not None:
                 observe(result)
             return result

@@ -374,7 +374,7 @@ class Sweep:
                              endpoint=endpoint)
             seq += 1
 
-        journal = CallJournal(emit=on_event, durable=self.store.flush, recorded=recorded)
+        journal = CallJournal(emit=on_event, recorded=recorded)
 
         base = dict(run_id=run_id, model=item.model, benchmark=task.benchmark,
                     domain=task.domain, task_id=task.id, lang=task.lang, trial=item.trial)

@@ -238,6 +238,50 @@ def test_many_events_commit_in_few_transactions(tmp_path):
     assert count(path, "SELECT count(*) FROM events") == n
 
 
+def test_writes_arriving_one_by_one_share_a_commit_within_the_interval(tmp_path):
+    """A sweep's writes come one at a time, each episode's after its model call: the writer,
+    woken by the first, gathers the rest for ``commit_every_s`` and commits them together,
+    and commits them without anybody flushing."""
+    path = tmp_path / "s.db"
+    with RunStore(path, commit_every_s=0.5) as store:
+        store.begin_run("r", {})
+        store.flush_sync()
+        before = store.writer_stats["transactions"]
+        for i in range(20):  # 20 writes over about 0.1 s
+            store.event("e", i, "model_call", {"i": i})
+            time.sleep(0.005)
+        deadline = time.monotonic() + 10
+        while count(path, "SELECT count(*) FROM events") < 20:  # nobody flushes
+            assert time.monotonic() < deadline, "queued writes were never committed"
+            time.sleep(0.02)
+        assert store.writer_stats["transactions"] - before == 1
+
+
+def test_a_flush_or_close_does_not_wait_for_the_interval(tmp_path):
+    """Whoever waits on a commit gets it at once, however long the writer would gather."""
+    path = tmp_path / "s.db"
+    store = RunStore(path, commit_every_s=30.0)
+    store.begin_run("r", {})
+    t0 = time.monotonic()
+    store.flush_sync()
+    assert time.monotonic() - t0 < 5
+    store.event("e", 0, "model_call", {"i": 0})
+
+    async def flush() -> None:
+        await store.flush()
+
+    t0 = time.monotonic()
+    asyncio.run(flush())
+    assert time.monotonic() - t0 < 5
+    store.event("e", 1, "model_call", {"i": 1})
+    t0 = time.monotonic()
+    store.close()
+    assert time.monotonic() - t0 < 5
+    assert count(path, "SELECT count(*) FROM events") == 2
+    with pytest.raises(ValueError, match="commit_every_s"):
+        RunStore(tmp_path / "t.db", commit_every_s=-1)
+
+
 async def test_sustained_event_rate_sanity(tmp_path):
     """50k events from the event loop all land; the rate is printed, not asserted."""
     n = 50_000

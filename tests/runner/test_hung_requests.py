@@ -213,12 +213,8 @@ async def test_the_watchdog_looks_only_at_requests_old_enough_to_act_on():
 
 def _journal() -> tuple[CallJournal, list[dict]]:
     events: list[dict] = []
-
-    async def durable() -> None:
-        return None
-
     journal = CallJournal(emit=lambda kind, payload: events.append(
-        {"kind": kind, **msgspec.to_builtins(payload)}), durable=durable)
+        {"kind": kind, **msgspec.to_builtins(payload)}))
     return journal, events
 
 

@@ -50,12 +50,8 @@ class Run:
 
     def __init__(self, recorded: list[dict] | None = None) -> None:
         self.events: list[dict] = []
-        self.durable_at: list[int] = []
-
-        async def durable() -> None:
-            self.durable_at.append(len(self.events))
-
-        self.journal = CallJournal(emit=self._emit, durable=durable, recorded=recorded)
+        self.returned_at: list[int] = []  # the events logged when each call returned
+        self.journal = CallJournal(emit=self._emit, recorded=recorded)
 
     def _emit(self, kind: str, payload: dict) -> None:
         assert kind == "model_call"
@@ -75,7 +71,11 @@ def conversation(turns: int, *, tools=None, system: str = "You are an agent.") -
 
 async def play(run: Run, model: Model, requests: list[ChatRequest], role: str = "agent") -> list:
     call = run.journal.caller(role, model)
-    return [await call(r) for r in requests]
+    replies = []
+    for r in requests:
+        replies.append(await call(r))
+        run.returned_at.append(len(run.events))
+    return replies
 
 
 async def test_a_resume_replays_every_recorded_call_once_then_goes_live() -> None:
@@ -84,7 +84,7 @@ async def test_a_resume_replays_every_recorded_call_once_then_goes_live() -> Non
     requests = conversation(5, tools=TOOLS)
     await play(first, model, requests[:3])
     assert len(model.asked) == 3 and first.journal.calls == 3 and first.journal.replayed == 0
-    assert first.durable_at == [1, 2, 3]  # each call durable before the episode acts on it
+    assert first.returned_at == [1, 2, 3]  # each call journaled before the episode acts on it
 
     second = Run(first.events)
     replies = await play(second, model, requests)
@@ -93,7 +93,7 @@ async def test_a_resume_replays_every_recorded_call_once_then_goes_live() -> Non
     assert all(isinstance(r, Replayed) for r in replies[:3])
     assert second.journal.calls == 5 and second.journal.replayed == 3
     assert second.events[:3] == first.events  # re-emitted as recorded, each once
-    assert len(second.events) == 5 and second.durable_at == [4, 5]
+    assert len(second.events) == 5 and second.returned_at == [1, 2, 3, 4, 5]
 
 
 async def test_two_resumes_in_a_row_journal_every_call_once_and_ask_none_twice() -> None:
@@ -243,7 +243,7 @@ async def test_a_recorded_failure_is_re_emitted_and_the_call_asked_again() -> No
     with pytest.raises(ServerError):
         await first.journal.caller("agent", down, seen.append)(req)
     assert first.events[0]["error"] == "ServerError" and "message" not in first.events[0]
-    assert first.durable_at == [] and isinstance(seen[0], ServerError)
+    assert len(first.events) == 1 and isinstance(seen[0], ServerError)
 
     model = Model()
     second = Run(first.events)

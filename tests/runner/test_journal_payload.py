@@ -32,13 +32,8 @@ def rig(*replies, **kw) -> ModelClient:
 
 def journal(recorded=None):
     events: list[tuple[str, dict]] = []
-
-    async def durable() -> None:
-        pass
-
     j = CallJournal(emit=lambda kind, payload: events.append(
-        (kind, msgspec.json.decode(msgspec.json.encode(payload)))), durable=durable,
-        recorded=recorded)
+        (kind, msgspec.json.decode(msgspec.json.encode(payload)))), recorded=recorded)
     return j, events
 
 
@@ -111,7 +106,7 @@ async def test_reasoning_reaches_the_store(tmp_path) -> None:
             store.event("e1", seq, kind, msgspec.json.encode(payload))
             seq += 1
 
-        j = CallJournal(emit=emit, durable=store.flush)
+        j = CallJournal(emit=emit)
         await j.caller("agent", client.complete)(req())
         await store.flush()
         [event] = store.events("e1", kind="model_call")

@@ -163,7 +163,7 @@ async def test_a_changed_request_is_detected_not_mixed():
 
     recorded = [{"role": "agent", "request_hash": "0" * 32, "message": {"content": "hi"},
                  "usage": {}, "latency_s": 0.1}]
-    journal = CallJournal(emit=lambda k, p: events.append(k), durable=_noop, recorded=recorded)
+    journal = CallJournal(emit=lambda k, p: events.append(k), recorded=recorded)
     call = journal.caller("agent", never)
     with pytest.raises(ResumeMismatch, match="does not match"):
         await call(ChatRequest(model="m", messages=[SystemMessage("changed prompt")]))
@@ -176,14 +176,14 @@ async def test_journal_replays_then_goes_live():
         live.append(req)
         return _Reply(AssistantMessage("live"))
 
-    first = CallJournal(emit=lambda k, p: None, durable=_noop)
+    first = CallJournal(emit=lambda k, p: None)
     log = []
     first.emit = lambda k, p: log.append(p)
     call = first.caller("user", complete)
     req1 = ChatRequest(model="m", messages=[SystemMessage("s"), UserMessage("a")])
     await call(req1)
     recorded = msgspec.json.decode(msgspec.json.encode(log))
-    again = CallJournal(emit=lambda k, p: None, durable=_noop, recorded=recorded)
+    again = CallJournal(emit=lambda k, p: None, recorded=recorded)
     call2 = again.caller("user", complete)
     reply = await call2(ChatRequest(model="m", messages=list(req1.messages)))
     assert reply.message.content == "live" and len(live) == 1 and again.replayed == 1
@@ -219,6 +219,3 @@ class _Reply:
     def __init__(self, message):
         self.message, self.usage, self.latency_s = message, Usage(1, 1, 0), 0.01
 
-
-async def _noop():
-    return None
