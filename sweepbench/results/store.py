@@ -489,7 +489,8 @@ class RunStore:
         self._checkpoint_every_s = checkpoint_every_s
         self._wal_restart_pages = wal_restart_pages
         self._restart_wal = False  # set by the checkpointer, done by the writer
-        self._checkpoints = 0
+        self._checkpoints = 0  # counted by the checkpointer and the writer: under its lock
+        self._checkpoints_lock = threading.Lock()
         self._stopped = threading.Event()  # the writer has ended: so does the checkpointer
         self._thread = threading.Thread(
             target=self._writer, name=f"RunStore writer ({self.path.name})", daemon=True
@@ -635,7 +636,9 @@ class RunStore:
             busy, frames, _ = conn.execute(_CHECKPOINT).fetchone()
         except sqlite3.Error:
             return 0
-        self._checkpoints += not busy
+        if not busy:
+            with self._checkpoints_lock:
+                self._checkpoints += 1
         return frames
 
     def _commit(self, writes: list[tuple[str, tuple]]) -> None:
