@@ -4,12 +4,12 @@ Writes are enqueue-only and never block the event loop: ``event()``, ``episode_s
 and the other write methods validate and encode their arguments on the caller's thread (so a
 bad argument raises right there, and a dict mutated after the call is not what gets stored),
 then put one tuple on a queue. The writer thread drains the queue and commits everything it
-finds in one transaction (up to ``max_batch`` rows). It commits at most every
-``commit_every_s`` (``COMMIT_EVERY_S``): woken by a write, it gathers what arrives meanwhile,
-so under load many rows share a commit, and no writer waits for one. ``await flush()`` /
+finds in one transaction (up to ``max_batch`` rows). Woken by a write, it gathers what
+arrives for ``commit_every_s`` (``COMMIT_EVERY_S``) before it commits, so under load many
+rows share a commit, and whoever writes never waits for one. ``await flush()`` /
 ``flush_sync()`` (and ``close()``) cut the gathering short and return once everything
-enqueued before the call is committed; reads use their own connection and see committed data only, so flush first to read
-your own writes.
+enqueued before the call is committed; reads use their own connection and see committed data
+only, so flush first to read your own writes.
 
 A writer failure (disk full, a locked or corrupt file) is sticky: the failed batch is rolled
 back, and every later flush, close and write raises ``StoreError`` chained to the cause.
