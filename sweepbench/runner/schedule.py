@@ -141,9 +141,10 @@ class WorkQueue:
         start = self._running.pop(self._index[item.key], None)
         if start is None or item.key in self._replayed:
             return
-        seen = self._seen.get(_kind(item))
+        kind = _kind(item)
+        seen = self._seen.get(kind)
         if seen is None:
-            seen = self._seen[_kind(item)] = [0.0, 0]
+            seen = self._seen[kind] = [0.0, 0]
             self._new_seen = True
         seen[0] += self._clock() - start
         seen[1] += 1
