@@ -149,6 +149,11 @@ class WorkQueue:
         seen[0] += self._clock() - start
         seen[1] += 1
 
+    def put_back(self, item: WorkItem) -> None:
+        """``item`` was taken but will not run (the sweep is stopping): it no longer holds a
+        slot in the repack's picture, and its duration is not counted."""
+        self._running.pop(self._index[item.key], None)
+
     def _all_seen(self) -> bool:
         """Every (model, task) left in the queue has been seen to finish."""
         self._new_seen = False

@@ -204,10 +204,10 @@ class Sweep:
                 async def worker() -> None:
                     nonlocal errors, started
                     for item in queue:
-                        if self.interrupted is not None or self.error_stop is not None:
-                            return
                         uses = {item.model, cfg.user_model} | judge_endpoints
-                        if not self.budget.may_start(self.in_flight, uses):
+                        if (self.interrupted is not None or self.error_stop is not None
+                                or not self.budget.may_start(self.in_flight, uses)):
+                            queue.put_back(item)
                             return
                         started += 1
                         self.in_flight += 1

@@ -280,6 +280,24 @@ def test_a_repack_waits_for_every_task_left_and_ignores_replayed_episodes():
     assert queue.repacked
 
 
+def test_an_episode_taken_but_not_run_holds_no_slot_in_the_repack():
+    # a worker that takes an episode and then stops (interrupted, over budget) puts it back:
+    # the repack then sees one episode running, not two, and counts no duration for it
+    work, _ = items({"m": [5.0, 4.0]}, trials=3)
+    work = [dataclasses.replace(w, key=f"k{i}") for i, w in enumerate(work)]
+    now = 0.0
+    queue = WorkQueue(work, tail=4, slots=2, clock=lambda: now)
+    first, second = next(queue), next(queue)
+    now = 1.0
+    queue.finished(first)
+    queue.finished(second)
+    running, stopped = next(queue), next(queue)
+    queue.put_back(stopped)
+    assert list(queue._running) == [queue._index[running.key]]
+    queue.finished(stopped)  # reported again after the put-back: not counted
+    assert [n for _, n in queue._seen.values()] == [1, 1]
+
+
 def _calls_by_episode(store: RunStore) -> list[tuple[dict, int]]:
     rows = {r["episode_key"]: r for r in store.episode_rows()}
     n = Counter(c.episode_key for c in store.model_calls() if not c.journal)
