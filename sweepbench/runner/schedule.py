@@ -33,9 +33,10 @@ short episodes in flight, so the ramp-down is as short as the shortest episodes.
 - **The last band packed again with what the sweep saw** (:class:`WorkQueue`): the
   estimates are only estimates (the scripted oracle's VitaBench episodes run 1-3 calls under
   their defaults), and the packing is only as good as they are. So the first band starts
-  with one episode of each model and task (probes), and once the sweep is in its last band
-  and has seen an episode of every model and task left to start finish, the rest of the
-  queue is packed again (once) with the seen mean durations, in seconds, onto the slots as
+  with one episode of each model and task (probes; from the last band too for a model and
+  task that has episodes only there, as a continued sweep may), and once the sweep is in its
+  last band and has seen an episode of every model and task left to start finish, the rest of
+  the queue is packed again (once) with the seen mean durations, in seconds, onto the slots as
   they are then (each running episode's expected rest). ``benchmarks/makespan.py`` (a quiet
   machine, medians of 3): what the order allows went from 0.968 to 0.980 of C / L at the
   quick size and from 0.987 to 0.993 at full size; the whole sweep from 0.922 to 0.934 and
@@ -90,11 +91,15 @@ def plan_queue(items: list[WorkItem], cfg: SweepConfig, store: RunStore | None,
     band = BAND_SLOTS * max(1, slots)
     order, tail = _longest_first(items, lengths, band=band, slots=slots)
     if tail:  # one episode of each model and task first: their durations inform the repack
-        probes: dict[tuple[str, str], int] = {}
-        for i in order[:tail]:
-            probes.setdefault(_kind(items[i]), i)
+        probes: dict[tuple[str, str], int] = {}  # kind -> position in the order
+        for pos, i in enumerate(order):
+            probes.setdefault(_kind(items[i]), pos)
+        # a kind whose episodes are all in the last band (a continued sweep's leftovers) is
+        # probed too, else the repack, which waits for every kind left, would never come
+        tail += sum(pos >= tail for pos in probes.values())
         chosen = set(probes.values())
-        order = [*probes.values(), *(i for i in order if i not in chosen)]
+        order = [*(order[pos] for pos in probes.values()),
+                 *(i for pos, i in enumerate(order) if pos not in chosen)]
     return WorkQueue([items[i] for i in order], tail=tail, slots=slots, replayed=replayed)
 
 

@@ -280,6 +280,25 @@ def test_a_repack_waits_for_every_task_left_and_ignores_replayed_episodes():
     assert queue.repacked
 
 
+def test_a_task_left_only_in_the_last_band_is_probed_and_the_repack_still_comes():
+    # a continued sweep: one task's earlier trials are done, only its last trial is left, so
+    # all its episodes sit in the last band; one of them goes first with the other probes,
+    # the last band starts one place later, and the repack happens
+    cfg = load_config(None, {**BASE, "models": ["scripted/oracle"], "trials": 12})
+    full = build_work(cfg, None)
+    late = full[0].task.id
+    work = [w for w in full if w.task.id != late or w.trial == 11]
+    plain = plan_queue([w for w in work if w.task.id != late], cfg, None, None, slots=16)
+    queue = plan_queue(work, cfg, None, None, slots=16)
+    probes = {w.task.id for w in plain.items[:len({w.task.id for w in plain.items})]}
+    assert late not in probes and queue.items[len(probes)].task.id == late
+    left = [w.task.id for w in queue.items[queue._tail:]]  # the probe left the last band
+    assert left.count(late) == sum(w.task.id == late for w in work) - 1
+    seconds = {w.task.id: 1.0 + len(w.task.id) % 3 for w in work}
+    simulate(queue, seconds, 16)
+    assert queue.repacked
+
+
 def test_an_episode_taken_but_not_run_holds_no_slot_in_the_repack():
     # a worker that takes an episode and then stops (interrupted, over budget) puts it back:
     # the repack then sees one episode running, not two, and counts no duration for it
