@@ -41,10 +41,7 @@ from sweepbench.benchmarks.vitabench.tools.db import (
     Reservation,
     status_class,
 )
-from sweepbench.benchmarks.vitabench.tools.expected import (
-    ExpectedState,
-    expected_states,
-)
+from sweepbench.benchmarks.vitabench.tools.expected import ExpectedState, parsed_task
 from sweepbench.benchmarks.vitabench.tools.reachability import unreachable
 from sweepbench.datasets.task import Task
 from sweepbench.errors import TaskError
@@ -70,8 +67,7 @@ class _Final(Struct):
 
 def check_vitabench(task: Task, final_state: dict[str, Any]) -> CheckResult:
     try:
-        initial = Database.from_task(task)
-        states = expected_states(task, initial)
+        initial, states = parsed_task(task)
     except TaskError as exc:
         return CheckResult(False, f"task cannot be checked: {exc}")
     if not states:

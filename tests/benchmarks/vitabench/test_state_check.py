@@ -12,7 +12,7 @@ from sweepbench.benchmarks.vitabench.oracle import gold_plan
 from sweepbench.benchmarks.vitabench.state_check import check_vitabench
 from sweepbench.benchmarks.vitabench.tasks import load_tasks
 from sweepbench.benchmarks.vitabench.tools.db import Database, status_class
-from sweepbench.benchmarks.vitabench.tools.expected import expected_states
+from sweepbench.benchmarks.vitabench.tools.expected import expected_states, parsed_task
 
 SAMPLES = {t.id: t for t in load_tasks(("delivery",), data_dir=None)}
 OTHER_CLASS = {"unpaid": "paid", "paid": "cancelled", "cancelled": "unpaid"}
@@ -154,6 +154,18 @@ def test_any_alternative_state_may_match(run_plan):
         assert check_vitabench(either, final).passed
     only_impossible = msgspec.structs.replace(task, evaluation={"expected_states": [impossible]})
     assert "store_id expected 'MB-S03'" in check_vitabench(only_impossible, final).why
+
+
+def test_a_task_is_parsed_once_per_object_and_never_served_to_another(run_plan):
+    task = SAMPLES["SB-D-001"]
+    final = gold_final(task, run_plan)
+    assert check_vitabench(task, final).passed
+    assert parsed_task(task)[1] is parsed_task(task)[1]  # kept, not parsed again
+    state = copy.deepcopy(task.evaluation["expected_states"][0])
+    state["required_orders"][0]["store_id"] = "MB-S03"
+    other = msgspec.structs.replace(task, evaluation={"expected_states": [state]})  # same id
+    assert "store_id expected 'MB-S03'" in check_vitabench(other, final).why
+    assert check_vitabench(task, final).passed
 
 
 def test_an_extra_order_may_match_an_optional_one(run_plan):

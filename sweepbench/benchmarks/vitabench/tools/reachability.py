@@ -11,10 +11,7 @@ from __future__ import annotations
 
 from sweepbench.benchmarks.vitabench.tools.common import Order, status_class
 from sweepbench.benchmarks.vitabench.tools.db import Database
-from sweepbench.benchmarks.vitabench.tools.expected import (
-    ExpectedState,
-    expected_states,
-)
+from sweepbench.benchmarks.vitabench.tools.expected import ExpectedState, parsed_task
 from sweepbench.datasets.task import Task
 from sweepbench.errors import TaskError
 
@@ -24,8 +21,7 @@ _CATALOGUES = {"hotel": "hotels", "attraction": "attractions", "flight": "flight
 def unreachable(task: Task) -> str | None:
     """Why no agent can reach any expected state of ``task``, or None when one is reachable."""
     try:
-        db = Database.from_task(task)
-        states = expected_states(task, db)
+        db, states = parsed_task(task)
     except TaskError as exc:
         return f"task cannot be checked: {exc}"
     reasons = []
