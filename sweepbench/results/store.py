@@ -605,6 +605,11 @@ class RunStore:
                     self._checkpoint(self._wconn)
         finally:  # however the writer ends, the checkpointer ends with it
             self._stopped.set()
+        # Its connection closed first: SQLite copies the WAL back and deletes it when the last
+        # connection closes, and two closing at once (one thread each) may each see the other
+        # still open, which left the WAL behind (a test caught it under load, 6 runs in 25).
+        if self._cthread.is_alive() and threading.current_thread() is not self._cthread:
+            self._cthread.join()
         try:
             self._wconn.close()
         except sqlite3.Error:

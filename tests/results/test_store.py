@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import sqlite3
+import sys
 import threading
 import time
 
@@ -149,6 +150,14 @@ def _wal_frames(path, store):
     return (path.with_name(path.name + "-wal").stat().st_size - 32) // (page + 24)  # header 32
 
 
+def _copied_back(path) -> tuple[int, int]:
+    """(frames in the WAL, frames copied back into the database), read from the WAL index
+    without checkpointing (SQLite's walformat: mxFrame at byte 16, nBackfill at byte 96)."""
+    head = path.with_name(path.name + "-shm").read_bytes()[:100]
+    return (int.from_bytes(head[16:20], sys.byteorder),
+            int.from_bytes(head[96:100], sys.byteorder))
+
+
 def _write_pages(store, n, start=0):
     blob = "x" * 3000  # about a page per event
     for i in range(start, start + n):
@@ -175,13 +184,14 @@ def test_the_writer_never_checkpoints_the_checkpointer_does(tmp_path):
     with RunStore(path, checkpoint_every_s=0.02) as store:
         _write_pages(store, 600)
         deadline = time.monotonic() + 10
-        while store.writer_stats["checkpoints"] == 0 and time.monotonic() < deadline:
+        while (store.writer_stats["checkpoints"] == 0 or _copied_back(path)[1] < _copied_back(
+                path)[0]) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert store.writer_stats["checkpoints"] >= 1
-        other = sqlite3.connect(path)
-        _, frames, copied = other.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        other.close()
-        assert frames > 600 and copied == frames  # all copied back already
+        frames, copied = _copied_back(path)
+        # all copied back by the checkpointer (the WAL may have started over once, when a
+        # checkpoint caught up with the writes, so it need not hold all 600 pages)
+        assert frames > 0 and copied == frames
     assert count(path, "SELECT count(*) FROM events") == 600
 
 
