@@ -407,6 +407,37 @@ async def test_probe_permit_abandoned_on_exception() -> None:
     assert lim.breaker.state == "closed"
 
 
+async def test_a_permit_refused_on_the_way_in_gives_back_its_slot_and_its_probe() -> None:
+    # a half-open probe holds a slot and waits on the request bucket; the limits close
+    # meanwhile (the sweep stops): the permit is refused, and neither the slot nor the
+    # probe stays taken
+    clock = FakeClock()
+    lim = EndpointLimits(max_concurrency=2, breaker_threshold=1, breaker_cooldown_s=0.0,
+                         rpm=60, headroom=1.0, burst_s=1.0, clock=clock)
+    async with lim.permit(10) as p:  # the bucket's one request, and a failure: open
+        lim.failed(p, down=True)
+    entering = asyncio.ensure_future(lim.permit(10).__aenter__())
+    await asyncio.sleep(0)  # holding a slot, asleep on the bucket
+    assert lim.concurrency.in_flight == 1 and lim.breaker._probing
+    lim.closed = True
+    with pytest.raises(asyncio.CancelledError):
+        await entering
+    assert lim.concurrency.in_flight == 0 and not lim.breaker._probing
+
+
+async def test_a_retry_after_that_comes_while_a_permit_waits_on_a_bucket_holds_it() -> None:
+    clock = FakeClock()
+    lim = EndpointLimits(rpm=60, headroom=1.0, burst_s=1.0, clock=clock)
+    async with lim.permit(10):  # the bucket's one request
+        pass
+    entering = asyncio.ensure_future(lim.permit(10).__aenter__())
+    await asyncio.sleep(0)  # asleep on the bucket
+    lim.pause(30.0)
+    until = lim.paused_until
+    await entering
+    assert clock.now() >= until
+
+
 def test_pool_keys_limits() -> None:
     from sweepbench.config import Endpoint
 
