@@ -608,7 +608,7 @@ class RunStore:
         # Its connection closed first: SQLite copies the WAL back and deletes it when the last
         # connection closes, and two closing at once (one thread each) may each see the other
         # still open, which left the WAL behind (a test caught it under load, 4 runs in 30).
-        if self._cthread.is_alive() and threading.current_thread() is not self._cthread:
+        if self._cthread.is_alive():  # not started when the writer failed at once
             self._cthread.join()
         try:
             self._wconn.close()
