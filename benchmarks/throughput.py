@@ -14,7 +14,11 @@ a child process of its own (clean CPU and RSS accounting):
 - for 5-turn and 50-turn episodes (per-call CPU should not grow with the conversation), and
   the same 5-turn workload through the ``aiohttp`` transport (aiohttp's ClientSession, the
   default before ``http``) and the ``openai`` transport (the official SDK) as baselines;
-- peak RSS with 1,000 episodes in flight.
+- peak RSS with 1,000 episodes in flight;
+- with ``--baseline REV``, the same 5-turn workload run by an earlier commit of sweepbench
+  (its own package and reference server, at its own defaults), interleaved with ours run by
+  run: CPU per call is process time, which moves with the machine as much as with the code,
+  so a comparison across commits is only fair within one invocation.
 
 Prints one JSON object last; medians over --runs repetitions.
 """
@@ -25,6 +29,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import socket
 import sqlite3
 import statistics
@@ -44,11 +49,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(latency: float) -> tuple[subprocess.Popen, str]:
+def start_server(latency: float, env: dict[str, str] | None = None,
+                 cwd: str | None = None) -> tuple[subprocess.Popen, str]:
+    """A reference server in its own process (``env``, ``cwd``: a baseline's, so that its
+    package is the one imported: ``-m`` puts the working directory first on the path)."""
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "sweepbench.cli", "serve", "--port", str(port),
                              "--latency", str(latency)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
     url = f"http://127.0.0.1:{port}/v1"
     for _ in range(200):
         try:
@@ -113,19 +121,45 @@ def timed_sweep(cfg, store: Path) -> tuple[float, float, float]:  # noqa: ANN001
     return time.process_time() - cpu0, time.time() - t0, t0
 
 
-def measure(spec: dict, script: str = __file__) -> dict:
+def measure(spec: dict, script: str = __file__, env: dict[str, str] | None = None) -> dict:
     """``script --child SPEC`` in a fresh interpreter; the JSON object it prints last."""
     out = subprocess.run([sys.executable, script, "--child", json.dumps(spec)],
-                         capture_output=True, text=True, env={**os.environ})
+                         capture_output=True, text=True, env=env or {**os.environ})
     if out.returncode != 0:
         raise RuntimeError(f"{spec['name']} failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def baseline_tree(rev: str, into: str) -> tuple[str, dict[str, str]]:
+    """Commit ``rev`` of this repository unpacked under ``into``: (its short hash, an
+    environment whose PYTHONPATH imports its ``sweepbench`` before the installed one)."""
+    repo = Path(__file__).resolve().parent.parent
+    try:
+        sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", f"{rev}^{{commit}}"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError) as e:
+        err = getattr(e, "stderr", "") or e
+        raise SystemExit(f"--baseline {rev}: not a commit of {repo} ({str(err).strip()})") from None
+    tree = Path(into) / f"baseline-{sha}"
+    tree.mkdir()
+    archive = subprocess.run(["git", "-C", str(repo), "archive", sha, "sweepbench"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    probe = subprocess.run([sys.executable, "-c", "import sweepbench; print(sweepbench.__file__)"],
+                           capture_output=True, text=True, env=env, cwd=into)
+    if not probe.stdout.startswith(str(tree)):
+        raise SystemExit(f"--baseline {rev}: its package did not import ({probe.stderr[-500:]})")
+    return sha, env
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a smaller version, under a minute")
     ap.add_argument("--runs", type=int, default=None, help="repetitions (default 3; quick 1)")
+    ap.add_argument("--baseline", metavar="REV",
+                    help="also run the 5-turn workload with commit REV's sweepbench (e.g. e4798b4, "
+                         "issue 12's baseline), interleaved with ours: CPU per call against it")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     opts = ap.parse_args()
     if opts.child:
@@ -138,10 +172,14 @@ def main() -> None:
     trials_5 = 40 if quick else 300  # x 7 tasks: 280 / 2,100 episodes
     trials_50 = 4 if quick else 40
     tmp = tempfile.mkdtemp(prefix="sweepbench-tp-")
+    base_sha, base_env, base_server = None, None, None
+    if opts.baseline:
+        base_sha, base_env = baseline_tree(opts.baseline, tmp)
+        base_server, base_url = start_server(L, base_env, cwd=tmp)
     server, url = start_server(L)
     try:
         rows: dict[str, list[dict]] = {"5": [], "50": [], "aiohttp": [], "openai": [],
-                                       "rss": []}
+                                       "rss": [], "baseline": []}
         for r in range(runs):
             base = {"url": url, "dir": tmp, "concurrency": C}
             rows["5"].append(measure({**base, "name": f"t5-{r}", "user": "scripted/user:5",
@@ -152,8 +190,13 @@ def main() -> None:
                                             "trials": trials_5, "transport": "aiohttp"}))
             rows["openai"].append(measure({**base, "name": f"oai-{r}", "user": "scripted/user:5",
                                            "trials": max(4, trials_5 // 3), "transport": "openai"}))
-            for k in ("5", "50", "aiohttp", "openai"):
-                print(k, json.dumps(rows[k][-1]), file=sys.stderr)
+            if base_env is not None:  # its own defaults: only the workload is ours
+                rows["baseline"].append(measure(
+                    {**base, "url": base_url, "name": f"base-{r}", "user": "scripted/user:5",
+                     "trials": trials_5}, env=base_env))
+            for k in ("5", "50", "aiohttp", "openai", "baseline"):
+                if rows[k]:
+                    print(k, json.dumps(rows[k][-1]), file=sys.stderr)
         server.terminate()
         server.wait()
         # 1,000 episodes in flight: a slow server so they all wait at once
@@ -162,8 +205,12 @@ def main() -> None:
                                     "name": "rss", "user": "scripted/user:2",
                                     "trials": 1000 // TASKS + 1}))
     finally:
-        server.terminate()
-        server.wait()
+        for proc in (server, base_server):
+            if proc is not None:
+                proc.terminate()
+                proc.wait()
+        if base_sha is not None:  # the stores stay for a look; the unpacked commit need not
+            shutil.rmtree(Path(tmp) / f"baseline-{base_sha}", ignore_errors=True)
 
     def med(key: str, field: str) -> float:
         return statistics.median(x[field] for x in rows[key])
@@ -201,6 +248,15 @@ def main() -> None:
         "load_1m": round(statistics.median(x["load_1m"] for k in ("5", "50", "aiohttp", "openai")
                                            for x in rows[k]), 2),
     }
+    if rows["baseline"]:
+        result["baseline"] = base_sha
+        result["cpu_us_per_call_baseline"] = round(cpu_per_call("baseline"), 1)
+        result["cpu_us_per_call_baseline_runs"] = [round(x["cpu_s"] / x["calls"] * 1e6, 1)
+                                                   for x in rows["baseline"]]
+        # run by run, as for aiohttp: each pair ran back to back under the same load
+        result["cpu_ratio_vs_baseline"] = round(statistics.median(
+            a["cpu_s"] / a["calls"] / (b["cpu_s"] / b["calls"])
+            for a, b in zip(rows["5"], rows["baseline"])), 3)
     print(json.dumps(result))
 
 
