@@ -31,6 +31,7 @@ event log keeps its numbering) and the call it stands for is made live again.
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from typing import Any, Awaitable, Callable
 
 import msgspec
@@ -95,7 +96,6 @@ class _RequestHasher:
     def __init__(self, splicer: SplicingEncoder | None = None) -> None:
         self._h = hashlib.blake2b(digest_size=16)
         self._n = 0
-        self._tools: tuple[int, bytes] | None = None
         self._splicer = splicer
 
     def digest(self, req: ChatRequest) -> str:
@@ -115,11 +115,28 @@ class _RequestHasher:
         self._n = len(msgs)
         h = self._h.copy()
         if req.tools:
-            key = id(req.tools)
-            if self._tools is None or self._tools[0] != key:
-                self._tools = (key, hashlib.blake2b(encoder.encode(req.tools), digest_size=16).digest())
-            h.update(self._tools[1])
+            h.update(_tools_digest(req.tools))
         return h.hexdigest()
+
+
+_TOOLS_DIGESTS: OrderedDict[int, tuple[list, bytes]] = OrderedDict()
+_TOOLS_KEPT = 64
+
+
+def _tools_digest(tools: list) -> bytes:
+    """The hash of a ``tools`` list, once per list object: a toolkit hands every episode the
+    same list, and encoding it (several KB) per episode was a per-episode cost of its own. The
+    entry holds the list, so its ``id`` cannot be reused while it is cached."""
+    key = id(tools)
+    hit = _TOOLS_DIGESTS.get(key)
+    if hit is not None and hit[0] is tools:
+        _TOOLS_DIGESTS.move_to_end(key)
+        return hit[1]
+    digest = hashlib.blake2b(encoder.encode(tools), digest_size=16).digest()
+    _TOOLS_DIGESTS[key] = (tools, digest)
+    if len(_TOOLS_DIGESTS) > _TOOLS_KEPT:
+        _TOOLS_DIGESTS.popitem(last=False)
+    return digest
 
 
 class CallJournal:

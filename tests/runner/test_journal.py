@@ -313,6 +313,29 @@ async def test_tools_changed_within_an_episode_change_the_hash() -> None:
     assert [e["request_hash"] for e in run.events] == [_RequestHasher().digest(r) for r in (first, second, third)]
 
 
+def test_a_tools_list_is_encoded_once_for_every_episode_that_shares_it(monkeypatch) -> None:
+    """A toolkit hands every episode the same list: its hash is worked out once, not once per
+    episode's hasher, and stays the hash of its content."""
+    import sweepbench.runner.journal as journal
+
+    encoded = []
+
+    class Counting:
+        def encode(self, obj):
+            encoded.append(obj)
+            return msgspec.json.encode(obj)
+
+    monkeypatch.setattr(journal, "encoder", Counting())
+    shared = [tool("refund"), tool("lookup")]
+    req = ChatRequest(model="m", messages=[UserMessage("hi")], tools=shared)
+    digests = [_RequestHasher().digest(req) for _ in range(5)]  # five episodes
+    assert sum(o is shared for o in encoded) == 1
+    copy = ChatRequest(model="m", messages=[UserMessage("hi")], tools=list(shared))
+    assert _RequestHasher().digest(copy) == digests[0] == digests[4]  # the content's hash
+    other = ChatRequest(model="m", messages=[UserMessage("hi")], tools=[tool("refund")])
+    assert _RequestHasher().digest(other) != digests[0]
+
+
 async def test_a_failure_in_the_middle_of_the_record_does_not_hide_what_follows() -> None:
     calls = {"n": 0}
 
