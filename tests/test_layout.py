@@ -13,11 +13,12 @@ from sweepbench.benchmarks import registry
 
 PACKAGE = Path(__file__).resolve().parents[1] / "sweepbench"
 
-BASE = {"errors", "ids", "wire"}
+BASE = {"errors", "ids", "memo", "wire"}
 # room -> rooms it may import (a room may always import itself)
 ALLOWED = {
     "errors": set(),
     "ids": set(),
+    "memo": set(),
     "wire": set(),
     "__init__": set(),
     "config": BASE,

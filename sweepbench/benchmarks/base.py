@@ -19,6 +19,7 @@ from typing import Any, Awaitable, Callable, ClassVar
 from sweepbench.datasets.task import Task
 from sweepbench.errors import ImportFormatError, TaskError
 from sweepbench.ids import JudgeMethod, UserMode, content_hash
+from sweepbench.memo import IdentityMemo
 from sweepbench.simulator.episode import EpisodeProtocol
 from sweepbench.simulator.scripted.plan import Step
 from sweepbench.tools.base import Toolkit
@@ -63,16 +64,13 @@ def template_probe(task: Task) -> Task:
         max_turns=30, source="")
 
 
-_SPEC_HASHES: dict[int, tuple[Any, str]] = {}
+_SPEC_HASHES: IdentityMemo[list, str] = IdentityMemo()
 
 
 def specs_hash(specs: list) -> str:
     """The hash of a toolkit's tool schemas, once per schema list (toolkits build each list
-    once per description set; the list is held here so its id is not reused)."""
-    hit = _SPEC_HASHES.get(id(specs))
-    if hit is None or hit[0] is not specs:
-        hit = _SPEC_HASHES[id(specs)] = (specs, content_hash(specs))
-    return hit[1]
+    once per description set)."""
+    return _SPEC_HASHES.get(specs, content_hash)
 
 
 class Benchmark:

@@ -27,11 +27,11 @@ that reuses one ``tools`` list per toolkit pays for it once.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any
 
 import msgspec
 
+from sweepbench.memo import IdentityMemo
 from sweepbench.wire import AssistantMessage, ChatRequest, Message, ToolSpec, encoder
 
 __all__ = ["OVERRIDABLE", "BodyTemplate", "SplicingEncoder"]
@@ -72,7 +72,7 @@ class BodyTemplate:
         self.extra_fragment = b"," + extra if extra else b""
         self.head = b'{"model":' + encoder.encode(model) + b',"messages":['
         self._empty = self.head + b"]"
-        self._tools: OrderedDict[int, tuple[list[ToolSpec], bytes]] = OrderedDict()
+        self._tools: IdentityMemo[list[ToolSpec], bytes] = IdentityMemo(_TOOLS_CACHE)
         self.tools_encoded = 0
 
     @classmethod
@@ -155,17 +155,11 @@ class BodyTemplate:
 
     def tools_bytes(self, tools: list[ToolSpec]) -> bytes:
         """``tools`` encoded, once per list object (LRU of recent lists)."""
-        key = id(tools)
-        hit = self._tools.get(key)
-        if hit is not None and hit[0] is tools:
-            self._tools.move_to_end(key)
-            return hit[1]
-        data = encoder.encode(tools)
+        return self._tools.get(tools, self._encode_tools)
+
+    def _encode_tools(self, tools: list[ToolSpec]) -> bytes:
         self.tools_encoded += 1
-        self._tools[key] = (tools, data)  # the reference keeps id(tools) from being reused
-        if len(self._tools) > _TOOLS_CACHE:
-            self._tools.popitem(last=False)
-        return data
+        return encoder.encode(tools)
 
     def splicer(self) -> SplicingEncoder:
         return SplicingEncoder(self)

@@ -29,6 +29,7 @@ from sweepbench.benchmarks import registry
 from sweepbench.config import Endpoint, SweepConfig
 from sweepbench.datasets.task import Task
 from sweepbench.ids import EpisodeKey, content_hash
+from sweepbench.memo import IdentityMemo
 
 __all__ = ["NOT_SENT", "EpisodeIdentity", "endpoint_identity", "task_hash"]
 
@@ -74,7 +75,7 @@ class EpisodeIdentity:
     def __init__(self, cfg: SweepConfig, data_dir: Path | None) -> None:
         self.cfg, self.data_dir = cfg, data_dir
         self._endpoints: dict[str, dict] = {}
-        self._tasks: dict[int, tuple[Task, dict]] = {}
+        self._tasks: IdentityMemo[Task, dict[str, Any]] = IdentityMemo()
 
     def endpoint(self, name: str) -> dict[str, Any]:
         if name not in self._endpoints:
@@ -84,13 +85,12 @@ class EpisodeIdentity:
         return self._endpoints[name]
 
     def _task_part(self, task: Task) -> dict[str, Any]:
-        cached = self._tasks.get(id(task))
-        if cached is None or cached[0] is not task:
-            bench = registry.get(task.benchmark)
-            part = {"benchmark": task.benchmark, "task": task_hash(task),
-                    "fingerprint": bench.fingerprint(task, self.data_dir)}
-            cached = self._tasks[id(task)] = (task, part)
-        return cached[1]
+        return self._tasks.get(task, self._make_task_part)
+
+    def _make_task_part(self, task: Task) -> dict[str, Any]:
+        bench = registry.get(task.benchmark)
+        return {"benchmark": task.benchmark, "task": task_hash(task),
+                "fingerprint": bench.fingerprint(task, self.data_dir)}
 
     def of(self, model: str, task: Task, trial: int) -> dict[str, Any]:
         """The identity of (model, task, trial) under this config."""

@@ -31,12 +31,12 @@ event log keeps its numbering) and the call it stands for is made live again.
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from typing import Any, Awaitable, Callable
 
 import msgspec
 
 from sweepbench.errors import ModelError, ResumeMismatch
+from sweepbench.memo import IdentityMemo
 from sweepbench.runner.body import SplicingEncoder
 from sweepbench.runner.shapes import TRUNCATED
 from sweepbench.wire import AssistantMessage, ChatRequest, Usage, encoder
@@ -115,28 +115,17 @@ class _RequestHasher:
         self._n = len(msgs)
         h = self._h.copy()
         if req.tools:
-            h.update(_tools_digest(req.tools))
+            h.update(_TOOLS_DIGESTS.get(req.tools, _tools_digest))
         return h.hexdigest()
 
 
-_TOOLS_DIGESTS: OrderedDict[int, tuple[list, bytes]] = OrderedDict()
-_TOOLS_KEPT = 64
-
-
 def _tools_digest(tools: list) -> bytes:
-    """The hash of a ``tools`` list, once per list object: a toolkit hands every episode the
-    same list, and encoding it (several KB) per episode was a per-episode cost of its own. The
-    entry holds the list, so its ``id`` cannot be reused while it is cached."""
-    key = id(tools)
-    hit = _TOOLS_DIGESTS.get(key)
-    if hit is not None and hit[0] is tools:
-        _TOOLS_DIGESTS.move_to_end(key)
-        return hit[1]
-    digest = hashlib.blake2b(encoder.encode(tools), digest_size=16).digest()
-    _TOOLS_DIGESTS[key] = (tools, digest)
-    if len(_TOOLS_DIGESTS) > _TOOLS_KEPT:
-        _TOOLS_DIGESTS.popitem(last=False)
-    return digest
+    return hashlib.blake2b(encoder.encode(tools), digest_size=16).digest()
+
+
+_TOOLS_DIGESTS: IdentityMemo[list, bytes] = IdentityMemo(64)
+"""A tools list's hash, once per list object for the whole process: a toolkit hands every
+episode the same list, and encoding it (several KB) per episode was a cost of its own."""
 
 
 class CallJournal:

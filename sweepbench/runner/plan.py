@@ -41,6 +41,7 @@ from sweepbench.config import SweepConfig
 from sweepbench.datasets.data_dir import resolve_data_dir
 from sweepbench.datasets.task import Task
 from sweepbench.ids import EpisodeStatus, UserMode
+from sweepbench.memo import IdentityMemo
 from sweepbench.results.profile import usage_cost
 from sweepbench.results.store import RunStore
 from sweepbench.results.text import literal
@@ -177,25 +178,25 @@ class _Sizes:
 
     def __init__(self, data_dir: Path | None) -> None:
         self.data_dir = data_dir
-        self._cache: dict[int, tuple[Task, float, float]] = {}
+        self._cache: IdentityMemo[Task, tuple[float, float]] = IdentityMemo()
 
     def of(self, task: Task, user_mode: str) -> tuple[float, float]:
-        hit = self._cache.get(id(task))
-        if hit is None or hit[0] is not task:
-            bench = registry.get(task.benchmark)
-            tools = bench.toolkit(task).specs(bench.tool_descriptions(task, self.data_dir))
-            protocol = bench.episode_protocol(task, data_dir=self.data_dir,
-                                              user_mode=UserMode(user_mode))
-            ctx = EpisodeContext(task, None, [], [], None)  # type: ignore[arg-type]
-            try:
-                agent_text, user_text = (protocol.agent_system_prompt(ctx),
-                                         protocol.user_system_prompt(ctx))
-            except Exception:  # noqa: BLE001 - a protocol that needs a live episode: skip
-                agent_text = user_text = task.instructions
-            agent = estimate_tokens(len(agent_text.encode()) + len(encoder.encode(tools)))
-            user = estimate_tokens(len(user_text.encode()))
-            hit = self._cache[id(task)] = (task, float(agent), float(user))
-        return hit[1], hit[2]
+        return self._cache.get(task, lambda t: self._measure(t, user_mode))
+
+    def _measure(self, task: Task, user_mode: str) -> tuple[float, float]:
+        bench = registry.get(task.benchmark)
+        tools = bench.toolkit(task).specs(bench.tool_descriptions(task, self.data_dir))
+        protocol = bench.episode_protocol(task, data_dir=self.data_dir,
+                                          user_mode=UserMode(user_mode))
+        ctx = EpisodeContext(task, None, [], [], None)  # type: ignore[arg-type]
+        try:
+            agent_text, user_text = (protocol.agent_system_prompt(ctx),
+                                     protocol.user_system_prompt(ctx))
+        except Exception:  # noqa: BLE001 - a protocol that needs a live episode: skip
+            agent_text = user_text = task.instructions
+        agent = estimate_tokens(len(agent_text.encode()) + len(encoder.encode(tools)))
+        user = estimate_tokens(len(user_text.encode()))
+        return float(agent), float(user)
 
 
 class _Estimator:

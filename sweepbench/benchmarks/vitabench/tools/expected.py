@@ -25,6 +25,7 @@ from sweepbench.benchmarks.vitabench.tools.instore_model import Book, Reservatio
 from sweepbench.benchmarks.vitabench.tools.repairs import parse_records
 from sweepbench.datasets.task import Task
 from sweepbench.errors import TaskError
+from sweepbench.memo import IdentityMemo
 
 
 class ExpectedOrder(Struct):
@@ -75,25 +76,19 @@ def _same_time(a: str, b: str) -> bool:
     return a.strip() == b.strip() != ""
 
 
-_PARSED_KEPT = 256
-"""Tasks whose parsed initial database and expected states are kept (see ``parsed_task``)."""
-_parsed: dict[int, tuple[Task, Database, list[ExpectedState]]] = {}
+_PARSED: IdentityMemo[Task, tuple[Database, list[ExpectedState]]] = IdentityMemo(256)
 
 
 def parsed_task(task: Task) -> tuple[Database, list[ExpectedState]]:
     """The task's initial database and expected states, parsed once per task object: every
     trial of a task is checked against them (``state_check``, ``reachability``), and those
-    only read them. Keyed by the object, which the entry holds, so a key is never reused
-    while it is kept. Raises ``TaskError`` as the parsing does."""
-    hit = _parsed.get(id(task))
-    if hit is not None and hit[0] is task:
-        return hit[1], hit[2]
+    only read them. Raises ``TaskError`` as the parsing does."""
+    return _PARSED.get(task, _parse_task)
+
+
+def _parse_task(task: Task) -> tuple[Database, list[ExpectedState]]:
     initial = Database.from_task(task)
-    states = expected_states(task, initial)
-    if len(_parsed) >= _PARSED_KEPT:
-        _parsed.clear()
-    _parsed[id(task)] = (task, initial, states)
-    return initial, states
+    return initial, expected_states(task, initial)
 
 
 def expected_states(task: Task, initial: Database | Mapping[str, Order]) -> list[ExpectedState]:
