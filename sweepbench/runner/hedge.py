@@ -25,7 +25,9 @@ that is about its time to first byte, and never less, so budgets err on the long
   queue behind the slot its own hung first copy holds would rescue nothing). At most
   ``HEDGE_SHARE`` of requests are hedged (plus a burst of ``HEDGE_BURST``), so a slow endpoint
   is not sent twice the load. Off by default where the endpoint has prices
-  (``Endpoint.hedge``).
+  (``Endpoint.hedge``). A copy to a model that samples is a second draw; the first to finish
+  wins, which favours shorter answers (a request still unanswered at p99 is usually a long
+  one), so won hedges are counted and shown, and the README says when to turn hedging off.
 
 Billing rule for a losing copy (what ``CallResult.hedge_usage`` counts): a loser that got its
 first byte before it was cancelled is counted as billed like the winner's whole usage (a
