@@ -27,7 +27,8 @@ that is about its time to first byte, and never less, so budgets err on the long
   is not sent twice the load. Off by default where the endpoint has prices
   (``Endpoint.hedge``). A copy to a model that samples is a second draw; the first to finish
   wins, which favours shorter answers (a request still unanswered at p99 is usually a long
-  one), so won hedges are counted and shown, and the README says when to turn hedging off.
+  one). Won hedges are counted and shown (``hedge_wins``); the README says when to turn
+  hedging off.
 
 Billing rule for a losing copy (what ``CallResult.hedge_usage`` counts): a loser that got its
 first byte before it was cancelled is counted as billed like the winner's whole usage (a
