@@ -174,20 +174,21 @@ def _spec_mean(spec: LatencySpec) -> float:
 
 class _Sizes:
     """A task's own prompt sizes in tokens: the agent's system prompt with the tool schemas,
-    the user's system prompt."""
+    the user's system prompt (in ``user_mode``), measured once per task object."""
 
-    def __init__(self, data_dir: Path | None) -> None:
+    def __init__(self, data_dir: Path | None, user_mode: str) -> None:
         self.data_dir = data_dir
+        self.user_mode = UserMode(user_mode)
         self._cache: IdentityMemo[Task, tuple[float, float]] = IdentityMemo()
 
-    def of(self, task: Task, user_mode: str) -> tuple[float, float]:
-        return self._cache.get(task, lambda t: self._measure(t, user_mode))
+    def of(self, task: Task) -> tuple[float, float]:
+        return self._cache.get(task, self._measure)
 
-    def _measure(self, task: Task, user_mode: str) -> tuple[float, float]:
+    def _measure(self, task: Task) -> tuple[float, float]:
         bench = registry.get(task.benchmark)
         tools = bench.toolkit(task).specs(bench.tool_descriptions(task, self.data_dir))
         protocol = bench.episode_protocol(task, data_dir=self.data_dir,
-                                          user_mode=UserMode(user_mode))
+                                          user_mode=self.user_mode)
         ctx = EpisodeContext(task, None, [], [], None)  # type: ignore[arg-type]
         try:
             agent_text, user_text = (protocol.agent_system_prompt(ctx),
@@ -203,7 +204,7 @@ class _Estimator:
     def __init__(self, cfg: SweepConfig, history: _History, data_dir: Path | None,
                  tasks: dict[str, Task]) -> None:
         self.cfg, self.history = cfg, history
-        self.sizes = _Sizes(data_dir)
+        self.sizes = _Sizes(data_dir, cfg.user_mode)
         self.tasks = tasks  # task key -> task, to size the tasks of the history
 
     def shape(self, item: WorkItem, *, judges: bool = True) -> Shape:
@@ -221,7 +222,7 @@ class _Estimator:
 
     def _scaled(self, item: WorkItem, hist: list[tuple[Shape, str]]) -> Shape:
         shape = _mean_shapes([s for s, _ in hist], "history of the benchmark")
-        own = self.sizes.of(item.task, self.cfg.user_mode)[0]
+        own = self.sizes.of(item.task)[0]
         theirs = [self._size_of(t) for _, t in hist]
         known = [x for x in theirs if x is not None]
         if known:
@@ -232,7 +233,7 @@ class _Estimator:
 
     def _size_of(self, task_key: str) -> float | None:
         task = self.tasks.get(task_key)
-        return None if task is None else self.sizes.of(task, self.cfg.user_mode)[0]
+        return None if task is None else self.sizes.of(task)[0]
 
     def _defaults(self, item: WorkItem) -> Shape:
         task, bench = item.task, registry.get(item.task.benchmark)
@@ -242,7 +243,7 @@ class _Estimator:
         agent_calls = turns + steps
         user_calls = turns + 1 + turns * float(d["referee_calls_per_turn"])
         grow = float(d["tokens_per_step"])
-        agent_base, user_base = self.sizes.of(task, self.cfg.user_mode)
+        agent_base, user_base = self.sizes.of(task)
         shape = Shape(source="the benchmark's defaults")
         shape.roles["agent"] = [agent_calls,
                                 agent_calls * agent_base + grow * agent_calls * (agent_calls - 1) / 2,
