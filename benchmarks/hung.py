@@ -13,7 +13,9 @@ reference server three times per round, in one invocation:
   ever).
 
 Every endpoint setting is the default (``timeout_s`` 120, the default time-to-first-byte
-policy, hedging at its default for the endpoint: on, as scripted endpoints have no prices).
+policy, hedging and ramp-down backups at their defaults for the endpoint: on, as scripted
+endpoints have no prices). ``--compare-backups`` adds a fourth run per round, ``hung`` with
+``backups = 0`` (the baseline configuration: hedging alone), and prints its ratio too.
 
 Each round draws its faults and latencies with a seed of its own (``--seed`` + round; the
 three runs of a round share it), so the medians are over fault draws, not over the timing
@@ -22,8 +24,8 @@ first-byte floor) made one draw's hung run a sixth longer at ``--trials 32``.
 
 Per run: wall time, episodes lost, whether the report's metrics and every trajectory equal the
 first clean run's (as ``benchmarks/faults.py`` checks), and from the report's profile the hung
-(TTFB-abandoned) requests, the hedges sent and won, and the extra requests hedging cost (as a
-share of the calls). Ratios are per round (same invocation), medians over ``--rounds``:
+(TTFB-abandoned) requests, the hedges sent and won (ramp-down backups included), and the extra
+requests hedging cost (as a share of the calls). Ratios are per round (same invocation), medians over ``--rounds``:
 hung / clean (target <= 1.3), faults / clean (what the standard mix costs by itself) and
 hung / faults (what the hung requests add). Also: results identical, 0 lost, and per run the
 seconds the journaled calls spent queued on the endpoint's limits and in back-off, and their
@@ -51,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from faults import _metrics, _trajectory_digest  # noqa: E402  (the same checks)
 
-from sweepbench.config import SweepConfig  # noqa: E402
+from sweepbench.config import Endpoint, SweepConfig  # noqa: E402
 from sweepbench.results.report import build_report  # noqa: E402
 from sweepbench.results.store import RunStore  # noqa: E402
 from sweepbench.runner import build as build_mod  # noqa: E402
@@ -133,6 +135,8 @@ def main() -> int:
                     help="the reference server's seed in the first round (round i: seed + i)")
     ap.add_argument("--latency", default="uniform:0.1,0.3", help="reference latency spec")
     ap.add_argument("--max-concurrency", type=int, default=32, help="episodes in flight")
+    ap.add_argument("--compare-backups", action="store_true",
+                    help="also run the hung mix with ramp-down backups off (backups = 0)")
     args = ap.parse_args()
     trials = args.trials or (2 if args.quick else 8)
     rounds = args.rounds or (2 if args.quick else 3)
@@ -140,19 +144,30 @@ def main() -> int:
     build_mod.reference_server = _server  # type: ignore[assignment]
     _SERVER_OPTIONS["fault_retry_after_s"] = args.fault_retry_after
 
-    def config(faults: str | None, round_: int) -> SweepConfig:
-        return SweepConfig(models=["scripted/oracle", "scripted/noisy:0.3"],
-                           benchmarks=["vitabench:delivery"], trials=trials,
+    models = ["scripted/oracle", "scripted/noisy:0.3"]
+
+    def config(faults: str | None, round_: int, backups: bool = True) -> SweepConfig:
+        # backups off: the scripted endpoints as they are by default (max_retries 6, no
+        # in-flight cap of their own), ramp-down backups aside
+        endpoints = [] if backups else [
+            Endpoint(name=name, backups=0, max_concurrency=1 << 16, max_retries=6)
+            for name in (*models, "scripted/user")]
+        return SweepConfig(models=models, benchmarks=["vitabench:delivery"], trials=trials,
                            max_concurrency=args.max_concurrency, seed=0,
                            reference_latency=args.latency, reference_faults=faults,
-                           reference_seed=args.seed + round_)
+                           reference_seed=args.seed + round_, endpoints=endpoints)
 
     runs: dict[str, list[dict[str, Any]]] = {"clean": [], "faults": [], "hung": []}
     hung_faults = f"{args.faults},{args.hang}"
+    plan = [("clean", None, True), ("faults", args.faults, True), ("hung", hung_faults, True)]
+    if args.compare_backups:
+        runs["hung_no_backups"] = []
+        plan.append(("hung_no_backups", hung_faults, False))
     with tempfile.TemporaryDirectory(prefix="sweepbench-hung-") as tmp:
         for i in range(rounds):
-            for name, faults in (("clean", None), ("faults", args.faults), ("hung", hung_faults)):
-                r = asyncio.run(run_once(config(faults, i), Path(tmp) / f"{name}{i}.sqlite"))
+            for name, faults, backups in plan:
+                r = asyncio.run(run_once(config(faults, i, backups),
+                                         Path(tmp) / f"{name}{i}.sqlite"))
                 runs[name].append(r)
                 print(json.dumps({"run": name, "round": i, **{
                     k: v for k, v in r.items() if not k.startswith("_")}}), file=sys.stderr)
@@ -194,6 +209,12 @@ def main() -> int:
             f["call_wall_s"] / c["call_wall_s"] for c, f in zip(runs["clean"], runs["faults"])),
             3),
         "occupancy_median": {k: med("occupancy", rs) for k, rs in runs.items()},
+        **({"no_backups_wall_ratio_median": round(statistics.median(
+                h["wall_s"] / c["wall_s"] for c, h in zip(runs["clean"],
+                                                         runs["hung_no_backups"])), 3),
+            "no_backups_hedge_extra_requests_share_median": med(
+                "hedge_extra_requests_share", runs["hung_no_backups"])}
+           if args.compare_backups else {}),
         "server_faults_last": runs["hung"][-1]["server_faults"],
     }
     result["targets_met"] = (result["wall_ratio_median"] <= 1.3 and result["identical"]

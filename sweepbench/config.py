@@ -88,6 +88,12 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     before 1.5 x the median latency (a copy needs about a median to answer); in (0, 1)."""
     hedge_min_s: float = 0.1
     """Never hedge a request younger than this; must be > 0."""
+    backups: int = 2
+    """Ramp-down backups, where hedging is on: once a sweep has no episode left to start and
+    some of its slots are idle, each request also goes out as up to this many copies at once,
+    each on an idle slot and only if the endpoint's limits have room now. The first copy's
+    answer is used unless it fails or is later than the hedge delay, so a fault costs the
+    straggling episodes nothing and no answer is chosen for being fast. 0: none; at most 8."""
     max_reply_bytes: int = 8 << 20
     """Largest reply body read (8 MiB); a longer one is an error, its read stopped there."""
     max_retries: int = 6
@@ -137,7 +143,8 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     def validate(self) -> Endpoint:
         """ConfigError naming the endpoint and the field for what can never work: a base_url
         that is not http(s)://host, a timeout or TTFB/hedge setting that is not > 0, a TTFB
-        floor above its ceiling, a hedge quantile outside (0, 1), a size limit under 1 byte."""
+        floor above its ceiling, a hedge quantile outside (0, 1), backups outside 0..8, a size
+        limit under 1 byte."""
         where = f"endpoint {self.name!r}"
         if self.base_url:
             url = urlsplit(self.base_url.strip())
@@ -158,6 +165,8 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
         if not 0 < self.hedge_quantile < 1:
             raise ConfigError(f"{where}: hedge_quantile must be in (0, 1), got "
                               f"{self.hedge_quantile}")
+        if not 0 <= self.backups <= 8:
+            raise ConfigError(f"{where}: backups must be in 0..8, got {self.backups}")
         if self.max_reply_bytes < 1:
             raise ConfigError(f"{where}: max_reply_bytes must be >= 1, got "
                               f"{self.max_reply_bytes}")

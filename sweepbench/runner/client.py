@@ -85,7 +85,8 @@ from sweepbench.errors import (
     TransportError,
 )
 from sweepbench.runner.body import BodyTemplate
-from sweepbench.runner.hedge import MAX_HEDGES, FLIGHT, Flight, StallPolicy, first_byte
+from sweepbench.runner.hedge import (BACKUP_KEEP, MAX_HEDGES, FLIGHT, Flight, IdleSlots,
+                                     StallPolicy, first_byte)
 from sweepbench.runner.limits import BreakerOpen, EndpointLimits, MonotonicClock, Permit
 from sweepbench.runner.response_cache import ResponseCache
 from sweepbench.runner.secrets import KEYS
@@ -407,10 +408,12 @@ class _Call:
 class _Race:
     """The hedges of one attempt (see ``ModelClient._race``): copies and the winner. Told
     the first copy's age by the endpoint's watchdog (``tick``); ``close()`` unhooks it all,
-    so a call leaves no reference cycle behind."""
+    so a call leaves no reference cycle behind. ``backups``: the copies sent at once in the
+    ramp-down (:meth:`send_backups`); ``ready``: one that answered, held until the first copy
+    fails or reaches the hedge delay."""
 
-    __slots__ = ("body", "call", "cancelling", "client", "copies", "flight", "headers", "live",
-                 "me", "won")
+    __slots__ = ("backups", "body", "call", "cancelling", "client", "copies", "flight",
+                 "headers", "live", "me", "ready", "won")
 
     def __init__(self, client: ModelClient, body: bytes, headers: dict[str, str] | None,
                  call: _Call) -> None:
@@ -422,13 +425,79 @@ class _Race:
         self.won: asyncio.Task[CallResult] | None = None  # the copy that answered first
         self.live = True
         self.flight = Flight(self)
+        self.backups: list[asyncio.Task[CallResult]] = []
+        self.ready: asyncio.Task[CallResult] | None = None
+
+    def send_backups(self, spare: IdleSlots, n: int) -> None:
+        """Up to ``n`` copies now, each on an idle slot of the sweep and a permit the limits
+        grant at once (the first copy holds its own already)."""
+        client, call = self.client, self.call
+        for _ in range(n):
+            if not spare.take():
+                return
+            permit = client.limits.try_permit(len(self.body), keep=BACKUP_KEEP)
+            if permit is None:
+                spare.give()
+                return
+            call.hedged += 1
+            sub, flight = _Call(call.hung), Flight()
+            task = asyncio.ensure_future(client._backup(
+                self.body, self.headers, sub, flight, permit))
+            # given back however it ends (cancelled before it ever ran, too)
+            task.add_done_callback(lambda _, spare=spare: (client.limits.concurrency.release(),
+                                                           spare.give()))
+            task.add_done_callback(self.backup_done)
+            self.backups.append(task)
+            self.copies.append((task, sub, flight))
+
+    def backup_done(self, task: asyncio.Task[CallResult]) -> None:
+        """A backup answered: held as ``ready``, used at once if the first copy is past the
+        hedge delay already (else by ``tick`` when it is, or when the first copy fails)."""
+        if task.cancelled() or task.exception() is not None or not self.live:
+            return  # a failed backup changes nothing: the first copy goes on
+        if self.ready is None:
+            self.ready = task
+        delay = self.client.stalls.hedge_delay()
+        sent = self.flight.sent_at
+        if delay is not None and sent and task.get_loop().time() - sent >= delay:
+            self._win(task)
+
+    def _win(self, task: asyncio.Task[CallResult]) -> None:
+        if self.live and self.won is None:
+            self.won = task
+            self.me.cancel()  # stop this task's request: the copy answered first
+
+    async def fallback(self) -> asyncio.Task[CallResult] | None:
+        """The first copy failed: a backup that answered, or the first to answer of those
+        still on the wire younger than the hedge delay (older ones are suspect, like the
+        hedge delay says); None: none, the failure stands."""
+        self.live = False  # nothing cancels this task from now on
+        if self.ready is not None:
+            return self.ready
+        delay = self.client.stalls.hedge_delay()
+        pending = {t for t in self.backups if not t.done()}
+        if delay is None or not pending:
+            return None
+        loop = asyncio.get_running_loop()
+        until = min(f.sent_at for t, _, f in self.copies if t in pending) + delay
+        while pending and (left := until - loop.time()) > 0:
+            done, pending = await asyncio.wait(pending, timeout=left,
+                                               return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if not task.cancelled() and task.exception() is None:
+                    return task
+        return None
 
     def tick(self, age: float, delay: float) -> None:
-        """The first copy has been on the wire ``age`` s without a byte back: one more copy
-        per ``delay`` s of it, up to ``MAX_HEDGES``, within the endpoint's hedge share."""
-        copies = self.copies
+        """The first copy has been on the wire ``age`` s without a byte back: a backup that
+        answered wins; else one more copy per ``delay`` s of it, up to ``MAX_HEDGES``, within
+        the endpoint's hedge share."""
+        if self.ready is not None:
+            self._win(self.ready)
+            return
+        copies = [c for c in self.copies if c[0] not in self.backups]
         if (not self.live or age < delay * (len(copies) + 1) or len(copies) >= MAX_HEDGES
-                or any(f.got_first_byte for _, _, f in copies)
+                or any(f.got_first_byte and not t.done() for t, _, f in self.copies)
                 or not self.client.stalls.may_hedge()):
             return  # not yet, enough, answering (a body on its way is no hang), over share
         call = self.call
@@ -437,22 +506,22 @@ class _Race:
         task = asyncio.ensure_future(self.client._request(
             self.body, self.headers, sub, flight, self.flight.permit))
         task.add_done_callback(self.copy_done)
-        copies.append((task, sub, flight))
+        self.copies.append((task, sub, flight))
 
     def copy_done(self, task: asyncio.Task[CallResult]) -> None:
         if task.cancelled():
             return
         task.exception()  # retrieved: a loser's error is not "never retrieved"
-        if self.live and self.won is None:
-            self.won = task
-            self.me.cancel()  # stop this task's request: the copy answered first
+        self._win(task)
 
     def close(self) -> list[tuple[asyncio.Task[CallResult], _Call, Flight]]:
         """Stop the copies; the copies, for their books."""
         self.live = False
         self.flight.race = None
+        self.ready = None
         for task, _, _ in self.copies:
             task.remove_done_callback(self.copy_done)
+            task.remove_done_callback(self.backup_done)
             task.cancel()
         return self.copies
 
@@ -540,6 +609,9 @@ class ModelClient:
                     f"endpoint {endpoint.name!r}: unknown transport {kind!r} (http, aiohttp, openai)")
         self._transport = transport
         self.stalls = StallPolicy(endpoint)  # TTFB budget and hedging, from observed latency
+        # the sweep's idle slots, lent to ramp-down backups (None: no backups; the sweep sets it)
+        self.spare: IdleSlots | None = None
+        self._backups: int = getattr(endpoint, "backups", 0) if self.stalls.hedging else 0
         self._cache_identity = f"{url}\n{kind}"
         self._closed = False
         self.last_ok_at: float | None = None  # clock time of the last successful request
@@ -671,14 +743,21 @@ class ModelClient:
         the others are cancelled. Copies keep their own books (``_Call``), merged into
         ``call`` when one wins. A request that answers in time costs one small object."""
         race = _Race(self, body, headers, call)
+        failed = False  # the first copy failed and a backup answered instead
         try:
-            result = await self._request(body, headers, call, race.flight)
+            try:
+                result = await self._request(body, headers, call, race.flight)
+            except ModelError:
+                winner = await race.fallback() if race.backups else None
+                if winner is None:
+                    raise
+                failed = True
+            else:
+                winner = None
         except asyncio.CancelledError:
             if not race.won or race.me.uncancel() > race.cancelling:
                 raise  # not (only) ours: the caller's cancellation
             winner = race.won
-        else:
-            winner = None
         finally:
             copies = race.close()
         if copies:
@@ -700,7 +779,9 @@ class ModelClient:
             raise err
         result = winner.result()
         call.payload = sub.payload
-        self._bill(call, result, [race.flight] + [f for t, _, f in copies if t is not winner])
+        losers = [f for t, _, f in copies if t is not winner
+                  and not (t.done() and not t.cancelled() and t.exception() is not None)]
+        self._bill(call, result, losers if failed else [race.flight] + losers)
         result.statuses = list(call.statuses)
         result.attempts = len(call.statuses)
         return result
@@ -726,11 +807,26 @@ class ModelClient:
                 call.statuses.append(0)
                 if flight is not None:
                     flight.leaving(permit)
+                    spare = self.spare
+                    if (spare is not None and self._backups and spare.idle > spare.lent
+                            and flight.race is not None):
+                        flight.race.send_backups(spare, self._backups)
                 return await self._send(permit, body, headers, call, flight)
         except BreakerOpen as err:
             error = EndpointUnavailableError(f"{self._name}: {err}", endpoint=self._name)
             self._tag(error, call)
             raise error from err
+        except ModelError as err:
+            self._tag(err, call)
+            raise
+
+    async def _backup(self, body: bytes, headers: dict[str, str] | None, call: _Call,
+                      flight: Flight, permit: Permit) -> CallResult:
+        """A ramp-down backup copy under its own ``permit`` (from ``try_permit``; its
+        in-flight slot is released by ``_Race.send_backups`` when the task ends)."""
+        try:
+            call.statuses.append(0)
+            return await self._send(permit, body, headers, call, flight)
         except ModelError as err:
             self._tag(err, call)
             raise

@@ -30,6 +30,16 @@ that is about its time to first byte, and never less, so budgets err on the long
   one). Won hedges are counted and shown (``hedge_wins``); the README says when to turn
   hedging off.
 
+- **Ramp-down backups** (:class:`IdleSlots`, ``Endpoint.backups``): once a sweep has no
+  episode left to start, its freed slots sit idle while the last episodes run, and every
+  fault of theirs (a 429's Retry-After, a 500 after a full latency, a hang) lengthens the
+  sweep by as much. Then each request also goes out as backup copies at once, each on an
+  idle slot and a permit the endpoint's limits grant now (never queued ahead of a first
+  copy). The first copy's answer is preferred: a backup's answer is used only when the first
+  copy fails, or is still unanswered at the hedge delay, so no answer is picked for being
+  fast (the bias hedging has) and a fault costs the episode about nothing. Counted with the
+  hedges (``hedged``, ``hedge_won``).
+
 Billing rule for a losing copy (what ``CallResult.hedge_usage`` counts): a loser that got its
 first byte before it was cancelled is counted as billed like the winner's whole usage (a
 non-streaming first byte means the provider generated the answer); a loser cancelled before
@@ -50,7 +60,7 @@ from collections import deque
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["FLIGHT", "Flight", "HEDGE_BURST", "HEDGE_OVER_MEDIAN", "HEDGE_SHARE",
+__all__ = ["BACKUP_KEEP", "FLIGHT", "Flight", "HEDGE_BURST", "HEDGE_OVER_MEDIAN", "HEDGE_SHARE", "IdleSlots",
            "LatencyTracker", "MAX_HEDGES", "MIN_SAMPLES", "StallPolicy", "WINDOW", "first_byte",
            "priced"]
 
@@ -68,6 +78,10 @@ endpoint with a tight latency spread, p99 is barely above the median and would h
 healthy requests for nothing."""
 MAX_HEDGES = 2
 """Copies a request may get: one after the hedge delay, one more if that one hangs too."""
+BACKUP_KEEP = 0.5
+"""A ramp-down backup goes only if the endpoint's RPM and TPM buckets keep this share of
+their capacity after it: under a rate limit, the banked burst is for the requests that must
+go, and a backup spending it would make the next first copy wait."""
 _RESORT = 16  # samples added before the quantiles are recomputed
 
 
@@ -251,6 +265,31 @@ class StallPolicy:
             return False
         self.hedges += 1
         return True
+
+
+class IdleSlots:
+    """A sweep's episode slots with nothing left to run (its queue is empty), lent to
+    ramp-down backup copies: at most one copy in flight per idle slot, so requests in
+    flight stay within the sweep's ``max_concurrency``. The sweep adds a slot as a worker
+    finds the queue empty (``idle``); a copy takes one (:meth:`take`) and gives it back
+    when it ends (:meth:`give`)."""
+
+    __slots__ = ("idle", "lent", "sent")
+
+    def __init__(self, idle: int = 0) -> None:
+        self.idle = idle
+        self.lent = 0
+        self.sent = 0  # copies ever sent on a lent slot
+
+    def take(self) -> bool:
+        if self.lent >= self.idle:
+            return False
+        self.lent += 1
+        self.sent += 1
+        return True
+
+    def give(self) -> None:
+        self.lent -= 1
 
 
 def priced(endpoint: Any) -> bool:

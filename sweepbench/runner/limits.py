@@ -578,6 +578,31 @@ class EndpointLimits:
         Once the limits are closed, every permit is cancelled instead of granted."""
         return _Permitting(self, body_bytes)
 
+    def try_permit(self, body_bytes: int, *, keep: float = 0.0) -> Permit | None:
+        """A permit granted now, or None where :meth:`permit` would wait (closed, breaker not
+        closed, paused, no free slot or somebody queued for one) or where taking it would
+        leave a bucket under ``keep`` of its capacity: for a request worth sending only on
+        room nobody needs (a ramp-down backup keeps half of each bucket banked for the
+        requests that must go). The caller releases its slot (``concurrency.release()``)
+        when the request is done."""
+        now = self.clock.now()
+        if self.closed or self.breaker.state != "closed" or self.paused_until > now:
+            return None
+        sent_at = self.concurrency.try_acquire()
+        if sent_at is None:
+            return None
+        estimate = self.estimator.estimate(body_bytes)
+        requests, tokens = self.requests, self.tokens
+        if ((requests is not None and requests.level - 1 < keep * requests.capacity)
+                or (tokens is not None and tokens.level - estimate < keep * tokens.capacity)):
+            self.concurrency.release()
+            return None
+        if requests is not None:
+            requests.reserve(1)
+        if tokens is not None:
+            tokens.reserve(estimate)
+        return Permit(estimate, False, sent_at, 0.0)
+
     def _check_open(self) -> None:
         if self.closed:
             raise asyncio.CancelledError("endpoint limits closed: the sweep is stopping")

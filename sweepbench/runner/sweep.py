@@ -48,6 +48,7 @@ from sweepbench.runner.build import (
     endpoint_prices,
     judge_specs,
 )
+from sweepbench.runner.hedge import IdleSlots
 from sweepbench.runner.identity import what_changed
 from sweepbench.runner.journal import CallJournal
 from sweepbench.runner.judge_pool import JudgePool
@@ -221,7 +222,13 @@ class Sweep:
                         errors += failed
                         self._streak(failed)
                         pool.submit(item.task, item.key, record, fresh=True)
+                    spare.idle += 1  # the queue is empty: this slot is idle to the end
+
                 n_workers = max(1, min(concurrency, len(todo)))
+                spare = IdleSlots(concurrency - n_workers)  # lent to ramp-down backups
+                for name in {*cfg.models, cfg.user_model}:  # episodes' endpoints, not judges'
+                    if name in self.clients:
+                        self.clients[name].spare = spare
                 await asyncio.gather(*(worker() for _ in range(n_workers)))
                 await pool.drain()
         except BaseException as exc:

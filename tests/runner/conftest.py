@@ -42,3 +42,10 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.t += seconds
+
+
+def without_backups(*names: str) -> list[dict]:
+    """Endpoint entries that turn ramp-down backups off for these scripted models, for tests
+    that count the reference server's requests as one per journaled call (a backup is one
+    more request for a call)."""
+    return [{"name": name, "backups": 0, "max_concurrency": 1 << 16} for name in names]

@@ -23,6 +23,8 @@ from sweepbench.runner.sweep import Sweep
 from sweepbench.runner.work import build_work
 from sweepbench.wire import EpisodeRecord
 
+from .conftest import without_backups
+
 METRICS = ("k", "tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k", "state",
            "unjudged", "unfinished", "metrics", "method_scores")
 
@@ -42,7 +44,9 @@ def new_calls(store: RunStore, before: set[str]) -> tuple[int, int, set[str]]:
 async def step(store: RunStore, **cfg) -> tuple[Sweep, int, int, int]:
     """One sweep; (sweep, new episodes, requests to agents/user, requests to the judge)."""
     before = set(store.episode_status())
+    models = cfg.get("models", ["scripted/oracle", "scripted/noisy:0.3"])
     sweep = Sweep(load_config(None, {"judge_models": ["scripted/judge"], "max_concurrency": 16,
+                                     "endpoints": without_backups(*models, "scripted/user"),
                                      **cfg}), store)
     await sweep.run()
     requests = sweep.reference.requests if sweep.reference else {}

@@ -22,6 +22,8 @@ from sweepbench.wire import (
     UserMessage,
 )
 
+from .conftest import without_backups
+
 METRICS = ("k", "tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k", "state",
            "unjudged", "metrics")
 
@@ -33,7 +35,8 @@ def metrics(report: dict) -> dict:
 
 
 CFG = dict(models=["scripted/oracle", "scripted/noisy:0.3"], trials=2, max_concurrency=8,
-           reference_latency_s=0.005)
+           reference_latency_s=0.005,  # requests counted one per call: no backups
+           endpoints=without_backups("scripted/oracle", "scripted/noisy:0.3", "scripted/user"))
 
 
 def transcripts(store: RunStore, run_id: str | None = None) -> dict[str, bytes]:

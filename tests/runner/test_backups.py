@@ -1,0 +1,204 @@
+"""Ramp-down backups (issue 12): in a sweep's ramp-down a request also goes out as copies on
+the sweep's idle slots; the first copy's answer is preferred, a backup's is used when the
+first copy fails or is late. Servers are real aiohttp servers on loopback, scripted per
+arrival so that which copy fails or answers first is known."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import msgspec
+import pytest
+from aiohttp import web
+
+from sweepbench.config import Endpoint, load_config
+from sweepbench.errors import ConfigError
+from sweepbench.results.report import build_report
+from sweepbench.results.store import RunStore
+from sweepbench.runner.client import ModelClient
+from sweepbench.runner.hedge import IdleSlots
+from sweepbench.runner.limits import EndpointLimits
+from sweepbench.runner.sweep import Sweep
+from sweepbench.runner.testing import MemoryTransport, completion
+from sweepbench.wire import ChatRequest, UserMessage
+
+from .conftest import FakeClock, serve, without_backups
+
+
+def reply(text: str) -> bytes:
+    return msgspec.json.encode(completion(text, usage={"prompt_tokens": 5, "completion_tokens": 1,
+                                                       "total_tokens": 6}))
+
+
+def req(text: str = "hi") -> ChatRequest:
+    return ChatRequest(model="x", messages=[UserMessage(text)])
+
+
+class ByArrival:
+    """The n-th request (from 0) gets ``script[n]``: (seconds to wait, status, text);
+    arrivals past the script answer 200 "late" at once."""
+
+    def __init__(self, *script: tuple[float, int, str]) -> None:
+        self.script = list(script)
+        self.arrivals = 0
+
+    async def handle(self, request: web.Request) -> web.Response:
+        await request.read()
+        n, self.arrivals = self.arrivals, self.arrivals + 1
+        wait, status, text = self.script[n] if n < len(self.script) else (0.0, 200, "late")
+        await asyncio.sleep(wait)
+        if status != 200:
+            return web.json_response({"error": {"message": text}}, status=status)
+        return web.Response(body=reply(text), content_type="application/json")
+
+
+def without_profiles(value):
+    """A report without its timing and request statistics (which differ by nature)."""
+    if isinstance(value, dict):
+        return {k: without_profiles(v) for k, v in value.items() if k != "profile"}
+    if isinstance(value, list):
+        return [without_profiles(v) for v in value]
+    return value
+
+
+def endpoint(url: str, **options) -> Endpoint:
+    return Endpoint(name="ep", base_url=url, max_retries=2, **options)
+
+
+async def test_a_failed_first_copy_is_answered_by_its_backup_without_a_retry():
+    server = ByArrival((0.1, 500, "boom"), (0.0, 200, "backup"))
+    async with serve(server.handle) as url, ModelClient(endpoint(url), backoff_base_s=0.2) as c:
+        c.spare = IdleSlots(idle=1)
+        result = await c.complete(req())
+        assert c.spare.lent == 0 and c.spare.sent == 1  # the slot was given back
+    assert result.message.content == "backup"
+    assert server.arrivals == 2  # the first copy and one backup: no retry was needed
+    assert result.hedged == 1 and result.hedge_won
+    assert result.backoff_s == 0.0 and result.attempts == 1
+    assert [f.status for f in result.failures] == [500]  # the first copy's failure is kept
+
+
+async def test_the_first_copy_answer_is_kept_even_when_a_backup_answered_sooner():
+    """No answer is chosen for being fast: a backup's is held until the first copy fails."""
+    server = ByArrival((0.15, 200, "first"), (0.0, 200, "backup"))
+    async with serve(server.handle) as url, ModelClient(endpoint(url)) as c:
+        c.spare = IdleSlots(idle=1)
+        result = await c.complete(req())
+    assert result.message.content == "first"
+    assert server.arrivals == 2 and result.hedged == 1 and not result.hedge_won
+    # the losing backup answered (a first byte), so it counts as billed
+    assert result.hedge_usage is not None and result.hedge_usage.prompt_tokens == 5
+
+
+async def test_when_every_copy_fails_the_call_is_retried_as_usual():
+    server = ByArrival((0.05, 500, "a"), (0.0, 503, "b"), (0.0, 200, "retried"))
+    async with serve(server.handle) as url, ModelClient(endpoint(url), backoff_base_s=0.01) as c:
+        c.spare = IdleSlots(idle=1)
+        result = await c.complete(req())
+    assert result.message.content in ("retried", "late")  # the retry (maybe with its backup)
+    assert result.attempts == 2 and result.statuses[-1] == 200
+
+
+async def test_no_idle_slot_no_backup_and_one_slot_is_shared_by_all_calls():
+    server = ByArrival(*[(0.05, 200, f"r{i}") for i in range(8)])
+    async with serve(server.handle) as url, ModelClient(endpoint(url)) as c:
+        c.spare = IdleSlots(idle=0)
+        await c.complete(req("a"))
+        assert server.arrivals == 1 and c.spare.sent == 0
+        c.spare.idle = 1  # one idle slot: at most one backup in flight, whatever the calls
+        results = await asyncio.gather(*(c.complete(req(str(i))) for i in range(3)))
+    assert sum(r.hedged for r in results) == 1 and c.spare.sent == 1 and c.spare.lent == 0
+
+
+async def test_backups_follow_the_hedge_switch_and_their_own_setting():
+    for options in ({"hedge": False}, {"backups": 0}):
+        server = ByArrival((0.05, 500, "boom"), (0.0, 200, "x"), (0.0, 200, "y"))
+        async with serve(server.handle) as url, ModelClient(endpoint(url, **options),
+                                                            backoff_base_s=0.01) as c:
+            c.spare = IdleSlots(idle=4)
+            result = await c.complete(req())
+        assert c.spare.sent == 0 and result.attempts == 2, options  # a plain retry
+
+
+async def test_a_backup_never_waits_for_the_limits_it_uses_room_that_is_free_now():
+    clock = FakeClock()
+    limits = EndpointLimits(max_concurrency=2, rpm=60, headroom=1.0, burst_s=1.0, clock=clock)
+    first = limits.try_permit(10)
+    assert first is not None and limits.requests.level < 1  # the RPM bucket's one token taken
+    assert limits.try_permit(10) is None  # the bucket is empty: it would wait
+    clock.t += 1.0
+    second = limits.try_permit(10)
+    assert second is not None
+    assert limits.try_permit(10) is None  # both slots are taken
+    limits.concurrency.release()
+    clock.t += 1.0
+    limits.pause(5.0)
+    assert limits.try_permit(10) is None  # a Retry-After holds every request
+    clock.t += 6.0
+    assert limits.try_permit(10) is not None
+
+
+def test_a_backup_leaves_half_of_each_bucket_for_first_copies():
+    clock = FakeClock()
+    limits = EndpointLimits(max_concurrency=8, rpm=120, tpm=10**6, headroom=1.0, burst_s=1.0,
+                            clock=clock)  # 2 requests a second, 2 banked
+    assert limits.try_permit(10, keep=0.5) is not None  # 2 -> 1: half is left
+    assert limits.try_permit(10, keep=0.5) is None  # 1 -> 0 would spend the bank
+    assert limits.try_permit(10) is not None  # what a request that must go may take
+
+
+def test_backups_is_validated():
+    with pytest.raises(ConfigError, match="backups"):
+        Endpoint(name="x", base_url="http://h", backups=-1).validate()
+    with pytest.raises(ConfigError, match="backups"):
+        Endpoint(name="x", base_url="http://h", backups=9).validate()
+
+
+async def test_a_sweep_with_idle_slots_sends_backups_and_gets_the_same_results(tmp_path):
+    """Fewer episodes than slots: the whole sweep is a ramp-down. With 500s injected, the
+    backups answer for failed first copies, and every trajectory and metric is the one a
+    sweep without backups gets."""
+    base = {"benchmarks": ["vitabench:delivery"], "models": ["scripted/oracle",
+            "scripted/noisy:0.3"], "trials": 1, "max_concurrency": 64,
+            "reference_latency": "uniform:0.005,0.02", "reference_faults": "500=0.2",
+            "judge_models": []}
+    out = {}
+    for name, extra in (("backups", {}), ("none", {"endpoints": without_backups(
+            "scripted/oracle", "scripted/noisy:0.3", "scripted/user")})):
+        with RunStore(tmp_path / f"{name}.sqlite") as store:
+            sweep = Sweep(load_config(None, {**base, **extra}), store)
+            outcome = await sweep.run()
+            calls = store.model_calls(set(store.episode_status()))
+            out[name] = {
+                "transcripts": {(r.model, r.task_id): msgspec.json.encode(r.messages)
+                                for r in store.episodes(outcome.run_id)},
+                "hedged": sum(json.loads(c.stalls)["hedged"] for c in calls if c.stalls),
+                "retried": sum(c.attempts > 1 for c in calls),
+                "report": without_profiles(build_report(store, outcome.run_id)["benchmarks"]),
+            }
+    assert out["backups"]["transcripts"] == out["none"]["transcripts"]
+    assert out["backups"]["report"] == out["none"]["report"]
+    assert out["none"]["hedged"] == 0 and out["backups"]["hedged"] > 0
+    assert out["backups"]["retried"] < out["none"]["retried"]  # the backups answered instead
+
+
+async def test_a_failing_backup_does_not_fail_a_first_copy_that_answers():
+    server = ByArrival((0.1, 200, "first"), (0.0, 500, "backup failed"))
+    async with serve(server.handle) as url, ModelClient(endpoint(url)) as c:
+        c.spare = IdleSlots(idle=1)
+        result = await c.complete(req())
+    assert result.message.content == "first" and result.attempts == 1 and not result.failures
+
+
+
+async def test_slots_are_given_back_when_a_backup_is_cancelled_before_it_ever_ran():
+    transport = MemoryTransport()  # answers without waiting: the first copy wins at once
+    c = ModelClient(Endpoint(name="ep", max_retries=0), base_url="http://ref.invalid/v1",
+                    transport=transport)
+    c.spare = IdleSlots(idle=1)
+    result = await c.complete(req())
+    for _ in range(3):
+        await asyncio.sleep(0)  # the cancelled backup ends and its callbacks run
+    assert transport.count == 1 and result.hedged == 1  # the backup never reached the wire
+    assert c.spare.lent == 0 and c.limits.concurrency.in_flight == 0
