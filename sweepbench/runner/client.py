@@ -809,7 +809,7 @@ class ModelClient:
                     flight.leaving(permit)
                     spare = self.spare
                     if (spare is not None and self._backups and spare.idle > spare.lent
-                            and flight.race is not None):
+                            and flight.race is not None and self.limits.faulted_lately):
                         flight.race.send_backups(spare, self._backups)
                 return await self._send(permit, body, headers, call, flight)
         except BreakerOpen as err:

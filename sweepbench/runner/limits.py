@@ -578,6 +578,13 @@ class EndpointLimits:
         Once the limits are closed, every permit is cancelled instead of granted."""
         return _Permitting(self, body_bytes)
 
+    @property
+    def faulted_lately(self) -> bool:
+        """Whether any of the last answers (the :class:`AnswerWindow`) was a 429 or a failed
+        request: an endpoint answering everything needs no backups."""
+        outcomes = self.outcomes
+        return bool(outcomes.limited or outcomes.failed)
+
     def try_permit(self, body_bytes: int, *, keep: float = 0.0) -> Permit | None:
         """A permit granted now, or None where :meth:`permit` would wait (closed, breaker not
         closed, paused, no free slot or somebody queued for one) or where taking it would

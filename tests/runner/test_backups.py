@@ -18,7 +18,7 @@ from sweepbench.results.report import build_report
 from sweepbench.results.store import RunStore
 from sweepbench.runner.client import ModelClient
 from sweepbench.runner.hedge import IdleSlots
-from sweepbench.runner.limits import EndpointLimits
+from sweepbench.runner.limits import FAILED, EndpointLimits
 from sweepbench.runner.sweep import Sweep
 from sweepbench.runner.testing import MemoryTransport, completion
 from sweepbench.wire import ChatRequest, UserMessage
@@ -62,6 +62,11 @@ def without_profiles(value):
     return value
 
 
+def lately_failed(client: ModelClient) -> None:
+    """One failed answer in the endpoint's recent window: backups go only after faults."""
+    client.limits.outcomes.add(FAILED)
+
+
 def endpoint(url: str, **options) -> Endpoint:
     return Endpoint(name="ep", base_url=url, max_retries=2, **options)
 
@@ -70,6 +75,7 @@ async def test_a_failed_first_copy_is_answered_by_its_backup_without_a_retry():
     server = ByArrival((0.1, 500, "boom"), (0.0, 200, "backup"))
     async with serve(server.handle) as url, ModelClient(endpoint(url), backoff_base_s=0.2) as c:
         c.spare = IdleSlots(idle=1)
+        lately_failed(c)
         result = await c.complete(req())
         assert c.spare.lent == 0 and c.spare.sent == 1  # the slot was given back
     assert result.message.content == "backup"
@@ -84,6 +90,7 @@ async def test_the_first_copy_answer_is_kept_even_when_a_backup_answered_sooner(
     server = ByArrival((0.15, 200, "first"), (0.0, 200, "backup"))
     async with serve(server.handle) as url, ModelClient(endpoint(url)) as c:
         c.spare = IdleSlots(idle=1)
+        lately_failed(c)
         result = await c.complete(req())
     assert result.message.content == "first"
     assert server.arrivals == 2 and result.hedged == 1 and not result.hedge_won
@@ -95,6 +102,7 @@ async def test_when_every_copy_fails_the_call_is_retried_as_usual():
     server = ByArrival((0.05, 500, "a"), (0.0, 503, "b"), (0.0, 200, "retried"))
     async with serve(server.handle) as url, ModelClient(endpoint(url), backoff_base_s=0.01) as c:
         c.spare = IdleSlots(idle=1)
+        lately_failed(c)
         result = await c.complete(req())
     assert result.message.content in ("retried", "late")  # the retry (maybe with its backup)
     assert result.attempts == 2 and result.statuses[-1] == 200
@@ -104,11 +112,26 @@ async def test_no_idle_slot_no_backup_and_one_slot_is_shared_by_all_calls():
     server = ByArrival(*[(0.05, 200, f"r{i}") for i in range(8)])
     async with serve(server.handle) as url, ModelClient(endpoint(url)) as c:
         c.spare = IdleSlots(idle=0)
+        lately_failed(c)
         await c.complete(req("a"))
         assert server.arrivals == 1 and c.spare.sent == 0
         c.spare.idle = 1  # one idle slot: at most one backup in flight, whatever the calls
         results = await asyncio.gather(*(c.complete(req(str(i))) for i in range(3)))
     assert sum(r.hedged for r in results) == 1 and c.spare.sent == 1 and c.spare.lent == 0
+
+
+async def test_an_endpoint_that_has_not_failed_lately_gets_no_backups():
+    server = ByArrival((0.05, 200, "a"), (0.05, 500, "b"), (0.02, 200, "c"))
+    async with serve(server.handle) as url, ModelClient(endpoint(url),
+                                                        backoff_base_s=0.01) as c:
+        c.spare = IdleSlots(idle=4)
+        assert (await c.complete(req("1"))).hedged == 0  # nothing failed yet: no copy
+        assert server.arrivals == 1
+        second = await c.complete(req("2"))  # its first attempt goes alone and fails
+        # its retry goes with two backups, a failure being in the window now; the retry's own
+        # answer is the one used
+        assert second.attempts == 2 and second.hedged == 2 and c.spare.sent == 2
+        assert server.arrivals == 5 and second.message.content == "c"
 
 
 async def test_backups_follow_the_hedge_switch_and_their_own_setting():
@@ -117,6 +140,7 @@ async def test_backups_follow_the_hedge_switch_and_their_own_setting():
         async with serve(server.handle) as url, ModelClient(endpoint(url, **options),
                                                             backoff_base_s=0.01) as c:
             c.spare = IdleSlots(idle=4)
+            lately_failed(c)
             result = await c.complete(req())
         assert c.spare.sent == 0 and result.attempts == 2, options  # a plain retry
 
@@ -158,14 +182,15 @@ def test_backups_is_validated():
 async def test_a_sweep_with_idle_slots_sends_backups_and_gets_the_same_results(tmp_path):
     """Fewer episodes than slots: the whole sweep is a ramp-down. With 500s injected, the
     backups answer for failed first copies, and every trajectory and metric is the one a
-    sweep without backups gets."""
+    sweep without backups gets; without faults no backup is sent."""
     base = {"benchmarks": ["vitabench:delivery"], "models": ["scripted/oracle",
             "scripted/noisy:0.3"], "trials": 1, "max_concurrency": 64,
             "reference_latency": "uniform:0.005,0.02", "reference_faults": "500=0.2",
             "judge_models": []}
     out = {}
     for name, extra in (("backups", {}), ("none", {"endpoints": without_backups(
-            "scripted/oracle", "scripted/noisy:0.3", "scripted/user")})):
+            "scripted/oracle", "scripted/noisy:0.3", "scripted/user")}),
+            ("clean", {"reference_faults": None})):
         with RunStore(tmp_path / f"{name}.sqlite") as store:
             sweep = Sweep(load_config(None, {**base, **extra}), store)
             outcome = await sweep.run()
@@ -180,6 +205,8 @@ async def test_a_sweep_with_idle_slots_sends_backups_and_gets_the_same_results(t
     assert out["backups"]["transcripts"] == out["none"]["transcripts"]
     assert out["backups"]["report"] == out["none"]["report"]
     assert out["none"]["hedged"] == 0 and out["backups"]["hedged"] > 0
+    assert out["clean"]["hedged"] == 0  # an endpoint that does not fail gets no backups
+    assert out["clean"]["transcripts"] == out["none"]["transcripts"]
     assert out["backups"]["retried"] < out["none"]["retried"]  # the backups answered instead
 
 
@@ -187,6 +214,7 @@ async def test_a_failing_backup_does_not_fail_a_first_copy_that_answers():
     server = ByArrival((0.1, 200, "first"), (0.0, 500, "backup failed"))
     async with serve(server.handle) as url, ModelClient(endpoint(url)) as c:
         c.spare = IdleSlots(idle=1)
+        lately_failed(c)
         result = await c.complete(req())
     assert result.message.content == "first" and result.attempts == 1 and not result.failures
 
@@ -197,6 +225,7 @@ async def test_slots_are_given_back_when_a_backup_is_cancelled_before_it_ever_ra
     c = ModelClient(Endpoint(name="ep", max_retries=0), base_url="http://ref.invalid/v1",
                     transport=transport)
     c.spare = IdleSlots(idle=1)
+    lately_failed(c)
     result = await c.complete(req())
     for _ in range(3):
         await asyncio.sleep(0)  # the cancelled backup ends and its callbacks run
