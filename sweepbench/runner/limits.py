@@ -580,10 +580,11 @@ class EndpointLimits:
 
     @property
     def faulted_lately(self) -> bool:
-        """Whether any of the last answers (the :class:`AnswerWindow`) was a 429 or a failed
-        request: an endpoint answering everything needs no backups."""
+        """Whether the last answers (the :class:`AnswerWindow`) hold isolated faults, a 429
+        or a failed request, but no cluster of 429s: an endpoint answering everything needs
+        no backups, and one at its rate limit must not be sent more."""
         outcomes = self.outcomes
-        return bool(outcomes.limited or outcomes.failed)
+        return bool(outcomes.limited or outcomes.failed) and not outcomes.limit_hit()
 
     def try_permit(self, body_bytes: int, *, keep: float = 0.0) -> Permit | None:
         """A permit granted now, or None where :meth:`permit` would wait (closed, breaker not

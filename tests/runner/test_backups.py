@@ -18,7 +18,7 @@ from sweepbench.results.report import build_report
 from sweepbench.results.store import RunStore
 from sweepbench.runner.client import ModelClient
 from sweepbench.runner.hedge import IdleSlots
-from sweepbench.runner.limits import FAILED, EndpointLimits
+from sweepbench.runner.limits import FAILED, LIMITED, EndpointLimits
 from sweepbench.runner.sweep import Sweep
 from sweepbench.runner.testing import MemoryTransport, completion
 from sweepbench.wire import ChatRequest, UserMessage
@@ -132,6 +132,16 @@ async def test_an_endpoint_that_has_not_failed_lately_gets_no_backups():
         # answer is the one used
         assert second.attempts == 2 and second.hedged == 2 and c.spare.sent == 2
         assert server.arrivals == 5 and second.message.content == "c"
+
+
+async def test_an_endpoint_at_its_rate_limit_gets_no_backups():
+    server = ByArrival((0.02, 200, "a"))
+    async with serve(server.handle) as url, ModelClient(endpoint(url)) as c:
+        c.spare = IdleSlots(idle=4)
+        for _ in range(4):  # 429s clustering: a real limit is being hit
+            c.limits.outcomes.add(LIMITED)
+        result = await c.complete(req())
+    assert result.hedged == 0 and server.arrivals == 1 and c.spare.sent == 0
 
 
 async def test_backups_follow_the_hedge_switch_and_their_own_setting():
