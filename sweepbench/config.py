@@ -90,8 +90,9 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     """Never hedge a request younger than this; must be > 0."""
     backups: int = 2
     """Ramp-down backups, where hedging is on: once a sweep has no episode left to start and
-    some of its slots are idle, while the endpoint has failed lately (a 429 or a failure in
-    its last 50 answers), each request also goes out as up to this many copies at once,
+    some of its slots are idle, once the endpoint's latency is known and while it has failed
+    lately (a 429 or a failure in its last 50 answers, but no cluster of 429s), each request
+    also goes out as up to this many copies at once,
     each on an idle slot and only if the endpoint's limits have room now. The first copy's
     answer is used unless it fails or is later than the hedge delay, so a fault costs the
     straggling episodes nothing and no answer is chosen for being fast. 0: none; at most 8."""

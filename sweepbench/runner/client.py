@@ -413,7 +413,7 @@ class _Race:
     fails or reaches the hedge delay."""
 
     __slots__ = ("backups", "body", "call", "cancelling", "client", "copies", "flight",
-                 "headers", "live", "me", "ready", "won")
+                 "headers", "hung0", "live", "me", "ready", "won")
 
     def __init__(self, client: ModelClient, body: bytes, headers: dict[str, str] | None,
                  call: _Call) -> None:
@@ -427,6 +427,7 @@ class _Race:
         self.flight = Flight(self)
         self.backups: list[asyncio.Task[CallResult]] = []
         self.ready: asyncio.Task[CallResult] | None = None
+        self.hung0 = call.hung  # what every copy's own count starts from
 
     def send_backups(self, spare: IdleSlots, n: int) -> None:
         """Up to ``n`` copies now, each on an idle slot of the sweep and a permit the limits
@@ -458,9 +459,10 @@ class _Race:
         if self.ready is None:
             self.ready = task
         delay = self.client.stalls.hedge_delay()
-        sent = self.flight.sent_at
-        if delay is not None and sent and task.get_loop().time() - sent >= delay:
-            self._win(task)
+        flight = self.flight
+        if (delay is not None and flight.sent_at and not flight.got_first_byte
+                and task.get_loop().time() - flight.sent_at >= delay):
+            self._win(task)  # late and not answering: as a hedge would
 
     def _win(self, task: asyncio.Task[CallResult]) -> None:
         if self.live and self.won is None:
@@ -740,7 +742,9 @@ class ModelClient:
         a copy goes out as a task (and one more after another delay). The first answer wins,
         errors included (an error fails the attempt, retried as usual, rather than waiting
         on a copy suspected hung); a copy that answers first cancels this task's request and
-        the others are cancelled. Copies keep their own books (``_Call``), merged into
+        the others are cancelled. Ramp-down backups (sent with the request, see
+        ``_Race.send_backups``) are held to a different rule: their errors are ignored, and
+        their answer is used only if this request fails (``_Race.fallback``) or is late. Copies keep their own books (``_Call``), merged into
         ``call`` when one wins. A request that answers in time costs one small object."""
         race = _Race(self, body, headers, call)
         failed = False  # the first copy failed and a backup answered instead
@@ -761,12 +765,15 @@ class ModelClient:
         finally:
             copies = race.close()
         if copies:
-            base = call.hung  # each copy started counting from it
+            base = race.hung0  # each copy started counting from it
             for _, sub, _ in copies:
                 call.hung += sub.hung - base
                 call.rate_limited += sub.rate_limited
+        # a copy that failed (a 500 has headers too) was not billed for an answer
+        losers = [(t, f) for t, _, f in copies
+                  if not (t.done() and not t.cancelled() and t.exception() is not None)]
         if winner is None:
-            self._bill(call, result, [f for _, _, f in copies])
+            self._bill(call, result, [f for _, f in losers])
             return result
         _, sub, _ = next(c for c in copies if c[0] is winner)
         call.statuses[-1:] = sub.statuses  # the attempt's status is its answer's
@@ -779,9 +786,8 @@ class ModelClient:
             raise err
         result = winner.result()
         call.payload = sub.payload
-        losers = [f for t, _, f in copies if t is not winner
-                  and not (t.done() and not t.cancelled() and t.exception() is not None)]
-        self._bill(call, result, losers if failed else [race.flight] + losers)
+        rest = [f for t, f in losers if t is not winner]
+        self._bill(call, result, rest if failed else [race.flight] + rest)
         result.statuses = list(call.statuses)
         result.attempts = len(call.statuses)
         return result
@@ -809,7 +815,8 @@ class ModelClient:
                     flight.leaving(permit)
                     spare = self.spare
                     if (spare is not None and self._backups and spare.idle > spare.lent
-                            and flight.race is not None and self.limits.faulted_lately):
+                            and flight.race is not None and self.stalls.primed
+                            and self.limits.faulted_lately):
                         flight.race.send_backups(spare, self._backups)
                 return await self._send(permit, body, headers, call, flight)
         except BreakerOpen as err:

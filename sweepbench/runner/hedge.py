@@ -33,13 +33,13 @@ that is about its time to first byte, and never less, so budgets err on the long
 - **Ramp-down backups** (:class:`IdleSlots`, ``Endpoint.backups``): once a sweep has no
   episode left to start, its freed slots sit idle while the last episodes run, and every
   fault of theirs (a 429's Retry-After, a 500 after a full latency, a hang) lengthens the
-  sweep by as much. Then, while the endpoint has been failing lately
-  (``EndpointLimits.faulted_lately``), each request also goes out as backup copies at once, each on an
-  idle slot and a permit the endpoint's limits grant now (never queued ahead of a first
-  copy). The first copy's answer is preferred: a backup's answer is used only when the first
-  copy fails, or is still unanswered at the hedge delay, so no answer is picked for being
-  fast (the bias hedging has) and a fault costs the episode about nothing. Counted with the
-  hedges (``hedged``, ``hedge_won``).
+  sweep by as much. Then, once the endpoint is primed and while it has been failing lately
+  (``EndpointLimits.faulted_lately``), each request also goes out as backup copies at once,
+  each on an idle slot and a permit the endpoint's limits grant now (never queued ahead of
+  a first copy). The first copy's answer is preferred: a backup's answer is used only when
+  the first copy fails, or has no first byte at the hedge delay, so no answer is picked for
+  being fast (the bias hedging has) and a fault costs the episode about nothing. Counted
+  with the hedges (``hedged``, ``hedge_won``).
 
 Billing rule for a losing copy (what ``CallResult.hedge_usage`` counts): a loser that got its
 first byte before it was cancelled is counted as billed like the winner's whole usage (a

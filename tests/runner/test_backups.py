@@ -17,7 +17,7 @@ from sweepbench.errors import ConfigError
 from sweepbench.results.report import build_report
 from sweepbench.results.store import RunStore
 from sweepbench.runner.client import ModelClient
-from sweepbench.runner.hedge import IdleSlots
+from sweepbench.runner.hedge import MIN_SAMPLES, IdleSlots, first_byte
 from sweepbench.runner.limits import FAILED, LIMITED, EndpointLimits
 from sweepbench.runner.sweep import Sweep
 from sweepbench.runner.testing import MemoryTransport, completion
@@ -62,9 +62,13 @@ def without_profiles(value):
     return value
 
 
-def lately_failed(client: ModelClient) -> None:
-    """One failed answer in the endpoint's recent window: backups go only after faults."""
+def lately_failed(client: ModelClient, latency_s: float = 0.3) -> None:
+    """One failed answer in the endpoint's recent window (backups go only after faults), and
+    the endpoint's latency known (backups go only once there is a hedge delay to hold them
+    to): ``latency_s`` for every sample, so the hedge delay is 1.5 x it."""
     client.limits.outcomes.add(FAILED)
+    for _ in range(MIN_SAMPLES):
+        client.stalls.latency.add(latency_s)
 
 
 def endpoint(url: str, **options) -> Endpoint:
@@ -125,6 +129,8 @@ async def test_an_endpoint_that_has_not_failed_lately_gets_no_backups():
     async with serve(server.handle) as url, ModelClient(endpoint(url),
                                                         backoff_base_s=0.01) as c:
         c.spare = IdleSlots(idle=4)
+        for _ in range(MIN_SAMPLES):
+            c.stalls.latency.add(0.3)  # the latency is known; only a fault is missing
         assert (await c.complete(req("1"))).hedged == 0  # nothing failed yet: no copy
         assert server.arrivals == 1
         second = await c.complete(req("2"))  # its first attempt goes alone and fails
@@ -227,6 +233,7 @@ async def test_a_failing_backup_does_not_fail_a_first_copy_that_answers():
         lately_failed(c)
         result = await c.complete(req())
     assert result.message.content == "first" and result.attempts == 1 and not result.failures
+    assert result.hedge_usage is None  # the backup's 500 had headers, but no answer to bill
 
 
 
@@ -241,3 +248,57 @@ async def test_slots_are_given_back_when_a_backup_is_cancelled_before_it_ever_ra
         await asyncio.sleep(0)  # the cancelled backup ends and its callbacks run
     assert transport.count == 1 and result.hedged == 1  # the backup never reached the wire
     assert c.spare.lent == 0 and c.limits.concurrency.in_flight == 0
+
+
+async def test_no_backups_before_the_endpoint_latency_is_known():
+    """Without a hedge delay there is nothing to hold a backup to (when the first copy is
+    late), so none is sent until the endpoint has answered enough requests."""
+    server = ByArrival((0.05, 500, "boom"), (0.0, 200, "retried"))
+    async with serve(server.handle) as url, ModelClient(endpoint(url),
+                                                        backoff_base_s=0.01) as c:
+        c.spare = IdleSlots(idle=4)
+        c.limits.outcomes.add(FAILED)
+        result = await c.complete(req())
+    assert c.spare.sent == 0 and result.attempts == 2 and server.arrivals == 2
+
+
+async def test_a_backup_rescuing_an_abandoned_first_copy_counts_one_hung_request():
+    server = ByArrival((5.0, 200, "never in time"), (0.0, 200, "backup"), (0.0, 200, "b2"))
+    ep = endpoint("", ttfb_floor_s=0.1, ttfb_ceiling_s=0.2)  # abandoned at 0.2 s
+    async with serve(server.handle) as url, ModelClient(
+            msgspec.structs.replace(ep, base_url=url)) as c:
+        c.spare = IdleSlots(idle=2)
+        lately_failed(c)  # hedge delay 0.45 s: the first copy is abandoned before it
+        result = await c.complete(req())
+    assert result.message.content == "backup" and result.hedge_won
+    assert result.hung == 1 and result.hedged == 2
+
+
+class FirstByteEarly:
+    """A transport: the first request's headers come at 0.1 s and its body at 0.6 s; any
+    other request answers whole at 0.5 s."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    async def post(self, body: bytes, headers):
+        n, self.count = self.count, self.count + 1
+        if n == 0:
+            await asyncio.sleep(0.1)
+            first_byte()  # the answer is on its way
+            await asyncio.sleep(0.5)
+            return 200, {}, reply("first")
+        await asyncio.sleep(0.5)
+        return 200, {}, reply("backup")
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_a_backup_does_not_replace_a_first_copy_whose_answer_is_on_its_way():
+    c = ModelClient(Endpoint(name="ep", max_retries=0), base_url="http://ref.invalid/v1",
+                    transport=FirstByteEarly())
+    c.spare = IdleSlots(idle=1)
+    lately_failed(c)  # hedge delay 0.45 s: the backup answers after it
+    result = await c.complete(req())
+    assert result.message.content == "first" and not result.hedge_won
