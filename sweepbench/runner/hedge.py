@@ -44,7 +44,8 @@ that is about its time to first byte, and never less, so budgets err on the long
 Billing rule for a losing copy (what ``CallResult.hedge_usage`` counts): a loser that got its
 first byte before it was cancelled is counted as billed like the winner's whole usage (a
 non-streaming first byte means the provider generated the answer); a loser cancelled before
-any byte is counted as free, so the figure is a lower bound.
+any byte, or one that failed (an error's headers are no answer), is counted as free, so the
+figure is a lower bound.
 
 ``Flight`` is one request's progress: the client publishes it in :data:`FLIGHT` around
 ``Transport.post`` and the endpoint's watchdog (:class:`StallPolicy`) watches it; a transport

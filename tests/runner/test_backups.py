@@ -18,6 +18,7 @@ from sweepbench.results.report import build_report
 from sweepbench.results.store import RunStore
 from sweepbench.runner.client import ModelClient
 from sweepbench.runner.hedge import MIN_SAMPLES, IdleSlots, first_byte
+from sweepbench.runner.identity import endpoint_identity
 from sweepbench.runner.limits import FAILED, LIMITED, EndpointLimits
 from sweepbench.runner.sweep import Sweep
 from sweepbench.runner.testing import MemoryTransport, completion
@@ -186,6 +187,13 @@ def test_a_backup_leaves_half_of_each_bucket_for_first_copies():
     assert limits.try_permit(10, keep=0.5) is not None  # 2 -> 1: half is left
     assert limits.try_permit(10, keep=0.5) is None  # 1 -> 0 would spend the bank
     assert limits.try_permit(10) is not None  # what a request that must go may take
+
+
+def test_backups_are_not_part_of_an_episode_identity():
+    ep = Endpoint(name="m", base_url="http://h/v1", temperature=0.5)
+    changed = msgspec.structs.replace(ep, backups=0)
+    assert endpoint_identity(changed) == endpoint_identity(ep)
+    assert endpoint_identity(msgspec.structs.replace(ep, temperature=0.7)) != endpoint_identity(ep)
 
 
 def test_backups_is_validated():
