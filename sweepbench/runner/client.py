@@ -405,6 +405,12 @@ class _Call:
         self.hedge_usage: Usage | None = None
 
 
+def _give_back(limits: EndpointLimits, spare: IdleSlots, _task: object) -> None:
+    """A backup ended: its in-flight slot and the idle slot it was lent."""
+    limits.concurrency.release()
+    spare.give()
+
+
 class _Race:
     """The hedges of one attempt (see ``ModelClient._race``): copies and the winner. Told
     the first copy's age by the endpoint's watchdog (``tick``); ``close()`` unhooks it all,
@@ -445,8 +451,7 @@ class _Race:
             task = asyncio.ensure_future(client._backup(
                 self.body, self.headers, sub, flight, permit))
             # given back however it ends (cancelled before it ever ran, too)
-            task.add_done_callback(lambda _, spare=spare: (client.limits.concurrency.release(),
-                                                           spare.give()))
+            task.add_done_callback(functools.partial(_give_back, client.limits, spare))
             task.add_done_callback(self.backup_done)
             self.backups.append(task)
             self.copies.append((task, sub, flight))

@@ -16,7 +16,7 @@ from sweepbench.config import Endpoint, load_config
 from sweepbench.errors import ConfigError
 from sweepbench.results.report import build_report
 from sweepbench.results.store import RunStore
-from sweepbench.runner.client import ModelClient
+from sweepbench.runner.client import CallResult, ModelClient
 from sweepbench.runner.hedge import MIN_SAMPLES, IdleSlots, first_byte
 from sweepbench.runner.identity import endpoint_identity
 from sweepbench.runner.limits import FAILED, LIMITED, EndpointLimits
@@ -76,13 +76,21 @@ def endpoint(url: str, **options) -> Endpoint:
     return Endpoint(name="ep", base_url=url, max_retries=2, **options)
 
 
+async def one_call(server: ByArrival, *, idle: int = 1, backoff_base_s: float = 0.5,
+                   **options) -> tuple[CallResult, IdleSlots]:
+    """One call to ``server`` from a client with ``idle`` idle slots to lend, its endpoint
+    primed and lately failed (``lately_failed``): the result and the slots."""
+    async with serve(server.handle) as url, ModelClient(
+            endpoint(url, **options), backoff_base_s=backoff_base_s) as c:
+        c.spare = IdleSlots(idle=idle)
+        lately_failed(c)
+        return await c.complete(req()), c.spare
+
+
 async def test_a_failed_first_copy_is_answered_by_its_backup_without_a_retry():
     server = ByArrival((0.1, 500, "boom"), (0.0, 200, "backup"))
-    async with serve(server.handle) as url, ModelClient(endpoint(url), backoff_base_s=0.2) as c:
-        c.spare = IdleSlots(idle=1)
-        lately_failed(c)
-        result = await c.complete(req())
-        assert c.spare.lent == 0 and c.spare.sent == 1  # the slot was given back
+    result, spare = await one_call(server, backoff_base_s=0.2)
+    assert spare.lent == 0 and spare.sent == 1  # the slot was given back
     assert result.message.content == "backup"
     assert server.arrivals == 2  # the first copy and one backup: no retry was needed
     assert result.hedged == 1 and result.hedge_won
@@ -93,10 +101,7 @@ async def test_a_failed_first_copy_is_answered_by_its_backup_without_a_retry():
 async def test_the_first_copy_answer_is_kept_even_when_a_backup_answered_sooner():
     """No answer is chosen for being fast: a backup's is held until the first copy fails."""
     server = ByArrival((0.15, 200, "first"), (0.0, 200, "backup"))
-    async with serve(server.handle) as url, ModelClient(endpoint(url)) as c:
-        c.spare = IdleSlots(idle=1)
-        lately_failed(c)
-        result = await c.complete(req())
+    result, _ = await one_call(server)
     assert result.message.content == "first"
     assert server.arrivals == 2 and result.hedged == 1 and not result.hedge_won
     # the losing backup answered (a first byte), so it counts as billed
@@ -105,10 +110,7 @@ async def test_the_first_copy_answer_is_kept_even_when_a_backup_answered_sooner(
 
 async def test_when_every_copy_fails_the_call_is_retried_as_usual():
     server = ByArrival((0.05, 500, "a"), (0.0, 503, "b"), (0.0, 200, "retried"))
-    async with serve(server.handle) as url, ModelClient(endpoint(url), backoff_base_s=0.01) as c:
-        c.spare = IdleSlots(idle=1)
-        lately_failed(c)
-        result = await c.complete(req())
+    result, _ = await one_call(server, backoff_base_s=0.01)
     assert result.message.content in ("retried", "late")  # the retry (maybe with its backup)
     assert result.attempts == 2 and result.statuses[-1] == 200
 
@@ -154,12 +156,8 @@ async def test_an_endpoint_at_its_rate_limit_gets_no_backups():
 async def test_backups_follow_the_hedge_switch_and_their_own_setting():
     for options in ({"hedge": False}, {"backups": 0}):
         server = ByArrival((0.05, 500, "boom"), (0.0, 200, "x"), (0.0, 200, "y"))
-        async with serve(server.handle) as url, ModelClient(endpoint(url, **options),
-                                                            backoff_base_s=0.01) as c:
-            c.spare = IdleSlots(idle=4)
-            lately_failed(c)
-            result = await c.complete(req())
-        assert c.spare.sent == 0 and result.attempts == 2, options  # a plain retry
+        result, spare = await one_call(server, idle=4, backoff_base_s=0.01, **options)
+        assert spare.sent == 0 and result.attempts == 2, options  # a plain retry
 
 
 async def test_a_backup_never_waits_for_the_limits_it_uses_room_that_is_free_now():
@@ -236,10 +234,7 @@ async def test_a_sweep_with_idle_slots_sends_backups_and_gets_the_same_results(t
 
 async def test_a_failing_backup_does_not_fail_a_first_copy_that_answers():
     server = ByArrival((0.1, 200, "first"), (0.0, 500, "backup failed"))
-    async with serve(server.handle) as url, ModelClient(endpoint(url)) as c:
-        c.spare = IdleSlots(idle=1)
-        lately_failed(c)
-        result = await c.complete(req())
+    result, _ = await one_call(server)
     assert result.message.content == "first" and result.attempts == 1 and not result.failures
     assert result.hedge_usage is None  # the backup's 500 had headers, but no answer to bill
 
@@ -272,12 +267,8 @@ async def test_no_backups_before_the_endpoint_latency_is_known():
 
 async def test_a_backup_rescuing_an_abandoned_first_copy_counts_one_hung_request():
     server = ByArrival((5.0, 200, "never in time"), (0.0, 200, "backup"), (0.0, 200, "b2"))
-    ep = endpoint("", ttfb_floor_s=0.1, ttfb_ceiling_s=0.2)  # abandoned at 0.2 s
-    async with serve(server.handle) as url, ModelClient(
-            msgspec.structs.replace(ep, base_url=url)) as c:
-        c.spare = IdleSlots(idle=2)
-        lately_failed(c)  # hedge delay 0.45 s: the first copy is abandoned before it
-        result = await c.complete(req())
+    # abandoned at 0.2 s, before the hedge delay of 0.45 s
+    result, _ = await one_call(server, idle=2, ttfb_floor_s=0.1, ttfb_ceiling_s=0.2)
     assert result.message.content == "backup" and result.hedge_won
     assert result.hung == 1 and result.hedged == 2
 
