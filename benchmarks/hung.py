@@ -14,8 +14,10 @@ reference server three times per round, in one invocation:
 
 Every endpoint setting is the default (``timeout_s`` 120, the default time-to-first-byte
 policy, hedging and ramp-down backups at their defaults for the endpoint: on, as scripted
-endpoints have no prices). ``--compare-backups`` adds a fourth run per round, ``hung`` with
-``backups = 0`` (the baseline configuration: hedging alone), and prints its ratio too.
+endpoints have no prices; slot lending on, as by default). ``--compare-backups`` adds a run
+per round, ``hung`` with ``backups = 0`` (the baseline configuration: hedging alone), and
+``--compare-lending`` one with ``lend_slots = false`` (episodes keep their slots while they
+sleep before a retry); each prints its ratio too.
 
 Each round draws its faults and latencies with a seed of its own (``--seed`` + round; the
 three runs of a round share it), so the medians are over fault draws, not over the timing
@@ -33,7 +35,10 @@ whole wall time (each from its first send to its answer), summed over calls, and
 occupancy (the episodes' summed durations over C x the first start to the last finish). The
 wall ratio is the product of two: ``call_wall_ratio`` (hung / clean summed call time: what
 the faults cost per call, whatever the order) and clean / hung occupancy (what the longer,
-more variable episodes lose to the ramp-down). Prints one JSON object last.
+more variable episodes lose to the ramp-down). With slot lending an episode asleep before a
+retry is running but holds no slot, so the occupancy can pass what the slots alone allow (up
+to 1.25): it then also says how much of the sleeping the lent slots hid. Prints one JSON
+object last.
 """
 
 from __future__ import annotations
@@ -107,7 +112,7 @@ def _time_split(store: RunStore, rows: list[dict[str, Any]], slots: int) -> dict
     attempts, waits and hedge delays included: what the faults cost whatever the order).
     ``occupancy``: the episodes' summed durations over ``slots`` x the first start to the last
     finish, i.e. how much of the sweep the slots were busy (what the order and ramp-down
-    lose)."""
+    lose; with slot lending, sleepers on lent slots count too)."""
     queued = backoff = call_wall = 0.0
     for row in rows:
         for event in store.events(row["episode_key"], kind="model_call"):  # not the judges
@@ -137,6 +142,8 @@ def main() -> int:
     ap.add_argument("--max-concurrency", type=int, default=32, help="episodes in flight")
     ap.add_argument("--compare-backups", action="store_true",
                     help="also run the hung mix with ramp-down backups off (backups = 0)")
+    ap.add_argument("--compare-lending", action="store_true",
+                    help="also run the hung mix with slot lending off (lend_slots = false)")
     args = ap.parse_args()
     trials = args.trials or (2 if args.quick else 8)
     rounds = args.rounds or (2 if args.quick else 3)
@@ -146,7 +153,8 @@ def main() -> int:
 
     models = ["scripted/oracle", "scripted/noisy:0.3"]
 
-    def config(faults: str | None, round_: int, backups: bool = True) -> SweepConfig:
+    def config(faults: str | None, round_: int, backups: bool = True,
+               lend: bool = True) -> SweepConfig:
         # backups off: the scripted endpoints as they are by default (max_retries 6, no
         # in-flight cap of their own), ramp-down backups aside
         endpoints = [] if backups else [
@@ -155,18 +163,23 @@ def main() -> int:
         return SweepConfig(models=models, benchmarks=["vitabench:delivery"], trials=trials,
                            max_concurrency=args.max_concurrency, seed=0,
                            reference_latency=args.latency, reference_faults=faults,
-                           reference_seed=args.seed + round_, endpoints=endpoints)
+                           reference_seed=args.seed + round_, endpoints=endpoints,
+                           lend_slots=lend)
 
     runs: dict[str, list[dict[str, Any]]] = {"clean": [], "faults": [], "hung": []}
     hung_faults = f"{args.faults},{args.hang}"
-    plan = [("clean", None, True), ("faults", args.faults, True), ("hung", hung_faults, True)]
+    plan: list[tuple[str, str | None, dict[str, bool]]] = [
+        ("clean", None, {}), ("faults", args.faults, {}), ("hung", hung_faults, {})]
     if args.compare_backups:
-        runs["hung_no_backups"] = []
-        plan.append(("hung_no_backups", hung_faults, False))
+        plan.append(("hung_no_backups", hung_faults, {"backups": False}))
+    if args.compare_lending:
+        plan.append(("hung_no_lending", hung_faults, {"lend": False}))
+    for name, _, _ in plan:
+        runs.setdefault(name, [])
     with tempfile.TemporaryDirectory(prefix="sweepbench-hung-") as tmp:
         for i in range(rounds):
-            for name, faults, backups in plan:
-                r = asyncio.run(run_once(config(faults, i, backups),
+            for name, faults, options in plan:
+                r = asyncio.run(run_once(config(faults, i, **options),
                                          Path(tmp) / f"{name}{i}.sqlite"))
                 runs[name].append(r)
                 print(json.dumps({"run": name, "round": i, **{
@@ -209,10 +222,10 @@ def main() -> int:
             f["call_wall_s"] / c["call_wall_s"] for c, f in zip(runs["clean"], runs["faults"])),
             3),
         "occupancy_median": {k: med("occupancy", rs) for k, rs in runs.items()},
-        **({"no_backups_wall_ratio_median": round(statistics.median(
-                h["wall_s"] / c["wall_s"] for c, h in zip(runs["clean"],
-                                                         runs["hung_no_backups"])), 3),
-            "no_backups_hedge_extra_requests_share_median": med(
+        **{f"{name[5:]}_wall_ratio_median": round(statistics.median(
+            h["wall_s"] / c["wall_s"] for c, h in zip(runs["clean"], runs[name])), 3)
+           for name, _, options in plan if options},
+        **({"no_backups_hedge_extra_requests_share_median": med(
                 "hedge_extra_requests_share", runs["hung_no_backups"])}
            if args.compare_backups else {}),
         "server_faults_last": runs["hung"][-1]["server_faults"],

@@ -22,7 +22,9 @@ back: clustered 429s shrink the in-flight cap and their Retry-After pauses the w
 endpoint (an isolated 429 holds only its own request for its Retry-After); 5xx and
 connection failures count toward opening the breaker (whose error then names the failure
 behind it); usage corrects the token estimate. A refused connection to an endpoint that has
-never answered fails at once: nothing is running there.
+never answered fails at once: nothing is running there. While an endpoint's faults are
+isolated, an episode's sleep before a retry lends its sweep slot to another episode
+(:mod:`sweepbench.runner.slots`); the call's ``wall_s`` includes its wait for a slot back.
 
 Hung requests do not hold a call for ``timeout_s`` (:mod:`sweepbench.runner.hedge`): a
 request with no response headers within the endpoint's time-to-first-byte budget (from its
@@ -100,6 +102,7 @@ from sweepbench.runner.shapes import (
     error_text,
     is_context_overflow,
 )
+from sweepbench.runner.slots import LEASE
 from sweepbench.wire import AssistantMessage, ChatRequest, Usage
 
 __all__ = [
@@ -633,7 +636,7 @@ class ModelClient:
             stop=stop_after_attempt(endpoint.max_retries + 1),
             retry=retry_if_exception(self._worth_retrying),
             wait=self._wait,
-            sleep=self.clock.sleep,
+            sleep=self._sleep,
             reraise=True,
         )
 
@@ -1035,6 +1038,23 @@ class ModelClient:
         if median is None:
             return base
         return min(base, max(BACKOFF_FLOOR_S, BACKOFF_LATENCY_K * median))
+
+    async def _sleep(self, seconds: float) -> None:
+        """The sleep before a retry. An episode's task (:data:`LEASE`) lends its sweep slot
+        for it while the endpoint's faults are isolated (the same test as the quick
+        back-off's, and the endpoint neither paused nor at its rate limit): then another
+        episode may run meanwhile; an endpoint in trouble is sent no more work."""
+        lease = LEASE.get()
+        if lease is None or not self._isolated_faults():
+            await self.clock.sleep(seconds)
+            return
+        await lease.sleep(seconds, self.clock.sleep)
+
+    def _isolated_faults(self) -> bool:
+        limits = self.limits
+        return (limits.breaker.state == "closed"
+                and limits.outcomes.failing_share < HEALTHY_FAILING_SHARE
+                and not limits.outcomes.limit_hit() and limits.paused_until <= self._now())
 
     def _before_sleep(self, call: _Call, state: RetryCallState) -> None:
         err = state.outcome.exception() if state.outcome is not None else None

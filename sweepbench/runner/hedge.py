@@ -59,6 +59,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import deque
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
@@ -274,14 +275,16 @@ class IdleSlots:
     ramp-down backup copies: at most one copy in flight per idle slot, so requests in
     flight stay within the sweep's ``max_concurrency``. The sweep adds a slot as a worker
     finds the queue empty (``idle``); a copy takes one (:meth:`take`) and gives it back
-    when it ends (:meth:`give`)."""
+    when it ends (:meth:`give`), which calls ``given`` (if set: the sweep's slots, whose
+    woken sleepers may be waiting for an idle slot)."""
 
-    __slots__ = ("idle", "lent", "sent")
+    __slots__ = ("given", "idle", "lent", "sent")
 
     def __init__(self, idle: int = 0) -> None:
         self.idle = idle
         self.lent = 0
         self.sent = 0  # copies ever sent on a lent slot
+        self.given: Callable[[], None] | None = None
 
     def take(self) -> bool:
         if self.lent >= self.idle:
@@ -292,6 +295,8 @@ class IdleSlots:
 
     def give(self) -> None:
         self.lent -= 1
+        if self.given is not None:
+            self.given()
 
 
 def priced(endpoint: Any) -> bool:

@@ -4,8 +4,10 @@ The sweep calls ``update(kind, **info)``: "planned" (total, skipped), "started",
 (record), "call" (endpoint, result) for every live model call, where ``result`` is the call's
 ``CallResult`` or the ``ModelError`` it failed with, and optionally "clients" (name -> model
 client) so the display can ask each endpoint how it is doing right now (``client.health()``:
-breaker state, latest failed request). Updating only counts. In a terminal the display
-redraws a few times a second; otherwise (CI logs, nohup) a background thread prints a plain
+breaker state, latest failed request), and "slots" (the sweep's
+:class:`~sweepbench.runner.slots.Slots`) so the summary can say how many episodes in flight
+sleep before a retry with their slot lent to another (``lend_slots``). Updating only counts.
+In a terminal the display redraws a few times a second; otherwise (CI logs, nohup) a background thread prints a plain
 line every ``log_every_s`` seconds whether or not anything happened, so a stalled sweep is
 visible as one: per endpoint the seconds per call, the time since its last completed call,
 and, for an endpoint whose breaker is open or whose recent calls all failed, its latest error.
@@ -73,6 +75,7 @@ class ProgressDisplay:
         self.total = self.skipped = self.started = self.done = self.failed = 0
         self.endpoints: dict[str, _Endpoint] = {}
         self.clients: dict[str, Any] = {}
+        self.slots: Any = None  # the sweep's Slots, while it runs
         self.t0 = self._last_log = clock()
         self._live: Live | None = None
         self._stop = threading.Event()
@@ -127,6 +130,8 @@ class ProgressDisplay:
                 self._count(info["endpoint"], info["result"])
             elif kind == "clients":
                 self.clients = dict(info["clients"])
+            elif kind == "slots":
+                self.slots = info["slots"]
         self.tick()
 
     def _count(self, endpoint: str, result: Any) -> None:
@@ -215,8 +220,11 @@ class ProgressDisplay:
         per_s = calls / elapsed
         speed = (f"{per_s:,.1f} model calls/s" if per_s >= 1 or not calls
                  else f"{per_s * 60:,.1f} model calls/min")  # a slow endpoint is not "0.0/s"
+        asleep = getattr(self.slots, "asleep", 0)
+        lent = f" ({asleep:,} asleep, slot lent)" if asleep else ""
         return Text(
-            f"episodes {self.done:,}/{self.total:,} done · {self.started - self.done:,} in flight · "
+            f"episodes {self.done:,}/{self.total:,} done · {self.started - self.done:,} in flight"
+            f"{lent} · "
             f"{self.failed:,} failed · {self.skipped:,} already stored · "
             f"{speed}{stalls} · ${cost:,.4f} · {elapsed:,.0f}s · ETA {eta}")
 

@@ -54,6 +54,7 @@ from sweepbench.runner.journal import CallJournal
 from sweepbench.runner.judge_pool import JudgePool
 from sweepbench.runner.preflight import fit_concurrency, preflight
 from sweepbench.runner.schedule import plan_queue
+from sweepbench.runner.slots import LEASE, Slots, lending_workers
 from sweepbench.runner.secrets import KEYS
 from sweepbench.runner.work import Shard, WorkItem, build_work, new_run_id, select_tasks
 from sweepbench.simulator.episode import run_episode
@@ -114,7 +115,8 @@ class Sweep:
         self.command = command
         self.changed: Counter[str] = Counter()
         self.budget: Budget | None = None
-        self.in_flight = 0
+        self.in_flight = 0  # episodes running (asleep on a lent slot included)
+        self.slots: Slots | None = None  # the episode slots, while running
         self.check_endpoints = check_endpoints  # preflight: one request per endpoint
         self.warn = warn or (lambda text: None)
         self.stored_errors = 0
@@ -202,19 +204,38 @@ class Sweep:
                 self._submit(pool, waiting)
                 judge_endpoints = set(cfg.judge_models)
 
+                busy = min(concurrency, len(todo))
+                spare = IdleSlots(concurrency - busy)  # lent to ramp-down backups
+                slots = self.slots = Slots(busy, spare)
+                self.progress("slots", slots=slots)  # asleep on lent slots, live
+                lending = cfg.lend_slots and len(todo) > busy
+                for name in {*cfg.models, cfg.user_model}:  # episodes' endpoints, not judges'
+                    if name in self.clients:
+                        self.clients[name].spare = spare
+
                 async def worker() -> None:
                     nonlocal errors, started
-                    for item in queue:
-                        uses = {item.model, cfg.user_model} | judge_endpoints
-                        if (self.interrupted is not None or self.error_stop is not None
-                                or not self.budget.may_start(self.in_flight, uses)):
-                            queue.put_back(item)
+                    while await slots.start():
+                        item = next(queue, None)
+                        uses = {item.model, cfg.user_model} | judge_endpoints if item else ()
+                        if item is None or (self.interrupted is not None
+                                            or self.error_stop is not None
+                                            or not self.budget.may_start(self.in_flight, uses)):
+                            if item is not None:
+                                queue.put_back(item)
+                            slots.close()  # nothing more starts: the free slots turn idle
+                            slots.release()
                             return
                         started += 1
                         self.in_flight += 1
+                        lease = slots.lease()
+                        token = LEASE.set(lease) if lending else None
                         try:
                             record = await self.run_item(item)
                         finally:
+                            if token is not None:
+                                LEASE.reset(token)
+                            lease.release()
                             self.in_flight -= 1
                             queue.finished(item)
                         self.budget.episode_done()
@@ -222,13 +243,8 @@ class Sweep:
                         errors += failed
                         self._streak(failed)
                         pool.submit(item.task, item.key, record, fresh=True)
-                    spare.idle += 1  # the queue is empty: this slot is idle to the end
 
-                n_workers = max(1, min(concurrency, len(todo)))
-                spare = IdleSlots(concurrency - n_workers)  # lent to ramp-down backups
-                for name in {*cfg.models, cfg.user_model}:  # episodes' endpoints, not judges'
-                    if name in self.clients:
-                        self.clients[name].spare = spare
+                n_workers = min(len(todo), busy + (lending_workers(busy) if lending else 0))
                 await asyncio.gather(*(worker() for _ in range(n_workers)))
                 await pool.drain()
         except BaseException as exc:

@@ -157,3 +157,18 @@ def test_a_narrow_terminal_gets_fewer_columns_each_readable(width):
     display.console = wide
     wide.print(display._render())
     assert "reasoning" in wide.file.getvalue() and "…" not in wide.file.getvalue()
+
+
+def test_episodes_asleep_on_a_lent_slot_are_shown_in_the_summary():
+    from sweepbench.runner.hedge import IdleSlots
+    from sweepbench.runner.slots import Slots
+
+    display = ProgressDisplay(Console(file=io.StringIO(), width=200))
+    slots = Slots(2, IdleSlots())
+    display.update("slots", slots=slots)
+    display.update("planned", total=5, skipped=0)
+    for _ in range(3):
+        display.update("started")
+    assert "3 in flight ·" in display._summary().plain  # nobody asleep: nothing said
+    slots.asleep = 1
+    assert "3 in flight (1 asleep, slot lent) ·" in display._summary().plain

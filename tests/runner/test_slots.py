@@ -1,0 +1,245 @@
+"""Slot lending: an episode asleep before a retry lends its sweep slot to a new episode and
+takes the next free one when it wakes, so the sweep stays busy while the episodes making
+requests never exceed ``max_concurrency``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import msgspec
+import pytest
+
+from sweepbench.config import Endpoint, load_config
+from sweepbench.results.store import RunStore
+from sweepbench.runner import build as build_mod
+from sweepbench.runner.client import ModelClient
+from sweepbench.runner.hedge import IdleSlots
+from sweepbench.runner.limits import FAILED, LIMITED, EndpointLimits
+from sweepbench.runner.slots import LEASE, Slots, lending_workers
+from sweepbench.runner.sweep import Sweep
+from sweepbench.runner.testing import Answer, MemoryTransport, completion
+
+from .conftest import FakeClock
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def done(task: asyncio.Task):
+    """The task's result, failing (not hanging) if it waits for a slot nobody gives it."""
+    return await asyncio.wait_for(task, 2.0)
+
+
+class Alarm:
+    """A sleep that lasts until the test rings."""
+
+    def __init__(self) -> None:
+        self.ring = asyncio.Event()
+
+    async def sleep(self, _seconds: float) -> None:
+        await self.ring.wait()
+
+
+async def test_a_sleeper_lends_its_slot_and_wakes_before_any_new_start():
+    slots = Slots(2, IdleSlots())
+    assert await slots.start() and await slots.start()
+    a, b = slots.lease(), slots.lease()
+    third = asyncio.create_task(slots.start())
+    await settle()
+    assert not third.done()  # both slots held
+    alarm = Alarm()
+    sleeper = asyncio.create_task(a.sleep(1.0, alarm.sleep))
+    assert await done(third)  # started on the slot the sleeper lent
+    assert (slots.asleep, slots.lends, a.held) == (1, 1, False)
+    fourth = asyncio.create_task(slots.start())
+    alarm.ring.set()
+    await settle()
+    assert not sleeper.done() and not fourth.done()  # awake, but no slot is free
+    assert slots.asleep == 0
+    b.release()  # an episode ends: its slot goes to the woken sleeper, not to the new start
+    await done(sleeper)
+    assert a.held and not fourth.done()
+    a.release()
+    assert await done(fourth)
+    assert slots.free == 0
+
+
+async def test_closing_ends_waiting_starts_and_idles_the_free_slots():
+    spare = IdleSlots()
+    slots = Slots(2, spare)
+    assert await slots.start()
+    lease = slots.lease()
+    assert slots.free == 1
+    slots.close()
+    assert spare.idle == 1 and slots.free == 0
+    assert await slots.start() is False
+    lease.release()  # after the close a freed slot is idle, for ramp-down backups
+    assert spare.idle == 2
+
+    slots = Slots(1, IdleSlots())
+    assert await slots.start()
+    waiting = asyncio.create_task(slots.start())
+    await settle()
+    slots.close()
+    assert await done(waiting) is False
+
+
+async def test_a_sleeper_waking_after_the_close_takes_an_idle_slot_unless_a_backup_uses_it():
+    spare = IdleSlots()
+    slots = Slots(2, spare)
+    assert await slots.start() and await slots.start()
+    a, b = slots.lease(), slots.lease()
+    slots.close()
+    alarm = Alarm()
+    sleeper = asyncio.create_task(a.sleep(1.0, alarm.sleep))
+    await settle()
+    assert spare.idle == 1  # its slot is idle meanwhile
+    assert spare.take()  # and a backup copy goes out on it
+    alarm.ring.set()
+    await settle()
+    assert not sleeper.done()  # the idle slot is in use: wait for it
+    spare.give()  # the copy ended: the slot goes to the sleeper
+    await done(sleeper)
+    assert a.held and spare.idle == 0 and spare.lent == 0
+
+    # an idle slot nobody uses is taken at once
+    alarm = Alarm()
+    alarm.ring.set()
+    await a.sleep(1.0, alarm.sleep)
+    assert a.held and spare.idle == 0
+    b.release()
+    a.release()
+    assert spare.idle == 2
+
+
+async def test_a_sleeper_cancelled_holds_no_slot_and_a_grant_to_a_cancelled_waiter_moves_on():
+    slots = Slots(1, IdleSlots())
+    assert await slots.start()
+    lease = slots.lease()
+    started = asyncio.create_task(slots.start())
+    sleeper = asyncio.create_task(lease.sleep(1.0, Alarm().sleep))
+    assert await done(started)
+    other = slots.lease()
+    sleeper.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await sleeper
+    assert not lease.held and slots.asleep == 0
+    lease.release()  # nothing to give back
+    assert slots.free == 0
+    # a start granted a slot and cancelled in the same loop turn passes the slot on
+    late = asyncio.create_task(slots.start())
+    then = asyncio.create_task(slots.start())
+    await settle()
+    other.release()  # granted to `late`...
+    late.cancel()  # ...which is cancelled before it runs
+    with pytest.raises(asyncio.CancelledError):
+        await late
+    assert await done(then)
+
+
+def test_lending_workers():
+    assert lending_workers(1) == 1
+    assert lending_workers(32) == 8
+    assert lending_workers(256) == 64
+
+
+def client_on(transport: MemoryTransport, clock: FakeClock) -> ModelClient:
+    ep = Endpoint(name="m", base_url="http://h/v1", hedge=False)
+    return ModelClient(ep, transport=transport,
+                       limits=EndpointLimits.for_endpoint(ep, clock=clock))
+
+
+async def lent_sleeps(client: ModelClient) -> int:
+    """Calls the client once in a task with a lease; how many slots it lent meanwhile."""
+    slots = Slots(1, IdleSlots())
+    assert await slots.start()
+    lease = slots.lease()
+
+    async def call() -> None:
+        LEASE.set(lease)
+        await client.complete(msgspec.json.encode({"model": "x", "messages": []}))
+
+    await asyncio.create_task(call())
+    assert lease.held  # taken back after the sleep
+    return slots.lends
+
+
+async def test_the_client_lends_only_while_the_endpoint_faults_are_isolated():
+    ok = Answer(body=completion("hi"))
+    busy = Answer(status=429, headers={"Retry-After": "1"}, body={"error": {"message": "slow"}})
+    clock = FakeClock()
+    client = client_on(MemoryTransport(busy, ok), clock)
+    assert await lent_sleeps(client) == 1
+    assert clock.slept and clock.slept[0] >= 1.0  # the Retry-After, honoured
+
+    # 429s clustering (the endpoint at its rate limit): more work would not help
+    client = client_on(MemoryTransport(busy, ok), FakeClock())
+    for _ in range(20):
+        client.limits.outcomes.add(LIMITED)
+    assert client.limits.outcomes.limit_hit()
+    assert await lent_sleeps(client) == 0
+
+    # most recent requests failed: an endpoint in trouble is sent no more work
+    client = client_on(MemoryTransport(busy, ok), FakeClock())
+    for _ in range(20):
+        client.limits.outcomes.add(FAILED)
+    assert await lent_sleeps(client) == 0
+
+    # no lease (a judge's call, or lending off): the sleep keeps what it holds
+    clock = FakeClock()
+    client = client_on(MemoryTransport(busy, ok), clock)
+    await client.complete(msgspec.json.encode({"model": "x", "messages": []}))
+    assert clock.slept
+
+
+async def test_a_sweep_lends_slots_keeps_requests_within_its_slots_and_gets_the_same_results(
+        tmp_path, monkeypatch):
+    """429s with a Retry-After: with lending on, episodes start on the sleepers' slots; the
+    requests in flight never exceed max_concurrency (hedging and backups off, so one request
+    per episode), and every trajectory and metric is the one a sweep without lending gets."""
+    make = build_mod.reference_server
+    monkeypatch.setattr(build_mod, "reference_server",
+                        lambda cfg, **kw: make(cfg, fault_retry_after_s=0.05, **kw))
+    posts = {"now": 0, "peak": 0}
+    post = ModelClient._post
+
+    async def counted(self, body, headers, flight):
+        posts["now"] += 1
+        posts["peak"] = max(posts["peak"], posts["now"])
+        try:
+            return await post(self, body, headers, flight)
+        finally:
+            posts["now"] -= 1
+
+    monkeypatch.setattr(ModelClient, "_post", counted)
+    one = {"hedge": False, "backups": 0, "max_concurrency": 1 << 16}
+    base = {"benchmarks": ["vitabench:delivery"], "models": ["scripted/oracle",
+            "scripted/noisy:0.3"], "trials": 2, "max_concurrency": 4,
+            "reference_latency": "uniform:0.005,0.02", "reference_faults": "429=0.2",
+            "judge_models": [], "endpoints": [
+                {"name": n, **one} for n in ("scripted/oracle", "scripted/noisy:0.3",
+                                              "scripted/user")]}
+    out = {}
+    for lend in (True, False):
+        posts["peak"] = 0
+        with RunStore(tmp_path / f"{lend}.sqlite") as store:
+            sweep = Sweep(load_config(None, {**base, "lend_slots": lend}), store)
+            outcome = await sweep.run()
+            calls = store.model_calls(set(store.episode_status()))
+            out[lend] = {
+                "transcripts": {(r.model, r.task_id, r.trial): msgspec.json.encode(r.messages)
+                                for r in store.episodes(outcome.run_id)},
+                "lends": sweep.slots.lends, "peak": posts["peak"],
+                "rate_limited": sum(c.attempts > 1 for c in calls),
+                "stalls": [json.loads(c.stalls) for c in calls if c.stalls],
+            }
+        assert outcome.errors == 0 and outcome.episodes == len(out[lend]["transcripts"])
+        assert sweep.slots.asleep == 0
+    assert out[True]["transcripts"] == out[False]["transcripts"]
+    assert out[True]["rate_limited"] > 0
+    assert out[True]["lends"] > 0 and out[False]["lends"] == 0
+    assert out[True]["peak"] <= 4 and out[False]["peak"] <= 4
+    assert not out[True]["stalls"]  # no hedges, no backups: one request per episode
