@@ -62,7 +62,9 @@ def _add_sweep_options(p: argparse.ArgumentParser, *, models: bool = True) -> No
                        help="VitaBench user mode: persona user (default), neutral user (persona "
                             "removed) or solo agent (a relay user says the whole instruction once)")
         p.add_argument("--trials", type=int, metavar="K", help="trials per (model, task) (default 4)")
-    p.add_argument("--max-concurrency", type=int, metavar="N", help="episodes in flight (default 64)")
+    p.add_argument("--max-concurrency", type=int, metavar="N",
+                   help="episodes making requests at once (default 64; while one sleeps before "
+                        "a retry its slot may run another: lend_slots in the config)")
     p.add_argument("--data-dir", metavar="DIR",
                    help="benchmark data dir (default $SWEEPBENCH_DATA, else the built-in samples)")
     p.add_argument("--lang", choices=["en", "zh"], help="task language (default en)")
