@@ -207,7 +207,8 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     lend_slots: bool = True
     """An episode asleep before a retry (back-off, Retry-After) lends its slot to a new
     episode while the endpoint's faults are isolated, and takes the next free slot when it
-    wakes: up to max_concurrency // 4 more episodes alive, never more making requests."""
+    wakes: up to max_concurrency // 4 (at least 1) more episodes alive, never more making
+    requests."""
     order: str = "longest"
     """The order episodes start in: "longest" (longest expected first, fair across models, in
     bands of whole trials, so the sweep ends with short episodes in flight) or "file"

@@ -4,13 +4,15 @@
 failed request and its retry (its back-off, a 429's Retry-After) makes none, and in a sweep
 against an endpoint with isolated faults those sleeps add up: 10% of requests answered with a
 0.2 s Retry-After hold a slot idle for a tenth of the run. With ``lend_slots`` on, the sweep
-runs up to ``max_concurrency // 4`` episodes more than it has slots (:func:`lending_workers`),
-and a sleeping episode lends its slot (:meth:`Lease.sleep`): a waiting episode starts on it.
-When the sleeper wakes it takes the next slot that frees up, before any new episode starts,
-so the episodes making requests never exceed ``max_concurrency``. Once the queue is empty
-nothing is waiting to start: a freed slot goes to a woken sleeper, else it is idle and lent
-to the ramp-down's backup copies (:class:`~sweepbench.runner.hedge.IdleSlots`), and a sleeper
-that wakes then takes an idle slot back.
+runs up to ``max_concurrency // 4`` (at least 1) episodes more than it has slots
+(:func:`lending_workers`), and a sleeping episode lends its slot (:meth:`Lease.sleep`): a
+waiting episode starts on it. When the sleeper wakes it takes the next slot that frees up,
+before any new episode starts, so the episodes making requests never exceed
+``max_concurrency``. Once the queue is empty nothing is waiting to start: a freed slot goes
+to a woken sleeper, else it is idle and lent to the ramp-down's backup copies
+(:class:`~sweepbench.runner.hedge.IdleSlots`), and a sleeper that wakes then takes an idle
+slot back. A sweep that stops starting (a budget, an error streak, a signal) is not a
+ramp-down: its freed slots stay free, for its sleepers only.
 
 The client decides whether a sleep lends (only while its endpoint's faults are isolated, see
 ``ModelClient``): it finds the episode's :class:`Lease` in :data:`LEASE`, which the sweep sets
@@ -47,6 +49,7 @@ class Slots:
         self.free = n
         self.spare = spare
         self.open = True  # episodes may still start
+        self.ramp_down = False  # closed because the queue is empty: freed slots turn idle
         self.asleep = 0  # episodes asleep on a lent slot, now
         self.lends = 0  # slots ever lent
         self._starts: deque[asyncio.Future[bool]] = deque()
@@ -64,17 +67,19 @@ class Slots:
 
     def release(self) -> None:
         """A slot is free: to a woken sleeper first, then to a waiting start, else free (or,
-        once closed, idle)."""
+        in the ramp-down, idle)."""
         if _hand_over(self._wakers) or (self.open and _hand_over(self._starts)):
             return
-        if self.open:
-            self.free += 1
-        else:
+        if self.ramp_down:
             self.spare.idle += 1
+        else:
+            self.free += 1
 
-    def close(self) -> None:
-        """No more starts (the queue is empty, or the sweep stops): the waiting starts get
-        False and the free slots turn idle."""
+    def close(self, *, ramp_down: bool) -> None:
+        """No more starts: the waiting starts get False. ``ramp_down`` (the queue is empty):
+        the free slots, and each one freed from now on, turn idle, for backup copies of the
+        last episodes' requests. A sweep that stops (a budget, an error streak, a signal)
+        keeps them free: nothing more is spent on its behalf. The first close decides."""
         if not self.open:
             return
         self.open = False
@@ -82,8 +87,10 @@ class Slots:
             fut = self._starts.popleft()
             if not fut.done():
                 fut.set_result(False)
-        self.spare.idle += self.free
-        self.free = 0
+        if ramp_down:
+            self.ramp_down = True
+            self.spare.idle += self.free
+            self.free = 0
 
     def lease(self) -> Lease:
         """An episode's hold on the slot it just started on."""
@@ -94,7 +101,7 @@ class Slots:
             self.free -= 1
             return True
         spare = self.spare
-        if not self.open and spare.idle > spare.lent:  # an idle slot no backup is using
+        if self.ramp_down and spare.idle > spare.lent:  # an idle slot no backup is using
             spare.idle -= 1
             return True
         return await _wait(self._wakers, self.release)

@@ -223,7 +223,8 @@ class Sweep:
                                             or not self.budget.may_start(self.in_flight, uses)):
                             if item is not None:
                                 queue.put_back(item)
-                            slots.close()  # nothing more starts: the free slots turn idle
+                            # nothing more starts; only a finished queue lends to backups
+                            slots.close(ramp_down=item is None)
                             slots.release()
                             return
                         started += 1
@@ -245,7 +246,17 @@ class Sweep:
                         pool.submit(item.task, item.key, record, fresh=True)
 
                 n_workers = min(len(todo), busy + (lending_workers(busy) if lending else 0))
-                await asyncio.gather(*(worker() for _ in range(n_workers)))
+                workers = [asyncio.create_task(worker()) for _ in range(n_workers)]
+                try:
+                    await asyncio.gather(*workers)
+                except BaseException:
+                    # one worker's failure (a store error, say) stops the others too, rather
+                    # than leaving them starting episodes on closed resources
+                    for task in workers:
+                        task.cancel()
+                    if workers:
+                        await asyncio.wait(workers)
+                    raise
                 await pool.drain()
         except BaseException as exc:
             pool.cancel()

@@ -73,7 +73,7 @@ async def test_closing_ends_waiting_starts_and_idles_the_free_slots():
     assert await slots.start()
     lease = slots.lease()
     assert slots.free == 1
-    slots.close()
+    slots.close(ramp_down=True)
     assert spare.idle == 1 and slots.free == 0
     assert await slots.start() is False
     lease.release()  # after the close a freed slot is idle, for ramp-down backups
@@ -83,7 +83,7 @@ async def test_closing_ends_waiting_starts_and_idles_the_free_slots():
     assert await slots.start()
     waiting = asyncio.create_task(slots.start())
     await settle()
-    slots.close()
+    slots.close(ramp_down=True)
     assert await done(waiting) is False
 
 
@@ -92,7 +92,7 @@ async def test_a_sleeper_waking_after_the_close_takes_an_idle_slot_unless_a_back
     slots = Slots(2, spare)
     assert await slots.start() and await slots.start()
     a, b = slots.lease(), slots.lease()
-    slots.close()
+    slots.close(ramp_down=True)
     alarm = Alarm()
     sleeper = asyncio.create_task(a.sleep(1.0, alarm.sleep))
     await settle()
@@ -138,6 +138,27 @@ async def test_a_sleeper_cancelled_holds_no_slot_and_a_grant_to_a_cancelled_wait
     with pytest.raises(asyncio.CancelledError):
         await late
     assert await done(then)
+
+
+async def test_a_stop_keeps_the_free_slots_from_backups():
+    """A sweep that stops starting (budget, error streak, signal) is not a ramp-down: its
+    slots never turn idle, so no backup copy is sent on them; a sleeper still gets one back."""
+    spare = IdleSlots()
+    slots = Slots(3, spare)
+    assert await slots.start() and await slots.start()
+    a, b = slots.lease(), slots.lease()
+    slots.close(ramp_down=False)
+    assert await slots.start() is False
+    slots.close(ramp_down=True)  # the first close decides
+    assert slots.free == 1 and spare.idle == 0 and not spare.take()
+    alarm = Alarm()
+    alarm.ring.set()
+    b.release()
+    assert spare.idle == 0 and slots.free == 2
+    await a.sleep(1.0, alarm.sleep)  # lent to nobody, taken back from the free ones
+    assert a.held and slots.free == 2 and spare.idle == 0
+    a.release()
+    assert slots.free == 3 and spare.idle == 0 and spare.sent == 0
 
 
 def test_lending_workers():
@@ -243,3 +264,66 @@ async def test_a_sweep_lends_slots_keeps_requests_within_its_slots_and_gets_the_
     assert out[True]["lends"] > 0 and out[False]["lends"] == 0
     assert out[True]["peak"] <= 4 and out[False]["peak"] <= 4
     assert not out[True]["stalls"]  # no hedges, no backups: one request per episode
+
+
+@pytest.mark.parametrize("lend", [True, False])
+async def test_a_sweep_stopped_by_its_errors_sends_no_backups_on_its_free_slots(
+        tmp_path, monkeypatch, lend):
+    """The error streak stops new starts while episodes still run; their requests must not
+    get backup copies on the slots the stop left free (that is for a ramp-down only)."""
+    from sweepbench.runner import hedge as hedge_mod
+
+    sweeps: list[Sweep] = []
+    after_stop = []
+    take = hedge_mod.IdleSlots.take
+
+    def counted_take(self):
+        ok = take(self)
+        if ok and sweeps and sweeps[0].error_stop:
+            after_stop.append(1)
+        return ok
+
+    monkeypatch.setattr(hedge_mod.IdleSlots, "take", counted_take)
+    eps = [{"name": n, "hedge": True, "backups": 2, "max_concurrency": 1 << 16,
+            "max_retries": 0, "breaker_threshold": 1000}
+           for n in ("scripted/oracle", "scripted/noisy:0.3", "scripted/user")]
+    cfg = load_config(None, {
+        "benchmarks": ["vitabench:delivery"], "models": ["scripted/oracle", "scripted/noisy:0.3"],
+        "trials": 4, "max_concurrency": 8, "reference_latency": "uniform:0.005,0.02",
+        "reference_faults": "500=0.08", "judge_models": [], "endpoints": eps,
+        "error_streak": 3, "reference_seed": 1, "lend_slots": lend})
+    with RunStore(tmp_path / "s.sqlite") as store:
+        sweeps.append(Sweep(cfg, store))
+        outcome = await asyncio.wait_for(sweeps[0].run(), 60)
+    assert outcome.error_stop and outcome.not_started > 0
+    assert not after_stop
+    slots = sweeps[0].slots
+    assert not slots.ramp_down and slots.spare.idle == 0 and slots.free == 8
+
+
+async def test_a_worker_that_fails_outside_its_episode_stops_the_others(tmp_path):
+    """A failure in the sweep's own code (here the progress callback) ends the sweep with that
+    error, and no other worker goes on starting episodes after it."""
+    counts = {"started": 0, "finished": 0}
+
+    class Boom(Exception):
+        pass
+
+    def progress(kind, **info):
+        if kind in counts:
+            counts[kind] += 1
+        if kind == "finished" and counts["finished"] == 3:
+            raise Boom("a display bug")
+
+    cfg = load_config(None, {
+        "benchmarks": ["vitabench:delivery"], "models": ["scripted/oracle", "scripted/noisy:0.3"],
+        "trials": 3, "max_concurrency": 4, "reference_latency": "uniform:0.005,0.02",
+        "judge_models": []})
+    with RunStore(tmp_path / "s.sqlite") as store:
+        with pytest.raises(Boom):
+            await asyncio.wait_for(Sweep(cfg, store, progress=progress).run(), 60)
+        started = counts["started"]
+        await asyncio.sleep(0.3)  # episodes take ~0.1 s here: time for several more starts
+        assert counts["started"] == started
+        assert not [t for t in asyncio.all_tasks() if t is not asyncio.current_task()
+                    and "worker" in t.get_coro().__qualname__]
