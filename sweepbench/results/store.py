@@ -738,14 +738,26 @@ class RunStore:
         ``run_id``: the run making the step; ``endpoint``: where a model call went (its cost
         is its usage at that run's prices for that endpoint).
         """
-        _check_str("episode_key", episode_key)
-        _check_int("seq", seq)
-        _check_str("kind", kind)
-        if not isinstance(journal, str):
-            raise TypeError(f"journal must be a str, got {journal!r}")
-        _check_opt_str("run_id", run_id)
-        _check_opt_str("endpoint", endpoint)
-        text = _json_payload(f"event payload ({episode_key} {journal} #{seq})", payload)
+        # every journaled step passes here: the usual arguments pass in one expression, and
+        # anything else goes through the checks one by one (which raise, or pass subclasses)
+        if not (type(episode_key) is str and episode_key and type(seq) is int and seq >= 0
+                and type(kind) is str and kind and type(journal) is str
+                and (run_id is None or type(run_id) is str)
+                and (endpoint is None or type(endpoint) is str)):
+            _check_str("episode_key", episode_key)
+            _check_int("seq", seq)
+            _check_str("kind", kind)
+            if not isinstance(journal, str):
+                raise TypeError(f"journal must be a str, got {journal!r}")
+            _check_opt_str("run_id", run_id)
+            _check_opt_str("endpoint", endpoint)
+        if type(payload) is dict:  # what the journal passes: no error text made up front
+            try:
+                text = _encode(payload).decode("utf-8")
+            except (TypeError, msgspec.EncodeError):
+                text = _json_payload(f"event payload ({episode_key} {journal} #{seq})", payload)
+        else:
+            text = _json_payload(f"event payload ({episode_key} {journal} #{seq})", payload)
         self._put("event", (episode_key, journal, seq, kind, text, time.time(), run_id,
                             endpoint))
 

@@ -91,13 +91,15 @@ class _Connection(asyncio.Protocol):
     """One keep-alive connection; one request at a time."""
 
     __slots__ = ("_body", "_flight", "_got", "_headers", "_limit", "_name", "_over", "_parser",
-                 "_waiter", "closed", "done", "keep_alive", "status", "transport", "used")
+                 "_waiter", "closed", "deadline_token", "done", "keep_alive", "status",
+                 "transport", "used")
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.used = False  # carried a request before: a stale close is possible
+        self.deadline_token: object = None  # the request its transport's deadlines watch
         self._waiter: asyncio.Future[None] | None = None
         self._parser = httptools.HttpResponseParser(self)
         self._reset()
@@ -214,8 +216,11 @@ class _Connection(asyncio.Protocol):
         if self.transport is not None:
             self.transport.abort()
 
-    async def request(self, head: bytes, body: bytes, loop: asyncio.AbstractEventLoop,
-                      stopping: Callable[[], bool] | None) -> tuple[int, ReplyHeaders, bytes]:
+    def send(self, head: bytes, body: bytes, loop: asyncio.AbstractEventLoop,
+             stopping: Callable[[], bool] | None) -> asyncio.Future[None]:
+        """Write one request; the future its whole answer settles. The caller awaits it,
+        clears ``_waiter`` however that ends, then reads :meth:`reply` (in the caller's own
+        coroutine rather than one of its own here: one frame less per request)."""
         self._reset()
         self._flight = FLIGHT.get()
         waiter = self._waiter = loop.create_future()
@@ -223,11 +228,12 @@ class _Connection(asyncio.Protocol):
             raise asyncio.CancelledError("the sweep is stopping: request not sent")
         self.used = True
         self.transport.writelines((head, body))  # type: ignore[union-attr]
-        try:
-            await waiter
-        finally:
-            self._waiter = None
-        payload = b"".join(self._body) if len(self._body) != 1 else self._body[0]
+        return waiter
+
+    def reply(self) -> tuple[int, ReplyHeaders, bytes]:
+        """The answer the last :meth:`send`'s future settled."""
+        body = self._body
+        payload = b"".join(body) if len(body) != 1 else body[0]
         return self.status, self._headers, payload
 
 
@@ -290,6 +296,13 @@ class HttpTransport:
         self._ssl: ssl.SSLContext | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
+        # The requests' deadlines, in the order sent, which is their deadlines' order (one
+        # timeout_s for all), under one timer for the earliest: a timer per request cost
+        # more (made, queued and cancelled for each) than the rest of this transport's
+        # book-keeping. An entry is live while its connection still holds its token.
+        self._deadlines: deque[tuple[float, _Connection, object]] = deque()
+        self._deadline_timer: asyncio.TimerHandle | None = None
+        self._deadline_at = 0.0  # what the timer is set for
 
     def _head_for(self, body: bytes, headers: dict[str, str] | None) -> bytes:
         extra = b""
@@ -305,6 +318,10 @@ class HttpTransport:
 
     async def aclose(self) -> None:
         self._closed = True
+        if self._deadline_timer is not None:
+            self._deadline_timer.cancel()
+            self._deadline_timer = None
+        self._deadlines.clear()
         for conn in (*self._idle, *self._busy):
             conn.abort()
         self._idle.clear()
@@ -374,6 +391,57 @@ class HttpTransport:
                 slot.set_result(None)
                 return
 
+    def _watch(self, loop: asyncio.AbstractEventLoop, deadline: float, conn: _Connection,
+               token: object) -> None:
+        """``conn``'s request (``token``) fails at ``deadline`` unless it is done by then."""
+        conn.deadline_token = token
+        deadlines = self._deadlines
+        while deadlines and deadlines[0][1].deadline_token is not deadlines[0][2]:
+            deadlines.popleft()  # done: most requests end in the order they were sent
+        if len(deadlines) > 2 * len(self._busy) + 64:  # done ones held up behind a slow one
+            live = [e for e in deadlines if e[1].deadline_token is e[2]]
+            deadlines.clear()
+            deadlines.extend(live)
+        entry = (deadline, conn, token)
+        if not deadlines or deadlines[-1][0] <= deadline:
+            deadlines.append(entry)
+        else:  # it waited for a connection while later ones were sent: kept in order
+            i = len(deadlines) - 1
+            while i > 0 and deadlines[i - 1][0] > deadline:
+                i -= 1
+            deadlines.insert(i, entry)
+        timer = self._deadline_timer
+        if timer is not None and deadline < self._deadline_at:
+            timer.cancel()
+            timer = None
+        if timer is None:
+            self._arm(loop, deadlines[0][0])
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        self._deadline_at = when
+        self._deadline_timer = loop.call_at(when, self._expire_due)
+
+    def _expire_due(self) -> None:
+        """The timer for the earliest deadline: that request and any other due fail (as a
+        timer of their own would have made them); the timer is set for the next one."""
+        self._deadline_timer = None
+        loop = self._loop
+        if loop is None or self._closed:
+            return
+        due = max(self._deadline_at, loop.time())
+        deadlines = self._deadlines
+        while deadlines:
+            deadline, conn, token = deadlines[0]
+            if conn.deadline_token is not token:
+                deadlines.popleft()
+            elif deadline <= due:
+                deadlines.popleft()
+                conn.deadline_token = None
+                conn.expire()
+            else:
+                self._arm(loop, deadline)
+                return
+
     def _release(self, conn: _Connection, reuse: bool) -> None:
         self._busy.discard(conn)
         if reuse and not conn.closed and not self._closed:
@@ -404,13 +472,19 @@ class HttpTransport:
                     conn = await self._acquire(loop)
             self._busy.add(conn)
             reuse = False
-            timer = loop.call_at(deadline, conn.expire)
+            token = object()
+            self._watch(loop, deadline, conn, token)
             try:
-                status, reply_headers, payload = await conn.request(
-                    head, body, loop, self._stopping)
+                waiter = conn.send(head, body, loop, self._stopping)
+                try:
+                    await waiter
+                finally:
+                    conn._waiter = None
+                status, reply_headers, payload = conn.reply()
                 reuse = conn.keep_alive
             finally:
-                timer.cancel()
+                if conn.deadline_token is token:
+                    conn.deadline_token = None  # its deadline no longer applies
                 self._release(conn, reuse)
         except (TimeoutError, _Expired) as err:
             raise RequestTimeout(

@@ -383,3 +383,50 @@ async def test_a_connection_that_answered_twice_is_not_reused() -> None:
         finally:
             await t.aclose()
     assert srv.connections == 3
+
+
+async def test_a_later_request_with_an_earlier_deadline_still_times_out_on_time() -> None:
+    """One timer serves every deadline: a request whose deadline comes before those already
+    on the wire (a shorter timeout, or a wait for a connection) moves it earlier."""
+    async with serve(keep_answering(delay=1.0)) as (_, url):
+        t = transport(url, timeout_s=5.0)
+        try:
+            slow = asyncio.ensure_future(t.post(b"{}", None))
+            await asyncio.sleep(0.05)
+            t._timeout_s = 0.2
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            with pytest.raises(RequestTimeout, match=r"timeout_s 0.2"):
+                await t.post(b"{}", None)
+            assert loop.time() - started < 0.6
+            assert (await slow)[0] == 200  # its own deadline, 5 s, was never due
+        finally:
+            await t.aclose()
+
+
+async def test_deadlines_of_finished_requests_do_not_pile_up_behind_a_slow_one() -> None:
+    """Finished requests leave the deadline queue even while an older one is still out, and
+    that one still times out at its own deadline."""
+    first = True
+
+    async def handler(reader, writer, srv) -> None:
+        nonlocal first
+        while await srv.read_request(reader) is not None:
+            if first:
+                first = False
+                await asyncio.sleep(5.0)  # the first request hangs
+            writer.write(answer())
+            await writer.drain()
+
+    async with serve(handler) as (_, url):
+        t = transport(url, timeout_s=1.0)
+        try:
+            hung = asyncio.ensure_future(t.post(b"{}", None))
+            await asyncio.sleep(0.05)
+            for _ in range(400):
+                assert (await t.post(b"{}", None))[0] == 200
+                assert len(t._deadlines) < 80  # not one per request sent
+            with pytest.raises(RequestTimeout):
+                await hung
+        finally:
+            await t.aclose()
