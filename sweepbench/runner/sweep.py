@@ -54,8 +54,8 @@ from sweepbench.runner.journal import CallJournal
 from sweepbench.runner.judge_pool import JudgePool
 from sweepbench.runner.preflight import fit_concurrency, preflight
 from sweepbench.runner.schedule import plan_queue
-from sweepbench.runner.slots import LEASE, Slots, lending_workers
 from sweepbench.runner.secrets import KEYS
+from sweepbench.runner.slots import LEASE, Slots, lending_workers
 from sweepbench.runner.work import Shard, WorkItem, build_work, new_run_id, select_tasks
 from sweepbench.simulator.episode import run_episode
 from sweepbench.wire import EpisodeRecord
