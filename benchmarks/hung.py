@@ -27,8 +27,8 @@ first-byte floor) made one draw's hung run a sixth longer at ``--trials 32``.
 Per run: wall time, episodes lost, whether the report's metrics and every trajectory equal the
 first clean run's (as ``benchmarks/faults.py`` checks), and from the report's profile the hung
 (TTFB-abandoned) requests, the hedges sent and won (ramp-down backups included), and the extra
-requests hedging cost (as a share of the calls). Ratios are per round (same invocation), medians over ``--rounds``:
-hung / clean (target <= 1.3), faults / clean (what the standard mix costs by itself) and
+requests hedging cost (as a share of the calls). Ratios are per round (same invocation),
+medians over ``--rounds``: hung / clean (target <= 1.3), faults / clean (what the standard mix costs by itself) and
 hung / faults (what the hung requests add). Also: results identical, 0 lost, and per run the
 seconds the journaled calls spent queued on the endpoint's limits and in back-off, and their
 whole wall time (each from its first send to its answer), summed over calls, and the slots'

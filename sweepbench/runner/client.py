@@ -753,8 +753,9 @@ class ModelClient:
         on a copy suspected hung); a copy that answers first cancels this task's request and
         the others are cancelled. Ramp-down backups (sent with the request, see
         ``_Race.send_backups``) are held to a different rule: their errors are ignored, and
-        their answer is used only if this request fails (``_Race.fallback``) or is late. Copies keep their own books (``_Call``), merged into
-        ``call`` when one wins. A request that answers in time costs one small object."""
+        their answer is used only if this request fails (``_Race.fallback``) or is late.
+        Copies keep their own books (``_Call``), merged into ``call`` when one wins. A request
+        that answers in time costs one small object."""
         race = _Race(self, body, headers, call)
         failed = False  # the first copy failed and a backup answered instead
         try:
@@ -1025,10 +1026,7 @@ class ModelClient:
         answers (breaker closed, under ``HEALTHY_FAILING_SHARE`` of its recent requests
         failed): its faults are isolated, a retry soon most likely succeeds. Otherwise it is
         ``backoff_base_s``: an endpoint in trouble is given time."""
-        limits = self.limits
-        base = (self._quick_backoff_s() if limits.breaker.state == "closed"
-                and limits.outcomes.failing_share < HEALTHY_FAILING_SHARE
-                else self._backoff_base_s)
+        base = self._quick_backoff_s() if self._mostly_answering() else self._backoff_base_s
         return random.uniform(0, min(self._backoff_max_s,
                                      base * 2.0 ** (state.attempt_number - 1)))
 
@@ -1052,11 +1050,17 @@ class ModelClient:
             return
         await lease.sleep(seconds, self.clock.sleep)
 
-    def _isolated_faults(self) -> bool:
+    def _mostly_answering(self) -> bool:
+        """Breaker closed and under ``HEALTHY_FAILING_SHARE`` of recent requests failed: the
+        endpoint's failures are isolated ones (the quick back-off's test)."""
         limits = self.limits
         return (limits.breaker.state == "closed"
-                and limits.outcomes.failing_share < HEALTHY_FAILING_SHARE
-                and not limits.outcomes.limit_hit() and limits.paused_until <= self._now())
+                and limits.outcomes.failing_share < HEALTHY_FAILING_SHARE)
+
+    def _isolated_faults(self) -> bool:
+        limits = self.limits
+        return (self._mostly_answering() and not limits.outcomes.limit_hit()
+                and limits.paused_until <= self._now())
 
     def _before_sleep(self, call: _Call, state: RetryCallState) -> None:
         err = state.outcome.exception() if state.outcome is not None else None

@@ -63,9 +63,9 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["BACKUP_KEEP", "FLIGHT", "Flight", "HEDGE_BURST", "HEDGE_OVER_MEDIAN", "HEDGE_SHARE", "IdleSlots",
-           "LatencyTracker", "MAX_HEDGES", "MIN_SAMPLES", "StallPolicy", "WINDOW", "first_byte",
-           "priced"]
+__all__ = ["BACKUP_KEEP", "FLIGHT", "Flight", "HEDGE_BURST", "HEDGE_OVER_MEDIAN", "HEDGE_SHARE",
+           "IdleSlots", "LatencyTracker", "MAX_HEDGES", "MIN_SAMPLES", "StallPolicy", "WINDOW",
+           "first_byte", "priced"]
 
 WINDOW = 512
 """Successful requests whose first-byte latency the budget is derived from."""
