@@ -26,6 +26,7 @@ after folding case and whitespace; attributes also ignore the order of comma-sep
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -209,6 +210,7 @@ def _fold(text: str | None) -> str:
     return " ".join((text or "").split()).casefold()
 
 
+@functools.lru_cache(maxsize=4096)  # a task's few spec texts, compared in every episode's check
 def _spec(attributes: str) -> tuple[str, ...]:
     return tuple(sorted(p for p in (_fold(x) for x in re.split(r"[,，、;；]", attributes)) if p))
 

@@ -39,6 +39,7 @@ from sweepbench.benchmarks.vitabench.tools.records import (
 )
 from sweepbench.datasets.task import Task
 from sweepbench.errors import TaskError
+from sweepbench.memo import IdentityMemo
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 DOMAINS = ("delivery", "instore", "ota")
@@ -103,7 +104,7 @@ class ToolState:
             self._register_shared()
             for name, kind in TABLES[domain].items():
                 table = _convert(where, env, name, dict[str, kind], {},
-                                 prepare=_prepare_store if kind is Store else None)
+                                 prepare=_prepare_stores if kind is Store else None)
                 setattr(self, name, table)
                 for record in table.values():
                     for field in _PLACES.get(kind, ()):
@@ -144,6 +145,17 @@ class ToolState:
                 return new
 
 
+def _prepare_stores(table: dict) -> dict:
+    """A task's ``stores`` table with every store prepared (``_prepare_store``), once per table
+    object: every episode of a task converts the same table, and preparing it (a Python pass
+    over every product) was a fifth of building an episode's state. ``msgspec.convert`` still
+    gives each episode records of its own, so nothing an episode's tools change is shared."""
+    return _PREPARED.get(table, lambda t: {k: _prepare_store(v) for k, v in t.items()})
+
+
+_PREPARED: IdentityMemo[dict, dict] = IdentityMemo(256)
+
+
 def _prepare_store(raw: Any) -> Any:
     """Upstream joins a product's list of spec options into one text."""
     if not isinstance(raw, dict) or not isinstance(raw.get("products"), list):
@@ -160,7 +172,7 @@ def _convert(where: str, env: dict, key: str, kind: Any, default: Any, prepare: 
         return msgspec.convert(default, kind) if default is not None else None
     value = env[key]
     if prepare is not None and isinstance(value, dict):
-        value = {k: prepare(v) for k, v in value.items()}
+        value = prepare(value)
     try:
         return msgspec.convert(value, kind, strict=False)
     except msgspec.ValidationError as exc:
