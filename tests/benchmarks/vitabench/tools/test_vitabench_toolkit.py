@@ -183,3 +183,25 @@ def test_some_dependencies_the_paper_names():
 def test_graph_stats_are_served_with_the_tools():
     kit = TOOLS.toolkit(msgspec.structs.replace(TASK, domain="delivery,instore,ota"))
     assert kit is all_tools() and TOOLS.graph_stats(kit) == graph_stats(kit)
+
+
+def test_episodes_of_one_task_share_the_prepared_stores_table_but_no_records():
+    from sweepbench.benchmarks.vitabench.tools import state as state_module
+
+    a, b = TOOLS.new_state(TASK), TOOLS.new_state(TASK)
+    # prepared once per task's table: the second episode found it in the memo
+    table = TASK.environment["stores"]
+    prepared = state_module._prepare_stores(table)
+    assert state_module._prepare_stores(table) is prepared
+    assert all(isinstance(p["attributes"], str)
+               for s in prepared.values() for p in s.get("products", ()))
+    # each episode converted its own records from it: a change in one is not in the other
+    sid = next(iter(a.stores))
+    assert a.stores[sid] is not b.stores[sid]
+    product = a.stores[sid].products[0]
+    product.price = -1.0
+    a.stores[sid].tags.append("changed by episode a")
+    assert b.stores[sid].products[0].price != -1.0
+    assert "changed by episode a" not in b.stores[sid].tags
+    assert "changed by episode a" not in (table[sid].get("tags") or [])
+    assert TOOLS.new_state(TASK).stores[sid].products[0].price != -1.0
