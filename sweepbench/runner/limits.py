@@ -458,7 +458,9 @@ class _Permitting:
         probe = (False if breaker.state == "closed"
                  else await breaker.wait(limits.breaker_max_wait_s))
         try:
-            if limits.paused_until > clock.now():
+            # a pause that ended by t0 has ended now (the clock is monotonic): the clock is
+            # asked again only while a pause may still run
+            if limits.paused_until > t0 and limits.paused_until > clock.now():
                 await limits._unpaused()
             sent_at = concurrency.try_acquire()
             if sent_at is None:
@@ -469,8 +471,8 @@ class _Permitting:
                     await limits.requests.acquire(1)
                 if limits.tokens is not None:
                     await limits.tokens.acquire(estimate)
-                if limits.paused_until > clock.now():  # a Retry-After arrived meanwhile
-                    await limits._unpaused()
+                if limits.paused_until > t0 and limits.paused_until > clock.now():
+                    await limits._unpaused()  # a Retry-After arrived meanwhile
                 limits._check_open()
             except BaseException:
                 concurrency.release()
