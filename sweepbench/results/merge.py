@@ -50,6 +50,12 @@ def merge_stores(out: str | Path, inputs: list[str | Path]) -> dict[str, int]:
 
 
 _RANK = "CASE {0}.status WHEN 'done' THEN 0 WHEN 'error' THEN 1 ELSE 2 END"
+# An input's journals (its events view's rows), in the order of its keys' numbers: the view's
+# trigger numbers a key new to the output as it comes, so the output numbers them in the same
+# order (the order the input's episodes started), and each journal's rows arrive in key order.
+_JOURNALS = ("SELECT k.episode_key, r.journal, r.seq, r.kind, r.payload, r.ts, r.run_id, "
+             "r.endpoint FROM src.event_keys k JOIN src.event_rows r ON r.ep = k.ep")
+_IN_ORDER = " ORDER BY r.ep, r.journal, r.seq"
 
 
 def _merge_one(db: sqlite3.Connection) -> None:
@@ -62,13 +68,18 @@ def _merge_one(db: sqlite3.Connection) -> None:
                        LEFT JOIN main.episodes m USING (episode_key)
                        WHERE m.episode_key IS NULL OR {_RANK.format('s')} < {_RANK.format('m')}""")
         for table in ("episodes", "events", "judgments"):
-            db.execute(f"DELETE FROM main.{table} WHERE episode_key IN (SELECT episode_key FROM wins)")
-            db.execute(f"INSERT INTO main.{table} SELECT * FROM src.{table} "
+            db.execute(f"DELETE FROM main.{table} "
                        "WHERE episode_key IN (SELECT episode_key FROM wins)")
+            if table == "events":
+                db.execute(f"INSERT INTO main.events {_JOURNALS} "
+                           f"WHERE k.episode_key IN (SELECT episode_key FROM wins){_IN_ORDER}")
+            else:
+                db.execute(f"INSERT INTO main.{table} SELECT * FROM src.{table} "
+                           "WHERE episode_key IN (SELECT episode_key FROM wins)")
         # journals of episodes that exist in neither table (an episode never started here)
-        db.execute("""INSERT OR IGNORE INTO main.events SELECT * FROM src.events e
-                      WHERE NOT EXISTS (SELECT 1 FROM main.episodes m
-                                        WHERE m.episode_key = e.episode_key)""")
+        db.execute(f"""INSERT OR IGNORE INTO main.events {_JOURNALS}
+                       WHERE NOT EXISTS (SELECT 1 FROM main.episodes m
+                                         WHERE m.episode_key = k.episode_key){_IN_ORDER}""")
     finally:
         db.execute("DROP TABLE temp.wins")
 

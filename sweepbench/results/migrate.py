@@ -14,8 +14,14 @@ complete:
 - each model call's endpoint is recovered from its role (agent: the episode's model; user:
   the run's user model; judge: the judge in the journal's name).
 
-The file is first copied next to itself (``<name>.schema1.bak``); the conversion is one
-transaction, so a failure leaves the store as it was. A store that cannot be migrated
+Version 3 keys the journal by a number given to each episode key in the order the store
+first saw it (see the ``events`` view in :mod:`sweepbench.results.store`). A version-2 store's
+keys are numbered in the order of their first journaled event (the old table's rowid: the
+order its rows were written) and its rows copied: nothing else changes. A version-1 store
+goes to version 3 at once.
+
+The file is first copied next to itself (``<name>.schema<version>.bak``); the conversion is
+one transaction, so a failure leaves the store as it was. A store that cannot be migrated
 (read-only, no room for the backup) is refused with a message that says what to do.
 """
 
@@ -39,10 +45,10 @@ def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
     schema; returns a one-line note for the user."""
     from sweepbench.results.store import SCHEMA_VERSION
 
-    if version != 1:
+    if version not in (1, 2):
         raise StoreError(f"run store {path} has schema version {version}, which this "
                          f"sweepbench cannot migrate; use the sweepbench that wrote it")
-    backup = path.with_name(path.name + ".schema1.bak")
+    backup = path.with_name(f"{path.name}.schema{version}.bak")
     try:
         dest = sqlite3.connect(backup)
         try:
@@ -51,7 +57,7 @@ def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
             dest.close()
     except sqlite3.Error as exc:
         raise StoreError(
-            f"run store {path} has schema version 1 and must be migrated to version "
+            f"run store {path} has schema version {version} and must be migrated to version "
             f"{SCHEMA_VERSION}, but no backup could be written to {backup} ({exc}); copy the "
             "store to a writable directory and open the copy") from None
     try:
@@ -59,17 +65,21 @@ def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
         if c.execute("PRAGMA user_version").fetchone()[0] != version:  # done by another process
             c.execute("COMMIT")
             return f"run store {path} was migrated by another process"
-        counts = _convert(c)
+        counts = _convert(c) if version == 1 else _number_events(c)
         c.execute("COMMIT")
     except BaseException as exc:
         if c.in_transaction:
             c.execute("ROLLBACK")
         if isinstance(exc, sqlite3.Error):
             raise StoreError(
-                f"run store {path} has schema version 1 and could not be migrated to version "
-                f"{SCHEMA_VERSION} ({exc}); the backup {backup} is untouched; open a writable "
-                "copy, or use the sweepbench that wrote it") from None
+                f"run store {path} has schema version {version} and could not be migrated to "
+                f"version {SCHEMA_VERSION} ({exc}); the backup {backup} is untouched; open a "
+                "writable copy, or use the sweepbench that wrote it") from None
         raise
+    if version == 2:
+        return (f"migrated run store {path} from schema 2 to {SCHEMA_VERSION} (backup: "
+                f"{backup.name}): the journals of its {counts['keys']} episode keys "
+                f"({counts['events']} events) renumbered; nothing else changed")
     return (f"migrated run store {path} from schema 1 to {SCHEMA_VERSION} (backup: "
             f"{backup.name}): {counts['episodes']} episodes of {counts['runs']} runs kept for "
             "reports; they are never reused by new runs (their task content and prompt "
@@ -83,7 +93,8 @@ def _convert(c: sqlite3.Connection) -> dict[str, int]:
         c.execute(f"ALTER TABLE {t} RENAME TO v1_{t}")
     create_schema(c)
     configs = {r: _decode(cfg) for r, cfg in c.execute("SELECT run_id, config FROM v1_runs")}
-    models = {(r, e): m for r, e, m in c.execute("SELECT run_id, episode_id, model FROM v1_episodes")}
+    models = {(r, e): m for r, e, m in
+              c.execute("SELECT run_id, episode_id, model FROM v1_episodes")}
 
     def key(run_id: str, journal_id: str) -> str:
         return str(EpisodeKey.legacy("schema1", run_id, _episode_of(journal_id)))
@@ -142,6 +153,25 @@ def _convert(c: sqlite3.Connection) -> dict[str, int]:
     counts = {"runs": len(configs), "episodes": len(models)}
     for t in _V1_TABLES:
         c.execute(f"DROP TABLE v1_{t}")
+    return counts
+
+
+def _number_events(c: sqlite3.Connection) -> dict[str, int]:
+    """Version 2 to 3: the events table becomes event_keys, event_rows and the view."""
+    from sweepbench.results.store import SCHEMA_VERSION, create_events
+
+    c.execute("ALTER TABLE events RENAME TO v2_events")
+    create_events(c)
+    c.execute("""INSERT INTO event_keys (episode_key) SELECT episode_key FROM v2_events
+                 GROUP BY episode_key ORDER BY min(rowid)""")
+    c.execute("""INSERT INTO event_rows (ep, journal, seq, kind, payload, ts, run_id, endpoint)
+                 SELECT k.ep, e.journal, e.seq, e.kind, e.payload, e.ts, e.run_id, e.endpoint
+                 FROM v2_events e JOIN event_keys k USING (episode_key)
+                 ORDER BY k.ep, e.journal, e.seq""")
+    counts = {"keys": c.execute("SELECT count(*) FROM event_keys").fetchone()[0],
+              "events": c.execute("SELECT count(*) FROM event_rows").fetchone()[0]}
+    c.execute("DROP TABLE v2_events")
+    c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return counts
 
 

@@ -18,7 +18,7 @@ Nothing is dropped silently.
 Episodes, not runs, are the unit: an episode is keyed by its ``EpisodeKey`` (the hash of what
 determines its outcome, see :mod:`sweepbench.ids`), so a store accumulates episodes across
 invocations and a second sweep that selects a stored episode reuses it. Tables (schema
-version in ``PRAGMA user_version``; a version-1 store is migrated on open, see
+version in ``PRAGMA user_version``; an older store is migrated on open, see
 :mod:`sweepbench.results.migrate`):
 
 - ``runs``: one row per invocation (``run``, ``judge``, an import): run_id, created_at,
@@ -34,7 +34,11 @@ version in ``PRAGMA user_version``; a version-1 store is migrated on open, see
 - ``events``: (episode_key, journal, seq) -> kind, payload (JSON text), ts, run_id (the run
   that wrote it), endpoint (the endpoint a ``model_call`` went to). The journal is ``""`` for
   the episode's own calls and ``judge|<judge>|<method>`` for a judge's. Append-only: writing
-  an existing seq again is a no-op, so a replay may re-send safely.
+  an existing seq again is a no-op, so a replay may re-send safely. A view (read it, insert
+  into it, delete from it like a table) over ``event_keys`` (ep -> episode_key: each key
+  numbered in the order the store first saw it, which is the order episodes start) and
+  ``event_rows`` (keyed by (ep, journal, seq)), so that the rows of the episodes in flight
+  are written side by side in the key's index (version 3).
 - ``judgments``: (episode_key, judge, method) -> passed, score, details (JSON), created_at,
   run_id, judge_key (what the judge was: its endpoint identity). Re-judging with the same
   judge and method replaces; other pairs sit side by side; starting an episode again (a
@@ -70,7 +74,7 @@ from sweepbench.wire import EpisodeRecord
 __all__ = ["ConfigMismatchError", "EpisodeMeta", "ModelCallRow", "RunStore", "StoreError",
            "canonical_json", "config_hash"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 APPLICATION_ID = 0x53574250  # "SWBP": marks the file as a sweepbench run store
 
 EPISODE_STATUSES = ("running", "done", "error")
@@ -153,17 +157,6 @@ CREATE TABLE episodes (
 );
 CREATE INDEX episodes_by_model ON episodes (model, benchmark, domain, task_id, trial);
 CREATE INDEX episodes_by_label ON episodes (label);
-CREATE TABLE events (
-    episode_key TEXT NOT NULL,
-    journal     TEXT NOT NULL,
-    seq         INTEGER NOT NULL,
-    kind        TEXT NOT NULL,
-    payload     TEXT NOT NULL,
-    ts          REAL NOT NULL,
-    run_id      TEXT,
-    endpoint    TEXT,
-    PRIMARY KEY (episode_key, journal, seq)
-);
 CREATE TABLE judgments (
     episode_key TEXT NOT NULL,
     judge       TEXT NOT NULL,
@@ -177,6 +170,53 @@ CREATE TABLE judgments (
     PRIMARY KEY (episode_key, judge, method)
 )
 """
+
+# The journal (see the module docstring): an episode's key is numbered the first time the
+# store sees it, and its events are keyed by that number, so the episodes in flight sit side
+# by side in the key's index (a content hash leading the key put each row on a page of its
+# own). ``events`` is a view with the columns of schema 2's table; writing through it
+# (INSERT [OR IGNORE], DELETE) goes through its triggers, which number a new key. The
+# writer's insert does not: it names the number's row, which the store writes first.
+_EVENT_TABLES = """
+CREATE TABLE event_keys (
+    ep          INTEGER PRIMARY KEY,
+    episode_key TEXT NOT NULL UNIQUE
+);
+CREATE TABLE event_rows (
+    ep          INTEGER NOT NULL,
+    journal     TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    kind        TEXT NOT NULL,
+    payload     TEXT NOT NULL,
+    ts          REAL NOT NULL,
+    run_id      TEXT,
+    endpoint    TEXT,
+    PRIMARY KEY (ep, journal, seq)
+)
+"""
+# Statements with statements inside: a tuple, not split on ";". The insert trigger numbers
+# a key with NOT EXISTS rather than OR IGNORE, which an INSERT OR REPLACE through the view
+# would override (and renumber the key, orphaning its rows); a key keeps its number when its
+# rows are deleted.
+_EVENTS_VIEW = (
+    """CREATE VIEW events AS
+       SELECT k.episode_key AS episode_key, r.journal AS journal, r.seq AS seq, r.kind AS kind,
+              r.payload AS payload, r.ts AS ts, r.run_id AS run_id, r.endpoint AS endpoint
+       FROM event_keys k JOIN event_rows r ON r.ep = k.ep""",
+    """CREATE TRIGGER events_insert INSTEAD OF INSERT ON events BEGIN
+           INSERT INTO event_keys (episode_key) SELECT NEW.episode_key
+           WHERE NOT EXISTS (SELECT 1 FROM event_keys WHERE episode_key = NEW.episode_key);
+           INSERT INTO event_rows (ep, journal, seq, kind, payload, ts, run_id, endpoint)
+           VALUES ((SELECT ep FROM event_keys WHERE episode_key = NEW.episode_key),
+                   NEW.journal, NEW.seq, NEW.kind, NEW.payload, NEW.ts, NEW.run_id,
+                   NEW.endpoint);
+       END""",
+    """CREATE TRIGGER events_delete INSTEAD OF DELETE ON events BEGIN
+           DELETE FROM event_rows
+           WHERE ep = (SELECT ep FROM event_keys WHERE episode_key = OLD.episode_key)
+             AND journal = OLD.journal AND seq = OLD.seq;
+       END""",
+)
 
 # What readers filter, group and page by without touching the record blobs (which sit
 # before started_at in a row, so reading past them means reading their overflow pages): the
@@ -242,10 +282,14 @@ _SQL: dict[str, str] = {
             record = excluded.record, run_id = excluded.run_id,
             finished_at = excluded.finished_at
     """,
+    # A key's number, given the first time this store's process sees the key (it keeps the
+    # number it has); written before the key's first event (see "event").
+    "event_key": "INSERT OR IGNORE INTO event_keys (episode_key) VALUES (?)",
+    # Straight into the rows, not through the view's trigger: the key is numbered already.
     "event": """
-        INSERT INTO events (episode_key, journal, seq, kind, payload, ts, run_id, endpoint)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (episode_key, journal, seq) DO NOTHING
+        INSERT INTO event_rows (ep, journal, seq, kind, payload, ts, run_id, endpoint)
+        VALUES ((SELECT ep FROM event_keys WHERE episode_key = ?), ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (ep, journal, seq) DO NOTHING
     """,
     "judgment": """
         INSERT INTO judgments (episode_key, judge, method, passed, score, details, created_at,
@@ -406,8 +450,15 @@ def create_schema(c: sqlite3.Connection) -> None:
     """The current schema's tables, in the connection's open transaction."""
     for stmt in filter(str.strip, _SCHEMA.split(";")):  # executescript() would commit
         c.execute(stmt)
+    create_events(c)
     c.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def create_events(c: sqlite3.Connection) -> None:
+    """The journal's tables, its ``events`` view and the view's triggers."""
+    for stmt in (*filter(str.strip, _EVENT_TABLES.split(";")), *_EVENTS_VIEW):
+        c.execute(stmt)
 
 
 class RunStore:
@@ -484,6 +535,7 @@ class RunStore:
         self._closed = False
         self._error: StoreError | None = None
         self._run_hashes: dict[str, str] = {}
+        self._numbered: set[str] = set()  # episode keys whose "event_key" is queued
         self._transactions = 0
         self._rows = 0
         self._checkpoint_every_s = checkpoint_every_s
@@ -669,6 +721,20 @@ class RunStore:
                 raise self._error
             self._queue.put((op, *params))
 
+    def _number(self, episode_key: str) -> None:
+        """Queue the numbering of an episode key (its row in event_keys) the first time this
+        store sees it. Marked as queued under the queue's lock, after the put: a thread that
+        sees the mark puts its event behind the numbering."""
+        with self._qlock:
+            if episode_key in self._numbered:
+                return
+            if self._closed:
+                raise StoreError(f"run store {self.path} is closed")
+            if self._error is not None:
+                raise self._error
+            self._queue.put(("event_key", (episode_key,)))
+            self._numbered.add(episode_key)
+
     # ---- writes (enqueue-only) -----------------------------------------------------------
 
     def begin_run(self, run_id: str, config: dict, *, prices: dict | None = None,
@@ -723,6 +789,8 @@ class RunStore:
         _check_int("trial", meta.trial)
         for name in ("lang", "spec", "user_model", "user_mode", "unreachable"):
             _check_opt_str(name, getattr(meta, name))
+        if meta.key not in self._numbered:  # numbered in the order episodes start
+            self._number(meta.key)
         self._put("clear_judgments", (meta.key,))
         self._put("episode_started", (
             meta.key, meta.label, meta.model, meta.benchmark, meta.spec, meta.domain,
@@ -758,6 +826,8 @@ class RunStore:
                 text = _json_payload(f"event payload ({episode_key} {journal} #{seq})", payload)
         else:
             text = _json_payload(f"event payload ({episode_key} {journal} #{seq})", payload)
+        if episode_key not in self._numbered:  # a judge's journal, an orphan, a first event
+            self._number(episode_key)
         self._put("event", (episode_key, journal, seq, kind, text, time.time(), run_id,
                             endpoint))
 
@@ -865,8 +935,9 @@ class RunStore:
 
     @property
     def writer_stats(self) -> dict[str, int]:
-        """Committed transactions and rows so far (rows / transactions = the batching), and
-        the checkpoints done (the checkpointer's and the writer's)."""
+        """Committed transactions and rows so far (rows / transactions = the batching; an
+        episode key's number is a row), and the checkpoints done (the checkpointer's and the
+        writer's)."""
         return {"transactions": self._transactions, "rows": self._rows,
                 "checkpoints": self._checkpoints}
 

@@ -153,8 +153,8 @@ def _join(sources: Sources) -> tuple[str, list[Any]]:
             terms.append("(e.benchmark = ? AND j.judge = ? AND j.method = ?)")
             params += [bench, *pair]
     cond = " OR ".join(terms) or "0"
-    return (f"LEFT JOIN judgments j INDEXED BY judgments_by_episode ON j.episode_key = e.episode_key "
-            f"AND ({cond})", params)
+    return ("LEFT JOIN judgments j INDEXED BY judgments_by_episode "
+            f"ON j.episode_key = e.episode_key AND ({cond})", params)
 
 
 class StoreReader:
@@ -170,7 +170,7 @@ class StoreReader:
             self._conn.execute("PRAGMA query_only = ON")
             self._conn.execute("PRAGMA cache_size = -65536")  # 64 MiB of pages, per store
             tables = {r[0] for r in self._conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
             version = self._conn.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.Error as e:
             raise StoreError(f"cannot open run store {self.path} read-only: {e}") from e

@@ -101,12 +101,14 @@ async def test_round_trip_through_the_queue(tmp_path):
         assert store.episodes("r1") == [rec] == store.episodes()  # the blob decodes equal
         assert store.run_selection("r1") == {ep: None}
         [row] = store.episode_rows()
-        assert (row["label"], row["run_id"], row["trial"]) == ("m|vitabench:delivery:en:t1|0", "r1", 0)
+        assert (row["label"], row["run_id"], row["trial"]) == (
+            "m|vitabench:delivery:en:t1|0", "r1", 0)
         assert store.identities() == {ep: {"model": "m", "task": "t1", "trial": 0}}
         assert store.journals(ep) == ["", "judge|j|window-v1"]
         calls = store.model_calls()
-        assert [(c.journal, c.endpoint, c.role, c.prompt_tokens, c.completion_tokens) for c in calls] == [
-            ("", "m", "agent", 100, 0), ("judge|j|window-v1", "j", "judge", 0, 7)]
+        assert [(c.journal, c.endpoint, c.role, c.prompt_tokens, c.completion_tokens)
+                for c in calls] == [("", "m", "agent", 100, 0),
+                                    ("judge|j|window-v1", "j", "judge", 0, 7)]
 
         events = store.events(ep)
         assert [e["seq"] for e in events] == [0, 1, 2]
@@ -142,7 +144,50 @@ def test_wal_mode_and_schema_version(tmp_path):
         assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"runs", "run_episodes", "episodes", "events", "judgments"} <= tables
+        views = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='view'")}
+    assert {"runs", "run_episodes", "episodes", "event_keys", "event_rows", "judgments"} <= tables
+    assert views == {"events"}
+
+
+def test_the_events_view_takes_inserts_and_deletes_like_a_table(tmp_path):
+    """What merges, migrations and tests write through the view: a key new to the store is
+    numbered; a key keeps its number whatever is inserted or deleted."""
+    path = tmp_path / "s.db"
+    with RunStore(path) as store:
+        store.event("e1", 0, "message", {"n": 1})
+        store.event("e2", 0, "message", {"n": 1})
+        store.flush_sync()
+        db = sqlite3.connect(path, isolation_level=None)
+        insert = "INSERT {} INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        again = ("e1", "", 0, "message", '{"n": 2}', 1.0, None, None)
+        with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
+            db.execute(insert.format(""), again)
+        db.execute(insert.format("OR IGNORE"), again)  # the statement's OR wins the trigger's
+        assert store.events("e1")[0]["payload"] == {"n": 1}
+        db.execute(insert.format("OR REPLACE"), again)
+        assert store.events("e1")[0]["payload"] == {"n": 2}
+        db.execute(insert.format(""), ("e3", "j", 0, "message", "{}", 1.0, None, None))
+        numbers = [(1, "e1"), (2, "e2"), (3, "e3")]
+        assert db.execute("SELECT * FROM event_keys ORDER BY ep").fetchall() == numbers
+        db.execute("DELETE FROM events WHERE episode_key = 'e1'")
+        assert store.events("e1") == [] and len(store.events("e2")) == 1
+        store.event("e1", 1, "message", {"n": 3})  # this store numbered e1 already
+        store.flush_sync()
+        assert [e["seq"] for e in store.events("e1")] == [1]
+        assert db.execute("SELECT * FROM event_keys ORDER BY ep").fetchall() == numbers
+        db.close()
+
+
+def test_reads_of_a_journal_go_through_the_keys(tmp_path):
+    path = tmp_path / "s.db"
+    RunStore(path).close()
+    with sqlite3.connect(path) as db:
+        plan = [r[3] for r in db.execute(
+            "EXPLAIN QUERY PLAN SELECT seq, kind, payload FROM events WHERE episode_key = ? "
+            "AND journal = ? ORDER BY seq", ("e", ""))]
+    db.close()
+    assert len(plan) == 2 and "event_keys" in plan[0] and "(episode_key=?)" in plan[0]
+    assert "event_rows" in plan[1] and "(ep=? AND journal=?)" in plan[1]
 
 
 def _wal_frames(path, store):
@@ -222,7 +267,8 @@ def test_error_termination_sets_error_status_and_finish_without_start(tmp_path):
         assert store.episode_status() == {ep: "error", "ep-x": "done"}
         rows = {r["episode_key"]: r for r in store.episode_rows()}
         assert rows[ep]["termination"] == "error" and rows[ep]["lang"] == "en"
-        assert rows["ep-x"]["task_id"] == "t2" and rows["ep-x"]["label"] == "m|vitabench:delivery:en:t2|1"
+        assert rows["ep-x"]["task_id"] == "t2"
+        assert rows["ep-x"]["label"] == "m|vitabench:delivery:en:t2|1"
 
 
 def test_many_events_commit_in_few_transactions(tmp_path):
@@ -242,7 +288,7 @@ def test_many_events_commit_in_few_transactions(tmp_path):
         blocker.close()
         store.flush_sync()
         after = store.writer_stats
-        assert after["rows"] - before["rows"] == n
+        assert after["rows"] - before["rows"] == n + 50  # and the 50 keys' numbers
         # at most: the few rows the writer held while blocked, then ceil(5000 / 2000) batches
         assert after["transactions"] - before["transactions"] <= 1 + math.ceil(n / 2000)
         assert len(store.events("e7")) == n // 50
@@ -307,7 +353,7 @@ async def test_sustained_event_rate_sanity(tmp_path):
         dt = time.perf_counter() - t0
         stats = store.writer_stats
         print(f"\n{n / dt:,.0f} events/s, {stats['rows'] / stats['transactions']:.0f} rows/txn")
-        assert stats["rows"] == n + 1
+        assert stats["rows"] == n + 1 + 500  # and the 500 keys' numbers
         assert stats["transactions"] < n / 2  # batched (exact bounds: the test above)
         assert len(store.events("ep499")) == n // 500
 
@@ -423,7 +469,7 @@ def test_bad_arguments_raise_at_the_call_site(tmp_path):
         payload["n"] = 2  # encoded at the call: later mutation is not stored
         store.flush_sync()
         assert store.events("e")[0]["payload"] == {"n": 1}
-        assert store.writer_stats["rows"] == 2
+        assert store.writer_stats["rows"] == 3  # the run, the key's number, the event
 
 
 def test_closed_store_refuses_writes_and_reads(tmp_path):

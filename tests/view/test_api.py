@@ -19,7 +19,7 @@ from sweepbench.judge.rubric import make_windows
 from sweepbench.results.cost import Spend, call_cost, prices_by_run
 from sweepbench.results.profile import Prices
 from sweepbench.results.report import build_report
-from sweepbench.results.store import EpisodeMeta, RunStore
+from sweepbench.results.store import SCHEMA_VERSION, EpisodeMeta, RunStore
 from sweepbench.results.view import Selection
 from sweepbench.runner.build import benchmark_info
 from sweepbench.view.queries import Filters, StoreReader
@@ -398,7 +398,7 @@ def test_an_older_schema_is_refused_until_migrated(tmp_path):
         StoreReader(old)
     said = []
     prepare([old], said.append)
-    assert "migrating to 2" in said[0] and "from schema 1 to" in said[1]
+    assert f"migrating to {SCHEMA_VERSION}" in said[0] and "from schema 1 to" in said[1]
     reader = StoreReader(old)
     assert reader.episodes(None, Filters(), {})["total"] == 1  # two legacy ids, one newest
     reader.close()
