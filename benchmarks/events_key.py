@@ -1,30 +1,33 @@
-"""The events table's key: what it costs the store's writer per journaled row.
+"""The journal's key: what it costs the store's writer per journaled row.
 
-A sweep journals its events interleaved across the episodes in flight. The events table's
-primary key starts with the episode's key, a content hash, so the episodes in flight sit
-far apart in the key's index and each row lands on an index page of its own. This replays
-the same synthetic rows (``--rows`` of them, ``--batch`` per commit, ``--episodes`` episodes
-in flight at a time, each ending after ``--events`` rows and a new one starting in its place)
-into a fresh SQLite file under the store's own table definition, insert statement and
-journal settings (WAL, ``synchronous=NORMAL``, no automatic checkpoint), three ways:
+A sweep journals its events interleaved across the episodes in flight. Schema 2 keyed its
+events table by (episode key, journal, seq), and the episode key is a content hash, so the
+episodes in flight sat far apart in the key's index and each row landed on an index page of
+its own. Schema 3 numbers each key the first time the store sees it (the order episodes
+start) and keys the rows by that number, so the episodes in flight sit side by side. This
+replays the same synthetic rows (``--rows`` of them, ``--batch`` per commit, ``--episodes``
+episodes in flight at a time, each ending after ``--events`` rows and a new one starting in
+its place) into a fresh SQLite file under the journal settings of the store (WAL,
+``synchronous=NORMAL``, no automatic checkpoint), three ways:
 
-- ``hash``: episode keys as the store makes them (``ep-`` and 32 hex digits);
-- ``start_order``: the same table, keys numbered in the order the episodes start (what an
-  episode number given at start would do to the index: the episodes in flight side by side);
-- ``no_key``: the table without its primary key (and the insert without its conflict clause):
-  the floor, which the store cannot have (resume re-sends events and relies on the key to
-  ignore the copies; reads of an episode's events use it).
+- ``store``: the store's own tables and write statements (``_EVENT_TABLES``, ``_SQL``): a
+  key's numbering written in the same commit as, and before, its episode's first row;
+- ``hash``: schema 2's events table and insert, keys as the store makes them (``ep-`` and 32
+  hex digits): what the store did before;
+- ``no_key``: that table without its primary key (and the insert without its conflict
+  clause): the floor, which the store cannot have (resume re-sends events and relies on the
+  key to ignore the copies; reads of an episode's events use it).
 
 Prints per way the CPU time per row (process time of the inserts and commits) and the WAL
 bytes per row, medians over ``--runs``, and their ratios to ``hash``, as one JSON object
-last. The gap between ``hash`` and ``start_order`` is what renumbering the key could give
-back; it is not a claim about a whole sweep (``benchmarks/throughput.py`` measures that).
+last. It is not a claim about a whole sweep (``benchmarks/throughput.py`` measures that).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -33,34 +36,50 @@ import sqlite3
 import statistics
 import tempfile
 import time
+from operator import itemgetter
 from pathlib import Path
 
-from sweepbench.results.store import _SCHEMA, _SQL
+from sweepbench.results.store import _EVENT_TABLES, _SQL
 
-WAYS = ("hash", "start_order", "no_key")
+WAYS = ("store", "hash", "no_key")
+
+# schema 2's events table and its event insert, as the store had them
+_V2_TABLE = """CREATE TABLE events (
+    episode_key TEXT NOT NULL,
+    journal     TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    kind        TEXT NOT NULL,
+    payload     TEXT NOT NULL,
+    ts          REAL NOT NULL,
+    run_id      TEXT,
+    endpoint    TEXT,
+    PRIMARY KEY (episode_key, journal, seq)
+)"""
+_V2_INSERT = """INSERT INTO events (episode_key, journal, seq, kind, payload, ts, run_id, endpoint)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (episode_key, journal, seq) DO NOTHING"""
 
 
-def _events_ddl(with_key: bool) -> tuple[str, str]:
-    """The store's events table and its event insert, with or without the primary key."""
-    match = re.search(r"CREATE TABLE events \(.*?\n\);", _SCHEMA, re.S)
-    if match is None:
-        raise SystemExit("no events table in sweepbench.results.store._SCHEMA")
-    ddl, insert = match.group(0), _SQL["event"]
-    if not with_key:
-        ddl = re.sub(r",\s*PRIMARY KEY \([^)]*\)", "", ddl)
-        insert = re.sub(r"ON CONFLICT \([^)]*\) DO NOTHING", "", insert)
-    return ddl, insert
+def _ddl(way: str) -> tuple[list[str], dict[str, str]]:
+    """The tables of a way and its write statements by op ("event_key", "event")."""
+    if way == "store":
+        return ([t for t in _EVENT_TABLES.split(";") if t.strip()],
+                {op: _SQL[op] for op in ("event_key", "event")})
+    if way == "hash":
+        return [_V2_TABLE], {"event": _V2_INSERT}
+    return ([re.sub(r",\s*PRIMARY KEY \([^)]*\)", "", _V2_TABLE)],
+            {"event": re.sub(r"ON CONFLICT \([^)]*\) DO NOTHING", "", _V2_INSERT)})
 
 
 def _rows(way: str, n: int, in_flight: int, per_episode: int, seed: int) -> list[tuple]:
-    """``n`` event rows of episodes interleaved ``in_flight`` at a time (the same draw for
-    every way; only the episode keys differ)."""
+    """``n`` event writes (op, row) of episodes interleaved ``in_flight`` at a time (the same
+    draw for every way), the ``store`` way's with its key's numbering before an episode's first
+    row (the store queues it when the episode starts)."""
     rng = random.Random(seed)
     live = list(range(in_flight))
     started = in_flight
     seqs: dict[int, int] = {}
     payload = "x" * 700  # about a journaled model call's or tool call's JSON
-    rows = []
+    writes = []
     for _ in range(n):
         slot = rng.randrange(in_flight)
         episode = live[slot]
@@ -68,31 +87,42 @@ def _rows(way: str, n: int, in_flight: int, per_episode: int, seed: int) -> list
         seqs[episode] = seq + 1
         if seq + 1 >= per_episode:  # it ends; the next episode takes its place
             live[slot], started = started, started + 1
-        key = (f"{episode:012d}" if way == "start_order"
-               else "ep-" + hashlib.blake2b(str(episode).encode(), digest_size=16).hexdigest())
-        rows.append((key, "", seq, "model_call", payload, 0.0, "run", "endpoint"))
-    return rows
+        key = "ep-" + hashlib.blake2b(str(episode).encode(), digest_size=16).hexdigest()
+        if seq == 0 and way == "store":
+            writes.append(("event_key", (key,)))
+        writes.append(("event", (key, "", seq, "model_call", payload, 0.0, "run", "endpoint")))
+    return writes
 
 
-def replay(way: str, rows: list[tuple], batch: int, path: Path) -> tuple[float, float]:
-    """(CPU µs per row, WAL bytes per row) of inserting ``rows`` ``batch`` per commit."""
+def replay(way: str, writes: list[tuple], batch: int, path: Path) -> tuple[float, float]:
+    """(CPU µs per row, WAL bytes per row) of the writes, ``batch`` rows per commit, each run
+    of one op in one executemany (as the store's writer does)."""
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
-    ddl, insert = _events_ddl(with_key=way != "no_key")
+    tables, sql = _ddl(way)
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
     db.execute("PRAGMA wal_autocheckpoint = 0")  # the store checkpoints on a thread of its own
-    db.execute(ddl)
+    for ddl in tables:
+        db.execute(ddl)
+    rows = sum(op == "event" for op, _ in writes)
     cpu0 = time.process_time()
-    for i in range(0, len(rows), batch):
+    i = 0
+    while i < len(writes):  # ``batch`` event rows a commit, with the numberings among them
+        j, events = i, 0
+        while j < len(writes) and (events < batch or writes[j][0] != "event"):
+            events += writes[j][0] == "event"
+            j += 1
         db.execute("BEGIN")
-        db.executemany(insert, rows[i:i + batch])
+        for op, group in itertools.groupby(writes[i:j], key=itemgetter(0)):
+            db.executemany(sql[op], [w[1] for w in group])
         db.execute("COMMIT")
+        i = j
     cpu = time.process_time() - cpu0
     wal = os.path.getsize(f"{path}-wal")
     db.close()
-    return cpu / len(rows) * 1e6, wal / len(rows)
+    return cpu / rows * 1e6, wal / rows
 
 
 def main() -> None:
@@ -123,9 +153,9 @@ def main() -> None:
         "wal_bytes_per_row": {way: round(wal[way]) for way in WAYS},
         "cpu_ratio_vs_hash": {way: round(cpu[way] / cpu["hash"], 3) for way in WAYS},
         "wal_ratio_vs_hash": {way: round(wal[way] / wal["hash"], 3) for way in WAYS},
-        # the share of the key's cost (hash over no key) a start-ordered key gives back
-        "start_order_recovers": round((cpu["hash"] - cpu["start_order"])
-                                      / max(cpu["hash"] - cpu["no_key"], 1e-9), 3),
+        # the share of the hashed key's cost (over no key) the store's numbered key gives back
+        "store_recovers": round((cpu["hash"] - cpu["store"])
+                                / max(cpu["hash"] - cpu["no_key"], 1e-9), 3),
     }))
 
 
