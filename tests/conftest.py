@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import msgspec
@@ -48,5 +49,31 @@ def run_plan():
             if not out.ok:
                 errors.append(out.content)
         return tools.final_state(state), errors
+
+    return run
+
+
+@pytest.fixture
+def interrupt():
+    """``await interrupt(sweep, after=5)``: run ``sweep`` and cancel it (as Ctrl-C inside the
+    process would) once ``after`` more episodes have finished and others are partway."""
+
+    async def run(sweep, after: int = 5) -> None:
+        finished = 0
+        done = asyncio.Event()
+
+        def progress(kind, **info):
+            nonlocal finished
+            finished += kind == "finished"
+            if finished == after:
+                done.set()
+
+        sweep.progress = progress
+        task = asyncio.create_task(sweep.run())
+        await done.wait()
+        await asyncio.sleep(0.03)  # let in-flight episodes get partway
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
 
     return run

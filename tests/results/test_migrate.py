@@ -3,7 +3,6 @@ written by schema 2 has its journal renumbered, and goes on as if nothing happen
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 
@@ -244,7 +243,7 @@ def _transcripts(store: RunStore, run_id: str) -> dict[str, bytes]:
             for r in store.episodes(run_id)}
 
 
-async def test_an_interrupted_sweep_continues_from_its_migrated_journal(tmp_path):
+async def test_an_interrupted_sweep_continues_from_its_migrated_journal(tmp_path, interrupt):
     cfg = load_config(None, RESUME)
     with RunStore(tmp_path / "a.sqlite") as a:  # the reference: one uninterrupted run
         whole = Sweep(cfg, a)
@@ -253,21 +252,7 @@ async def test_an_interrupted_sweep_continues_from_its_migrated_journal(tmp_path
         total = sum(whole.reference.requests.values())
     path = tmp_path / "b.sqlite"
     with RunStore(path) as b:
-        finished = 0
-        done = asyncio.Event()
-
-        def progress(kind, **info):
-            nonlocal finished
-            finished += kind == "finished"
-            if finished == 5:
-                done.set()
-
-        task = asyncio.create_task(Sweep(cfg, b, progress=progress).run())
-        await done.wait()
-        await asyncio.sleep(0.03)  # let in-flight episodes get partway
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        await interrupt(Sweep(cfg, b))
         await b.flush()
         assert "running" in b.episode_status().values()
         recorded = len(b.model_calls())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 
 import msgspec
@@ -57,29 +56,15 @@ async def uninterrupted(cfg, path) -> tuple[dict[str, bytes], dict, int]:
                 calls_in(a, sweep.run_id))
 
 
-async def test_interrupted_sweep_resumes_without_repeating_recorded_calls(tmp_path):
+async def test_interrupted_sweep_resumes_without_repeating_recorded_calls(tmp_path, interrupt):
     cfg = load_config(None, CFG)
     expected, report_a, total = await uninterrupted(cfg, tmp_path / "a.sqlite")
 
     # an interrupted run: cancelled once a few episodes have finished
     path = tmp_path / "b.sqlite"
     with RunStore(path) as b:
-        finished = 0
-        done = asyncio.Event()
-
-        def progress(kind, **info):
-            nonlocal finished
-            finished += kind == "finished"
-            if finished == 5:
-                done.set()
-
-        sweep_b = Sweep(cfg, b, progress=progress)
-        task = asyncio.create_task(sweep_b.run())
-        await done.wait()
-        await asyncio.sleep(0.03)  # let in-flight episodes get partway
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        sweep_b = Sweep(cfg, b)
+        await interrupt(sweep_b)
         await b.flush()
         status = b.episode_status()
         assert "running" in status.values()  # some episodes were cut mid-conversation
@@ -100,27 +85,7 @@ async def test_interrupted_sweep_resumes_without_repeating_recorded_calls(tmp_pa
     assert metrics(report_c) == metrics(report_a)
 
 
-async def _interrupt(sweep: Sweep, after: int) -> None:
-    """Run ``sweep`` and cancel it once ``after`` more episodes have finished, mid-flight."""
-    finished = 0
-    done = asyncio.Event()
-
-    def progress(kind, **info):
-        nonlocal finished
-        finished += kind == "finished"
-        if finished == after:
-            done.set()
-
-    sweep.progress = progress
-    task = asyncio.create_task(sweep.run())
-    await done.wait()
-    await asyncio.sleep(0.03)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-
-
-async def test_two_resumes_in_a_row_pay_each_call_once(tmp_path):
+async def test_two_resumes_in_a_row_pay_each_call_once(tmp_path, interrupt):
     """Interrupt, resume, interrupt, resume: every call journaled once, none sent a third time,
     and the result that of one uninterrupted run."""
     cfg = load_config(None, CFG)
@@ -132,7 +97,7 @@ async def test_two_resumes_in_a_row_pay_each_call_once(tmp_path):
     for after in (4, 6):  # the second interrupt lands in the resumed run
         with RunStore(path) as b:
             sweep = Sweep(cfg, b)
-            await _interrupt(sweep, after)
+            await interrupt(sweep, after)
             sent.update(sweep.reference.bodies)
             await b.flush()
             status = b.episode_status()
