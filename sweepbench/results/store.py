@@ -1116,7 +1116,7 @@ class RunStore:
     def call_spans(self) -> dict[str, tuple[int, float, float]]:
         """run_id -> (model calls it journaled, first and last of their timestamps): how fast
         a run went, for plans."""
-        rows = self._read("SELECT run_id, count(*), min(ts), max(ts) FROM events "
+        rows = self._read("SELECT run_id, count(*), min(ts), max(ts) FROM event_rows "  # no key
                           "WHERE kind = 'model_call' AND run_id IS NOT NULL GROUP BY run_id")
         return {r: (n, lo, hi) for r, n, lo, hi in rows}
 

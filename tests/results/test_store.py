@@ -542,3 +542,18 @@ def test_records_use_wire_encoding(tmp_path):
     assert msgspec.json.decode(blob, type=EpisodeRecord) == rec
     assert msgspec.json.decode(blob)["messages"][0] == {"role": "user",
                                                        "content": "order noodles"}
+
+
+def test_call_spans_count_each_runs_model_calls_and_their_first_and_last_time(tmp_path):
+    with RunStore(tmp_path / "s.db") as store:
+        store.event("e1", 0, "model_call", {"role": "agent"}, run_id="r1")
+        store.event("e1", 1, "tool_call", {}, run_id="r1")  # not a call
+        store.event("e2", 0, "model_call", {"role": "agent"}, run_id="r1")
+        store.event("e2", 1, "model_call", {"role": "user"}, run_id="r2")
+        store.event("e3", 0, "model_call", {"role": "agent"})  # no run: not counted
+        store.flush_sync()
+        spans = store.call_spans()
+        ts = {(e["run_id"], e["seq"], k): e["ts"] for k in ("e1", "e2", "e3")
+              for e in store.events(k) if e["kind"] == "model_call"}
+    r1 = [t for (r, _, _), t in ts.items() if r == "r1"]
+    assert spans == {"r1": (2, min(r1), max(r1)), "r2": (1, ts["r2", 1, "e2"], ts["r2", 1, "e2"])}
