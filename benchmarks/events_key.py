@@ -39,22 +39,12 @@ import time
 from operator import itemgetter
 from pathlib import Path
 
+from sweepbench.results.migrate import SCHEMA2_EVENTS
 from sweepbench.results.store import _EVENT_TABLES, _SQL
 
 WAYS = ("store", "hash", "no_key")
 
-# schema 2's events table and its event insert, as the store had them
-_V2_TABLE = """CREATE TABLE events (
-    episode_key TEXT NOT NULL,
-    journal     TEXT NOT NULL,
-    seq         INTEGER NOT NULL,
-    kind        TEXT NOT NULL,
-    payload     TEXT NOT NULL,
-    ts          REAL NOT NULL,
-    run_id      TEXT,
-    endpoint    TEXT,
-    PRIMARY KEY (episode_key, journal, seq)
-)"""
+# schema 2's event insert, as the store had it (its table: SCHEMA2_EVENTS)
 _V2_INSERT = """INSERT INTO events (episode_key, journal, seq, kind, payload, ts, run_id, endpoint)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (episode_key, journal, seq) DO NOTHING"""
 
@@ -65,8 +55,8 @@ def _ddl(way: str) -> tuple[list[str], dict[str, str]]:
         return ([t for t in _EVENT_TABLES.split(";") if t.strip()],
                 {op: _SQL[op] for op in ("event_key", "event")})
     if way == "hash":
-        return [_V2_TABLE], {"event": _V2_INSERT}
-    return ([re.sub(r",\s*PRIMARY KEY \([^)]*\)", "", _V2_TABLE)],
+        return [SCHEMA2_EVENTS], {"event": _V2_INSERT}
+    return ([re.sub(r",\s*PRIMARY KEY \([^)]*\)", "", SCHEMA2_EVENTS)],
             {"event": re.sub(r"ON CONFLICT \([^)]*\) DO NOTHING", "", _V2_INSERT)})
 
 

@@ -35,9 +35,23 @@ import msgspec
 from sweepbench.errors import StoreError
 from sweepbench.ids import EPISODE_JOURNAL, EpisodeKey, judge_journal
 
-__all__ = ["migrate"]
+__all__ = ["SCHEMA2_EVENTS", "migrate"]
 
 _V1_TABLES = ("runs", "episodes", "events", "judgments")
+
+SCHEMA2_EVENTS = """CREATE TABLE events (
+    episode_key TEXT NOT NULL,
+    journal     TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    kind        TEXT NOT NULL,
+    payload     TEXT NOT NULL,
+    ts          REAL NOT NULL,
+    run_id      TEXT,
+    endpoint    TEXT,
+    PRIMARY KEY (episode_key, journal, seq)
+)"""
+"""Schema 2's journal, the table :func:`_number_events` converts: kept for what compares with
+it or writes it (``benchmarks/events_key.py``, the migration's tests)."""
 
 
 def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:

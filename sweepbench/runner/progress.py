@@ -6,16 +6,15 @@ The sweep calls ``update(kind, **info)``: "planned" (total, skipped), "started",
 client) so the display can ask each endpoint how it is doing right now (``client.health()``:
 breaker state, latest failed request), and "slots" (the sweep's
 :class:`~sweepbench.runner.slots.Slots`) so the summary can say how many episodes in flight
-sleep before a retry with their slot lent to another (``lend_slots``). Updating only counts.
-In a terminal the display redraws a few times a second; otherwise (CI logs, nohup) a
-background thread prints a plain line every ``log_every_s`` seconds whether or not anything happened, so a stalled sweep is
-visible as one: per endpoint the seconds per call, the time since its last completed call,
-and, for an endpoint whose breaker is open or whose recent calls all failed, its latest error.
-Hung requests (abandoned for want of a first byte) and hedged ones (a second copy sent; "won"
-when the copy answered first) are counted per endpoint and in the summary line, so an ETA that
-jumps has a visible reason (:mod:`sweepbench.runner.hedge`).
-Names and errors print literally, control characters escaped (:mod:`sweepbench.results.text`).
-"""
+sleep before a retry with their slot lent to another (``lend_slots``). Updating only counts. In
+a terminal the display redraws a few times a second; otherwise (CI logs, nohup) a background
+thread prints a plain line every ``log_every_s`` seconds whether or not anything happened, so a
+stalled sweep is visible as one: per endpoint the seconds per call, the time since its last
+completed call, and, for an endpoint whose breaker is open or whose recent calls all failed,
+its latest error. Hung requests (abandoned for want of a first byte) and hedged ones (a second
+copy sent; "won" when the copy answered first) are counted per endpoint and in the summary
+line, so an ETA that jumps has a visible reason (:mod:`sweepbench.runner.hedge`). Names and
+errors print literally, control characters escaped (:mod:`sweepbench.results.text`)."""
 
 from __future__ import annotations
 

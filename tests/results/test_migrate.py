@@ -13,6 +13,7 @@ from sweepbench.config import load_config
 from sweepbench.errors import StoreError
 from sweepbench.ids import EpisodeKey, judge_journal
 from sweepbench.results.merge import merge_stores
+from sweepbench.results.migrate import SCHEMA2_EVENTS
 from sweepbench.results.report import build_report
 from sweepbench.results.store import SCHEMA_VERSION, RunStore
 from sweepbench.runner.sweep import Sweep
@@ -118,11 +119,6 @@ def test_a_store_that_cannot_be_migrated_is_refused_with_what_to_do(tmp_path, ve
 
 # ---- schema 2: one events table keyed by the episode key ---------------------------------
 
-V2_EVENTS = """CREATE TABLE events (episode_key TEXT NOT NULL, journal TEXT NOT NULL,
-    seq INTEGER NOT NULL, kind TEXT NOT NULL, payload TEXT NOT NULL, ts REAL NOT NULL,
-    run_id TEXT, endpoint TEXT, PRIMARY KEY (episode_key, journal, seq))"""
-
-
 def to_schema_2(path) -> None:
     """Rewrite a store of this schema as schema 2 had it: its other tables are the same, its
     events one table (written in the order of their keys' numbers)."""
@@ -131,7 +127,7 @@ def to_schema_2(path) -> None:
     rows = db.execute("SELECT e.* FROM events e JOIN event_keys k USING (episode_key) "
                       "ORDER BY k.ep, e.journal, e.seq").fetchall()
     for stmt in ("DROP VIEW events", "DROP TABLE event_rows", "DROP TABLE event_keys",
-                 V2_EVENTS, "PRAGMA user_version = 2"):
+                 SCHEMA2_EVENTS, "PRAGMA user_version = 2"):
         db.execute(stmt)
     db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
     db.execute("COMMIT")
