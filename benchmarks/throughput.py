@@ -10,7 +10,9 @@ a child process of its own (clean CPU and RSS accounting):
 - client CPU per model call: the child's CPU time for the sweep (episode logic, tools, request
   encoding, HTTP, journaling, the store writer thread) over the calls made, after a one-trial
   warm-up sweep in the same process whose CPU (imports on first use and other once-per-process
-  set-up, the same for any sweep size) is printed apart as ``warmup_cpu_ms``;
+  set-up, the same for any sweep size) is printed apart as ``warmup_cpu_ms``; of it, what the
+  cyclic garbage collector took (``gc_collections``, ``gc_us_per_call``, ``gc_max_pause_ms``:
+  see ``runner.sweep.tune_gc``);
 - for 5-turn and 50-turn episodes (per-call CPU should not grow with the conversation), and
   the same 5-turn workload through the ``aiohttp`` transport (aiohttp's ClientSession, the
   default before ``http``) and the ``openai`` transport (the official SDK) as baselines;
@@ -26,6 +28,7 @@ Prints one JSON object last; medians over --runs repetitions.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -90,7 +93,13 @@ def child(spec: dict) -> dict:
     # cost the same whatever the sweep's size, so they are reported apart (warmup_*).
     warm_cfg = msgspec.structs.replace(cfg, trials=1)
     warm_cpu, _, _ = timed_sweep(warm_cfg, store.with_name(f"{spec['name']}-warmup.sqlite"))
-    cpu, wall, _ = timed_sweep(cfg, store)
+    gc_times: list[float] = []  # CPU of each collection during the measured sweep
+    watch = gc_timer(gc_times)
+    gc.callbacks.append(watch)
+    try:
+        cpu, wall, _ = timed_sweep(cfg, store)
+    finally:
+        gc.callbacks.remove(watch)
     db = sqlite3.connect(store)
     calls = db.execute("SELECT count(*) FROM events WHERE kind = 'model_call'").fetchone()[0]
     last_start = db.execute("SELECT max(started_at) FROM episodes").fetchone()[0]
@@ -102,11 +111,27 @@ def child(spec: dict) -> dict:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return {"calls": calls, "episodes": episodes, "cpu_s": cpu, "wall_s": wall,
             "warmup_cpu_s": warm_cpu,
+            "gc_collections": len(gc_times), "gc_cpu_s": sum(gc_times),
+            "gc_max_pause_s": max(gc_times, default=0.0),
             "user_s": usage.ru_utime, "sys_s": usage.ru_stime,  # whole process, imports too
             "load_1m": os.getloadavg()[0],
             "steady_calls_per_s": steady / max(last_start - first, 1e-9),
             "overall_calls_per_s": calls / wall,
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def gc_timer(into: list[float]):  # noqa: ANN201
+    """A ``gc.callbacks`` entry appending each collection's CPU time (of the thread that ran
+    it) to ``into``: what the cyclic collector costs a sweep, and its longest pause."""
+    started = [0.0]
+
+    def watch(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.thread_time()
+        else:
+            into.append(time.thread_time() - started[0])
+
+    return watch
 
 
 def timed_sweep(cfg, store: Path) -> tuple[float, float, float]:  # noqa: ANN001
@@ -240,6 +265,10 @@ def main() -> None:
         "cpu_ratio_vs_openai": round(cpu5 / cpu_oai, 3),
         "rss_mb_1000_in_flight": round(rows["rss"][0]["rss_mb"], 1),
         "warmup_cpu_ms": round(med("5", "warmup_cpu_s") * 1e3, 1),
+        "gc_collections": med("5", "gc_collections"),
+        "gc_us_per_call": round(statistics.median(
+            x["gc_cpu_s"] / x["calls"] * 1e6 for x in rows["5"]), 2),
+        "gc_max_pause_ms": round(max(x["gc_max_pause_s"] for x in rows["5"]) * 1e3, 1),
         # each run's figure, and the machine's load while measuring: CPU time per call grows
         # when other processes share the cores, so compare runs made under the same load
         "cpu_us_per_call_runs": [round(x["cpu_s"] / x["calls"] * 1e6, 1) for x in rows["5"]],

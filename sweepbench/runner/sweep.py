@@ -480,8 +480,8 @@ def tune_gc() -> None:
     knowledge base) move to the permanent generation, and young collections run less often:
     almost everything a call creates dies by reference counting anyway. What a sweep keeps
     (records, counters) still adds up: at 50,000 a full-size ``benchmarks/throughput.py`` sweep
-    (28,500 calls) collected 3 times, 4.6 µs a call in all, one pause 74 ms; at 200,000 not
-    once.
+    (28,500 calls) collected 3 times, 4.6 µs a call in all, one pause 74 ms (a probe, in the
+    benchmarks' log); at 200,000 not once (the benchmark prints ``gc_collections``).
     """
     gc.freeze()
     gc.set_threshold(200_000, 20, 100)
