@@ -39,8 +39,8 @@ import time
 from operator import itemgetter
 from pathlib import Path
 
-from sweepbench.results.migrate import SCHEMA2_EVENTS
-from sweepbench.results.store import _EVENT_TABLES, _SQL
+from sweepbench.store.migrate import SCHEMA2_EVENTS
+from sweepbench.store.runstore import _EVENT_TABLES, _SQL
 
 WAYS = ("store", "hash", "no_key")
 

@@ -46,12 +46,12 @@ import msgspec
 from sweepbench.config import Endpoint, SweepConfig
 from sweepbench.errors import ModelError
 from sweepbench.results.report import build_report
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.runner import build as build_mod
 from sweepbench.runner import sweep as sweep_mod
-from sweepbench.runner.client import ModelClient
-from sweepbench.runner.faults import parse_outage
-from sweepbench.runner.refserver import ReferenceServer
+from sweepbench.client.facade import ModelClient
+from sweepbench.devserver.faults import parse_outage
+from sweepbench.devserver.server import ReferenceServer
 
 DEFAULT_FAULTS = "429=0.1,500=0.05,timeout=0.02,reset=0.01,garbage=0.01"
 

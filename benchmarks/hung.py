@@ -60,7 +60,7 @@ from faults import _metrics, _trajectory_digest  # noqa: E402  (the same checks)
 
 from sweepbench.config import Endpoint, SweepConfig  # noqa: E402
 from sweepbench.results.report import build_report  # noqa: E402
-from sweepbench.results.store import RunStore  # noqa: E402
+from sweepbench.store.runstore import RunStore  # noqa: E402
 from sweepbench.runner import build as build_mod  # noqa: E402
 from sweepbench.runner import sweep as sweep_mod  # noqa: E402
 

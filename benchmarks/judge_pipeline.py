@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from sweepbench.config import load_config
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.runner.sweep import install_uvloop, run_sweep
 
 

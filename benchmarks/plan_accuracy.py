@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from sweepbench.config import load_config
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.runner.plan import make_plan
 from sweepbench.runner.sweep import Sweep, install_uvloop
 

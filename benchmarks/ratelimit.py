@@ -32,9 +32,9 @@ import time
 
 from sweepbench.config import Endpoint
 from sweepbench.errors import ModelError
-from sweepbench.runner.client import CallResult, ModelClient
-from sweepbench.runner.limits import EndpointLimits
-from sweepbench.runner.refserver import ReferenceServer
+from sweepbench.client.facade import CallResult, ModelClient
+from sweepbench.client.limits import EndpointLimits
+from sweepbench.devserver.server import ReferenceServer
 from sweepbench.wire import (
     AssistantMessage,
     ChatRequest,

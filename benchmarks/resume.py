@@ -30,9 +30,9 @@ import msgspec
 
 from sweepbench.benchmarks.doubles import scripted_models
 from sweepbench.results.report import build_report
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.runner.journal import _RequestHasher
-from sweepbench.runner.refserver import ReferenceServer
+from sweepbench.devserver.server import ReferenceServer
 
 MODELS = ["scripted/oracle", "scripted/noisy:0.3"]
 

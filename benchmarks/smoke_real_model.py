@@ -114,7 +114,7 @@ def config(url: str, opts: argparse.Namespace, benchmark: str, data_dir: str | N
 
 def summarize(store: Path) -> dict:
     sys.path.insert(0, str(REPO))
-    from sweepbench.results.store import RunStore
+    from sweepbench.store.runstore import RunStore
 
     with RunStore(store) as s:
         run_id = s.latest_run_id()

@@ -44,7 +44,7 @@ from aiohttp import web
 
 from sweepbench.cli import main as cli_main
 from sweepbench.ids import EpisodeId, EpisodeKey, TaskKey
-from sweepbench.results.store import EpisodeMeta, RunStore
+from sweepbench.store.runstore import EpisodeMeta, RunStore
 from sweepbench.runner.build import benchmark_info
 from sweepbench.runner.work import new_run_id
 from sweepbench.view.server import build_app, prepare

@@ -61,7 +61,7 @@ _PASS_SPLICER = "splicer if isinstance(splicer, SplicingEncoder) else None)"
 _NO_SPLICER = ("hashes the request without the body splicer's encoded bytes: the same digest "
                "(tests/runner/test_journal_payload.py checks both paths agree), only more CPU")
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
-    "sweepbench/runner/limits.py": [
+    "sweepbench/client/limits.py": [
         ("if self.limit < self.max_limit:", "if self.limit <= self.max_limit:",
          "at the maximum the limit stays there, and the extra wake-up admits nobody: waiters "
          "only queue while every slot is taken"),

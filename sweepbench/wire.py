@@ -42,7 +42,7 @@ class AssistantMessage(Struct, tag_field="role", tag="assistant", omit_defaults=
     """A model's reply. ``reasoning`` (the reply's thinking text, whatever field the server
     put it in) and ``reasoning_details`` (OpenRouter's opaque, possibly signed blocks) are
     stored with the message; a request carries them back only for endpoints that ask for it
-    (``Endpoint.send_reasoning``, see :mod:`sweepbench.runner.body`)."""
+    (``Endpoint.send_reasoning``, see :mod:`sweepbench.client.body`)."""
 
     content: str | None = None
     tool_calls: list[ToolCall] | None = None
@@ -171,7 +171,7 @@ class WireToolCall(Struct):
 
 
 class WireMessage(Struct):
-    """The reply message as servers send it (normalised by :mod:`sweepbench.runner.shapes`)."""
+    """The reply message as servers send it (normalised by :mod:`sweepbench.client.shapes`)."""
 
     role: Literal["assistant"] | None = None
     content: str | list[Any] | None = None

@@ -188,6 +188,6 @@ def test_json_output_keeps_its_value_and_no_raw_control_character(value: str) ->
 
 
 def test_a_chart_label_shows_control_characters_instead_of_drawing_them() -> None:
-    from sweepbench.results.figures import _t
+    from sweepbench.results.render.figures import _t
 
     assert _t("m\x1b[2J$x") == "m\\x1b[2J\\$x"

@@ -26,16 +26,19 @@ ALLOWED = {
     "tools": BASE | {"datasets"},
     "simulator": BASE | {"datasets", "tools"},
     "judge": BASE | {"datasets"},
-    "results": BASE | {"config"},
+    "client": BASE | {"config"},
+    "store": BASE,
+    "results": BASE | {"config", "store"},
+    "devserver": BASE,
     # the registry, the protocol, the catalog and the doubles' glue; one benchmark's package
     "benchmarks.core": BASE | {"datasets", "tools", "simulator", "judge", "config"},
     "benchmarks.package": BASE | {"datasets", "tools", "simulator", "judge", "config",
                                   "benchmarks.core"},
-    "runner": BASE | {"datasets", "tools", "simulator", "judge", "config", "results",
-                      "benchmarks.core"},
-    "view": BASE | {"config", "results", "judge"},
-    "cli": BASE | {"datasets", "tools", "simulator", "judge", "config", "results", "runner",
-                   "benchmarks.core", "view", "__init__"},
+    "runner": BASE | {"datasets", "tools", "simulator", "judge", "config", "client", "store",
+                      "results", "devserver", "benchmarks.core"},
+    "view": BASE | {"config", "store", "results", "judge"},
+    "cli": BASE | {"datasets", "tools", "simulator", "judge", "config", "client", "store",
+                   "results", "devserver", "runner", "benchmarks.core", "view", "__init__"},
     "launch": {"cli"},  # the console script: the CLI, imported under a Ctrl-C handler
 }
 BENCHMARK_PACKAGES = {p.name for p in (PACKAGE / "benchmarks").iterdir()
@@ -43,7 +46,7 @@ BENCHMARK_PACKAGES = {p.name for p in (PACKAGE / "benchmarks").iterdir()
 
 
 def room_of(module: str) -> str:
-    """``sweepbench.runner.client`` -> ``runner``; a benchmark's own code -> its package."""
+    """``sweepbench.client.facade`` -> ``runner``; a benchmark's own code -> its package."""
     parts = module.split(".")
     if parts == ["sweepbench"]:
         return "__init__"

@@ -26,7 +26,7 @@ import pytest
 from aiohttp import web
 
 from sweepbench.benchmarks.doubles import scripted_models
-from sweepbench.runner.refserver import ReferenceServer
+from sweepbench.devserver.server import ReferenceServer
 from sweepbench.simulator.scripted.models import SCRIPTED_MODELS
 
 MODELS = ["scripted/oracle", "scripted/noisy:0.3"]

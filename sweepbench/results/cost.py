@@ -9,7 +9,7 @@ is *unpriced*: counted apart, never guessed. A call answered from the response c
 attempts) cost nothing. ``prompt_tokens`` includes the cached ones (the
 OpenAI convention), so a call costs ``(prompt - cached) * input + cached * cached_input +
 completion * output``. A call whose request was hedged also costs its losing copies' billed
-usage (``stalls.hedge_usage``, see :mod:`sweepbench.runner.hedge`), so a resumed sweep's
+usage (``stalls.hedge_usage``, see :mod:`sweepbench.client.stalls`), so a resumed sweep's
 budget and the report count what the live spend counted.
 """
 
@@ -22,7 +22,7 @@ import msgspec
 from msgspec import Struct
 
 from sweepbench.results.profile import Prices, as_prices, usage_cost
-from sweepbench.results.store import ModelCallRow
+from sweepbench.store.runstore import ModelCallRow
 from sweepbench.wire import Usage
 
 __all__ = ["CallCost", "Spend", "call_cost", "prices_by_run", "role_of"]

@@ -17,7 +17,7 @@ Absence is explicit: latency numbers are None when a group has no ``model_call``
 latency (imported runs, runs recorded before events carried them); ``retries`` and
 ``rate_limited`` are None when no event says how many attempts it took.
 
-``stalls`` counts what a latency jump needs explained (:mod:`sweepbench.runner.hedge`):
+``stalls`` counts what a latency jump needs explained (:mod:`sweepbench.client.stalls`):
 ``hung`` requests abandoned for want of a first byte, ``hedged`` second copies sent and
 ``hedge_wins`` (answers that came from the copy), and ``hedge_usage``/``hedge_cost``: what
 the losing copies are counted as billed (None without prices). None when no call journaled
@@ -33,7 +33,7 @@ import msgspec
 import numpy as np
 from msgspec import Struct
 
-from sweepbench.results.store import ModelCallRow, RunStore
+from sweepbench.store.runstore import ModelCallRow, RunStore
 from sweepbench.wire import EpisodeRecord, Usage
 
 __all__ = ["Prices", "as_prices", "build_profiles", "call_event", "profile_run", "usage_cost"]

@@ -1,8 +1,8 @@
 """The leaderboards of a store (or several): JSON for ``sweepbench report --json``, and the
-data behind the terminal tables (:mod:`sweepbench.results.tables`) and the HTML page.
+data behind the terminal tables (:mod:`sweepbench.results.render.terminal`) and the HTML page.
 
 **What is scored.** Every episode of the stores that the selection keeps (see
-:mod:`sweepbench.results.view`: filters by model, benchmark, split, trial range or one run).
+:mod:`sweepbench.results.selection`: filters by model, benchmark, split, trial range or one run).
 
 **One headline per benchmark, fixed.** Each benchmark is scored by its paper's metric, its
 *headline* method (``Benchmark.headline``; the runner records it with each run, the CLI passes
@@ -65,8 +65,8 @@ from sweepbench.results.stats import (
     paired_bootstrap,
     summarize,
 )
-from sweepbench.results.store import RunStore
-from sweepbench.results.view import EpisodeView, Selection, load_view
+from sweepbench.store.runstore import RunStore
+from sweepbench.results.selection import EpisodeView, Selection, load_view
 
 __all__ = ["ReportError", "Source", "build_report", "choose_source", "headline_sources",
            "numeric_details", "render"]
@@ -581,8 +581,8 @@ def _agreements(by_pair: Mapping[tuple[str, str], dict[str, dict]], keys: set[st
 
 
 def render(report: dict) -> Any:
-    """The terminal tables of a report (see :mod:`sweepbench.results.tables`)."""
-    from sweepbench.results.tables import render as render_tables
+    """The terminal tables of a report (see :mod:`sweepbench.results.render.terminal`)."""
+    from sweepbench.results.render.terminal import render as render_tables
 
     return render_tables(report)
 

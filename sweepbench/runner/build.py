@@ -12,12 +12,12 @@ from sweepbench.benchmarks.doubles import scripted_models
 from sweepbench.config import SweepConfig
 from sweepbench.ids import content_hash
 from sweepbench.results.profile import Prices, as_prices
-from sweepbench.runner.client import ModelClient, limits_key
+from sweepbench.client.facade import ModelClient, limits_key
 from sweepbench.runner.identity import EpisodeIdentity
 from sweepbench.runner.judge_pool import STATE, JudgeSpec
-from sweepbench.runner.limits import LimitsPool
-from sweepbench.runner.refserver import ReferenceServer
-from sweepbench.runner.response_cache import ResponseCache
+from sweepbench.client.limits import LimitsPool
+from sweepbench.devserver.server import ReferenceServer
+from sweepbench.client.cache import ResponseCache
 
 
 def judge_specs(cfg: SweepConfig) -> list[JudgeSpec]:

@@ -37,8 +37,8 @@ import msgspec
 
 from sweepbench.errors import ModelError, ResumeMismatch
 from sweepbench.memo import IdentityMemo
-from sweepbench.runner.body import SplicingEncoder
-from sweepbench.runner.shapes import TRUNCATED
+from sweepbench.client.body import SplicingEncoder
+from sweepbench.client.shapes import TRUNCATED
 from sweepbench.wire import AssistantMessage, ChatRequest, Usage, encoder
 
 
@@ -82,7 +82,7 @@ def error_payload(role: str, digest: str, err: ModelError) -> dict[str, Any]:
 
 def _stalls(outcome: Any) -> dict[str, Any]:
     """``stalls``: the call's hung (TTFB-abandoned) and hedged requests, when it had any
-    (see :mod:`sweepbench.runner.hedge`); hedge copies that lost are never journaled."""
+    (see :mod:`sweepbench.client.stalls`); hedge copies that lost are never journaled."""
     hung, hedged = getattr(outcome, "hung", 0), getattr(outcome, "hedged", 0)
     if not (hung or hedged):
         return {}

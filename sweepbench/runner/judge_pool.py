@@ -31,9 +31,9 @@ from sweepbench.benchmarks import registry
 from sweepbench.benchmarks.base import Judgment
 from sweepbench.datasets.task import Task
 from sweepbench.ids import FAILED_TERMINATIONS, STATE_JUDGE, JudgeMethod, judge_journal
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.runner.journal import Replayed
-from sweepbench.runner.secrets import KEYS
+from sweepbench.client.secrets import KEYS
 from sweepbench.wire import AssistantMessage, ChatRequest, Usage, encoder
 
 

@@ -43,11 +43,11 @@ from sweepbench.datasets.task import Task
 from sweepbench.ids import EpisodeStatus, UserMode
 from sweepbench.memo import IdentityMemo
 from sweepbench.results.profile import usage_cost
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.results.text import literal
 from sweepbench.runner.build import endpoint_names, endpoint_prices
-from sweepbench.runner.faults import LatencySpec
-from sweepbench.runner.refserver import estimate_tokens
+from sweepbench.devserver.faults import LatencySpec
+from sweepbench.devserver.server import estimate_tokens
 from sweepbench.runner.work import Shard, WorkItem, build_work
 from sweepbench.simulator.episode import EpisodeContext
 from sweepbench.wire import Usage, encoder

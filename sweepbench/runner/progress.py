@@ -13,7 +13,7 @@ stalled sweep is visible as one: per endpoint the seconds per call, the time sin
 completed call, and, for an endpoint whose breaker is open or whose recent calls all failed,
 its latest error. Hung requests (abandoned for want of a first byte) and hedged ones (a second
 copy sent; "won" when the copy answered first) are counted per endpoint and in the summary
-line, so an ETA that jumps has a visible reason (:mod:`sweepbench.runner.hedge`). Names and
+line, so an ETA that jumps has a visible reason (:mod:`sweepbench.client.stalls`). Names and
 errors print literally, control characters escaped (:mod:`sweepbench.results.text`)."""
 
 from __future__ import annotations

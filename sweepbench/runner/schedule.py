@@ -57,7 +57,7 @@ from pathlib import Path
 
 from sweepbench.config import SweepConfig
 from sweepbench.ids import WorkOrder
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.runner.plan import episode_calls
 from sweepbench.runner.work import WorkItem
 

@@ -10,7 +10,7 @@ waiting episode starts on it. When the sleeper wakes it takes the next slot that
 before any new episode starts, so the episodes making requests never exceed
 ``max_concurrency``. Once the queue is empty nothing is waiting to start: a freed slot goes
 to a woken sleeper, else it is idle and lent to the ramp-down's backup copies
-(:class:`~sweepbench.runner.hedge.IdleSlots`), and a sleeper that wakes then takes an idle
+(:class:`~sweepbench.client.stalls.IdleSlots`), and a sleeper that wakes then takes an idle
 slot back. A sweep that stops starting (a budget, an error streak, a signal) is not a
 ramp-down: its freed slots stay free, for its sleepers only.
 
@@ -22,11 +22,11 @@ for each episode's task. Tasks without one (judges, tests) sleep holding whateve
 from __future__ import annotations
 
 import asyncio
-import contextvars
 from collections import deque
 from collections.abc import Awaitable, Callable
 
-from sweepbench.runner.hedge import IdleSlots
+from sweepbench.client.lending import LEASE
+from sweepbench.client.stalls import IdleSlots
 
 __all__ = ["LEASE", "Lease", "Slots", "lending_workers"]
 
@@ -175,8 +175,3 @@ def _hand_over(waiters: deque[asyncio.Future[bool]]) -> bool:
             fut.set_result(True)
             return True
     return False
-
-
-LEASE: contextvars.ContextVar[Lease | None] = contextvars.ContextVar("sweepbench_lease",
-                                                                   default=None)
-"""The slot of the episode whose task this is (set by the sweep), or None."""

@@ -38,7 +38,7 @@ from sweepbench.datasets.data_dir import resolve_data_dir
 from sweepbench.errors import Interrupted
 from sweepbench.ids import EpisodeStatus, TerminationReason, UserMode
 from sweepbench.results.cost import Spend, prices_by_run
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.results.runinfo import package_version
 from sweepbench.runner.budget import Budget
 from sweepbench.runner.build import (
@@ -48,13 +48,13 @@ from sweepbench.runner.build import (
     endpoint_prices,
     judge_specs,
 )
-from sweepbench.runner.hedge import IdleSlots
+from sweepbench.client.stalls import IdleSlots
 from sweepbench.runner.identity import what_changed
 from sweepbench.runner.journal import CallJournal
 from sweepbench.runner.judge_pool import JudgePool
 from sweepbench.runner.preflight import fit_concurrency, preflight
 from sweepbench.runner.schedule import plan_queue
-from sweepbench.runner.secrets import KEYS
+from sweepbench.client.secrets import KEYS
 from sweepbench.runner.slots import LEASE, Slots, lending_workers
 from sweepbench.runner.work import Shard, WorkItem, build_work, new_run_id, select_tasks
 from sweepbench.simulator.episode import run_episode
@@ -302,7 +302,7 @@ class Sweep:
         task there, as asyncio's own Ctrl-C handling cancels its main task; the loop's handler
         under it wakes a loop that is idle. A step already past its last check when the
         handler runs (or a body-writing task aiohttp creates after it) meets the closed limits
-        once more in the request body's write (:class:`~sweepbench.runner.client.GatedBody`),
+        once more in the request body's write (:class:`~sweepbench.client.facade.GatedBody`),
         so no byte of a request leaves after the signal, except a write already past that
         check when it came (microseconds of aiohttp's Python before the socket).
         """

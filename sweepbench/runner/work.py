@@ -20,7 +20,7 @@ from sweepbench.config import SweepConfig
 from sweepbench.datasets.task import Task
 from sweepbench.errors import ConfigError
 from sweepbench.ids import EpisodeId, TaskKey
-from sweepbench.results.store import EpisodeMeta
+from sweepbench.store.runstore import EpisodeMeta
 from sweepbench.runner.identity import EpisodeIdentity
 
 __all__ = ["DEFAULT_STORE", "Shard", "WorkItem", "build_work", "new_run_id", "select_tasks"]

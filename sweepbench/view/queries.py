@@ -8,7 +8,7 @@ pages (LIMIT/OFFSET over ``episodes_view``, in its order), an episode is a handf
 primary-key lookups, and text search scans a bounded number of episodes per request and
 hands back a cursor to continue from.
 
-**What is looked at** is what ``sweepbench report`` looks at (:mod:`sweepbench.results.view`):
+**What is looked at** is what ``sweepbench report`` looks at (:mod:`sweepbench.results.selection`):
 every episode of the store, or one run's selection (``run_episodes``), and of one (model,
 user model, user mode, task, trial) stored under several identities only the most recently
 started (the others are *superseded*: listed on request, never counted). An episode's
@@ -16,7 +16,7 @@ outcome comes from its benchmark's *source*, a (judge, method) pair per benchmar
 (``Sources``): an error is an error whatever a judge said, an episode without a verdict of
 its source is unjudged.
 
-The store's schema is ``sweepbench.results.store``'s; this module is the only part of the
+The store's schema is ``sweepbench.store.runstore``'s; this module is the only part of the
 viewer that knows it. Values come back as plain dicts and lists, ready for JSON.
 """
 
@@ -33,7 +33,7 @@ import msgspec
 
 from sweepbench.errors import StoreError
 from sweepbench.ids import EPISODE_JOURNAL, judge_journal
-from sweepbench.results.store import SCHEMA_VERSION, VIEW_INDEXES, RunStore
+from sweepbench.store.runstore import SCHEMA_VERSION, VIEW_INDEXES, RunStore
 
 __all__ = ["OUTCOMES", "Filters", "Sources", "StoreReader"]
 

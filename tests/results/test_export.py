@@ -12,12 +12,12 @@ import sys
 import pytest
 
 from sweepbench.errors import StoreError
-from sweepbench.results.export import (
+from sweepbench.results.export.writers import (
     export_results_csv,
     export_trajectories,
     read_trajectories,
 )
-from sweepbench.results.store import EpisodeMeta, RunStore
+from sweepbench.store.runstore import EpisodeMeta, RunStore
 from sweepbench.wire import (
     AssistantMessage,
     EpisodeRecord,
@@ -128,7 +128,7 @@ if importlib.util.find_spec("duckdb") is None:
     pytest.skip("the dev extra installs duckdb", allow_module_level=True)
 pytest.importorskip("pyarrow", reason="the parquet extra installs pyarrow")
 
-from sweepbench.results.export import COLUMNS, export_tables  # noqa: E402
+from sweepbench.results.export.writers import COLUMNS, export_tables  # noqa: E402
 from sweepbench.runner.build import benchmark_info  # noqa: E402
 
 

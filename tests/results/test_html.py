@@ -16,10 +16,10 @@ pytest.importorskip("matplotlib", reason="the HTML report needs matplotlib")
 Image = pytest.importorskip("PIL.Image", reason="pillow (a matplotlib dependency) is needed")
 
 from sweepbench.errors import ConfigError  # noqa: E402
-from sweepbench.results.figures import WIDTH_PX, figures  # noqa: E402
-from sweepbench.results.html import plots, render_html, write_html  # noqa: E402
+from sweepbench.results.render.figures import WIDTH_PX, figures  # noqa: E402
+from sweepbench.results.render.html import plots, render_html, write_html  # noqa: E402
 from sweepbench.results.report import build_report  # noqa: E402
-from sweepbench.results.store import EpisodeMeta, RunStore  # noqa: E402
+from sweepbench.store.runstore import EpisodeMeta, RunStore  # noqa: E402
 from sweepbench.runner.build import benchmark_info  # noqa: E402
 from sweepbench.wire import EpisodeRecord, Usage  # noqa: E402
 

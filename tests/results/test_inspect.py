@@ -20,8 +20,8 @@ log = pytest.importorskip("inspect_ai.log", reason="the inspect extra installs i
 from inspect_ai.model import ChatMessageAssistant, ChatMessageTool  # noqa: E402
 
 from sweepbench.cli import main  # noqa: E402
-from sweepbench.results.inspect_log import scorer_name  # noqa: E402
-from sweepbench.results.store import RunStore  # noqa: E402
+from sweepbench.results.export.inspect_log import scorer_name  # noqa: E402
+from sweepbench.store.runstore import RunStore  # noqa: E402
 from sweepbench.wire import AssistantMessage  # noqa: E402
 
 from .conftest import SCREENS  # noqa: E402

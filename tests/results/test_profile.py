@@ -14,7 +14,7 @@ from sweepbench.results.profile import (
     usage_cost,
 )
 from sweepbench.results.report import build_report
-from sweepbench.results.store import EpisodeMeta, RunStore
+from sweepbench.store.runstore import EpisodeMeta, RunStore
 from sweepbench.wire import EpisodeRecord, Usage
 
 

@@ -10,8 +10,8 @@ from rich.console import Console
 
 from sweepbench.errors import ReportError
 from sweepbench.results.report import build_report, render
-from sweepbench.results.store import EpisodeMeta, RunStore
-from sweepbench.results.view import Selection, parse_trials
+from sweepbench.store.runstore import EpisodeMeta, RunStore
+from sweepbench.results.selection import Selection, parse_trials
 from sweepbench.wire import EpisodeRecord
 
 DOMAIN = {"t1": "delivery", "t2": "delivery", "t3": "ota"}

@@ -10,7 +10,7 @@ import pytest
 from sweepbench.cli import BUDGET_EXIT, main
 from sweepbench.config import load_config
 from sweepbench.results.report import build_report
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.runner.plan import prior_per_episode
 from sweepbench.runner.sweep import Sweep
 
@@ -139,7 +139,7 @@ def _episode_costs(store: RunStore) -> dict[str, dict[str, float]]:
 def test_a_hedged_call_costs_its_billed_losing_copies_too():
     from sweepbench.results.cost import call_cost
     from sweepbench.results.profile import as_prices
-    from sweepbench.results.store import ModelCallRow
+    from sweepbench.store.runstore import ModelCallRow
 
     prices = {"r": {"m": as_prices({"input": 3.0, "cached_input": 1.0, "output": 10.0})}}
 

@@ -9,11 +9,11 @@ from collections import Counter
 from sweepbench.config import Endpoint, load_config
 from sweepbench.datasets.task import Task
 from sweepbench.ids import FAILED_TERMINATIONS, TerminationReason
-from sweepbench.results.store import RunStore
-from sweepbench.runner.client import ModelClient
-from sweepbench.runner.limits import EndpointLimits
+from sweepbench.store.runstore import RunStore
+from sweepbench.client.facade import ModelClient
+from sweepbench.client.limits import EndpointLimits
 from sweepbench.runner.sweep import run_sweep
-from sweepbench.runner.testing import Answer, MemoryTransport, VirtualClock, completion
+from sweepbench.client.transports.memory import Answer, MemoryTransport, VirtualClock, completion
 from sweepbench.simulator.episode import run_episode
 from sweepbench.tools.base import Toolkit, tool
 

@@ -16,8 +16,8 @@ import msgspec
 from aiohttp import web
 
 from sweepbench.cli import main
-from sweepbench.runner.secrets import MIN_RUN
-from sweepbench.runner.testing import completion
+from sweepbench.client.secrets import MIN_RUN
+from sweepbench.client.transports.memory import completion
 
 CANARY = "sk-canary-e2e-5c1f9a7d3b0e2c4a6f8d1b3e5a7c9f0d"
 ENV = "SWEEPBENCH_HOSTILE_KEY"

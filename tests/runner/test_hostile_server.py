@@ -14,10 +14,10 @@ from aiohttp import web
 
 from sweepbench.config import Endpoint, load_config
 from sweepbench.errors import ConfigError, FatalError, InvalidResponseError, RequestTimeout
-from sweepbench.runner.client import ModelClient
+from sweepbench.client.facade import ModelClient
 from sweepbench.wire import ChatRequest, UserMessage
 
-from .conftest import serve
+from ..support import serve
 
 TRANSPORTS = ["http", "aiohttp", "openai"]
 OK_HEAD = b'{"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "'
@@ -148,7 +148,7 @@ MEMORY_PROBE = textwrap.dedent("""
     from aiohttp import web
     from sweepbench.config import Endpoint
     from sweepbench.errors import FatalError
-    from sweepbench.runner.client import ModelClient
+    from sweepbench.client.facade import ModelClient
     from sweepbench.wire import ChatRequest, UserMessage
 
     SIZE = 50 << 20

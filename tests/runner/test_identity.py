@@ -16,14 +16,14 @@ from sweepbench.benchmarks.vitabench.tasks import SAMPLES
 from sweepbench.config import Endpoint, load_config
 from sweepbench.errors import ConfigError
 from sweepbench.results.report import build_report
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.runner.build import benchmark_info
 from sweepbench.runner.identity import endpoint_identity
 from sweepbench.runner.sweep import Sweep
 from sweepbench.runner.work import build_work
 from sweepbench.wire import EpisodeRecord
 
-from .conftest import without_backups
+from ..support import without_backups
 
 METRICS = ("k", "tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k", "state",
            "unjudged", "unfinished", "metrics", "method_scores")

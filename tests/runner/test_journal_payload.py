@@ -7,11 +7,11 @@ import msgspec
 import pytest
 
 from sweepbench.errors import ServerError
-from sweepbench.results.store import RunStore
-from sweepbench.runner.client import ModelClient
+from sweepbench.store.runstore import RunStore
+from sweepbench.client.facade import ModelClient
 from sweepbench.runner.journal import CallJournal
-from sweepbench.runner.limits import EndpointLimits
-from sweepbench.runner.testing import Answer, MemoryTransport, VirtualClock, completion
+from sweepbench.client.limits import EndpointLimits
+from sweepbench.client.transports.memory import Answer, MemoryTransport, VirtualClock, completion
 from sweepbench.config import Endpoint
 from sweepbench.wire import AssistantMessage, ChatRequest, UserMessage, message_list_decoder
 

@@ -6,7 +6,7 @@ import msgspec
 
 from sweepbench.config import load_config
 from sweepbench.results.report import build_report
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.runner.judge_pool import JudgeJournal, JudgeSpec
 from sweepbench.runner.sweep import Sweep
 from sweepbench.wire import (

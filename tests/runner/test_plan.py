@@ -9,7 +9,7 @@ import pytest
 
 from sweepbench.cli import main
 from sweepbench.config import load_config
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.runner.plan import make_plan
 from sweepbench.runner.sweep import Sweep
 

@@ -78,7 +78,7 @@ async def test_unset_key_and_bad_scheme_fail_without_a_request(monkeypatch) -> N
 
 async def test_endpoint_that_answers_passes() -> None:
     from sweepbench.benchmarks.doubles import scripted_models
-    from sweepbench.runner.refserver import ReferenceServer
+    from sweepbench.devserver.server import ReferenceServer
 
     async with ReferenceServer(scripted_models()) as server:
         await preflight(_cfg(server.url), {"m"})

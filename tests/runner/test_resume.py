@@ -10,7 +10,7 @@ import pytest
 from sweepbench.config import load_config
 from sweepbench.errors import ResumeMismatch
 from sweepbench.results.report import build_report
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.runner.journal import CallJournal
 from sweepbench.runner.sweep import Shard, Sweep, run_sweep
 from sweepbench.wire import (
@@ -21,7 +21,7 @@ from sweepbench.wire import (
     UserMessage,
 )
 
-from .conftest import without_backups
+from ..support import without_backups
 
 METRICS = ("k", "tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k", "state",
            "unjudged", "metrics")
@@ -169,7 +169,7 @@ def test_shards_partition_the_work():
 
 
 async def test_sharded_runs_merge_into_the_unsharded_result(tmp_path):
-    from sweepbench.results.merge import merge_stores
+    from sweepbench.store.merge import merge_stores
 
     cfg = load_config(None, {**CFG, "trials": 1})
     whole = await run_sweep(cfg, tmp_path / "whole.sqlite")

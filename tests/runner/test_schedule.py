@@ -14,7 +14,7 @@ from sweepbench.cli import main
 from sweepbench.config import load_config
 from sweepbench.datasets.task import Task
 from sweepbench.errors import ConfigError
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.runner.plan import episode_calls
 from sweepbench.runner.schedule import (
     BAND_SLOTS,

@@ -11,16 +11,16 @@ import msgspec
 import pytest
 
 from sweepbench.config import Endpoint, load_config
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.runner import build as build_mod
-from sweepbench.runner.client import ModelClient
-from sweepbench.runner.hedge import IdleSlots
-from sweepbench.runner.limits import FAILED, LIMITED, EndpointLimits
+from sweepbench.client.facade import ModelClient
+from sweepbench.client.stalls import IdleSlots
+from sweepbench.client.limits import FAILED, LIMITED, EndpointLimits
 from sweepbench.runner.slots import LEASE, Slots, lending_workers
 from sweepbench.runner.sweep import Sweep
-from sweepbench.runner.testing import Answer, MemoryTransport, completion
+from sweepbench.client.transports.memory import Answer, MemoryTransport, completion
 
-from .conftest import FakeClock
+from ..support import FakeClock
 
 
 async def settle() -> None:
@@ -271,7 +271,7 @@ async def test_a_sweep_stopped_by_its_errors_sends_no_backups_on_its_free_slots(
         tmp_path, monkeypatch, lend):
     """The error streak stops new starts while episodes still run; their requests must not
     get backup copies on the slots the stop left free (that is for a ramp-down only)."""
-    from sweepbench.runner import hedge as hedge_mod
+    from sweepbench.client import stalls as hedge_mod
 
     sweeps: list[Sweep] = []
     after_stop = []

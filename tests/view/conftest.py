@@ -21,7 +21,7 @@ import pytest
 
 from sweepbench.cli import main
 from sweepbench.ids import STATE_JUDGE, EpisodeId, EpisodeKey, JudgeMethod, TaskKey
-from sweepbench.results.store import EpisodeMeta, RunStore
+from sweepbench.store.runstore import EpisodeMeta, RunStore
 from sweepbench.wire import AssistantMessage, FunctionCall, ToolCall, ToolMessage, UserMessage
 
 COMMON = ["run", "--judge-model", "scripted/judge", "--no-progress"]

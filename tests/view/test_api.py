@@ -19,8 +19,8 @@ from sweepbench.judge.rubric import make_windows
 from sweepbench.results.cost import Spend, call_cost, prices_by_run
 from sweepbench.results.profile import Prices
 from sweepbench.results.report import build_report
-from sweepbench.results.store import SCHEMA_VERSION, EpisodeMeta, RunStore
-from sweepbench.results.view import Selection
+from sweepbench.store.runstore import SCHEMA_VERSION, EpisodeMeta, RunStore
+from sweepbench.results.selection import Selection
 from sweepbench.runner.build import benchmark_info
 from sweepbench.view.queries import Filters, StoreReader
 from sweepbench.view.server import (
@@ -383,8 +383,8 @@ def test_reader_is_read_only_and_store_ids_are_unique(stored_run, tmp_path):
 
 
 def _v1_store(path: Path) -> None:
-    """A schema-1 store, as tests/results/test_migrate.py writes it."""
-    here = Path(__file__).resolve().parents[1] / "results" / "test_migrate.py"
+    """A schema-1 store, as tests/store/test_migrate.py writes it."""
+    here = Path(__file__).resolve().parents[1] / "store" / "test_migrate.py"
     spec = importlib.util.spec_from_file_location("_v1_fixture", here)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

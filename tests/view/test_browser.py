@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestServer
 
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.runner.build import benchmark_info
 from sweepbench.view.server import build_app
 

@@ -26,7 +26,7 @@ import pytest
 from aiohttp import web
 
 from sweepbench.config import Endpoint, SweepConfig
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.runner.sweep import Sweep
 
 # ---- the double ----------------------------------------------------------------------------

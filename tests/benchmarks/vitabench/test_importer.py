@@ -9,7 +9,7 @@ import pytest
 from sweepbench.benchmarks.vitabench.importer import import_vitabench
 from sweepbench.errors import ImportFormatError
 from sweepbench.results.report import build_report
-from sweepbench.results.store import RunStore
+from sweepbench.store.runstore import RunStore
 from sweepbench.wire import AssistantMessage, ToolMessage
 
 

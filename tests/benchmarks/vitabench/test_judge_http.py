@@ -16,8 +16,8 @@ from sweepbench.benchmarks.doubles import scripted_models
 from sweepbench.benchmarks.vitabench.judge import judge_episode, task_rubrics
 from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
 from sweepbench.config import Endpoint
-from sweepbench.runner.client import ModelClient
-from sweepbench.runner.refserver import ReferenceServer
+from sweepbench.client.facade import ModelClient
+from sweepbench.devserver.server import ReferenceServer
 from sweepbench.simulator.episode import EpisodeLimits, TerminationReason, run_episode
 from sweepbench.wire import Usage
 

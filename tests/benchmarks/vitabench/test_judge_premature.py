@@ -12,8 +12,8 @@ import pytest
 
 from sweepbench.config import Endpoint, SweepConfig
 from sweepbench.ids import TerminationReason
-from sweepbench.results.store import RunStore
-from sweepbench.runner.refserver import ReferenceServer
+from sweepbench.store.runstore import RunStore
+from sweepbench.devserver.server import ReferenceServer
 from sweepbench.runner.sweep import Sweep
 from sweepbench.wire import AssistantMessage, ChatRequest, FunctionCall, ToolCall
 

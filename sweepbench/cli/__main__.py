@@ -1,0 +1,7 @@
+"""``python -m sweepbench.cli``: the same CLI as the console script."""
+
+import sys
+
+from sweepbench.cli import main
+
+sys.exit(main())

@@ -1,0 +1,202 @@
+"""Schema migrations of the run store, applied when an older store is opened.
+
+Version 1 keyed episodes by (run id, episode id), where the run id was a hash of the sweep's
+config: a store held sweeps, not episodes. Version 2 keys an episode by the hash of what
+determines its outcome, which includes the task's *content* and the benchmark's prompt and
+tool fingerprint. A version-1 store recorded neither, so its episodes cannot be given the key
+a sweep computes today without guessing. The migration is therefore honest rather than
+complete:
+
+- every run, episode, journal event and judgment is kept; each episode gets a *legacy* key
+  (``EpisodeKey.legacy``), so reports, exports and merges see it, but no sweep will ever
+  reuse it as a result or resume its journal (a new sweep runs those episodes again);
+- runs keep their config; they have no stored prices (their calls show as unpriced);
+- each model call's endpoint is recovered from its role (agent: the episode's model; user:
+  the run's user model; judge: the judge in the journal's name).
+
+Version 3 keys the journal by a number given to each episode key in the order the store
+first saw it (see the ``events`` view in :mod:`sweepbench.store.runstore`). A version-2 store's
+keys are numbered in the order of their first journaled event (the old table's rowid: the
+order its rows were written) and its rows copied: nothing else changes. A version-1 store
+goes to version 3 at once.
+
+The file is first copied next to itself (``<name>.schema<version>.bak``); the conversion is
+one transaction, so a failure leaves the store as it was. A store that cannot be migrated
+(read-only, no room for the backup) is refused with a message that says what to do.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import msgspec
+
+from sweepbench.errors import StoreError
+from sweepbench.ids import EPISODE_JOURNAL, EpisodeKey, judge_journal
+
+__all__ = ["SCHEMA2_EVENTS", "migrate"]
+
+_V1_TABLES = ("runs", "episodes", "events", "judgments")
+
+SCHEMA2_EVENTS = """CREATE TABLE events (
+    episode_key TEXT NOT NULL,
+    journal     TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    kind        TEXT NOT NULL,
+    payload     TEXT NOT NULL,
+    ts          REAL NOT NULL,
+    run_id      TEXT,
+    endpoint    TEXT,
+    PRIMARY KEY (episode_key, journal, seq)
+)"""
+"""Schema 2's journal, the table :func:`_number_events` converts: kept for what compares with
+it or writes it (``benchmarks/events_key.py``, the migration's tests)."""
+
+
+def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
+    """Bring the store on connection ``c`` (autocommit mode) from ``version`` to the current
+    schema; returns a one-line note for the user."""
+    from sweepbench.store.runstore import SCHEMA_VERSION
+
+    if version not in (1, 2):
+        raise StoreError(f"run store {path} has schema version {version}, which this "
+                         f"sweepbench cannot migrate; use the sweepbench that wrote it")
+    backup = path.with_name(f"{path.name}.schema{version}.bak")
+    try:
+        dest = sqlite3.connect(backup)
+        try:
+            c.backup(dest)
+        finally:
+            dest.close()
+    except sqlite3.Error as exc:
+        raise StoreError(
+            f"run store {path} has schema version {version} and must be migrated to version "
+            f"{SCHEMA_VERSION}, but no backup could be written to {backup} ({exc}); copy the "
+            "store to a writable directory and open the copy") from None
+    try:
+        c.execute("BEGIN IMMEDIATE")
+        if c.execute("PRAGMA user_version").fetchone()[0] != version:  # done by another process
+            c.execute("COMMIT")
+            return f"run store {path} was migrated by another process"
+        counts = _convert(c) if version == 1 else _number_events(c)
+        c.execute("COMMIT")
+    except BaseException as exc:
+        if c.in_transaction:
+            c.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(
+                f"run store {path} has schema version {version} and could not be migrated to "
+                f"version {SCHEMA_VERSION} ({exc}); the backup {backup} is untouched; open a "
+                "writable copy, or use the sweepbench that wrote it") from None
+        raise
+    if version == 2:
+        return (f"migrated run store {path} from schema 2 to {SCHEMA_VERSION} (backup: "
+                f"{backup.name}): the journals of its {counts['keys']} episode keys "
+                f"({counts['events']} events) renumbered; nothing else changed")
+    return (f"migrated run store {path} from schema 1 to {SCHEMA_VERSION} (backup: "
+            f"{backup.name}): {counts['episodes']} episodes of {counts['runs']} runs kept for "
+            "reports; they are never reused by new runs (their task content and prompt "
+            "versions were not recorded) and their calls are unpriced")
+
+
+def _convert(c: sqlite3.Connection) -> dict[str, int]:
+    from sweepbench.store.runstore import create_schema
+
+    for t in _V1_TABLES:
+        c.execute(f"ALTER TABLE {t} RENAME TO v1_{t}")
+    create_schema(c)
+    configs = {r: _decode(cfg) for r, cfg in c.execute("SELECT run_id, config FROM v1_runs")}
+    models = {(r, e): m for r, e, m in
+              c.execute("SELECT run_id, episode_id, model FROM v1_episodes")}
+
+    def key(run_id: str, journal_id: str) -> str:
+        return str(EpisodeKey.legacy("schema1", run_id, _episode_of(journal_id)))
+
+    def journal(journal_id: str) -> str:
+        if journal_id.startswith("judge|"):
+            _, judge, method, _ = journal_id.split("|", 3)
+            return judge_journal(judge, method)
+        return EPISODE_JOURNAL
+
+    def endpoint(run_id: str, journal_id: str, role: str | None) -> str | None:
+        if journal_id.startswith("judge|"):
+            return journal_id.split("|", 3)[1]
+        if role == "agent":
+            return models.get((run_id, journal_id))
+        if role == "user":
+            return configs.get(run_id, {}).get("user_model")
+        return None
+
+    def run_field(run_id: str, name: str) -> str | None:
+        value = configs.get(run_id, {}).get(name)
+        return value if isinstance(value, str) else None
+
+    def identity(run_id: str, episode_id: str) -> str:
+        return msgspec.json.encode({"legacy": {"schema": 1, "run_id": run_id,
+                                               "episode_id": episode_id}}).decode()
+
+    for name, fn, n in (("v1_key", key, 2), ("v1_journal", journal, 1),
+                        ("v1_endpoint", endpoint, 3), ("v1_run_field", run_field, 2),
+                        ("v1_identity", identity, 2)):
+        c.create_function(name, n, fn, deterministic=True)
+    c.execute("""INSERT INTO runs (run_id, created_at, finished_at, status, config, config_hash,
+                                   prices, info)
+                 SELECT run_id, created_at, finished_at, status, config, config_hash, '{}',
+                        '{"migrated_from_schema": 1}' FROM v1_runs""")
+    c.execute("""INSERT INTO episodes (episode_key, label, model, benchmark, spec, domain,
+                     task_id, lang, trial, user_model, user_mode, identity, unreachable, status,
+                     termination, record, run_id, started_at, finished_at)
+                 SELECT v1_key(run_id, episode_id), episode_id, model, benchmark, NULL, domain,
+                        task_id, lang, trial, v1_run_field(run_id, 'user_model'),
+                        v1_run_field(run_id, 'user_mode'), v1_identity(run_id, episode_id),
+                        NULL, status, termination, record, run_id, started_at, finished_at
+                 FROM v1_episodes""")
+    c.execute("""INSERT INTO run_episodes (run_id, episode_key, spec)
+                 SELECT run_id, v1_key(run_id, episode_id), NULL FROM v1_episodes""")
+    c.execute("""INSERT OR IGNORE INTO events (episode_key, journal, seq, kind, payload, ts,
+                     run_id, endpoint)
+                 SELECT v1_key(run_id, episode_id), v1_journal(episode_id), seq, kind, payload,
+                        ts, run_id, CASE kind WHEN 'model_call' THEN v1_endpoint(run_id,
+                        episode_id, json_extract(payload, '$.role')) END
+                 FROM v1_events""")
+    c.execute("""INSERT OR IGNORE INTO judgments (episode_key, judge, method, passed, score,
+                     details, created_at, run_id, judge_key)
+                 SELECT v1_key(run_id, episode_id), judge, method, passed, score, details,
+                        created_at, run_id, '' FROM v1_judgments""")
+    counts = {"runs": len(configs), "episodes": len(models)}
+    for t in _V1_TABLES:
+        c.execute(f"DROP TABLE v1_{t}")
+    return counts
+
+
+def _number_events(c: sqlite3.Connection) -> dict[str, int]:
+    """Version 2 to 3: the events table becomes event_keys, event_rows and the view."""
+    from sweepbench.store.runstore import SCHEMA_VERSION, create_events
+
+    c.execute("ALTER TABLE events RENAME TO v2_events")
+    create_events(c)
+    c.execute("""INSERT INTO event_keys (episode_key) SELECT episode_key FROM v2_events
+                 GROUP BY episode_key ORDER BY min(rowid)""")
+    c.execute("""INSERT INTO event_rows (ep, journal, seq, kind, payload, ts, run_id, endpoint)
+                 SELECT k.ep, e.journal, e.seq, e.kind, e.payload, e.ts, e.run_id, e.endpoint
+                 FROM v2_events e JOIN event_keys k USING (episode_key)
+                 ORDER BY k.ep, e.journal, e.seq""")
+    counts = {"keys": c.execute("SELECT count(*) FROM event_keys").fetchone()[0],
+              "events": c.execute("SELECT count(*) FROM event_rows").fetchone()[0]}
+    c.execute("DROP TABLE v2_events")
+    c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    return counts
+
+
+def _episode_of(journal_id: str) -> str:
+    """The episode id in a version-1 journal id (a judge's is ``judge|J|M|<episode id>``)."""
+    return journal_id.split("|", 3)[3] if journal_id.startswith("judge|") else journal_id
+
+
+def _decode(text: str) -> dict:
+    try:
+        value = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,260 @@
+"""Body splicing: byte-identical to msgspec's encoding, and O(new messages) work per call."""
+
+from __future__ import annotations
+
+import random
+
+import msgspec
+import pytest
+
+from sweepbench.client.body import BodyTemplate
+from sweepbench.wire import (
+    AssistantMessage,
+    ChatRequest,
+    FunctionCall,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    ToolSpec,
+    UserMessage,
+    encoder,
+)
+
+TEXTS = ["", "hi", 'quote " and \\ backslash', "ünïcödé 日本語 🚀", "line\nbreak\ttab",
+         "</script>", "\u2028\u2029", "x" * 300]
+
+
+def random_message(rng: random.Random, i: int) -> Message:
+    kind = rng.randrange(4)
+    text = rng.choice(TEXTS) + str(i)
+    if kind == 0:
+        return UserMessage(text)
+    if kind == 1:
+        calls = None
+        if rng.random() < 0.5:
+            calls = [ToolCall(id=f"call_{i}_{k}", function=FunctionCall(
+                name=f"tool_{k}", arguments=msgspec.json.encode({"q": text, "n": k}).decode()))
+                for k in range(rng.randrange(1, 3))]
+        return AssistantMessage(content=None if calls and rng.random() < 0.5 else text,
+                                tool_calls=calls)
+    if kind == 2:
+        return ToolMessage(tool_call_id=f"call_{i}", content=text,
+                           name="tool" if rng.random() < 0.3 else None)
+    return SystemMessage(text)
+
+
+def random_tools(rng: random.Random) -> list[ToolSpec]:
+    return [ToolSpec(function={"name": f"t{k}", "description": rng.choice(TEXTS),
+                               "parameters": {"type": "object", "properties": {
+                                   "a": {"type": "string"}}, "required": ["a"]}})
+            for k in range(rng.randrange(0, 4))]
+
+
+TEMPLATES = {
+    "plain": dict(model="gpt-x"),
+    "defaults": dict(model="m", defaults={"temperature": 0.2, "max_tokens": 64}),
+    "extra": dict(model="m", defaults={"temperature": 0.2, "max_tokens": 64},
+                  extra_body={"max_tokens": 9, "top_p": 0.5, "reasoning": {"effort": "low"}}),
+    "scripted": dict(model="scripted/oracle", keep_sweepbench=True),
+    "odd-model": dict(model='we"ird","messages":[]'),
+}
+
+
+@pytest.mark.parametrize("name", list(TEMPLATES))
+@pytest.mark.parametrize("seed", range(8))
+def test_spliced_body_is_byte_identical(name: str, seed: int) -> None:
+    rng = random.Random(seed)
+    template = BodyTemplate(**TEMPLATES[name])
+    splicer = template.splicer()
+    tools = random_tools(rng) if rng.random() < 0.7 else None
+    messages: list[Message] = [SystemMessage("You are an agent.")]
+    for i in range(25):
+        for _ in range(rng.randrange(1, 4)):
+            messages.append(random_message(rng, i))
+        req = ChatRequest(
+            model="ignored", messages=messages[:], tools=tools,
+            temperature=rng.choice([None, 0.0, 0.7]), max_tokens=rng.choice([None, 5]),
+            seed=rng.choice([None, 3]),
+            sweepbench=rng.choice([None, {"role": "agent", "trial": i}]))
+        spliced = splicer.encode(req)
+        assert spliced == template.plain(req)
+        msgspec.json.decode(spliced)  # valid JSON
+        if name == "plain":  # no endpoint rules: exactly msgspec's encoding of the request
+            expected = msgspec.structs.replace(req, model="gpt-x", sweepbench=None)
+            assert spliced == encoder.encode(expected)
+
+
+def test_plain_template_matches_msgspec_of_request() -> None:
+    req = ChatRequest(model="m", messages=[UserMessage("hi")], tools=[],
+                      temperature=0.5, seed=1)
+    assert BodyTemplate(model="m").plain(req) == encoder.encode(req)
+    assert BodyTemplate(model="m").splicer().encode(req) == encoder.encode(req)
+
+
+def test_each_message_is_encoded_once_per_conversation(monkeypatch) -> None:
+    template = BodyTemplate(model="m", defaults={"temperature": 0.1})
+    splicer = template.splicer()
+    tools = [ToolSpec(function={"name": "f"})]
+    messages: list[Message] = [SystemMessage("sys")]
+    rng = random.Random(1)
+    per_call: list[int] = []
+    for i in range(200):
+        messages.append(random_message(rng, i))
+        before = splicer.messages_encoded
+        splicer.encode(ChatRequest(model="", messages=messages[:], tools=tools))
+        per_call.append(splicer.messages_encoded - before)
+    assert per_call[0] == 2 and set(per_call[1:]) == {1}  # only the new message each call
+    assert splicer.messages_encoded == len(messages)
+    assert template.tools_encoded == 1
+
+    # count every call into msgspec: constant per call, however long the conversation
+    calls = {"n": 0}
+    real = encoder.encode
+
+    class Counting:
+        def encode(self, obj):
+            calls["n"] += 1
+            return real(obj)
+
+    import sweepbench.client.body as body_mod
+
+    monkeypatch.setattr(body_mod, "encoder", Counting())
+    counts = []
+    for i in range(50):
+        messages.append(UserMessage(f"more {i}"))
+        calls["n"] = 0
+        splicer.encode(ChatRequest(model="", messages=messages[:], tools=tools))
+        counts.append(calls["n"])
+    assert max(counts) <= 2  # the new message + the small tail
+
+
+def test_tools_encoded_once_per_list_across_conversations() -> None:
+    template = BodyTemplate(model="m")
+    tools = [ToolSpec(function={"name": "f"})]
+    for _ in range(5):
+        template.splicer().encode(ChatRequest(model="", messages=[UserMessage("a")],
+                                              tools=tools))
+    assert template.tools_encoded == 1
+    other = [ToolSpec(function={"name": "g"})]
+    body = template.splicer().encode(ChatRequest(model="", messages=[], tools=other))
+    assert b'"g"' in body and template.tools_encoded == 2
+
+
+def test_diverging_conversation_is_re_encoded_from_the_divergence() -> None:
+    template = BodyTemplate(model="m")
+    splicer = template.splicer()
+    a = [SystemMessage("s"), UserMessage("1"), AssistantMessage("2"), UserMessage("3")]
+    splicer.encode(ChatRequest(model="", messages=a))
+    assert splicer.messages_encoded == 4
+    b = a[:2] + [AssistantMessage("other"), UserMessage("x"), UserMessage("y")]
+    req = ChatRequest(model="", messages=b)
+    assert splicer.encode(req) == template.plain(req)
+    assert splicer.messages_encoded == 7  # three re-encoded from position 2
+    short = ChatRequest(model="", messages=b[:1])
+    assert splicer.encode(short) == template.plain(short)
+    empty = ChatRequest(model="", messages=[])
+    assert splicer.encode(empty) == template.plain(empty)
+    fresh = ChatRequest(model="", messages=[UserMessage("new")])
+    assert splicer.encode(fresh) == template.plain(fresh)
+
+
+# ---- what an endpoint's template shapes (issue 15) ------------------------------------------
+
+
+def _turn(reasoning=None, details=None, content=None) -> list[Message]:
+    call = ToolCall("c1", FunctionCall("f", "{}"))
+    return [SystemMessage("s"), UserMessage("u"),
+            AssistantMessage(content, [call], reasoning=reasoning, reasoning_details=details),
+            ToolMessage("c1", "r"), AssistantMessage("done", reasoning="because")]
+
+
+SHAPED = {
+    "strip": dict(model="m"),
+    "send-back": dict(model="m", reasoning_field="reasoning_content"),
+    "ollama": dict(model="m", reasoning_field="reasoning", empty_content=""),
+    "budget": dict(model="m", defaults={"max_tokens": 64, "tool_choice": "auto"},
+                   budget_field="max_completion_tokens"),
+}
+
+
+@pytest.mark.parametrize("name", list(SHAPED))
+@pytest.mark.parametrize("reasoning", [None, "r1"])
+def test_shaped_bodies_are_spliced_identically(name: str, reasoning) -> None:
+    template = BodyTemplate(**SHAPED[name])
+    splicer = template.splicer()
+    messages = _turn(reasoning, [{"type": "reasoning.text", "text": "t"}] if reasoning else None)
+    for n in range(2, len(messages) + 1):
+        req = ChatRequest(model="", messages=messages[:n],
+                          tools=[ToolSpec(function={"name": "f"})] if n % 2 else None)
+        assert splicer.encode(req) == template.plain(req)
+
+
+def test_reasoning_is_stripped_unless_sent_back() -> None:
+    req = ChatRequest(model="", messages=_turn("thought", [{"type": "reasoning.text"}]))
+    strip = msgspec.json.decode(BodyTemplate(model="m").plain(req))["messages"]
+    assert strip[2] == {"role": "assistant", "tool_calls": [  # "type" always sent
+        {"id": "c1", "function": {"name": "f", "arguments": "{}"}, "type": "function"}]}
+    assert strip[4] == {"role": "assistant", "content": "done"}
+    back = msgspec.json.decode(BodyTemplate(model="m", reasoning_field="reasoning_content",
+                                            empty_content="").plain(req))["messages"]
+    assert back[2]["content"] == "" and back[2]["reasoning_content"] == "thought"
+    assert back[2]["reasoning_details"] == [{"type": "reasoning.text"}]
+    assert back[4] == {"role": "assistant", "content": "done", "reasoning_content": "because"}
+
+
+def test_tool_choice_and_budget_defaults() -> None:
+    template = BodyTemplate(model="m", defaults={"max_tokens": 64, "tool_choice": "auto"})
+    with_tools = ChatRequest(model="", messages=[UserMessage("u")],
+                             tools=[ToolSpec(function={"name": "f"})])
+    body = msgspec.json.decode(template.plain(with_tools))
+    assert body["tool_choice"] == "auto" and body["max_tokens"] == 64
+    assert "tool_choice" not in msgspec.json.decode(
+        template.plain(ChatRequest(model="", messages=[UserMessage("u")])))
+    mine = msgspec.structs.replace(with_tools, tool_choice="none")
+    assert msgspec.json.decode(template.plain(mine))["tool_choice"] == "none"
+    extra = BodyTemplate(model="m", defaults={"tool_choice": "auto"},
+                         extra_body={"tool_choice": "required"})
+    raw = extra.plain(with_tools)
+    assert raw.count(b'"tool_choice"') == 1 and msgspec.json.decode(raw)["tool_choice"] == \
+        "required"  # extra_body wins, once
+    with pytest.raises(ValueError, match="budget field"):
+        BodyTemplate(model="m", budget_field="max_output_tokens")
+
+
+# ---- bytes shared with the call journal, and the cached tail (issue 12) ---------------------
+
+
+@pytest.mark.parametrize("name", list(TEMPLATES) + [f"shaped-{n}" for n in SHAPED])
+@pytest.mark.parametrize("seed", range(4))
+def test_plain_bytes_are_each_message_as_the_wire_encoder_gives_it(name: str, seed: int) -> None:
+    rng = random.Random(seed)
+    kwargs = SHAPED[name[7:]] if name.startswith("shaped-") else TEMPLATES[name]
+    splicer = BodyTemplate(**kwargs).splicer()
+    messages: list[Message] = [SystemMessage("s")] + _turn("why", [{"type": "reasoning.text"}])
+    for i in range(20):
+        messages.append(random_message(rng, i))
+        if rng.random() < 0.2:  # a conversation that diverges is re-synced from there
+            messages = messages[:rng.randrange(1, len(messages))] + [UserMessage(f"new {i}")]
+        splicer.sync(messages[:])
+        assert [splicer.plain(k) for k in range(len(messages))] == [
+            encoder.encode(m) for m in messages]
+
+
+def test_tail_follows_every_change_of_the_fields_after_the_messages() -> None:
+    template = BodyTemplate(model="m", keep_sweepbench=True)
+    splicer = template.splicer()
+    messages: list[Message] = [UserMessage("a")]
+    tools = [ToolSpec(function={"name": "f"})]
+    for fields in ({}, {"temperature": 1}, {"temperature": 1.0}, {"temperature": 1.0},
+                   {"seed": 3, "tool_choice": "auto"}, {"tool_choice": {"type": "function"}},
+                   {"sweepbench": {"trial": 1}}, {"sweepbench": {"trial": 1.0}},
+                   {"sweepbench": {"trial": 2}}, {}):
+        for with_tools in (tools, tools, None, [], []):
+            messages.append(UserMessage("more"))
+            req = ChatRequest(model="", messages=messages[:], tools=with_tools, **fields)
+            assert splicer.encode(req) == template.plain(req)
+    for value in (1, 1.0, -0.0, 0.0, 0, 1):  # equal in Python, not in JSON
+        for tail in ({"temperature": value}, {"sweepbench": {"trial": value}}):
+            req = ChatRequest(model="", messages=messages[:], tools=tools, **tail)
+            assert splicer.encode(req) == template.plain(req)

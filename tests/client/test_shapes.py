@@ -1,0 +1,241 @@
+"""Provider response shapes, one test per fixture (``tests/fixtures/providers/``, written from
+each server's docs and source, plus bodies captured from a real llama-cpp-python server).
+
+Every 2xx fixture goes through the client (in-memory transport) and must decode to the
+fixture's content, reasoning, tool calls and usage; every malformed one must fail with an
+``InvalidResponseError`` naming the endpoint and what is wrong; every error body must be
+classified: a context overflow as ``ContextLengthError`` (never retried), anything else not.
+A fixture's ``expect`` uses null for "absent in the body"; our Usage stores 0 for those.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from sweepbench.config import Endpoint
+from sweepbench.errors import (
+    BadRequestError,
+    ContextLengthError,
+    InvalidResponseError,
+    ModelError,
+    RetryableError,
+    ServerError,
+)
+from sweepbench.client.facade import ModelClient
+from sweepbench.client.shapes import ShapeError, decode_reply, error_text, is_context_overflow
+from sweepbench.client.transports.memory import Answer, MemoryTransport, VirtualClock
+from sweepbench.client.limits import EndpointLimits
+from sweepbench.wire import AssistantMessage, ChatRequest, ToolMessage, UserMessage
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "providers"
+ALL = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(FIXTURES.glob("*.json"))}
+REPLIES = sorted(n for n, f in ALL.items() if f["status"] == 200 and f["tier"] != "reject")
+REJECTS = sorted(n for n, f in ALL.items() if f["tier"] == "reject")
+ERRORS = sorted(n for n, f in ALL.items() if f["status"] != 200)
+
+# What our message must name for each malformed body (the place or the thing that is wrong).
+REJECT_SAYS = {
+    "reject_body_is_list": "Expected `object`, got `array`",
+    "reject_body_not_json": "not a JSON object",
+    "reject_choices_empty": "`choices` is empty",
+    "reject_choices_missing": "no `choices`",
+    "reject_choices_null": "no `choices`",
+    "reject_content_int": "$.choices[0].message.content",
+    "reject_content_object": "$.choices[0].message.content",
+    "reject_custom_tool_call": "tool call 0 has type 'custom'",
+    "reject_error_object_with_200": "Provider returned error",
+    "reject_message_missing": "missing required field `message` - at `$.choices[0]`",
+    "reject_message_null": "$.choices[0].message",
+    "reject_role_not_assistant": "$.choices[0].message.role",
+    "reject_tool_call_args_array": "$.choices[0].message.tool_calls[0].function.arguments",
+    "reject_tool_call_args_number": "$.choices[0].message.tool_calls[0].function.arguments",
+    "reject_tool_call_empty_name": "tool call 0 has an empty function name",
+    "reject_tool_call_no_function": "tool call 0 has no `function` object",
+    "reject_tool_call_no_function_name": "tool call 0 has no function name",
+    "reject_tool_calls_not_list": "$.choices[0].message.tool_calls",
+    "reject_usage_absurd": "<= 100000000 - at `$.usage.prompt_tokens`",
+    "reject_usage_float": "$.usage.prompt_tokens",
+    "reject_usage_negative": ">= 0 - at `$.usage.prompt_tokens`",
+    "reject_usage_string": "$.usage.prompt_tokens",
+}
+
+
+def payload(fixture: dict) -> bytes:
+    body = fixture["body"]
+    return body.encode() if isinstance(body, str) else json.dumps(body).encode()
+
+
+def client(*replies: Answer, **kw) -> tuple[ModelClient, MemoryTransport]:
+    clock = VirtualClock()
+    ep = Endpoint(name="prov-ep", base_url="http://provider.invalid/v1", **kw)
+    transport = MemoryTransport(*replies, clock=clock)
+    return ModelClient(ep, transport=transport, limits=EndpointLimits.for_endpoint(
+        ep, clock=clock), backoff_base_s=0.001, backoff_max_s=0.01), transport
+
+
+def _args(text: str):
+    """Arguments compared as JSON; text the model cut short stays text (the tool layer says
+    it is invalid)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def request() -> ChatRequest:
+    return ChatRequest(model="m", messages=[UserMessage("hi")])
+
+
+def test_the_fixtures_are_all_here() -> None:
+    assert len(ALL) == 112 and len(REPLIES) == 63 and len(REJECTS) == 22 and len(ERRORS) == 27
+    assert set(REJECT_SAYS) == set(REJECTS)
+
+
+@pytest.mark.parametrize("name", REPLIES)
+async def test_reply_decodes(name: str) -> None:
+    fx = ALL[name]
+    exp, body = fx["expect"], fx["body"]
+    c, _ = client(Answer(body=payload(fx)))
+    result = await c.complete(request())
+    msg = result.message
+
+    assert msg.content == exp["content"]
+    assert msg.reasoning == exp["reasoning"]
+    calls = msg.tool_calls or []
+    assert [(tc.function.name, _args(tc.function.arguments)) for tc in calls] == \
+        [(tc["name"], _args(tc["arguments"])) for tc in exp["tool_calls"]]
+    ids = [tc.id for tc in calls]
+    assert all(ids) and len(set(ids)) == len(ids)  # present and unique, whatever was sent
+    if "tool_call_ids" in exp:
+        assert ids == exp["tool_call_ids"]
+    if exp.get("synthesize_ids") or exp.get("unique_ids"):  # the same body, the same ids
+        again, _ = client(Answer(body=payload(fx)))
+        assert [tc.id for tc in (await again.complete(request())).message.tool_calls] == ids
+
+    usage = body.get("usage") or {}
+    hidden = 0  # thinking counted only in total_tokens (Gemini): added to the completion
+    if exp["reasoning_tokens"] is None and all(
+            isinstance(usage.get(k), int) for k in ("total_tokens", "prompt_tokens",
+                                                    "completion_tokens")):
+        hidden = max(0, usage["total_tokens"] - usage["prompt_tokens"]
+                     - usage["completion_tokens"])
+    assert hidden == 0 or name.startswith("gemini")
+    u = result.usage
+    assert u.prompt_tokens == (exp["prompt_tokens"] or 0)
+    assert u.completion_tokens == (exp["completion_tokens"] or 0) + hidden
+    assert u.cached_prompt_tokens == (exp["cached_tokens"] or 0)
+    assert u.reasoning_tokens == (exp["reasoning_tokens"] or 0) + hidden
+    assert result.finish_reason == exp["finish_reason"]
+    assert result.truncated is exp["truncated"]
+
+
+def test_opaque_fields_survive_for_send_back() -> None:
+    gemini = decode_reply(payload(ALL["gemini_compat_tool"])).message
+    assert gemini.tool_calls[0].extra_content == {
+        "google": {"thought_signature": "CuIBAdHtim9sZ3Jh1+fixtureonlyQWERTY=="}}
+    assert gemini.tool_calls[1].extra_content is None
+    router = decode_reply(payload(ALL["openrouter_reasoning"])).message
+    assert router.reasoning_details == ALL["openrouter_reasoning"]["body"]["choices"][0][
+        "message"]["reasoning_details"]
+
+
+async def test_sent_back_as_received() -> None:
+    # the tool loop's next request carries Gemini's signature always, OpenRouter's
+    # reasoning_details when the endpoint sends reasoning back
+    for name, send in (("gemini_compat_tool", False), ("openrouter_reasoning", True)):
+        fx = ALL[name]
+        c, transport = client(Answer(body=payload(fx)), send_reasoning=send)
+        first = await c.complete(request())
+        followup = ChatRequest(model="m", messages=[
+            UserMessage("hi"), first.message,
+            *(ToolMessage(tc.id, "ok") for tc in first.message.tool_calls)])
+        await c.complete(followup)
+        sent = transport.bodies[1]["messages"][1]
+        got = fx["body"]["choices"][0]["message"]
+        if name == "gemini_compat_tool":
+            assert sent["tool_calls"][0]["extra_content"] == got["tool_calls"][0]["extra_content"]
+            assert "reasoning_content" not in sent
+        else:
+            assert sent["reasoning_details"] == got["reasoning_details"]
+            assert sent["reasoning_content"] == got["reasoning"]
+
+
+@pytest.mark.parametrize("name", REJECTS)
+async def test_malformed_reply_is_a_clear_error_naming_the_endpoint(name: str) -> None:
+    fx = ALL[name]
+    c, transport = client(Answer(body=payload(fx)), max_retries=1)
+    with pytest.raises(ModelError) as info:
+        await c.complete(request())
+    text = str(info.value)
+    assert text.startswith("prov-ep: ")
+    assert REJECT_SAYS[name] in text
+    if name == "reject_error_object_with_200":  # code 502 inside: an upstream failure
+        assert isinstance(info.value, ServerError) and "HTTP 502" in text
+    else:
+        assert isinstance(info.value, InvalidResponseError)
+        assert "http://provider.invalid/v1/chat/completions" in text
+    assert transport.count == 2  # retryable: a flaky proxy may answer properly next time
+    with pytest.raises(ShapeError):
+        decode_reply(payload(fx))
+
+
+@pytest.mark.parametrize("name", ERRORS)
+async def test_error_body_is_classified(name: str) -> None:
+    fx = ALL[name]
+    exp, status = fx["expect"], fx["status"]
+    c, transport = client(Answer(status, payload(fx)), max_retries=3)
+    with pytest.raises(ModelError) as info:
+        await c.complete(request())
+    err = info.value
+    assert (type(err) is ContextLengthError) is exp["context_overflow"]
+    assert is_context_overflow(status, error_text(fx["body"])) is exp["context_overflow"]
+    assert str(err).startswith(f"prov-ep: HTTP {status}: ")
+    if exp["context_overflow"] or status == 400:
+        assert isinstance(err, (ContextLengthError, BadRequestError))
+        assert transport.count == 1  # never retried
+    else:
+        assert isinstance(err, RetryableError) and transport.count == 4
+    message = error_text(fx["body"], ("message",))
+    if message:
+        assert message[:60] in str(err)  # the server's own words
+    else:  # llama-cpp-python's 500 with an empty message still says something
+        assert str(err) == "prov-ep: HTTP 500: internal_server_error"
+
+
+def test_usage_bounds_and_hidden_reasoning() -> None:
+    def usage(**u):
+        body = {"choices": [{"message": {"role": "assistant", "content": "x"}}], "usage": u}
+        return decode_reply(msgspec.json.encode(body)).usage
+
+    assert usage(prompt_tokens=100_000_000).prompt_tokens == 100_000_000
+    for bad in (100_000_001, -1, 10**12):
+        with pytest.raises(ShapeError, match="prompt_tokens"):
+            usage(prompt_tokens=bad)
+    with pytest.raises(ShapeError, match="reasoning_tokens"):
+        usage(completion_tokens_details={"reasoning_tokens": -3})
+    u = usage(prompt_tokens=10, completion_tokens=5, total_tokens=40)
+    assert (u.completion_tokens, u.reasoning_tokens) == (30, 25)
+    u = usage(prompt_tokens=10, completion_tokens=50, total_tokens=60,
+              completion_tokens_details={"reasoning_tokens": 30})
+    assert (u.completion_tokens, u.reasoning_tokens) == (50, 30)  # already inside: not added
+    assert usage(prompt_tokens=10, prompt_cache_hit_tokens=99).cached_prompt_tokens == 10
+
+
+def test_content_parts_and_inline_thoughts() -> None:
+    def msg(content) -> AssistantMessage:
+        body = {"choices": [{"message": {"content": content}}]}
+        return decode_reply(msgspec.json.encode(body)).message
+
+    parts = msg([{"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]},
+                 {"type": "text", "text": "a"}, {"type": "image_url", "image_url": {}},
+                 {"type": "text", "text": "b"}])
+    assert (parts.content, parts.reasoning) == ("a\nb", "hmm")
+    with pytest.raises(ShapeError, match=r"content\[0\]"):
+        msg([3])
+    thought = msg("<thought>plan</thought>answer")
+    assert (thought.content, thought.reasoning) == ("answer", "plan")
+    assert msg("no <thought>inline</thought> here").reasoning is None

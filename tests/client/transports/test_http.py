@@ -1,0 +1,432 @@
+"""The default transport (client/transports/http.py) against raw sockets: what it writes, how it
+pools, and every way an answer can come back wrong."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import pytest
+
+from sweepbench.errors import (
+    ConnectionRefused,
+    FatalError,
+    InvalidResponseError,
+    RequestTimeout,
+    TransportError,
+)
+from sweepbench.client.stalls import FLIGHT, Flight
+from sweepbench.client.transports.http import HttpTransport
+
+BODY = b'{"ok": true}'
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, "Server"], Awaitable[None]]
+
+
+class Server:
+    """A TCP server running ``handler`` per connection; counts connections and requests."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.open = 0
+        self.most_open = 0
+        self.heads: list[bytes] = []
+        self.closed_by_client = 0
+
+    async def read_request(self, reader: asyncio.StreamReader) -> bytes | None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return None
+        self.heads.append(head)
+        length = 0
+        for line in head.split(b"\r\n"):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        return await reader.readexactly(length)
+
+
+@asynccontextmanager
+async def serve(handler: Handler) -> AsyncIterator[tuple[Server, str]]:
+    srv = Server()
+
+    async def on_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        srv.connections += 1
+        srv.open += 1
+        srv.most_open = max(srv.most_open, srv.open)
+        try:
+            await handler(reader, writer, srv)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            srv.open -= 1
+            writer.close()
+
+    server = await asyncio.start_server(on_conn, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield srv, f"http://127.0.0.1:{port}/v1/chat/completions"
+    finally:
+        server.close()
+
+
+def answer(body: bytes = BODY, *, extra: bytes = b"", status: bytes = b"200 OK") -> bytes:
+    return (b"HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n%s"
+            % (status, len(body), extra, body))
+
+
+def keep_answering(reply: bytes = answer(), delay: float = 0.0) -> Handler:
+    async def handler(reader, writer, srv) -> None:
+        while await srv.read_request(reader) is not None:
+            if delay:
+                await asyncio.sleep(delay)
+            writer.write(reply)
+            await writer.drain()
+    return handler
+
+
+def once(reply: bytes, *, then_close: bool = True, wait_s: float = 0.0) -> Handler:
+    async def handler(reader, writer, srv) -> None:
+        if await srv.read_request(reader) is None:
+            return
+        writer.write(reply)
+        await writer.drain()
+        if wait_s:
+            await asyncio.sleep(wait_s)
+        if not then_close:
+            await reader.read()  # until the client closes
+    return handler
+
+
+def transport(url: str, **kw) -> HttpTransport:
+    kw.setdefault("name", "t")
+    kw.setdefault("max_connections", 8)
+    kw.setdefault("timeout_s", 5.0)
+    kw.setdefault("connect_timeout_s", 2.0)
+    kw.setdefault("max_reply_bytes", 1 << 20)
+    return HttpTransport(url, **kw)
+
+
+async def test_sequential_requests_share_one_connection_and_send_a_plain_head() -> None:
+    async with serve(keep_answering()) as (srv, url):
+        t = transport(url.replace("127.0.0.1", "user:secret@127.0.0.1") + "?v=1")
+        try:
+            for i in range(5):
+                status, headers, body = await t.post(b'{"n": %d}' % i, {"Authorization": "Bearer k"})
+                assert (status, body, headers.get("CONTENT-TYPE")) == (200, BODY,
+                                                                       "application/json")
+        finally:
+            await t.aclose()
+    assert srv.connections == 1 and len(srv.heads) == 5
+    head = srv.heads[0].decode()
+    assert head.startswith("POST /v1/chat/completions?v=1 HTTP/1.1\r\n")
+    assert f"Host: {url.split('/')[2]}\r\n" in head and "secret" not in head
+    assert "Content-Length: 8\r\n" in head and "Authorization: Bearer k\r\n" in head
+    assert "Accept-Encoding" not in head
+
+
+async def test_concurrent_requests_open_no_more_than_max_connections() -> None:
+    async with serve(keep_answering(delay=0.05)) as (srv, url):
+        t = transport(url, max_connections=2)
+        try:
+            replies = await asyncio.gather(*(t.post(b"{}", None) for _ in range(7)))
+        finally:
+            await t.aclose()
+    assert [r[0] for r in replies] == [200] * 7
+    assert srv.most_open == 2 and srv.connections == 2 and len(srv.heads) == 7
+
+
+async def test_a_cancelled_request_drops_its_connection_and_the_next_one_works() -> None:
+    async with serve(keep_answering(delay=0.3)) as (srv, url):
+        t = transport(url)
+        try:
+            task = asyncio.ensure_future(t.post(b"{}", None))
+            await asyncio.sleep(0.05)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            status, _, body = await t.post(b"{}", None)  # not the half-read connection
+        finally:
+            await t.aclose()
+    assert (status, body) == (200, BODY) and srv.connections == 2
+
+
+async def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None:
+    async with serve(once(answer())) as (srv, url):  # answers, then closes
+        t = transport(url)
+        try:
+            assert (await t.post(b"{}", None))[0] == 200
+            await asyncio.sleep(0.05)  # the close reaches the client
+            assert (await t.post(b"{}", None))[0] == 200
+        finally:
+            await t.aclose()
+    assert srv.connections == 2
+
+
+async def test_connection_close_is_honoured() -> None:
+    async with serve(keep_answering(answer(extra=b"Connection: close\r\n"))) as (srv, url):
+        t = transport(url)
+        try:
+            for _ in range(3):
+                assert (await t.post(b"{}", None))[0] == 200
+        finally:
+            await t.aclose()
+    assert srv.connections == 3
+
+
+@pytest.mark.parametrize("encoding, pack", [
+    (b"gzip", gzip.compress),
+    (b"deflate", zlib.compress),
+    (b"deflate", lambda b: zlib.compress(b)[2:-4]),  # raw deflate, as some servers send it
+])
+async def test_a_compressed_answer_is_unpacked(encoding, pack) -> None:
+    reply = answer(pack(BODY), extra=b"Content-Encoding: %s\r\n" % encoding)
+    async with serve(keep_answering(reply)) as (_, url):
+        t = transport(url)
+        try:
+            assert (await t.post(b"{}", None))[2] == BODY
+        finally:
+            await t.aclose()
+
+
+async def test_a_compressed_answer_over_the_cap_is_refused_unpacked() -> None:
+    bomb = gzip.compress(b" " * (4 << 20))  # 4 MiB of spaces in about 4 KiB
+    reply = answer(bomb, extra=b"Content-Encoding: gzip\r\n")
+    async with serve(keep_answering(reply)) as (_, url):
+        t = transport(url, max_reply_bytes=1 << 20)
+        try:
+            with pytest.raises(FatalError, match="larger than max_reply_bytes"):
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+
+
+@pytest.mark.parametrize("reply, match", [
+    (answer(b"xx", extra=b"Content-Encoding: br\r\n"), "unsupported Content-Encoding"),
+    (answer(b"not gzip", extra=b"Content-Encoding: gzip\r\n"), "not valid gzip"),
+    (b"SSH-2.0-OpenSSH_9.6\r\n\r\n", "not a valid HTTP response"),
+    (answer()[:-5], "truncated"),
+])
+async def test_an_unreadable_answer_is_an_invalid_response(reply, match) -> None:
+    async with serve(once(reply)) as (_, url):
+        t = transport(url)
+        try:
+            with pytest.raises(InvalidResponseError, match=match) as info:
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert info.value.endpoint == "t" and url in str(info.value)
+
+
+CHUNKED = (b"HTTP/1.1 100 Continue\r\n\r\n"
+           b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+           b"5\r\n{\"ok\"\r\n7\r\n: true}\r\n0\r\n\r\n")
+UNTIL_CLOSE = b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + BODY
+
+
+@pytest.mark.parametrize("reply", [CHUNKED, UNTIL_CLOSE], ids=["chunked", "until-close"])
+async def test_chunked_interim_and_close_delimited_answers_are_read_whole(reply) -> None:
+    async with serve(once(reply)) as (_, url):
+        t = transport(url)
+        try:
+            assert (await t.post(b"{}", None))[::2] == (200, BODY)
+        finally:
+            await t.aclose()
+
+
+async def test_the_first_byte_is_reported_before_the_body_arrives() -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(BODY)
+
+    async def slow_body(reader, writer, srv) -> None:
+        await srv.read_request(reader)
+        writer.write(head)
+        await writer.drain()
+        await asyncio.sleep(0.3)
+        writer.write(BODY)
+        await writer.drain()
+
+    async with serve(slow_body) as (_, url):
+        t = transport(url)
+        flight = Flight()
+
+        async def post() -> tuple:
+            FLIGHT.set(flight)
+            return await t.post(b"{}", None)
+
+        try:
+            task = asyncio.ensure_future(post())
+            await asyncio.sleep(0.15)
+            assert flight.got_first_byte and not task.done()
+            assert (await task)[2] == BODY
+        finally:
+            await t.aclose()
+
+
+async def test_a_header_with_a_line_break_is_never_sent() -> None:
+    async with serve(keep_answering()) as (srv, url):
+        t = transport(url)
+        try:
+            with pytest.raises(FatalError, match="line break"):
+                await t.post(b"{}", {"Authorization": "Bearer k\r\nX-Evil: 1"})
+        finally:
+            await t.aclose()
+    assert srv.heads == []
+
+
+async def test_refused_timeout_and_lost_connections_translate() -> None:
+    async with serve(once(b"")) as (_, url):  # reads the request, closes without a byte
+        t = transport(url)
+        try:
+            with pytest.raises(TransportError, match="closed") as info:
+                await t.post(b"{}", None)
+            assert not isinstance(info.value, (RequestTimeout, ConnectionRefused))
+        finally:
+            await t.aclose()
+    async with serve(keep_answering(delay=2.0)) as (_, url):
+        t = transport(url, timeout_s=0.2)
+        try:
+            with pytest.raises(RequestTimeout, match=r"timed out \(timeout_s 0.2\)"):
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    t = transport(url)  # that server is gone now
+    with pytest.raises(ConnectionRefused, match="is the server running"):
+        await t.post(b"{}", None)
+
+
+@pytest.mark.parametrize("url", ["ftp://h/v1", "http:///v1", "http://h:notaport/v1"])
+def test_a_bad_url_is_a_fatal_error(url) -> None:
+    with pytest.raises(FatalError, match="invalid base URL"):
+        transport(url)
+
+
+async def test_a_closed_transport_refuses_new_requests() -> None:
+    async with serve(keep_answering()) as (_, url):
+        t = transport(url)
+        assert (await t.post(b"{}", None))[0] == 200
+        await t.aclose()
+        with pytest.raises(RuntimeError, match="closed"):
+            await t.post(b"{}", None)
+
+
+async def test_a_timed_out_connection_is_not_reused() -> None:
+    async with serve(keep_answering(delay=0.4)) as (srv, url):
+        t = transport(url, timeout_s=0.2)
+        try:
+            with pytest.raises(RequestTimeout):
+                await t.post(b"{}", None)
+            t._timeout_s = 5.0
+            status, _, body = await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert (status, body) == (200, BODY) and srv.connections == 2
+
+
+@pytest.fixture
+def certificate(tmp_path):
+    """A self-signed certificate for 127.0.0.1 (openssl's command line)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    return cert, key
+
+
+async def test_https_verifies_the_server_and_then_talks(certificate, monkeypatch) -> None:
+    import ssl
+
+    cert, key = certificate
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    srv = Server()
+
+    async def on_conn(reader, writer) -> None:  # noqa: ANN001
+        try:
+            await keep_answering()(reader, writer, srv)
+        except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(on_conn, "127.0.0.1", 0, ssl=context)
+    url = f"https://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/chat/completions"
+    try:
+        untrusted = transport(url)
+        with pytest.raises(TransportError, match="TLS handshake .* failed"):
+            await untrusted.post(b"{}", None)
+        await untrusted.aclose()
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # trusted from now on
+        trusted = transport(url)
+        try:
+            assert (await trusted.post(b"{}", None))[::2] == (200, BODY)
+        finally:
+            await trusted.aclose()
+    finally:
+        server.close()
+    assert srv.heads and srv.heads[0].startswith(b"POST /v1/chat/completions HTTP/1.1")
+
+
+async def test_a_connection_that_answered_twice_is_not_reused() -> None:
+    async with serve(keep_answering(answer() + answer(b'{"stale": 1}'))) as (srv, url):
+        t = transport(url)
+        try:
+            for _ in range(3):  # each answer is the first one of its own connection
+                assert (await t.post(b"{}", None))[2] == BODY
+        finally:
+            await t.aclose()
+    assert srv.connections == 3
+
+
+async def test_a_later_request_with_an_earlier_deadline_still_times_out_on_time() -> None:
+    """One timer serves every deadline: a request whose deadline comes before those already
+    on the wire (a shorter timeout, or a wait for a connection) moves it earlier."""
+    async with serve(keep_answering(delay=1.0)) as (_, url):
+        t = transport(url, timeout_s=5.0)
+        try:
+            slow = asyncio.ensure_future(t.post(b"{}", None))
+            await asyncio.sleep(0.05)
+            t._timeout_s = 0.2
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            with pytest.raises(RequestTimeout, match=r"timeout_s 0.2"):
+                await t.post(b"{}", None)
+            assert loop.time() - started < 0.6
+            assert (await slow)[0] == 200  # its own deadline, 5 s, was never due
+        finally:
+            await t.aclose()
+
+
+async def test_deadlines_of_finished_requests_do_not_pile_up_behind_a_slow_one() -> None:
+    """Finished requests leave the deadline queue even while an older one is still out, and
+    that one still times out at its own deadline."""
+    first = True
+
+    async def handler(reader, writer, srv) -> None:
+        nonlocal first
+        while await srv.read_request(reader) is not None:
+            if first:
+                first = False
+                await asyncio.sleep(5.0)  # the first request hangs
+            writer.write(answer())
+            await writer.drain()
+
+    async with serve(handler) as (_, url):
+        t = transport(url, timeout_s=1.0)
+        try:
+            hung = asyncio.ensure_future(t.post(b"{}", None))
+            await asyncio.sleep(0.05)
+            for _ in range(400):
+                assert (await t.post(b"{}", None))[0] == 200
+                assert len(t._deadlines) < 80  # not one per request sent
+            with pytest.raises(RequestTimeout):
+                await hung
+        finally:
+            await t.aclose()

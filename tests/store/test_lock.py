@@ -1,0 +1,78 @@
+"""One sweep per store: a second process is refused at once, naming the store and the holder's
+pid; the lock dies with its holder (SIGKILL), so it never blocks a later run. A model listed
+twice is a config error."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sweepbench.errors import ConfigError, StoreLocked
+from sweepbench.config import load_config
+from sweepbench.store.lock import StoreLock, lock_path
+
+
+def _cli(*args: str, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "sweepbench.cli", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def test_second_holder_is_refused_naming_store_and_pid(tmp_path: Path) -> None:
+    store = tmp_path / "runs" / "s.sqlite"
+    with StoreLock(store):
+        assert lock_path(store).read_text().strip() == str(os.getpid())
+        with pytest.raises(StoreLocked) as info:
+            StoreLock(store).acquire()
+        assert str(store) in str(info.value) and f"pid {os.getpid()}" in str(info.value)
+    with StoreLock(store):  # released: free again
+        pass
+
+
+def test_running_sweep_refuses_a_second_and_sigkill_frees_the_store(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    args = ("run", "--out", str(store), "--no-progress", "--latency", "0.2", "--trials", "2",
+            "--json")
+    holder = _cli(*args)
+    deadline = time.monotonic() + 60
+    while not (lock_path(store).exists() and lock_path(store).read_text().strip()):
+        assert holder.poll() is None and time.monotonic() < deadline, holder.communicate()
+        time.sleep(0.05)
+    try:
+        t0 = time.monotonic()
+        second = subprocess.run([sys.executable, "-m", "sweepbench.cli", *args],
+                                capture_output=True, text=True, timeout=60)
+        took = time.monotonic() - t0
+        assert second.returncode == 2, second.stderr
+        assert f"pid {holder.pid}" in second.stderr and str(store) in second.stderr
+        assert "in use" in second.stderr and "Traceback" not in second.stderr
+        assert took < 10  # refused at once (the interpreter's start-up aside)
+        assert holder.poll() is None  # the holder is untouched
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.communicate()
+    after = subprocess.run([sys.executable, "-m", "sweepbench.cli", *args[:-1], "--latency",
+                            "0", "--json"], capture_output=True, text=True, timeout=600)
+    assert after.returncode == 0, after.stderr  # the dead holder's lock did not survive it
+
+
+@pytest.mark.parametrize("models", [["scripted/oracle", "scripted/oracle"],
+                                    ["scripted/oracle", "scripted/noisy:0.3", "scripted/oracle"]])
+def test_model_listed_twice_is_a_config_error(models: list[str]) -> None:
+    with pytest.raises(ConfigError, match="'scripted/oracle' listed more than once"):
+        load_config(None, {"models": models})
+
+
+def test_model_listed_twice_on_the_command_line(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "sweepbench.cli", "run", "--model",
+                           "scripted/oracle", "--model", "scripted/oracle", "--out",
+                           str(tmp_path / "s.sqlite"), "--no-progress"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "listed more than once" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "s.sqlite").exists()

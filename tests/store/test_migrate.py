@@ -1,0 +1,263 @@
+"""A store written by schema 1 is migrated honestly: kept for reports, never reused. A store
+written by schema 2 has its journal renumbered, and goes on as if nothing happened."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import msgspec
+import pytest
+
+from sweepbench.config import load_config
+from sweepbench.errors import StoreError
+from sweepbench.ids import EpisodeKey, judge_journal
+from sweepbench.store.merge import merge_stores
+from sweepbench.store.migrate import SCHEMA2_EVENTS
+from sweepbench.results.report import build_report
+from sweepbench.store.runstore import SCHEMA_VERSION, RunStore
+from sweepbench.runner.sweep import Sweep
+from sweepbench.wire import EpisodeRecord
+
+# the tables of schema 1, as sweepbench wrote them
+V1 = """
+CREATE TABLE runs (run_id TEXT PRIMARY KEY, created_at REAL NOT NULL, finished_at REAL,
+    status TEXT NOT NULL, config TEXT NOT NULL, config_hash TEXT NOT NULL);
+CREATE TABLE episodes (run_id TEXT NOT NULL, episode_id TEXT NOT NULL, model TEXT NOT NULL,
+    benchmark TEXT NOT NULL, domain TEXT NOT NULL, task_id TEXT NOT NULL, lang TEXT,
+    trial INTEGER NOT NULL, status TEXT NOT NULL CHECK (status IN ('running', 'done', 'error')),
+    termination TEXT, record BLOB, started_at REAL NOT NULL, finished_at REAL,
+    PRIMARY KEY (run_id, episode_id));
+CREATE TABLE events (run_id TEXT NOT NULL, episode_id TEXT NOT NULL, seq INTEGER NOT NULL,
+    kind TEXT NOT NULL, payload TEXT NOT NULL, ts REAL NOT NULL,
+    PRIMARY KEY (run_id, episode_id, seq));
+CREATE TABLE judgments (run_id TEXT NOT NULL, episode_id TEXT NOT NULL, judge TEXT NOT NULL,
+    method TEXT NOT NULL, passed INTEGER CHECK (passed IN (0, 1)), score REAL,
+    details TEXT NOT NULL, created_at REAL NOT NULL,
+    PRIMARY KEY (run_id, episode_id, judge, method));
+PRAGMA application_id = 1398227536;
+PRAGMA user_version = 1;
+"""
+CONFIG = {"benchmarks": ["vitabench:delivery"], "models": ["scripted/oracle"],
+          "user_model": "scripted/user", "user_mode": "default", "trials": 1}
+
+
+def v1_store(path) -> None:
+    db = sqlite3.connect(path)
+    db.executescript(V1)
+    t = 1.0
+    for run, passed in (("run-a", False), ("run-b", True)):  # two sweeps, one episode id
+        db.execute("INSERT INTO runs VALUES (?, ?, ?, 'done', ?, 'h')",
+                   (run, t, t + 1, json.dumps(CONFIG)))
+        eid = "scripted/oracle|vitabench:delivery:en:SB-D-001|0"
+        record = EpisodeRecord(run_id=run, model="scripted/oracle", benchmark="vitabench",
+                               domain="delivery", task_id="SB-D-001", trial=0,
+                               termination="user_stop")
+        db.execute("INSERT INTO episodes VALUES (?, ?, 'scripted/oracle', 'vitabench', "
+                   "'delivery', 'SB-D-001', 'en', 0, 'done', 'user_stop', ?, ?, ?)",
+                   (run, eid, msgspec.json.encode(record), t, t + 1))
+        for seq, role in enumerate(("user", "agent")):
+            db.execute("INSERT INTO events VALUES (?, ?, ?, 'model_call', ?, ?)",
+                       (run, eid, seq, json.dumps({"role": role, "usage": {"prompt_tokens": 10}}),
+                        t))
+        db.execute("INSERT INTO events VALUES (?, ?, 0, 'model_call', ?, ?)",
+                   (run, f"judge|scripted/judge|sliding|{eid}",
+                    json.dumps({"role": "judge", "usage": {"completion_tokens": 5}}), t))
+        for judge, method in (("state", "state"), ("scripted/judge", "sliding")):
+            db.execute("INSERT INTO judgments VALUES (?, ?, ?, ?, ?, 1.0, '{}', ?)",
+                       (run, eid, judge, method, int(passed), t))
+        t += 10
+    db.commit()
+    db.close()
+
+
+def test_a_schema_1_store_is_migrated_kept_and_never_reused(tmp_path):
+    path = tmp_path / "old.sqlite"
+    v1_store(path)
+    with RunStore(path, create=False) as store:
+        assert store.migrated and "from schema 1 to" in store.migrated
+        assert "never reused" in store.migrated
+        assert [r["run_id"] for r in store.runs()] == ["run-a", "run-b"]
+        assert all(r["prices"] == {} for r in store.runs())
+        rows = store.episode_rows()
+        assert len(rows) == 2 and all(EpisodeKey(r["episode_key"]).is_legacy for r in rows)
+        assert {r["label"] for r in rows} == {"scripted/oracle|vitabench:delivery:en:SB-D-001|0"}
+        calls = store.model_calls()
+        assert sorted((c.journal, c.endpoint) for c in calls) == sorted(
+            [("", "scripted/user"), ("", "scripted/oracle"),
+             ("judge|scripted/judge|sliding", "scripted/judge")] * 2)
+        assert len(store.judgments()) == 4
+        report = build_report(store, benchmarks={"vitabench": {"headline": "sliding"}})
+        # one (model, task, trial): the newer run's counts, the older is superseded
+        assert report["superseded"] == 1 and report["models"]["scripted/oracle"]["avg"] == 1.0
+        assert report["cost"]["unpriced_calls"] == 3  # schema 1 kept no prices
+        # a sweep of the same config does not reuse them: no identity was recorded
+        todo, stored = Sweep(load_config(None, CONFIG), store).work()
+        assert stored == [] and len(todo) == 7
+    assert (tmp_path / "old.sqlite.schema1.bak").is_file()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    with RunStore(path, create=False) as again:
+        assert again.migrated is None  # once
+
+
+def test_merge_migrates_its_inputs(tmp_path):
+    v1_store(tmp_path / "a.sqlite")
+    counts = merge_stores(tmp_path / "out.sqlite", [tmp_path / "a.sqlite"])
+    assert counts["episodes"] == 2 and counts["runs"] == 2 and counts["judgments"] == 4
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_store_that_cannot_be_migrated_is_refused_with_what_to_do(tmp_path, version):
+    (v1_store if version == 1 else v2_store)(tmp_path / "old.sqlite")
+    (tmp_path / f"old.sqlite.schema{version}.bak").mkdir()  # no room for the backup
+    with pytest.raises(StoreError, match=f"schema version {version}.*no backup.*copy the store"):
+        RunStore(tmp_path / "old.sqlite", create=False)
+    with sqlite3.connect(tmp_path / "old.sqlite") as db:  # left as it was
+        assert db.execute("PRAGMA user_version").fetchone()[0] == version
+
+
+# ---- schema 2: one events table keyed by the episode key ---------------------------------
+
+def to_schema_2(path) -> None:
+    """Rewrite a store of this schema as schema 2 had it: its other tables are the same, its
+    events one table (written in the order of their keys' numbers)."""
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("BEGIN")
+    rows = db.execute("SELECT e.* FROM events e JOIN event_keys k USING (episode_key) "
+                      "ORDER BY k.ep, e.journal, e.seq").fetchall()
+    for stmt in ("DROP VIEW events", "DROP TABLE event_rows", "DROP TABLE event_keys",
+                 SCHEMA2_EVENTS, "PRAGMA user_version = 2"):
+        db.execute(stmt)
+    db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    db.execute("COMMIT")
+    db.close()
+
+
+# sorted: the orphan, A, B; written first: B, A, the orphan
+KEY_A, KEY_B, ORPHAN = "ep-" + "a" * 32, "ep-" + "b" * 32, "ep-" + "0" * 32
+JUDGE = judge_journal("scripted/judge", "sliding")
+
+
+def _meta(key: str, task: str) -> dict:
+    return {"key": key, "label": f"scripted/oracle|vitabench:delivery:en:{task}|0",
+            "model": "scripted/oracle", "benchmark": "vitabench", "domain": "delivery",
+            "task_id": task, "lang": "en", "trial": 0}
+
+
+def v2_store(path) -> None:
+    """Two started episodes with interleaved journals, a judge's among them, and the judge
+    journal of a key with no episode (what a merge copies)."""
+    with RunStore(path) as store:
+        store.begin_run("r", CONFIG)
+        store.episode_started(_meta(KEY_A, "SB-D-001"), run_id="r")
+        store.episode_started(_meta(KEY_B, "SB-D-002"), run_id="r")
+    to_schema_2(path)
+    rows = [(KEY_B, "", 0), (KEY_A, "", 0), (KEY_B, "", 1), (ORPHAN, JUDGE, 0), (KEY_A, JUDGE, 0),
+            (KEY_A, "", 1), (ORPHAN, JUDGE, 1), (KEY_B, "", 2)]
+    with sqlite3.connect(path) as db:
+        db.executemany("INSERT INTO events VALUES (?, ?, ?, 'model_call', ?, ?, 'r', 'x')",
+                       [(k, j, s, json.dumps({"n": i}), float(i)) for i, (k, j, s) in
+                        enumerate(rows)])
+    db.close()
+
+
+def all_events(path) -> list[tuple]:
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT * FROM events ORDER BY episode_key, journal, seq").fetchall()
+    db.close()
+    return rows
+
+
+def test_a_schema_2_store_is_renumbered_in_first_event_order_and_keeps_every_event(tmp_path):
+    path = tmp_path / "v2.sqlite"
+    v2_store(path)
+    before = all_events(path)
+    with RunStore(path, create=False) as store:
+        assert store.migrated and "from schema 2 to 3" in store.migrated
+        assert "3 episode keys (8 events)" in store.migrated
+        assert all_events(path) == before
+        assert [e["payload"]["n"] for e in store.events(KEY_B)] == [0, 2, 7]
+        assert store.journals(KEY_A) == ["", JUDGE] and store.journals(ORPHAN) == [JUDGE]
+        assert len(store.model_calls()) == 8
+        store.event(KEY_A, 2, "model_call", {"n": 8})  # writes go on, new keys too
+        store.event("ep-new", 0, "model_call", {"n": 9})
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert db.execute("SELECT type FROM sqlite_master WHERE name = 'events'").fetchall() == [
+            ("view",)]
+        assert db.execute("SELECT ep, episode_key FROM event_keys ORDER BY ep").fetchall() == [
+            (1, KEY_B), (2, KEY_A), (3, ORPHAN), (4, "ep-new")]
+    db.close()
+    assert len(all_events(path)) == 10
+    backup = tmp_path / "v2.sqlite.schema2.bak"
+    assert all_events(backup) == before
+    with sqlite3.connect(backup) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    db.close()
+    with RunStore(path, create=False) as again:
+        assert again.migrated is None  # once
+
+
+def test_merge_of_a_schema_2_and_a_schema_3_store(tmp_path):
+    v2_store(tmp_path / "old.sqlite")  # A and B running, the orphan's journal
+    with RunStore(tmp_path / "new.sqlite") as new:  # B done, with a journal of its own; C
+        new.begin_run("n", CONFIG)
+        for key, task in ((KEY_B, "SB-D-002"), ("ep-c", "SB-D-003")):
+            new.episode_started(_meta(key, task), run_id="n")
+            new.event(key, 0, "model_call", {"n": 100}, run_id="n")
+        new.episode_finished(KEY_B, EpisodeRecord(
+            run_id="n", model="scripted/oracle", benchmark="vitabench", domain="delivery",
+            task_id="SB-D-002", trial=0, termination="user_stop"))
+    out = tmp_path / "out.sqlite"
+    # the old store first: its B lands, then the new store's finished B replaces it whole
+    counts = merge_stores(out, [tmp_path / "old.sqlite", tmp_path / "new.sqlite"])
+    old, new = all_events(tmp_path / "old.sqlite"), all_events(tmp_path / "new.sqlite")
+    expected = sorted([r for r in old if r[0] != KEY_B] + new)
+    assert all_events(out) == expected and counts["events"] == len(expected) == 7
+    assert counts["episodes"] == 3
+    with RunStore(out, create=False) as store:
+        assert store.episode_status() == {KEY_A: "running", KEY_B: "done", "ep-c": "running"}
+        assert store.journals(ORPHAN) == [JUDGE]
+    with sqlite3.connect(out) as db:  # numbered in the output; the inputs' numbers untouched
+        assert db.execute("SELECT episode_key FROM event_keys ORDER BY ep").fetchall() == [
+            (KEY_B,), (KEY_A,), (ORPHAN,), ("ep-c",)]
+    db.close()
+    with sqlite3.connect(tmp_path / "new.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM event_keys").fetchone()[0] == 2
+    db.close()
+
+
+RESUME = dict(models=["scripted/oracle", "scripted/noisy:0.3"], trials=2, max_concurrency=8,
+              reference_latency_s=0.005,  # a request per call: no backups
+              endpoints=[{"name": n, "backups": 0, "max_concurrency": 1 << 16}
+                         for n in ("scripted/oracle", "scripted/noisy:0.3", "scripted/user")])
+
+
+def _transcripts(store: RunStore, run_id: str) -> dict[str, bytes]:
+    return {f"{r.model}|{r.task_id}|{r.trial}": msgspec.json.encode(r.messages)
+            for r in store.episodes(run_id)}
+
+
+async def test_an_interrupted_sweep_continues_from_its_migrated_journal(tmp_path, interrupt):
+    cfg = load_config(None, RESUME)
+    with RunStore(tmp_path / "a.sqlite") as a:  # the reference: one uninterrupted run
+        whole = Sweep(cfg, a)
+        await whole.run()
+        expected = _transcripts(a, whole.run_id)
+        total = sum(whole.reference.requests.values())
+    path = tmp_path / "b.sqlite"
+    with RunStore(path) as b:
+        await interrupt(Sweep(cfg, b))
+        await b.flush()
+        assert "running" in b.episode_status().values()
+        recorded = len(b.model_calls())
+    to_schema_2(path)
+    with RunStore(path, create=False) as b:
+        assert b.migrated and "from schema 2" in b.migrated
+        sweep = Sweep(cfg, b)
+        outcome = await sweep.run()
+        assert outcome.resumed > 0 and outcome.replayed_calls > 0
+        assert sum(sweep.reference.requests.values()) == total - recorded  # none paid twice
+        assert _transcripts(b, sweep.run_id) == expected
+        assert len(b.model_calls()) == total  # the replayed calls are stored once
