@@ -91,6 +91,10 @@ class Benchmark:
     headline_label: ClassVar[str] = "the deterministic state check"
     """What the headline is, in words, for reports."""
     code_version: ClassVar[str] = "1"
+    releases: ClassVar[tuple[str, ...]] = ()
+    """Upstream releases this benchmark can run (``name@release``); empty: it has one."""
+    release: str | None = None
+    """The release this object runs (None for a benchmark without releases)."""
     plan_defaults: ClassVar[dict[str, Any]] = {
         "user_turns": 3, "referee_calls_per_turn": 0, "agent_completion_tokens": 60,
         "user_completion_tokens": 40, "tokens_per_step": 120, "judge_calls": {},
@@ -102,6 +106,10 @@ class Benchmark:
     one reply per turn."""
     """Bumped when the benchmark's episode code changes what an episode does (its tools'
     behaviour, its protocol); part of every episode's identity via ``fingerprint``."""
+
+    def with_release(self, release: str) -> Benchmark:
+        """This benchmark as of one of its ``releases`` (``name@release`` in a spec)."""
+        raise TaskError(f"{self.name} has no releases to choose from (got {release!r})")
 
     # ---- tasks ----------------------------------------------------------------------------
 

@@ -20,16 +20,18 @@ from sweepbench.errors import TaskError
 
 
 class BenchmarkSpec(tuple):
-    """(benchmark, domains) parsed from ``name[:d1,d2]``."""
+    """(benchmark, domains) parsed from ``name[@release][:d1,d2]``; the benchmark by the name
+    its object gives itself."""
 
     @classmethod
     def parse(cls, spec: str) -> "BenchmarkSpec":
         name, _, domains = spec.strip().partition(":")
         name = name.strip().lower()
-        if name not in registry.names():
+        if name.partition("@")[0] not in registry.names():
             raise TaskError(f"unknown benchmark {name!r} in {spec!r}; known: {', '.join(registry.names())}")
-        doms = tuple(d.strip() for d in domains.split(",") if d.strip()) or registry.get(name).default_domains
-        return cls((name, doms))
+        benchmark = registry.get(name)
+        doms = tuple(d.strip() for d in domains.split(",") if d.strip()) or benchmark.default_domains
+        return cls((benchmark.name, doms))
 
     @property
     def benchmark(self) -> str:

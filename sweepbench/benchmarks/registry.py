@@ -75,7 +75,11 @@ def names() -> tuple[str, ...]:
 
 
 def get(name: str) -> Benchmark:
-    """The benchmark called ``name``; TaskError listing the known ones when there is none."""
+    """The benchmark called ``name`` (``family@release`` picks one of its releases);
+    TaskError listing the known ones when there is none."""
+    family, at, release = name.partition("@")
+    if at:
+        return get(family).with_release(release)
     _load_plugins()
     if name in _registered:
         return _registered[name]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from sweepbench.benchmarks.vitabench.episode import PREMATURE, VitaBenchProtocol
 from sweepbench.benchmarks.vitabench.importer import import_vitabench
 from sweepbench.benchmarks.vitabench.judge import judge_episode
 from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
+from sweepbench.benchmarks.vitabench.release import RELEASES, Release, release
 from sweepbench.benchmarks.vitabench.state_check import check_vitabench
 from sweepbench.benchmarks.vitabench.tools import TOOLS, graph_stats
 from sweepbench.benchmarks.vitabench.tools.reachability import unreachable
@@ -40,13 +42,26 @@ class VitaBench(Benchmark):
     headline = JudgeMethod.SLIDING
     headline_label = "the sliding-window rubric judge (the paper's Avg@k / Pass@k / Pass^k)"
     code_version = "1"
+    releases = tuple(RELEASES)
+
+    def __init__(self, release_name: str = "2025-11", *, name: str | None = None) -> None:
+        # a bare ``vitabench`` still runs the November release until the updated one's
+        # rules are in (issue 38); ``vitabench@2025-11`` / ``vitabench@2025-12`` name one
+        self.rules: Release = release(release_name)
+        self.release = self.rules.name
+        if name is not None:
+            self.name = name
+
+    def with_release(self, release_name: str) -> VitaBench:
+        return _released(release(release_name).name)
     plan_defaults = {**Benchmark.plan_defaults, "user_turns": 3, "tokens_per_step": 150,
                      "judge_calls": {"sliding": 3, "full": 1, "sliding_no_rubrics": 3,
                                      "full_no_rubrics": 1}}
 
     def load_tasks(self, domains: tuple[str, ...], *, data_dir: Path | None,
                    lang: str) -> list[Task]:
-        return tasks.load_tasks(domains, data_dir=data_dir, lang=lang)
+        return [msgspec.structs.replace(t, benchmark=self.name) if t.benchmark != self.name else t
+                for t in tasks.load_tasks(domains, data_dir=data_dir, lang=lang)]
 
     def toolkit(self, task: Task) -> Toolkit:
         return TOOLS.toolkit(task)
@@ -133,3 +148,8 @@ class VitaBench(Benchmark):
     def scripted_judge(self, req: ChatRequest) -> AssistantMessage:
         return scripted_judge(req)
 
+
+@cache
+def _released(release_name: str) -> VitaBench:
+    """One object per release, named ``vitabench@<release>``."""
+    return VitaBench(release_name, name=f"{VitaBench.name}@{release_name}")
