@@ -1,6 +1,11 @@
 """The commands that run episodes or judgments into a run store: ``run``, ``plan`` (what a run
 would do, without running), ``replay`` (every task with the oracle) and ``judge`` (a stored
-run judged again)."""
+run judged again).
+
+``run`` keeps its steps apart: the sweep runs, what it did is said (stderr), the report is
+built from the store and printed (stdout), and why the sweep stopped short, if it did, is said
+and becomes the exit status.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ import signal
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -36,22 +41,41 @@ from sweepbench.errors import ConfigError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod
 from sweepbench.results.text import json_text
 
+if TYPE_CHECKING:
+    from sweepbench.runner.sweep import SweepOutcome
+    from sweepbench.store.runstore import RunStore
+
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from sweepbench.results.report import build_report, render
-    from sweepbench.runner.build import benchmark_info
+    from sweepbench.results.report import render
 
-    if args.resume:
-        cfg, out_path = _resume_config(args)
-    else:
-        cfg, out_path = config_from_args(args), args.out
-        if not (args.config or args.model or args.judge_model):
-            # the embedded default's test doubles are judged by the judge double, so that
-            # every benchmark has its paper's headline (VitaBench's is the LLM judge)
-            cfg = msgspec.structs.replace(cfg, judge_models=["scripted/judge"])
+    cfg, out_path = _run_config(args)
     signal.signal(signal.SIGTERM, terminate)  # the sweep's loop handles both itself
     outcome = _run_sweep(cfg, out_path, not args.no_progress, retry_errors=args.retry_errors,
-                        shard=shard_of(args), check_endpoints=not args.no_preflight)
+                         shard=shard_of(args), check_endpoints=not args.no_preflight)
+    _say_outcome(outcome)
+    report = _stored_report(outcome)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        out.print(render(report))
+    return _exit_status(outcome, args)
+
+
+def _run_config(args: argparse.Namespace) -> tuple[SweepConfig, str | Path | None]:
+    """The sweep ``run`` runs and the store it goes into."""
+    if args.resume:
+        return _resume_config(args)
+    cfg = config_from_args(args)
+    if not (args.config or args.model or args.judge_model):
+        # the embedded default's test doubles are judged by the judge double, so that
+        # every benchmark has its paper's headline (VitaBench's is the LLM judge)
+        cfg = msgspec.structs.replace(cfg, judge_models=["scripted/judge"])
+    return cfg, args.out
+
+
+def _say_outcome(outcome: SweepOutcome) -> None:
+    """What the sweep did: episodes run, reused and failed, and judgments that failed."""
     resumed = (f" ({outcome.resumed} resumed from their journal, {outcome.replayed_calls} "
                "recorded model calls reused)" if outcome.resumed else "")
     stored_errors = (f" ({outcome.stored_errors} of them ended in error)"
@@ -66,22 +90,34 @@ def cmd_run(args: argparse.Namespace) -> int:
                  "the store, superseded in reports)")
     for judge, n in sorted(outcome.judge_failures.items()):
         say(err, f"{n} judgments by {judge} failed (left unjudged; run again to retry)")
+
+
+def _stored_report(outcome: SweepOutcome) -> dict:
+    """The run's report from its store; the reasons its episodes ended in error, said."""
+    from sweepbench.results.report import build_report
+    from sweepbench.runner.build import benchmark_info
+
     with open_store(outcome.store_path) as store:
         report = build_report(store, outcome.run_id, benchmarks=benchmark_info())
         if outcome.errors:
-            rows = {r["episode_key"] for r in store.episode_rows(outcome.run_id)
-                    if r["status"] == "error"}
-            reasons = Counter(rec.error for rec in store.records(rows).values())
-            say(err, "episodes that ended in error (counted as failures):", "yellow")
-            for why, n in reasons.most_common(5):
-                say(err, f"  {n} x {why}", one_line=True)
-            if len(reasons) > 5:
-                say(err, f"  ... and {sum(reasons.values()) - sum(n for _, n in reasons.most_common(5))} "
-                         f"more, of {len(reasons) - 5} other reasons")
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        out.print(render(report))
+            _say_error_reasons(store, outcome.run_id)
+    return report
+
+
+def _say_error_reasons(store: RunStore, run_id: str) -> None:
+    """The five commonest reasons the run's episodes ended in error, with their counts."""
+    rows = {r["episode_key"] for r in store.episode_rows(run_id) if r["status"] == "error"}
+    reasons = Counter(rec.error for rec in store.records(rows).values())
+    say(err, "episodes that ended in error (counted as failures):", "yellow")
+    for why, n in reasons.most_common(5):
+        say(err, f"  {n} x {why}", one_line=True)
+    if len(reasons) > 5:
+        more = sum(reasons.values()) - sum(n for _, n in reasons.most_common(5))
+        say(err, f"  ... and {more} more, of {len(reasons) - 5} other reasons")
+
+
+def _exit_status(outcome: SweepOutcome, args: argparse.Namespace) -> int:
+    """Why the sweep stopped short, and what continues it, said; its exit status."""
     if outcome.budget_stop:
         say(err, f"stopped by the spending cap: {outcome.budget_stop}; {outcome.not_started} "
                  f"episodes not started (${outcome.spent:,.4f} spent on this selection); "
