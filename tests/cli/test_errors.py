@@ -12,16 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from sweepbench import cli
 from sweepbench.store import runstore as store_module
 from sweepbench.store.runstore import RunStore
 
-
-def call(argv: list[str]) -> int:
-    try:
-        return cli.main(argv)
-    except SystemExit as exc:  # argparse usage errors
-        return int(exc.code)
+from .helpers import call
 
 
 def toml_endpoint(**fields) -> str:
@@ -200,41 +194,3 @@ def test_html_into_a_missing_directory_creates_it(paths, capsys):
     target = paths["tmp"] / "new" / "deeper" / "report.html"
     assert call(["report", str(paths["store"]), "--html", str(target)]) == 0
     assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
-
-
-@pytest.mark.parametrize(("command", "continues"), [
-    ("run", True), ("judge", True), ("serve", False), ("view", False), ("report", False)])
-def test_a_ctrl_c_before_a_commands_own_handler_says_whether_a_rerun_continues(
-        monkeypatch, capsys, command, continues):
-    """A Ctrl-C that lands before the command handles it itself (during imports, say) ends
-    with one line; only a sweep or a judging is told that running it again continues."""
-    def interrupted(args):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(cli, f"cmd_{command}", interrupted)
-    argv = {c: [c, "store.sqlite"] for c in ("judge", "report", "view")}
-    assert call(argv.get(command, [command])) == 130
-    err = capsys.readouterr().err
-    assert err.startswith("interrupted"), err
-    assert ("re-run the same command" in err) is continues, err
-    assert len(err.strip().splitlines()) == 1
-
-
-def test_a_ctrl_c_while_the_cli_imports_ends_with_one_line(monkeypatch, capsys):
-    """The console script imports the CLI inside its own handler: a Ctrl-C in those first
-    tenths of a second is one line and 130, not a traceback from the import machinery."""
-    import importlib.abc
-    import sys
-
-    from sweepbench import launch
-
-    class Interrupting(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name == "sweepbench.cli":
-                raise KeyboardInterrupt
-            return None
-
-    monkeypatch.delitem(sys.modules, "sweepbench.cli")
-    monkeypatch.setattr(sys, "meta_path", [Interrupting(), *sys.meta_path])
-    assert launch.main() == 130
-    assert capsys.readouterr().err == "interrupted\n"

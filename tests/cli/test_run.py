@@ -1,4 +1,5 @@
-"""The command line, end to end: reference server on loopback, real HTTP, real store."""
+"""``run``, ``replay`` and ``judge`` end to end: reference server on loopback, real HTTP, real
+store."""
 
 from __future__ import annotations
 
@@ -11,24 +12,7 @@ from sweepbench.benchmarks.catalog import load_tasks
 from sweepbench.benchmarks.doubles import RegistryWorld
 from sweepbench.cli import main
 
-METRICS = ("k", "tasks", "episodes", "errors", "avg", "pass_at_k", "pass_hat_k", "state",
-           "unjudged", "metrics")
-
-
-def metrics(report: dict) -> dict:
-    """Every benchmark's leaderboard numbers (not timings, which differ run to run)."""
-    return {b: {m: {k: v.get(k) for k in METRICS} for m, v in bs["models"].items()}
-            for b, bs in report["benchmarks"].items()}
-
-
-def entry(report: dict, benchmark: str, model: str) -> dict:
-    return report["benchmarks"][benchmark]["models"][model]
-
-
-def run_json(capsys, *argv):
-    code = main(list(argv))
-    out = capsys.readouterr().out
-    return code, json.loads(out)
+from .helpers import entry, metrics, run_json
 
 
 def test_default_run_is_offline_and_discriminates(tmp_path, monkeypatch, capsys):
@@ -110,13 +94,6 @@ def test_replay_on_real_delivery_tasks(shared_data, capsys, lang):
     assert code == 1
 
 
-def test_tools_listing(capsys):
-    code, listing = run_json(capsys, "tools", "--benchmark", "vitabench:delivery", "--json")
-    domains = [t["domain"] for t in listing["tools"]]
-    assert code == 0 and domains.count("delivery") == 12 and domains.count("general") == 8
-    assert {t["type"] for t in listing["tools"]} == {"read", "write", "general"}
-
-
 def test_bad_input_gives_a_clear_error_and_exit_2(tmp_path, capsys):
     assert main(["run", "--benchmark", "nosuchbench", "--out", str(tmp_path / "x.sqlite")]) == 2
     assert "unknown benchmark 'nosuchbench'" in capsys.readouterr().err
@@ -156,20 +133,6 @@ def test_t1_replay_all_templates_oracle_perfect_noisy_lower(capsys):
                            "scripted/noisy:0.3", "--json")
     assert code == 1 and 0 < noisy["passed"] < noisy["tasks"] == 275
     assert all(noisy["metrics"][k] < 1.0 for k in ("tool_recall", "param_recall", "output_em"))
-
-
-def test_t1_tasks_summary(capsys):
-    code, summary = run_json(capsys, "tasks", "--benchmark", "t1", "--json")
-    assert code == 0 and summary["total"] == 525
-    assert summary["splits"]["11-domain"] == {"templates": 5, "tools": 74}
-    assert summary["kb"]["hotel_rooms"] == 157985
-
-
-def test_vitabench_tool_graph(capsys):
-    code, listing = run_json(capsys, "tools", "--json")
-    domains = [t["domain"] for t in listing["tools"]]
-    assert [domains.count(d) for d in ("delivery", "instore", "ota", "general")] == [12, 16, 30, 8]
-    assert listing["edges"] > 0 and 0 < listing["density"] < 1
 
 
 @pytest.mark.parametrize("mode", ["solo", "neutral"])
@@ -270,62 +233,3 @@ def test_changed_task_data_under_the_same_path_is_said_and_run_anew(tmp_path, ca
     assert "identity changed: task content (1)" in err
     catalog._load.cache_clear()
     catalog._index.cache_clear()
-
-
-UNREACHABLE = {"80715001": "delivery", "10826019": "instore", "10826031": "instore"}
-
-
-def test_the_three_known_unreachable_tasks_are_apart_in_every_output(shared_data, tmp_path,
-                                                                     capsys):
-    out = tmp_path / "s.sqlite"
-    tasks = [a for t in [*UNREACHABLE, "10826004"] for a in ("--task", t)]
-    assert main(["run", "--data-dir", str(shared_data), "--benchmark", "vitabench:delivery",
-                 "--benchmark", "vitabench:instore", *tasks, "--model", "scripted/oracle",
-                 "--trials", "1", "--judge-model", "scripted/judge", "--out", str(out),
-                 "--no-progress"]) == 0
-    terminal = " ".join(capsys.readouterr().out.split())
-    assert "unreachable tasks" in terminal
-    code, report = run_json(capsys, "report", str(out), "--json")
-    listed = {u["task_id"]: u for u in report["unreachable"]}
-    assert {t: u["domain"] for t, u in listed.items()} == UNREACHABLE
-    words = set(terminal.split())  # the table wraps a long reason over lines
-    assert all(u["reason"] and set(u["reason"].split()) <= words for u in listed.values())
-    assert all(task in words for task in UNREACHABLE)
-    oracle = entry(report, "vitabench", "scripted/oracle")
-    assert oracle["state"] == 0.25  # the oracle passes the one reachable task only
-    # the headline with and without them
-    assert (oracle["tasks"], oracle["without_unreachable"]["tasks"]) == (4, 1)
-    assert "Avg@1 reach" in terminal  # the leaderboard column without them
-    html, csv_path = tmp_path / "r.html", tmp_path / "r.csv"
-    assert main(["report", str(out), "--html", str(html)]) == 0
-    page = html.read_text(encoding="utf-8")
-    assert main(["export", str(out), "--csv", str(csv_path)]) == 0
-    import csv as csv_module
-
-    with open(csv_path, newline="", encoding="utf-8") as f:
-        rows = {r["task_id"]: r for r in csv_module.DictReader(f)}
-    for task, u in listed.items():
-        assert f"<td>{task}</td>" in page
-        assert rows[task]["unreachable"] == u["reason"]
-    assert rows["10826004"]["unreachable"] == ""
-
-
-def test_merge_keeps_every_store_and_report_reads_several(tmp_path, capsys):
-    base = ["run", "--benchmark", "t1:bar", "--limit", "3", "--trials", "2", "--no-progress"]
-    for name, model in (("a", "scripted/oracle"), ("b", "scripted/noisy:0.3")):
-        assert main([*base, "--model", model, "--out", str(tmp_path / f"{name}.sqlite")]) == 0
-    merged = tmp_path / "m.sqlite"
-    assert main(["merge", str(merged), str(tmp_path / "a.sqlite"), str(tmp_path / "b.sqlite")]) == 0
-    capsys.readouterr()
-    _, both = run_json(capsys, "report", str(tmp_path / "a.sqlite"), str(tmp_path / "b.sqlite"),
-                       "--json")
-    _, report = run_json(capsys, "report", str(merged), "--json")
-    assert set(report["models"]) == {"scripted/oracle", "scripted/noisy:0.3"}  # both models
-    assert metrics(report) == metrics(both) and len(report["runs"]) == 2
-    db = sqlite3.connect(merged)
-    prices = [json.loads(p) for (p,) in db.execute("select prices from runs")]
-    assert {n for p in prices for n in p} >= {"scripted/oracle", "scripted/noisy:0.3"}
-    # the filters: one model, a trial range
-    _, one = run_json(capsys, "report", str(merged), "--model", "scripted/oracle",
-                      "--trials", "1", "--json")
-    assert list(one["models"]) == ["scripted/oracle"] and one["models"]["scripted/oracle"]["k"] == 1

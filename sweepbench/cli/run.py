@@ -1,0 +1,304 @@
+"""The commands that run episodes or judgments into a run store: ``run``, ``plan`` (what a run
+would do, without running), ``replay`` (every task with the oracle) and ``judge`` (a stored
+run judged again).
+
+``run`` keeps its steps apart: the sweep runs, what it did is said (stderr), the report is
+built from the store and printed (stdout), and why the sweep stopped short, if it did, is said
+and becomes the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shlex
+import signal
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from sweepbench.cli.common import (
+    BUDGET_EXIT,
+    ERRORS_EXIT,
+    FAILING_EXIT,
+    config_from_args,
+    err,
+    load_sweep_config,
+    open_store,
+    option_overrides,
+    out,
+    say,
+    shard_of,
+    store_path,
+    terminate,
+)
+from sweepbench.config import SweepConfig, load_config
+from sweepbench.errors import ConfigError
+from sweepbench.ids import STATE_JUDGE, JudgeMethod
+from sweepbench.results.text import json_text
+
+if TYPE_CHECKING:
+    from sweepbench.runner.sweep import SweepOutcome
+    from sweepbench.store.runstore import RunStore
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from sweepbench.results.report import render
+
+    cfg, out_path = _run_config(args)
+    signal.signal(signal.SIGTERM, terminate)  # the sweep's loop handles both itself
+    outcome = _run_sweep(cfg, out_path, not args.no_progress, retry_errors=args.retry_errors,
+                         shard=shard_of(args), check_endpoints=not args.no_preflight)
+    _say_outcome(outcome)
+    report = _stored_report(outcome)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        out.print(render(report))
+    return _exit_status(outcome, args)
+
+
+def _run_config(args: argparse.Namespace) -> tuple[SweepConfig, str | Path | None]:
+    """The sweep ``run`` runs and the store it goes into."""
+    if args.resume:
+        return _resume_config(args)
+    cfg = config_from_args(args)
+    if not (args.config or args.model or args.judge_model):
+        # the embedded default's test doubles are judged by the judge double, so that
+        # every benchmark has its paper's headline (VitaBench's is the LLM judge)
+        cfg = msgspec.structs.replace(cfg, judge_models=["scripted/judge"])
+    return cfg, args.out
+
+
+def _say_outcome(outcome: SweepOutcome) -> None:
+    """What the sweep did: episodes run, reused and failed, and judgments that failed."""
+    resumed = (f" ({outcome.resumed} resumed from their journal, {outcome.replayed_calls} "
+               "recorded model calls reused)" if outcome.resumed else "")
+    stored_errors = (f" ({outcome.stored_errors} of them ended in error)"
+                     if outcome.stored_errors else "")
+    say(err, f"run {outcome.run_id}: {outcome.episodes} episodes run{resumed}, {outcome.skipped} "
+             f"already finished in the store{stored_errors}, {outcome.errors} ended in error; "
+             f"store: {outcome.store_path}")
+    if outcome.changed:
+        why = ", ".join(f"{what} ({n})" for what, n in sorted(outcome.changed.items()))
+        say(err, f"not reused: stored episodes of the same model, task and trial whose "
+                 f"identity changed: {why}; they ran as new episodes (the old ones stay in "
+                 "the store, superseded in reports)")
+    for judge, n in sorted(outcome.judge_failures.items()):
+        say(err, f"{n} judgments by {judge} failed (left unjudged; run again to retry)")
+
+
+def _stored_report(outcome: SweepOutcome) -> dict:
+    """The run's report from its store; the reasons its episodes ended in error, said."""
+    from sweepbench.results.report import build_report
+    from sweepbench.runner.build import benchmark_info
+
+    with open_store(outcome.store_path) as store:
+        report = build_report(store, outcome.run_id, benchmarks=benchmark_info())
+        if outcome.errors:
+            _say_error_reasons(store, outcome.run_id)
+    return report
+
+
+def _say_error_reasons(store: RunStore, run_id: str) -> None:
+    """The five commonest reasons the run's episodes ended in error, with their counts."""
+    rows = {r["episode_key"] for r in store.episode_rows(run_id) if r["status"] == "error"}
+    reasons = Counter(rec.error for rec in store.records(rows).values())
+    say(err, "episodes that ended in error (counted as failures):", "yellow")
+    for why, n in reasons.most_common(5):
+        say(err, f"  {n} x {why}", one_line=True)
+    if len(reasons) > 5:
+        more = sum(reasons.values()) - sum(n for _, n in reasons.most_common(5))
+        say(err, f"  ... and {more} more, of {len(reasons) - 5} other reasons")
+
+
+def _exit_status(outcome: SweepOutcome, args: argparse.Namespace) -> int:
+    """Why the sweep stopped short, and what continues it, said; its exit status."""
+    if outcome.budget_stop:
+        say(err, f"stopped by the spending cap: {outcome.budget_stop}; {outcome.not_started} "
+                 f"episodes not started (${outcome.spent:,.4f} spent on this selection); "
+                 "run again with a higher --max-cost to continue")
+        return BUDGET_EXIT
+    if outcome.error_stop:
+        say(err, f"stopped: {outcome.error_stop}, so the setup looks broken (see the reasons "
+                 f"above); {outcome.not_started} episodes not started. Fix it, then run "
+                 f"`{_retry_command(args)}`")
+        return FAILING_EXIT
+    if outcome.errors or outcome.stored_errors:
+        n = outcome.errors + outcome.stored_errors
+        say(err, f"{n} episodes of this selection ended in error; run them again with "
+                 f"`{_retry_command(args)}`")
+        return ERRORS_EXIT
+    return 0
+
+
+def _retry_command(args: argparse.Namespace) -> str:
+    argv = list(getattr(args, "argv", None) or ["run"])
+    if "--retry-errors" not in argv:
+        argv.append("--retry-errors")
+    return shlex.join(["sweepbench", *argv])
+
+
+def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: bool, *,
+               retry_errors: bool = False, shard: Any = None, check_endpoints: bool = True):
+    """Run the sweep into its store (locked while it runs), with the live progress display."""
+    from sweepbench.store.lock import StoreLock
+    from sweepbench.runner.plan import prior_per_episode
+    from sweepbench.runner.progress import ProgressDisplay
+    from sweepbench.runner.sweep import Shard, Sweep, install_uvloop
+
+    part = shard or Shard(0, 1)
+    path = store_path(out_path, part)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    install_uvloop()
+    prices = {ep.name: ep for ep in cfg.endpoints}
+    with StoreLock(path), open_store(path, create=True) as store:
+        prior = prior_per_episode(cfg, store) if _capped(cfg) else None
+        with ProgressDisplay(err, enabled=show_progress, prices=prices) as progress:
+            sweep = Sweep(cfg, store, progress=progress.update, retry_errors=retry_errors,
+                          shard=part, prior=prior, check_endpoints=check_endpoints,
+                          warn=lambda text: say(err, text))
+            return asyncio.run(sweep.run())
+
+
+def _capped(cfg: SweepConfig) -> bool:
+    return cfg.max_cost_usd is not None or any(ep.max_cost_usd is not None for ep in cfg.endpoints)
+
+
+def _resume_config(args: argparse.Namespace) -> tuple[SweepConfig, Path]:
+    """The config a stored run was started with, changed by the options given now."""
+    from sweepbench.runner.work import DEFAULT_STORE
+
+    target = Path(args.resume)
+    if target.suffix in (".sqlite", ".db") or target.is_file():
+        path, run_id = target, None
+    else:
+        path, run_id = Path(getattr(args, "out", None) or DEFAULT_STORE), args.resume
+    if not path.is_file():
+        raise ConfigError(f"--resume {args.resume}: no run store at {path}")
+    with open_store(path) as store:
+        runs = store.runs()
+        stored = next((r for r in runs if r["run_id"] == run_id), None) if run_id else (
+            next((r for r in reversed(runs) if (r["info"] or {}).get("command") == "run"),
+                 runs[-1] if runs else None))
+    if stored is None:
+        have = ", ".join(r["run_id"] for r in runs[-5:]) or "none"
+        raise ConfigError(f"--resume {args.resume}: no such run in {path} (latest runs: {have})")
+    config = dict(stored["config"])
+    if args.config:  # full endpoint definitions (limits, prices, judges) from the file
+        file_eps = {ep.name: ep for ep in load_config(args.config).endpoints}
+        stored_eps = {e["name"]: e for e in config.get("endpoints", [])}
+        stored_eps.update({name: msgspec.to_builtins(ep) for name, ep in file_eps.items()})
+        config["endpoints"] = list(stored_eps.values())
+    given = {k: v for k, v in option_overrides(args).items() if v is not None}
+    return load_sweep_config(None, {**config, **given}), path
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """What a `run` with these options would do and cost, before spending anything."""
+    from sweepbench.runner.plan import make_plan, render_plan
+
+    if args.resume:
+        cfg, out_path = _resume_config(args)
+    else:
+        cfg, out_path = config_from_args(args), args.out
+    path = store_path(out_path, shard_of(args))
+    if path.is_file():
+        with open_store(path) as store:
+            plan = make_plan(cfg, store, shard=shard_of(args), retry_errors=args.retry_errors)
+    else:
+        plan = make_plan(cfg, None, shard=shard_of(args), retry_errors=args.retry_errors)
+    if args.json:
+        print(json.dumps(plan, indent=2))
+    else:
+        out.print(render_plan(plan))
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    cfg = config_from_args(args, models=[args.model], trials=1, user_model="scripted/user")
+    with tempfile.TemporaryDirectory() as tmp:
+        outcome = _run_sweep(cfg, args.out or Path(tmp) / "replay.sqlite", not args.no_progress)
+        with open_store(outcome.store_path) as store:
+            rows = {r["episode_key"]: r for r in store.episode_rows(outcome.run_id)}
+            judgments = [j for j in store.judgments(list(rows)) if j["method"] == JudgeMethod.STATE]
+    failures = []
+    for j in sorted(judgments, key=lambda j: (rows[j["episode_key"]]["task_id"])):
+        if not j["passed"]:
+            details = j.get("details") or {}
+            row = rows[j["episode_key"]]
+            failure = {"task": row["task_id"], "why": details.get("why")}
+            why = row["unreachable"] or details.get("unreachable")
+            if why:
+                failure["unreachable"] = why  # a defect of the task data, not of the harness
+            failures.append(failure)
+    result = {"tasks": len(judgments), "passed": len(judgments) - len(failures),
+              "unreachable": sum("unreachable" in f for f in failures), "failures": failures}
+    metrics = _mean_metrics([j.get("details") or {} for j in judgments])
+    if metrics:
+        result["metrics"] = metrics
+    if args.json:
+        print(json_text(json.dumps(result, indent=2, ensure_ascii=False)))
+    else:
+        say(out, f"{result['passed']}/{result['tasks']} tasks passed with {args.model}")
+        for f in failures:
+            kind = "UNREACHABLE" if "unreachable" in f else "FAIL"
+            say(out, f"  {kind} {f['task']}: {f['why']}", one_line=True)
+    return 0 if not failures else 1
+
+
+def _mean_metrics(details: list[dict]) -> dict[str, float]:
+    """Means of the numeric judgment details (T1's metrics), named as in the report."""
+    from sweepbench.results.report import numeric_details
+
+    sums: dict[str, list[float]] = {}
+    for d in details:
+        for name, value in numeric_details(d).items():
+            sums.setdefault(name, []).append(float(value))
+    return {k: round(sum(v) / len(v), 4) for k, v in sorted(sums.items())}
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    """Judge a stored run's episodes (again) with other judges; no agent or user model call."""
+    from sweepbench.runner.sweep import Sweep, install_uvloop
+
+    args.resume = args.run_id or args.store
+    if args.run_id:
+        args.out = args.store
+    cfg, path = _resume_config(args)
+    overrides = {"judge_models": args.judge_model, "judge_methods": args.method,
+                 "judge_concurrency": args.judge_concurrency}
+    cfg = msgspec.structs.replace(cfg, **{k: v for k, v in overrides.items() if v})
+    cfg = load_sweep_config(None, msgspec.to_builtins(cfg))  # validates the judge options
+
+    async def judge():
+        from sweepbench.store.lock import StoreLock
+
+        with StoreLock(path), open_store(path) as store:
+            return await Sweep(cfg, store, command="judge").run(episodes=False)
+
+    install_uvloop()
+    outcome = asyncio.run(judge())
+    judges = ", ".join(f"{m} / {meth}" for m, meth in cfg.judges())
+    say(err, f"run {outcome.run_id}: {outcome.judged} judgments made ({judges}); store: {path}")
+    for judge_name, n in sorted(outcome.judge_failures.items()):
+        say(err, f"{n} judgments by {judge_name} failed (left unjudged)")
+    with open_store(path) as store:
+        keys = list(store.run_selection(outcome.run_id))
+        rows = store.judgments(keys)
+    by_episode: dict[str, dict[tuple[str, str], bool | None]] = {}
+    for j in rows:
+        by_episode.setdefault(j["episode_key"], {})[(j["judge"], j["method"])] = j["passed"]
+    for model, meth in cfg.judges()[1:]:
+        state = (STATE_JUDGE, JudgeMethod.STATE)
+        pairs = [(v[state], v[(model, meth)]) for v in by_episode.values()
+                 if v.get(state) is not None and v.get((model, meth)) is not None]
+        if pairs:
+            agree = sum(a == b for a, b in pairs) / len(pairs)
+            say(err, f"agreement of {model} / {meth} with the state check on task pass: "
+                     f"{agree:.1%} over {len(pairs)} episodes")
+    return 0
