@@ -5,12 +5,12 @@ loopback, scripted oracle and noisy agents on the project's own sample tasks, 4 
 by the deterministic state check, a leaderboard at the end. No network, no API key.
 
 A module per command group (``run``, ``results``, ``tools``, ``serve``), the parser beside
-them (``parser``), what they share (``common``) and ``main``. Re-exported here: ``main`` and
-the exit statuses, so ``sweepbench.cli.main`` is the function, not its module.
+them (``parser``), what they share (``common``) and the entry point (``app.main``).
+Re-exported here: ``main``, the parser and the exit statuses.
 """
 
 from sweepbench.cli.common import BUDGET_EXIT, ERRORS_EXIT, FAILING_EXIT
-from sweepbench.cli.main import main
+from sweepbench.cli.app import main
 from sweepbench.cli.parser import build_parser
 
 __all__ = ["BUDGET_EXIT", "ERRORS_EXIT", "FAILING_EXIT", "build_parser", "main"]
