@@ -5,6 +5,13 @@
     SweepbenchError                 root; ``cli.main`` catches it once and prints one line
     ├── ConfigError                 a config file, option or endpoint that cannot be used
     ├── TaskError                   a task file or entry that cannot be used (names file, task)
+    ├── DataDirError                a benchmark data dir, or the upstream files it is built
+    │   │                           from, that cannot be used (names the file)
+    │   ├── SourceError             an upstream file not as its layout promises (unparsable
+    │   │                           schema, non-JSON task file, not a checkout)
+    │   ├── ReleaseError            which upstream release the files are cannot be told
+    │   │   └── ReleaseMixError     files of different releases, or against the one named
+    │   └── ManifestError           a data dir that differs from its manifest.json
     ├── StoreError                  the run store cannot do what was asked (names the store)
     │   └── ConfigMismatchError     begin_run for a stored run with another config
     ├── ReportError                 a report that cannot be built from what is stored
@@ -44,8 +51,9 @@ from typing import Any
 
 __all__ = [
     "AuthenticationError", "BadRequestError", "ConfigError", "ConfigMismatchError",
-    "ConnectionRefused", "ContextLengthError", "EndpointUnavailableError", "FatalError",
-    "FirstByteTimeout",
+    "ConnectionRefused", "ContextLengthError", "DataDirError", "EndpointUnavailableError",
+    "FatalError", "FirstByteTimeout", "ManifestError", "ReleaseError", "ReleaseMixError",
+    "SourceError",
     "ImportFormatError", "Interrupted", "InvalidResponseError", "ModelError", "NotFoundError",
     "PreflightError", "QuotaExceededError", "RateLimitError", "ReportError", "RequestTimeout",
     "ResumeMismatch", "RetryableError", "ServerError", "StoreError", "StoreLocked",
@@ -63,6 +71,26 @@ class ConfigError(SweepbenchError):
 
 class TaskError(SweepbenchError):
     """A task file or task entry that cannot be used; the message names file and task."""
+
+
+class DataDirError(SweepbenchError):
+    """A benchmark data dir, or the upstream source it is built from, that cannot be used."""
+
+
+class SourceError(DataDirError):
+    """A source file that is not what upstream's layout promises; names the file and why."""
+
+
+class ReleaseError(DataDirError):
+    """The files say nothing about which release they are, and none was named."""
+
+
+class ReleaseMixError(ReleaseError):
+    """Files of different releases (or against the named one); names each and its release."""
+
+
+class ManifestError(DataDirError):
+    """A data dir whose files differ from its manifest (changed, missing, unlisted)."""
 
 
 class StoreError(SweepbenchError):

@@ -20,8 +20,8 @@ from typing import Any
 
 import msgspec
 
-from sweepbench.benchmarks.vitabench.data_errors import SourceError
 from sweepbench.benchmarks.vitabench.tools.state import DOMAINS
+from sweepbench.errors import SourceError
 
 __all__ = ["GENERAL", "LANGS", "encode", "schema_sources", "tool_descriptions", "tool_functions"]
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from msgspec import Struct
 
-from sweepbench.benchmarks.vitabench.data_errors import ReleaseError, ReleaseMixError
 from sweepbench.benchmarks.vitabench.release import RELEASES, release
+from sweepbench.errors import ReleaseError, ReleaseMixError
 
 __all__ = ["RELEASE_TASK_FILES", "Decision", "Signal", "commit_signal", "decide", "git_blob_id",
            "names_signal", "task_file_signal"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sweepbench.benchmarks.vitabench.data_errors import ManifestError
-from sweepbench.benchmarks.vitabench.data_import import import_data
-from sweepbench.benchmarks.vitabench.manifest import find_manifest, verify
+from sweepbench.benchmarks.vitabench.upstream_data.importer import import_data
+from sweepbench.benchmarks.vitabench.upstream_data.manifest import find_manifest, verify
+from sweepbench.errors import ManifestError
 
 from .fake_upstream import make_checkout
 

@@ -7,10 +7,9 @@ import subprocess
 
 import pytest
 
-from sweepbench.benchmarks.vitabench import release_detect
-from sweepbench.benchmarks.vitabench.data_errors import ReleaseError, ReleaseMixError
 from sweepbench.benchmarks.vitabench.release import RELEASES
-from sweepbench.benchmarks.vitabench.release_detect import (
+from sweepbench.benchmarks.vitabench.upstream_data import release_detect
+from sweepbench.benchmarks.vitabench.upstream_data.release_detect import (
     RELEASE_TASK_FILES,
     Signal,
     commit_signal,
@@ -19,6 +18,7 @@ from sweepbench.benchmarks.vitabench.release_detect import (
     names_signal,
     task_file_signal,
 )
+from sweepbench.errors import ReleaseError, ReleaseMixError
 
 OLD, NEW = frozenset({"2025-11"}), frozenset({"2025-12"})
 

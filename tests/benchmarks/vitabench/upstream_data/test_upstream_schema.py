@@ -8,14 +8,14 @@ import json
 import orjson
 import pytest
 
-from sweepbench.benchmarks.vitabench.data_errors import SourceError
-from sweepbench.benchmarks.vitabench.upstream_schema import (
+from sweepbench.benchmarks.vitabench.upstream_data.upstream_schema import (
     encode,
     read_schema,
     schema_sources,
     tool_descriptions,
     tool_functions,
 )
+from sweepbench.errors import SourceError
 
 from .fake_upstream import descriptions, entry, make_checkout, write_schema
 

@@ -7,7 +7,10 @@ import subprocess
 
 import pytest
 
-from sweepbench.benchmarks.vitabench.git_head import head_commit, is_bare_repository
+from sweepbench.benchmarks.vitabench.upstream_data.git_head import (
+    head_commit,
+    is_bare_repository,
+)
 
 A, B = "a" * 40, "b" * 40
 

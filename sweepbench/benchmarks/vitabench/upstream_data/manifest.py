@@ -16,8 +16,8 @@ from pathlib import Path, PurePosixPath
 import msgspec
 from msgspec import Struct, field
 
-from sweepbench.benchmarks.vitabench.data_errors import ManifestError
 from sweepbench.benchmarks.vitabench.release import RELEASES
+from sweepbench.errors import ManifestError
 
 __all__ = ["FORMAT", "MANIFEST", "Manifest", "find_manifest", "read_manifest", "sha256_file",
            "verify", "write_manifest"]

@@ -10,16 +10,16 @@ import subprocess
 
 import pytest
 
-from sweepbench.benchmarks.vitabench import data_import
-from sweepbench.benchmarks.vitabench.data_errors import (
+from sweepbench.benchmarks.vitabench.upstream_data import importer as data_import
+from sweepbench.benchmarks.vitabench.upstream_data.importer import import_data, summary
+from sweepbench.benchmarks.vitabench.upstream_data.manifest import verify
+from sweepbench.errors import (
+    ConfigError,
     DataDirError,
     ReleaseError,
     ReleaseMixError,
     SourceError,
 )
-from sweepbench.benchmarks.vitabench.data_import import import_data, summary
-from sweepbench.benchmarks.vitabench.manifest import verify
-from sweepbench.errors import ConfigError
 
 from .fake_upstream import (
     LICENSE,

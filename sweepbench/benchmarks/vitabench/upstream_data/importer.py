@@ -30,12 +30,19 @@ import orjson
 import yaml
 from msgspec import Struct, field
 
-from sweepbench.benchmarks.vitabench import upstream_schema
-from sweepbench.benchmarks.vitabench.data_errors import DataDirError, SourceError
-from sweepbench.benchmarks.vitabench.git_head import head_commit, is_bare_repository
-from sweepbench.benchmarks.vitabench.manifest import MANIFEST, Manifest, write_manifest
 from sweepbench.benchmarks.vitabench.release import RELEASES
-from sweepbench.benchmarks.vitabench.release_detect import (
+from sweepbench.benchmarks.vitabench.tools.state import DOMAINS
+from sweepbench.benchmarks.vitabench.upstream_data import upstream_schema
+from sweepbench.benchmarks.vitabench.upstream_data.git_head import (
+    head_commit,
+    is_bare_repository,
+)
+from sweepbench.benchmarks.vitabench.upstream_data.manifest import (
+    MANIFEST,
+    Manifest,
+    write_manifest,
+)
+from sweepbench.benchmarks.vitabench.upstream_data.release_detect import (
     RELEASE_TASK_FILES,
     Signal,
     commit_signal,
@@ -43,7 +50,7 @@ from sweepbench.benchmarks.vitabench.release_detect import (
     names_signal,
     task_file_signal,
 )
-from sweepbench.benchmarks.vitabench.tools.state import DOMAINS
+from sweepbench.errors import DataDirError, SourceError
 
 __all__ = ["import_data", "summary"]
 
