@@ -111,6 +111,11 @@ class Benchmark:
         """This benchmark as of one of its ``releases`` (``name@release`` in a spec)."""
         raise TaskError(f"{self.name} has no releases to choose from (got {release!r})")
 
+    def build_data_dir(self, source: Path, out: Path, *, release: str | None) -> str:
+        """Build this benchmark's data dir at ``out`` from its upstream's own files at
+        ``source`` (``sweepbench data``); returns what was written, in a few lines."""
+        raise TaskError(f"{self.name} has no data importer: its data is generated or built in")
+
     # ---- tasks ----------------------------------------------------------------------------
 
     def load_tasks(self, domains: tuple[str, ...], *, data_dir: Path | None,

@@ -10,7 +10,7 @@ import sys
 from typing import NoReturn
 
 from sweepbench import __version__
-from sweepbench.cli import results, run, serve, tools
+from sweepbench.cli import data, results, run, serve, tools
 from sweepbench.cli.common import BUDGET_EXIT, FAILING_EXIT, say_error
 from sweepbench.devserver.faults import FaultSpec, LatencySpec, parse_outage
 from sweepbench.ids import JudgeMethod, UserMode, WorkOrder
@@ -302,6 +302,24 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--benchmark", dest="call_benchmark", default="vitabench", metavar="NAME",
                    help="the benchmark whose tools run (default vitabench)")
     c.set_defaults(func=tools.cmd_tools_call)
+
+    p = sub.add_parser(
+        "data", help="build a benchmark's data dir from its upstream's own files",
+        description="Builds a data dir from an upstream checkout (a git clone of the "
+                    "benchmark's repository at any commit) or its dataset release "
+                    "(<domain>/tasks*.json): task files as they are, prompt templates "
+                    "verbatim, tool descriptions parsed from upstream's schema files (never "
+                    "run), the license, and manifest.json (upstream commit, the release the "
+                    "files match, a sha256 per file). Refuses files of mixed releases; lists "
+                    "task files the source lacks.")
+    p.add_argument("data_benchmark", metavar="BENCHMARK", help="e.g. vitabench")
+    p.add_argument("source", metavar="SOURCE", help="upstream checkout or dataset folder")
+    p.add_argument("--out", metavar="DIR",
+                   help="the benchmark's folder to create (default $SWEEPBENCH_DATA/BENCHMARK, "
+                        "else ./data/BENCHMARK); must not exist or be empty")
+    p.add_argument("--release", metavar="NAME",
+                   help="the upstream release the files must be (default: told from them)")
+    p.set_defaults(func=data.cmd_data)
 
     p = sub.add_parser("tasks", help="list a benchmark's tasks")
     p.add_argument("--benchmark", default="vitabench:delivery", metavar="SPEC")

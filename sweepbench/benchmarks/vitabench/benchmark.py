@@ -58,6 +58,13 @@ class VitaBench(Benchmark):
                      "judge_calls": {"sliding": 3, "full": 1, "sliding_no_rubrics": 3,
                                      "full_no_rubrics": 1}}
 
+    def build_data_dir(self, source: Path, out: Path, *, release: str | None) -> str:
+        """Task files, prompt templates and tool descriptions from an upstream checkout or
+        dataset release, with a manifest naming the release they are."""
+        from sweepbench.benchmarks.vitabench.upstream_data.importer import import_data, summary
+
+        return summary(import_data(source, out, release=release), out)
+
     def load_tasks(self, domains: tuple[str, ...], *, data_dir: Path | None,
                    lang: str) -> list[Task]:
         return [msgspec.structs.replace(t, benchmark=self.name) if t.benchmark != self.name else t
