@@ -1,6 +1,7 @@
 """Time for the limits: a :class:`Clock` is injected wherever limits wait, so their arithmetic is
-testable without sleeping (tests pass a fake; :class:`~sweepbench.client.transports.memory.VirtualClock`
-is one). :data:`WALL_CLOCK` is the default everywhere a clock is not given.
+testable without sleeping (tests pass a fake, such as
+:class:`~sweepbench.client.transports.memory.VirtualClock`). :data:`WALL_CLOCK` is the default
+wherever no clock is given.
 """
 
 from __future__ import annotations
