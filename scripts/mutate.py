@@ -62,24 +62,47 @@ _NO_SPLICER = ("hashes the request without the body splicer's encoded bytes: the
                "(tests/runner/test_journal_payload.py checks both paths agree), only more CPU")
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
     "sweepbench/client/limits.py": [
-        ("if self.limit < self.max_limit:", "if self.limit <= self.max_limit:",
-         "at the maximum the limit stays there, and the extra wake-up admits nobody: waiters "
-         "only queue while every slot is taken"),
-        ("self._open_until = 0.0", "self._open_until = None", "read only while open; set on opening"),
-        ("self._open_until = 0.0", "self._open_until = 1.0", "read only while open; set on opening"),
-        ("self._probing = False", "self._probing = None", _TRUTH),
-        ("self._seen = False", "self._seen = None", _TRUTH),
-        *[('if self.state != "closed" and (probe or self.state == "half_open"):',
-           f'if self.state != "{c}" and (probe or self.state == "half_open"):',
-           "a probe answering after the breaker closed only closes it again (the cool-down was "
-           "reset when it closed)") for c in ("XXclosedXX", "CLOSED")],
         ("waited = 0.0", "waited = 1.0", _UNREAD),
         ("waited += left", "waited = left", _UNREAD),
         ("waited += left", "waited -= left", _UNREAD),
+        *[('probe = (False if breaker.state == "closed"', after,
+           "the breaker's wait() returns False at once while it is closed: the check only saves "
+           "an await per request") for after in (
+              'probe = (False if (breaker.state == "closed") and False',
+              'probe = (False if breaker.state == "XXclosedXX"',
+              'probe = (False if breaker.state == "CLOSED"')],
+        *[("if limits.paused_until > t0 and limits.paused_until > clock.now():", after,
+           "_unpaused() returns at once when the pause has ended (paused_until <= now, and "
+           "now >= t0 on a monotonic clock): the check only saves the call") for after in (
+              "if limits.paused_until > t0 or limits.paused_until > clock.now():",
+              "if limits.paused_until >= t0 and limits.paused_until > clock.now():",
+              "if limits.paused_until > t0 and limits.paused_until >= clock.now():")],
+        ("sent_at = concurrency.try_acquire()", "sent_at = None",
+         "acquire() takes a free slot through try_acquire() itself: the same slot at the same "
+         "time, only through an await"),
+        ("self._permit: Permit | None = None", 'self._permit: Permit | None = ""',
+         "__aexit__ runs only after __aenter__ returned, which set the permit"),
+    ],
+    "sweepbench/client/buckets.py": [
+        ("self._seen = False", "self._seen = None", _TRUTH),
         ("if now > self._at:", "if now >= self._at:", "at the same instant a refill adds nothing"),
         ("return 0.0 if self._level >= 0 else -self._level / self.rate",
          "return 0.0 if self._level > 0 else -self._level / self.rate",
          "at a level of exactly 0 the wait is -0.0, which equals 0.0 and makes nobody sleep"),
+    ],
+    "sweepbench/client/concurrency.py": [
+        ("if self.limit < self.max_limit:", "if self.limit <= self.max_limit:",
+         "at the maximum the limit stays there, and the extra wake-up admits nobody: waiters "
+         "only queue while every slot is taken"),
+    ],
+    "sweepbench/client/breaker.py": [
+        ("self._open_until = 0.0", "self._open_until = None", "read only while open; set on opening"),
+        ("self._open_until = 0.0", "self._open_until = 1.0", "read only while open; set on opening"),
+        ("self._probing = False", "self._probing = None", _TRUTH),
+        *[('if self.state != "closed" and (probe or self.state == "half_open"):',
+           f'if self.state != "{c}" and (probe or self.state == "half_open"):',
+           "a probe answering after the breaker closed only closes it again (the cool-down was "
+           "reset when it closed)") for c in ("XXclosedXX", "CLOSED")],
     ],
     "sweepbench/judge/rubric.py": [
         ("make_windows(1, window, overlap)  # validates window and overlap for every method",

@@ -89,7 +89,9 @@ from sweepbench.errors import (
 from sweepbench.client.body import BodyTemplate
 from sweepbench.client.stalls import (BACKUP_KEEP, MAX_HEDGES, FLIGHT, Flight, IdleSlots,
                                      StallPolicy, first_byte)
-from sweepbench.client.limits import BreakerOpen, EndpointLimits, MonotonicClock, Permit
+from sweepbench.client.breaker import BreakerOpen
+from sweepbench.client.clock import MonotonicClock
+from sweepbench.client.limits import EndpointLimits, Permit
 from sweepbench.client.cache import ResponseCache
 from sweepbench.client.secrets import KEYS
 from sweepbench.client.transports.http import HttpTransport

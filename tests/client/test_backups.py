@@ -19,7 +19,8 @@ from sweepbench.store.runstore import RunStore
 from sweepbench.client.facade import CallResult, ModelClient
 from sweepbench.client.stalls import MIN_SAMPLES, IdleSlots, first_byte
 from sweepbench.runner.identity import endpoint_identity
-from sweepbench.client.limits import FAILED, LIMITED, EndpointLimits
+from sweepbench.client.limits import EndpointLimits
+from sweepbench.client.outcomes import FAILED, LIMITED
 from sweepbench.runner.sweep import Sweep
 from sweepbench.client.transports.memory import MemoryTransport, completion
 from sweepbench.wire import ChatRequest, UserMessage

@@ -38,7 +38,8 @@ from sweepbench.errors import (
 )
 from sweepbench.client import facade as client_mod
 from sweepbench.client.facade import AttemptFailure, CallResult, ModelClient, limits_key
-from sweepbench.client.limits import FAILED, EndpointLimits, LimitsPool
+from sweepbench.client.limits import EndpointLimits, LimitsPool
+from sweepbench.client.outcomes import FAILED
 from sweepbench.client.cache import ResponseCache
 from sweepbench.client.transports.memory import Answer, MemoryTransport, VirtualClock, completion
 from sweepbench.wire import (

@@ -8,7 +8,8 @@ import pytest
 from sweepbench.config import Endpoint
 from sweepbench.errors import InvalidResponseError
 from sweepbench.client.facade import ModelClient
-from sweepbench.client.limits import EndpointLimits, TokenBucket
+from sweepbench.client.buckets import TokenBucket
+from sweepbench.client.limits import EndpointLimits
 from sweepbench.client.transports.memory import MemoryTransport, VirtualClock, completion
 from sweepbench.wire import MAX_TOKEN_COUNT, ChatRequest, UserMessage
 

@@ -15,7 +15,8 @@ from sweepbench.store.runstore import RunStore
 from sweepbench.runner import build as build_mod
 from sweepbench.client.facade import ModelClient
 from sweepbench.client.stalls import IdleSlots
-from sweepbench.client.limits import FAILED, LIMITED, EndpointLimits
+from sweepbench.client.limits import EndpointLimits
+from sweepbench.client.outcomes import FAILED, LIMITED
 from sweepbench.runner.slots import LEASE, Slots, lending_workers
 from sweepbench.runner.sweep import Sweep
 from sweepbench.client.transports.memory import Answer, MemoryTransport, completion

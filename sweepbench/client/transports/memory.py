@@ -1,7 +1,7 @@
 """In-memory doubles of the model client's two seams: a transport and a clock.
 
 :class:`MemoryTransport` answers ``ModelClient`` requests from a script, without sockets, and
-records what it was sent; :class:`VirtualClock` is a :class:`~sweepbench.client.limits.Clock`
+records what it was sent; :class:`VirtualClock` is a :class:`~sweepbench.client.clock.Clock`
 whose time moves only when every task is waiting on it, so back-off, Retry-After, breaker
 cool-downs and RPM spacing run instantly and exactly. Together they make client tests (and
 config checks) independent of the machine's load::
