@@ -101,6 +101,10 @@ class ChatRequest(Struct, omit_defaults=True):
     max_tokens: int | None = None
     max_completion_tokens: int | None = None
     seed: int | None = None
+    resend_reasoning: str | None = None
+    """A benchmark's own rule, never sent as a field: each assistant message's reasoning text
+    goes back with it under this name (VitaBench's updated release re-sends it as
+    ``reasoning_content``), whatever the endpoint's settings; see :mod:`sweepbench.client.body`."""
     # Scripted reference models read the episode's identity from here; the client sends it
     # only to scripted endpoints, real endpoints never see it.
     sweepbench: dict[str, Any] | None = None

@@ -16,7 +16,10 @@ with every request that offers tools; the completion budget goes as ``max_tokens
 ``max_completion_tokens``; an assistant message's stored reasoning is left out unless the
 endpoint sends it back (``send_reasoning``, under ``reasoning_field``, with OpenRouter's
 ``reasoning_details`` as received), and an assistant message without content can be sent with
-``assistant_empty_content`` ("" for servers that reject null).
+``assistant_empty_content`` ("" for servers that reject null). A benchmark whose reference
+sends reasoning back says so in the request (``ChatRequest.resend_reasoning``, a field name):
+then each assistant message with reasoning text carries it under that name, and nothing else
+(an endpoint that sends reasoning back itself keeps its own shape, which its server needs).
 Messages are recognised by position and object identity: the encoder holds a reference to
 each one it encoded, so identities stay valid. Messages must not be mutated in place after
 they were sent (the episode never does); a conversation that diverges (a message at some
@@ -48,8 +51,9 @@ class BodyTemplate:
     ``defaults`` fill request fields left unset (``tool_choice`` only where the request has
     tools); a field named in ``extra_body`` is dropped from the request (extra_body wins) and
     ``extra_body`` is appended last. ``budget_field`` is the name the completion budget is
-    sent as. ``reasoning_field`` (None: never) names the field stored reasoning is sent back
-    as; ``empty_content`` (None: left out) is sent for assistant messages without content.
+    sent as. ``reasoning_field`` (None: only where a request's ``resend_reasoning`` asks)
+    names the field the endpoint wants stored reasoning sent back as; ``empty_content``
+    (None: left out) is sent for assistant messages without content.
     """
 
     def __init__(self, *, model: str, keep_sweepbench: bool = False,
@@ -91,6 +95,8 @@ class BodyTemplate:
         changes: dict[str, Any] = {"model": self.model}
         if not self.keep_sweepbench and request.sweepbench is not None:
             changes["sweepbench"] = None
+        if request.resend_reasoning is not None:  # a rule for the messages, not a field
+            changes["resend_reasoning"] = None
         defaults = self.defaults
         for name in OVERRIDABLE:
             if name in self.dropped:
@@ -113,8 +119,9 @@ class BodyTemplate:
             or (m.content is None and self.empty_content is not None)
             or (m.tool_calls is not None and self.reasoning_field is not None))
 
-    def encode_message(self, m: Message) -> bytes:
-        """One message as this endpoint is sent it."""
+    def encode_message(self, m: Message, resend: str | None = None) -> bytes:
+        """One message as this endpoint is sent it (``resend``: the request's
+        ``resend_reasoning``)."""
         if not self.needs_shaping(m):
             return encoder.encode(m)
         assert isinstance(m, AssistantMessage)
@@ -130,6 +137,8 @@ class BodyTemplate:
                 out[self.reasoning_field] = m.reasoning or ""
             if m.reasoning_details is not None:
                 out["reasoning_details"] = m.reasoning_details
+        elif resend is not None and m.reasoning:
+            out[resend] = m.reasoning
         return encoder.encode(out)
 
     def _finish(self, body: bytes) -> bytes:
@@ -141,7 +150,9 @@ class BodyTemplate:
         """The body for ``request``, encoded from scratch."""
         changes = self._changes(request)
         if any(self.needs_shaping(m) for m in request.messages):
-            changes["messages"] = [msgspec.Raw(self.encode_message(m)) for m in request.messages]
+            resend = request.resend_reasoning
+            changes["messages"] = [msgspec.Raw(self.encode_message(m, resend))
+                                   for m in request.messages]
         body = encoder.encode(msgspec.structs.replace(request, **changes))
         return self._finish(body)
 
@@ -168,7 +179,10 @@ class BodyTemplate:
 class SplicingEncoder:
     """Bodies for one append-only conversation; each message is encoded once.
 
-    ``messages_encoded`` counts message encodings (for tests and profiles).
+    ``messages_encoded`` counts message encodings (for tests and profiles). The bytes kept
+    follow the last request's ``resend_reasoning`` (:meth:`sync` alone, as the call journal
+    calls it, keeps it); a request that changes it re-encodes from the first message it
+    changes.
     """
 
     def __init__(self, template: BodyTemplate) -> None:
@@ -179,6 +193,7 @@ class SplicingEncoder:
         self._joined = bytearray()
         self._tail_key: tuple | None = None
         self._tail_bytes = b""
+        self._resend: str | None = None
 
     def _common_prefix(self, messages: list[Message]) -> int:
         refs = self._refs
@@ -195,17 +210,31 @@ class SplicingEncoder:
         """Encode what is new in ``messages`` (the first half of :meth:`encode`)."""
         keep = self._common_prefix(messages)
         if keep < len(self._refs):
-            del self._joined[self._offsets[keep]:]
-            del self._refs[keep:]
-            del self._offsets[keep:]
-        joined, t = self._joined, self.template
+            self._forget(keep)
+        joined, t, resend = self._joined, self.template, self._resend
         for m in messages[keep:]:
             self._offsets.append(len(joined))
             if self._refs:
                 joined += b","
-            joined += t.encode_message(m)
+            joined += t.encode_message(m, resend)
             self._refs.append(m)
             self.messages_encoded += 1
+
+    def _forget(self, keep: int) -> None:
+        """Drop the bytes of message ``keep`` and after."""
+        del self._joined[self._offsets[keep]:]
+        del self._refs[keep:]
+        del self._offsets[keep:]
+
+    def _resend_as(self, resend: str | None) -> None:
+        """Follow a request's ``resend_reasoning``: forget from the first message it shapes
+        (one with reasoning text, unless the endpoint sends reasoning back in its own way)."""
+        self._resend = resend
+        if self.template.reasoning_field is None:
+            for i, m in enumerate(self._refs):
+                if type(m) is AssistantMessage and m.reasoning:
+                    self._forget(i)
+                    break
 
     def plain(self, i: int) -> bytes | bytearray:
         """Message ``i`` of the conversation last synced, as ``wire.encoder`` encodes it (the
@@ -229,6 +258,8 @@ class SplicingEncoder:
         return self._tail_bytes
 
     def encode(self, request: ChatRequest) -> bytes:
+        if request.resend_reasoning != self._resend:
+            self._resend_as(request.resend_reasoning)
         self.sync(request.messages)
         t = self.template
         tools = (b',"tools":' + t.tools_bytes(request.tools)

@@ -51,10 +51,12 @@ class EpisodeLimits:
     """Bounds that end an episode; None switches a bound off.
 
     ``max_turns`` counts exchanges with the user, ``max_agent_steps_per_turn`` agent replies
-    between two user messages, ``max_tool_errors`` failed tool calls. ``max_steps`` counts
-    messages as VitaBench's upstream does: each user message, each agent message and each
-    batch of tool results is one step (the opening greeting is none); the check runs after
-    every step and wins over a stop said in that same step.
+    between two user messages, ``max_tool_errors`` failed tool calls tolerated (the episode
+    ends after the batch of results that exceeds it, before the agent is asked again).
+    ``max_steps`` counts messages as VitaBench's upstream does: each user message, each agent
+    message and each batch of tool results is one step (the opening greeting is none); the
+    check runs after every step and wins over a stop said in that same step, while a batch
+    that exhausts both budgets ends as too many errors (upstream checks errors last).
     """
 
     def __init__(self, *, max_turns: int | None = 30, max_agent_steps_per_turn: int | None = 40,
@@ -309,10 +311,11 @@ async def run_episode(
                 agent_msgs.append(ToolMessage(tc.id, outcome.content, name))
                 emit("tool_call", {"name": tc.function.name, "arguments": tc.function.arguments,
                                    "ok": outcome.ok, "result": outcome.content})
-            if step_limit():
-                return TerminationReason.MAX_STEPS
+            out_of_steps = step_limit()
             if limits.max_tool_errors is not None and res.tool_errors > limits.max_tool_errors:
                 return TerminationReason.TOO_MANY_ERRORS
+            if out_of_steps:
+                return TerminationReason.MAX_STEPS
         return TerminationReason.MAX_TURNS
 
     async def conversation() -> TerminationReason:

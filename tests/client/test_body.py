@@ -258,3 +258,63 @@ def test_tail_follows_every_change_of_the_fields_after_the_messages() -> None:
         for tail in ({"temperature": value}, {"sweepbench": {"trial": value}}):
             req = ChatRequest(model="", messages=messages[:], tools=tools, **tail)
             assert splicer.encode(req) == template.plain(req)
+
+
+# ---- reasoning sent back by a benchmark's rule (VitaBench's updated release) -----------------
+
+
+@pytest.mark.parametrize("name", list(SHAPED) + ["scripted"])
+def test_a_request_that_resends_reasoning_is_spliced_identically(name: str) -> None:
+    template = BodyTemplate(**(TEMPLATES[name] if name == "scripted" else SHAPED[name]))
+    splicer = template.splicer()
+    messages = _turn("r1", [{"type": "reasoning.text", "text": "t"}])
+    for n, resend in enumerate([None, "reasoning_content", "reasoning_content", None,
+                                "reasoning", "reasoning_content"] * 2):
+        messages = messages + [AssistantMessage(f"a{n}", reasoning=f"why {n}" if n % 2 else "")]
+        req = ChatRequest(model="", messages=messages[:], resend_reasoning=resend)
+        assert splicer.encode(req) == template.plain(req)
+        assert b"resend_reasoning" not in template.plain(req)
+
+
+def test_resent_reasoning_goes_on_each_message_that_has_some_and_nowhere_else() -> None:
+    messages = _turn("thought", [{"type": "reasoning.text"}]) + [AssistantMessage("x",
+                                                                                 reasoning="")]
+    req = ChatRequest(model="", messages=messages, resend_reasoning="reasoning_content")
+    body = BodyTemplate(model="m").plain(req)
+    sent = msgspec.json.decode(body)["messages"]
+    assert sent[2] == {"role": "assistant", "tool_calls": [
+        {"id": "c1", "function": {"name": "f", "arguments": "{}"}, "type": "function"}],
+        "reasoning_content": "thought"}  # after tool_calls, as upstream adds it; no details
+    assert sent[4] == {"role": "assistant", "content": "done", "reasoning_content": "because"}
+    assert sent[5] == {"role": "assistant", "content": "x"}
+    assert body.count(b"reasoning") == 2
+    # an endpoint that sends reasoning back itself keeps its own shape
+    ollama = msgspec.json.decode(BodyTemplate(**SHAPED["ollama"]).plain(req))["messages"]
+    assert ollama[2] == {"role": "assistant", "content": "", "tool_calls": sent[2]["tool_calls"],
+                         "reasoning": "thought", "reasoning_details": [{"type": "reasoning.text"}]}
+
+
+def test_turning_resent_reasoning_on_re_encodes_from_the_first_message_with_some() -> None:
+    template = BodyTemplate(model="m")
+    splicer = template.splicer()
+    messages: list[Message] = [SystemMessage("s"), UserMessage("u"), AssistantMessage("a")]
+    splicer.encode(ChatRequest(model="", messages=messages[:]))
+    splicer.encode(ChatRequest(model="", messages=messages[:], resend_reasoning="r"))
+    assert splicer.messages_encoded == 3  # nothing it shapes: nothing re-encoded
+    messages += [AssistantMessage("b", reasoning="why"), UserMessage("v")]
+    splicer.encode(ChatRequest(model="", messages=messages[:], resend_reasoning="r"))
+    assert splicer.messages_encoded == 5
+    req = ChatRequest(model="", messages=messages[:])
+    assert splicer.encode(req) == template.plain(req) and b"why" not in splicer.encode(req)
+    assert splicer.messages_encoded == 7  # from the message with reasoning on
+    # the call journal syncs messages alone: the last request's rule holds, the journal's
+    # bytes are the messages as stored
+    splicer.encode(ChatRequest(model="", messages=messages[:], resend_reasoning="r"))
+    messages.append(AssistantMessage("c", reasoning="more"))
+    splicer.sync(messages[:])
+    assert splicer.messages_encoded == 10
+    assert [splicer.plain(k) for k in range(len(messages))] == [encoder.encode(m)
+                                                                 for m in messages]
+    req = ChatRequest(model="", messages=messages[:], resend_reasoning="r")
+    assert splicer.encode(req) == template.plain(req) and splicer.messages_encoded == 10
+    assert msgspec.json.decode(splicer.encode(req))["messages"][5]["r"] == "more"

@@ -129,6 +129,30 @@ async def test_error_budget_ends_the_episode():
     assert res.termination == TerminationReason.TOO_MANY_ERRORS and res.tool_errors == 3
 
 
+async def test_a_batch_that_exhausts_both_budgets_ends_as_too_many_errors():
+    # user (step 1), then per failing call its message and its result (2 steps): the second
+    # failure's batch is step 5, the last step, and the first beyond the error budget
+    agent = scripted(*[call("nope", "{}", i) for i in range(3)])
+    user = scripted(AssistantMessage("hi"))
+    res, _ = await run(agent, user, limits=EpisodeLimits(max_tool_errors=1, max_steps=5))
+    assert res.termination == TerminationReason.TOO_MANY_ERRORS
+    assert (res.steps, res.tool_errors, res.agent_calls) == (5, 2, 2)
+    res, _ = await run(scripted(*[call("nope", "{}", i) for i in range(3)]),
+                       scripted(AssistantMessage("hi")),
+                       limits=EpisodeLimits(max_tool_errors=2, max_steps=5))
+    assert res.termination == TerminationReason.MAX_STEPS and res.tool_errors == 2
+
+
+async def test_every_call_of_a_message_runs_before_the_error_budget_is_checked():
+    many = AssistantMessage(tool_calls=[ToolCall(f"c{i}", FunctionCall("nope", "{}"))
+                                        for i in range(3)])
+    res, _ = await run(scripted(many), scripted(AssistantMessage("hi")),
+                       limits=EpisodeLimits(max_tool_errors=0))
+    assert res.termination == TerminationReason.TOO_MANY_ERRORS
+    assert (res.tool_calls, res.tool_errors) == (3, 3)
+    assert sum(isinstance(m, ToolMessage) for m in res.messages) == 3
+
+
 async def test_turn_limit():
     agent = scripted(*[AssistantMessage("and?")] * 10)
     user = scripted(*[AssistantMessage("more")] * 10)

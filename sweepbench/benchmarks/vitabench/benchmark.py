@@ -91,7 +91,7 @@ class VitaBench(Benchmark):
 
     def episode_protocol(self, task: Task, *, data_dir: Path | None,
                          user_mode: UserMode) -> EpisodeProtocol:
-        return VitaBenchProtocol(data_dir, user_mode)
+        return VitaBenchProtocol(data_dir, user_mode, rules=self.rules)
 
     def check(self, task: Task, record: EpisodeRecord) -> Judgment:
         """The expected-state check: orders, bookings and reservations as the task wants."""
@@ -104,7 +104,9 @@ class VitaBench(Benchmark):
         agent message) scores 0 and the judge is not called."""
         if record.termination not in PREMATURE:
             return None
-        note = f"Simulation terminated prematurely. Termination reason: {record.termination}"
+        # upstream formats its enum member: ``TerminationReason.TOO_MANY_ERRORS``
+        note = ("Simulation terminated prematurely. Termination reason: "
+                f"TerminationReason.{record.termination.upper()}")
         return {"passed": False, "score": 0.0,
                 "details": {"premature": True, "termination": record.termination,
                             "note": note, "calls": 0}}

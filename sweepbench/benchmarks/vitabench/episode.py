@@ -10,7 +10,17 @@
   tool results carry the tool's name.
 - Steps: every message is one step except an agent message with tool calls and its results,
   which are two; the episode ends at ``max_steps`` (300), checked after each step and winning
-  over a stop in that step. No tool-error budget and no turn limit (unless configured).
+  over a stop in that step. No turn limit (unless configured).
+- Tool errors (the updated release, ``Release.tool_errors_count``): each tool message flagged
+  as an error counts, and the episode ends as ``too_many_errors`` right after the tool step
+  whose failures bring the count to ``max_errors`` (10), before the agent is asked again
+  (when that step also reaches ``max_steps``, too many errors wins: upstream checks it last).
+  The November release has no error budget.
+- Reasoning (the updated release, ``Release.resend_reasoning``): every agent request sends
+  each earlier assistant message's reasoning text back on it, as ``reasoning_content``; the
+  user simulator and the judge never see it. Upstream re-sends only what a reply carried as
+  ``reasoning_content``; sweepbench stores a reply's reasoning whichever field held it
+  (``reasoning``, thinking blocks too) and sends that.
 - An agent reply with neither text nor tool calls is dropped unseen and asked for again, up to
   three tries in all; then the episode ends with ``invalid_agent_message``.
 - The user ends with ``###STOP###``, ``###TRANSFER###`` or ``###OUT-OF-SCOPE###``; the agent
@@ -30,6 +40,7 @@ from typing import Any
 import msgspec
 
 from sweepbench.benchmarks.vitabench import prompts as vitabench_prompts
+from sweepbench.benchmarks.vitabench.release import Release
 from sweepbench.datasets.task import Task
 from sweepbench.ids import TerminationReason
 from sweepbench.simulator.episode import EpisodeContext, EpisodeLimits, EpisodeProtocol
@@ -39,6 +50,8 @@ MODES = ("default", "neutral", "solo")
 MAX_STEPS = 300
 """Upstream's ``--max-steps`` default."""
 AGENT_ATTEMPTS = 3
+REASONING_FIELD = "reasoning_content"
+"""The field upstream's updated release sends an assistant message's reasoning back as."""
 USER_STOPS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 PREMATURE = frozenset({TerminationReason.TOO_MANY_ERRORS, TerminationReason.MAX_STEPS,
                        TerminationReason.INVALID_AGENT_MESSAGE, TerminationReason.MAX_TURNS})
@@ -65,17 +78,21 @@ class VitaBenchProtocol(EpisodeProtocol):
     agent_attempts = AGENT_ATTEMPTS
     name_tool_results = True
 
-    def __init__(self, data_dir: Path | None = None, mode: str = "default") -> None:
+    def __init__(self, data_dir: Path | None, mode: str, *, rules: Release) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown user mode {mode!r}; known: {', '.join(MODES)}")
-        self.data_dir, self.mode = data_dir, mode
+        self.data_dir, self.mode, self.rules = data_dir, mode, rules
         self.solo = mode == "solo"
 
     def limits(self, task: Task, *, max_turns: int | None = None, max_tool_errors: int = 10,
                max_steps: int | None = None) -> EpisodeLimits:
-        """Upstream's: ``max_steps`` (300 by default) alone; ``max_tool_errors`` does not apply."""
+        """Upstream's: ``max_steps`` (300 by default), and where the release counts tool
+        errors ``max_tool_errors`` as its ``max_errors``. Upstream ends the episode when the
+        count reaches it, the loop when the count exceeds its budget: the budget is one less
+        (0 and 1 both end at the first failed call)."""
+        errors = max(max_tool_errors - 1, 0) if self.rules.tool_errors_count else None
         return EpisodeLimits(max_turns=max_turns, max_agent_steps_per_turn=None,
-                             max_tool_errors=None, max_steps=max_steps or MAX_STEPS)
+                             max_tool_errors=errors, max_steps=max_steps or MAX_STEPS)
 
     def greeting(self, ctx: EpisodeContext) -> str:
         return vitabench_prompts.GREETING["zh" if ctx.task.lang == "zh" else "en"]
@@ -90,7 +107,12 @@ class VitaBenchProtocol(EpisodeProtocol):
                                                     neutral=self.mode == "neutral")
 
     def request_params(self, role: str, *, with_tools: bool) -> dict[str, Any]:
-        return {"temperature": 0.0, **({"tool_choice": "auto"} if with_tools else {})}
+        params: dict[str, Any] = {"temperature": 0.0}
+        if with_tools:
+            params["tool_choice"] = "auto"
+        if role == "agent" and self.rules.resend_reasoning:
+            params["resend_reasoning"] = REASONING_FIELD
+        return params
 
     def valid_agent_reply(self, msg: AssistantMessage) -> bool:
         return bool((msg.content or "").strip() or msg.tool_calls)

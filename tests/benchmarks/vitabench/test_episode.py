@@ -1,15 +1,19 @@
 """The VitaBench episode protocol in the generic loop: what the agent and user are sent, steps,
-limits and terminations as upstream's orchestrator has them (test-double callers)."""
+limits and terminations as upstream's orchestrator has them, per release (test-double
+callers)."""
 
 from __future__ import annotations
 
 import json
 
+import msgspec
 import pytest
 
 from sweepbench.benchmarks import registry
 from sweepbench.benchmarks.vitabench.episode import MAX_STEPS, VitaBenchProtocol
 from sweepbench.benchmarks.vitabench.prompts import GREETING
+from sweepbench.benchmarks.vitabench.release import RELEASES
+from sweepbench.client.body import BodyTemplate
 from sweepbench.ids import TerminationReason
 from sweepbench.simulator.episode import run_episode
 from sweepbench.wire import (
@@ -24,6 +28,7 @@ from sweepbench.wire import (
 
 BENCH = registry.get("vitabench")
 TASK = BENCH.load_tasks(("delivery",), data_dir=None, lang="en")[0]
+NOVEMBER, UPDATED = RELEASES["2025-11"], RELEASES["2025-12"]
 
 
 class Reply:
@@ -48,8 +53,13 @@ def search(i=1, args='{"keywords":["奶茶"]}', content=None):
         "delivery_store_search_recommand", args))])
 
 
-async def play(agent, user, *, mode="default", **kw):
-    protocol = VitaBenchProtocol(None, mode)
+def protocol_of(rules=NOVEMBER, mode="default"):
+    return VitaBenchProtocol(None, mode, rules=rules)
+
+
+async def play(agent, user, *, mode="default", rules=NOVEMBER, **kw):
+    protocol = protocol_of(rules, mode)
+    kw.setdefault("limits", protocol.limits(TASK))
     return await run_episode(TASK, agent=agent, user=user, toolkit=BENCH.toolkit(TASK),
                              state=BENCH.new_state(TASK), final_state=BENCH.final_state,
                              protocol=protocol, **kw)
@@ -118,15 +128,80 @@ async def test_stops():
 async def test_max_steps_wins_over_a_stop_in_the_same_step():
     user = scripted(AssistantMessage("hi"))
     res = await play(scripted(AssistantMessage("bye ###STOP###")), user,
-                     limits=VitaBenchProtocol().limits(TASK, max_steps=2))
+                     limits=protocol_of().limits(TASK, max_steps=2))
     assert res.termination == TerminationReason.MAX_STEPS and res.steps == 2
 
 
 def test_limits_are_upstreams():
-    limits = VitaBenchProtocol().limits(TASK, max_turns=None, max_tool_errors=3)
+    limits = protocol_of().limits(TASK, max_turns=None, max_tool_errors=3)
     assert (limits.max_steps, limits.max_tool_errors, limits.max_turns,
             limits.max_agent_steps_per_turn) == (MAX_STEPS, None, None, None)
-    assert VitaBenchProtocol().limits(TASK, max_steps=50, max_turns=4).max_turns == 4
+    assert protocol_of().limits(TASK, max_steps=50, max_turns=4).max_turns == 4
+    # the updated release: upstream's max_errors ends the episode at the count, the loop's
+    # budget at one beyond it
+    assert [protocol_of(UPDATED).limits(TASK, max_tool_errors=n).max_tool_errors
+            for n in (10, 3, 1, 0)] == [9, 2, 0, 0]
+    assert protocol_of(UPDATED).limits(TASK).max_steps == MAX_STEPS
+
+
+def failing(n):
+    """The i-th agent reply: a call that raises (a missing argument), ``n`` of them, then text."""
+    return [AssistantMessage(None, [ToolCall(f"call_{i}", FunctionCall(
+        "get_delivery_store_info", "{}"))]) for i in range(1, n + 1)] + [AssistantMessage("?")]
+
+
+async def test_the_updated_release_ends_at_the_tenth_failed_call_before_asking_again():
+    res = await play(scripted(*failing(12)), scripted(AssistantMessage("hi")), rules=UPDATED)
+    assert res.termination == TerminationReason.TOO_MANY_ERRORS
+    # the user's message, then each call and its result: 21 steps, 22 messages with the
+    # greeting (the record's first message is the agent's system prompt)
+    assert (res.agent_calls, res.user_calls, res.tool_calls, res.tool_errors, res.steps) == (
+        10, 1, 10, 10, 21)
+    assert len(res.messages) == 23 and isinstance(res.messages[-1], ToolMessage)
+    record = _record(res)
+    assert BENCH.premature_judgment(TASK, record) == {
+        "passed": False, "score": 0.0, "details": {
+            "premature": True, "termination": "too_many_errors", "calls": 0,
+            "note": "Simulation terminated prematurely. Termination reason: "
+                    "TerminationReason.TOO_MANY_ERRORS"}}
+
+
+async def test_the_november_release_counts_no_tool_errors():
+    user = scripted(AssistantMessage("hi"), AssistantMessage("###STOP###"))
+    res = await play(scripted(*failing(12)), user)
+    assert res.termination == TerminationReason.USER_STOP
+    assert (res.agent_calls, res.tool_errors, res.steps) == (13, 12, 27)
+
+
+async def test_too_many_errors_wins_over_the_step_limit_in_the_same_step():
+    protocol = protocol_of(UPDATED)
+    res = await play(scripted(*failing(12)), scripted(AssistantMessage("hi")), rules=UPDATED,
+                     limits=protocol.limits(TASK, max_steps=21))
+    assert res.termination == TerminationReason.TOO_MANY_ERRORS and res.steps == 21
+    res = await play(scripted(*failing(12)), scripted(AssistantMessage("hi")), rules=UPDATED,
+                     limits=protocol.limits(TASK, max_steps=19))
+    assert res.termination == TerminationReason.MAX_STEPS and res.tool_errors == 9
+
+
+async def test_the_updated_release_sends_reasoning_back_to_the_agent_only():
+    thinking = msgspec.structs.replace(search(), reasoning="AGENT_THINK_1")
+    user = scripted(AssistantMessage("Milk tea please.", reasoning="USER_THINK_1"),
+                    AssistantMessage("###STOP###"))
+    agent = scripted(thinking, AssistantMessage("Found one.", reasoning="AGENT_THINK_2"))
+    res = await play(agent, user, rules=UPDATED)
+    assert res.termination == TerminationReason.USER_STOP
+    assert [r.resend_reasoning for r in agent.seen] == ["reasoning_content"] * 2
+    assert [r.resend_reasoning for r in user.seen] == [None, None]
+    template = BodyTemplate(model="m")  # an endpoint that sends no reasoning back itself
+    sent = msgspec.json.decode(template.plain(agent.seen[1]))
+    assert sent["messages"][2]["reasoning_content"] == "AGENT_THINK_1"
+    assert "resend_reasoning" not in sent
+    assert b"THINK" not in b"".join(template.plain(r) for r in user.seen)
+    # the November release: the same conversation, no reasoning in any request
+    agent = scripted(thinking, AssistantMessage("Found one."))
+    await play(agent, scripted(AssistantMessage("hi"), AssistantMessage("###STOP###")))
+    assert [r.resend_reasoning for r in agent.seen] == [None, None]
+    assert b"THINK" not in template.plain(agent.seen[1])
 
 
 @pytest.mark.parametrize("last,reason", [("###STOP###", TerminationReason.AGENT_STOP),

@@ -1,4 +1,6 @@
-"""Request parity with upstream VitaBench: every recorded case of ``golden/requests/``.
+"""Request parity with upstream VitaBench: every recorded case of ``golden/requests/``, for
+both releases (``shared/data`` with ``vitabench@2025-11``, upstream 96f3b85;
+``shared/data-v2`` with ``vitabench@2025-12``, upstream 742e240).
 
 Each case runs through sweepbench's real path (``Sweep``: the episode loop, the model client
 over HTTP, the judge pool) against :class:`GoldenScriptDouble`, a test double that drives the
@@ -13,43 +15,72 @@ request by request as JSON values, after these normalizations:
 - the top-level ``name`` upstream's client adds to each tool call beside ``function.name`` is
   not sent (outside the chat-completions schema; strict servers refuse unknown fields).
 
-Tool outputs and tool schemas (the ``tools`` arrays) are compared too.
+Tool outputs and tool schemas (the ``tools`` arrays) are compared too. For the ``toolerr``
+cases the episode's outcome is compared with upstream's saved result (``*.result.json``).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections import Counter
+from typing import Any, NamedTuple
 
 import pytest
 from aiohttp import web
 
+from sweepbench.benchmarks import registry
+from sweepbench.benchmarks.catalog import load_tasks
+from sweepbench.benchmarks.vitabench.episode import MAX_STEPS
 from sweepbench.config import Endpoint, SweepConfig
 from sweepbench.store.runstore import RunStore
 from sweepbench.runner.sweep import Sweep
+from sweepbench.wire import AssistantMessage, SystemMessage, ToolMessage
 
 # ---- the double ----------------------------------------------------------------------------
 
-CHOICES = (("delivery_store_search_recommand", {"keywords": ["奶茶"]}),
-           ("instore_shop_search_recommend", {"keywords": ["火锅"]}),
-           ("get_user_all_orders", {}))
+
+class Script(NamedTuple):
+    """How the double answers in one case (the goldens' README, "Scripted behaviour")."""
+
+    search: str
+    """The delivery store search tool's name in the case's release."""
+    reasoning: bool = False
+    """Replies carry ``reasoning_content``: ``AGENT_THINK_<n>`` / ``USER_THINK_<n>`` (n: the
+    role's request number in the case, from 1)."""
+    calls: tuple[tuple[str, dict], ...] | None = None
+    """The agent's tool call for request n (id ``call_mock_<n>``), then text; None: the
+    default script (a search after each user message)."""
+
+    def agent(self, body: dict[str, Any], solo: bool, n: int) -> dict[str, Any]:
+        if self.calls is not None:
+            call = self.calls[n - 1] if n <= len(self.calls) else None
+            message = _text("AGENT_TEXT_REPLY") if call is None else _call(*call, n=n)
+        elif body["messages"][-1]["role"] == "user":
+            offered = {t["function"]["name"] for t in body.get("tools") or []}
+            choices = ((self.search, {"keywords": ["奶茶"]}),
+                       ("instore_shop_search_recommend", {"keywords": ["火锅"]}),
+                       ("get_user_all_orders", {}))
+            message = _call(*next((c for c in choices if c[0] in offered), choices[-1]), n=1)
+        else:
+            message = _text("###STOP###" if solo else "AGENT_TEXT_REPLY")
+        return {**message, "reasoning_content": f"AGENT_THINK_{n}"} if self.reasoning else message
+
+    def user(self, body: dict[str, Any], n: int) -> dict[str, Any]:
+        spoke = any(m["role"] == "assistant" for m in body["messages"])
+        message = _text("###STOP###" if spoke else "USER_TURN_1 I need some help.")
+        return {**message, "reasoning_content": f"USER_THINK_{n}"} if self.reasoning else message
 
 
-def _agent(body: dict[str, Any], solo: bool) -> dict[str, Any]:
-    if body["messages"][-1]["role"] == "user":
-        offered = {t["function"]["name"] for t in body.get("tools") or []}
-        name, args = next((c for c in CHOICES if c[0] in offered), CHOICES[-1])
-        return {"role": "assistant", "content": None, "tool_calls": [{
-            "id": "call_mock_1", "type": "function",
-            "function": {"name": name,
-                         "arguments": json.dumps(args, ensure_ascii=False, separators=(",", ":"))}}]}
-    return {"role": "assistant", "content": "###STOP###" if solo else "AGENT_TEXT_REPLY"}
+def _text(content: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": content}
 
 
-def _user(body: dict[str, Any]) -> dict[str, Any]:
-    spoke = any(m["role"] == "assistant" for m in body["messages"])
-    return {"role": "assistant", "content": "###STOP###" if spoke else "USER_TURN_1 I need some help."}
+def _call(name: str, args: dict, *, n: int) -> dict[str, Any]:
+    return {"role": "assistant", "content": None, "tool_calls": [{
+        "id": f"call_mock_{n}", "type": "function",
+        "function": {"name": name,
+                     "arguments": json.dumps(args, ensure_ascii=False, separators=(",", ":"))}}]}
 
 
 def _judge(body: dict[str, Any]) -> dict[str, Any]:
@@ -57,20 +88,21 @@ def _judge(body: dict[str, Any]) -> dict[str, Any]:
     keys = dict.fromkeys(re.findall(r'"rubric_idx": "(rubric_\d+)"', prompt))
     verdicts = [{"rubric_idx": k, "justification": "scripted", "meetExpectation": True}
                 for k in keys]
-    return {"role": "assistant", "content": json.dumps(verdicts)}
+    return _text(json.dumps(verdicts))
 
 
 class GoldenScriptDouble:
     """A test double: the scripted OpenAI-compatible server the request goldens were recorded
     with (``golden/README.md``), recording every request body with its path.
 
-    ``async with GoldenScriptDouble() as server``: ``server.url``, ``server.requests``. Its
-    answers are fixed by the README, not a model's:
+    ``async with GoldenScriptDouble(script) as server``: ``server.url``, ``server.requests``.
+    Its answers are fixed by the README, not a model's:
 
-    - agent: after a user message, one tool call (id ``call_mock_1``):
-      ``delivery_store_search_recommand {"keywords": ["奶茶"]}`` if offered, else
+    - agent: after a user message, one tool call (id ``call_mock_1``): the release's delivery
+      store search ``{"keywords": ["奶茶"]}`` if offered, else
       ``instore_shop_search_recommend {"keywords": ["火锅"]}``, else ``get_user_all_orders``;
       otherwise the text ``AGENT_TEXT_REPLY``. Solo agent: the tool call, then ``###STOP###``.
+      The ``toolerr`` cases: the script's call for each agent request, then the text.
     - user: ``USER_TURN_1 I need some help.`` first, then ``###STOP###``.
     - judge: a JSON array marking every ``rubric_N`` named in its prompt as met.
 
@@ -78,8 +110,10 @@ class GoldenScriptDouble:
     writes them: how the agent is shown them later is the harness's doing.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, script: Script) -> None:
+        self.script = script
         self.requests: list[dict[str, Any]] = []
+        self.asked: Counter[str] = Counter()  # agent (solo too), user, judge
         self.url = ""
         self._runner: web.AppRunner | None = None
 
@@ -87,10 +121,12 @@ class GoldenScriptDouble:
         role = request.match_info["role"]
         body = json.loads(await request.read())
         self.requests.append({"path": f"/upstream/{role}", "body": body})
+        self.asked[role.removesuffix("-solo")] += 1
+        n = self.asked[role.removesuffix("-solo")]
         if role in ("agent", "agent-solo"):
-            message = _agent(body, solo=role == "agent-solo")
+            message = self.script.agent(body, role == "agent-solo", n)
         elif role == "user":
-            message = _user(body)
+            message = self.script.user(body, n)
         elif role == "judge":
             message = _judge(body)
         else:
@@ -119,26 +155,73 @@ class GoldenScriptDouble:
 
 # ---- running a case -------------------------------------------------------------------------
 
-CASES = {
-    # file stem: (domain of the task file, lang, task id, domains of the environment, solo)
-    **{f"delivery_{lang}_{tid}": ("delivery", lang, tid, "delivery", False)
+
+class Case(NamedTuple):
+    file_domain: str
+    """The task file the task is in."""
+    lang: str
+    task_id: str
+    env_domains: str
+    """The domains of the environment it ran in (upstream's merged environment when wider)."""
+    solo: bool = False
+    reasoning: bool = False
+    calls: tuple[tuple[str, dict], ...] | None = None
+    ordinary_errors: bool = False
+    """Its ``Error: ...`` answers are ordinary ones in the release, not failed calls (the
+    tools' side decides)."""
+
+
+def _nope(store_args: dict, order_args: dict) -> tuple[tuple[str, dict], ...]:
+    """The ``toolerr`` script: three store look-ups, then nine order look-ups."""
+    return ((("get_delivery_store_info", store_args),) * 3
+            + (("get_delivery_order_status", order_args),) * 9)
+
+
+BOTH = {
+    **{f"delivery_{lang}_{tid}": Case("delivery", lang, tid, "delivery")
        for lang in ("en", "zh") for tid in ("10711001", "10711002", "10714001")},
-    **{f"instore_en_{tid}": ("instore", "en", tid, "instore", False)
+    **{f"instore_en_{tid}": Case("instore", "en", tid, "instore")
        for tid in ("10826004", "10826012")},
-    **{f"cross_{lang}_10711001": ("delivery", lang, "10711001", "delivery,instore", False)
+    **{f"cross_{lang}_10711001": Case("delivery", lang, "10711001", "delivery,instore")
        for lang in ("en", "zh")},
-    "solo_delivery_en_10711001": ("delivery", "en", "10711001", "delivery", True),
-    "solo_delivery_zh_10711001": ("delivery", "zh", "10711001", "delivery", True),
-    "solo_instore_en_10826004": ("instore", "en", "10826004", "instore", True),
+    "solo_delivery_en_10711001": Case("delivery", "en", "10711001", "delivery", solo=True),
+    "solo_delivery_zh_10711001": Case("delivery", "zh", "10711001", "delivery", solo=True),
+    "solo_instore_en_10826004": Case("instore", "en", "10826004", "instore", solo=True),
+}
+UPDATED = {
+    **{f"reasoning_delivery_{lang}_10711001": Case("delivery", lang, "10711001", "delivery",
+                                                   reasoning=True) for lang in ("en", "zh")},
+    "toolerr_en_10711001": Case("delivery", "en", "10711001", "delivery",
+                                calls=_nope({"store_id": "NOPE"}, {"order_id": "NOPE"}),
+                                ordinary_errors=True),
+    "toolerr_raise_en_10711001": Case("delivery", "en", "10711001", "delivery",
+                                      calls=_nope({}, {})),
+}
+RELEASES = {
+    # release: (the fixture of its data dir, its delivery store search, its cases)
+    "2025-11": ("shared_data", "delivery_store_search_recommand", BOTH),
+    "2025-12": ("shared_data_v2", "delivery_store_search_recommend", {**BOTH, **UPDATED}),
 }
 QUIRKS = ("headers", "name", "base_url")
+RESULT_KEYS = ("termination_reason", "reward", "reward_note", "steps", "num_messages",
+               "agent_tool_calls", "tool_messages_error_true", "num_errors_counted",
+               "max_errors", "max_steps", "requests")
+"""What a ``*.result.json`` says of upstream's episode (the rest describes the case)."""
 
 
-def golden(shared_data, stem: str) -> list[dict[str, Any]]:
-    path = shared_data / "vitabench" / "golden" / "requests" / f"{stem}.jsonl"
+def golden(data_dir, stem: str) -> list[dict[str, Any]]:
+    path = data_dir / "vitabench" / "golden" / "requests" / f"{stem}.jsonl"
     if not path.is_file():
         pytest.skip(f"request golden {path} is absent")
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def upstream_result(data_dir, stem: str) -> dict[str, Any] | None:
+    path = data_dir / "vitabench" / "golden" / "requests" / f"{stem}.result.json"
+    if not path.is_file():
+        return None
+    result = json.loads(path.read_text(encoding="utf-8"))
+    return {k: result[k] for k in RESULT_KEYS}
 
 
 def _drop_nulls(value: Any) -> Any:
@@ -162,35 +245,96 @@ def normalized(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-async def run_case(stem: str, shared_data, tmp_path) -> list[dict[str, Any]]:
-    """One episode of the case's task, then the sliding judge, through ``Sweep`` over HTTP."""
-    file_domain, lang, task_id, env_domains, solo = CASES[stem]
+class Ran(NamedTuple):
+    requests: list[dict[str, Any]]
+    result: dict[str, Any]
+    """The episode and its sliding judgment, as a ``*.result.json`` says them."""
+
+
+def spec_of(release: str, case: Case) -> str:
     # upstream ran this single-domain task in the merged environment of env_domains
-    spec = (f"vitabench:{env_domains}" if env_domains == file_domain
-            else f"vitabench:{env_domains},tasks={file_domain}")
-    async with GoldenScriptDouble() as server:
-        agent = "up-agent-solo" if solo else "up-agent"
+    name = f"vitabench@{release}"
+    return (f"{name}:{case.env_domains}" if case.env_domains == case.file_domain
+            else f"{name}:{case.env_domains},tasks={case.file_domain}")
+
+
+def tools_pending(release: str, stem: str, data_dir) -> str | None:
+    """Why a case cannot pass yet: its toolkit still offers tools under the November names
+    the release renames (the release's tools are the branch ``vita-tools``'s work, not this
+    one's); None once they are in."""
+    case = RELEASES[release][2][stem]
+    bench = registry.get(f"vitabench@{release}")
+    (task,) = [t for t in load_tasks(spec_of(release, case), data_dir=data_dir, lang=case.lang)
+               if t.id == case.task_id]
+    kit = bench.toolkit(task)
+    old = [name for name in bench.rules.tool_renames if name in kit]
+    return (f"the {release} tools are not in (branch vita-tools): its toolkit still offers "
+            f"{', '.join(old)}") if old else None
+
+
+async def run_case(release: str, stem: str, data_dir, tmp_path) -> Ran:
+    """One episode of the case's task, then the sliding judge, through ``Sweep`` over HTTP."""
+    _, search, cases = RELEASES[release]
+    case = cases[stem]
+    name = f"vitabench@{release}"
+    spec = spec_of(release, case)
+    async with GoldenScriptDouble(Script(search, case.reasoning, case.calls)) as server:
+        agent = "up-agent-solo" if case.solo else "up-agent"
         cfg = SweepConfig(
             benchmarks=[spec], models=[agent], user_model="up-user", judge_models=["up-judge"],
-            judge_methods=["sliding"], trials=1, data_dir=str(shared_data), lang=lang,
-            task_ids=[task_id],
-            user_mode="solo" if solo else "default",
+            judge_methods=["sliding"], trials=1, data_dir=str(data_dir), lang=case.lang,
+            task_ids=[case.task_id],
+            user_mode="solo" if case.solo else "default",
             endpoints=[Endpoint(name=n, base_url=f"{server.url}/upstream/{n.removeprefix('up-')}",
                                 max_retries=0)
                        for n in (agent, "up-user", "up-judge")])
         with RunStore(tmp_path / "run.sqlite") as store:
             outcome = await Sweep(cfg, store).run()
-            judgments = store.judgments()
+            (record,) = store.episodes(outcome.run_id)
+            (sliding,) = [j for j in store.judgments() if j["method"] == "sliding"]
         assert outcome.errors == 0
-    sliding = [j for j in judgments if j["method"] == "sliding"]
-    assert len(sliding) == 1 and sliding[0]["score"] == 1.0 and sliding[0]["passed"]
-    return server.requests
+    assert record.benchmark == name
+    calls = [tc for m in record.messages if isinstance(m, AssistantMessage)
+             for tc in m.tool_calls or ()]
+    assert len(calls) == record.tool_calls == sum(isinstance(m, ToolMessage)
+                                                  for m in record.messages)
+    return Ran(server.requests, {
+        "termination_reason": record.termination, "reward": sliding["score"],
+        "reward_note": sliding["details"].get("note"), "steps": record.steps,
+        "num_messages": sum(not isinstance(m, SystemMessage) for m in record.messages),
+        "agent_tool_calls": record.tool_calls,
+        # a failed call is a tool message flagged as an error, and each one counts
+        "tool_messages_error_true": record.tool_errors, "num_errors_counted": record.tool_errors,
+        "max_errors": cfg.max_tool_errors, "max_steps": cfg.max_steps or MAX_STEPS,
+        "requests": dict(Counter(r["path"] for r in server.requests))})
 
 
-@pytest.mark.parametrize("stem", sorted(CASES))
-async def test_requests(stem, shared_data, tmp_path):
-    expected = golden(shared_data, stem)
-    got = await run_case(stem, shared_data, tmp_path)
-    assert [r["path"] for r in got] == [r["path"] for r in expected]
-    for i, (mine, theirs) in enumerate(zip(normalized(got), normalized(expected))):
+@pytest.mark.parametrize("release,stem", [
+    pytest.param(release, stem, id=f"{release}-{stem}")
+    for release, (_, _, cases) in RELEASES.items() for stem in sorted(cases)])
+async def test_requests(release, stem, request, tmp_path):
+    data_dir = request.getfixturevalue(RELEASES[release][0])
+    expected = golden(data_dir, stem)
+    if pending := tools_pending(release, stem, data_dir):
+        request.applymarker(pytest.mark.xfail(reason=pending, strict=True))
+    ran = await run_case(release, stem, data_dir, tmp_path)
+    assert [r["path"] for r in ran.requests] == [r["path"] for r in expected]
+    for i, (mine, theirs) in enumerate(zip(normalized(ran.requests), normalized(expected))):
         assert mine == theirs, f"{stem}: request {i + 1} ({theirs['path']}) differs"
+    if upstream_result(data_dir, stem) is None:  # the scripted judge marks every rubric as met
+        assert (ran.result["termination_reason"], ran.result["reward"]) == (
+            "agent_stop" if stem.startswith("solo_") else "user_stop", 1.0)
+
+
+@pytest.mark.parametrize("stem", sorted(s for s, case in UPDATED.items() if case.calls))
+async def test_the_episode_ends_as_upstreams(stem, shared_data_v2, tmp_path):
+    """Termination, reward and its note, steps, messages, tool calls and errors, requests per
+    role: as upstream's saved result of the case (``*.result.json``)."""
+    expected = upstream_result(shared_data_v2, stem)
+    if expected is None:
+        pytest.skip(f"{stem}.result.json is absent")
+    if UPDATED[stem].ordinary_errors and (pending := tools_pending("2025-12", stem,
+                                                                   shared_data_v2)):
+        pytest.xfail(pending)
+    ran = await run_case("2025-12", stem, shared_data_v2, tmp_path)
+    assert ran.result == expected

@@ -69,5 +69,6 @@ async def test_failing_calls_end_at_max_steps_with_reward_zero_and_no_judge_call
     assert record.tool_calls == record.tool_errors == tool_calls
     sliding = judgments["sliding"]
     assert (sliding["passed"], sliding["score"]) == (False, 0.0)
-    assert sliding["details"]["premature"] and "max_steps" in sliding["details"]["note"]
+    assert sliding["details"]["premature"] and sliding["details"]["note"] == (
+        "Simulation terminated prematurely. Termination reason: TerminationReason.MAX_STEPS")
     assert doubles.judge_requests == 0
