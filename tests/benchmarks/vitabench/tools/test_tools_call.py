@@ -32,6 +32,7 @@ def test_a_sequence_runs_from_a_fresh_state_with_references_to_what_it_created(t
     (new,) = first["results"][0]["created"]
     assert first["key"] == "k1" and first["results"][0]["content"].startswith(f"Order(order_id:{new}, ")
     assert [r["content"] for r in first["results"][1:]] == ["Payment successful", "Error: Order MISSING_REF not found"]
+    assert [r["error"] for r in first["results"]] == [False, False, True]
     assert [r["created"] for r in first["results"][1:]] == [[], []]
     assert first["final_state"]["orders"][new]["status"] == "paid"
     assert set(first["final_state"]) == {"orders", "books", "reservations"}
