@@ -1,9 +1,10 @@
-"""Differential test against upstream VitaBench: every recorded call sequence of
-``golden/tool_calls.jsonl`` (420 sequences, every task of the shared data, en and zh) replayed
-through ``sweepbench tools call --benchmark vitabench@2025-11``; the text and the error flag of
-each call and the end state of each sequence compared with upstream's (96f3b85), byte for byte,
-once the ids each sequence created are named ``$NEW0``, ``$NEW1``, ... in order of creation
-(upstream's come from the wall clock). Every call matches."""
+"""Differential test against upstream VitaBench, one run per release: every recorded call
+sequence of ``golden/tool_calls.jsonl`` (420 sequences, every task of the release's shared data,
+en and zh) replayed through ``sweepbench tools call --benchmark vitabench@<release>``; the text
+and the error flag of each call and the end state of each sequence compared with upstream's,
+byte for byte, once the ids each sequence created are named ``$NEW0``, ``$NEW1``, ... in order
+of creation (upstream's come from the wall clock). The November release (96f3b85) is checked on
+``shared/data``, the updated one (742e240) on ``shared/data-v2``; both match on every call."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 from sweepbench.cli import main
 
 # release -> (the fixture naming its data dir, how many calls its goldens hold)
-RELEASES = {"2025-11": ("shared_data", 4860)}
+RELEASES = {"2025-11": ("shared_data", 4860), "2025-12": ("shared_data_v2", 4808)}
 
 
 def _renamed(text: str, names: dict[str, str]) -> str:

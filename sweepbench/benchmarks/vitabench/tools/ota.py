@@ -131,7 +131,8 @@ def hotel_search_recommand(self: ToolState, city_name: str, key_words: list[str]
                 "and try again.")
     docs = {h.hotel_id: self.hotels[h.hotel_id].hotel_name + ",".join(self.hotels[h.hotel_id].tags)
             for h in hotels}
-    found = [key for key, _, _ in rerank("".join(key_words or []), docs)[:100]]
+    ranked = rerank("".join(key_words or []), docs, dedupe=self.rules.dedupe_search)
+    found = [key for key, _, _ in ranked[:self.rules.search_top_k["ota"]]]
     return "\n".join(str(seller(self, "hotel", key)) for key in found)
 
 
@@ -152,7 +153,8 @@ def attractions_search_recommend(self: ToolState, city_name: str, key_words: lis
     for a in sights:
         entry = self.attractions[a.attraction_id]
         docs[a.attraction_id] = f"{entry.attraction_name},{entry.description},{entry.location.address}"
-    found = [key for key, _, _ in rerank("".join(key_words), docs)[:100]]
+    ranked = rerank("".join(key_words), docs, dedupe=self.rules.dedupe_search)
+    found = [key for key, _, _ in ranked[:self.rules.search_top_k["ota"]]]
     return "\n".join(str(seller(self, "attraction", key)) for key in found)
 
 
