@@ -12,7 +12,7 @@ from sweepbench.benchmarks import registry
 from sweepbench.simulator.scripted.plan import UnresolvedReference, resolve
 
 SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
-SHARED_DATA_V2 = Path(__file__).resolve().parents[1] / ".." / "shared" / "data-v2"
+SHARED_DATA_V2 = SHARED_DATA.parent / "data-v2"
 
 
 @pytest.fixture(scope="session")
@@ -31,11 +31,10 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def shared_data_v2() -> Path:
-    """The shared data dir of VitaBench's updated release (``../shared/data-v2`` beside the
-    repo); skips tests that need it."""
+    """The shared data dir of VitaBench's updated release (``../shared/data-v2``: its task
+    files and upstream's traces at 742e240); skips tests that need it."""
     if not (SHARED_DATA_V2 / "vitabench").is_dir():
-        pytest.skip(f"VitaBench's updated-release data is not at "
-                    f"{SHARED_DATA_V2.resolve() / 'vitabench'}")
+        pytest.skip(f"VitaBench's updated-release data is not at {SHARED_DATA_V2.resolve() / 'vitabench'}")
     return SHARED_DATA_V2
 
 

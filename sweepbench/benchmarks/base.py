@@ -161,9 +161,10 @@ class Benchmark:
 
     def run_calls(self, task: Task, calls: Any) -> dict[str, Any]:
         """Run tool calls ``[{"tool", "args"}]`` one after another from a fresh state of
-        ``task`` (``sweepbench tools call``): ``{"results": [{"content", "created"}],
-        "final_state"}``. An argument ``{"$ref_step": i}`` is the id of the record call ``i``
-        created (``"MISSING_REF"`` when it created none); TaskError for a malformed call."""
+        ``task`` (``sweepbench tools call``): ``{"results": [{"content", "error", "created"}],
+        "final_state"}``; ``error`` is true when the call's outcome was not ok. An argument
+        ``{"$ref_step": i}`` is the id of the record call ``i`` created (``"MISSING_REF"``
+        when it created none); TaskError for a malformed call."""
         if not isinstance(calls, list):
             raise TaskError(f"calls should be a list, got {type(calls).__name__}")
         toolkit, state = self.toolkit(task), self.new_state(task)
@@ -175,7 +176,8 @@ class Benchmark:
             before = set(self.record_ids(state))
             outcome = toolkit.call(state, call["tool"], json.dumps(args, ensure_ascii=False))
             created = [r for r in self.record_ids(state) if r not in before]
-            results.append({"content": outcome.content, "created": created})
+            results.append({"content": outcome.content, "error": not outcome.ok,
+                            "created": created})
         return {"results": results, "final_state": self.final_state(state)}
 
     # ---- the episode ----------------------------------------------------------------------

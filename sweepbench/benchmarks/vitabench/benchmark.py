@@ -23,7 +23,7 @@ from sweepbench.benchmarks.vitabench.judge import judge_episode
 from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
 from sweepbench.benchmarks.vitabench.release import RELEASES, Release, release
 from sweepbench.benchmarks.vitabench.state_check import check_vitabench
-from sweepbench.benchmarks.vitabench.tools import TOOLS, graph_stats
+from sweepbench.benchmarks.vitabench.tools import graph_stats, tools_for
 from sweepbench.benchmarks.vitabench.tools.reachability import unreachable
 from sweepbench.datasets.task import Task
 from sweepbench.ids import JudgeMethod, UserMode, content_hash
@@ -49,6 +49,7 @@ class VitaBench(Benchmark):
         # rules are in (issue 38); ``vitabench@2025-11`` / ``vitabench@2025-12`` name one
         self.rules: Release = release(release_name)
         self.release = self.rules.name
+        self.tools = tools_for(self.rules)
         if name is not None:
             self.name = name
 
@@ -71,23 +72,23 @@ class VitaBench(Benchmark):
                 for t in tasks.load_tasks(domains, data_dir=data_dir, lang=lang)]
 
     def toolkit(self, task: Task) -> Toolkit:
-        return TOOLS.toolkit(task)
+        return self.tools.toolkit(task)
 
     def tools_summary(self, toolkit: Toolkit) -> dict[str, Any]:
         return graph_stats(toolkit)
 
     def new_state(self, task: Task) -> Any:
-        return TOOLS.new_state(task)
+        return self.tools.new_state(task)
 
     def final_state(self, state: Any) -> dict[str, Any]:
-        return TOOLS.final_state(state)
+        return self.tools.final_state(state)
 
     def tool_descriptions(self, task: Task, data_dir: Path | None) -> dict[str, dict] | None:
-        return TOOLS.descriptions(task, data_dir)
+        return self.tools.descriptions(task, data_dir)
 
     def record_ids(self, state: Any) -> list[str]:
         """Orders of every domain, then bookings, then reservations."""
-        return TOOLS.record_ids(state)
+        return self.tools.record_ids(state)
 
     def episode_protocol(self, task: Task, *, data_dir: Path | None,
                          user_mode: UserMode) -> EpisodeProtocol:

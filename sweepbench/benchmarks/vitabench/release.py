@@ -40,6 +40,9 @@ class Release(Struct, frozen=True, kw_only=True):
     release's input checks; else the November texts."""
     writes_update_time: bool
     """Paying, cancelling and modifying a delivery order set its ``update_time``."""
+    cancelled_is_final: bool
+    """A cancelled delivery order's note cannot be changed any more (``Cannot modify order X
+    as it is already cancelled``); else modifying it changes the note as for any order."""
     tool_errors_count: bool
     """A tool message flagged as an error counts toward the episode's error limit (ending it
     as ``too_many_errors`` after ``max_errors``, scored 0 without judging)."""
@@ -55,7 +58,7 @@ RELEASES: dict[str, Release] = {
         tool_renames={},
         search_top_k={"delivery": 100, "instore": 1000, "ota": 100},
         dedupe_search=False, named_answers=False, writes_update_time=False,
-        tool_errors_count=False, resend_reasoning=False),
+        cancelled_is_final=False, tool_errors_count=False, resend_reasoning=False),
     "2025-12": Release(
         name="2025-12", commit="742e240",
         summary="the updated release (upstream 742e240, Dec 2025 code, released Jan 2026)",
@@ -64,7 +67,7 @@ RELEASES: dict[str, Release] = {
                       "hotel_search_recommand": "hotel_search_recommend"},
         search_top_k={"delivery": 50, "instore": 50, "ota": 50},
         dedupe_search=True, named_answers=True, writes_update_time=True,
-        tool_errors_count=True, resend_reasoning=True),
+        cancelled_is_final=True, tool_errors_count=True, resend_reasoning=True),
 }
 CURRENT = "2025-12"
 """What a bare ``vitabench`` means."""

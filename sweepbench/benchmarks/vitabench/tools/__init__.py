@@ -5,6 +5,10 @@ domain offers that domain's tools, then the general ones; a merged environment o
 (a cross-domain task) offers the general tools first, then each domain's in the order listed,
 over one state holding every listed domain's tables: upstream's orders, which models see.
 Every toolkit calls its tools as upstream does (``calling.UPSTREAM``).
+
+Each upstream release has its own :class:`VitaBenchTools` (``tools_for``): the same functions,
+under the release's names (``Release.tool_renames``: the old spelling is then unknown, as
+upstream), over a state that carries the release for the tools to read what else differs.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from sweepbench.benchmarks.vitabench.release import RELEASES, Release
 from sweepbench.benchmarks.vitabench.tools import (
     delivery,
     general,
@@ -20,7 +25,7 @@ from sweepbench.benchmarks.vitabench.tools import (
     ota,
     ota_orders,
 )
-from sweepbench.benchmarks.vitabench.tools.calling import UPSTREAM
+from sweepbench.benchmarks.vitabench.tools.calling import UPSTREAM, renamed
 from sweepbench.benchmarks.vitabench.tools.descriptions import descriptions_for
 from sweepbench.benchmarks.vitabench.tools.final import final_view
 from sweepbench.benchmarks.vitabench.tools.graph import graph_stats
@@ -29,50 +34,52 @@ from sweepbench.datasets.task import Task
 from sweepbench.errors import TaskError
 from sweepbench.tools.base import Toolkit
 
-_GENERAL = Toolkit.from_module(general, "general", policy=UPSTREAM)
-_DOMAINS = {
-    "delivery": Toolkit.from_module(delivery, "delivery", policy=UPSTREAM),
-    "instore": Toolkit.from_module(instore, "instore", policy=UPSTREAM),
-    "ota": Toolkit.from_module(ota, "ota", policy=UPSTREAM).merge(
-        Toolkit.from_module(ota_orders, "ota", policy=UPSTREAM)),
-}
-DOMAINS = tuple(_DOMAINS)
+_MODULES = {"general": (general,), "delivery": (delivery,), "instore": (instore,),
+            "ota": (ota, ota_orders)}
+DOMAINS = tuple(d for d in _MODULES if d != "general")
 
 
 @cache
-def _toolkit(domains: tuple[str, ...]) -> Toolkit:
+def _kits(release_name: str) -> dict[str, Toolkit]:
+    """Domain (and ``general``) -> its toolkit in a release, tools under the release's names."""
+    renames = RELEASES[release_name].tool_renames
+    kits = {}
+    for domain, modules in _MODULES.items():
+        tools = [t for m in modules
+                 for t in Toolkit.from_module(m, domain, policy=UPSTREAM).tools.values()]
+        kits[domain] = Toolkit((renamed(t, renames[t.name]) if t.name in renames else t
+                                for t in tools), policy=UPSTREAM)
+    return kits
+
+
+@cache
+def _toolkit(release_name: str, domains: tuple[str, ...]) -> Toolkit:
+    kits = _kits(release_name)
     if len(domains) == 1:
-        return _DOMAINS[domains[0]].merge(_GENERAL)
-    return _GENERAL.merge(*(_DOMAINS[d] for d in domains))
-
-
-def all_tools() -> Toolkit:
-    """All 66 tools: what a composition of every domain sees."""
-    return _toolkit(DOMAINS)
-
-
-def toolkit_for(domains: tuple[str, ...]) -> Toolkit:
-    """The toolkit of a domain or a composition, e.g. ("delivery", "instore")."""
-    unknown = [d for d in domains if d not in _DOMAINS]
-    if unknown or not domains:
-        raise ValueError(f"no VitaBench tools for domain {', '.join(unknown) or '(none)'}; "
-                         f"known: {', '.join(_DOMAINS)}")
-    return _toolkit(tuple(domains))
+        return kits[domains[0]].merge(kits["general"])
+    return kits["general"].merge(*(kits[d] for d in domains))
 
 
 class VitaBenchTools:
-    """The tools side of the VitaBench benchmark: toolkits, episode state and its views."""
+    """The tools side of one VitaBench release: toolkits, episode state and its views."""
+
+    def __init__(self, rules: Release) -> None:
+        self.rules = rules
+
+    def all_tools(self) -> Toolkit:
+        """All 66 tools: what a composition of every domain sees."""
+        return _toolkit(self.rules.name, DOMAINS)
 
     def toolkit(self, task: Task) -> Toolkit:
         domains = env_domains(task.domains)
-        unknown = [d for d in domains if d not in _DOMAINS]
+        unknown = [d for d in domains if d not in DOMAINS]
         if unknown or not domains:
             raise TaskError(f"task {task.id} ({task.source}): no VitaBench tools for domain "
-                            f"{', '.join(unknown) or '(none)'}; known: {', '.join(_DOMAINS)}")
-        return _toolkit(domains)
+                            f"{', '.join(unknown) or '(none)'}; known: {', '.join(DOMAINS)}")
+        return _toolkit(self.rules.name, domains)
 
     def new_state(self, task: Task) -> ToolState:
-        return ToolState(task, env_domains(task.domains))
+        return ToolState(task, env_domains(task.domains), rules=self.rules)
 
     def final_state(self, state: ToolState) -> dict[str, Any]:
         """Orders of every domain, and in-store bookings and reservations."""
@@ -93,4 +100,11 @@ class VitaBenchTools:
         return graph_stats(toolkit)
 
 
-TOOLS = VitaBenchTools()
+RELEASE_TOOLS = {name: VitaBenchTools(rules) for name, rules in RELEASES.items()}
+"""Release name -> its tools."""
+TOOLS = RELEASE_TOOLS["2025-11"]
+"""The November release's tools (what a bare ``vitabench`` runs today)."""
+
+
+def tools_for(rules: Release) -> VitaBenchTools:
+    return RELEASE_TOOLS[rules.name]

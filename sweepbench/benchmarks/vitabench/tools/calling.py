@@ -8,6 +8,12 @@ misses a table keyed by strings), and an exception raised anywhere in the tool b
 ``assert``) is a plain result with no prefix, which upstream does not count as an error.
 Results that are not text are rendered as JSON with every number turned into a string.
 
+The updated release (2025-12) catches most of its own not-found errors and answers
+``Error: <why>`` as an ordinary result (:func:`found`); where it does not, the exception
+leaves the tool and is an error, as in both releases. Upstream's tools call each other through
+the same wrapper that turns a failed assertion into its text, and the caller then works on that
+text (:func:`inner`).
+
 Because a model's raw values reach the tools by design, any exception a tool raises is the
 model's error text here, as upstream; the tools are written so that this is the only way an
 exception leaves them. What upstream cannot do inside one episode, sweepbench decides:
@@ -17,8 +23,10 @@ the model reads (see the README's "VitaBench parity").
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from typing import Any, Callable
+import types
+from typing import Any, Callable, TypeVar
 
 from sweepbench.benchmarks.vitabench.tools.schema import upstream_schema
 from sweepbench.tools.base import (
@@ -30,6 +38,8 @@ from sweepbench.tools.base import (
     ToolOutcome,
     tool,
 )
+
+T = TypeVar("T")
 
 # Keys upstream's dispatcher itself takes (``Environment.make_tool_call(self, tool_name,
 # requestor, **arguments)``): an argument with one of these names fails there, with its text.
@@ -46,6 +56,27 @@ def require(condition: Any, message: str) -> None:
         raise Refused(message)
 
 
+def found(self: Any, lookup: Callable[..., T], *args: Any) -> T:
+    """``lookup(self, *args)``. When it cannot find the record (its ValueError) and the release
+    answers by name (``rules.named_answers``), the call ends with the ordinary answer
+    ``Error: <why>``; else the ValueError leaves the tool, an error."""
+    try:
+        return lookup(self, *args)
+    except ValueError as exc:
+        if self.rules.named_answers:
+            raise Refused(f"Error: {exc}") from None
+        raise
+
+
+def inner(fn: Callable[..., T], *args: Any) -> T | str:
+    """One tool calling another as upstream's do, through the tool wrapper: a refusal comes back
+    as its text, for the caller to work on (and usually fail on) as upstream's does."""
+    try:
+        return fn(*args)
+    except Refused as exc:
+        return str(exc)
+
+
 def tool_of(owner: str) -> Callable[..., Callable]:
     """The ``@tool`` decorator for the tools of upstream's toolkit class ``owner``: CPython
     names a function by its qualified name in argument errors, and the model reads those."""
@@ -57,6 +88,17 @@ def tool_of(owner: str) -> Callable[..., Callable]:
         return mark
 
     return decorator
+
+
+def renamed(t: Tool, name: str) -> Tool:
+    """Tool ``t`` called ``name`` (a release's spelling), its function a copy named so, as
+    CPython names it in argument errors; ``t`` keeps its name."""
+    fn = t.fn
+    copy = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__doc__, copy.__annotations__ = fn.__doc__, fn.__annotations__
+    copy.__qualname__ = f"{fn.__qualname__.rpartition('.')[0]}.{name}".lstrip(".")
+    return dataclasses.replace(t, name=name, fn=copy)
 
 
 def to_json_str(value: Any) -> str:

@@ -4,8 +4,10 @@ Behaviour, texts and argument handling are upstream VitaBench's (``domains/deliv
 class ``DeliveryTools``); see ``calling`` for the convention. Facts worth knowing, all
 upstream's: an order may list products of any store; ordering replaces the catalogue entry of
 each ordered product with the ordered line (product info then shows its count and spec, the
-store's menu does not); paying, cancelling and editing do not touch ``update_time``; totals
-are not rounded.
+store's menu does not); totals are not rounded. What the releases differ by is read from
+``self.rules``: the updated release checks ids first, answers a lookup that finds nothing with
+``Error: ...`` (not an error), names the order in status answers, stamps ``update_time`` when
+paying, cancelling or editing, and keeps a cancelled order's note.
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sweepbench.benchmarks.vitabench.tools import general
-from sweepbench.benchmarks.vitabench.tools.calling import require, tool_of
+from sweepbench.benchmarks.vitabench.tools.calling import found, inner, require, tool_of
 from sweepbench.benchmarks.vitabench.tools.catalogues import Store, StoreProduct
 from sweepbench.benchmarks.vitabench.tools.coerce import as_int, as_str
-from sweepbench.benchmarks.vitabench.tools.fuzzy import rerank
 from sweepbench.benchmarks.vitabench.tools.general import is_time
 from sweepbench.benchmarks.vitabench.tools.records import Location, Order, OrderStatus
+from sweepbench.benchmarks.vitabench.tools.search import keyword_search
 from sweepbench.benchmarks.vitabench.tools.state import TIME_FORMAT, ToolState
 
 tool = tool_of("DeliveryTools")
@@ -53,6 +55,12 @@ def _product(self: ToolState, product_id: Any) -> StoreProduct:
     return product
 
 
+def _stamp(self: ToolState, order: Order) -> None:
+    """A write's mark on the order, in the releases that make it (``writes_update_time``)."""
+    if self.rules.writes_update_time:
+        order.update_time = self.now()
+
+
 @tool("general")
 def delivery_distance_to_time(self: ToolState, distance: float) -> float:
     """Delivery time in minutes for a distance in meters from the store to the customer.
@@ -72,7 +80,9 @@ def get_delivery_store_info(self: ToolState, store_id: str) -> str:
     Args:
         store_id: The store's id.
     """
-    return repr(_store(self, store_id))
+    if self.rules.named_answers:
+        require(store_id, "Store ID cannot be empty")
+    return repr(found(self, _store, store_id))
 
 
 @tool("read")
@@ -82,7 +92,9 @@ def get_delivery_product_info(self: ToolState, product_id: str) -> str:
     Args:
         product_id: The product's id.
     """
-    return repr(_product(self, product_id))
+    if self.rules.named_answers:
+        require(product_id, "Product ID cannot be empty")
+    return repr(found(self, _product, product_id))
 
 
 @tool("read")
@@ -93,8 +105,8 @@ def delivery_store_search_recommand(self: ToolState, keywords: list[str]) -> str
         keywords: Words describing the store the user wants.
     """
     docs = {s.store_id: s.name + ",".join(s.tags) for s in self.stores.values()}
-    found = [key for key, _, _ in rerank("".join(keywords), docs)[:100]]
-    return "\n".join(str(_store(self, store_id)) for store_id in found)
+    return keyword_search(self, keywords, docs, domain="delivery", what="stores",
+                          show=lambda store_id: str(_store(self, store_id)))
 
 
 @tool("read")
@@ -106,8 +118,8 @@ def delivery_product_search_recommand(self: ToolState, keywords: list[str]) -> s
     """
     docs = {p.product_id: f"{p.store_name} {p.name} {p.tags}"
             for p in self.products.values() if isinstance(p, StoreProduct)}
-    found = [key for key, _, _ in rerank("".join(keywords), docs)[:100]]
-    return "\n".join(repr(_product(self, product_id)) for product_id in found)
+    return keyword_search(self, keywords, docs, domain="delivery", what="products",
+                          show=lambda product_id: repr(_product(self, product_id)))
 
 
 @tool("write")
@@ -144,7 +156,7 @@ def create_delivery_order(self: ToolState, user_id: str, store_id: str, product_
             f"dispatch_time {dispatch_time} must be in the future")
     products = [_product(self, pid) for pid in product_ids]
     store = _store(self, store_id)
-    longitude, latitude = general.address_to_longitude_latitude(self, address)
+    longitude, latitude = inner(general.address_to_longitude_latitude, self, address)
     distance = general.longitude_latitude_to_distance(self, longitude, latitude, store.location.longitude,
                                               store.location.latitude)
     shipping_time = delivery_distance_to_time(self, distance)
@@ -197,10 +209,15 @@ def pay_delivery_order(self: ToolState, order_id: str) -> str:
     Args:
         order_id: The order's id.
     """
-    order = _order(self, order_id)
+    if self.rules.named_answers:
+        require(order_id, "Order ID cannot be empty")
+    order = found(self, _order, order_id)
     if order.status != "unpaid":
+        if self.rules.named_answers:
+            return f"Order {order_id} is not in `unpaid` status. Current status: {order.status}"
         return "Order is not in `unpaid` status."
     order.status = "paid"
+    _stamp(self, order)
     return "Payment successful"
 
 
@@ -211,7 +228,10 @@ def get_delivery_order_status(self: ToolState, order_id: str) -> str:
     Args:
         order_id: The order's id.
     """
-    return _order(self, order_id).status
+    if not self.rules.named_answers:
+        return _order(self, order_id).status
+    require(order_id, "Order ID cannot be empty")
+    return f"Order {order_id} status: {found(self, _order, order_id).status}"
 
 
 @tool("write")
@@ -222,9 +242,12 @@ def cancel_delivery_order(self: ToolState, order_id: str) -> str:
     Args:
         order_id: The order's id.
     """
-    order = _order(self, order_id)
+    if self.rules.named_answers:
+        require(order_id, "Order ID cannot be empty")
+    order = found(self, _order, order_id)
     require(order.status not in ["cancelled"], f"Order {order_id} is already cancelled")
     order.status = "cancelled"
+    _stamp(self, order)
     return f"Order {order.order_id} has been cancelled."
 
 
@@ -236,8 +259,14 @@ def modify_delivery_order(self: ToolState, order_id: str, note: str) -> str:
         order_id: The order's id.
         note: The new note.
     """
-    order = _order(self, order_id)
+    if self.rules.named_answers:
+        require(order_id, "Order ID cannot be empty")
+        require(note is not None, "Note cannot be None (use empty string to clear note)")
+    order = found(self, _order, order_id)
+    if self.rules.cancelled_is_final and order.status in ["cancelled"]:
+        return f"Cannot modify order {order_id} as it is already cancelled"
     order.note = note
+    _stamp(self, order)
     return f"Order {order.order_id} has been modified."
 
 
@@ -265,4 +294,4 @@ def get_delivery_order_detail(self: ToolState, order_id: str) -> str:
         order_id: The order's id.
     """
     require(order_id, "Order ID cannot be empty")
-    return repr(_order(self, order_id))
+    return repr(found(self, _order, order_id))

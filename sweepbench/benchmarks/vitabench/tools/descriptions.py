@@ -6,7 +6,9 @@ parses it back, so the model reads ``description``, then ``Preconditions:`` and
 ``Postconditions:`` (English labels in every language) as one text; a tool without arguments
 also shows the empty ``Args:`` section and its ``Returns:`` text. An argument is described only
 when the file names it exactly as the tool's parameter (upstream's file uses other names for
-three parameters, which therefore go without a description, as upstream sends them).
+three parameters, which therefore go without a description, as upstream sends them). A tool
+a release renamed (``Release.tool_renames``) takes its entry under either spelling, so each
+release's file serves both.
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ from pathlib import Path
 
 import orjson
 
+from sweepbench.benchmarks.vitabench.release import RELEASES
 from sweepbench.tools.base import Toolkit
+
+# a tool's name -> its other spelling in some release
+_OTHER_SPELLING = {name: other for rules in RELEASES.values()
+                   for old, new in rules.tool_renames.items()
+                   for name, other in ((old, new), (new, old))}
 
 
 def _file(data_dir: Path | None) -> Path | None:
@@ -71,8 +79,9 @@ def _for_kit(kit: Toolkit, lang: str, path: Path) -> dict[str, dict] | None:
         return None
     out = {}
     for name, t in kit.tools.items():
-        if name in table:
+        entry = table.get(name) or table.get(_OTHER_SPELLING.get(name, ""))
+        if entry is not None:
             params = set(t.args_type.__struct_fields__)
-            out[name] = {"description": table[name]["description"],
-                         "args": {a: v for a, v in table[name]["args"].items() if a in params}}
+            out[name] = {"description": entry["description"],
+                         "args": {a: v for a, v in entry["args"].items() if a in params}}
     return out

@@ -1,7 +1,8 @@
 """The eight tools every VitaBench domain shares: places, weather, holidays, the user's data.
 
 Behaviour, texts and argument handling are upstream VitaBench's (``environment/toolkit.py``,
-class ``ToolKitBase``); see ``calling`` for the convention. Two things differ on purpose:
+class ``ToolKitBase``); see ``calling`` for the convention. The updated release refuses an
+empty address or holiday name (``self.rules.named_answers``). Two things differ on purpose:
 addresses are looked up among the episode's own places only (upstream's registry leaks other
 tasks' addresses), and holidays come from the ``holidays`` package installed here.
 """
@@ -105,7 +106,10 @@ def weather(self: ToolState, address: str, date_start: str, date_end: str) -> st
     require(is_time(date_start, "%Y-%m-%d"),
             f"Invalid date_start format. Expected yyyy-mm-dd, got: {date_start}")
     require(is_time(date_end, "%Y-%m-%d"), f"Invalid date_end format. Expected yyyy-mm-dd, got: {date_end}")
-    city, _, score = rerank(address, {w.city: w.city for w in self.weather})[0]
+    if self.rules.named_answers:
+        require(address and address.strip(), "Address cannot be empty")
+    city, _, score = rerank(address, {w.city: w.city for w in self.weather},
+                            dedupe=self.rules.dedupe_search)[0]
     if score < 50:
         raise ValueError(f"Weather information not found for {address}")
     start = datetime.strptime(date_start, "%Y-%m-%d").date()
@@ -124,7 +128,9 @@ def address_to_longitude_latitude(self: ToolState, address: str) -> list[float]:
     Args:
         address: The address to locate.
     """
-    best, _, score = rerank(address, {a: a for a in self.places})[0]
+    if self.rules.named_answers:
+        require(address and address.strip(), "Address cannot be empty")
+    best, _, score = rerank(address, {a: a for a in self.places}, dedupe=self.rules.dedupe_search)[0]
     if score < 30 or not fuzzy_ratio_match(address, best):
         raise ValueError(f"Longitude and latitude not found for address {address}")
     place = self.places[best]
@@ -155,6 +161,8 @@ def get_holiday_date(self: ToolState, year: str, holiday_name: str) -> str:
     table = _HOLIDAYS["en" if self.lang == "en" else "zh"]
     if year not in table:
         return f"Holiday data for year {year} not found"
+    if self.rules.named_answers:
+        require(holiday_name and holiday_name.strip(), "Holiday name cannot be empty")
     best = process.extract(utils.default_process(holiday_name), list(table[year]), limit=None,
                            scorer=fuzz.partial_ratio, processor=utils.default_process)
     if best and int(round(best[0][1])) >= 80:

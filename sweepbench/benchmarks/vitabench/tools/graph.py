@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from itertools import permutations
 
+from sweepbench.benchmarks.vitabench.release import RELEASES
 from sweepbench.tools.base import Tool, Toolkit
 
 TRAVEL = ("hotel", "attraction", "flight", "train")
@@ -79,6 +80,10 @@ PROVIDES.update({
     "modify_train_order": set(),
     "modify_flight_order": set(),
 })
+
+# the updated release's spellings of three names (``Release.tool_renames``)
+PROVIDES.update({new: PROVIDES[old] for rules in RELEASES.values()
+                 for old, new in rules.tool_renames.items()})
 
 _BY_NAME = {
     "user_id": "user_id", "store_id": "store", "product_ids": "product", "address": "address",

@@ -6,28 +6,32 @@ class ``InStoreTools``); see ``calling`` for the convention. Facts worth knowing
 upstream's: buying a package sets the catalogue package's ``quantity`` to the quantity bought,
 and the order holds that very package, so a later order of it changes what earlier orders
 show; a reservation does not need ``enable_reservation``; changing a reservation without a
-party size sets it to 0.
+party size sets it to 0. The updated release (``self.rules.named_answers``) checks every
+argument before looking anything up, in its own order, wants integer party sizes and
+quantities, answers a lookup that finds nothing with ``Error: ...`` (not an error), and names
+the shop and product, or the current status, in its refusals.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sweepbench.benchmarks.vitabench.tools.calling import require, tool_of
+from sweepbench.benchmarks.vitabench.tools.calling import found, require, tool_of
 from sweepbench.benchmarks.vitabench.tools.catalogues import Shop, ShopProduct
 from sweepbench.benchmarks.vitabench.tools.coerce import as_int
-from sweepbench.benchmarks.vitabench.tools.fuzzy import rerank
 from sweepbench.benchmarks.vitabench.tools.general import is_time
 from sweepbench.benchmarks.vitabench.tools.records import (
     BookInfo,
     Order,
     ReservationInfo,
 )
+from sweepbench.benchmarks.vitabench.tools.search import keyword_search
 from sweepbench.benchmarks.vitabench.tools.state import ToolState
 
 tool = tool_of("InStoreTools")
 ID_PREFIX = "OI"  # upstream's prefix for in-store orders, bookings and reservations
 _TIME_TEXT = "format is incorrect, correct format is %Y-%m-%d %H:%M:%S"
+_AT_LEAST_0 = "Number of customers for reservation must be greater than or equal to 0"
 
 
 def _check_user(self: ToolState, user_id: Any) -> None:
@@ -77,6 +81,22 @@ def _reservation(self: ToolState, reservation_id: Any = None) -> Any:
     return self.reservations[reservation_id]
 
 
+def _slot_shop(self: ToolState, shop_id: Any, time: Any, customer_count: Any, what: str) -> Shop:
+    """The updated release's checks of a new table booking or reservation (``what``), in its
+    order, then the shop (``Error: ...`` when there is none)."""
+    require(shop_id, "Shop ID cannot be empty")
+    require(time, f"{what} time cannot be empty")
+    require(isinstance(customer_count, int), "Customer count must be an integer")
+    require(customer_count > 0, f"Number of customers for {what.lower()} must be greater than 0")
+    require(is_time(time), f"{what} time {_TIME_TEXT}")
+    return found(self, _shop, shop_id)
+
+
+def _now_is(self: ToolState, status: str) -> str:
+    """What the updated release adds to a refusal: the record's current status."""
+    return f" Current status: {status}" if self.rules.named_answers else ""
+
+
 def _listing(records: list[Any], user_id: str, what: str) -> str:
     if not records:
         return f"User {user_id} has no {what} information."
@@ -92,8 +112,8 @@ def instore_shop_search_recommend(self: ToolState, keywords: list[str]) -> str:
         keywords: Words describing the shop the user wants.
     """
     docs = {s.shop_id: s.shop_name + "," + ",".join(s.tags) for s in self.shops.values()}
-    found = [key for key, _, _ in rerank("".join(keywords), docs)[:1000]]
-    return "\n".join(str(_shop(self, shop_id)) for shop_id in found)
+    return keyword_search(self, keywords, docs, domain="instore", what="shops",
+                          show=lambda shop_id: str(_shop(self, shop_id)))
 
 
 @tool("read")
@@ -106,8 +126,8 @@ def instore_product_search_recommend(self: ToolState, keywords: list[str]) -> st
     """
     docs = {key: p.name + "," + ",".join(p.tags)
             for key, p in self.products.items() if isinstance(p, ShopProduct)}
-    found = [key for key, _, _ in rerank("".join(keywords), docs)[:1000]]
-    return "\n".join(repr(_package(self, product_id)) for product_id in found)
+    return keyword_search(self, keywords, docs, domain="instore", what="products",
+                          show=lambda product_id: repr(_package(self, product_id)))
 
 
 @tool("write")
@@ -123,10 +143,18 @@ def create_instore_product_order(self: ToolState, user_id: str, shop_id: str, pr
         quantity: How many.
     """
     _check_user(self, user_id)
-    require(shop_id in self.shops, "Shop does not exist")
-    require(product_id in [p.product_id for p in _shop(self, shop_id).products], "Product does not exist")
-    require(quantity > 0, "Quantity must be greater than 0")
-    product = _package(self, product_id)
+    if self.rules.named_answers:
+        require(shop_id, "Shop ID cannot be empty")
+        require(product_id, "Product ID cannot be empty")
+        require(isinstance(quantity, int), "Quantity must be an integer")
+        require(quantity > 0, "Quantity must be greater than 0")
+        if product_id not in [p.product_id for p in found(self, _shop, shop_id).products]:
+            return f"Product {product_id} does not exist in shop {shop_id}"
+    else:
+        require(shop_id in self.shops, "Shop does not exist")
+        require(product_id in [p.product_id for p in _shop(self, shop_id).products], "Product does not exist")
+        require(quantity > 0, "Quantity must be greater than 0")
+    product = found(self, _package, product_id)
     product.quantity = quantity
     order = Order(order_id=self.new_id(ID_PREFIX), order_type="instore", user_id=user_id,
                   store_id=shop_id, total_price=quantity * product.price, create_time=self.now(),
@@ -145,9 +173,9 @@ def pay_instore_order(self: ToolState, order_id: str) -> str:
         order_id: The order's id.
     """
     require(order_id, "Order ID cannot be empty")
-    order = _order(self, order_id)
+    order = found(self, _order, order_id)
     if order.status != "unpaid":
-        return f"Order {order_id} is not in `unpaid` status."
+        return f"Order {order_id} is not in `unpaid` status.{_now_is(self, order.status)}"
     order.status, order.update_time = "paid", self.now()
     return "Payment successful"
 
@@ -160,7 +188,7 @@ def instore_cancel_order(self: ToolState, order_id: str) -> str:
         order_id: The order's id.
     """
     require(order_id, "Order ID cannot be empty")
-    order = _order(self, order_id)
+    order = found(self, _order, order_id)
     if order.status in ["cancelled"]:
         return f"Order {order.order_id} is already cancelled."
     order.status, order.update_time = "cancelled", self.now()
@@ -179,12 +207,17 @@ def instore_book(self: ToolState, user_id: str, shop_id: str, time: str, custome
         customer_count: How many people.
     """
     _check_user(self, user_id)
-    require(shop_id in self.shops, "Shop does not exist")
-    require(customer_count > 0, "Number of customers for table booking must be greater than 0")
-    require(time, "Table booking time cannot be empty")
-    require(is_time(time), f"Table booking time {_TIME_TEXT}")
-    shop = self.shops[shop_id]
-    require(shop.enable_book, "Shop does not support table booking")
+    if self.rules.named_answers:
+        shop = _slot_shop(self, shop_id, time, customer_count, "Table booking")
+        if not shop.enable_book:
+            return f"Shop {shop_id} does not support table booking"
+    else:
+        require(shop_id in self.shops, "Shop does not exist")
+        require(customer_count > 0, "Number of customers for table booking must be greater than 0")
+        require(time, "Table booking time cannot be empty")
+        require(is_time(time), f"Table booking time {_TIME_TEXT}")
+        shop = self.shops[shop_id]
+        require(shop.enable_book, "Shop does not support table booking")
     book = BookInfo(book_id=self.new_id(ID_PREFIX), shop_id=shop_id, book_time=time,
                     customer_count=as_int(customer_count, "BookInfo", "customer_count"),
                     book_price=shop.book_price, customer_id=user_id,
@@ -203,9 +236,9 @@ def pay_instore_book(self: ToolState, book_id: str) -> str:
         book_id: The booking's id.
     """
     require(book_id, "Booking ID cannot be empty")
-    book = _book(self, book_id)
+    book = found(self, _book, book_id)
     if book.status != "unpaid":
-        return f"BookInfo {book.book_id} is not in `unpaid` status."
+        return f"BookInfo {book.book_id} is not in `unpaid` status.{_now_is(self, book.status)}"
     book.status, book.update_time = "paid", self.now()
     return "Payment successful"
 
@@ -218,7 +251,7 @@ def instore_cancel_book(self: ToolState, book_id: str) -> str:
         book_id: The booking's id.
     """
     require(book_id, "Booking ID cannot be empty")
-    book = _book(self, book_id)
+    book = found(self, _book, book_id)
     if book.status in ["cancelled"]:
         return f"BookInfo {book.book_id} is already cancelled."
     book.status, book.update_time = "cancelled", self.now()
@@ -238,9 +271,12 @@ def instore_reservation(self: ToolState, user_id: str, shop_id: str, time: str,
         customer_count: How many people.
     """
     _check_user(self, user_id)
-    require(shop_id in self.shops, "Shop does not exist")
-    require(is_time(time), f"Reservation time {_TIME_TEXT}")
-    require(customer_count > 0, "Number of customers for reservation must be greater than 0")
+    if self.rules.named_answers:
+        _slot_shop(self, shop_id, time, customer_count, "Reservation")
+    else:
+        require(shop_id in self.shops, "Shop does not exist")
+        require(is_time(time), f"Reservation time {_TIME_TEXT}")
+        require(customer_count > 0, "Number of customers for reservation must be greater than 0")
     reservation = ReservationInfo(
         reservation_id=self.new_id(ID_PREFIX), shop_id=shop_id, reservation_time=time,
         customer_id=user_id, customer_count=as_int(customer_count, "ReservationInfo", "customer_count"),
@@ -263,12 +299,18 @@ def instore_modify_reservation(self: ToolState, reservation_id: str, time: str,
         customer_count: The number of people (give it: left out, it becomes 0).
     """
     require(reservation_id, "Reservation ID cannot be empty")
-    reservation = _reservation(self, reservation_id)
+    if self.rules.named_answers:  # the new slot is checked before the reservation is found
+        require(time, "Reservation time cannot be empty")
+        require(isinstance(customer_count, int), "Customer count must be an integer")
+        require(customer_count >= 0, _AT_LEAST_0)
+        require(is_time(time), f"Reservation time {_TIME_TEXT}")
+    reservation = found(self, _reservation, reservation_id)
     if reservation.status in ["consumed", "cancelled"]:
         return f"ReservationInfo {reservation.reservation_id} is already {reservation.status}."
-    require(customer_count >= 0, "Number of customers for reservation must be greater than or equal to 0")
-    require(time, "Reservation time cannot be empty")
-    require(is_time(time), f"Reservation time {_TIME_TEXT}")
+    if not self.rules.named_answers:
+        require(customer_count >= 0, _AT_LEAST_0)
+        require(time, "Reservation time cannot be empty")
+        require(is_time(time), f"Reservation time {_TIME_TEXT}")
     reservation.reservation_time = time
     reservation.customer_count = customer_count
     reservation.update_time = self.now()
@@ -283,7 +325,7 @@ def instore_cancel_reservation(self: ToolState, reservation_id: str) -> str:
         reservation_id: The reservation's id.
     """
     require(reservation_id, "Reservation ID cannot be empty")
-    reservation = _reservation(self, reservation_id)
+    reservation = found(self, _reservation, reservation_id)
     if reservation.status in ["cancelled"]:
         return f"ReservationInfo {reservation.reservation_id} is already cancelled."
     reservation.status, reservation.update_time = "cancelled", self.now()

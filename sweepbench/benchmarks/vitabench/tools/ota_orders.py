@@ -4,33 +4,41 @@ Behaviour, texts and argument handling are upstream VitaBench's (``domains/ota/t
 class ``OTATools``); see ``calling`` for the convention. Facts worth knowing, all upstream's:
 only a paid flight or train order of one seat line moves to another date, its seats go back
 to the old date's stock and come from the new date's, and a dearer date leaves it unpaid;
-cancelling refunds a paid order in full and does not restock; a search with nothing to show
-answers with empty text (the hotel search raises when the user has no hotel order at all).
+cancelling refunds a paid order in full and does not restock. In the November release a
+search with nothing to show answers with empty text (the hotel search raises when the user
+has no hotel order at all); the updated one (``self.rules.named_answers``) says so (``No hotel
+orders found for user U on date D with status S``), answers an unknown order with ``Error:
+...``, and names the order, its owner and its status in refusals, which it makes as answers.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from sweepbench.benchmarks.vitabench.tools.calling import require, tool_of
+from sweepbench.benchmarks.vitabench.tools.calling import found, require, tool_of
 from sweepbench.benchmarks.vitabench.tools.catalogues import FlightProduct, TrainProduct
 from sweepbench.benchmarks.vitabench.tools.general import is_time
-from sweepbench.benchmarks.vitabench.tools.ota import check_user, travel_order
+from sweepbench.benchmarks.vitabench.tools.ota import (
+    ARTICLE,
+    DATE_TEXT,
+    check_user,
+    seller,
+    travel_order,
+)
 from sweepbench.benchmarks.vitabench.tools.state import ToolState
 
 tool = tool_of("OTATools")
 TravelStatus = Literal["unpaid", "paid", "cancelled"]
-_DATE_TEXT = "Date format is incorrect, correct format is %Y-%m-%d"
-_ARTICLE = {"hotel": "a hotel", "attraction": "an attraction", "flight": "a flight", "train": "a train"}
 
 
 def _search(self: ToolState, kind: str, user_id: Any, date: Any, status: Any) -> str:
     check_user(self, user_id)
-    if kind == "hotel" and not any(o.user_id == user_id for o in travel_order(self, scene="hotel")):
+    if (not self.rules.named_answers and kind == "hotel"
+            and not any(o.user_id == user_id for o in travel_order(self, scene="hotel"))):
         raise ValueError("User does not exist or has no order records")
     if date:
-        require(is_time(date, "%Y-%m-%d"), _DATE_TEXT)
-    found = []
+        require(is_time(date, "%Y-%m-%d"), DATE_TEXT)
+    hits = []
     for order in travel_order(self, scene=kind):
         chosen = order if order.user_id == user_id else None
         if status and order.status != status:
@@ -39,8 +47,11 @@ def _search(self: ToolState, kind: str, user_id: Any, date: Any, status: Any) ->
                                                     for p in chosen.products)):
             chosen = None  # products from the task file are plain objects: they never match
         if chosen is not None:
-            found.append(chosen)
-    return "\n".join(str(o) for o in found)
+            hits.append(chosen)
+    if not hits and self.rules.named_answers:
+        return (f"No {kind} orders found for user {user_id}" + (f" on date {date}" if date else "")
+                + (f" with status {status}" if status else ""))
+    return "\n".join(str(o) for o in hits)
 
 
 @tool("read")
@@ -101,8 +112,11 @@ def search_train_order(self: ToolState, user_id: str, date: str | None = None,
 
 def _detail(self: ToolState, order_id: Any, kind: str) -> str:
     require(order_id, "Order ID cannot be empty")
-    order = travel_order(self, order_id=order_id)
-    require(order.order_type == kind, f"Order type is not {_ARTICLE[kind]} order")
+    order = found(self, travel_order, order_id)
+    if self.rules.named_answers:
+        require(order.order_type == kind, f"Order {order_id} is not {ARTICLE[kind]} order")
+    else:
+        require(order.order_type == kind, f"Order type is not {ARTICLE[kind]} order")
     return repr(order)
 
 
@@ -150,15 +164,30 @@ def _field(product: Any, name: str) -> Any:
     return product.get(name) if isinstance(product, dict) else getattr(product, name)
 
 
-def _redate(self: ToolState, order: Any, user_id: Any, new_date: Any, kind: str) -> str:
+def _movable(self: ToolState, order_id: Any, user_id: Any, kind: str) -> Any:
+    """The updated release's checks of the order to move, after its arguments'."""
+    order = found(self, travel_order, order_id)
+    require(order.order_type == kind, f"Order {order_id} is not {ARTICLE[kind]} order")
+    require(order.user_id == user_id, f"Order {order_id} does not belong to user {user_id}")
+    require(order.status == "paid", f"Only paid orders can be modified. Current status: {order.status}")
+    return order
+
+
+def _redate(self: ToolState, order: Any, new_date: Any, kind: str) -> str:
     """Move a checked order to ``new_date`` (the checks both tools share, then the move)."""
+    named = self.rules.named_answers
     require(len(order.products) == 1, f"Only single {kind} ticket order modification is supported")
     old = order.products[0]
     seat_type, quantity = _field(old, "seat_type"), _field(old, "quantity")
-    vehicle = (self.flights if kind == "flight" else self.trains)[order.store_id]
+    if named:
+        vehicle = found(self, seller, kind, order.store_id)
+    else:
+        vehicle = (self.flights if kind == "flight" else self.trains)[order.store_id]
     new = next((p for p in vehicle.products if p.date == new_date and p.seat_type == seat_type), None)
     require(new is not None, f"New date {new_date} does not have {seat_type} type seats")
-    require(new.quantity >= quantity, f"Insufficient {seat_type} seat inventory for new date {new_date}")
+    short = f"Insufficient {seat_type} seat inventory for new date {new_date}"
+    require(new.quantity >= quantity,
+            f"{short}. Available: {new.quantity}, Required: {quantity}" if named else short)
     for product in vehicle.products:
         if product.date == _field(old, "date") and product.seat_type == seat_type:
             product.quantity += quantity
@@ -173,6 +202,10 @@ def _redate(self: ToolState, order: Any, user_id: Any, new_date: Any, kind: str)
                                        seat_type=seat_type, quantity=quantity))]
     order.total_price = new_total
     order.update_time = self.now()
+    if named and kind == "train":  # the updated release reworded only the train's answers
+        if diff > 0:
+            return f"Modification successful, need to pay additional amount: {diff}."
+        return f"Modification successful, price difference: {diff}, refunded."
     if diff > 0:
         return f"Modification successful, need to pay additional amount: {diff}, please pay as soon as possible"
     return f"Modification successful, price difference: {diff}, refunded"
@@ -192,13 +225,15 @@ def modify_train_order(self: ToolState, order_id: str, user_id: str, new_date: s
     require(user_id, "User ID cannot be empty")
     require(new_date, "New departure date cannot be empty")
     require(user_id == self.user_id, "User ID does not match")
-    require(is_time(new_date, "%Y-%m-%d"), _DATE_TEXT)
+    require(is_time(new_date, "%Y-%m-%d"), DATE_TEXT)
+    if self.rules.named_answers:
+        return _redate(self, _movable(self, order_id, user_id, "train"), new_date, "train")
     require(travel_order(self, order_id=order_id), "Order does not exist")
     order = travel_order(self, order_id=order_id)
     require(order.order_type == "train", "Order type is not a train order")
     require(order.user_id == user_id, f"Order {order_id} does not belong to user {user_id}")
     require(order.status == "paid", f"Only paid orders can be modified, current status: {order.status}")
-    return _redate(self, order, user_id, new_date, "train")
+    return _redate(self, order, new_date, "train")
 
 
 @tool("write")
@@ -214,21 +249,28 @@ def modify_flight_order(self: ToolState, order_id: str, user_id: str, new_date: 
     require(order_id, "Order ID cannot be empty")
     require(user_id, "User ID cannot be empty")
     require(new_date, "New departure date cannot be empty")
-    require(is_time(new_date, "%Y-%m-%d"), _DATE_TEXT)
+    require(is_time(new_date, "%Y-%m-%d"), DATE_TEXT)
     require(user_id == self.user_id, "User ID does not match")
+    if self.rules.named_answers:
+        return _redate(self, _movable(self, order_id, user_id, "flight"), new_date, "flight")
     order = travel_order(self, order_id=order_id)
     require(order.order_type == "flight", "Order type is not a flight order")
     require(order.user_id == user_id, f"User {user_id} does not have permission to modify this order")
     require(order.status == "paid", "Only paid orders can be modified")
-    return _redate(self, order, user_id, new_date, "flight")
+    return _redate(self, order, new_date, "flight")
 
 
 def _cancel(self: ToolState, order_id: Any, user_id: Any, kind: str) -> str:
     require(order_id, "Order ID cannot be empty")
     check_user(self, user_id)
-    order = travel_order(self, order_id=order_id)
-    require(order.order_type == kind, f"Order type is not {_ARTICLE[kind]} order")
-    require(order.status not in ["cancelled"], "Order is already in cancelled status")
+    order = found(self, travel_order, order_id)
+    if self.rules.named_answers:
+        require(order.order_type == kind, f"Order {order_id} is not {ARTICLE[kind]} order")
+        require(order.user_id == user_id, f"Order {order_id} does not belong to user {user_id}")
+        require(order.status not in ["cancelled"], f"Order {order_id} is already cancelled")
+    else:
+        require(order.order_type == kind, f"Order type is not {ARTICLE[kind]} order")
+        require(order.status not in ["cancelled"], "Order is already in cancelled status")
     refund = order.total_price if order.status == "paid" else 0
     order.status, order.update_time = "cancelled", self.now()
     return f"Cancellation successful, refund amount: {refund}"

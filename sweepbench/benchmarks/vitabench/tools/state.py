@@ -13,6 +13,8 @@ VitaBench builds it.
   leak into later ones; here they belong to one episode's state and nothing leaks.
 - "Now" is the task's ``time``; a new record's id is the upstream prefix and a hash of
   (prefix, user, sequence number), never the wall clock.
+- ``rules`` is the upstream release the episode runs (its answers, checks, search sizes): the
+  tools read what differs between releases from it, so both run the same code.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 import msgspec
 
+from sweepbench.benchmarks.vitabench.release import Release
 from sweepbench.benchmarks.vitabench.tools.catalogues import (
     Attraction,
     Flight,
@@ -70,7 +73,7 @@ def record_id(prefix: str, user_id: str, seq: int) -> str:
 class ToolState:
     """Tables, registries and clock of one episode."""
 
-    def __init__(self, task: Task, domains: tuple[str, ...]) -> None:
+    def __init__(self, task: Task, domains: tuple[str, ...], *, rules: Release) -> None:
         env = task.environment
         where = f"task {task.id} ({task.source})"
         for key in ("time", "user_id"):
@@ -80,6 +83,7 @@ class ToolState:
         self.user_id: str = env["user_id"]
         self.lang = task.lang
         self.domains = domains
+        self.rules = rules
         self.weather: list[Weather] | None = _convert(where, env, "weather", list[Weather] | None, None)
         self.location: list[Location] | None = _convert(where, env, "location", list[Location] | None, None)
         self.user_historical_behaviors: dict | None = _convert(

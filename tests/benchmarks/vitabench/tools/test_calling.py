@@ -10,7 +10,14 @@ import pytest
 
 from sweepbench.benchmarks.vitabench.tasks import load_tasks
 from sweepbench.benchmarks.vitabench.tools import TOOLS
-from sweepbench.benchmarks.vitabench.tools.calling import to_json_str
+from sweepbench.benchmarks.vitabench.tools.calling import (
+    Refused,
+    found,
+    inner,
+    renamed,
+    require,
+    to_json_str,
+)
 from sweepbench.tools.base import STRICT, Tool, Toolkit, tool
 
 TASK = next(t for t in load_tasks(("delivery",), data_dir=None) if t.id == "SB-D-004")
@@ -126,3 +133,48 @@ def test_new_ids_are_deterministic_per_episode_and_skip_ids_in_use():
     taken = {**TASK.environment["orders"], ids[0]: TASK.environment["orders"]["SB-D-004O01"]}
     busy = msgspec.structs.replace(TASK, environment={**TASK.environment, "orders": taken})
     assert call("create_delivery_order", args, busy).content.split(",")[0][15:] == ids[1]
+
+
+class _Rules:
+    def __init__(self, named_answers: bool) -> None:
+        self.named_answers = named_answers
+
+
+class _State:
+    def __init__(self, named_answers: bool) -> None:
+        self.rules = _Rules(named_answers)
+
+
+def _missing(state, key):
+    raise ValueError(f"Order {key} not found")
+
+
+def test_found_makes_a_failed_lookup_an_answer_only_where_the_release_does():
+    with pytest.raises(Refused, match="^Error: Order X not found$"):
+        found(_State(True), _missing, "X")
+    with pytest.raises(ValueError, match="^Order X not found$"):
+        found(_State(False), _missing, "X")
+    assert found(_State(True), lambda state, key: key * 2, "ab") == "abab"
+
+
+def test_inner_hands_a_refusal_back_as_its_text():
+    def refusing(state):
+        require(False, "Address cannot be empty")
+
+    assert inner(refusing, None) == "Address cannot be empty"
+    assert inner(lambda state, x: [x, x], None, 1) == [1, 1]
+    with pytest.raises(KeyError):
+        inner(lambda state: {}["k"], None)
+
+
+def test_a_renamed_tool_is_named_so_in_cpythons_argument_errors():
+    old = KIT.tools["delivery_store_search_recommand"]
+    new = renamed(old, "delivery_store_search_recommend")
+    assert (new.name, old.name, new.kind, new.domain) == (
+        "delivery_store_search_recommend", "delivery_store_search_recommand", "read", "delivery")
+    assert new.fn is not old.fn and new.fn.__doc__ == old.fn.__doc__
+    with pytest.raises(TypeError, match=r"^DeliveryTools\.delivery_store_search_recommend\(\) missing 1"):
+        new.fn(None)
+    with pytest.raises(TypeError, match=r"^DeliveryTools\.delivery_store_search_recommand\(\) missing 1"):
+        old.fn(None)
+    assert new.schema()["function"]["name"] == "delivery_store_search_recommend"

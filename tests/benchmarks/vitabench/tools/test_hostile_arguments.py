@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sweepbench.benchmarks.vitabench.tasks import load_tasks
-from sweepbench.benchmarks.vitabench.tools import TOOLS, all_tools
+from sweepbench.benchmarks.vitabench.tools import TOOLS
 
 SAMPLES = {t.id: t for domain in ("delivery", "instore", "ota") for t in load_tasks((domain,), data_dir=None)}
 
@@ -38,7 +38,7 @@ def merged_world():
 
 TASK = merged_world()
 WORLD = TOOLS.new_state(TASK)
-KIT = all_tools()
+KIT = TOOLS.all_tools()
 IDS = sorted({WORLD.user_id, *WORLD.orders, *WORLD.books, *WORLD.reservations, *WORLD.stores, *WORLD.shops,
               *WORLD.hotels, *WORLD.attractions, *WORLD.flights, *WORLD.trains,
               *(p.product_id for table in (WORLD.stores, WORLD.shops, WORLD.hotels, WORLD.attractions,

@@ -10,7 +10,7 @@ import pytest
 
 from sweepbench.benchmarks import registry
 from sweepbench.benchmarks.vitabench.tasks import load_tasks
-from sweepbench.benchmarks.vitabench.tools import TOOLS, all_tools
+from sweepbench.benchmarks.vitabench.tools import TOOLS
 from sweepbench.benchmarks.vitabench.tools.graph import edges, graph_stats
 from sweepbench.errors import TaskError
 
@@ -69,7 +69,7 @@ def upstream_descriptions(shared_data):
 
 
 def test_all_66_tools_by_domain():
-    kit = all_tools()
+    kit = TOOLS.all_tools()
     domains = Counter(t.domain for t in kit.tools.values())
     assert (len(kit), domains) == (66, Counter(delivery=12, instore=16, ota=30, general=8))
 
@@ -79,7 +79,7 @@ def test_names_parameters_and_kinds_match_upstream(shared_data):
     what models see and real tasks call); we follow the code. Nothing else differs."""
     upstream = upstream_descriptions(shared_data)
     described = {name: set(d["args"]) for domain in upstream.values() for name, d in domain["en"].items()}
-    ours = {name: set(t.args_type.__struct_fields__) for name, t in all_tools().tools.items()}
+    ours = {name: set(t.args_type.__struct_fields__) for name, t in TOOLS.all_tools().tools.items()}
     assert set(described) == set(ours)
     mismatched = {name: (described[name] - ours[name], ours[name] - described[name])
                   for name in ours if described[name] != ours[name]}
@@ -90,8 +90,8 @@ def test_names_parameters_and_kinds_match_upstream(shared_data):
     }
     upstream_kinds = {name: d["tool_type"].lower().replace("generic", "general")
                       for domain in ("delivery", "instore", "ota") for name, d in upstream[domain]["en"].items()}
-    assert upstream_kinds == {name: all_tools().tools[name].kind for name in upstream_kinds}
-    assert {name: t.kind for name, t in all_tools().tools.items() if name in KINDS} == KINDS
+    assert upstream_kinds == {name: TOOLS.all_tools().tools[name].kind for name in upstream_kinds}
+    assert {name: t.kind for name, t in TOOLS.all_tools().tools.items() if name in KINDS} == KINDS
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -99,10 +99,10 @@ def test_descriptions_come_from_upstream_in_the_task_language(shared_data, lang)
     task = msgspec.structs.replace(TASK, domain="delivery,instore,ota", lang=lang)
     found = TOOLS.descriptions(task, shared_data)
     upstream = upstream_descriptions(shared_data)
-    assert set(found) == set(all_tools().tools)
+    assert set(found) == set(TOOLS.all_tools().tools)
     for name, d in found.items():
         assert "\n\nPreconditions:\n    - " in d["description"], name  # English labels in every language
-        assert set(d["args"]) <= set(all_tools().tools[name].args_type.__struct_fields__), name
+        assert set(d["args"]) <= set(TOOLS.all_tools().tools[name].args_type.__struct_fields__), name
     entry = upstream["instore"][lang]["instore_book"]
     assert found["instore_book"]["description"] == (
         f"{entry['description']}\n\nPreconditions:\n    - {entry['preconditions']}\nPostconditions:\n    - "
@@ -137,7 +137,7 @@ def test_tool_order_is_upstreams():
 
 
 def test_schema_shape_is_pydantics():
-    fn = {s["function"]["name"]: s["function"] for s in all_tools().schemas()}
+    fn = {s["function"]["name"]: s["function"] for s in TOOLS.all_tools().schemas()}
     order = fn["create_delivery_order"]["parameters"]
     assert order["title"] == "parameters" and "additionalProperties" not in order
     assert order["required"] == ["user_id", "store_id", "product_ids", "product_cnts", "address", "dispatch_time"]
@@ -151,7 +151,7 @@ def test_schema_shape_is_pydantics():
 
 def test_without_the_file_the_code_describes_itself(tmp_path):
     assert TOOLS.descriptions(TASK, tmp_path) is None
-    for schema in all_tools().schemas():
+    for schema in TOOLS.all_tools().schemas():
         fn = schema["function"]
         assert fn["description"], fn["name"]
         assert all(p.get("description") for p in fn["parameters"]["properties"].values()), fn["name"]
@@ -172,7 +172,7 @@ def test_dependency_graph_is_declared_for_every_tool_and_near_table_6(domains):
 
 
 def test_some_dependencies_the_paper_names():
-    pairs = set(edges(all_tools()))
+    pairs = set(edges(TOOLS.all_tools()))
     assert {("get_delivery_order_detail", "modify_delivery_order"), ("create_delivery_order", "pay_delivery_order"),
             ("instore_book", "pay_instore_book"), ("get_ota_flight_info", "create_flight_order"),
             ("address_to_longitude_latitude", "get_nearby"), ("get_user_all_orders", "modify_train_order"),
@@ -182,7 +182,7 @@ def test_some_dependencies_the_paper_names():
 
 def test_graph_stats_are_served_with_the_tools():
     kit = TOOLS.toolkit(msgspec.structs.replace(TASK, domain="delivery,instore,ota"))
-    assert kit is all_tools() and TOOLS.graph_stats(kit) == graph_stats(kit)
+    assert kit is TOOLS.all_tools() and TOOLS.graph_stats(kit) == graph_stats(kit)
 
 
 def test_episodes_of_one_task_share_the_prepared_stores_table_but_no_records():

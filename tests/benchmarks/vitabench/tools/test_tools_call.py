@@ -32,9 +32,26 @@ def test_a_sequence_runs_from_a_fresh_state_with_references_to_what_it_created(t
     (new,) = first["results"][0]["created"]
     assert first["key"] == "k1" and first["results"][0]["content"].startswith(f"Order(order_id:{new}, ")
     assert [r["content"] for r in first["results"][1:]] == ["Payment successful", "Error: Order MISSING_REF not found"]
+    assert [r["error"] for r in first["results"]] == [False, False, True]
     assert [r["created"] for r in first["results"][1:]] == [[], []]
     assert first["final_state"]["orders"][new]["status"] == "paid"
     assert set(first["final_state"]) == {"orders", "books", "reservations"}
+
+
+def test_a_release_is_named_and_each_call_says_whether_it_was_upstreams_error(tmp_path, capsys):
+    seq = {"key": "r", "domain": "delivery", "task_id": "SB-D-004", "calls": [
+        {"tool": "pay_delivery_order", "args": {"order_id": "NOPE"}},
+        {"tool": "delivery_store_search_recommend", "args": {"keywords": []}},
+        {"tool": "delivery_store_search_recommand", "args": {"keywords": ["x"]}}]}
+    code, (out,), _ = run(tmp_path, capsys, [seq], "--benchmark", "vitabench@2025-12")
+    assert code == 0 and [(r["content"], r["error"]) for r in out["results"]] == [
+        ("Error: Order NOPE not found", False), ("Keywords cannot be empty", False),
+        ("Error: Tool 'delivery_store_search_recommand' not found.", True)]
+    code, (old,), _ = run(tmp_path, capsys, [seq], "--benchmark", "vitabench@2025-11")
+    assert [(r["content"], r["error"]) for r in old["results"][:2]] == [
+        ("Error: Order NOPE not found", True),
+        ("Error: Tool 'delivery_store_search_recommend' not found.", True)]
+    assert old["results"][2]["content"].startswith("Store(name=") and old["results"][2]["error"] is False
 
 
 def test_a_composition_runs_a_cross_domain_task_in_the_merged_environment(tmp_path, capsys):
