@@ -29,8 +29,6 @@ from typing import Any, NamedTuple
 import pytest
 from aiohttp import web
 
-from sweepbench.benchmarks import registry
-from sweepbench.benchmarks.catalog import load_tasks
 from sweepbench.benchmarks.vitabench.episode import MAX_STEPS
 from sweepbench.config import Endpoint, SweepConfig
 from sweepbench.store.runstore import RunStore
@@ -166,9 +164,6 @@ class Case(NamedTuple):
     solo: bool = False
     reasoning: bool = False
     calls: tuple[tuple[str, dict], ...] | None = None
-    ordinary_errors: bool = False
-    """Its ``Error: ...`` answers are ordinary ones in the release, not failed calls (the
-    tools' side decides)."""
 
 
 def _nope(store_args: dict, order_args: dict) -> tuple[tuple[str, dict], ...]:
@@ -192,8 +187,7 @@ UPDATED = {
     **{f"reasoning_delivery_{lang}_10711001": Case("delivery", lang, "10711001", "delivery",
                                                    reasoning=True) for lang in ("en", "zh")},
     "toolerr_en_10711001": Case("delivery", "en", "10711001", "delivery",
-                                calls=_nope({"store_id": "NOPE"}, {"order_id": "NOPE"}),
-                                ordinary_errors=True),
+                                calls=_nope({"store_id": "NOPE"}, {"order_id": "NOPE"})),
     "toolerr_raise_en_10711001": Case("delivery", "en", "10711001", "delivery",
                                       calls=_nope({}, {})),
 }
@@ -258,20 +252,6 @@ def spec_of(release: str, case: Case) -> str:
             else f"{name}:{case.env_domains},tasks={case.file_domain}")
 
 
-def tools_pending(release: str, stem: str, data_dir) -> str | None:
-    """Why a case cannot pass yet: its toolkit still offers tools under the November names
-    the release renames (the release's tools are the branch ``vita-tools``'s work, not this
-    one's); None once they are in."""
-    case = RELEASES[release][2][stem]
-    bench = registry.get(f"vitabench@{release}")
-    (task,) = [t for t in load_tasks(spec_of(release, case), data_dir=data_dir, lang=case.lang)
-               if t.id == case.task_id]
-    kit = bench.toolkit(task)
-    old = [name for name in bench.rules.tool_renames if name in kit]
-    return (f"the {release} tools are not in (branch vita-tools): its toolkit still offers "
-            f"{', '.join(old)}") if old else None
-
-
 async def run_case(release: str, stem: str, data_dir, tmp_path) -> Ran:
     """One episode of the case's task, then the sliding judge, through ``Sweep`` over HTTP."""
     _, search, cases = RELEASES[release]
@@ -315,8 +295,6 @@ async def run_case(release: str, stem: str, data_dir, tmp_path) -> Ran:
 async def test_requests(release, stem, request, tmp_path):
     data_dir = request.getfixturevalue(RELEASES[release][0])
     expected = golden(data_dir, stem)
-    if pending := tools_pending(release, stem, data_dir):
-        request.applymarker(pytest.mark.xfail(reason=pending, strict=True))
     ran = await run_case(release, stem, data_dir, tmp_path)
     assert [r["path"] for r in ran.requests] == [r["path"] for r in expected]
     for i, (mine, theirs) in enumerate(zip(normalized(ran.requests), normalized(expected))):
@@ -333,8 +311,5 @@ async def test_the_episode_ends_as_upstreams(stem, shared_data_v2, tmp_path):
     expected = upstream_result(shared_data_v2, stem)
     if expected is None:
         pytest.skip(f"{stem}.result.json is absent")
-    if UPDATED[stem].ordinary_errors and (pending := tools_pending("2025-12", stem,
-                                                                   shared_data_v2)):
-        pytest.xfail(pending)
     ran = await run_case("2025-12", stem, shared_data_v2, tmp_path)
     assert ran.result == expected
