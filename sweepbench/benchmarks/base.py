@@ -95,6 +95,14 @@ class Benchmark:
     """Upstream releases this benchmark can run (``name@release``); empty: it has one."""
     release: str | None = None
     """The release this object runs (None for a benchmark without releases)."""
+    variants: ClassVar[tuple[str, ...]] = ()
+    """Variants a release may add (``name@release+variant``), e.g. VitaBench's own-prompts."""
+
+    @property
+    def identity_name(self) -> str:
+        """The name episodes' identities hash (``name``, unless episodes were recorded under
+        an older name that must keep matching)."""
+        return self.name
     plan_defaults: ClassVar[dict[str, Any]] = {
         "user_turns": 3, "referee_calls_per_turn": 0, "agent_completion_tokens": 60,
         "user_completion_tokens": 40, "tokens_per_step": 120, "judge_calls": {},

@@ -16,7 +16,7 @@ from pathlib import Path
 from sweepbench.benchmarks import registry
 from sweepbench.datasets.data_dir import resolve_data_dir
 from sweepbench.datasets.task import Task
-from sweepbench.errors import TaskError
+from sweepbench.errors import ConfigError, TaskError
 
 
 class BenchmarkSpec(tuple):
@@ -27,7 +27,7 @@ class BenchmarkSpec(tuple):
     def parse(cls, spec: str) -> "BenchmarkSpec":
         name, _, domains = spec.strip().partition(":")
         name = name.strip().lower()
-        if name.partition("@")[0] not in registry.names():
+        if name.partition("@")[0].partition("+")[0] not in registry.names():
             raise TaskError(f"unknown benchmark {name!r} in {spec!r}; known: {', '.join(registry.names())}")
         benchmark = registry.get(name)
         doms = tuple(d.strip() for d in domains.split(",") if d.strip()) or benchmark.default_domains
@@ -43,6 +43,39 @@ class BenchmarkSpec(tuple):
 
     def __str__(self) -> str:
         return f"{self.benchmark}:{','.join(self.domains)}"
+
+
+OWN_PROMPTS = "own-prompts"
+"""The variant a benchmark with upstream prompt templates runs without them (``--prompts own``)."""
+
+
+def choose(specs: list[str], *, release: str | None = None,
+           own_prompts: bool = False) -> list[str]:
+    """``specs`` with ``release`` (``--release``) for every benchmark that has releases, and
+    the own-prompts variant (``--prompts own``) for every one that has it; a ConfigError when
+    a spec names another release, or no benchmark has the release asked for."""
+    out, took = [], False
+    for spec in specs:
+        head, colon, domains = spec.strip().partition(":")
+        bench = registry.get(head.strip().lower())
+        family, _, named = head.strip().lower().partition("@")
+        family, _, bare_variant = family.partition("+")
+        base, _, variant = named.partition("+")
+        variant = variant or bare_variant
+        if release is not None and bench.releases:
+            if base and base != release:
+                raise ConfigError(f"{spec!r} names release {base}, and --release {release} "
+                                  f"another: name one")
+            base, took = release, True
+        if own_prompts and OWN_PROMPTS in bench.variants:
+            variant = OWN_PROMPTS
+        name = family + (f"@{base}" if base else "") + (f"+{variant}" if variant else "")
+        registry.get(name)  # an unknown release says so here
+        out.append(name + colon + domains)
+    if release is not None and not took:
+        raise ConfigError(f"--release {release}: no benchmark of {', '.join(specs)} has "
+                          f"releases")
+    return out
 
 
 @lru_cache(maxsize=64)

@@ -75,11 +75,13 @@ def names() -> tuple[str, ...]:
 
 
 def get(name: str) -> Benchmark:
-    """The benchmark called ``name`` (``family@release`` picks one of its releases);
+    """The benchmark called ``name`` (``family@release`` picks one of its releases, and
+    ``+variant`` a variant of it);
     TaskError listing the known ones when there is none."""
-    family, at, release = name.partition("@")
-    if at:
-        return get(family).with_release(release)
+    head, at, release = name.partition("@")
+    family, plus, variant = head.partition("+")
+    if at or plus:  # name@release[+variant], or name+variant of the current release
+        return get(family).with_release(release + (f"+{variant}" if plus else ""))
     _load_plugins()
     if name in _registered:
         return _registered[name]

@@ -4,6 +4,7 @@ resumes it, a Ctrl-C or SIGTERM anywhere else is one line and 128 + the signal's
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 
@@ -26,6 +27,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as `cat` does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except Interrupted as exc:  # SIGINT / SIGTERM during a sweep: it says what resumes
         say(err, str(exc))
         return exc.exit_status

@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from rich.console import Console
 from rich.text import Text
 
@@ -74,7 +75,24 @@ def config_from_args(args: argparse.Namespace, **fixed: Any) -> SweepConfig:
     """The config file given (or the default) with the options given, and ``fixed``, over it."""
     overrides = option_overrides(args)
     overrides.update(fixed)
-    return load_sweep_config(args.config, overrides)
+    cfg = load_sweep_config(args.config, overrides)
+    release, own = getattr(args, "release", None), getattr(args, "prompts", None) == "own"
+    if release is None and not own:
+        return cfg
+    from sweepbench.benchmarks.catalog import choose
+
+    return msgspec.structs.replace(cfg, benchmarks=choose(cfg.benchmarks, release=release,
+                                                          own_prompts=own))
+
+
+def chosen_spec(args: argparse.Namespace, spec: str) -> str:
+    """``spec`` with the command's ``--release`` / ``--prompts own`` applied."""
+    release, own = getattr(args, "release", None), getattr(args, "prompts", None) == "own"
+    if release is None and not own:
+        return spec
+    from sweepbench.benchmarks.catalog import choose
+
+    return choose([spec], release=release, own_prompts=own)[0]
 
 
 def load_sweep_config(path: str | None, overrides: dict[str, Any] | None = None) -> SweepConfig:

@@ -104,6 +104,21 @@ def _add_sweep_options(p: argparse.ArgumentParser, *, models: bool = True) -> No
                         "their journal); their old judgments no longer count")
     p.add_argument("--shard", metavar="I/N", help="run only shard I of N of the work (0-based); "
                    "combine the shard stores with `sweepbench merge`")
+    _add_release_options(p)
+
+
+def _add_release_options(p: argparse.ArgumentParser) -> None:
+    """Which upstream release of a benchmark with several (VitaBench), and its prompts."""
+    p.add_argument("--release", metavar="NAME",
+                   help="upstream release of every benchmark that has releases: VitaBench "
+                        "2025-12 (the current one, upstream 742e240; the default) or 2025-11 "
+                        "(the November 2025 release, upstream 96f3b85); also spelled "
+                        "vitabench@2025-11 in a spec")
+    p.add_argument("--prompts", choices=["upstream", "own"], default="upstream",
+                   help="upstream: the data dir's upstream prompt templates and tool "
+                        "descriptions, required with real task files (default); own: "
+                        "sweepbench's own, marked in every report as not comparable with "
+                        "published numbers")
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
@@ -287,6 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--benchmark", default="vitabench:delivery,instore,ota", metavar="SPEC",
                    help="benchmark spec (default: all 66 VitaBench tools)")
     p.add_argument("--json", action="store_true")
+    _add_release_options(p)
     p.set_defaults(func=tools.cmd_tools)
     calls = p.add_subparsers(dest="tools_command", metavar="{call}")
     c = calls.add_parser(
@@ -294,13 +310,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Reads call sequences, one JSON object per line: {key, domain (one domain "
                     "or a comma composition), lang, task_id, calls: [{tool, args}]}; an "
                     "argument {\"$ref_step\": i} is the id of the record call i created. Prints "
-                    "one JSON line per sequence: {key, results: [{content, created}], "
-                    "final_state}.")
+                    "one JSON line per sequence: {key, results: [{content, error, created}], "
+                    "final_state}; error is upstream's flag of a failed call (it counts "
+                    "toward the episode's error limit where the release counts them).")
     c.add_argument("sequences", metavar="SEQUENCES.jsonl", help="the sequences ('-': stdin)")
     c.add_argument("--data-dir", metavar="DIR",
                    help="benchmark data dir (default $SWEEPBENCH_DATA, else the built-in samples)")
     c.add_argument("--benchmark", dest="call_benchmark", default="vitabench", metavar="NAME",
                    help="the benchmark whose tools run (default vitabench)")
+    _add_release_options(c)
     c.set_defaults(func=tools.cmd_tools_call)
 
     p = sub.add_parser(
@@ -326,5 +344,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", metavar="DIR")
     p.add_argument("--lang", choices=["en", "zh"], default="en")
     p.add_argument("--json", action="store_true")
+    _add_release_options(p)
     p.set_defaults(func=tools.cmd_tasks)
     return parser

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from sweepbench.cli.common import out, say, say_error
+from sweepbench.cli.common import chosen_spec, out, say, say_error
 from sweepbench.errors import ConfigError, SweepbenchError
 from sweepbench.results.text import json_text
 
@@ -16,7 +16,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
     from sweepbench.benchmarks import registry
     from sweepbench.benchmarks.catalog import BenchmarkSpec
 
-    spec = BenchmarkSpec.parse(args.benchmark)
+    spec = BenchmarkSpec.parse(chosen_spec(args, args.benchmark))
     benchmark = registry.get(spec.benchmark)
     toolkit = benchmark.toolkit_for_domains(spec.domains)
     rows = [{"name": t.name, "domain": t.domain, "type": t.kind} for t in toolkit.tools.values()]
@@ -38,7 +38,7 @@ def cmd_tools_call(args: argparse.Namespace) -> int:
     from sweepbench.benchmarks import registry
     from sweepbench.benchmarks.catalog import load_tasks
 
-    benchmark = registry.get(args.call_benchmark)
+    benchmark = registry.get(chosen_spec(args, args.call_benchmark))
     try:
         stream = sys.stdin if args.sequences == "-" else open(args.sequences, encoding="utf-8")
     except OSError as exc:
@@ -74,15 +74,16 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     from sweepbench.benchmarks import registry
     from sweepbench.benchmarks.catalog import BenchmarkSpec, load_tasks
 
-    spec = BenchmarkSpec.parse(args.benchmark)
+    spec = BenchmarkSpec.parse(chosen_spec(args, args.benchmark))
     tasks = load_tasks(spec, data_dir=args.data_dir, lang=args.lang)
     if args.json:
         summary = registry.get(spec.benchmark).tasks_summary(spec.domains, tasks)
-        print(json.dumps(summary if summary is not None else {"total": len(tasks), "tasks": [
-            {"id": t.id, "domain": t.domain, "lang": t.lang} for t in tasks]}, indent=2))
+        print(json.dumps({"benchmark": spec.benchmark, **(
+            summary if summary is not None else {"total": len(tasks), "tasks": [
+                {"id": t.id, "domain": t.domain, "lang": t.lang} for t in tasks]})}, indent=2))
     else:
         for t in tasks:
             say(out, f"{t.id:<16} {t.domain:<10} {' '.join(t.instructions.split())[:90]}",
                 one_line=True)
-        say(out, f"{len(tasks)} tasks")
+        say(out, f"{len(tasks)} tasks of {spec} ({args.lang})")
     return 0

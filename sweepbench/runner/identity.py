@@ -7,7 +7,9 @@ Everything that decides an episode's outcome is in it, nothing else:
   API key variable, its limits, timeouts or prices); scripted models are identified by name
   alone (they are deterministic wherever the reference server runs);
 - the benchmark and the task's *content* (a hash of the Task as loaded, without the path it
-  came from): editing a task file makes its episodes new, moving it does not;
+  came from): editing a task file makes its episodes new, moving it does not; the benchmark
+  by its ``identity_name`` (VitaBench's November release keeps the plain name its episodes
+  were recorded under before releases had names);
 - the trial index, the seed, the episode limits (turns, tool errors, steps);
 - the user model's endpoint identity and the user mode;
 - the benchmark's fingerprint: the prompts and tool schemas the episode would use and the
@@ -89,7 +91,9 @@ class EpisodeIdentity:
 
     def _make_task_part(self, task: Task) -> dict[str, Any]:
         bench = registry.get(task.benchmark)
-        return {"benchmark": task.benchmark, "task": task_hash(task),
+        name = bench.identity_name
+        same = task if task.benchmark == name else msgspec.structs.replace(task, benchmark=name)
+        return {"benchmark": name, "task": task_hash(same),
                 "fingerprint": bench.fingerprint(task, self.data_dir)}
 
     def of(self, model: str, task: Task, trial: int) -> dict[str, Any]:

@@ -18,7 +18,7 @@ def test_the_three_known_unreachable_tasks_are_apart_in_every_output(shared_data
     out = tmp_path / "s.sqlite"
     tasks = [a for t in [*UNREACHABLE, "10826004"] for a in ("--task", t)]
     assert main(["run", "--data-dir", str(shared_data), "--benchmark", "vitabench:delivery",
-                 "--benchmark", "vitabench:instore", *tasks, "--model", "scripted/oracle",
+                 "--benchmark", "vitabench:instore", "--release", "2025-11", *tasks, "--model", "scripted/oracle",
                  "--trials", "1", "--judge-model", "scripted/judge", "--out", str(out),
                  "--no-progress"]) == 0
     terminal = " ".join(capsys.readouterr().out.split())
@@ -29,7 +29,7 @@ def test_the_three_known_unreachable_tasks_are_apart_in_every_output(shared_data
     words = set(terminal.split())  # the table wraps a long reason over lines
     assert all(u["reason"] and set(u["reason"].split()) <= words for u in listed.values())
     assert all(task in words for task in UNREACHABLE)
-    oracle = entry(report, "vitabench", "scripted/oracle")
+    oracle = entry(report, "vitabench@2025-11", "scripted/oracle")
     assert oracle["state"] == 0.25  # the oracle passes the one reachable task only
     # the headline with and without them
     assert (oracle["tasks"], oracle["without_unreachable"]["tasks"]) == (4, 1)

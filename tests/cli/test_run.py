@@ -30,7 +30,7 @@ def test_default_run_is_offline_and_discriminates(tmp_path, monkeypatch, capsys)
     assert 0.0 < noisy["avg"] < 1.0 and noisy["pass_hat_k"] <= noisy["avg"] <= noisy["pass_at_k"]
     # VitaBench's headline is the sliding-window judge: the default runs the judge double,
     # which follows the state check (a column of its own) for test doubles
-    v_oracle, v_noisy = (entry(report, "vitabench", m) for m in ("scripted/oracle", "scripted/noisy:0.3"))
+    v_oracle, v_noisy = (entry(report, "vitabench@2025-12", m) for m in ("scripted/oracle", "scripted/noisy:0.3"))
     assert v_oracle["avg"] == 1.0 and v_oracle["unjudged"] == 0
     assert v_oracle["state"] == 1.0 and 0.0 < v_noisy["state"] < 1.0
     assert v_noisy["avg"] == v_noisy["state"]
@@ -64,7 +64,7 @@ def test_chaos_model_run_completes_with_tool_errors(tmp_path, capsys):
     out = tmp_path / "c.sqlite"
     code, report = run_json(capsys, "run", "--benchmark", "vitabench:delivery", "--model",
                             "scripted/chaos", "--trials", "1", "--out", str(out), "--json")
-    chaos = entry(report, "vitabench", "scripted/chaos")
+    chaos = entry(report, "vitabench@2025-12", "scripted/chaos")
     # it changes nothing, so it passes exactly the tasks that need no change (state check)
     tasks = load_tasks("vitabench:delivery")
     no_change = [t for t in tasks if not RegistryWorld().gold_plan(t)]
@@ -85,7 +85,7 @@ def test_replay_on_samples(capsys):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_replay_on_real_delivery_tasks(shared_data, capsys, lang):
-    code, result = run_json(capsys, "replay", "--benchmark", "vitabench:delivery",
+    code, result = run_json(capsys, "replay", "--benchmark", "vitabench@2025-11:delivery",
                             "--data-dir", str(shared_data), "--lang", lang, "--json")
     assert result["tasks"] == 80
     # one published task expects a product that is on no menu: the only failure allowed
@@ -115,7 +115,7 @@ def test_shards_merge_and_resume_from_the_command_line(tmp_path, capsys):
     assert main(["merge", str(merged), str(tmp_path / "s0.sqlite"), str(tmp_path / "s1.sqlite")]) == 0
     capsys.readouterr()
     _, report = run_json(capsys, "report", str(merged), "--json")
-    oracle = entry(report, "vitabench", "scripted/oracle")
+    oracle = entry(report, "vitabench@2025-12", "scripted/oracle")
     assert oracle["unjudged"] == len(load_tasks("vitabench:delivery")) and oracle["state"] == 1.0
     # --resume takes the stored config: nothing left to run
     assert main(["run", "--resume", str(merged), "--json"]) == 0
@@ -141,7 +141,7 @@ def test_user_modes(tmp_path, capsys, mode):
     code, report = run_json(capsys, "run", "--benchmark", "vitabench:delivery", "--model",
                             "scripted/oracle", "--trials", "1", "--user-mode", mode,
                             "--out", str(out), "--json", "--no-progress")
-    assert code == 0 and entry(report, "vitabench", "scripted/oracle")["state"] == 1.0
+    assert code == 0 and entry(report, "vitabench@2025-12", "scripted/oracle")["state"] == 1.0
     db = sqlite3.connect(out)
     records = [json.loads(r) for (r,) in db.execute("select record from episodes")]
     if mode == "solo":
@@ -174,7 +174,7 @@ def test_each_benchmark_has_its_papers_headline_and_the_llm_judge_changes_no_t1_
     _, without = run_json(capsys, *run, "--out", str(tmp_path / "a.sqlite"))
     _, judged = run_json(capsys, *run, "--judge-model", "scripted/judge",
                          "--out", str(tmp_path / "b.sqlite"))
-    vita, t1 = judged["benchmarks"]["vitabench"], judged["benchmarks"]["t1"]
+    vita, t1 = judged["benchmarks"]["vitabench@2025-12"], judged["benchmarks"]["t1"]
     assert (vita["source"]["judge"], vita["source"]["method"]) == ("scripted/judge", "sliding")
     assert (t1["source"]["judge"], t1["source"]["method"]) == ("state", "state")
     noisy = vita["models"]["scripted/noisy:0.3"]
@@ -191,7 +191,7 @@ def test_each_benchmark_has_its_papers_headline_and_the_llm_judge_changes_no_t1_
     for m, entry in without["benchmarks"]["t1"]["models"].items():
         assert numbers(entry) == numbers(t1["models"][m])
     assert without["benchmarks"]["t1"]["comparisons"] == t1["comparisons"]
-    assert without["benchmarks"]["vitabench"]["models"]["scripted/oracle"]["avg"] is None
+    assert without["benchmarks"]["vitabench@2025-12"]["models"]["scripted/oracle"]["avg"] is None
 
 
 def test_resume_with_more_trials_runs_only_the_new_trials(tmp_path, capsys):
@@ -216,7 +216,7 @@ def test_changed_task_data_under_the_same_path_is_said_and_run_anew(tmp_path, ca
     folder.mkdir(parents=True)
     tasks = json.loads((SAMPLES / "vitabench_delivery.json").read_text())
     (folder / "tasks_en.json").write_text(json.dumps(tasks))
-    cmd = ["run", "--benchmark", "vitabench:delivery", "--model", "scripted/oracle",
+    cmd = ["run", "--benchmark", "vitabench:delivery", "--prompts", "own", "--model", "scripted/oracle",
            "--trials", "1", "--data-dir", str(tmp_path / "data"), "--out",
            str(tmp_path / "s.sqlite"), "--no-progress"]
     assert main(cmd) == 0

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
+from sweepbench.cli import main
+
 from .helpers import run_json
 
 
@@ -24,3 +28,16 @@ def test_vitabench_tool_graph(capsys):
     domains = [t["domain"] for t in listing["tools"]]
     assert [domains.count(d) for d in ("delivery", "instore", "ota", "general")] == [12, 16, 30, 8]
     assert listing["edges"] > 0 and 0 < listing["density"] < 1
+
+
+def test_release_and_prompts_choose_the_benchmark_of_tasks_and_tools(capsys):
+    assert main(["tasks", "--release", "2025-11", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["benchmark"] == "vitabench@2025-11"
+    assert main(["tasks", "--json", "--prompts", "own"]) == 0
+    assert json.loads(capsys.readouterr().out)["benchmark"] == "vitabench@2025-12+own-prompts"
+    assert main(["tasks", "--benchmark", "vitabench@2025-12:delivery", "--release", "2025-11"]) == 2
+    assert "names release 2025-12, and --release 2025-11 another" in capsys.readouterr().err
+    assert main(["tasks", "--benchmark", "t1:flight", "--release", "2025-11"]) == 2
+    assert "no benchmark of t1:flight has releases" in capsys.readouterr().err
+    assert main(["tasks", "--release", "1999"]) == 2
+    assert "unknown VitaBench release '1999'" in capsys.readouterr().err

@@ -94,7 +94,8 @@ def vita_real_store(tmp_path_factory, shared_data) -> Path:
     trial, oracle and noisy agents, the sliding-window judge double."""
     tmp = tmp_path_factory.mktemp("vitareal")
     store = tmp / "vita.sqlite"
-    _run(tmp, "real", 'benchmarks = ["vitabench:delivery", "vitabench:instore"]\ntrials = 1\n'
+    _run(tmp, "real", 'benchmarks = ["vitabench@2025-11:delivery", "vitabench@2025-11:instore"]'
+         '\ntrials = 1\n'
          f'data_dir = "{shared_data}"\n' + _VITA, "--out", str(store))
     return store
 

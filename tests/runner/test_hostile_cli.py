@@ -156,7 +156,7 @@ def test_a_judge_with_unreadable_output_leaves_episodes_unjudged(tmp_path, capsy
                      "--method", "sliding"]) == 0
         judge_err = capsys.readouterr().err
     assert "3 judgments by garbler / sliding failed" in run_err
-    oracle = report["benchmarks"]["vitabench"]["models"]["scripted/oracle"]
+    oracle = report["benchmarks"]["vitabench@2025-12"]["models"]["scripted/oracle"]
     assert oracle["unjudged"] == 3 and oracle["avg"] is None  # never a silent 0
     assert oracle["state"] == 1.0  # the state check still judged them
     (row,) = report["unjudged_by_judge"]

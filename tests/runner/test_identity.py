@@ -83,7 +83,7 @@ async def test_a_store_grows_by_trials_models_and_benchmarks(tmp_path):
         assert n == n1 + n2 + n3 + n4
         whole = build_report(w, benchmarks=benchmark_info())
     assert metrics(grown) == metrics(whole)
-    assert grown["benchmarks"]["vitabench"]["source"]["judge"] == "scripted/judge"
+    assert grown["benchmarks"]["vitabench@2025-12"]["source"]["judge"] == "scripted/judge"
 
 
 def sample_data_dir(tmp_path: Path) -> Path:
@@ -109,8 +109,8 @@ def fresh_files():
 
 
 async def test_a_changed_task_file_makes_only_its_episodes_new(tmp_path, fresh_files):
-    data = sample_data_dir(tmp_path)
-    cfg = {"benchmarks": ["vitabench:delivery"], "models": ["scripted/oracle"], "trials": 2,
+    data = sample_data_dir(tmp_path)  # no upstream templates: sweepbench's own prompts
+    cfg = {"benchmarks": ["vitabench+own-prompts:delivery"], "models": ["scripted/oracle"], "trials": 2,
            "data_dir": str(data), "judge_models": []}
     with RunStore(tmp_path / "s.sqlite") as s:
         _, n, _, _ = await step(s, **cfg)
@@ -124,7 +124,7 @@ async def test_a_changed_task_file_makes_only_its_episodes_new(tmp_path, fresh_f
         assert sweep.changed == {"task content": 2}
         report = build_report(s)
         assert report["superseded"] == 2  # the stale ones are kept, never counted
-        vita = report["benchmarks"]["vitabench"]["models"]["scripted/oracle"]
+        vita = report["benchmarks"]["vitabench@2025-12+own-prompts"]["models"]["scripted/oracle"]
         assert vita["unjudged"] == n  # every (task, trial) once
         edited = {k for k, r in s.records().items() if r.task_id == tasks[2]["id"]}
         assert len(edited) == 4 and len(edited & set(s.run_selection(sweep.run_id))) == 2
@@ -136,6 +136,7 @@ async def test_a_changed_prompt_makes_the_episodes_new(tmp_path, fresh_files):
     prompts.mkdir(parents=True)
     template = prompts / "agent_system_prompt.yaml"
     template.write_text("english: |-\n  You help with orders. Now: {time}.\n")
+    (prompts.parent / "tool_descriptions.json").write_text("{}")  # the tools' own, then
     cfg = {"benchmarks": ["vitabench:delivery"], "models": ["scripted/oracle"], "trials": 1,
            "data_dir": str(data), "judge_models": []}
     with RunStore(tmp_path / "s.sqlite") as s:
@@ -221,3 +222,18 @@ def test_identity_covers_trial_seed_user_and_limits():
         **base, "max_concurrency": 3, "judge_models": ["scripted/judge"],
         "benchmarks": ["vitabench:delivery", "vitabench:delivery"]}), None)}
     assert same == keys
+
+
+def test_the_november_release_keeps_the_identity_its_episodes_had_before_releases_had_names():
+    """So a store's November episodes are reused by ``--release 2025-11``, never paid for
+    again; the updated release's episodes are others."""
+    def keys(spec):
+        cfg = load_config(None, {"benchmarks": [spec], "models": ["scripted/oracle"],
+                                 "trials": 1})
+        return [i.key for i in build_work(cfg, None)]
+
+    november = keys("vitabench@2025-11:delivery")
+    # the first sample task's key as commit 4b4db47 (before releases had names) computed it
+    assert november[0] == "ep-e389ef189eb10d5b9d7a272f3bb5b4c4"
+    assert not set(november) & set(keys("vitabench:delivery"))
+    assert keys("vitabench:delivery") == keys("vitabench@2025-12:delivery")

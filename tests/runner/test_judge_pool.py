@@ -32,7 +32,7 @@ async def test_pipelined_judging_covers_every_episode_with_the_right_method(tmp_
     by_method = {}
     for j in judgments:
         by_method.setdefault((j["judge"], j["method"]), set()).add(j["episode_key"])
-    vita = {r["episode_key"] for r in rows if r["benchmark"] == "vitabench"}
+    vita = {r["episode_key"] for r in rows if r["benchmark"] == "vitabench@2025-12"}
     t1 = episodes - vita
     assert by_method[("state", "state")] == set(episodes)
     assert by_method[("scripted/judge", "sliding")] == vita  # rubric judge: VitaBench only
@@ -66,7 +66,7 @@ async def test_rejudging_makes_no_agent_or_user_calls_and_nothing_twice(tmp_path
         await once_more.run(episodes=False)
         assert not once_more.reference or not once_more.reference.requests.get("scripted/judge")
         report = build_report(store, outcome.run_id, judge="scripted/judge", method="full")
-        assert report["benchmarks"]["vitabench"]["models"]["scripted/oracle"]["episodes"] > 0
+        assert report["benchmarks"]["vitabench@2025-12"]["models"]["scripted/oracle"]["episodes"] > 0
         # "full" is VitaBench's: T1's episodes are not applicable, never failures
         t1 = report["benchmarks"]["t1"]
         n_t1 = sum(r["benchmark"] == "t1" for r in store.episode_rows())

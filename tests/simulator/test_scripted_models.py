@@ -48,7 +48,7 @@ async def play(task, agent_name, *, seed=0, trial=0, max_tool_errors=10):
 
 
 def test_samples_exist():
-    assert len(SAMPLES) >= 4 and all(t.benchmark == "vitabench" for t in SAMPLES)
+    assert len(SAMPLES) >= 4 and all(t.benchmark == "vitabench@2025-12" for t in SAMPLES)
 
 
 @pytest.mark.parametrize("task", SAMPLES, ids=lambda t: t.id)

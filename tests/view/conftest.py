@@ -59,7 +59,7 @@ def plant(path: Path, run_id: str) -> str:
     run selected it, as a sweep's episodes are. Returns its key."""
     with RunStore(path, create=False) as store:
         # a VitaBench episode's (the unreachable reason is about a dish), whichever ran first
-        template = next(r for r in store.records().values() if r.benchmark == "vitabench")
+        template = next(r for r in store.records().values() if r.benchmark == "vitabench@2025-12")
         task = TaskKey(template.benchmark, template.domain, template.lang, template.task_id)
         label = str(EpisodeId(PLANTED_MODEL, task, 0))
         key = str(EpisodeKey.of({"planted": label}))

@@ -102,14 +102,14 @@ async def test_the_leaderboard_is_the_reports(client, stored_run, scope):
 async def test_headlines_by_default_and_another_source_on_request(client, stored_run):
     s = await get(client, "summary")
     sources = {b["name"]: (b["source"]["judge"], b["source"]["method"]) for b in s["benchmarks"]}
-    assert sources == {"vitabench": ("scripted/judge", "sliding"), "t1": ("state", "state")}
+    assert sources == {"vitabench@2025-12": ("scripted/judge", "sliding"), "t1": ("state", "state")}
     names = {c["name"] for c in s["cells"]}
     assert {"scripted/oracle [user scripted/user, default]",
             "scripted/oracle [user scripted/user, neutral]", NOISY} <= names
     # VitaBench by its state check: what the report says with method=state
-    other = await get(client, "summary", **{"src.vitabench": "state/state"})
+    other = await get(client, "summary", **{"src.vitabench@2025-12": "state/state"})
     assert board(other) == report_board(report(stored_run, method="state"))
-    vita = next(b for b in other["benchmarks"] if b["name"] == "vitabench")
+    vita = next(b for b in other["benchmarks"] if b["name"] == "vitabench@2025-12")
     assert vita["source"]["explicit"] and vita["headline"]["method"] == "sliding"
     # T1 by the Likert judge, which gives scores, never verdicts: every episode unjudged
     likert = await get(client, "summary", **{"src.t1": "scripted/judge/likert"})
@@ -157,12 +157,12 @@ async def test_filters_narrow_and_pages_cover_the_list(client, stored_run, truth
     assert len(set(pages)) == everything["total"]
 
     run = stored_run["run_id"]
-    noisy = await get(client, "episodes", run=run, model=NOISY, benchmark="vitabench",
+    noisy = await get(client, "episodes", run=run, model=NOISY, benchmark="vitabench@2025-12",
                       domain="delivery", per_page=200)
-    want = [r for r in truth["rows"] if r["model"] == NOISY and r["benchmark"] == "vitabench"
+    want = [r for r in truth["rows"] if r["model"] == NOISY and r["benchmark"] == "vitabench@2025-12"
             and r["episode_key"] in truth["selection"][run]]
     assert noisy["total"] == len(want) == 6
-    source = {"vitabench": ("scripted/judge", "sliding"), "t1": ("state", "state")}
+    source = {"vitabench@2025-12": ("scripted/judge", "sliding"), "t1": ("state", "state")}
     bench_of = {r["episode_key"]: r["benchmark"] for r in truth["rows"]}
     verdict = {j["episode_key"]: j["passed"] for j in truth["judgments"]
                if (j["judge"], j["method"]) == source[bench_of[j["episode_key"]]]}
@@ -211,7 +211,7 @@ async def test_search_matches_message_text_only_and_continues(client, stored_run
 async def test_an_episode_ties_calls_to_messages_and_costs_them_as_the_report(
         client, stored_run, truth):
     key = next(k for k, rec in truth["records"].items()
-               if rec.model == NOISY and rec.tool_calls and rec.benchmark == "vitabench"
+               if rec.model == NOISY and rec.tool_calls and rec.benchmark == "vitabench@2025-12"
                and rec.run_id == stored_run["run_id"])
     rec = truth["records"][key]
     d = await get(client, "episode", id=key)
@@ -467,7 +467,7 @@ def test_the_command_serves_and_adds_indexes_to_an_older_store(stored_run, tmp_p
             summary = json.load(resp)
         # the registry's headlines, passed by the command
         assert {b["name"]: b["source"]["method"] for b in summary["benchmarks"]} == {
-            "t1": "state", "vitabench": "sliding"}
+            "t1": "state", "vitabench@2025-12": "sliding"}
         assert StoreReader(old).missing_indexes() == []
     finally:
         proc.terminate()

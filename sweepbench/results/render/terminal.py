@@ -276,4 +276,4 @@ def _unreachable_table(report: dict) -> FitTable | None:
                     "'reachable' columns leave them out)",
                     ["Benchmark", "Domain", "Task", "Reason", "Episodes"],
                     [[u["benchmark"], u["domain"], u["task_id"], u["reason"],
-                      fmt.count(u["episodes"])] for u in rows], keep=4)
+                      fmt.count(u["episodes"])] for u in rows], keep=3, wrap=(3,))

@@ -79,7 +79,7 @@ class ScenarioJudge:
 async def test_judge_matches_upstream(scenario, lang, golden_dir, shared_data):
     replies = json.loads((golden_dir / "scenarios.json").read_text(encoding="utf-8"))[scenario]
     expected = json.loads((golden_dir / f"upstream_{lang}.json").read_text(encoding="utf-8"))[scenario]
-    tasks = registry.get("vitabench").load_tasks(("delivery",), data_dir=shared_data, lang=lang)
+    tasks = registry.get("vitabench@2025-11").load_tasks(("delivery",), data_dir=shared_data, lang=lang)
     task = next(t for t in tasks if t.id == "10711001")
     judge = ScenarioJudge(replies)
     res = await judge_episode(task, trajectory(golden_dir), call=judge, data_dir=shared_data,

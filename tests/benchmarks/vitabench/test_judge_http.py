@@ -21,7 +21,7 @@ from sweepbench.devserver.server import ReferenceServer
 from sweepbench.simulator.episode import EpisodeLimits, TerminationReason, run_episode
 from sweepbench.wire import Usage
 
-SPEC = "vitabench:delivery"
+SPEC = "vitabench@2025-11:delivery"  # the November goldens' data dir
 N_TASKS = 3
 
 

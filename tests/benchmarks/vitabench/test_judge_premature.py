@@ -1,8 +1,10 @@
 """Upstream's premature-termination rule, end to end: an agent that only makes failing calls.
 
-Upstream VitaBench has no tool-error budget: such an agent runs until ``max_steps`` (300
-steps: the user's message, then 2 per agent message with its results), and an episode that
-ended by a limit scores 0 without a judge call. Run through ``Sweep`` against test-double
+In the November release upstream has no tool-error budget: such an agent runs until
+``max_steps`` (300 steps: the user's message, then 2 per agent message with its results). In
+the updated release a failed call counts toward ``max_errors`` (10): the 10th ends it as
+``too_many_errors``. Either way an episode that ended by a limit scores 0 without a judge
+call. Run through ``Sweep`` against test-double
 models on the reference server; the judge's requests are counted.
 """
 
@@ -40,12 +42,12 @@ class Doubles:
                 "counted-judge": self.judge}.get(name)
 
 
-async def run(tmp_path, **overrides):
+async def run(tmp_path, release="2025-11", **overrides):
     doubles = Doubles()
     names = ["failing-agent", "patient-user", "counted-judge"]
     async with ReferenceServer(doubles.resolve, models=names) as server:
         cfg = SweepConfig(
-            benchmarks=["vitabench:delivery"], models=["failing-agent"],
+            benchmarks=[f"vitabench@{release}:delivery"], models=["failing-agent"],
             user_model="patient-user", judge_models=["counted-judge"], judge_methods=["sliding"],
             trials=1, limit=1, endpoints=[Endpoint(name=n, base_url=server.url) for n in names],
             **overrides)
@@ -71,4 +73,18 @@ async def test_failing_calls_end_at_max_steps_with_reward_zero_and_no_judge_call
     assert (sliding["passed"], sliding["score"]) == (False, 0.0)
     assert sliding["details"]["premature"] and sliding["details"]["note"] == (
         "Simulation terminated prematurely. Termination reason: TerminationReason.MAX_STEPS")
+    assert doubles.judge_requests == 0
+
+
+async def test_in_the_updated_release_the_tenth_failed_call_ends_it_with_reward_zero(tmp_path):
+    doubles, records, judgments = await run(tmp_path, release="2025-12")
+    (record,) = records
+    assert record.termination == TerminationReason.TOO_MANY_ERRORS
+    # the user's message, then ten agent messages each with its failed call's result
+    assert (record.steps, record.agent_calls, record.tool_calls, record.tool_errors) == (
+        21, 10, 10, 10)
+    sliding = judgments["sliding"]
+    assert (sliding["passed"], sliding["score"]) == (False, 0.0)
+    assert sliding["details"]["note"] == ("Simulation terminated prematurely. Termination "
+                                          "reason: TerminationReason.TOO_MANY_ERRORS")
     assert doubles.judge_requests == 0

@@ -115,7 +115,7 @@ def test_neutral_user_really_drops_persona_attributes(data_dir):
 
 def test_neutral_on_real_tasks_in_both_languages(shared_data):
     for lang, key in (("en", "personality"), ("zh", "性格")):
-        tasks = load_tasks("vitabench:delivery", data_dir=shared_data, lang=lang)
+        tasks = load_tasks("vitabench@2025-11:delivery", data_dir=shared_data, lang=lang)
         assert tasks
         for t in tasks:
             full = persona_profile(t)

@@ -32,9 +32,10 @@ KINDS = {
 
 
 def test_registry_serves_vitabench():
-    benchmark = registry.get("vitabench")
-    assert benchmark.name == "vitabench"
+    benchmark = registry.get("vitabench@2025-11")
+    assert benchmark.name == "vitabench@2025-11"
     assert benchmark.toolkit(TASK) is TOOLS.toolkit(TASK)
+    assert registry.get("vitabench").name == "vitabench@2025-12"  # a bare name: the current
 
 
 def test_a_delivery_task_gets_8_general_and_12_delivery_tools_of_upstreams_kinds():

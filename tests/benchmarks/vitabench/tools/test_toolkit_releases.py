@@ -26,7 +26,7 @@ def test_each_release_has_its_tools_and_the_benchmark_serves_them():
     assert TOOLS is OLD and tools_for(RELEASES["2025-12"]) is NEW
     assert registry.get("vitabench@2025-12").toolkit(TASK) is NEW.toolkit(TASK)
     assert registry.get("vitabench@2025-11").toolkit(TASK) is OLD.toolkit(TASK)
-    assert registry.get("vitabench").toolkit(TASK) is OLD.toolkit(TASK)
+    assert registry.get("vitabench").toolkit(TASK) is NEW.toolkit(TASK)  # the current release
     assert NEW.new_state(TASK).rules is RELEASES["2025-12"] and OLD.new_state(TASK).rules is RELEASES["2025-11"]
 
 

@@ -27,7 +27,7 @@ def test_a_sequence_runs_from_a_fresh_state_with_references_to_what_it_created(t
         {"tool": "create_delivery_order", "args": ORDER},
         {"tool": "pay_delivery_order", "args": {"order_id": {"$ref_step": 0}}},
         {"tool": "pay_delivery_order", "args": {"order_id": {"$ref_step": 1}}}]}
-    code, (first, again), err = run(tmp_path, capsys, [seq, seq])
+    code, (first, again), err = run(tmp_path, capsys, [seq, seq], "--release", "2025-11")
     assert code == 0 and not err and first == again  # each from a fresh state: same ids, same text
     (new,) = first["results"][0]["created"]
     assert first["key"] == "k1" and first["results"][0]["content"].startswith(f"Order(order_id:{new}, ")
