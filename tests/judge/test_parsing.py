@@ -114,8 +114,13 @@ def test_overall_verdict():
 
 
 def test_keys_and_rubrics_must_align():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="^keys and rubrics must have the same length$"):
         parse_rubric_verdicts("[]", ["rubric_0"], [])
+
+
+def test_with_no_rubrics_nothing_is_placed():
+    assert parse_rubric_verdicts('[{"rubric": "x", "met": true}, {"rubric_idx": 0, "met": true}]',
+                                 [], []) == {}
 
 
 _PIECES = ['[', ']', '{', '}', '"', "'", ',', ':', 'rubric_idx', '"rubric_1"', 'meetExpectation',
@@ -154,7 +159,8 @@ def test_every_spelling_of_no_reads_as_not_met(value):
     assert met_of(value) is False
 
 
-@pytest.mark.parametrize("value", [2, -1, 0.5, "maybe", "", "partially", [True], {"a": 1}])
+@pytest.mark.parametrize("value", [2, -1, 0.5, "maybe", "", "partially", [True], {"a": 1}, "NOX",
+                                   "METX"])
 def test_anything_else_is_no_verdict(value):
     assert met_of(value) is None
 
@@ -170,6 +176,9 @@ def test_a_verdict_in_the_thinking_is_not_the_verdict():
     assert verdicts(f"<THINK>line one\n{draft}\nline two</Think> {final}") == {2: False}
     assert verdicts(f"<think>a {draft}</think> mid <think>b {draft}</think> {final}") == {2: False}
     assert verdicts(f"<think>an open thought {draft}") == {2: True}  # never closed: kept
+    # removed without a trace: a verdict written around the thinking still reads
+    assert verdicts('{"rubric_idx": "rubric_1", "meetExpectation": <think>sure?</think>true}') == {
+        1: True}
 
 
 @pytest.mark.parametrize("key,expected", [
@@ -301,6 +310,7 @@ def test_the_field_scan_places_unkeyed_verdicts_by_order_and_skips_unreadable_on
     assert verdicts("'rubrics': 'Delivery before 12:00', 'meetExpectation': yes ]") == {2: True}
     assert verdicts('"rubric_idx": "rubric_0", "meetExpectation": true, '
                     '"rubric_idx": "rubric_0", "meetExpectation": false {') == {0: True}
+    assert parse_rubric_verdicts('"meetExpectation": true {', KEYS, RUBRICS) == {0: Verdict(True, "")}
 
 
 def test_the_lenient_reader_decodes_every_escape():
@@ -311,6 +321,7 @@ def test_the_lenient_reader_decodes_every_escape():
     assert loads_lenient(r'"\u12"') == "u12"
     assert loads_lenient(r'"\q"') == "q"
     assert loads_lenient('"ends with \\') == "ends with \\"  # cut off after a backslash
+    assert loads_lenient('"a\\"') == 'a"'  # cut off after an escaped quote
     assert loads_lenient("\u201ccurly\u201d") == "curly"
     assert loads_lenient("\u201cthe \"inner\" one\u201d rest") == 'the "inner" one'
 
@@ -318,26 +329,37 @@ def test_the_lenient_reader_decodes_every_escape():
 def test_the_lenient_reader_reads_numbers_literals_and_bare_words():
     assert loads_lenient("[1, -2, 1.5, .5, -0.25, 1e3, -3.5e2, 12., 2E-1]") == [
         1, -2, 1.5, 0.5, -0.25, 1000.0, -350.0, 12.0, 0.2]
-    assert [type(x) for x in loads_lenient("[1, 1.0, 1e0]")] == [int, float, float]
-    assert loads_lenient("[true, false, null, True, False, None, yes, $x, a-b]") == [
-        True, False, None, True, False, None, "yes", "$x", "a-b"]
+    assert [type(x) for x in loads_lenient("[1, -1, 1.0, -1.0, 1e0]")] == [int, int, float, float,
+                                                                             float]
+    assert loads_lenient("[true, false, null, True, False, None, yes, $x, a-b, Xavier]") == [
+        True, False, None, True, False, None, "yes", "$x", "a-b", "Xavier"]
+    assert loads_lenient('[1,2,{"a":1,"b":[3]},"c"]') == [1, 2, {"a": 1, "b": [3]}, "c"]  # no spaces
+    assert loads_lenient('[[{"a":1}],2]') == [[{"a": 1}], 2]
     assert loads_lenient("[1, tru") == [1, "tru"]
-    with pytest.raises(ValueError, match="unexpected '@' at offset 1"):
+    with pytest.raises(ValueError, match="^unexpected '@' at offset 1$"):
         loads_lenient("[@]")
     assert loads_lenient("  x[1]", 3) == [1]
 
 
 def test_the_lenient_reader_skips_comments_and_reads_separators_loosely():
     assert loads_lenient("{a: 1 /* two */; b = 2, // three\n c: 3,,}") == {"a": 1, "b": 2, "c": 3}
+    assert loads_lenient("{X: 1, Xs = 2}") == {"X": 1, "Xs": 2}
     assert loads_lenient("[1 // the rest is a comment") == [1]
+    assert loads_lenient("[1,\n2 // two\n, 3 // three\n]") == [1, 2, 3]
+    assert loads_lenient("[1 // one\n2]") == [1, 2]
+    assert loads_lenient("[1 /* a */, 2 /* b */]") == [1, 2]
+    assert loads_lenient("[1 /* c */2]") == [1, 2]
+    assert loads_lenient("[1, /**/ 2, /*/ odd */ 3]") == [1, 2, 3]
     assert loads_lenient("[1 /* never closed ]") == [1]
     assert loads_lenient("[1,, 2,]") == [1, 2]
     assert loads_lenient('{1: "one", "two": 2}') == {"1": "one", "two": 2}
-    with pytest.raises(ValueError, match="expected ':' after key 'a'"):
+    with pytest.raises(ValueError, match="^expected ':' after key 'a' at offset 5$"):
         loads_lenient('{"a" 1}')
-    with pytest.raises(ValueError, match="expected a key at offset 1"):
+    with pytest.raises(ValueError, match="^expected ':' after key 'a' at offset 5$"):
+        loads_lenient('{"a" X 1}')
+    with pytest.raises(ValueError, match="^expected a key at offset 1, got '\\['$"):
         loads_lenient("{[1]: 2}")
-    with pytest.raises(ValueError, match="input ended"):
+    with pytest.raises(ValueError, match="^input ended where a value belongs$"):
         loads_lenient("  // nothing\n")
 
 
@@ -353,11 +375,17 @@ def test_the_lenient_reader_drops_a_key_cut_off_or_left_without_a_value():
 
 def test_the_lenient_reader_nests_64_deep_and_no_deeper():
     assert loads_lenient("[" * 64) == functools.reduce(lambda inner, _: [inner], range(63), [])
-    with pytest.raises(ValueError, match="nested too deeply"):
+    with pytest.raises(ValueError, match="^nested too deeply$"):
         loads_lenient("[" * 65)
-    with pytest.raises(ValueError, match="nested too deeply"):
+    with pytest.raises(ValueError, match="^nested too deeply$"):
         loads_lenient('{"a": ' * 65)
-    assert loads_lenient("[[1], [[2]], [3]]") == [[1], [[2]], [3]]  # depth is given back
+    # the depth is given back when a value closes: siblings do not add up
+    assert loads_lenient("[" + "[], " * 100 + "]") == [[]] * 100
+    assert len(loads_lenient("[[], " + "[" * 63)) == 2
+    with pytest.raises(ValueError, match="^nested too deeply$"):
+        loads_lenient("[[], " + "[" * 64)
+    with pytest.raises(ValueError, match="^nested too deeply$"):
+        loads_lenient("[[[], " + "[" * 63)
 
 
 def test_extract_json_reads_a_whole_reply_strictly_then_each_opening_in_turn():
@@ -367,6 +395,10 @@ def test_extract_json_reads_a_whole_reply_strictly_then_each_opening_in_turn():
     assert extract_json("42") is None  # a scalar is no verdict
     assert extract_json("42", lambda v: v == 42) == 42  # the whole reply, read strictly
     assert extract_json("[42]", lambda v: v == 42) is None  # openings give lists and objects
+
+
+def test_extract_json_goes_past_an_opening_it_cannot_read():
+    assert extract_json('see {details}. {"a": 1}') == {"a": 1}
 
 
 def test_extract_json_tries_the_first_64_openings_only():
@@ -399,6 +431,24 @@ def test_the_overall_verdict_reads_the_first_entry_memory_as_text_and_falls_back
         OverallVerdict(False, "", '[1,"a"]')
     assert parse_overall_verdict('"justification": "broke", "meetExpectation": no, {') == \
         OverallVerdict(False, "broke")
+    assert parse_overall_verdict('"meetExpectation": true, {') == OverallVerdict(True, "")
+    assert parse_overall_verdict('"rubric": "the goal", "meetExpectation": yes {') == \
+        OverallVerdict(True, "")
     assert parse_overall_verdict('"meetExpectation": perhaps {') is None
     assert parse_overall_verdict('[{"met": "perhaps"}]') is None
     assert parse_overall_verdict(None) is None
+
+
+def test_an_overall_verdict_is_the_first_object_with_one_not_an_object_quoted_before_it():
+    reply = '["summary: {\'met\': false} was the draft", {"met": true}]'
+    assert parse_overall_verdict(reply) == OverallVerdict(True, "")
+    assert parse_overall_verdict('{"note": 1} {"meetExpectation": true, "memory": "kept"}') == \
+        OverallVerdict(True, "", "kept")
+
+
+def test_the_overall_scan_takes_the_first_verdict_or_a_later_one_named_overall():
+    assert parse_overall_verdict('"meetExpectation": maybe, "meetExpectation": true {') is None
+    for name, later in (("rubric_idx", "overall"), ("rubric", "Overall")):
+        reply = f'"{name}": "overall", "meetExpectation": maybe, "{name}": "{later}", ' \
+                '"meetExpectation": true {'
+        assert parse_overall_verdict(reply) == OverallVerdict(True, ""), name
