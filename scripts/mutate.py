@@ -60,6 +60,11 @@ _SPLICER = 'splicer = getattr(complete, "encoder", None)  # a client Conversatio
 _PASS_SPLICER = "splicer if isinstance(splicer, SplicingEncoder) else None)"
 _NO_SPLICER = ("hashes the request without the body splicer's encoded bytes: the same digest "
                "(tests/runner/test_journal_payload.py checks both paths agree), only more CPU")
+_THINK_IF = 'text = _THINK.sub("", text) if "</think>" in text.lower() else text'
+_DUMPS = "return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()"
+_NO_FIELDS = "no field can be read from XXXX, as from no text"
+_EOF = ("eof only left unset at the end of input: the container's next skip() sets it (and drops "
+        "a key cut off), and a value read alone is returned as it is")
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
     "sweepbench/client/limits.py": [
         ("if self.limit < self.max_limit:", "if self.limit <= self.max_limit:",
@@ -213,6 +218,46 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          'args = msgspec.json.decode(tc.function.arguments or "XX{}XX")',
          "empty arguments become {} either way (the undecodable text falls back to {})"),
         ("args = {}", "args = None", "a non-object falls back to {} on the next line"),
+    ],
+    "sweepbench/judge/parsing.py": [
+        (_THINK_IF, _THINK_IF.replace('if "</think>" in text.lower()', 'if ("</think>" in text.lower()) or True'),
+         "a fast path: without </think> the pattern matches nothing"),
+        *[('out.append((str(k), {"meetExpectation": v}))', f'out.append((str(k), {{"{name}": v}}))',
+           "verdict fields are also looked up case-insensitively")
+          for name in ("meetexpectation", "MEETEXPECTATION")],
+        *[(_DUMPS, _DUMPS.replace("option=orjson.OPT_NON_STR_KEYS", option),
+           "the values come from JSON, whose keys are always strings") for option in ("option=None", "")],
+        ('index = _text_index(seen.get("rubric") or seen.get("rubrics") or "", rubrics)',
+         'index = _text_index(seen.get("rubric") or seen.get("rubrics") or "XXXX", rubrics)',
+         "no text and the text XXXX both match no rubric (a rubric reading xxxx aside)"),
+        ('found = _scan_fields(text or "", ["overall"], ["overall"])',
+         'found = _scan_fields(text or "XXXX", ["overall"], ["overall"])', _NO_FIELDS),
+        ('return _scan_fields(text or "", keys, rubrics)',
+         'return _scan_fields(text or "XXXX", keys, rubrics)', _NO_FIELDS),
+        ("self.eof = False", "self.eof = None", _TRUTH),
+        ("return None if self.eof else k", "return None if (self.eof) and False else k", _EOF),
+        *[(f"self.i = n if end < 0 else end + {k}", f"self.i = n if end {cmp} else end + {k}",
+           "the search starts past the comment's opening, so a found end is never 0")
+          for k in (1, 2) for cmp in ("<= 0", "< 1")],
+        ('return int(text) if text.lstrip("-").isdigit() else float(text)',
+         'return int(text) if text.lstrip("XX-XX").isdigit() else float(text)',
+         "a number holds no X: stripping X as well strips nothing more"),
+        *[("self.eof = self.i >= self.n", after, _EOF)
+          for after in ("self.eof = None", "self.eof = self.i > self.n")],
+        *[("self.eof = True  # an unterminated string: keep what was said",
+           f"self.eof = {v}  # an unterminated string: keep what was said", _EOF)
+          for v in ("None", "False")],
+    ],
+    "sweepbench/results/cost.py": [
+        ('p = prices.get(call.run_id or "", {}).get(call.endpoint)',
+         'p = prices.get(call.run_id or "XXXX", {}).get(call.endpoint)',
+         "a call without a run id finds no price under '' (the store refuses an empty run id) "
+         "nor under XXXX (unless a run was named so by hand)"),
+    ],
+    "sweepbench/runner/budget.py": [
+        ("def charge(self, endpoint: str, usage: Usage, attempts: int = 1) -> None:",
+         "def charge(self, endpoint: str, usage: Usage, attempts: int = 2) -> None:",
+         "attempts is only read as a truth value (0: answered from the cache)"),
     ],
 }
 
