@@ -1,14 +1,21 @@
-"""Mutation run for one module: mutmut's mutants, the survivors' diffs, a kill rate that leaves
+"""Mutation runs of modules: mutmut's mutants, the survivors' diffs, a kill rate that leaves
 out the survivors judged equivalent.
 
     pip install -e '.[dev,mutation]'
-    python scripts/mutate.py sweepbench/results/stats.py
+    python scripts/mutate.py sweepbench/results/stats.py            # one module
+    python scripts/mutate.py 'sweepbench/judge/*' sweepbench/runner/budget.py
+    python scripts/mutate.py --part 2/4 --fresh --report benchmarks/mutation.md
 
-The module must be in ``[tool.mutmut] only_mutate`` of pyproject.toml and its tests in
-``pytest_add_cli_args_test_selection`` (mutmut runs, for each mutant, only the tests there that
-reach the mutated function). mutmut keeps its work in ``mutants/`` (git-ignored) and reuses it;
-``--fresh`` deletes it first (needed after a config change). Prints each surviving mutant's
-diff, then one JSON object last: counts and ``kill_rate`` = killed / (mutants - equivalent).
+The modules must be in ``[tool.mutmut] only_mutate`` of pyproject.toml (paths or globs over
+that list; none given: all of it) and their tests in ``pytest_add_cli_args_test_selection``
+(mutmut runs, for each mutant, only the tests there that reach the mutated function).
+``--part K/N`` runs every N-th module of the selection from the K-th, so N CI jobs cover the
+room once. One mutmut run covers the modules of an invocation. mutmut keeps its work in
+``mutants/`` (git-ignored) and reuses it; ``--fresh`` deletes it first (needed after a config
+change). For each module, prints each surviving mutant's diff, then one JSON line: counts and
+``kill_rate`` = killed / (mutants - equivalent). ``--report FILE`` writes the counts as rows
+of a markdown table (module, mutants, killed, equivalent, survived, kill rate, date, commit),
+replacing those modules' rows and keeping the others (``benchmarks/mutation.md``).
 
 ``EQUIVALENT`` lists the survivors judged equivalent (no input of the module's contract can
 tell them apart), as the exact source line before and after the mutation, with the reason.
@@ -17,11 +24,14 @@ tell them apart), as the exact source line before and after the mutation, with t
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import re
 import shutil
 import subprocess
 import sys
+import tomllib
+from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,6 +70,11 @@ _SPLICER = 'splicer = getattr(complete, "encoder", None)  # a client Conversatio
 _PASS_SPLICER = "splicer if isinstance(splicer, SplicingEncoder) else None)"
 _NO_SPLICER = ("hashes the request without the body splicer's encoded bytes: the same digest "
                "(tests/runner/test_journal_payload.py checks both paths agree), only more CPU")
+_THINK_IF = 'text = _THINK.sub("", text) if "</think>" in text.lower() else text'
+_DUMPS = "return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()"
+_NO_FIELDS = "no field can be read from XXXX, as from no text"
+_EOF = ("eof only left unset at the end of input: the container's next skip() sets it (and drops "
+        "a key cut off), and a value read alone is returned as it is")
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
     "sweepbench/client/limits.py": [
         ("waited = 0.0", "waited = 1.0", _UNREAD),
@@ -237,9 +252,68 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "empty arguments become {} either way (the undecodable text falls back to {})"),
         ("args = {}", "args = None", "a non-object falls back to {} on the next line"),
     ],
+    "sweepbench/judge/parsing.py": [
+        (_THINK_IF, _THINK_IF.replace('if "</think>" in text.lower()', 'if ("</think>" in text.lower()) or True'),
+         "a fast path: without </think> the pattern matches nothing"),
+        *[('out.append((str(k), {"meetExpectation": v}))', f'out.append((str(k), {{"{name}": v}}))',
+           "verdict fields are also looked up case-insensitively")
+          for name in ("meetexpectation", "MEETEXPECTATION")],
+        *[(_DUMPS, _DUMPS.replace("option=orjson.OPT_NON_STR_KEYS", option),
+           "the values come from JSON, whose keys are always strings") for option in ("option=None", "")],
+        ('index = _text_index(seen.get("rubric") or seen.get("rubrics") or "", rubrics)',
+         'index = _text_index(seen.get("rubric") or seen.get("rubrics") or "XXXX", rubrics)',
+         "no text and the text XXXX both match no rubric (a rubric reading xxxx aside)"),
+        ('found = _scan_fields(text or "", ["overall"], ["overall"])',
+         'found = _scan_fields(text or "XXXX", ["overall"], ["overall"])', _NO_FIELDS),
+        ('found = _scan_fields(text or "", ["overall"], ["overall"])',
+         'found = _scan_fields(text or "", ["overall"], ["OVERALL"])',
+         "rubric texts are compared case-folded"),
+        ('return _scan_fields(text or "", keys, rubrics)',
+         'return _scan_fields(text or "XXXX", keys, rubrics)', _NO_FIELDS),
+        ("self.eof = False", "self.eof = None", _TRUTH),
+        ("return None if self.eof else k", "return None if (self.eof) and False else k", _EOF),
+        *[(f"self.i = n if end < 0 else end + {k}", f"self.i = n if end {cmp} else end + {k}",
+           "the search starts past the comment's opening, so a found end is never 0")
+          for k in (1, 2) for cmp in ("<= 0", "< 1")],
+        ('return int(text) if text.lstrip("-").isdigit() else float(text)',
+         'return int(text) if text.lstrip("XX-XX").isdigit() else float(text)',
+         "a number holds no X: stripping X as well strips nothing more"),
+        *[("self.eof = self.i >= self.n", after, _EOF)
+          for after in ("self.eof = None", "self.eof = self.i > self.n")],
+        *[("self.eof = True  # an unterminated string: keep what was said",
+           f"self.eof = {v}  # an unterminated string: keep what was said", _EOF)
+          for v in ("None", "False")],
+    ],
+    "sweepbench/results/cost.py": [
+        ('p = prices.get(call.run_id or "", {}).get(call.endpoint)',
+         'p = prices.get(call.run_id or "XXXX", {}).get(call.endpoint)',
+         "a call without a run id finds no price under '' (the store refuses an empty run id) "
+         "nor under XXXX (unless a run was named so by hand)"),
+    ],
+    "sweepbench/runner/budget.py": [
+        ("def charge(self, endpoint: str, usage: Usage, attempts: int = 1) -> None:",
+         "def charge(self, endpoint: str, usage: Usage, attempts: int = 2) -> None:",
+         "attempts is only read as a truth value (0: answered from the cache)"),
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
+_PART = re.compile(r"^(\d+)/(\d+)$")
+COLUMNS = ("module", "mutants", "killed", "equivalent", "survived", "kill rate", "date", "commit")
+REPORT_HEADER = """# Mutation kill rates
+
+One row per module of `[tool.mutmut] only_mutate` (pyproject.toml), from `scripts/mutate.py`:
+mutmut's mutants, those the tests kill (timeouts included), the survivors judged equivalent
+(each listed with its reason in `EQUIVALENT` of `scripts/mutate.py`), the other survivors, and
+the kill rate = killed / (mutants - equivalent). A row is the run on its date at its commit
+(`-dirty`: the package, tests or config had uncommitted changes); a run rewrites the rows of
+the modules it measured and keeps the others. Reproduce a row, or a part of the room:
+
+    pip install -e '.[dev,mutation]'
+    python scripts/mutate.py sweepbench/runner/budget.py --fresh --max-children 1 --report benchmarks/mutation.md
+    python scripts/mutate.py --part 2/4 --fresh --report benchmarks/mutation.md
+
+"""
 
 
 def _mutmut(*args: str, log: Path | None = None) -> str:
@@ -259,49 +333,156 @@ def _changed_lines(diff: str) -> tuple[str, str]:
     return " ".join(minus), " ".join(plus)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("module", help="path of the module, e.g. sweepbench/results/stats.py")
-    ap.add_argument("--fresh", action="store_true", help="delete mutants/ first")
-    ap.add_argument("--max-children", type=int, default=None, help="parallel mutant runs")
-    ap.add_argument("--fail-under", type=float, default=None,
-                    help="exit 1 when the kill rate is below this (0-1)")
-    args = ap.parse_args(argv)
-    module = Path(args.module).as_posix()
-    dotted = module.removesuffix(".py").replace("/", ".")
-    if args.fresh:
-        shutil.rmtree(ROOT / "mutants", ignore_errors=True)
-    (ROOT / "mutants").mkdir(exist_ok=True)
-    run = ["run", f"{dotted}.*"]
-    if args.max_children:
-        run += ["--max-children", str(args.max_children)]
-    _mutmut(*run, log=ROOT / "mutants" / f"run-{dotted}.log")
+def room(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
+    """The modules of ``[tool.mutmut] only_mutate``, in their order there."""
+    with pyproject.open("rb") as fh:
+        return list(tomllib.load(fh)["tool"]["mutmut"]["only_mutate"])
 
-    statuses = {}
-    for line in _mutmut("results", "--all", "true").splitlines():
-        m = _STATUS.match(line)
-        if m and m.group(1).startswith(f"{dotted}.x"):
-            statuses[m.group(1)] = m.group(2).strip()
-    if not statuses:
-        sys.exit(f"no mutants of {dotted}: is {module} in [tool.mutmut] only_mutate?")
+
+def select(patterns: list[str], part: str | None, modules: list[str]) -> list[str]:
+    """The modules to run: those of ``modules`` (the room) matching any of ``patterns`` (paths
+    or globs; none: all), then of those, with ``part`` "K/N", every N-th from the K-th (parts
+    1/N .. N/N together cover the selection once, each about as many modules as the next)."""
+    chosen = modules
+    if patterns:
+        chosen, unmatched = [], []
+        for pat in patterns:
+            pat = Path(pat).as_posix()
+            hits = [m for m in modules if fnmatch.fnmatchcase(m, pat)]
+            if not hits:
+                unmatched.append(pat)
+            chosen += [m for m in hits if m not in chosen]
+        if unmatched:
+            raise ValueError(f"not in [tool.mutmut] only_mutate of pyproject.toml: "
+                             f"{', '.join(unmatched)}")
+    if part is None:
+        return chosen
+    m = _PART.match(part)
+    k, n = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    if not 1 <= k <= n:
+        raise ValueError(f"--part must be K/N with 1 <= K <= N, got {part!r}")
+    return chosen[k - 1::n]
+
+
+def _dotted(module: str) -> str:
+    return module.removesuffix(".py").replace("/", ".")
+
+
+def of_module(mutant: str, modules: list[str]) -> str | None:
+    """The module of ``modules`` a mutmut mutant name belongs to (``pkg.mod.x_func__mutmut_3``,
+    ``pkg.mod.xǁClassǁmethod__mutmut_3``), or None."""
+    return next((m for m in modules if mutant.startswith((f"{_dotted(m)}.x_", f"{_dotted(m)}.xǁ"))),
+                None)
+
+
+def count(module: str, statuses: dict[str, str], show=lambda name: "") -> dict:
+    """The counts of one module from its mutants' statuses (name -> mutmut status); prints each
+    survivor not judged equivalent with its diff (``show``: name -> diff)."""
     equivalent = {(b, a): why for b, a, why in EQUIVALENT.get(module, [])}
     killed = sum(s in ("killed", "timeout") for s in statuses.values())
-    survivors, equivalents = [], []
+    survivors = equivalents = 0
     for name, status in sorted(statuses.items()):
         if status in ("killed", "timeout"):
             continue
-        diff = _mutmut("show", name)
+        diff = show(name)
         if status == "survived" and _changed_lines(diff) in equivalent:
-            equivalents.append(name)
+            equivalents += 1
             continue
-        survivors.append(name)
+        survivors += 1
         print(f"=== {name}: {status}\n{diff.strip()}\n")
-    counted = len(statuses) - len(equivalents)
-    rate = killed / counted if counted else 1.0
-    print(json.dumps({"module": module, "mutants": len(statuses), "killed": killed,
-                      "equivalent": len(equivalents), "survived": len(survivors),
-                      "kill_rate": round(rate, 4)}))
-    return 1 if args.fail_under is not None and rate < args.fail_under else 0
+    counted = len(statuses) - equivalents
+    return {"module": module, "mutants": len(statuses), "killed": killed,
+            "equivalent": equivalents, "survived": survivors,
+            "kill_rate": round(killed / counted if counted else 1.0, 4)}
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def merge_report(text: str, rows: list[dict], date: str, commit: str) -> str:
+    """``text`` (a report, or "" for a new one) with the rows of ``rows``' modules replaced or
+    added, the other rows kept; rows sorted by module, the text around the table kept."""
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if _cells(ln)[:2] == list(COLUMNS[:2])), None)
+    if start is None:
+        before, after, table = (text.rstrip("\n") + "\n\n" if text.strip() else REPORT_HEADER), "", {}
+    else:
+        end = start
+        while end < len(lines) and lines[end].lstrip().startswith("|"):
+            end += 1
+        before = "\n".join(lines[:start]) + "\n" if start else ""
+        after = "\n".join(lines[end:])
+        table = {_cells(ln)[0]: ln.strip() for ln in lines[start + 2:end] if _cells(ln)[0]}
+    for r in rows:
+        table[r["module"]] = "| " + " | ".join(
+            [r["module"], *(str(r[k]) for k in ("mutants", "killed", "equivalent", "survived")),
+             f"{100 * r['kill_rate']:.2f}%", date, commit]) + " |"
+    out = [before + "| " + " | ".join(COLUMNS) + " |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+           *(table[m] for m in sorted(table))]
+    return "\n".join(out) + "\n" + (("\n" + after.strip("\n") + "\n") if after.strip() else "")
+
+
+def _commit() -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = git("status", "--porcelain", "--", "sweepbench", "tests", "pyproject.toml")
+    return head + ("-dirty" if dirty else "")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("modules", nargs="*",
+                    help="paths or globs of modules in [tool.mutmut] only_mutate (none: all), "
+                         "e.g. sweepbench/results/stats.py or 'sweepbench/judge/*'")
+    ap.add_argument("--part", default=None, metavar="K/N",
+                    help="run the K-th of N parts of the modules selected (every N-th, from the K-th)")
+    ap.add_argument("--report", type=Path, default=None, metavar="FILE",
+                    help="write the counts into this markdown table, keeping other modules' rows")
+    ap.add_argument("--fresh", action="store_true", help="delete mutants/ first")
+    ap.add_argument("--max-children", type=int, default=None, help="parallel mutant runs")
+    ap.add_argument("--fail-under", type=float, default=None,
+                    help="exit 1 when a module's kill rate is below this (0-1)")
+    args = ap.parse_args(argv)
+    try:
+        modules = select(args.modules, args.part, room())
+    except ValueError as exc:
+        ap.error(str(exc))
+    if not modules:
+        print(f"part {args.part} holds no module", file=sys.stderr)
+        return 0
+    if args.fresh:
+        shutil.rmtree(ROOT / "mutants", ignore_errors=True)
+    (ROOT / "mutants").mkdir(exist_ok=True)
+    run = ["run", *(f"{_dotted(m)}.*" for m in modules)]
+    if args.max_children:
+        run += ["--max-children", str(args.max_children)]
+    name = (_dotted(modules[0]) if len(modules) == 1
+            else f"part-{args.part.replace('/', 'of')}" if args.part else f"{len(modules)}-modules")
+    _mutmut(*run, log=ROOT / "mutants" / f"run-{name}.log")
+
+    statuses: dict[str, dict[str, str]] = {m: {} for m in modules}
+    for line in _mutmut("results", "--all", "true").splitlines():
+        m = _STATUS.match(line)
+        module = m and of_module(m.group(1), modules)
+        if module:
+            statuses[module][m.group(1)] = m.group(2).strip()
+    rows = []
+    for module in modules:
+        if not statuses[module]:
+            sys.exit(f"no mutants of {_dotted(module)}: is {module} in [tool.mutmut] only_mutate?")
+        rows.append(count(module, statuses[module], lambda n: _mutmut("show", n)))
+        print(json.dumps(rows[-1]), flush=True)  # one summary line per module
+    if args.report is not None:
+        old = args.report.read_text(encoding="utf-8") if args.report.exists() else ""
+        date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text(merge_report(old, rows, date, _commit()), encoding="utf-8")
+    low = args.fail_under is not None and any(r["kill_rate"] < args.fail_under for r in rows)
+    return 1 if low else 0
 
 
 if __name__ == "__main__":

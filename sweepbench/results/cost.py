@@ -46,12 +46,16 @@ def role_of(call: ModelCallRow) -> str:
 
 
 def prices_by_run(runs: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Prices]]:
-    """run_id -> endpoint -> Prices, from ``RunStore.runs()``; malformed entries are left out
-    (their calls are then unpriced)."""
+    """run_id -> endpoint -> Prices, from ``RunStore.runs()``; malformed entries (not a table
+    of numbers >= 0) are left out, and so is a run's whole price list when it is not a table:
+    their calls are then unpriced."""
     out: dict[str, dict[str, Prices]] = {}
     for run in runs:
         table = {}
-        for name, p in (run.get("prices") or {}).items():
+        stored = run.get("prices")
+        for name, p in (stored.items() if isinstance(stored, Mapping) else ()):
+            if not isinstance(p, Mapping):  # as_prices would read a bare value as free
+                continue
             try:
                 table[name] = as_prices(p)
             except ValueError:

@@ -9,10 +9,14 @@ import pytest
 
 from sweepbench.cli import BUDGET_EXIT, main
 from sweepbench.config import load_config
+from sweepbench.results.cost import Spend
+from sweepbench.results.profile import Prices
 from sweepbench.results.report import build_report
 from sweepbench.store.runstore import RunStore
+from sweepbench.runner.budget import Budget
 from sweepbench.runner.plan import prior_per_episode
 from sweepbench.runner.sweep import Sweep
+from sweepbench.wire import Usage
 
 # dollars per million tokens, high so that a small sweep costs cents
 PRICES = {"scripted/oracle": (300.0, 30.0, 1200.0), "scripted/user": (100.0, 10.0, 400.0),
@@ -92,7 +96,9 @@ async def test_max_cost_stops_within_one_in_flight_window_and_a_higher_cap_conti
         # the same cap again: at most what its estimate still allows, never past the window
         same = await Sweep(cfg, store, prior=prior_per_episode(cfg, store)).run()
         assert same.budget_stop and first.episodes + same.episodes < whole.episodes
-        assert build_report(store)["cost"]["total"] <= cap + window
+        again = build_report(store)["cost"]["total"]
+        assert again <= cap + window
+        assert same.spent == pytest.approx(again)  # the stored spend counted, not only the new
         higher = load_config(None, {**BASE, "max_cost_usd": 10 * total})
         rest = await Sweep(higher, store).run()
         assert rest.budget_stop is None
@@ -131,7 +137,7 @@ def test_max_cost_from_the_command_line_exits_with_its_own_status(tmp_path, caps
 
 
 def _episode_costs(store: RunStore) -> dict[str, dict[str, float]]:
-    from sweepbench.results.cost import Spend, prices_by_run
+    from sweepbench.results.cost import prices_by_run
 
     return dict(Spend.of(store.model_calls(), prices_by_run(store.runs())).by_episode)
 
@@ -157,3 +163,148 @@ def test_a_hedged_call_costs_its_billed_losing_copies_too():
     for junk in ("{not json", '["a"]', json.dumps({"hedge_usage": {"prompt_tokens": -5}}),
                  json.dumps({"hedge_usage": {"completion_tokens": "9"}})):
         assert cost(junk) == pytest.approx(alone)  # unreadable: the winner's own cost only
+
+
+# ---- Budget alone: exact dollars at the edges ----------------------------------------------
+# Prices in dollars per million tokens chosen so that every cost is a binary fraction (exact
+# in floating point): an input token costs $0.25, a cached one $0.125, an output one $0.5.
+
+def _prices():
+    return Prices(input=250_000.0, cached_input=125_000.0, output=500_000.0)
+
+
+def _usage(prompt=0, completion=0, cached=0):
+    return Usage(prompt_tokens=prompt, completion_tokens=completion, cached_prompt_tokens=cached)
+
+
+def _stored(total, **by_endpoint):
+    s = Spend()
+    s.total = total
+    s.by_endpoint.update(by_endpoint)
+    return s
+
+
+def _budget(cap=None, endpoint_caps=None, stored=None, prior=None):
+    return Budget(cap=cap, endpoint_caps=endpoint_caps or {},
+                  prices={"a": _prices(), "b": _prices()}, stored=stored, prior=prior)
+
+
+def test_a_live_call_is_charged_at_its_endpoints_prices_and_adds_to_the_stored_spend():
+    b = _budget(cap=10.0, stored=_stored(2.0, a=1.5, b=0.5))
+    assert (b.spent, b.spent_on("a"), b.spent_on("b")) == (2.0, 1.5, 0.5)
+    b.charge("a", _usage(prompt=4, cached=2, completion=1))  # 2*.25 + 2*.125 + 1*.5
+    assert (b.live_total, b.spent, b.spent_on("a"), b.spent_on("b")) == (1.25, 3.25, 2.75, 0.5)
+    b.charge("a", _usage(prompt=1))
+    assert (b.live_total, b.spent, b.spent_on("a")) == (1.5, 3.5, 3.0)
+    b.charge("b", _usage(completion=2))
+    assert (b.spent, b.spent_on("a"), b.spent_on("b")) == (4.5, 3.0, 1.5)
+
+
+def test_a_cached_answer_and_an_unpriced_endpoint_cost_nothing():
+    b = _budget(cap=10.0)
+    b.charge("a", _usage(prompt=4, completion=4), attempts=0)  # from the response cache
+    b.charge("nowhere", _usage(prompt=4, completion=4))  # no price for it: not guessed
+    assert (b.spent, b.spent_on("a"), b.spent_on("nowhere")) == (0.0, 0.0, 0.0)
+    b.charge("a", _usage(prompt=4), attempts=2)  # retried: billed once, as usage says
+    assert b.spent == 1.0
+
+
+def test_without_any_cap_every_episode_may_start():
+    b = _budget(prior={"a": 1e9})
+    assert not b.active
+    assert b.may_start(in_flight=100, endpoints={"a"}) and b.stopped is None
+
+
+def test_a_sweep_cap_alone_or_an_endpoint_cap_alone_makes_the_budget_active():
+    assert _budget(cap=0.0).active and _budget(endpoint_caps={"a": 0.0}).active
+    only_sweep = _budget(cap=1.0, prior={"a": 2.0})
+    assert not only_sweep.may_start(0, {"a"})
+
+
+def test_the_prior_is_the_estimate_until_an_episode_finishes_then_the_mean_of_this_sweep():
+    b = _budget(cap=100.0, prior={"a": 0.5, "b": 0.25})
+    assert (b.per_episode(), b.per_episode("a"), b.per_episode("b"), b.per_episode("c")) == (
+        0.75, 0.5, 0.25, 0.0)
+    b.charge("a", _usage(prompt=12))  # $3 on a
+    b.charge("b", _usage(completion=2))  # $1 on b
+    assert b.per_episode() == 0.75  # nothing finished: still the prior
+    b.episode_done()
+    assert (b.per_episode(), b.per_episode("a"), b.per_episode("b")) == (4.0, 3.0, 1.0)
+    b.episode_done()
+    assert (b.per_episode(), b.per_episode("a"), b.per_episode("b"), b.per_episode("c")) == (
+        2.0, 1.5, 0.5, 0.0)
+
+
+def test_the_stored_spend_counts_against_the_cap_so_a_rerun_with_the_same_cap_starts_nothing():
+    # a first run stopped at $9.50 of a $10 cap; the same cap again, $1 an episode
+    again = _budget(cap=10.0, stored=_stored(9.5, a=9.5), prior={"a": 1.0})
+    assert not again.may_start(0, {"a"})
+    assert again.stopped == ("spend cap $10.0000 reached: $9.5000 spent on this selection, "
+                             "~$1.0000 per episode")
+    higher = _budget(cap=10.5, stored=_stored(9.5, a=9.5), prior={"a": 1.0})
+    assert higher.may_start(0, {"a"})  # exactly up to the cap is allowed
+
+
+def test_episodes_in_flight_count_with_the_one_about_to_start():
+    b = _budget(cap=4.0, prior={"a": 1.0})
+    assert b.may_start(3, {"a"})  # 3 running + this one: $4 of $4
+    assert b.stopped is None
+    assert not b.may_start(4, {"a"})  # $5 > $4
+    assert b.stopped.startswith("spend cap $4.0000 reached: $0.0000 spent")
+
+
+def test_live_spend_counts_against_the_cap():
+    b = _budget(cap=4.0, prior={"a": 1.0})
+    b.charge("a", _usage(prompt=12))  # $3 spent by the episodes in flight
+    assert b.may_start(0, {"a"})  # $3 + $1
+    b.charge("a", _usage(prompt=1))  # $0.25 more
+    assert not b.may_start(0, {"a"})
+    assert b.stopped == ("spend cap $4.0000 reached: $3.2500 spent on this selection, "
+                         "~$1.0000 per episode")
+
+
+def test_once_stopped_nothing_starts_again_even_when_the_episodes_in_flight_end():
+    b = _budget(cap=4.0, prior={"a": 1.0})
+    assert not b.may_start(4, {"a"})
+    first = b.stopped
+    assert not b.may_start(0, {"a"})  # would fit now, but a stopped sweep stays stopped
+    assert b.stopped == first
+
+
+def test_an_endpoint_cap_sees_stored_and_live_spend_on_that_endpoint_only():
+    b = _budget(endpoint_caps={"a": 5.0}, stored=_stored(8.0, a=2.0, b=6.0),
+                prior={"a": 1.0, "b": 100.0})
+    assert b.may_start(2, {"a", "b"})  # a: $2 + 3 * $1 = $5; b has no cap, the sweep none
+    b.charge("a", _usage(completion=1))  # $0.5 live on a
+    assert b.may_start(1, {"a"})  # $2.5 + 2 * $1
+    assert not b.may_start(2, {"a"})  # $2.5 + 3 * $1
+    assert b.stopped == "endpoint 'a' budget $5.0000 reached: $2.5000 spent on it for this selection"
+
+
+def test_an_endpoint_cap_uses_the_endpoints_own_mean_once_episodes_finish():
+    b = _budget(endpoint_caps={"b": 3.0}, prior={"a": 0.0, "b": 0.0})
+    b.charge("b", _usage(completion=2))  # $1 on b
+    b.charge("a", _usage(completion=8))  # $4 on a: not b's
+    b.episode_done()
+    assert b.may_start(0, {"a", "b"})  # b: $1 + 1 * $1
+    assert b.may_start(1, {"a", "b"})  # b: $1 + 2 * $1 = $3
+    assert not b.may_start(2, {"a", "b"})
+    assert b.stopped.startswith("endpoint 'b' budget $3.0000 reached: $1.0000 spent on it")
+
+
+def test_an_endpoint_cap_applies_only_to_episodes_that_use_the_endpoint():
+    b = _budget(endpoint_caps={"b": 0.5}, stored=_stored(1.0, b=1.0))
+    assert b.may_start(0, {"a"})
+    assert not b.may_start(0, {"a", "b"})
+
+
+def test_the_first_endpoint_over_its_cap_in_name_order_is_the_one_named():
+    b = _budget(endpoint_caps={"a": 0.5, "b": 0.5}, stored=_stored(2.0, a=1.0, b=1.0))
+    assert not b.may_start(0, {"b", "a"})
+    assert b.stopped.startswith("endpoint 'a' budget")
+
+
+def test_the_sweep_cap_is_checked_before_the_endpoint_caps():
+    b = _budget(cap=1.0, endpoint_caps={"a": 1.0}, stored=_stored(2.0, a=2.0))
+    assert not b.may_start(0, {"a"})
+    assert b.stopped.startswith("spend cap $1.0000 reached: $2.0000 spent")

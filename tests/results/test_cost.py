@@ -1,0 +1,176 @@
+"""Dollars from stored calls, at their edges: each call at its run's stored price, unpriced
+calls counted apart, malformed stored prices left out, roles told apart.
+
+Prices are chosen so that every cost is a binary fraction (exact in floating point): in
+dollars per million tokens, an input token costs $0.25, a cached one $0.125, an output $0.5.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from sweepbench.results.cost import CallCost, Spend, call_cost, prices_by_run, role_of
+from sweepbench.results.profile import Prices
+from sweepbench.results.report import build_report
+from sweepbench.store.runstore import EpisodeMeta, ModelCallRow, RunStore
+from sweepbench.wire import EpisodeRecord
+
+P = Prices(input=250_000.0, cached_input=125_000.0, output=500_000.0)
+DOUBLE = Prices(input=500_000.0, cached_input=250_000.0, output=1_000_000.0)
+PRICES = {"r1": {"m": P, "u": P}, "r2": {"m": DOUBLE}}
+
+
+def call(*, key="e1", journal="", run_id="r1", endpoint="m", role="agent", prompt=4,
+         completion=1, cached=2, attempts=1, stalls=None) -> ModelCallRow:
+    return ModelCallRow(key, journal, run_id, endpoint, role, prompt, completion, cached, 0.5,
+                        attempts, None, stalls)
+
+
+def test_a_call_costs_uncached_cached_and_output_tokens_at_its_runs_price():
+    # 2 uncached * .25 + 2 cached * .125 + 1 output * .5
+    assert call_cost(call(), PRICES) == CallCost("e1", "agent", "m", 1.25)
+    assert call_cost(call(run_id="r2"), PRICES).cost == 2.5  # the price that run stored
+    assert call_cost(call(prompt=3, cached=0, completion=0), PRICES).cost == 0.75
+    assert call_cost(call(prompt=3, cached=3, completion=0), PRICES).cost == 0.375
+    assert call_cost(call(prompt=0, cached=0, completion=3), PRICES).cost == 1.5
+
+
+def test_a_call_retried_or_of_unknown_attempts_is_billed_as_its_usage_says():
+    assert call_cost(call(attempts=3), PRICES).cost == 1.25
+    assert call_cost(call(attempts=None), PRICES).cost == 1.25  # imported: attempts unknown
+
+
+def test_a_call_answered_from_the_cache_costs_nothing_priced_or_not():
+    assert call_cost(call(attempts=0), PRICES).cost == 0.0
+    assert call_cost(call(attempts=0, run_id="gone"), PRICES).cost == 0.0
+    assert call_cost(call(attempts=0, endpoint=None), PRICES) == CallCost("e1", "agent", None, 0.0)
+
+
+def test_a_call_without_a_stored_price_is_unpriced_never_guessed():
+    assert call_cost(call(run_id="gone"), PRICES).cost is None  # run stored no prices
+    assert call_cost(call(run_id=None), PRICES).cost is None
+    assert call_cost(call(endpoint="other"), PRICES).cost is None  # run has none for it
+    assert call_cost(call(endpoint=None), PRICES) == CallCost("e1", "agent", None, None)
+
+
+def test_an_override_replaces_the_stored_price_of_its_endpoints_only():
+    override = {"m": DOUBLE}
+    assert call_cost(call(), PRICES, override).cost == 2.5
+    assert call_cost(call(run_id="gone"), PRICES, override).cost == 2.5  # priced now
+    assert call_cost(call(endpoint="u", completion=0), PRICES, override).cost == 0.75  # stored
+    assert call_cost(call(endpoint=None), PRICES, override).cost is None
+
+
+def test_a_billed_losing_hedge_copy_adds_its_own_usage():
+    loser = {"prompt_tokens": 8, "completion_tokens": 2, "cached_prompt_tokens": 0}  # $3
+    assert call_cost(call(stalls=json.dumps({"hedge_usage": loser})), PRICES).cost == 4.25
+    assert call_cost(call(run_id="r2", stalls=json.dumps({"hedge_usage": loser})),
+                     PRICES).cost == 8.5  # at the same run's price
+    # no losers billed, or unreadable: the winner only
+    for stalls in ('{"hung": 1}', '{"hedge_usage": null}', "[1]", "{",
+                   '{"hedge_usage": {"prompt_tokens": -1}}',
+                   '{"hedge_usage": {"completion_tokens": -1}}',
+                   '{"hedge_usage": {"cached_prompt_tokens": -1}}'):
+        assert call_cost(call(stalls=stalls), PRICES).cost == 1.25, stalls
+    # a loser's cached tokens past its prompt count as prompt tokens, like a live call's
+    over = {"prompt_tokens": 2, "cached_prompt_tokens": 4}  # 2 cached at .125
+    assert call_cost(call(stalls=json.dumps({"hedge_usage": over})), PRICES).cost == 1.5
+    # a cached answer cost nothing, whatever its stalls say
+    assert call_cost(call(attempts=0, stalls=json.dumps({"hedge_usage": loser})),
+                     PRICES).cost == 0.0
+
+
+def test_judges_by_their_journal_the_agent_by_its_role_and_every_other_call_is_the_users():
+    assert role_of(call(journal="judge:scripted/judge:rubric")) == "judge"
+    assert role_of(call(journal="j", role="agent")) == "judge"
+    assert role_of(call(role="agent")) == "agent"
+    for other in ("user", "exit", "referee", None, "AGENT"):  # protocol calls go to the user
+        assert role_of(call(role=other)) == "user", other
+    assert call_cost(call(role="exit"), PRICES).role == "user"
+
+
+def test_stored_prices_are_read_by_run_and_endpoint():
+    runs = [{"run_id": "a", "prices": {"m": {"input": 1, "cached_input": 0.5, "output": 2}}},
+            {"run_id": "b", "prices": {"m": {"price_input_per_mtok": 3}}},
+            {"run_id": "c", "prices": {}}, {"run_id": "d", "prices": None}, {"run_id": "e"}]
+    assert prices_by_run(runs) == {
+        "a": {"m": Prices(input=1.0, cached_input=0.5, output=2.0)},
+        "b": {"m": Prices(input=3.0)}, "c": {}, "d": {}, "e": {}}
+
+
+def test_a_malformed_stored_price_leaves_only_its_endpoint_unpriced():
+    good = {"input": 1.0}
+    runs = [{"run_id": "r", "prices": {
+        "negative": {"input": -1}, "text": {"output": "9"}, "flag": {"input": True},
+        "a string": "1.0", "a list": [1, 2, 3], "null": None, "a number": 4,
+        "good": good}}]
+    assert prices_by_run(runs) == {"r": {"good": Prices(input=1.0)}}
+    runs = [{"run_id": "r", "prices": {"bad": {"input": -1}, "good": good}}]  # after a bad one
+    assert prices_by_run(runs) == {"r": {"good": Prices(input=1.0)}}
+
+
+def test_a_run_whose_stored_prices_are_not_a_table_has_its_calls_unpriced():
+    runs = [{"run_id": "x", "prices": [["m", 1.0]]}, {"run_id": "y", "prices": "m=1"},
+            {"run_id": "z", "prices": 3}, {"run_id": "ok", "prices": {"m": {"input": 1e6}}}]
+    prices = prices_by_run(runs)
+    assert prices == {"x": {}, "y": {}, "z": {}, "ok": {"m": Prices(input=1e6)}}
+    spend = Spend.of([call(run_id="x"), call(run_id="ok", cached=0, completion=0)], prices)
+    assert (spend.total, spend.calls, spend.unpriced) == (4.0, 2, 1)
+
+
+def test_spend_sums_priced_calls_by_role_endpoint_and_episode_and_counts_unpriced_ones():
+    calls = [call(),  # agent on m: 1.25
+             call(role="exit", endpoint="u", completion=0),  # user on u: .75
+             call(journal="judge", run_id="r2", completion=0),  # judge on m at r2: 1.5
+             call(key="e2", role="user", endpoint="u", prompt=0, cached=0, completion=1),  # .5
+             call(key="e2", run_id="gone"),  # unpriced
+             call(key="e3", endpoint="nowhere"),  # unpriced
+             call(key="e3", attempts=0, endpoint=None)]  # cached, endpoint unknown: 0
+    s = Spend.of(calls, PRICES)
+    assert (s.total, s.calls, s.unpriced) == (4.0, 7, 2)
+    assert s.by_role == {"agent": 1.25, "user": 1.25, "judge": 1.5}
+    assert dict(s.by_endpoint) == {"m": 2.75, "u": 1.25, "?": 0.0}
+    assert {k: dict(v) for k, v in s.by_episode.items()} == {
+        "e1": {"agent": 1.25, "user": 0.75, "judge": 1.5},
+        "e2": {"agent": 0.0, "user": 0.5, "judge": 0.0},
+        "e3": {"agent": 0.0, "user": 0.0, "judge": 0.0}}
+
+
+def test_spend_of_nothing_is_zero_everywhere():
+    s = Spend.of([], PRICES)
+    assert (s.total, s.calls, s.unpriced, dict(s.by_endpoint), dict(s.by_episode)) == (
+        0.0, 0, 0, {}, {})
+    assert s.by_role == {"agent": 0.0, "user": 0.0, "judge": 0.0}
+
+
+def test_spend_prices_with_an_override():
+    s = Spend.of([call(), call(run_id="gone")], PRICES, {"m": DOUBLE})
+    assert (s.total, s.unpriced) == (5.0, 0)
+
+
+def test_the_report_counts_the_calls_of_a_malformed_stored_price_as_unpriced(tmp_path):
+    usage = {"prompt_tokens": 4, "completion_tokens": 1, "cached_prompt_tokens": 2}
+    stored = {"user": {"input": 250_000.0, "cached_input": 125_000.0, "output": 500_000.0},
+              "agent": "free"}  # hand-edited or imported: no table
+    with RunStore(tmp_path / "s.db") as store:
+        for run, prices in (("r1", stored), ("r2", {})):
+            store.begin_run(run, {"run": run}, prices=prices)
+            meta = EpisodeMeta(key=f"ep-{run}", label=f"A|t1:bar:en:t|{run[1]}", model="A",
+                               benchmark="t1", domain="bar", task_id="t", lang="en",
+                               trial=int(run[1]), spec="t1:bar")
+            store.select(run, [meta])
+            store.episode_started(meta, run_id=run)
+            for seq, role in enumerate(("agent", "user", "agent")):
+                store.event(meta.key, seq, "model_call", {"role": role, "usage": usage,
+                                                          "attempts": 1},
+                            run_id=run, endpoint=role)
+            store.episode_finished(meta.key, EpisodeRecord(
+                run_id=run, model="A", benchmark="t1", domain="bar", task_id="t",
+                trial=int(run[1]), termination="user_stop"))
+    with sqlite3.connect(tmp_path / "s.db") as db:  # a run's prices that are no table at all
+        db.execute("""UPDATE runs SET prices = '[["agent", 1.0]]' WHERE run_id = 'r2'""")
+    with RunStore(tmp_path / "s.db") as store:
+        cost = build_report(store)["cost"]
+    assert (cost["total"], cost["user"], cost["agent"]) == (1.25, 1.25, 0.0)
+    assert (cost["calls"], cost["unpriced_calls"]) == (6, 5)
