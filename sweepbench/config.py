@@ -227,8 +227,9 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     max_turns: int | None = None
     """Override every task's user-turn limit."""
     max_tool_errors: int = 10
-    """Tool errors an agent may make before its episode ends (T1; VitaBench, as upstream,
-    has no error budget)."""
+    """Tool errors an agent may make before its episode ends (T1), or the failed calls that
+    end it (VitaBench 2025-12, upstream's ``max_errors``: the 10th ends it); the November
+    VitaBench release, as its upstream, has no error budget."""
     max_steps: int | None = None
     """Steps an episode may take (VitaBench counts as upstream: each message one step, an
     agent message with its tool results two); None: the benchmark's default (VitaBench 300,
