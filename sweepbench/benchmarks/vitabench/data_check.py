@@ -20,7 +20,7 @@ from pathlib import Path
 import orjson
 
 from sweepbench.benchmarks.vitabench.judge_prompts import upstream_prompts_dir
-from sweepbench.benchmarks.vitabench.release import RELEASES, Release
+from sweepbench.benchmarks.vitabench.release import RELEASES, Release, releases_naming
 from sweepbench.benchmarks.vitabench.upstream_data.manifest import find_manifest, verify
 from sweepbench.errors import TaskError
 
@@ -65,16 +65,7 @@ def _descriptions_release(path: Path, mtime_ns: int) -> frozenset[str]:
             for entries in (domain.values() if isinstance(domain, dict) else ()):
                 if isinstance(entries, dict):
                     names.update(entries)
-    return frozenset(name for name, rules in RELEASES.items()
-                     if not names & _foreign(rules))
-
-
-def _foreign(rules: Release) -> set[str]:
-    """Tool names no tool of ``rules``'s release has: the other releases' spellings."""
-    renamed = {old for other in RELEASES.values() for old in other.tool_renames}
-    spellings = renamed | {new for other in RELEASES.values()
-                           for new in other.tool_renames.values()}
-    return spellings - {rules.tool_renames.get(old, old) for old in renamed}
+    return frozenset(releases_naming(names))
 
 
 def check_release(data_dir: Path | None, rules: Release, benchmark: str) -> None:

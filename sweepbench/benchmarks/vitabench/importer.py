@@ -34,6 +34,7 @@ from typing import Any
 import msgspec
 from msgspec import Struct, field
 
+from sweepbench.benchmarks.vitabench.release import CURRENT, releases_naming
 from sweepbench.errors import ImportFormatError
 from sweepbench.ids import EpisodeKey
 from sweepbench.wire import (
@@ -131,6 +132,8 @@ class ImportSummary(Struct, kw_only=True):
     domains: dict[str, int]
     replaced: int
     """Simulations with a (task, trial) already seen in this file: the later one is kept."""
+    benchmark: str = ""
+    """The release the episodes are filed under (told by the tool names the agent called)."""
 
 
 # ---- conversion ---------------------------------------------------------------------------
@@ -239,14 +242,16 @@ def import_vitabench(
     task_domain = {t.id: t.domain for t in results.tasks if t.domain}
     default_domain = results.info.environment_info.domain_name or "unknown"
 
+    converted = [(sim, *_convert(sim)) for sim in results.simulations]
+    benchmark = f"vitabench@{_release_of(m for _, msgs, _ in converted for m in msgs)}"
     store.begin_run(run_id, dict(IMPORT_CONFIG), info={"command": "import", "benchmarks": {
-        "vitabench": {"headline": METHOD, "judge_methods": [METHOD]}}})
+        benchmark: {"headline": METHOD, "judge_methods": [METHOD]}}})
     next_trial: Counter[str] = Counter()
     seen: set[tuple[str, int]] = set()
     domains: Counter[str] = Counter()
     judged: set[tuple[str, int]] = set()
     replaced = 0
-    for sim in results.simulations:
+    for sim, messages, counts in converted:
         domain = task_domain.get(sim.task_id, default_domain)
         trial = sim.trial if sim.trial is not None and sim.trial >= 0 else next_trial[sim.task_id]
         next_trial[sim.task_id] = max(next_trial[sim.task_id], trial + 1)
@@ -255,15 +260,14 @@ def import_vitabench(
         else:
             domains[domain] += 1
         seen.add((sim.task_id, trial))
-        episode_id = f"{model}|vitabench:{domain}:{lang}:{sim.task_id}|{trial}"
+        episode_id = f"{model}|{benchmark}:{domain}:{lang}:{sim.task_id}|{trial}"
         key = str(EpisodeKey.legacy("import", run_id, episode_id))
-        messages, counts = _convert(sim)
-        meta = dict(key=key, label=episode_id, model=model, benchmark="vitabench",
+        meta = dict(key=key, label=episode_id, model=model, benchmark=benchmark,
                     domain=domain, task_id=sim.task_id, lang=lang, trial=trial)
         store.select(run_id, [meta])
         store.episode_started(meta, run_id=run_id)
         store.episode_finished(key, EpisodeRecord(
-            run_id=run_id, model=model, benchmark="vitabench", domain=domain,
+            run_id=run_id, model=model, benchmark=benchmark, domain=domain,
             task_id=sim.task_id, lang=lang, trial=trial, termination=sim.termination_reason,
             messages=messages, wall_s=max(0.0, float(sim.duration)), **counts))
         if sim.reward_info is not None:
@@ -274,4 +278,14 @@ def import_vitabench(
     store.finish_run(run_id, "done")
     store.flush_sync()
     return ImportSummary(run_id=run_id, model=model, episodes=len(seen), judged=len(judged),
-                         domains=dict(sorted(domains.items())), replaced=replaced)
+                         domains=dict(sorted(domains.items())), replaced=replaced,
+                         benchmark=benchmark)
+
+
+def _release_of(messages: Any) -> str:
+    """The release whose tool names the agent called (a renamed tool's spelling tells); the
+    current release when they fit both (no renamed tool was called)."""
+    called = {tc.function.name for m in messages if isinstance(m, AssistantMessage)
+              for tc in m.tool_calls or ()}
+    fits = releases_naming(called)
+    return fits[0] if len(fits) == 1 else CURRENT

@@ -15,7 +15,7 @@ from msgspec import Struct
 
 from sweepbench.errors import ConfigError
 
-__all__ = ["CURRENT", "RELEASES", "Release", "release"]
+__all__ = ["CURRENT", "RELEASES", "Release", "release", "releases_naming"]
 
 
 class Release(Struct, frozen=True, kw_only=True):
@@ -82,3 +82,16 @@ def release(name: str | None) -> Release:
         raise ConfigError(f"unknown VitaBench release {name!r}; known: "
                           f"{', '.join(RELEASES)} ({CURRENT} is the current one)")
     return found
+
+
+def _spellings() -> set[str]:
+    return {n for rules in RELEASES.values() for pair in rules.tool_renames.items() for n in pair}
+
+
+def releases_naming(names: set[str]) -> list[str]:
+    """The releases whose tool names ``names`` (tools called, or described) can be: a renamed
+    tool's spelling of another release rules a release out; names with none of the renamed
+    tools fit every release."""
+    renamed = {old for rules in RELEASES.values() for old in rules.tool_renames}
+    return [rules.name for rules in RELEASES.values()
+            if not names & (_spellings() - {rules.tool_renames.get(o, o) for o in renamed})]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -81,6 +82,8 @@ def test_import_then_report(tmp_path):
         assert (summary.run_id, summary.model, summary.episodes, summary.judged) == (
             "vitabench-import:delivery_run", "agent-llm", 6, 5)
         assert summary.domains == {"delivery": 6} and summary.replaced == 0
+        # no renamed tool was called, so nothing tells the release: the current one
+        assert summary.benchmark == "vitabench@2025-12"
         records = {(r.task_id, r.trial): r for r in store.episodes(summary.run_id)}
         assert sorted(records) == [("d1", 0), ("d1", 1), ("d2", 0), ("d2", 1), ("d3", 0),
                                    ("d3", 1)]
@@ -97,7 +100,7 @@ def test_import_then_report(tmp_path):
         assert isinstance(r.messages[3], ToolMessage) and r.messages[4].tool_call_id == "call_2"
         labels = {r["episode_key"]: r["label"] for r in store.episode_rows(summary.run_id)}
         judgments = {labels[j["episode_key"]]: j for j in store.judgments(labels)}
-        j = judgments["agent-llm|vitabench:delivery:en:d1|1"]
+        j = judgments["agent-llm|vitabench@2025-12:delivery:en:d1|1"]
         # upstream's reward is the paper's sliding-window judge: VitaBench's headline
         assert (j["judge"], j["method"], j["passed"], j["score"]) == (
             "vitabench-upstream", "sliding", False, 0.5)
@@ -111,7 +114,7 @@ def test_import_then_report(tmp_path):
         assert m["avg"] == pytest.approx(2 / 5)
         assert m["score"] == pytest.approx((1 + 0.5 + 1 / 3 + 1 + 0) / 5)
         assert m["pass_at_k"] == pytest.approx(1 / 3) and m["pass_hat_k"] == pytest.approx(1 / 3)
-        assert report["benchmarks"]["vitabench"]["source"]["method"] == "sliding"
+        assert report["benchmarks"]["vitabench@2025-12"]["source"]["method"] == "sliding"
         two = build_report(store, summary.run_id, k=2)["models"]["agent-llm"]
         assert (two["incomplete_tasks"], two["pass_at_k"], two["pass_hat_k"]) == (1, 1.0, 0.0)
         assert m["profile"]["agent_tokens"]["prompt"] == 3000.0
@@ -149,3 +152,14 @@ def test_not_an_upstream_file(tmp_path):
         bad.write_text(json.dumps(no_model))
         with pytest.raises(ImportFormatError, match="pass model="):
             import_vitabench(store, bad)
+
+
+def test_the_release_is_told_by_the_renamed_tools_the_agent_called(tmp_path):
+    for name, release in (("delivery_store_search_recommand", "2025-11"),
+                          ("delivery_store_search_recommend", "2025-12")):
+        path = Path(upstream_file(tmp_path, f"{release}.json"))
+        path.write_text(path.read_text().replace('"search_shops"', f'"{name}"'))
+        with RunStore(tmp_path / f"{release}.db") as store:
+            summary = import_vitabench(store, path)
+            assert summary.benchmark == f"vitabench@{release}"
+            assert {r.benchmark for r in store.episodes(summary.run_id)} == {summary.benchmark}

@@ -7,7 +7,7 @@ import pytest
 
 from sweepbench.benchmarks import registry
 from sweepbench.benchmarks.catalog import BenchmarkSpec, load_tasks
-from sweepbench.benchmarks.vitabench.release import CURRENT, RELEASES, release
+from sweepbench.benchmarks.vitabench.release import CURRENT, RELEASES, release, releases_naming
 from sweepbench.errors import ConfigError, TaskError
 
 
@@ -45,3 +45,10 @@ def test_an_unknown_release_or_a_benchmark_without_releases_is_a_clear_error():
         BenchmarkSpec.parse("t1@2025-11")
     with pytest.raises(TaskError, match="unknown benchmark 'nope@2025-11'"):
         BenchmarkSpec.parse("nope@2025-11")
+
+
+def test_a_renamed_tools_spelling_tells_the_release_and_other_names_fit_both():
+    assert releases_naming({"delivery_store_search_recommand", "get_user_info"}) == ["2025-11"]
+    assert releases_naming({"hotel_search_recommend"}) == ["2025-12"]
+    assert releases_naming({"get_user_info"}) == ["2025-11", "2025-12"]
+    assert releases_naming({"hotel_search_recommend", "hotel_search_recommand"}) == []
