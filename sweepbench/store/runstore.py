@@ -49,6 +49,7 @@ from sweepbench.wire import EpisodeRecord
 
 __all__ = ["ConfigMismatchError", "EpisodeMeta", "RunStore", "StoreError"]
 
+
 class EpisodeMeta(Struct, kw_only=True, frozen=True):
     """An episode's descriptive columns: what reports group and filter by."""
 
@@ -133,8 +134,8 @@ def _read_only(e: sqlite3.Error) -> bool:
 
 
 class RunStore(StoreReads):
-    """One run store file. Thread-safe; write methods may be called from the event loop.
-The reads are :class:`~sweepbench.store.reads.StoreReads`'.
+    """One run store file. Thread-safe; write methods may be called from the event loop;
+the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
 
     ``create``: make the file (and its directory) when missing, else raise ``StoreError``.
     ``synchronous``: SQLite's durability level. ``max_batch``: most rows per transaction.
@@ -145,7 +146,6 @@ The reads are :class:`~sweepbench.store.reads.StoreReads`'.
     ``WAL_RESTART_PAGES``.
     ``migrated``: set when opening converted an older schema (a one-line note for the user).
     """
-
 
     def __init__(
         self,
