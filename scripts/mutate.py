@@ -60,6 +60,8 @@ _SPLICER = 'splicer = getattr(complete, "encoder", None)  # a client Conversatio
 _PASS_SPLICER = "splicer if isinstance(splicer, SplicingEncoder) else None)"
 _NO_SPLICER = ("hashes the request without the body splicer's encoded bytes: the same digest "
                "(tests/runner/test_journal_payload.py checks both paths agree), only more CPU")
+_NO_BLANK_STATEMENT = ("no piece of the split is blank (the last statement has no ';' after it), "
+                      "so both filters keep the same statements")
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
     "sweepbench/client/limits.py": [
         ("if self.limit < self.max_limit:", "if self.limit <= self.max_limit:",
@@ -213,6 +215,14 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          'args = msgspec.json.decode(tc.function.arguments or "XX{}XX")',
          "empty arguments become {} either way (the undecodable text falls back to {})"),
         ("args = {}", "args = None", "a non-object falls back to {} on the next line"),
+    ],
+    "sweepbench/store/schema.py": [
+        ('for stmt in filter(str.strip, _SCHEMA.split(";")):  # executescript() would commit',
+         'for stmt in filter(None, _SCHEMA.split(";")):  # executescript() would commit',
+         _NO_BLANK_STATEMENT),
+        ('for stmt in (*filter(str.strip, EVENT_TABLES.split(";")), *_EVENTS_VIEW):',
+         'for stmt in (*filter(None, EVENT_TABLES.split(";")), *_EVENTS_VIEW):',
+         _NO_BLANK_STATEMENT),
     ],
 }
 

@@ -45,6 +45,7 @@ class ModelCallRow(Struct, array_like=True):
 _EPISODE_COLUMNS = ("episode_key", "label", "model", "benchmark", "spec", "domain", "task_id",
                     "lang", "trial", "user_model", "user_mode", "unreachable", "status",
                     "termination", "run_id", "started_at", "finished_at")
+
 _record_decoder = msgspec.json.Decoder(EpisodeRecord)
 
 

@@ -7,13 +7,20 @@ import sqlite3
 import pytest
 
 from sweepbench.store.runstore import RunStore
-from sweepbench.store.schema import SCHEMA_VERSION, config_hash
+from sweepbench.store.schema import SCHEMA_VERSION, canonical_json, config_hash
 
 
 def test_config_hash_is_canonical():
     assert config_hash({"a": 1, "b": {"x": 1, "y": 2}}) == config_hash({"b": {"y": 2, "x": 1},
                                                                         "a": 1})
     assert config_hash({"a": 1}) != config_hash({"a": 2})
+
+
+def test_canonical_json_is_compact_with_sorted_keys_and_refuses_what_json_cannot_hold():
+    assert canonical_json({"b": 1, "a": [2, {"d": 3, "c": None}]}) == \
+        b'{"a":[2,{"c":null,"d":3}],"b":1}'
+    with pytest.raises(TypeError, match="^not JSON-serialisable: "):
+        canonical_json({"x": object()})
 
 
 def test_wal_mode_and_schema_version(tmp_path):
