@@ -223,3 +223,64 @@ async def test_concurrent_producers_and_flush_from_two_loops(tmp_path):
         await asyncio.gather(*(episode(i) for i in range(30)))
         t.join()
         assert len(store.events("b")) == 100
+
+
+def test_a_thread_waiting_on_a_flush_gets_the_failure_of_its_batch(tmp_path):
+    path = tmp_path / "s.db"
+    store = RunStore(path, busy_timeout=0.05)
+    store.begin_run("r", {})
+    store.flush_sync()
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        store.event("e", 0, "message", {"x": 1})  # queued before the failure: the flush waits
+        with pytest.raises(StoreError, match="writer failed, 2 queued writes") as info:
+            store.flush_sync()
+        assert isinstance(info.value.__cause__, sqlite3.OperationalError)
+    finally:
+        blocker.execute("COMMIT")
+        blocker.close()
+    with pytest.raises(StoreError, match="writer failed"):
+        store.close()
+
+
+def test_a_flush_that_outlasts_its_timeout_says_so(tmp_path):
+    """The writer waits on a lock another connection holds; a flush with a timeout gives
+    up at it, and what it waited for is committed once the lock is released."""
+    path = tmp_path / "s.db"
+    with RunStore(path, busy_timeout=30) as store:
+        store.begin_run("r", {})
+        store.flush_sync()
+        blocker = sqlite3.connect(path, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")
+        try:
+            store.event("e", 0, "message", {"x": 1})
+            t0 = time.monotonic()
+            with pytest.raises(StoreError, match=r"flush did not finish within 0\.2s$"):
+                store.flush_sync(timeout=0.2)
+            assert time.monotonic() - t0 < 5
+        finally:
+            blocker.execute("COMMIT")
+            blocker.close()
+        store.flush_sync()
+        assert [e["payload"] for e in store.events("e")] == [{"x": 1}]
+
+
+def test_the_checkpointer_checkpoints_once_after_new_commits_and_not_while_idle(tmp_path):
+    path = tmp_path / "s.db"
+
+    def checkpoints_reach(n: int) -> int:
+        deadline = time.monotonic() + 10
+        while store.writer_stats["checkpoints"] < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)  # ten more periods: nothing new is committed, so no checkpoint
+        return store.writer_stats["checkpoints"]
+
+    with RunStore(path, checkpoint_every_s=0.02) as store:
+        store.event("e", 0, "message", {})
+        store.flush_sync()  # one commit
+        assert checkpoints_reach(1) == 1
+        store.event("e", 1, "message", {})
+        store.flush_sync()
+        assert checkpoints_reach(2) == 2
+        assert store.writer_stats["transactions"] == 2
