@@ -40,7 +40,8 @@ from operator import itemgetter
 from pathlib import Path
 
 from sweepbench.store.migrate import SCHEMA2_EVENTS
-from sweepbench.store.runstore import _EVENT_TABLES, _SQL
+from sweepbench.store.schema import EVENT_TABLES as _EVENT_TABLES
+from sweepbench.store.schema import WRITE_STATEMENTS as _SQL
 
 WAYS = ("store", "hash", "no_key")
 

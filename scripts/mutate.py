@@ -75,6 +75,8 @@ _DUMPS = "return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()"
 _NO_FIELDS = "no field can be read from XXXX, as from no text"
 _EOF = ("eof only left unset at the end of input: the container's next skip() sets it (and drops "
         "a key cut off), and a value read alone is returned as it is")
+_NO_BLANK_STATEMENT = ("no piece of the split is blank (the last statement has no ';' after it), "
+                      "so both filters keep the same statements")
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
     "sweepbench/client/limits.py": [
         ("waited = 0.0", "waited = 1.0", _UNREAD),
@@ -294,6 +296,14 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("def charge(self, endpoint: str, usage: Usage, attempts: int = 1) -> None:",
          "def charge(self, endpoint: str, usage: Usage, attempts: int = 2) -> None:",
          "attempts is only read as a truth value (0: answered from the cache)"),
+    ],
+    "sweepbench/store/schema.py": [
+        ('for stmt in filter(str.strip, _SCHEMA.split(";")):  # executescript() would commit',
+         'for stmt in filter(None, _SCHEMA.split(";")):  # executescript() would commit',
+         _NO_BLANK_STATEMENT),
+        ('for stmt in (*filter(str.strip, EVENT_TABLES.split(";")), *_EVENTS_VIEW):',
+         'for stmt in (*filter(None, EVENT_TABLES.split(";")), *_EVENTS_VIEW):',
+         _NO_BLANK_STATEMENT),
     ],
 }
 

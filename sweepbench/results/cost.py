@@ -22,7 +22,7 @@ import msgspec
 from msgspec import Struct
 
 from sweepbench.results.profile import Prices, as_prices, usage_cost
-from sweepbench.store.runstore import ModelCallRow
+from sweepbench.store.reads import ModelCallRow
 from sweepbench.wire import Usage
 
 __all__ = ["CallCost", "Spend", "call_cost", "prices_by_run", "role_of"]

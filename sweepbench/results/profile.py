@@ -33,7 +33,8 @@ import msgspec
 import numpy as np
 from msgspec import Struct
 
-from sweepbench.store.runstore import ModelCallRow, RunStore
+from sweepbench.store.reads import ModelCallRow
+from sweepbench.store.runstore import RunStore
 from sweepbench.wire import EpisodeRecord, Usage
 
 __all__ = ["Prices", "as_prices", "build_profiles", "call_event", "profile_run", "usage_cost"]

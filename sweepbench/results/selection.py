@@ -19,7 +19,8 @@ from msgspec import Struct
 
 from sweepbench.errors import ReportError
 from sweepbench.results.profile import Prices
-from sweepbench.store.runstore import ModelCallRow, RunStore
+from sweepbench.store.reads import ModelCallRow
+from sweepbench.store.runstore import RunStore
 from sweepbench.wire import EpisodeRecord
 
 __all__ = ["EpisodeView", "Selection", "load_view", "name_rows", "parse_trials"]

@@ -2,7 +2,7 @@
 
 Every model call an episode makes goes through a journal caller. A live call is journaled
 (response, usage, a hash of the request): emitted to the episode's event log in order, which
-the store commits within its commit interval (``results.store.COMMIT_EVERY_S``). The episode
+the store commits within its commit interval (``store.writer.COMMIT_EVERY_S``). The episode
 does not wait for that commit: what was emitted is committed in order, so a store always
 holds a prefix of each episode's log. A stop (Ctrl-C, SIGTERM, the end) commits everything;
 a hard kill loses the answers of the last interval as well as the requests in flight.

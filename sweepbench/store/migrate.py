@@ -15,7 +15,7 @@ complete:
   the run's user model; judge: the judge in the journal's name).
 
 Version 3 keys the journal by a number given to each episode key in the order the store
-first saw it (see the ``events`` view in :mod:`sweepbench.store.runstore`). A version-2 store's
+first saw it (see the ``events`` view in :mod:`sweepbench.store.schema`). A version-2 store's
 keys are numbered in the order of their first journaled event (the old table's rowid: the
 order its rows were written) and its rows copied: nothing else changes. A version-1 store
 goes to version 3 at once.
@@ -34,6 +34,7 @@ import msgspec
 
 from sweepbench.errors import StoreError
 from sweepbench.ids import EPISODE_JOURNAL, EpisodeKey, judge_journal
+from sweepbench.store.schema import SCHEMA_VERSION, create_events, create_schema
 
 __all__ = ["SCHEMA2_EVENTS", "migrate"]
 
@@ -57,8 +58,6 @@ it or writes it (``benchmarks/events_key.py``, the migration's tests)."""
 def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
     """Bring the store on connection ``c`` (autocommit mode) from ``version`` to the current
     schema; returns a one-line note for the user."""
-    from sweepbench.store.runstore import SCHEMA_VERSION
-
     if version not in (1, 2):
         raise StoreError(f"run store {path} has schema version {version}, which this "
                          f"sweepbench cannot migrate; use the sweepbench that wrote it")
@@ -101,8 +100,6 @@ def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
 
 
 def _convert(c: sqlite3.Connection) -> dict[str, int]:
-    from sweepbench.store.runstore import create_schema
-
     for t in _V1_TABLES:
         c.execute(f"ALTER TABLE {t} RENAME TO v1_{t}")
     create_schema(c)
@@ -172,8 +169,6 @@ def _convert(c: sqlite3.Connection) -> dict[str, int]:
 
 def _number_events(c: sqlite3.Connection) -> dict[str, int]:
     """Version 2 to 3: the events table becomes event_keys, event_rows and the view."""
-    from sweepbench.store.runstore import SCHEMA_VERSION, create_events
-
     c.execute("ALTER TABLE events RENAME TO v2_events")
     create_events(c)
     c.execute("""INSERT INTO event_keys (episode_key) SELECT episode_key FROM v2_events

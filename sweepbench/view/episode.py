@@ -29,7 +29,7 @@ from sweepbench.ids import EPISODE_JOURNAL, judge_journal
 from sweepbench.judge.parsing import parse_overall_verdict, parse_rubric_verdicts
 from sweepbench.results.cost import call_cost
 from sweepbench.results.profile import Prices
-from sweepbench.store.runstore import ModelCallRow
+from sweepbench.store.reads import ModelCallRow
 from sweepbench.wire import Usage
 
 __all__ = ["build_episode"]

@@ -16,7 +16,7 @@ outcome comes from its benchmark's *source*, a (judge, method) pair per benchmar
 (``Sources``): an error is an error whatever a judge said, an episode without a verdict of
 its source is unjudged.
 
-The store's schema is ``sweepbench.store.runstore``'s; this module is the only part of the
+The store's schema is ``sweepbench.store.schema``'s; this module is the only part of the
 viewer that knows it. Values come back as plain dicts and lists, ready for JSON.
 """
 
@@ -33,7 +33,8 @@ import msgspec
 
 from sweepbench.errors import StoreError
 from sweepbench.ids import EPISODE_JOURNAL, judge_journal
-from sweepbench.store.runstore import SCHEMA_VERSION, VIEW_INDEXES, RunStore
+from sweepbench.store.runstore import RunStore
+from sweepbench.store.schema import SCHEMA_VERSION, VIEW_INDEXES
 
 __all__ = ["OUTCOMES", "Filters", "Sources", "StoreReader"]
 

@@ -34,7 +34,7 @@ from sweepbench.ids import STATE_JUDGE
 from sweepbench.results.cost import prices_by_run
 from sweepbench.results.profile import Prices, as_prices
 from sweepbench.results.report import Source, choose_source
-from sweepbench.store.runstore import SCHEMA_VERSION
+from sweepbench.store.schema import SCHEMA_VERSION
 from sweepbench.results.selection import name_rows
 from sweepbench.view.episode import build_episode
 from sweepbench.view.queries import OUTCOMES, PAGE_MAX, Filters, Sources, StoreReader

@@ -14,6 +14,7 @@ import pytest
 
 from sweepbench.store import runstore as store_module
 from sweepbench.store.runstore import RunStore
+from sweepbench.store.writer import StoreWriter
 
 from .helpers import call
 
@@ -157,14 +158,14 @@ def test_a_store_on_a_read_only_path_is_refused_at_open(command, paths, monkeypa
 
 def test_disk_full_during_a_run_ends_it_with_one_line_and_keeps_what_was_stored(
         tmp_path, monkeypatch, capsys):
-    commit = RunStore._commit
+    commit = StoreWriter._commit
 
     def fill_up(self, writes):  # the disk fills once episodes finish
         if any(op == "episode_finished" for op, *_ in writes):
             raise sqlite3.OperationalError("database or disk is full")
         commit(self, writes)
 
-    monkeypatch.setattr(RunStore, "_commit", fill_up)
+    monkeypatch.setattr(StoreWriter, "_commit", fill_up)
     # the writer commits whatever is queued when it wakes, so the run's start goes in first
     monkeypatch.setitem(RunStore.__init__.__kwdefaults__, "commit_every_s", 0.0)
     out = tmp_path / "full.sqlite"

@@ -16,7 +16,7 @@ from rich.console import Console
 from sweepbench.config import Endpoint, load_config
 from sweepbench.errors import ConfigError, FirstByteTimeout
 from sweepbench.results.profile import build_profiles, call_event
-from sweepbench.store.runstore import ModelCallRow
+from sweepbench.store.reads import ModelCallRow
 from sweepbench.client.facade import ModelClient
 from sweepbench.devserver.faults import FaultSpec
 from sweepbench.client.stalls import MIN_SAMPLES, StallPolicy

@@ -145,7 +145,7 @@ def _episode_costs(store: RunStore) -> dict[str, dict[str, float]]:
 def test_a_hedged_call_costs_its_billed_losing_copies_too():
     from sweepbench.results.cost import call_cost
     from sweepbench.results.profile import as_prices
-    from sweepbench.store.runstore import ModelCallRow
+    from sweepbench.store.reads import ModelCallRow
 
     prices = {"r": {"m": as_prices({"input": 3.0, "cached_input": 1.0, "output": 10.0})}}
 

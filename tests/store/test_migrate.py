@@ -15,7 +15,8 @@ from sweepbench.ids import EpisodeKey, judge_journal
 from sweepbench.store.merge import merge_stores
 from sweepbench.store.migrate import SCHEMA2_EVENTS
 from sweepbench.results.report import build_report
-from sweepbench.store.runstore import SCHEMA_VERSION, RunStore
+from sweepbench.store.runstore import RunStore
+from sweepbench.store.schema import SCHEMA_VERSION
 from sweepbench.runner.sweep import Sweep
 from sweepbench.wire import EpisodeRecord
 

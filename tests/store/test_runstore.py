@@ -1,24 +1,16 @@
-"""The run store: queue -> writer thread -> SQLite, read back through the read connection."""
+"""The run store: opening a file, the write methods (what they store, what they refuse),
+read back through the read connection."""
 
 from __future__ import annotations
 
-import asyncio
-import math
 import sqlite3
-import sys
-import threading
-import time
 
 import msgspec
 import pytest
 
 from sweepbench.errors import ConfigMismatchError, StoreError
-from sweepbench.store.runstore import (
-    SCHEMA_VERSION,
-    EpisodeMeta,
-    RunStore,
-    config_hash,
-)
+from sweepbench.store.runstore import EpisodeMeta, RunStore
+from sweepbench.store.schema import SCHEMA_VERSION, config_hash
 from sweepbench.wire import (
     AssistantMessage,
     EpisodeRecord,
@@ -62,11 +54,6 @@ def record(run_id: str, model: str, task_id: str, trial: int, termination: str =
         tool_calls=1, turns=2, wall_s=1.5,
         error="boom" if termination == "error" else None,
     )
-
-
-def count(path, sql: str) -> int:
-    with sqlite3.connect(path) as c:
-        return c.execute(sql).fetchone()[0]
 
 
 async def test_round_trip_through_the_queue(tmp_path):
@@ -131,131 +118,6 @@ async def test_round_trip_through_the_queue(tmp_path):
             store.judgments("r1")  # a run id is not a list of keys
 
 
-def test_config_hash_is_canonical():
-    assert config_hash({"a": 1, "b": {"x": 1, "y": 2}}) == config_hash({"b": {"y": 2, "x": 1},
-                                                                        "a": 1})
-    assert config_hash({"a": 1}) != config_hash({"a": 2})
-
-
-def test_wal_mode_and_schema_version(tmp_path):
-    path = tmp_path / "s.db"
-    RunStore(path).close()
-    with sqlite3.connect(path) as c:
-        assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        views = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='view'")}
-    assert {"runs", "run_episodes", "episodes", "event_keys", "event_rows", "judgments"} <= tables
-    assert views == {"events"}
-
-
-def test_the_events_view_takes_inserts_and_deletes_like_a_table(tmp_path):
-    """What merges, migrations and tests write through the view: a key new to the store is
-    numbered; a key keeps its number whatever is inserted or deleted."""
-    path = tmp_path / "s.db"
-    with RunStore(path) as store:
-        store.event("e1", 0, "message", {"n": 1})
-        store.event("e2", 0, "message", {"n": 1})
-        store.flush_sync()
-        db = sqlite3.connect(path, isolation_level=None)
-        insert = "INSERT {} INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-        again = ("e1", "", 0, "message", '{"n": 2}', 1.0, None, None)
-        with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
-            db.execute(insert.format(""), again)
-        db.execute(insert.format("OR IGNORE"), again)  # the statement's OR wins the trigger's
-        assert store.events("e1")[0]["payload"] == {"n": 1}
-        db.execute(insert.format("OR REPLACE"), again)
-        assert store.events("e1")[0]["payload"] == {"n": 2}
-        db.execute(insert.format(""), ("e3", "j", 0, "message", "{}", 1.0, None, None))
-        numbers = [(1, "e1"), (2, "e2"), (3, "e3")]
-        assert db.execute("SELECT * FROM event_keys ORDER BY ep").fetchall() == numbers
-        db.execute("DELETE FROM events WHERE episode_key = 'e1'")
-        assert store.events("e1") == [] and len(store.events("e2")) == 1
-        store.event("e1", 1, "message", {"n": 3})  # this store numbered e1 already
-        store.flush_sync()
-        assert [e["seq"] for e in store.events("e1")] == [1]
-        assert db.execute("SELECT * FROM event_keys ORDER BY ep").fetchall() == numbers
-        db.close()
-
-
-def test_reads_of_a_journal_go_through_the_keys(tmp_path):
-    path = tmp_path / "s.db"
-    RunStore(path).close()
-    with sqlite3.connect(path) as db:
-        plan = [r[3] for r in db.execute(
-            "EXPLAIN QUERY PLAN SELECT seq, kind, payload FROM events WHERE episode_key = ? "
-            "AND journal = ? ORDER BY seq", ("e", ""))]
-    db.close()
-    assert len(plan) == 2 and "event_keys" in plan[0] and "(episode_key=?)" in plan[0]
-    assert "event_rows" in plan[1] and "(ep=? AND journal=?)" in plan[1]
-
-
-def _wal_frames(path, store):
-    page = store._wconn.execute("PRAGMA page_size").fetchone()[0]
-    return (path.with_name(path.name + "-wal").stat().st_size - 32) // (page + 24)  # header 32
-
-
-def _copied_back(path) -> tuple[int, int]:
-    """(frames in the WAL, frames copied back into the database), read from the WAL index
-    without checkpointing (SQLite's walformat: mxFrame at byte 16, nBackfill at byte 96)."""
-    head = path.with_name(path.name + "-shm").read_bytes()[:100]
-    return (int.from_bytes(head[16:20], sys.byteorder),
-            int.from_bytes(head[96:100], sys.byteorder))
-
-
-def _write_pages(store, n, start=0):
-    blob = "x" * 3000  # about a page per event
-    for i in range(start, start + n):
-        store.event(f"e{i % 40}", i // 40, "model_call", {"text": blob})
-        if i % 20 == 19:
-            store.flush_sync()  # many small commits, as in a sweep
-    store.flush_sync()
-
-
-def test_the_writer_never_checkpoints_the_checkpointer_does(tmp_path):
-    """A checkpoint ends in fsyncs; the writer commits nothing while it runs one, so it is
-    the checkpointer's job. With the checkpointer idle the WAL holds all 2,400 pages (SQLite's
-    default, in the writer, would have reset it after 1,000); with it on, the WAL is copied
-    back without a write waiting on it."""
-    path = tmp_path / "s.db"
-    with RunStore(path, checkpoint_every_s=3600) as store:
-        _write_pages(store, 2400)
-        assert _wal_frames(path, store) > 2400
-        assert store.writer_stats["checkpoints"] == 0
-    assert not path.with_name("s.db-wal").exists()  # closing checkpoints it all back
-    assert count(path, "SELECT count(*) FROM events") == 2400
-
-    path = tmp_path / "t.db"
-    with RunStore(path, checkpoint_every_s=0.02) as store:
-        _write_pages(store, 600)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            frames, copied = _copied_back(path)
-            if store.writer_stats["checkpoints"] and copied == frames:
-                break
-            time.sleep(0.01)
-        assert store.writer_stats["checkpoints"] >= 1
-        # all copied back by the checkpointer (the WAL may have started over once, when a
-        # checkpoint caught up with the writes, so it need not hold all 600 pages)
-        assert frames > 0 and copied == frames
-    assert count(path, "SELECT count(*) FROM events") == 600
-
-
-def test_the_wal_starts_over_while_commits_keep_coming(tmp_path):
-    """A passive checkpoint never catches up with a writer that keeps committing, and SQLite
-    rewinds the WAL only once all of it is copied back: at ``wal_restart_pages`` the writer
-    finishes the copy itself, so the WAL stays bounded instead of growing all sweep long."""
-    path = tmp_path / "s.db"
-    with RunStore(path, checkpoint_every_s=0.01, wal_restart_pages=200) as store:
-        written = 0
-        while written < 4000 or store.writer_stats["checkpoints"] < 10:
-            _write_pages(store, 200, written)
-            written += 200
-            assert written < 40_000, "the checkpointer never ran"
-        assert _wal_frames(path, store) < 2000  # not the 4,000+ pages written
-    assert count(path, "SELECT count(*) FROM events") == written
-
-
 def test_error_termination_sets_error_status_and_finish_without_start(tmp_path):
     with RunStore(tmp_path / "s.db") as store:
         store.begin_run("r", {})
@@ -269,118 +131,6 @@ def test_error_termination_sets_error_status_and_finish_without_start(tmp_path):
         assert rows[ep]["termination"] == "error" and rows[ep]["lang"] == "en"
         assert rows["ep-x"]["task_id"] == "t2"
         assert rows["ep-x"]["label"] == "m|vitabench:delivery:en:t2|1"
-
-
-def test_many_events_commit_in_few_transactions(tmp_path):
-    """Writes queued while the writer waits on a lock go out in batches, not row by row."""
-    path = tmp_path / "s.db"
-    n = 5000
-    with RunStore(path, max_batch=2000) as store:
-        store.begin_run("r", {})
-        store.flush_sync()
-        before = store.writer_stats
-        blocker = sqlite3.connect(path, isolation_level=None)
-        blocker.execute("BEGIN IMMEDIATE")  # another connection holds the write lock
-        for i in range(n):
-            store.event(f"e{i % 50}", i // 50, "model_call", {"i": i})
-        time.sleep(0.05)
-        blocker.execute("COMMIT")
-        blocker.close()
-        store.flush_sync()
-        after = store.writer_stats
-        assert after["rows"] - before["rows"] == n + 50  # and the 50 keys' numbers
-        # at most: the few rows the writer held while blocked, then ceil(5000 / 2000) batches
-        assert after["transactions"] - before["transactions"] <= 1 + math.ceil(n / 2000)
-        assert len(store.events("e7")) == n // 50
-    assert count(path, "SELECT count(*) FROM events") == n
-
-
-def test_writes_arriving_one_by_one_share_a_commit_within_the_interval(tmp_path):
-    """A sweep's writes come one at a time, each episode's after its model call: the writer,
-    woken by the first, gathers the rest for ``commit_every_s`` and commits them together,
-    and commits them without anybody flushing."""
-    path = tmp_path / "s.db"
-    with RunStore(path, commit_every_s=0.5) as store:
-        store.begin_run("r", {})
-        store.flush_sync()
-        before = store.writer_stats["transactions"]
-        for i in range(20):  # 20 writes over about 0.1 s
-            store.event("e", i, "model_call", {"i": i})
-            time.sleep(0.005)
-        deadline = time.monotonic() + 10
-        while count(path, "SELECT count(*) FROM events") < 20:  # nobody flushes
-            assert time.monotonic() < deadline, "queued writes were never committed"
-            time.sleep(0.02)
-        assert store.writer_stats["transactions"] - before == 1
-
-
-def test_a_flush_or_close_does_not_wait_for_the_interval(tmp_path):
-    """Whoever waits on a commit gets it at once, however long the writer would gather."""
-    path = tmp_path / "s.db"
-    store = RunStore(path, commit_every_s=30.0)
-    store.begin_run("r", {})
-    t0 = time.monotonic()
-    store.flush_sync()
-    assert time.monotonic() - t0 < 5
-    store.event("e", 0, "model_call", {"i": 0})
-
-    async def flush() -> None:
-        await store.flush()
-
-    t0 = time.monotonic()
-    asyncio.run(flush())
-    assert time.monotonic() - t0 < 5
-    store.event("e", 1, "model_call", {"i": 1})
-    t0 = time.monotonic()
-    store.close()
-    assert time.monotonic() - t0 < 5
-    assert count(path, "SELECT count(*) FROM events") == 2
-    with pytest.raises(ValueError, match="commit_every_s"):
-        RunStore(tmp_path / "t.db", commit_every_s=-1)
-
-
-async def test_sustained_event_rate_sanity(tmp_path):
-    """50k events from the event loop all land; the rate is printed, not asserted."""
-    n = 50_000
-    payload = {"usage": {"prompt_tokens": 1200, "completion_tokens": 80}, "latency_s": 0.4,
-               "response": {"content": "x" * 200}}
-    with RunStore(tmp_path / "s.db") as store:
-        store.begin_run("r", {})
-        t0 = time.perf_counter()
-        for i in range(n):
-            store.event(f"ep{i % 500}", i // 500, "model_call", payload)
-        await store.flush()
-        dt = time.perf_counter() - t0
-        stats = store.writer_stats
-        print(f"\n{n / dt:,.0f} events/s, {stats['rows'] / stats['transactions']:.0f} rows/txn")
-        assert stats["rows"] == n + 1 + 500  # and the 500 keys' numbers
-        assert stats["transactions"] < n / 2  # batched (exact bounds: the test above)
-        assert len(store.events("ep499")) == n // 500
-
-
-async def test_writer_error_surfaces_on_flush_writes_and_close(tmp_path):
-    path = tmp_path / "s.db"
-    store = RunStore(path, busy_timeout=0.05)
-    store.begin_run("r", {})
-    await store.flush()
-    blocker = sqlite3.connect(path, isolation_level=None)
-    blocker.execute("BEGIN IMMEDIATE")
-    try:
-        store.event("e", 0, "message", {"x": 1})
-        with pytest.raises(StoreError, match="writer failed") as info:
-            await store.flush()
-        assert isinstance(info.value.__cause__, sqlite3.OperationalError)  # "database is locked"
-        with pytest.raises(StoreError):  # sticky: later writes are refused, not dropped
-            store.event("e", 1, "message", {"x": 2})
-        with pytest.raises(StoreError):
-            store.flush_sync()
-    finally:
-        blocker.execute("COMMIT")
-        blocker.close()
-    with pytest.raises(StoreError, match="writer failed"):
-        store.close()
-    assert count(path, "SELECT count(*) FROM events") == 0  # the failed batch rolled back
-    assert not store._thread.is_alive()
 
 
 def test_reopen_existing_store(tmp_path):
@@ -505,32 +255,6 @@ def test_not_a_store(tmp_path):
         RunStore(newer)
 
 
-async def test_concurrent_producers_and_flush_from_two_loops(tmp_path):
-    """Writers on several tasks and a second thread; each flush covers its own writes."""
-    with RunStore(tmp_path / "s.db") as store:
-        store.begin_run("r", {})
-
-        async def episode(i: int) -> None:
-            for seq in range(20):
-                store.event(f"a{i}", seq, "message", {"seq": seq})
-                await asyncio.sleep(0)
-            await store.flush()
-            assert len(store.events(f"a{i}")) == 20  # own writes visible after flush
-
-        def other_thread() -> None:
-            async def go() -> None:
-                for seq in range(100):
-                    store.event("b", seq, "message", {})
-                await store.flush()
-            asyncio.run(go())
-
-        t = threading.Thread(target=other_thread)
-        t.start()
-        await asyncio.gather(*(episode(i) for i in range(30)))
-        t.join()
-        assert len(store.events("b")) == 100
-
-
 def test_records_use_wire_encoding(tmp_path):
     path = tmp_path / "s.db"
     rec = record("r", "m", "t1", 3)
@@ -542,18 +266,3 @@ def test_records_use_wire_encoding(tmp_path):
     assert msgspec.json.decode(blob, type=EpisodeRecord) == rec
     assert msgspec.json.decode(blob)["messages"][0] == {"role": "user",
                                                        "content": "order noodles"}
-
-
-def test_call_spans_count_each_runs_model_calls_and_their_first_and_last_time(tmp_path):
-    with RunStore(tmp_path / "s.db") as store:
-        store.event("e1", 0, "model_call", {"role": "agent"}, run_id="r1")
-        store.event("e1", 1, "tool_call", {}, run_id="r1")  # not a call
-        store.event("e2", 0, "model_call", {"role": "agent"}, run_id="r1")
-        store.event("e2", 1, "model_call", {"role": "user"}, run_id="r2")
-        store.event("e3", 0, "model_call", {"role": "agent"})  # no run: not counted
-        store.flush_sync()
-        spans = store.call_spans()
-        ts = {(e["run_id"], e["seq"], k): e["ts"] for k in ("e1", "e2", "e3")
-              for e in store.events(k) if e["kind"] == "model_call"}
-    r1 = [t for (r, _, _), t in ts.items() if r == "r1"]
-    assert spans == {"r1": (2, min(r1), max(r1)), "r2": (1, ts["r2", 1, "e2"], ts["r2", 1, "e2"])}

@@ -19,7 +19,8 @@ from sweepbench.judge.rubric import make_windows
 from sweepbench.results.cost import Spend, call_cost, prices_by_run
 from sweepbench.results.profile import Prices
 from sweepbench.results.report import build_report
-from sweepbench.store.runstore import SCHEMA_VERSION, EpisodeMeta, RunStore
+from sweepbench.store.runstore import EpisodeMeta, RunStore
+from sweepbench.store.schema import SCHEMA_VERSION
 from sweepbench.results.selection import Selection
 from sweepbench.runner.build import benchmark_info
 from sweepbench.view.queries import Filters, StoreReader

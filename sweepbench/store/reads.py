@@ -1,0 +1,279 @@
+"""The run store's reads: the queries reports, exports, plans and the scheduler ask.
+
+Reads use a connection of their own (``query_only``), one query at a time under a lock, so
+they see committed data only: flush the store first to read your own writes. A query for
+some episodes takes their keys and asks in chunks under SQLite's parameter limit. A stored
+value is decoded on the way out (JSON columns to dicts, records to ``EpisodeRecord``); a
+record that does not decode is a ``StoreError`` that names the episode.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, Iterable
+
+import msgspec
+from msgspec import Struct
+
+from sweepbench.errors import StoreError
+from sweepbench.ids import EPISODE_JOURNAL
+from sweepbench.wire import EpisodeRecord
+
+__all__ = ["ModelCallRow", "StoreReads"]
+
+
+class ModelCallRow(Struct, array_like=True):
+    """One journaled model call, as cost and profile read it (usage from its payload)."""
+
+    episode_key: str
+    journal: str
+    run_id: str | None
+    endpoint: str | None
+    role: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    cached_prompt_tokens: int
+    latency_s: float | None
+    attempts: int | None
+    statuses: str | None  # JSON text of the HTTP statuses of its attempts, when recorded
+    stalls: str | None = None  # JSON text of its hung and hedged requests, when it had any
+
+
+_EPISODE_COLUMNS = ("episode_key", "label", "model", "benchmark", "spec", "domain", "task_id",
+                    "lang", "trial", "user_model", "user_mode", "unreachable", "status",
+                    "termination", "run_id", "started_at", "finished_at")
+
+_record_decoder = msgspec.json.Decoder(EpisodeRecord)
+
+
+class StoreReads:
+    """The read queries of the run store at ``path``, on connection ``conn`` (which this
+    object closes in ``close_reads``). :class:`~sweepbench.store.runstore.RunStore` is one."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self._rconn = conn
+        self._rlock = threading.Lock()
+        self._read_closed = False
+
+    def close_reads(self) -> None:
+        with self._rlock:
+            self._rconn.close()
+            self._read_closed = True
+
+    def _read(self, sql: str, params: tuple = ()) -> list[tuple]:
+        with self._rlock:
+            if self._read_closed:
+                raise StoreError(f"run store {self.path} is closed")
+            try:
+                return self._rconn.execute(sql, params).fetchall()
+            except sqlite3.Error as e:
+                raise StoreError(f"run store {self.path}: read failed: {e}") from e
+
+    def _read_keys(self, sql: str, column: str, keys: Iterable[str] | None,
+                   params: tuple = (), order: str = "") -> list[tuple]:
+        """``sql`` (ending in a WHERE clause or ``WHERE true``) for all rows, or only for rows
+        whose ``column`` is one of ``keys``, in chunks."""
+        if keys is None:
+            return self._read(sql + order, params)
+        if isinstance(keys, str):
+            raise TypeError(f"keys must be an iterable of episode keys, not one str {keys!r}")
+        out: list[tuple] = []
+        for chunk in _chunks(keys):
+            cond, values = _in(column, chunk)
+            out += self._read(f"{sql} AND {cond}{order}", params + values)
+        return out
+
+    def runs(self) -> list[dict]:
+        """All runs, oldest first, config, prices and info decoded."""
+        rows = self._read(
+            "SELECT run_id, created_at, finished_at, status, config, config_hash, prices, info "
+            "FROM runs ORDER BY created_at, rowid"
+        )
+        return [
+            {"run_id": r[0], "created_at": r[1], "finished_at": r[2], "status": r[3],
+             "config": msgspec.json.decode(r[4]), "config_hash": r[5],
+             "prices": msgspec.json.decode(r[6]), "info": msgspec.json.decode(r[7])}
+            for r in rows
+        ]
+
+    def run(self, run_id: str) -> dict | None:
+        """One run (as in ``runs()``) or None."""
+        return next((r for r in self.runs() if r["run_id"] == run_id), None)
+
+    def latest_run_id(self) -> str | None:
+        rows = self._read("SELECT run_id FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1")
+        return rows[0][0] if rows else None
+
+    def run_selection(self, run_id: str) -> dict[str, str | None]:
+        """episode_key -> spec of every episode ``run_id`` selected."""
+        return dict(self._read("SELECT episode_key, spec FROM run_episodes WHERE run_id = ?",
+                               (run_id,)))
+
+    def specs(self) -> dict[str, set[str]]:
+        """episode_key -> every spec some run selected it under (what ``--split`` matches)."""
+        out: dict[str, set[str]] = {}
+        for key, spec in self._read("SELECT episode_key, spec FROM run_episodes "
+                                    "WHERE spec IS NOT NULL"):
+            out.setdefault(key, set()).add(spec)
+        return out
+
+    def episode_status(self, keys: Iterable[str] | None = None) -> dict[str, str]:
+        """episode_key -> 'running' | 'done' | 'error' (what a sweep skips or continues)."""
+        return dict(self._read_keys("SELECT episode_key, status FROM episodes WHERE true",
+                                    "episode_key", keys))
+
+    def episode_rows(self, run_id: str | None = None) -> list[dict]:
+        """Every episode's columns without the record blob (cheap; what reports group by);
+        with ``run_id``, only the episodes that run selected."""
+        cols = ", ".join(f"e.{c}" for c in _EPISODE_COLUMNS)
+        order = " ORDER BY e.model, e.benchmark, e.domain, e.task_id, e.trial, e.episode_key"
+        if run_id is None:
+            rows = self._read(f"SELECT {cols} FROM episodes e" + order)
+        else:
+            rows = self._read(f"SELECT {cols} FROM episodes e JOIN run_episodes r ON "
+                              "r.episode_key = e.episode_key WHERE r.run_id = ?" + order,
+                              (run_id,))
+        return [dict(zip(_EPISODE_COLUMNS, r)) for r in rows]
+
+    def call_counts(self) -> list[tuple[str, str, str, str, str, int]]:
+        """(model, benchmark, domain, lang, task_id, its own model calls) of every finished
+        episode: how long episodes of a task run, counted by the index (the scheduler's
+        history, read at every sweep's start)."""
+        return self._read(
+            "SELECT e.model, e.benchmark, e.domain, e.lang, e.task_id, count(*) FROM episodes e "
+            "JOIN events v ON v.episode_key = e.episode_key AND v.journal = '' "
+            "AND v.kind = 'model_call' WHERE e.status = 'done' GROUP BY e.episode_key")
+
+    def journaled_calls(self, keys: Iterable[str]) -> dict[str, int]:
+        """episode_key -> its own model calls already journaled, for those of ``keys`` that
+        have any: the calls a continued episode replays instead of asking again."""
+        return dict(self._read_keys(
+            "SELECT episode_key, count(*) FROM events WHERE journal = '' "
+            "AND kind = 'model_call'", "episode_key", keys, order=" GROUP BY episode_key"))
+
+    def episode_rows_by_label(self, labels: Iterable[str]) -> list[dict]:
+        """episode_key, label and identity (decoded) of every episode with one of ``labels``:
+        the stored versions of an episode whose identity has changed."""
+        rows = self._read_keys("SELECT episode_key, label, identity FROM episodes WHERE true",
+                               "label", labels)
+        return [{"episode_key": k, "label": lb, "identity": msgspec.json.decode(i)}
+                for k, lb, i in rows]
+
+    def identities(self, keys: Iterable[str] | None = None) -> dict[str, dict]:
+        """episode_key -> identity (what the key is the hash of)."""
+        rows = self._read_keys("SELECT episode_key, identity FROM episodes WHERE true",
+                               "episode_key", keys)
+        return {k: msgspec.json.decode(v) for k, v in rows}
+
+    def records(self, keys: Iterable[str] | None = None) -> dict[str, EpisodeRecord]:
+        """episode_key -> record of finished episodes (all, or those among ``keys``)."""
+        rows = self._read_keys(
+            "SELECT episode_key, record FROM episodes WHERE record IS NOT NULL",
+            "episode_key", keys)
+        out = {}
+        for key, blob in rows:
+            try:
+                out[key] = _record_decoder.decode(blob)
+            except msgspec.DecodeError as e:
+                raise StoreError(f"run store {self.path}: record of episode {key!r} does not "
+                                 f"decode: {e}") from e
+        return out
+
+    def episodes(self, run_id: str | None = None) -> list[EpisodeRecord]:
+        """Records of finished episodes (of ``run_id``'s selection, or all), in report order."""
+        keys = [r["episode_key"] for r in self.episode_rows(run_id)]
+        records = self.records(keys)
+        return [records[k] for k in keys if k in records]
+
+    def events(self, episode_key: str, *, journal: str = EPISODE_JOURNAL,
+               kind: str | None = None, raw: bool = False) -> list[dict]:
+        """One journal of an episode in seq order: dicts with seq, kind, payload, ts, run_id,
+        endpoint. ``raw=True`` leaves payloads as JSON bytes."""
+        sql = ("SELECT seq, kind, payload, ts, run_id, endpoint FROM events "
+               "WHERE episode_key = ? AND journal = ?")
+        params: tuple = (episode_key, journal)
+        if kind is not None:
+            sql += " AND kind = ?"
+            params += (kind,)
+        rows = self._read(sql + " ORDER BY seq", params)
+        decode = (lambda t: t.encode("utf-8")) if raw else msgspec.json.decode
+        return [{"seq": s, "kind": k, "payload": decode(p), "ts": ts, "run_id": r,
+                 "endpoint": e} for s, k, p, ts, r, e in rows]
+
+    def journals(self, episode_key: str) -> list[str]:
+        """The journals an episode has (``""`` and its judges')."""
+        return [j for (j,) in self._read("SELECT DISTINCT journal FROM events WHERE "
+                                         "episode_key = ? ORDER BY journal", (episode_key,))]
+
+    def model_calls(self, keys: Iterable[str] | None = None) -> list[ModelCallRow]:
+        """Every journaled model call (of ``keys``' episodes, or all), judges' included, with
+        its usage: what cost and profiles sum. Calls replayed from a journal are stored once."""
+        rows = self._read_keys(
+            "SELECT episode_key, journal, run_id, endpoint, json_extract(payload, '$.role'), "
+            "coalesce(json_extract(payload, '$.usage.prompt_tokens'), 0), "
+            "coalesce(json_extract(payload, '$.usage.completion_tokens'), 0), "
+            "coalesce(json_extract(payload, '$.usage.cached_prompt_tokens'), 0), "
+            "json_extract(payload, '$.latency_s'), json_extract(payload, '$.attempts'), "
+            "json_extract(payload, '$.statuses'), json_extract(payload, '$.stalls') "
+            "FROM events WHERE kind = 'model_call'",
+            "episode_key", keys, order=" ORDER BY episode_key, journal, seq")
+        return [ModelCallRow(*_sane_call(r)) for r in rows]
+
+    def model_call_times(self, keys: Iterable[str] | None = None) -> list[tuple[int, float]]:
+        """(seq, ts) of every call ``model_calls(keys)`` returns, in the same order (exports
+        place each call in its journal and in time)."""
+        return self._read_keys("SELECT seq, ts FROM events WHERE kind = 'model_call'",
+                               "episode_key", keys, order=" ORDER BY episode_key, journal, seq")
+
+    def call_spans(self) -> dict[str, tuple[int, float, float]]:
+        """run_id -> (model calls it journaled, first and last of their timestamps): how fast
+        a run went, for plans."""
+        rows = self._read("SELECT run_id, count(*), min(ts), max(ts) FROM event_rows "  # no key
+                          "WHERE kind = 'model_call' AND run_id IS NOT NULL GROUP BY run_id")
+        return {r: (n, lo, hi) for r, n, lo, hi in rows}
+
+    def judgments(self, keys: Iterable[str] | None = None) -> list[dict]:
+        """Judgments (all, or of ``keys``' episodes): episode_key, judge, method, passed,
+        score, details, created_at, run_id, judge_key."""
+        rows = self._read_keys(
+            "SELECT episode_key, judge, method, passed, score, details, created_at, run_id, "
+            "judge_key FROM judgments WHERE true", "episode_key", keys,
+            order=" ORDER BY episode_key, judge, method")
+        return [
+            {"episode_key": e, "judge": j, "method": m,
+             "passed": None if p is None else bool(p), "score": s,
+             "details": msgspec.json.decode(d), "created_at": t, "run_id": r, "judge_key": jk}
+            for e, j, m, p, s, d, t, r, jk in rows
+        ]
+
+
+def _num(value: Any, kind: type) -> Any:
+    """A number read from a payload, or None when it is not one (payloads are JSON text)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return kind(value)
+
+
+def _sane_call(row: tuple) -> tuple:
+    key, journal, run_id, endpoint, role, p, c, cached, latency, attempts, statuses, stalls = row
+    p, c, cached = (max(0, _num(x, int) or 0) for x in (p, c, cached))
+    return (key, journal, run_id, endpoint, role if isinstance(role, str) else None, p, c,
+            min(cached, p), _num(latency, float), _num(attempts, int),
+            statuses if isinstance(statuses, str) else None,
+            stalls if isinstance(stalls, str) else None)
+
+
+def _in(column: str, values: list[str]) -> tuple[str, tuple]:
+    """``column IN (?, ?, ...)`` for a bounded number of values (SQLite's parameter limit)."""
+    return f"{column} IN ({','.join('?' * len(values))})", tuple(values)
+
+
+def _chunks(values: Iterable[str], n: int = 900) -> Iterable[list[str]]:
+    it = iter(values)
+    while chunk := list(itertools.islice(it, n)):
+        yield chunk
+

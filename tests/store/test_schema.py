@@ -1,0 +1,76 @@
+"""The store's format: the tables a new store gets, the journal's view, the config hash."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from sweepbench.store.runstore import RunStore
+from sweepbench.store.schema import SCHEMA_VERSION, canonical_json, config_hash
+
+
+def test_config_hash_is_canonical():
+    assert config_hash({"a": 1, "b": {"x": 1, "y": 2}}) == config_hash({"b": {"y": 2, "x": 1},
+                                                                        "a": 1})
+    assert config_hash({"a": 1}) != config_hash({"a": 2})
+
+
+def test_canonical_json_is_compact_with_sorted_keys_and_refuses_what_json_cannot_hold():
+    assert canonical_json({"b": 1, "a": [2, {"d": 3, "c": None}]}) == \
+        b'{"a":[2,{"c":null,"d":3}],"b":1}'
+    with pytest.raises(TypeError, match="^not JSON-serialisable: "):
+        canonical_json({"x": object()})
+
+
+def test_wal_mode_and_schema_version(tmp_path):
+    path = tmp_path / "s.db"
+    RunStore(path).close()
+    with sqlite3.connect(path) as c:
+        assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        views = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='view'")}
+    assert {"runs", "run_episodes", "episodes", "event_keys", "event_rows", "judgments"} <= tables
+    assert views == {"events"}
+
+
+def test_the_events_view_takes_inserts_and_deletes_like_a_table(tmp_path):
+    """What merges, migrations and tests write through the view: a key new to the store is
+    numbered; a key keeps its number whatever is inserted or deleted."""
+    path = tmp_path / "s.db"
+    with RunStore(path) as store:
+        store.event("e1", 0, "message", {"n": 1})
+        store.event("e2", 0, "message", {"n": 1})
+        store.flush_sync()
+        db = sqlite3.connect(path, isolation_level=None)
+        insert = "INSERT {} INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        again = ("e1", "", 0, "message", '{"n": 2}', 1.0, None, None)
+        with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
+            db.execute(insert.format(""), again)
+        db.execute(insert.format("OR IGNORE"), again)  # the statement's OR wins the trigger's
+        assert store.events("e1")[0]["payload"] == {"n": 1}
+        db.execute(insert.format("OR REPLACE"), again)
+        assert store.events("e1")[0]["payload"] == {"n": 2}
+        db.execute(insert.format(""), ("e3", "j", 0, "message", "{}", 1.0, None, None))
+        numbers = [(1, "e1"), (2, "e2"), (3, "e3")]
+        assert db.execute("SELECT * FROM event_keys ORDER BY ep").fetchall() == numbers
+        db.execute("DELETE FROM events WHERE episode_key = 'e1'")
+        assert store.events("e1") == [] and len(store.events("e2")) == 1
+        store.event("e1", 1, "message", {"n": 3})  # this store numbered e1 already
+        store.flush_sync()
+        assert [e["seq"] for e in store.events("e1")] == [1]
+        assert db.execute("SELECT * FROM event_keys ORDER BY ep").fetchall() == numbers
+        db.close()
+
+
+def test_reads_of_a_journal_go_through_the_keys(tmp_path):
+    path = tmp_path / "s.db"
+    RunStore(path).close()
+    with sqlite3.connect(path) as db:
+        plan = [r[3] for r in db.execute(
+            "EXPLAIN QUERY PLAN SELECT seq, kind, payload FROM events WHERE episode_key = ? "
+            "AND journal = ? ORDER BY seq", ("e", ""))]
+    db.close()
+    assert len(plan) == 2 and "event_keys" in plan[0] and "(episode_key=?)" in plan[0]
+    assert "event_rows" in plan[1] and "(ep=? AND journal=?)" in plan[1]

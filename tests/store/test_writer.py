@@ -1,0 +1,286 @@
+"""The store's writer: queue -> writer thread -> SQLite, batched commits, flushes, the
+checkpointer, a sticky failure (driven through the store's write methods)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import sqlite3
+import sys
+import threading
+import time
+
+import pytest
+
+from sweepbench.errors import StoreError
+from sweepbench.store.runstore import RunStore
+
+
+def count(path, sql: str) -> int:
+    with sqlite3.connect(path) as c:
+        return c.execute(sql).fetchone()[0]
+
+
+def _wal_frames(path, store):
+    page = store._wconn.execute("PRAGMA page_size").fetchone()[0]
+    return (path.with_name(path.name + "-wal").stat().st_size - 32) // (page + 24)  # header 32
+
+
+def _copied_back(path) -> tuple[int, int]:
+    """(frames in the WAL, frames copied back into the database), read from the WAL index
+    without checkpointing (SQLite's walformat: mxFrame at byte 16, nBackfill at byte 96)."""
+    head = path.with_name(path.name + "-shm").read_bytes()[:100]
+    return (int.from_bytes(head[16:20], sys.byteorder),
+            int.from_bytes(head[96:100], sys.byteorder))
+
+
+def _write_pages(store, n, start=0):
+    blob = "x" * 3000  # about a page per event
+    for i in range(start, start + n):
+        store.event(f"e{i % 40}", i // 40, "model_call", {"text": blob})
+        if i % 20 == 19:
+            store.flush_sync()  # many small commits, as in a sweep
+    store.flush_sync()
+
+
+def test_the_writer_never_checkpoints_the_checkpointer_does(tmp_path):
+    """A checkpoint ends in fsyncs; the writer commits nothing while it runs one, so it is
+    the checkpointer's job. With the checkpointer idle the WAL holds all 2,400 pages (SQLite's
+    default, in the writer, would have reset it after 1,000); with it on, the WAL is copied
+    back without a write waiting on it."""
+    path = tmp_path / "s.db"
+    with RunStore(path, checkpoint_every_s=3600) as store:
+        _write_pages(store, 2400)
+        assert _wal_frames(path, store) > 2400
+        assert store.writer_stats["checkpoints"] == 0
+    assert not path.with_name("s.db-wal").exists()  # closing checkpoints it all back
+    assert count(path, "SELECT count(*) FROM events") == 2400
+
+    path = tmp_path / "t.db"
+    with RunStore(path, checkpoint_every_s=0.02) as store:
+        _write_pages(store, 600)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            frames, copied = _copied_back(path)
+            if store.writer_stats["checkpoints"] and copied == frames:
+                break
+            time.sleep(0.01)
+        assert store.writer_stats["checkpoints"] >= 1
+        # all copied back by the checkpointer (the WAL may have started over once, when a
+        # checkpoint caught up with the writes, so it need not hold all 600 pages)
+        assert frames > 0 and copied == frames
+    assert count(path, "SELECT count(*) FROM events") == 600
+
+
+def test_the_wal_starts_over_while_commits_keep_coming(tmp_path):
+    """A passive checkpoint never catches up with a writer that keeps committing, and SQLite
+    rewinds the WAL only once all of it is copied back: at ``wal_restart_pages`` the writer
+    finishes the copy itself, so the WAL stays bounded instead of growing all sweep long."""
+    path = tmp_path / "s.db"
+    with RunStore(path, checkpoint_every_s=0.01, wal_restart_pages=200) as store:
+        written = 0
+        while written < 4000 or store.writer_stats["checkpoints"] < 10:
+            _write_pages(store, 200, written)
+            written += 200
+            assert written < 40_000, "the checkpointer never ran"
+        assert _wal_frames(path, store) < 2000  # not the 4,000+ pages written
+    assert count(path, "SELECT count(*) FROM events") == written
+
+
+def test_many_events_commit_in_few_transactions(tmp_path):
+    """Writes queued while the writer waits on a lock go out in batches, not row by row."""
+    path = tmp_path / "s.db"
+    n = 5000
+    with RunStore(path, max_batch=2000) as store:
+        store.begin_run("r", {})
+        store.flush_sync()
+        before = store.writer_stats
+        blocker = sqlite3.connect(path, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")  # another connection holds the write lock
+        for i in range(n):
+            store.event(f"e{i % 50}", i // 50, "model_call", {"i": i})
+        time.sleep(0.05)
+        blocker.execute("COMMIT")
+        blocker.close()
+        store.flush_sync()
+        after = store.writer_stats
+        assert after["rows"] - before["rows"] == n + 50  # and the 50 keys' numbers
+        # at most: the few rows the writer held while blocked, then ceil(5000 / 2000) batches
+        assert after["transactions"] - before["transactions"] <= 1 + math.ceil(n / 2000)
+        assert len(store.events("e7")) == n // 50
+    assert count(path, "SELECT count(*) FROM events") == n
+
+
+def test_writes_arriving_one_by_one_share_a_commit_within_the_interval(tmp_path):
+    """A sweep's writes come one at a time, each episode's after its model call: the writer,
+    woken by the first, gathers the rest for ``commit_every_s`` and commits them together,
+    and commits them without anybody flushing."""
+    path = tmp_path / "s.db"
+    with RunStore(path, commit_every_s=0.5) as store:
+        store.begin_run("r", {})
+        store.flush_sync()
+        before = store.writer_stats["transactions"]
+        for i in range(20):  # 20 writes over about 0.1 s
+            store.event("e", i, "model_call", {"i": i})
+            time.sleep(0.005)
+        deadline = time.monotonic() + 10
+        while count(path, "SELECT count(*) FROM events") < 20:  # nobody flushes
+            assert time.monotonic() < deadline, "queued writes were never committed"
+            time.sleep(0.02)
+        assert store.writer_stats["transactions"] - before == 1
+
+
+def test_a_flush_or_close_does_not_wait_for_the_interval(tmp_path):
+    """Whoever waits on a commit gets it at once, however long the writer would gather."""
+    path = tmp_path / "s.db"
+    store = RunStore(path, commit_every_s=30.0)
+    store.begin_run("r", {})
+    t0 = time.monotonic()
+    store.flush_sync()
+    assert time.monotonic() - t0 < 5
+    store.event("e", 0, "model_call", {"i": 0})
+
+    async def flush() -> None:
+        await store.flush()
+
+    t0 = time.monotonic()
+    asyncio.run(flush())
+    assert time.monotonic() - t0 < 5
+    store.event("e", 1, "model_call", {"i": 1})
+    t0 = time.monotonic()
+    store.close()
+    assert time.monotonic() - t0 < 5
+    assert count(path, "SELECT count(*) FROM events") == 2
+    with pytest.raises(ValueError, match="commit_every_s"):
+        RunStore(tmp_path / "t.db", commit_every_s=-1)
+
+
+async def test_sustained_event_rate_sanity(tmp_path):
+    """50k events from the event loop all land; the rate is printed, not asserted."""
+    n = 50_000
+    payload = {"usage": {"prompt_tokens": 1200, "completion_tokens": 80}, "latency_s": 0.4,
+               "response": {"content": "x" * 200}}
+    with RunStore(tmp_path / "s.db") as store:
+        store.begin_run("r", {})
+        t0 = time.perf_counter()
+        for i in range(n):
+            store.event(f"ep{i % 500}", i // 500, "model_call", payload)
+        await store.flush()
+        dt = time.perf_counter() - t0
+        stats = store.writer_stats
+        print(f"\n{n / dt:,.0f} events/s, {stats['rows'] / stats['transactions']:.0f} rows/txn")
+        assert stats["rows"] == n + 1 + 500  # and the 500 keys' numbers
+        assert stats["transactions"] < n / 2  # batched (exact bounds: the test above)
+        assert len(store.events("ep499")) == n // 500
+
+
+async def test_writer_error_surfaces_on_flush_writes_and_close(tmp_path):
+    path = tmp_path / "s.db"
+    store = RunStore(path, busy_timeout=0.05)
+    store.begin_run("r", {})
+    await store.flush()
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        store.event("e", 0, "message", {"x": 1})
+        with pytest.raises(StoreError, match="writer failed") as info:
+            await store.flush()
+        assert isinstance(info.value.__cause__, sqlite3.OperationalError)  # "database is locked"
+        with pytest.raises(StoreError):  # sticky: later writes are refused, not dropped
+            store.event("e", 1, "message", {"x": 2})
+        with pytest.raises(StoreError):
+            store.flush_sync()
+    finally:
+        blocker.execute("COMMIT")
+        blocker.close()
+    with pytest.raises(StoreError, match="writer failed"):
+        store.close()
+    assert count(path, "SELECT count(*) FROM events") == 0  # the failed batch rolled back
+    assert not store._writer._thread.is_alive()
+
+
+async def test_concurrent_producers_and_flush_from_two_loops(tmp_path):
+    """Writers on several tasks and a second thread; each flush covers its own writes."""
+    with RunStore(tmp_path / "s.db") as store:
+        store.begin_run("r", {})
+
+        async def episode(i: int) -> None:
+            for seq in range(20):
+                store.event(f"a{i}", seq, "message", {"seq": seq})
+                await asyncio.sleep(0)
+            await store.flush()
+            assert len(store.events(f"a{i}")) == 20  # own writes visible after flush
+
+        def other_thread() -> None:
+            async def go() -> None:
+                for seq in range(100):
+                    store.event("b", seq, "message", {})
+                await store.flush()
+            asyncio.run(go())
+
+        t = threading.Thread(target=other_thread)
+        t.start()
+        await asyncio.gather(*(episode(i) for i in range(30)))
+        t.join()
+        assert len(store.events("b")) == 100
+
+
+def test_a_thread_waiting_on_a_flush_gets_the_failure_of_its_batch(tmp_path):
+    path = tmp_path / "s.db"
+    store = RunStore(path, busy_timeout=0.05)
+    store.begin_run("r", {})
+    store.flush_sync()
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        store.event("e", 0, "message", {"x": 1})  # queued before the failure: the flush waits
+        with pytest.raises(StoreError, match="writer failed, 2 queued writes") as info:
+            store.flush_sync()
+        assert isinstance(info.value.__cause__, sqlite3.OperationalError)
+    finally:
+        blocker.execute("COMMIT")
+        blocker.close()
+    with pytest.raises(StoreError, match="writer failed"):
+        store.close()
+
+
+def test_a_flush_that_outlasts_its_timeout_says_so(tmp_path):
+    """The writer waits on a lock another connection holds; a flush with a timeout gives
+    up at it, and what it waited for is committed once the lock is released."""
+    path = tmp_path / "s.db"
+    with RunStore(path, busy_timeout=30) as store:
+        store.begin_run("r", {})
+        store.flush_sync()
+        blocker = sqlite3.connect(path, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")
+        try:
+            store.event("e", 0, "message", {"x": 1})
+            t0 = time.monotonic()
+            with pytest.raises(StoreError, match=r"flush did not finish within 0\.2s$"):
+                store.flush_sync(timeout=0.2)
+            assert time.monotonic() - t0 < 5
+        finally:
+            blocker.execute("COMMIT")
+            blocker.close()
+        store.flush_sync()
+        assert [e["payload"] for e in store.events("e")] == [{"x": 1}]
+
+
+def test_the_checkpointer_checkpoints_once_after_new_commits_and_not_while_idle(tmp_path):
+    path = tmp_path / "s.db"
+
+    def checkpoints_reach(n: int) -> int:
+        deadline = time.monotonic() + 10
+        while store.writer_stats["checkpoints"] < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)  # ten more periods: nothing new is committed, so no checkpoint
+        return store.writer_stats["checkpoints"]
+
+    with RunStore(path, checkpoint_every_s=0.02) as store:
+        store.event("e", 0, "message", {})
+        store.flush_sync()  # one commit
+        assert checkpoints_reach(1) == 1
+        store.event("e", 1, "message", {})
+        store.flush_sync()
+        assert checkpoints_reach(2) == 2
+        assert store.writer_stats["transactions"] == 2
