@@ -36,8 +36,10 @@ from sweepbench.errors import (
     ServerError,
     TransportError,
 )
-from sweepbench.client import facade as client_mod
-from sweepbench.client.facade import AttemptFailure, CallResult, ModelClient, limits_key
+from sweepbench.client import retry as retry_mod
+from sweepbench.client.classify import parse_retry_after
+from sweepbench.client.facade import ModelClient, limits_key
+from sweepbench.client.results import AttemptFailure, CallResult
 from sweepbench.client.limits import FAILED, EndpointLimits, LimitsPool
 from sweepbench.client.cache import ResponseCache
 from sweepbench.client.transports.memory import Answer, MemoryTransport, VirtualClock, completion
@@ -467,7 +469,7 @@ async def test_latency_is_measured_from_the_send_and_queue_wait_is_apart() -> No
 
 async def test_back_off_is_reported_apart_and_does_not_hold_a_slot() -> None:
     rig = Rig(status(500), OK, max_concurrency=1)
-    rig.client._backoff = lambda state: 0.5
+    rig.client.retry.backoff = lambda state: 0.5
     slow = asyncio.create_task(rig())
     await asyncio.sleep(0)
     fast = await rig()
@@ -535,7 +537,7 @@ async def test_an_isolated_429_holds_only_its_own_request() -> None:
 def primed(*replies, monkeypatch, **kw) -> Rig:
     """A rig whose endpoint answered 20 requests in 0.2 s each (its median latency known),
     then ``replies``; jitter always draws its ceiling."""
-    monkeypatch.setattr(client_mod.random, "uniform", lambda low, high: high)
+    monkeypatch.setattr(retry_mod.random, "uniform", lambda low, high: high)
     kw.setdefault("backoff_base_s", 0.5)
     kw.setdefault("backoff_max_s", 30.0)
     return Rig(*[Answer(body=OK_BODY, delay_s=0.2)] * 20, *replies, **kw)
@@ -555,7 +557,7 @@ async def test_isolated_failures_back_off_about_one_latency_doubling(monkeypatch
 
 async def test_back_off_before_the_latency_is_known_is_the_base(monkeypatch) -> None:
     seen: list[float] = []
-    monkeypatch.setattr(client_mod.random, "uniform", lambda low, high: high)
+    monkeypatch.setattr(retry_mod.random, "uniform", lambda low, high: high)
     rig = Rig(status(500), status(500), OK, backoff_base_s=0.5, backoff_max_s=30.0,
               on_retry=lambda e, w: seen.append(w))
     await rig()
@@ -753,12 +755,12 @@ async def test_missing_key_env_is_fatal_without_a_request(monkeypatch) -> None:
     [("2", 2.0), ("0.5", 0.5), ("-3", 0.0), ("soon", None), ("", None), ("nan", None)],
 )
 def test_retry_after_parsing(value: str, expected: float | None) -> None:
-    assert client_mod._retry_after({"Retry-After": value}) == expected
+    assert parse_retry_after({"Retry-After": value}) == expected
 
 
 def test_retry_after_http_date() -> None:
     when = datetime.now(UTC) + timedelta(seconds=30)
-    seconds = client_mod._retry_after({"Retry-After": format_datetime(when, usegmt=True)})
+    seconds = parse_retry_after({"Retry-After": format_datetime(when, usegmt=True)})
     assert seconds is not None and 25 <= seconds <= 31
 
 

@@ -334,7 +334,7 @@ def test_the_profile_counts_hung_and_hedged_requests_and_prices_the_hedges():
 
 
 def test_live_progress_shows_hung_and_hedged_requests():
-    from sweepbench.client.facade import CallResult
+    from sweepbench.client.results import CallResult
     from sweepbench.wire import Usage
 
     console = Console(record=True, width=300, force_terminal=False)

@@ -9,7 +9,7 @@ one ``writelines`` per request, llhttp (C) parsing the answer straight into a by
 future per request. aiohttp stays available (``transport = "aiohttp"``) and serves the
 reference server.
 
-Same seam and semantics as :class:`~sweepbench.client.facade.AiohttpTransport`:
+Same seam and semantics as :class:`~sweepbench.client.transports.aiohttp.AiohttpTransport`:
 
 - ``(status, headers, body)``; headers are read by name, case-insensitively;
 - one deadline (``timeout_s``) over connect, send and the whole body; ``connect_timeout_s``
