@@ -57,7 +57,7 @@ from sweepbench.client.results import AttemptFailure, CallLedger, CallResult
 from sweepbench.client.retry import RetryHook, RetryPolicy
 from sweepbench.client.secrets import KEYS
 from sweepbench.client.shapes import DecodedReply
-from sweepbench.client.stalls import FLIGHT, Flight, StallPolicy
+from sweepbench.client.stalls import FLIGHT, Flight, Outrun, StallPolicy
 from sweepbench.client.transports.aiohttp import AiohttpTransport
 from sweepbench.client.transports.base import DEFAULT_MAX_REPLY_BYTES, Reply, Transport, too_large
 from sweepbench.client.transports.http import HttpTransport
@@ -329,23 +329,28 @@ class ModelClient:
 
     async def _post(self, body: bytes, headers: dict[str, str] | None,
                     flight: Flight) -> Reply:
-        """``transport.post`` watched by the endpoint's watchdog, which cancels it when it has
-        no first byte within its budget: a ``FirstByteTimeout``. ``flight`` is published for
-        the transport to say when the headers came."""
+        """``transport.post`` under ``flight``'s deadline, which the endpoint's watchdog makes
+        expire when the request has no first byte within its budget (a ``FirstByteTimeout``),
+        or its race when a copy answered first (``Outrun``, no failure). ``flight`` is
+        published for the transport to say when the headers came."""
         stalls = self.stalls
         token = FLIGHT.set(flight)
         stalls.track(flight)
+        deadline = flight.deadline = asyncio.timeout(None)
         try:
-            return await self._transport.post(body, headers)
-        except asyncio.CancelledError:
-            task = flight.task
-            if flight.abandoned is None or task is None or task.uncancel() > flight.cancelling:
-                raise  # not (only) the watchdog's: the caller's cancellation
+            async with deadline:
+                return await self._transport.post(body, headers)
+        except TimeoutError:
+            if not deadline.expired():
+                raise  # not the flight's stop (transports translate their own timeouts)
+            if flight.outrun:
+                raise Outrun from None
             raise FirstByteTimeout(
                 f"{self._name}: no response from {self.url} within the time-to-first-byte "
                 f"budget ({flight.abandoned:.3g} s); abandoned as hung",
                 endpoint=self._name) from None
         finally:
+            flight.deadline = None
             FLIGHT.reset(token)
             stalls.untrack(flight)
 

@@ -41,7 +41,7 @@ from collections.abc import Awaitable, Callable
 
 from sweepbench.client.limits import EndpointLimits, Permit
 from sweepbench.client.results import CallLedger, CallResult
-from sweepbench.client.stalls import Flight, StallPolicy
+from sweepbench.client.stalls import Flight, Outrun, StallPolicy
 from sweepbench.errors import ModelError
 from sweepbench.wire import Usage
 
@@ -108,16 +108,13 @@ class Race:
     (:meth:`send_backups`); ``ready``: one that answered, held until the first copy fails or
     reaches the hedge delay."""
 
-    __slots__ = ("backups", "body", "call", "cancelling", "copies", "flight", "headers",
-                 "hung0", "limits", "live", "me", "ready", "send", "stalls", "won")
+    __slots__ = ("backups", "body", "call", "copies", "flight", "headers", "hung0", "limits",
+                 "live", "ready", "send", "stalls", "won")
 
     def __init__(self, stalls: StallPolicy, limits: EndpointLimits, send: SendCopy, body: bytes,
                  headers: dict[str, str] | None, call: CallLedger) -> None:
         self.stalls, self.limits, self.send = stalls, limits, send
         self.body, self.headers, self.call = body, headers, call
-        me = asyncio.current_task()
-        assert me is not None
-        self.me, self.cancelling = me, me.cancelling()
         self.copies: list[tuple[asyncio.Task[CallResult], CallLedger, Flight]] = []
         self.won: asyncio.Task[CallResult] | None = None  # the copy that answered first
         self.live = True
@@ -160,15 +157,19 @@ class Race:
             self._win(task)  # late and not answering: as a hedge would
 
     def _win(self, task: asyncio.Task[CallResult]) -> None:
-        if self.live and self.won is None:
+        """``task`` answered first: the first copy's request is stopped (``Outrun``). A first
+        copy not on the wire (it answered already) keeps its own answer."""
+        flight = self.flight
+        if self.live and self.won is None and flight.deadline is not None:
             self.won = task
-            self.me.cancel()  # stop this task's request: the copy answered first
+            flight.outrun = True
+            flight.stop()
 
     async def fallback(self) -> asyncio.Task[CallResult] | None:
         """The first copy failed: a backup that answered, or the first to answer of those
         still on the wire younger than the hedge delay (older ones are suspect, like the
         hedge delay says); None: none, the failure stands."""
-        self.live = False  # nothing cancels this task from now on
+        self.live = False  # nothing stops the first copy from now on (it has ended)
         if self.ready is not None:
             return self.ready
         delay = self.stalls.hedge_delay()
@@ -228,7 +229,8 @@ class Race:
         latency is known) without a byte back, a copy goes out as a task (and one more after
         another delay). The first answer wins, errors included (an error fails the attempt,
         retried as usual, rather than waiting on a copy suspected hung); a copy that answers
-        first cancels this task's request and the others are cancelled. Ramp-down backups
+        first stops this task's request (:meth:`_win`: a value, ``won``, and the request's
+        deadline made to expire) and the others are cancelled. Ramp-down backups
         (sent with the request, see :meth:`send_backups`) are held to a different rule:
         their errors are ignored, and their answer is used only if this request fails
         (:meth:`fallback`) or is late. Copies keep their own books, merged into the call's
@@ -238,6 +240,8 @@ class Race:
         try:
             try:
                 result = await first
+            except Outrun:  # stopped for the copy that answered first
+                winner = self.won
             except ModelError:
                 winner = await self.fallback() if self.backups else None
                 if winner is None:
@@ -245,10 +249,6 @@ class Race:
                 failed = True
             else:
                 winner = None
-        except asyncio.CancelledError:
-            if not self.won or self.me.uncancel() > self.cancelling:
-                raise  # not (only) ours: the caller's cancellation
-            winner = self.won
         finally:
             copies = self.close()
         if not copies:  # the usual call: nothing hedged, nothing to merge or bill

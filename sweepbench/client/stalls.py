@@ -10,8 +10,9 @@ that is about its time to first byte, and never less, so budgets err on the long
   clamped to ``[ttfb_floor_s, ttfb_ceiling_s]`` (the ceiling defaults to ``timeout_s``); the
   ceiling until ``MIN_SAMPLES`` requests succeeded. A request with no first byte within it
   is abandoned as a :class:`~sweepbench.errors.FirstByteTimeout` and retried like any
-  timeout. Each abandonment within one call doubles that call's next budget (up to the
-  ceiling), so a call that is merely slow is not abandoned forever. Once the first byte is
+  timeout. Each abandonment within one call doubles that call's next budget (past the
+  ceiling; once it reaches ``timeout_s`` that alone applies), so a call that is merely slow
+  is not abandoned forever. Once the first byte is
   in, only ``timeout_s`` bounds the rest (a trickling body). A watchdog checks the requests
   on the wire a few times per budget (every quarter of the shortest budget or hedge delay,
   20 ms to 1 s), so a request is abandoned up to that much late, and one sent before the
@@ -25,10 +26,12 @@ that is about its time to first byte, and never less, so budgets err on the long
   :mod:`sweepbench.client.hedging`: the watchdog only tells a hedgeable request its age.
 
 ``Flight`` is one request's progress: the client publishes it in :data:`FLIGHT` around
-``Transport.post`` and the endpoint's watchdog (:class:`StallPolicy`) watches it; a transport
-that can tell calls :func:`first_byte` when the headers arrive, which takes the request out
-of the budget. A transport that cannot tell (test doubles) has its whole request held to it.
-No timer per request: a call that answers in time costs a set insertion and removal.
+``Transport.post`` and the endpoint's watchdog (:class:`StallPolicy`) watches it, and stops
+it through its ``asyncio.timeout`` (:meth:`Flight.stop`); a transport that can tell calls
+:func:`first_byte` when the headers arrive, which takes the request out of the budget. A
+transport that cannot tell (test doubles) has its whole request held to it. No timer per
+request: a call that answers in time costs a set insertion and removal, and an
+``asyncio.timeout`` without a deadline (which schedules nothing).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from contextvars import ContextVar
 from typing import Any
 
 __all__ = ["FLIGHT", "Flight", "HEDGE_BURST", "HEDGE_OVER_MEDIAN", "HEDGE_SHARE", "LatencyTracker",
-           "MIN_SAMPLES", "StallPolicy", "WINDOW", "first_byte", "priced"]
+           "MIN_SAMPLES", "Outrun", "StallPolicy", "WINDOW", "first_byte", "priced"]
 
 WINDOW = 512
 """Successful requests whose first-byte latency the budget is derived from."""
@@ -86,26 +89,46 @@ class LatencyTracker:
 
 
 class Flight:
-    """One request on the wire: when it was sent, whether its first byte came, the task
-    sending it (what the watchdog cancels), its call's earlier abandonments (``hung``), and
-    for a first copy that may be hedged, its ``race`` (anything with ``tick(age, delay)``)."""
+    """One request on the wire: when it was sent, whether its first byte came, its call's
+    earlier abandonments (``hung``), and for a first copy that may be hedged, its ``race``
+    (anything with ``tick(age, delay)``).
 
-    __slots__ = ("abandoned", "cancelling", "got_first_byte", "hung", "permit", "race",
-                 "sent_at", "task")
+    While the request is on the wire, ``deadline`` is the ``asyncio.timeout`` its sender
+    awaits the transport under; :meth:`stop` makes it expire at once. Why is on the flight:
+    ``abandoned`` (the watchdog: no first byte within that budget) or ``outrun`` (its race: a
+    copy answered first). asyncio tells its own expiry from any other cancellation, so the
+    sender gets a ``TimeoutError`` only for a stop, and a real cancel stays a cancel."""
+
+    __slots__ = ("abandoned", "deadline", "got_first_byte", "hung", "outrun", "permit", "race",
+                 "sent_at")
 
     def __init__(self, race: Any = None) -> None:
         self.race = race
         self.hung = 0
         self.got_first_byte = False
         self.abandoned: float | None = None  # the budget it was abandoned at
+        self.outrun = False
         self.sent_at = 0.0
         self.permit: Any = None
-        self.task: asyncio.Task[Any] | None = None
-        self.cancelling = 0
+        self.deadline: asyncio.Timeout | None = None
 
     def leaving(self, permit: Any) -> None:
         """The request is about to be sent under ``permit`` (it passed the limits)."""
         self.permit = permit
+
+    def stop(self) -> bool:
+        """End the request now, if it is on the wire: its deadline expires at once. False:
+        nothing to stop (not on the wire, or stopped already)."""
+        deadline = self.deadline
+        if deadline is None or deadline.expired():
+            return False
+        deadline.reschedule(asyncio.get_running_loop().time())
+        return True
+
+
+class Outrun(Exception):
+    """A request stopped because a copy of it answered first (:class:`Flight` ``outrun``): no
+    failure of the request, so not counted as one; the race takes the copy's answer."""
 
 
 FLIGHT: ContextVar[Flight | None] = ContextVar("sweepbench_flight", default=None)
@@ -127,7 +150,7 @@ class StallPolicy:
     unless priced), ``hedge_quantile`` and ``hedge_min_s``.
 
     A watchdog, not a timer per request: requests on the wire are ``track``ed, and while any
-    is, a check runs a few times per budget (``_check``): it abandons (cancels) a request past
+    is, a check runs a few times per budget (``_check``): it abandons (stops) a request past
     its budget with no first byte, and tells a hedgeable one its age. Budgets are computed at
     each check, so a request sent before the endpoint's latency was known gets its budget as
     soon as it is.
@@ -165,13 +188,11 @@ class StallPolicy:
             self._check_at = self._loop.call_later(self._interval(), self._check)
 
     def track(self, flight: Flight) -> None:
-        """``flight`` goes on the wire now, sent by the current task."""
-        task = asyncio.current_task()
-        loop = self._loop
-        if loop is None or task is None or task.get_loop() is not loop:
-            loop = self._loop = asyncio.get_running_loop()
+        """``flight`` goes on the wire now."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # a new loop: the last one's check will never run
+            self._loop = loop
             self._check_at = None
-        flight.task, flight.cancelling = task, task.cancelling() if task else 0
         flight.sent_at = loop.time()
         self._flights[flight] = None
         if self._check_at is None:
@@ -208,9 +229,9 @@ class StallPolicy:
                 continue
             age = now - flight.sent_at
             budget = self.ttfb_budget(flight.hung)
-            if budget is not None and age >= budget and flight.task is not None:
+            if budget is not None and age >= budget and flight.deadline is not None:
                 flight.abandoned = budget
-                flight.task.cancel()  # the sender turns it into a FirstByteTimeout
+                flight.stop()  # the sender turns it into a FirstByteTimeout
             elif flight.race is not None and hedge is not None:
                 flight.race.tick(age, hedge)
         self._check_at = loop.call_later(self._interval(), self._check)
