@@ -17,9 +17,11 @@ from sweepbench.errors import (
     InvalidResponseError,
     NotFoundError,
     QuotaExceededError,
+    RateLimitError,
     RetryableError,
+    ServerError,
 )
-from sweepbench.client.classify import parse_retry_after
+from sweepbench.client.classify import MAX_SERVER_TEXT, classify, parse_retry_after, server_text
 from sweepbench.client.transports.memory import Answer
 
 from .rig import OK, Rig, status
@@ -103,3 +105,33 @@ def test_retry_after_http_date() -> None:
     when = datetime.now(UTC) + timedelta(seconds=30)
     seconds = parse_retry_after({"Retry-After": format_datetime(when, usegmt=True)})
     assert seconds is not None and 25 <= seconds <= 31
+
+
+# ---- the classification itself ------------------------------------------------------------
+
+
+def test_only_a_503_and_a_429_carry_the_servers_retry_after():
+    wait = {"Retry-After": "2"}
+    busy = classify("ep", 503, wait, "busy", "busy")
+    assert type(busy) is ServerError and busy.retry_after == 2.0 and busy.status == 503
+    assert classify("ep", 500, wait, "boom", "boom").retry_after is None
+    limited = classify("ep", 429, {"Retry-After": "1.5"}, "slow down", "slow down")
+    assert type(limited) is RateLimitError and limited.retry_after == 1.5
+    assert type(classify("ep", 408, None, "", "")) is ServerError  # a timeout, retried
+    assert type(classify("ep", 429, wait, "x", "insufficient_quota")) is QuotaExceededError
+
+
+def test_the_message_names_the_endpoint_and_status_and_shows_only_what_is_given():
+    teapot = classify("ep", 418, None, "a teapot", "a teapot, type x")
+    assert str(teapot) == "ep: HTTP 418: a teapot"
+    assert str(classify("ep", 302, None, "", "")) == "ep: HTTP 302"
+    assert type(classify("ep", 302, None, "", "")) is FatalError
+
+
+def test_server_text_prefers_the_error_message_and_cuts_it_after_scrubbing():
+    body = b'{"error": {"message": "bad field", "type": "invalid_request", "code": "x1"}}'
+    shown, text = server_text(body)
+    assert shown == "bad field" and "invalid_request" in text and "x1" in text
+    assert server_text(b"  <html>gateway</html>  ") == ("<html>gateway</html>",) * 2
+    long = server_text(b"y" * 5000)
+    assert long == ("y" * MAX_SERVER_TEXT,) * 2
