@@ -11,10 +11,10 @@ import pytest
 
 from sweepbench.client.facade import ModelClient
 from sweepbench.client.hedging import MAX_HEDGES, IdleSlots, Race, bill
-from sweepbench.client.limits import EndpointLimits
+from sweepbench.client.limits import FAILED, EndpointLimits
 from sweepbench.client.results import CallLedger, CallResult
 from sweepbench.client.stalls import HEDGE_BURST, MIN_SAMPLES, Flight, StallPolicy
-from sweepbench.client.transports.memory import completion
+from sweepbench.client.transports.memory import Answer, MemoryTransport, completion
 from sweepbench.config import Endpoint
 from sweepbench.wire import AssistantMessage, ChatRequest, Usage, UserMessage
 
@@ -52,10 +52,11 @@ class Held:
         pass
 
 
-def hedged(transport) -> ModelClient:
+def hedged(transport, **endpoint) -> ModelClient:
     """A client whose endpoint is primed at 10 ms a request: hedge delay 20 ms (hedge_min_s),
     TTFB budget 10 s (the floor), so only hedges happen here."""
-    client = ModelClient(Endpoint(name="ep", max_retries=0, hedge=True, hedge_min_s=0.02),
+    client = ModelClient(Endpoint(name="ep", max_retries=0, hedge=True, hedge_min_s=0.02,
+                                  **endpoint),
                          base_url="http://ref.invalid/v1", transport=transport)
     for _ in range(MIN_SAMPLES):
         client.stalls.latency.add(0.01)
@@ -166,6 +167,39 @@ async def test_the_first_copy_keeps_its_answer_when_it_comes_before_a_copy_does(
     await asyncio.sleep(0)
     assert result.message.content == "r0" and not result.hedge_won and result.hedged == 2
     assert nothing_left(client) and transport.cancelled == 2
+
+
+async def test_copies_use_the_first_copys_in_flight_slot_even_the_only_one():
+    transport = Held()
+    client = hedged(transport, max_concurrency=1)
+    call = asyncio.ensure_future(client.complete(req()))
+    for _ in range(200):
+        if len(transport.gates) == 3:
+            break
+        await asyncio.sleep(0.005)
+    assert len(transport.gates) == 3  # the request and both hedges, none queued for a slot
+    assert client.limits.concurrency.in_flight == 1
+    transport.gates[2].set()
+    assert (await call).message.content == "r2"
+
+
+async def test_a_first_copy_failing_before_its_backups_left_is_retried_as_usual():
+    """The first copy's 500 comes back before its backup ever ran: there is no backup answer
+    to wait for (one not yet sent is no better than one sent long ago); the call retries."""
+    transport = MemoryTransport(Answer(500, {"error": {"message": "boom"}}),
+                                Answer(body=completion("retried")))
+    client = ModelClient(Endpoint(name="ep", max_retries=1), base_url="http://ref.invalid/v1",
+                         transport=transport, backoff_base_s=0.001, backoff_max_s=0.001)
+    client.spare = IdleSlots(idle=1)
+    client.limits.outcomes.add(FAILED)  # faulted lately: backups go
+    for _ in range(MIN_SAMPLES):
+        client.stalls.latency.add(0.3)
+    result = await client.complete(req())
+    assert (result.message.content, result.statuses, result.hedged) == ("retried", [500, 200], 2)
+    assert not result.hedge_won and transport.count == 2  # neither backup reached the wire
+    for _ in range(3):
+        await asyncio.sleep(0)  # the cancelled backups give their slots back
+    assert client.spare.lent == 0 and nothing_left(client)
 
 
 # ---- a cancel is a cancel -------------------------------------------------------------------
