@@ -32,7 +32,8 @@ import time
 
 from sweepbench.config import Endpoint
 from sweepbench.errors import ModelError
-from sweepbench.client.facade import CallResult, ModelClient
+from sweepbench.client.facade import ModelClient
+from sweepbench.client.results import CallResult
 from sweepbench.client.limits import EndpointLimits
 from sweepbench.devserver.server import ReferenceServer
 from sweepbench.wire import (

@@ -77,7 +77,47 @@ _EOF = ("eof only left unset at the end of input: the container's next skip() se
         "a key cut off), and a value read alone is returned as it is")
 _NO_BLANK_STATEMENT = ("no piece of the split is blank (the last statement has no ';' after it), "
                       "so both filters keep the same statements")
+_PRICED = "return any(getattr(endpoint, name, 0.0) for name in ("
+_SEEN_AT = "a flight exactly on the boundary on the loop's clock is acted on at the next check, a " \
+           "quarter budget later at most; no test can hold the loop's clock on it"
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
+    "sweepbench/client/stalls.py": [
+        *[(_PRICED, _PRICED.replace("0.0)", after), "a config Endpoint has all three price fields: "
+           "the default is never read") for after in ("None)", ")", "1.0)")],
+        ("self.got_first_byte = False", "self.got_first_byte = None", _TRUTH),
+        ("self.outrun = False", "self.outrun = None", _TRUTH),
+        ("self.sent_at = 0.0", "self.sent_at = 1.0",
+         "read before track() sets it only by a fallback, as sent long ago: 0 s and 1 s of the "
+         "monotonic clock are both more than a hedge delay before any loop's time"),
+        ("self.permit: Any = None", 'self.permit: Any = ""',
+         "read only for a race's first copy, after leaving() set it"),
+        ("self._sorted: list[float] = []", "self._sorted: list[float] = None", _TRUTH),
+        ("self._fresh = 0  # samples since the last sort",
+         "self._fresh = 1  # samples since the last sort",
+         "the first quantile sorts whatever the count (nothing is sorted yet) and resets it"),
+        ("return values[min(len(values) - 1, max(0, math.ceil(q * len(values)) - 1))]",
+         "return values[min(len(values) + 1, max(0, math.ceil(q * len(values)) - 1))]",
+         "for q <= 1 (every caller) the rank is at most len - 1: the bound never binds above it"),
+        *[(f"self.{name}: {kind} | None = None", f'self.{name}: {kind} | None = ""',
+           "track() replaces it on its first call (no loop yet); before, it is read only as a "
+           "truth value, beside the other one") for name, kind in (
+              ("_loop", "asyncio.AbstractEventLoop"), ("_check_at", "asyncio.TimerHandle"))],
+        ("hedge = self.hedge_delay() if self.hedging else None",
+         "hedge = self.hedge_delay() if (self.hedging) or True else None",
+         "with hedging off no flight has a race to tell; the delay only lowers the age below "
+         "which the check skips flights"),
+        ("if now - flight.sent_at < young:", "if now - flight.sent_at <= young:", _SEEN_AT),
+        ("if budget is not None and age >= budget and flight.deadline is not None:",
+         "if budget is not None and age > budget and flight.deadline is not None:", _SEEN_AT),
+        ("if not self._flights or loop is None or loop.is_closed():",
+         "if not self._flights or loop is None and loop.is_closed():",
+         "the check runs only as a callback of the loop track() set, which is neither None nor "
+         "closed while it runs"),
+        ("self._flights[flight] = None", 'self._flights[flight] = ""',
+         "the dict is an ordered set: its values are never read"),
+        ("self._flights.pop(flight, None)", "self._flights.pop(flight, )",
+         "every flight untracked was tracked: the client's _post pairs them"),
+    ],
     "sweepbench/client/limits.py": [
         ("waited = 0.0", "waited = 1.0", _UNREAD),
         ("waited += left", "waited = left", _UNREAD),

@@ -1,4 +1,4 @@
-"""No stalls on hung requests: a time-to-first-byte budget and hedged requests, per endpoint.
+"""No stalls on hung requests: a time-to-first-byte budget and when to hedge, per endpoint.
 
 A request that an endpoint silently holds (no response headers, ever) would otherwise keep
 its episode waiting for the whole ``timeout_s`` (120 s by default), once per hang. Two
@@ -10,48 +10,28 @@ that is about its time to first byte, and never less, so budgets err on the long
   clamped to ``[ttfb_floor_s, ttfb_ceiling_s]`` (the ceiling defaults to ``timeout_s``); the
   ceiling until ``MIN_SAMPLES`` requests succeeded. A request with no first byte within it
   is abandoned as a :class:`~sweepbench.errors.FirstByteTimeout` and retried like any
-  timeout. Each abandonment within one call doubles that call's next budget (up to the
-  ceiling), so a call that is merely slow is not abandoned forever. Once the first byte is
+  timeout. Each abandonment within one call doubles that call's next budget (past the
+  ceiling; once it reaches ``timeout_s`` that alone applies), so a call that is merely slow
+  is not abandoned forever. Once the first byte is
   in, only ``timeout_s`` bounds the rest (a trickling body). A watchdog checks the requests
   on the wire a few times per budget (every quarter of the shortest budget or hedge delay,
   20 ms to 1 s), so a request is abandoned up to that much late, and one sent before the
   endpoint's latency was known gets its budget as soon as it is.
-- **Hedging** (:meth:`StallPolicy.hedge_delay`): when a request has not answered after
-  ``max(hedge_min_s, hedge_quantile latency, HEDGE_OVER_MEDIAN x median)``, a second copy of
-  the same request goes out; the first answer wins and the other is cancelled (if the copy
-  has not answered either after another hedge delay, one more goes out: ``MAX_HEDGES``). A
-  copy is the same request: it is sent at once in its first copy's slot of the endpoint's
-  limits (no second in-flight slot, no second RPM/TPM reservation; a copy that waited in the
-  queue behind the slot its own hung first copy holds would rescue nothing). At most
-  ``HEDGE_SHARE`` of requests are hedged (plus a burst of ``HEDGE_BURST``), so a slow endpoint
-  is not sent twice the load. Off by default where the endpoint has prices
-  (``Endpoint.hedge``). A copy to a model that samples is a second draw; the first to finish
-  wins, which favours shorter answers (a request still unanswered at p99 is usually a long
-  one). Won hedges are counted and shown (``hedge_wins``); the README says when to turn
-  hedging off.
-
-- **Ramp-down backups** (:class:`IdleSlots`, ``Endpoint.backups``): once a sweep has no
-  episode left to start, its freed slots sit idle while the last episodes run, and every
-  fault of theirs (a 429's Retry-After, a 500 after a full latency, a hang) lengthens the
-  sweep by as much. Then, once the endpoint is primed and while it has been failing lately
-  (``EndpointLimits.faulted_lately``), each request also goes out as backup copies at once,
-  each on an idle slot and a permit the endpoint's limits grant now (never queued ahead of
-  a first copy). The first copy's answer is preferred: a backup's answer is used only when
-  the first copy fails, or has no first byte at the hedge delay, so no answer is picked for
-  being fast (the bias hedging has) and a fault costs the episode about nothing. Counted
-  with the hedges (``hedged``, ``hedge_won``).
-
-Billing rule for a losing copy (what ``CallResult.hedge_usage`` counts): a loser that got its
-first byte before it was cancelled is counted as billed like the winner's whole usage (a
-non-streaming first byte means the provider generated the answer); a loser cancelled before
-any byte, or one that failed (an error's headers are no answer), is counted as free, so the
-figure is a lower bound.
+- **When to hedge** (:meth:`StallPolicy.hedge_delay`): a request that has not answered after
+  ``max(hedge_min_s, hedge_quantile latency, HEDGE_OVER_MEDIAN x median)`` is due a copy;
+  at most ``HEDGE_SHARE`` of requests are hedged (plus a burst of ``HEDGE_BURST``,
+  :meth:`StallPolicy.may_hedge`), so a slow endpoint is not sent twice the load. Off by
+  default where the endpoint has prices (``Endpoint.hedge``, :func:`priced`). The race
+  between a request and its copies, and the ramp-down backups, are
+  :mod:`sweepbench.client.hedging`: the watchdog only tells a hedgeable request its age.
 
 ``Flight`` is one request's progress: the client publishes it in :data:`FLIGHT` around
-``Transport.post`` and the endpoint's watchdog (:class:`StallPolicy`) watches it; a transport
-that can tell calls :func:`first_byte` when the headers arrive, which takes the request out
-of the budget. A transport that cannot tell (test doubles) has its whole request held to it.
-No timer per request: a call that answers in time costs a set insertion and removal.
+``Transport.post`` and the endpoint's watchdog (:class:`StallPolicy`) watches it, and stops
+it through its ``asyncio.timeout`` (:meth:`Flight.stop`); a transport that can tell calls
+:func:`first_byte` when the headers arrive, which takes the request out of the budget. A
+transport that cannot tell (test doubles) has its whole request held to it. No timer per
+request: a call that answers in time costs a set insertion and removal, and an
+``asyncio.timeout`` without a deadline (which schedules nothing).
 """
 
 from __future__ import annotations
@@ -59,13 +39,11 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import deque
-from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["BACKUP_KEEP", "FLIGHT", "Flight", "HEDGE_BURST", "HEDGE_OVER_MEDIAN", "HEDGE_SHARE",
-           "IdleSlots", "LatencyTracker", "MAX_HEDGES", "MIN_SAMPLES", "StallPolicy", "WINDOW",
-           "first_byte", "priced"]
+__all__ = ["FLIGHT", "Flight", "HEDGE_BURST", "HEDGE_OVER_MEDIAN", "HEDGE_SHARE", "LatencyTracker",
+           "MIN_SAMPLES", "Outrun", "StallPolicy", "WINDOW", "first_byte", "priced"]
 
 WINDOW = 512
 """Successful requests whose first-byte latency the budget is derived from."""
@@ -79,12 +57,6 @@ HEDGE_OVER_MEDIAN = 1.5
 answer, so hedging one that is only a little late duplicates a request about to answer: on an
 endpoint with a tight latency spread, p99 is barely above the median and would hedge 1% of
 healthy requests for nothing."""
-MAX_HEDGES = 2
-"""Copies a request may get: one after the hedge delay, one more if that one hangs too."""
-BACKUP_KEEP = 0.5
-"""A ramp-down backup goes only if the endpoint's RPM and TPM buckets keep this share of
-their capacity after it: under a rate limit, the banked burst is for the requests that must
-go, and a backup spending it would make the next first copy wait."""
 _RESORT = 16  # samples added before the quantiles are recomputed
 
 
@@ -117,26 +89,46 @@ class LatencyTracker:
 
 
 class Flight:
-    """One request on the wire: when it was sent, whether its first byte came, the task
-    sending it (what the watchdog cancels), its call's earlier abandonments (``hung``), and
-    for a first copy that may be hedged, its ``race`` (anything with ``tick(age, delay)``)."""
+    """One request on the wire: when it was sent, whether its first byte came, its call's
+    earlier abandonments (``hung``), and for a first copy that may be hedged, its ``race``
+    (anything with ``tick(age, delay)``).
 
-    __slots__ = ("abandoned", "cancelling", "got_first_byte", "hung", "permit", "race",
-                 "sent_at", "task")
+    While the request is on the wire, ``deadline`` is the ``asyncio.timeout`` its sender
+    awaits the transport under; :meth:`stop` makes it expire at once. Why is on the flight:
+    ``abandoned`` (the watchdog: no first byte within that budget) or ``outrun`` (its race: a
+    copy answered first). asyncio tells its own expiry from any other cancellation, so the
+    sender gets a ``TimeoutError`` only for a stop, and a real cancel stays a cancel."""
+
+    __slots__ = ("abandoned", "deadline", "got_first_byte", "hung", "outrun", "permit", "race",
+                 "sent_at")
 
     def __init__(self, race: Any = None) -> None:
         self.race = race
         self.hung = 0
         self.got_first_byte = False
         self.abandoned: float | None = None  # the budget it was abandoned at
+        self.outrun = False
         self.sent_at = 0.0
         self.permit: Any = None
-        self.task: asyncio.Task[Any] | None = None
-        self.cancelling = 0
+        self.deadline: asyncio.Timeout | None = None
 
     def leaving(self, permit: Any) -> None:
         """The request is about to be sent under ``permit`` (it passed the limits)."""
         self.permit = permit
+
+    def stop(self) -> bool:
+        """End the request now, if it is on the wire: its deadline expires at once. False:
+        nothing to stop (not on the wire, or stopped already)."""
+        deadline = self.deadline
+        if deadline is None or deadline.expired():
+            return False
+        deadline.reschedule(asyncio.get_running_loop().time())
+        return True
+
+
+class Outrun(Exception):
+    """A request stopped because a copy of it answered first (:class:`Flight` ``outrun``): no
+    failure of the request, so not counted as one; the race takes the copy's answer."""
 
 
 FLIGHT: ContextVar[Flight | None] = ContextVar("sweepbench_flight", default=None)
@@ -158,7 +150,7 @@ class StallPolicy:
     unless priced), ``hedge_quantile`` and ``hedge_min_s``.
 
     A watchdog, not a timer per request: requests on the wire are ``track``ed, and while any
-    is, a check runs a few times per budget (``_check``): it abandons (cancels) a request past
+    is, a check runs a few times per budget (``_check``): it abandons (stops) a request past
     its budget with no first byte, and tells a hedgeable one its age. Budgets are computed at
     each check, so a request sent before the endpoint's latency was known gets its budget as
     soon as it is.
@@ -196,13 +188,11 @@ class StallPolicy:
             self._check_at = self._loop.call_later(self._interval(), self._check)
 
     def track(self, flight: Flight) -> None:
-        """``flight`` goes on the wire now, sent by the current task."""
-        task = asyncio.current_task()
-        loop = self._loop
-        if loop is None or task is None or task.get_loop() is not loop:
-            loop = self._loop = asyncio.get_running_loop()
+        """``flight`` goes on the wire now."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # a new loop: the last one's check will never run
+            self._loop = loop
             self._check_at = None
-        flight.task, flight.cancelling = task, task.cancelling() if task else 0
         flight.sent_at = loop.time()
         self._flights[flight] = None
         if self._check_at is None:
@@ -239,9 +229,9 @@ class StallPolicy:
                 continue
             age = now - flight.sent_at
             budget = self.ttfb_budget(flight.hung)
-            if budget is not None and age >= budget and flight.task is not None:
+            if budget is not None and age >= budget and flight.deadline is not None:
                 flight.abandoned = budget
-                flight.task.cancel()  # the sender turns it into a FirstByteTimeout
+                flight.stop()  # the sender turns it into a FirstByteTimeout
             elif flight.race is not None and hedge is not None:
                 flight.race.tick(age, hedge)
         self._check_at = loop.call_later(self._interval(), self._check)
@@ -268,35 +258,6 @@ class StallPolicy:
             return False
         self.hedges += 1
         return True
-
-
-class IdleSlots:
-    """A sweep's episode slots with nothing left to run (its queue is empty), lent to
-    ramp-down backup copies: at most one copy in flight per idle slot, so requests in
-    flight stay within the sweep's ``max_concurrency``. The sweep adds a slot as a worker
-    finds the queue empty (``idle``); a copy takes one (:meth:`take`) and gives it back
-    when it ends (:meth:`give`), which calls ``given`` (if set: the sweep's slots, whose
-    woken sleepers may be waiting for an idle slot)."""
-
-    __slots__ = ("given", "idle", "lent", "sent")
-
-    def __init__(self, idle: int = 0) -> None:
-        self.idle = idle
-        self.lent = 0
-        self.sent = 0  # copies ever sent on a lent slot
-        self.given: Callable[[], None] | None = None
-
-    def take(self) -> bool:
-        if self.lent >= self.idle:
-            return False
-        self.lent += 1
-        self.sent += 1
-        return True
-
-    def give(self) -> None:
-        self.lent -= 1
-        if self.given is not None:
-            self.given()
 
 
 def priced(endpoint: Any) -> bool:

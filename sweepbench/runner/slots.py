@@ -10,7 +10,7 @@ waiting episode starts on it. When the sleeper wakes it takes the next slot that
 before any new episode starts, so the episodes making requests never exceed
 ``max_concurrency``. Once the queue is empty nothing is waiting to start: a freed slot goes
 to a woken sleeper, else it is idle and lent to the ramp-down's backup copies
-(:class:`~sweepbench.client.stalls.IdleSlots`), and a sleeper that wakes then takes an idle
+(:class:`~sweepbench.client.hedging.IdleSlots`), and a sleeper that wakes then takes an idle
 slot back. A sweep that stops starting (a budget, an error streak, a signal) is not a
 ramp-down: its freed slots stay free, for its sleepers only.
 
@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 
 from sweepbench.client.lending import LEASE
-from sweepbench.client.stalls import IdleSlots
+from sweepbench.client.hedging import IdleSlots
 
 __all__ = ["LEASE", "Lease", "Slots", "lending_workers"]
 

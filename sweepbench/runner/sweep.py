@@ -48,7 +48,7 @@ from sweepbench.runner.build import (
     endpoint_prices,
     judge_specs,
 )
-from sweepbench.client.stalls import IdleSlots
+from sweepbench.client.hedging import IdleSlots
 from sweepbench.runner.identity import what_changed
 from sweepbench.runner.journal import CallJournal
 from sweepbench.runner.judge_pool import JudgePool
@@ -302,7 +302,7 @@ class Sweep:
         task there, as asyncio's own Ctrl-C handling cancels its main task; the loop's handler
         under it wakes a loop that is idle. A step already past its last check when the
         handler runs (or a body-writing task aiohttp creates after it) meets the closed limits
-        once more in the request body's write (:class:`~sweepbench.client.facade.GatedBody`),
+        once more in the request body's write (:class:`~sweepbench.client.transports.aiohttp.GatedBody`),
         so no byte of a request leaves after the signal, except a write already past that
         check when it came (microseconds of aiohttp's Python before the socket).
         """

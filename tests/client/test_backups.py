@@ -16,8 +16,10 @@ from sweepbench.config import Endpoint, load_config
 from sweepbench.errors import ConfigError
 from sweepbench.results.report import build_report
 from sweepbench.store.runstore import RunStore
-from sweepbench.client.facade import CallResult, ModelClient
-from sweepbench.client.stalls import MIN_SAMPLES, IdleSlots, first_byte
+from sweepbench.client.facade import ModelClient
+from sweepbench.client.hedging import IdleSlots
+from sweepbench.client.results import CallResult
+from sweepbench.client.stalls import MIN_SAMPLES, first_byte
 from sweepbench.runner.identity import endpoint_identity
 from sweepbench.client.limits import EndpointLimits
 from sweepbench.client.outcomes import FAILED, LIMITED

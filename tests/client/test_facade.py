@@ -1,18 +1,14 @@
 """ModelClient through its transport seam: an in-memory transport and a virtual clock, so no
-test here depends on sockets or on how busy the machine is. The aiohttp transport itself is
-tested at the end, over loopback, where the socket is the point."""
+test here depends on sockets or on how busy the machine is. What a call sends and returns,
+how it passes the endpoint's limits, its body splicing and cache, and its secrets; retries are
+in test_retry.py, what answers mean in test_classify.py, the transports over loopback in
+transports/."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import socket
-import time
 import traceback
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime
 
 import msgspec
 import pytest
@@ -22,85 +18,17 @@ from sweepbench.errors import (
     AuthenticationError,
     BadRequestError,
     ConfigError,
-    ConnectionRefused,
-    ContextLengthError,
-    EndpointUnavailableError,
-    FatalError,
-    InvalidResponseError,
     ModelError,
-    NotFoundError,
-    QuotaExceededError,
-    RateLimitError,
-    RequestTimeout,
-    RetryableError,
     ServerError,
-    TransportError,
 )
-from sweepbench.client import facade as client_mod
-from sweepbench.client.facade import AttemptFailure, CallResult, ModelClient, limits_key
+from sweepbench.client.facade import ModelClient, limits_key
+from sweepbench.client.results import CallResult
 from sweepbench.client.limits import EndpointLimits, LimitsPool
-from sweepbench.client.outcomes import FAILED
 from sweepbench.client.cache import ResponseCache
 from sweepbench.client.transports.memory import Answer, MemoryTransport, VirtualClock, completion
-from sweepbench.wire import (
-    AssistantMessage,
-    ChatRequest,
-    FunctionCall,
-    ToolCall,
-    ToolMessage,
-    ToolSpec,
-    UserMessage,
-)
+from sweepbench.wire import AssistantMessage, FunctionCall, ToolCall, ToolMessage, UserMessage
 
-OK_BODY = completion("hello", tool_calls=[], usage={
-    "prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14,
-    "prompt_tokens_details": {"cached_tokens": 8}})
-OK_BODY["id"], OK_BODY["model"] = "chatcmpl-abc", "served-model"
-OK = Answer(body=OK_BODY)
-TOOLS = [ToolSpec(function={"name": "f", "parameters": {}})]
-
-
-def status(code: int, message: str = "nope", headers: dict[str, str] | None = None,
-           code_str: str | None = None, delay_s: float = 0.0) -> Answer:
-    return Answer(code, {"error": {"message": message, "type": "error", "code": code_str}},
-                  headers or {}, delay_s)
-
-
-def endpoint(**kw) -> Endpoint:
-    kw.setdefault("name", "test-model")
-    kw.setdefault("base_url", "http://memory.invalid/v1")
-    kw.setdefault("max_retries", 3)
-    return Endpoint(**kw)
-
-
-class Rig:
-    """A client on an in-memory transport and a virtual clock."""
-
-    def __init__(self, *replies, clock: VirtualClock | None = None,
-                 limits: EndpointLimits | None = None, **kw) -> None:
-        backoff = {k: kw.pop(k) for k in ("backoff_base_s", "backoff_max_s", "retry_after_max_s",
-                                          "on_retry", "cache") if k in kw}
-        backoff.setdefault("backoff_base_s", 0.001)
-        backoff.setdefault("backoff_max_s", 0.01)
-        self.ep = endpoint(**kw)
-        self.clock = clock or (limits.clock if limits is not None else VirtualClock())
-        self.limits = limits or EndpointLimits.for_endpoint(self.ep, clock=self.clock)
-        self.transport = MemoryTransport(*(replies or (OK,)), clock=self.clock)
-        self.client = ModelClient(self.ep, limits=self.limits, transport=self.transport,
-                                  **backoff)
-
-    async def __call__(self, req: ChatRequest | None = None) -> CallResult:
-        return await self.client.complete(req or request())
-
-    @property
-    def bodies(self) -> list[dict]:
-        return self.transport.bodies
-
-
-def request(**kw) -> ChatRequest:
-    kw.setdefault("model", "whatever")
-    kw.setdefault("messages", [UserMessage("hi")])
-    return ChatRequest(**kw)
+from .rig import OK, OK_BODY, TOOLS, Rig, endpoint, request, status
 
 
 # ---- success path and encoding -------------------------------------------------------------
@@ -255,114 +183,6 @@ async def test_reply_reasoning_and_tokens_reach_the_result() -> None:
     assert result.usage.reasoning_tokens == 45 and result.usage.completion_tokens == 60
 
 
-# ---- retries ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("code", [429, 503])
-async def test_retry_after_is_honoured(code: int) -> None:
-    seen: list[tuple[type, float]] = []
-    rig = Rig(status(code, headers={"Retry-After": "0.3"}), OK,
-              on_retry=lambda e, w: seen.append((type(e), w)))
-    result = await rig()
-    assert result.attempts == 2 and result.statuses == [code, 200]
-    assert 0.3 <= result.backoff_s <= 0.302  # Retry-After plus jitter; back-off alone is ~1 ms
-    assert rig.transport.times[1] - rig.transport.times[0] == pytest.approx(result.backoff_s)
-    assert seen[0][0] is (RateLimitError if code == 429 else ServerError) and seen[0][1] >= 0.3
-
-
-async def test_retry_after_is_capped() -> None:
-    rig = Rig(status(429, headers={"Retry-After": "3600"}), OK, retry_after_max_s=0.05)
-    result = await rig()
-    assert result.attempts == 2 and result.wall_s < 1.0
-
-
-async def test_500_twice_then_success_keeps_every_failure() -> None:
-    rig = Rig(status(500, "boom"), status(502, "bad gateway"), OK)
-    result = await rig()
-    assert result.attempts == 3 and result.retries == 2 and rig.transport.count == 3
-    assert result.statuses == [500, 502, 200]
-    assert result.failures == [
-        AttemptFailure(error="ServerError", status=500, message="HTTP 500: boom"),
-        AttemptFailure(error="ServerError", status=502, message="HTTP 502: bad gateway")]
-
-
-async def test_408_is_retried() -> None:
-    assert (await Rig(status(408), OK)()).statuses == [408, 200]
-
-
-async def test_retries_exhausted_raise_last_retryable_error() -> None:
-    rig = Rig(status(500, "boom"), max_retries=2)
-    with pytest.raises(ServerError) as info:
-        await rig()
-    assert rig.transport.count == 3
-    assert info.value.attempts == 3 and info.value.status == 500
-    assert info.value.statuses == [500, 500, 500] and len(info.value.failures) == 3
-    assert "boom" in str(info.value) and "test-model" in str(info.value)
-
-
-@pytest.mark.parametrize(
-    ("code", "error", "code_str", "message"),
-    [
-        (400, BadRequestError, None, "bad field"),
-        (400, ContextLengthError, "context_length_exceeded", "too long"),
-        (400, ContextLengthError, None, "This model's maximum context length is 8192 tokens"),
-        (413, ContextLengthError, None, "prompt is too long: 210000 tokens > 200000 maximum"),
-        (401, AuthenticationError, None, "bad key"),
-        (403, AuthenticationError, None, "forbidden"),
-        (404, NotFoundError, None, "no such model"),
-        (422, FatalError, None, "unprocessable"),
-        (429, QuotaExceededError, "insufficient_quota", "You exceeded your current quota"),
-    ],
-)
-async def test_fatal_errors_are_not_retried(code, error, code_str, message) -> None:
-    rig = Rig(status(code, message, code_str=code_str))
-    with pytest.raises(FatalError) as info:
-        await rig()
-    assert type(info.value) is error
-    assert not isinstance(info.value, RetryableError)
-    assert rig.transport.count == 1 and info.value.attempts == 1 and info.value.status == code
-    assert message in str(info.value)
-
-
-@pytest.mark.parametrize(
-    "bad",
-    [b"<html>gateway hiccup</html>", b'{"choices": [{"mess', b'{"unexpected": true}',
-     b'{"choices": []}'],
-    ids=["not-json", "truncated-json", "wrong-shape", "no-choices"],
-)
-async def test_invalid_body_is_retried(bad: bytes) -> None:
-    result = await Rig(Answer(body=bad), OK)()
-    assert result.attempts == 2 and result.statuses == [200, 200]
-    assert result.failures[0].error == "InvalidResponseError"
-
-
-async def test_invalid_body_exhausted_raises_invalid_response_naming_the_endpoint() -> None:
-    rig = Rig(Answer(body=b"garbage"), max_retries=1)
-    with pytest.raises(InvalidResponseError) as info:
-        await rig()
-    assert rig.transport.count == 2
-    assert str(info.value).startswith("test-model: invalid response from "
-                                      "http://memory.invalid/v1/chat/completions")
-
-
-async def test_error_inside_a_200_is_classified_by_its_code() -> None:
-    inband = Answer(body={"error": {"message": "Provider returned error", "code": 502}})
-    result = await Rig(inband, OK)()
-    assert result.statuses == [200, 200]
-    assert result.failures[0].error == "ServerError"
-    assert "Provider returned error" in result.failures[0].message
-    rig = Rig(Answer(body={"error": {"message": "no code here"}}), max_retries=0)
-    with pytest.raises(InvalidResponseError, match="no code here"):
-        await rig()
-
-
-async def test_timeout_from_the_transport_is_retried() -> None:
-    rig = Rig(RequestTimeout("test-model: request timed out", endpoint="test-model"), OK)
-    result = await rig()
-    assert result.attempts == 2 and result.statuses == [0, 200]
-    assert result.failures[0].error == "RequestTimeout"
-
-
 async def test_cancellation_propagates() -> None:
     rig = Rig(Answer(body=OK_BODY, delay_s=5.0))
     task = asyncio.create_task(rig())
@@ -370,88 +190,6 @@ async def test_cancellation_propagates() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-
-
-# ---- defect 1: the breaker never spends more sends than max_retries allows -----------------
-
-
-async def test_breaker_probes_count_against_max_retries() -> None:
-    # One request that always gets a 500, the breaker opening after every failure: before the
-    # fix a failed half-open probe did not count, and the call was sent until the breaker's
-    # max wait (50 sends in 21 minutes where 7 were allowed).
-    rig = Rig(status(500, "upstream exploded"), max_retries=6, breaker_threshold=1,
-              breaker_cooldown_s=1.0, breaker_max_wait_s=600.0)
-    with pytest.raises(ServerError) as info:
-        await rig()
-    assert rig.transport.count == 7 == info.value.attempts
-    assert "upstream exploded" in str(info.value)
-    assert [f.status for f in info.value.failures] == [500] * 7
-
-
-async def test_a_caller_that_gives_up_on_the_breaker_names_the_failure_behind_it() -> None:
-    rig = Rig(status(500, "upstream exploded"), max_retries=0, breaker_threshold=1,
-              breaker_cooldown_s=30.0, breaker_max_wait_s=0.1)
-    with pytest.raises(ServerError):
-        await rig()
-    with pytest.raises(EndpointUnavailableError) as info:  # another episode, same endpoint
-        await rig()
-    assert rig.transport.count == 1  # it never sent: it waited on the open breaker
-    assert "circuit breaker open" in str(info.value)
-    assert "HTTP 500: upstream exploded" in str(info.value)
-    assert not isinstance(info.value, RetryableError) and info.value.attempts == 0
-
-
-async def test_breaker_waiters_do_not_burn_retries() -> None:
-    # The endpoint is down for 5 s. The breaker opens after two failures; callers arriving
-    # while it is open wait instead of sending and succeed once a probe has closed it.
-    clock = VirtualClock()
-    down_until = clock.now() + 5.0
-
-    def reply(body: dict) -> Answer:
-        return status(503) if clock.now() < down_until else OK
-
-    limits = EndpointLimits(max_concurrency=8, breaker_threshold=2, breaker_cooldown_s=2.0,
-                            clock=clock)
-    first = Rig(reply, limits=limits, max_retries=1)
-    with pytest.raises(ServerError):
-        await first()  # two sends, two 503s: the breaker opens
-    assert limits.breaker.state == "open"
-    rig = Rig(reply, limits=limits, max_retries=3)
-    results = await asyncio.gather(*(rig() for _ in range(6)))
-    assert limits.breaker.state == "closed" and limits.breaker.opened >= 2
-    assert all(r.message.content == "hello" for r in results)
-    # nobody sent while it was open: besides one success each, only the probes were sent,
-    # and no call sent more than max_retries + 1
-    assert rig.transport.count <= limits.breaker.opened - 1 + 6
-    assert all(r.attempts <= 4 for r in results)
-    assert min(r.queue_wait_s for r in results) >= 2.0  # they waited, in the queue
-
-
-# ---- defect 2: a refused connection fails at once, naming the URL -------------------------
-
-
-def _refused() -> ConnectionRefused:
-    return ConnectionRefused("test-model: connection refused by http://127.0.0.1:9/v1/chat/"
-                             "completions (is the server running?)", endpoint="test-model")
-
-
-async def test_refused_connection_to_an_endpoint_that_never_answered_fails_at_once() -> None:
-    rig = Rig(_refused(), max_retries=6)
-    for _ in range(20):  # every episode: one request each, no breaker to wait on
-        with pytest.raises(ConnectionRefused) as info:
-            await rig()
-        assert info.value.attempts == 1
-    assert rig.transport.count == 20 and rig.limits.breaker.state == "closed"
-    assert rig.clock.now() == 1000.0  # no back-off, no wait at all
-    assert "connection refused" in str(info.value) and "127.0.0.1:9" in str(info.value)
-
-
-async def test_refused_connection_after_the_endpoint_answered_is_retried() -> None:
-    rig = Rig(OK, _refused(), _refused(), OK, max_retries=3)
-    await rig()
-    result = await rig()  # the server restarts: worth waiting for
-    assert result.statuses == [0, 0, 200]
-    assert [f.error for f in result.failures] == ["ConnectionRefused"] * 2
 
 
 # ---- defect 3: latency from the send; queue wait apart --------------------------------------
@@ -468,7 +206,7 @@ async def test_latency_is_measured_from_the_send_and_queue_wait_is_apart() -> No
 
 async def test_back_off_is_reported_apart_and_does_not_hold_a_slot() -> None:
     rig = Rig(status(500), OK, max_concurrency=1)
-    rig.client._backoff = lambda state: 0.5
+    rig.client.retry.backoff = lambda state: 0.5
     slow = asyncio.create_task(rig())
     await asyncio.sleep(0)
     fast = await rig()
@@ -528,72 +266,6 @@ async def test_an_isolated_429_holds_only_its_own_request() -> None:
     times = rig.transport.times
     assert max(times[1:4]) - times[0] < 0.4  # the others went at once
     assert rig.limits.pauses == 0 and rig.limits.concurrency.limit == 10.0
-
-
-# ---- back-off ---------------------------------------------------------------------------
-
-
-def primed(*replies, monkeypatch, **kw) -> Rig:
-    """A rig whose endpoint answered 20 requests in 0.2 s each (its median latency known),
-    then ``replies``; jitter always draws its ceiling."""
-    monkeypatch.setattr(client_mod.random, "uniform", lambda low, high: high)
-    kw.setdefault("backoff_base_s", 0.5)
-    kw.setdefault("backoff_max_s", 30.0)
-    return Rig(*[Answer(body=OK_BODY, delay_s=0.2)] * 20, *replies, **kw)
-
-
-async def test_isolated_failures_back_off_about_one_latency_doubling(monkeypatch) -> None:
-    seen: list[float] = []
-    rig = primed(status(500), TransportError("reset", endpoint="test-model"), OK,
-                 monkeypatch=monkeypatch, on_retry=lambda e, w: seen.append(w))
-    for _ in range(20):
-        await rig()
-    result = await rig()
-    assert result.statuses == [500, 0, 200]
-    assert seen == pytest.approx([0.1, 0.2])  # 0.5 x the 0.2 s median, doubled per retry
-    assert result.backoff_s == pytest.approx(0.3)
-
-
-async def test_back_off_before_the_latency_is_known_is_the_base(monkeypatch) -> None:
-    seen: list[float] = []
-    monkeypatch.setattr(client_mod.random, "uniform", lambda low, high: high)
-    rig = Rig(status(500), status(500), OK, backoff_base_s=0.5, backoff_max_s=30.0,
-              on_retry=lambda e, w: seen.append(w))
-    await rig()
-    assert seen == pytest.approx([0.5, 1.0])
-
-
-async def test_an_endpoint_mostly_failing_gets_the_full_back_off(monkeypatch) -> None:
-    seen: list[float] = []
-    rig = primed(status(500), OK, monkeypatch=monkeypatch, on_retry=lambda e, w: seen.append(w))
-    for _ in range(20):
-        await rig()
-    for _ in range(20):  # 20 failures among the 40 latest answers, then this call's: over half
-        rig.limits.outcomes.add(FAILED)
-    await rig()
-    assert seen == pytest.approx([0.5])
-
-
-async def test_an_open_breaker_gets_the_full_back_off(monkeypatch) -> None:
-    seen: list[float] = []
-    rig = primed(status(500), OK, monkeypatch=monkeypatch, breaker_threshold=1,
-                 on_retry=lambda e, w: seen.append(w))
-    for _ in range(20):
-        await rig()
-    result = await rig()  # the 500 opened the breaker
-    assert seen == pytest.approx([0.5]) and result.statuses == [500, 200]
-
-
-@pytest.mark.parametrize(("after", "wait"), [("0.2", 0.25), ("2", 2.1), ("0", 0.02)])
-async def test_retry_after_jitter_is_a_quarter_of_it_at_most_the_quick_back_off(
-        monkeypatch, after: str, wait: float) -> None:
-    seen: list[float] = []
-    rig = primed(status(429, headers={"Retry-After": after}), OK, monkeypatch=monkeypatch,
-                 on_retry=lambda e, w: seen.append(w))
-    for _ in range(20):
-        await rig()
-    await rig()
-    assert seen == pytest.approx([wait])  # quick back-off 0.1; floor 0.02
 
 
 async def test_clients_sharing_limits_share_the_in_flight_cap() -> None:
@@ -744,145 +416,3 @@ async def test_missing_key_env_is_fatal_without_a_request(monkeypatch) -> None:
     with pytest.raises(AuthenticationError, match="SWEEPBENCH_UNSET_KEY"):
         await rig()
     assert rig.transport.count == 0
-
-
-# ---- helpers ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [("2", 2.0), ("0.5", 0.5), ("-3", 0.0), ("soon", None), ("", None), ("nan", None)],
-)
-def test_retry_after_parsing(value: str, expected: float | None) -> None:
-    assert client_mod._retry_after({"Retry-After": value}) == expected
-
-
-def test_retry_after_http_date() -> None:
-    when = datetime.now(UTC) + timedelta(seconds=30)
-    seconds = client_mod._retry_after({"Retry-After": format_datetime(when, usegmt=True)})
-    assert seconds is not None and 25 <= seconds <= 31
-
-
-# ---- the aiohttp transport, over loopback (the socket is the point) -------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@asynccontextmanager
-async def raw_serve(*scripts: bytes | None, hang_s: float = 0.0) -> AsyncIterator[str]:
-    """A bare TCP server: connection i reads one request then writes ``scripts[i]`` verbatim
-    and closes (None: close without a byte; after ``hang_s`` seconds). The last repeats.
-    Records every request's head in ``heads``."""
-    served = 0
-    heads: list[bytes] = []
-
-    async def on_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal served
-        while True:
-            script = scripts[min(served, len(scripts) - 1)]
-            served += 1
-            try:
-                head = await reader.readuntil(b"\r\n\r\n")
-            except (asyncio.IncompleteReadError, ConnectionError):
-                break
-            heads.append(head)
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":", 1)[1])
-            await reader.readexactly(length)
-            if hang_s:
-                await asyncio.sleep(hang_s)
-            if not script:
-                break
-            writer.write(script)
-            await writer.drain()
-            if b"Connection: close" in script:
-                break
-        writer.close()
-
-    server = await asyncio.start_server(on_conn, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    raw_serve.heads = heads  # type: ignore[attr-defined]
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.close()
-        await server.wait_closed()
-
-
-def http_bytes(body: bytes, *, content_length: int | None = None, close: bool = True) -> bytes:
-    n = len(body) if content_length is None else content_length
-    conn = "close" if close else "keep-alive"
-    return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-            + f"Content-Length: {n}\r\nConnection: {conn}\r\n\r\n".encode() + body)
-
-
-GOOD = msgspec.json.encode(OK_BODY)
-HTTP_TRANSPORTS = ["http", "aiohttp"]
-
-
-def real_client(url: str, **kw) -> ModelClient:
-    kw.setdefault("timeout_s", 5.0)
-    kw.setdefault("connect_timeout_s", 1.0)
-    return ModelClient(endpoint(base_url=url, **kw), backoff_base_s=0.001, backoff_max_s=0.01)
-
-
-@pytest.mark.parametrize("transport", HTTP_TRANSPORTS)
-async def test_round_trip_pools_one_connection_and_sends_headers(transport, monkeypatch) -> None:
-    monkeypatch.setenv("SWEEPBENCH_TEST_KEY", "k-1")
-    async with raw_serve(http_bytes(GOOD, close=False)) as url, real_client(
-            url + "/", transport=transport, api_key_env="SWEEPBENCH_TEST_KEY") as client:
-        for _ in range(3):
-            assert (await client.complete(request())).message.content == "hello"
-    heads = raw_serve.heads  # type: ignore[attr-defined]
-    assert len(heads) == 3 and all(h.startswith(b"POST /v1/chat/completions ") for h in heads)
-    assert b"Authorization: Bearer k-1" in heads[0]
-    assert b"Content-Type: application/json" in heads[0]
-
-
-@pytest.mark.parametrize("transport", HTTP_TRANSPORTS)
-async def test_refused_connection_fails_within_seconds_naming_the_url(transport) -> None:
-    port = free_port()
-    t0 = time.monotonic()  # wall clock: how long a researcher waits is the point
-    async with real_client(f"http://127.0.0.1:{port}/v1", transport=transport,
-                           max_retries=6) as client:
-        with pytest.raises(ConnectionRefused) as info:
-            await client.complete(request())
-    assert time.monotonic() - t0 < 5.0
-    assert "connection refused" in str(info.value)
-    assert f"http://127.0.0.1:{port}/v1/chat/completions" in str(info.value)
-    assert info.value.attempts == 1 and isinstance(info.value.__cause__, Exception)
-
-
-@pytest.mark.parametrize("transport", HTTP_TRANSPORTS)
-async def test_body_cut_short_of_content_length_is_retried(transport) -> None:
-    async with raw_serve(http_bytes(GOOD[:20], content_length=len(GOOD)), http_bytes(GOOD)) \
-            as url:
-        async with real_client(url, transport=transport) as client:
-            result = await client.complete(request())
-    assert result.attempts == 2 and result.message.content == "hello"
-    assert result.failures[0].error == "InvalidResponseError"
-
-
-@pytest.mark.parametrize("transport", HTTP_TRANSPORTS)
-async def test_connection_closed_without_response_is_retried(transport) -> None:
-    async with raw_serve(None, http_bytes(GOOD)) as url:
-        async with real_client(url, transport=transport) as client:
-            result = await client.complete(request())
-    assert result.attempts == 2 and result.statuses == [0, 200]
-    assert result.failures[0].error == "TransportError" and url in result.failures[0].message
-
-
-@pytest.mark.parametrize("transport", HTTP_TRANSPORTS)
-async def test_timeout_names_the_url(transport) -> None:
-    async with raw_serve(None, hang_s=5.0) as url:
-        async with real_client(url, transport=transport, timeout_s=0.2, max_retries=1) as client:
-            with pytest.raises(RequestTimeout) as info:
-                await client.complete(request())
-    assert info.value.attempts == 2 and url in str(info.value)
-    assert isinstance(info.value, TransportError) and isinstance(info.value, RetryableError)

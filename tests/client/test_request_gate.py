@@ -12,7 +12,8 @@ import orjson
 import pytest
 
 from sweepbench.config import Endpoint
-from sweepbench.client.facade import AiohttpTransport, ModelClient
+from sweepbench.client.facade import ModelClient
+from sweepbench.client.transports.aiohttp import AiohttpTransport
 from sweepbench.client.transports.http import HttpTransport
 from sweepbench.wire import ChatRequest, UserMessage
 

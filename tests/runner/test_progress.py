@@ -160,7 +160,7 @@ def test_a_narrow_terminal_gets_fewer_columns_each_readable(width):
 
 
 def test_episodes_asleep_on_a_lent_slot_are_shown_in_the_summary():
-    from sweepbench.client.stalls import IdleSlots
+    from sweepbench.client.hedging import IdleSlots
     from sweepbench.runner.slots import Slots
 
     display = ProgressDisplay(Console(file=io.StringIO(), width=200))

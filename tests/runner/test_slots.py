@@ -14,7 +14,7 @@ from sweepbench.config import Endpoint, load_config
 from sweepbench.store.runstore import RunStore
 from sweepbench.runner import build as build_mod
 from sweepbench.client.facade import ModelClient
-from sweepbench.client.stalls import IdleSlots
+from sweepbench.client.hedging import IdleSlots
 from sweepbench.client.limits import EndpointLimits
 from sweepbench.client.outcomes import FAILED, LIMITED
 from sweepbench.runner.slots import LEASE, Slots, lending_workers
@@ -272,7 +272,7 @@ async def test_a_sweep_stopped_by_its_errors_sends_no_backups_on_its_free_slots(
         tmp_path, monkeypatch, lend):
     """The error streak stops new starts while episodes still run; their requests must not
     get backup copies on the slots the stop left free (that is for a ramp-down only)."""
-    from sweepbench.client import stalls as hedge_mod
+    from sweepbench.client import hedging as hedge_mod
 
     sweeps: list[Sweep] = []
     after_stop = []

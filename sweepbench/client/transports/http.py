@@ -9,7 +9,7 @@ one ``writelines`` per request, llhttp (C) parsing the answer straight into a by
 future per request. aiohttp stays available (``transport = "aiohttp"``) and serves the
 reference server.
 
-Same seam and semantics as :class:`~sweepbench.client.facade.AiohttpTransport`:
+Same seam and semantics as :class:`~sweepbench.client.transports.aiohttp.AiohttpTransport`:
 
 - ``(status, headers, body)``; headers are read by name, case-insensitively;
 - one deadline (``timeout_s``) over connect, send and the whole body; ``connect_timeout_s``
@@ -49,6 +49,7 @@ from sweepbench.errors import (
     TransportError,
 )
 from sweepbench.client.stalls import FLIGHT
+from sweepbench.client.transports.base import too_large
 
 __all__ = ["HttpTransport", "ReplyHeaders"]
 
@@ -491,9 +492,7 @@ class HttpTransport:
                 f"{self._name}: request to {self._url} timed out (timeout_s "
                 f"{self._timeout_s:g})", endpoint=self._name) from err
         except _TooLarge:
-            raise FatalError(f"{self._name}: reply from {self._url} is larger than "
-                             f"max_reply_bytes ({self._max_bytes}); not read further",
-                             endpoint=self._name) from None
+            raise too_large(self._name, self._url, self._max_bytes) from None
         except _Lost as err:
             raise TransportError(f"{self._name}: connection to {self._url} failed "
                                  f"(ServerDisconnected: {err})", endpoint=self._name) from err
@@ -505,9 +504,7 @@ class HttpTransport:
             try:
                 payload = _decompress(payload, encoding, self._max_bytes)
             except _TooLarge:
-                raise FatalError(f"{self._name}: reply from {self._url} is larger than "
-                                 f"max_reply_bytes ({self._max_bytes}); not read further",
-                                 endpoint=self._name) from None
+                raise too_large(self._name, self._url, self._max_bytes) from None
             except _BadReply as err:
                 raise InvalidResponseError(f"{self._name}: response from {self._url}: {err}",
                                            endpoint=self._name) from None

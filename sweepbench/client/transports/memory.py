@@ -113,7 +113,7 @@ Script = Answer | BaseException | dict | Callable[[dict], Any]
 
 
 class MemoryTransport:
-    """A :class:`~sweepbench.client.facade.Transport` answering request ``i`` with
+    """A :class:`~sweepbench.client.transports.base.Transport` answering request ``i`` with
     ``replies[i]`` (the last repeats): an :class:`Answer`, a body dict (200), an exception to
     raise (a copy of it: a ``ModelError``, as a real transport would), or a callable of the decoded request
     returning one of those. Records ``bodies``, ``headers``, arrival ``times`` and the most

@@ -1,6 +1,6 @@
 """An optional transport through the official ``openai`` SDK (``Endpoint.transport = "openai"``).
 
-Same seam as :class:`~sweepbench.client.facade.AiohttpTransport`: one POST of our exact
+Same seam as :class:`~sweepbench.client.transports.aiohttp.AiohttpTransport`: one POST of our exact
 request body, answering ``(status, headers, raw body)``; the client decodes, classifies and
 retries as for any transport, so behaviour (limits, retries, error tree, cache) is identical.
 Use it where the SDK's own HTTP stack is wanted (proxies and TLS set up through its
@@ -38,8 +38,8 @@ from sweepbench.errors import (
     RequestTimeout,
     TransportError,
 )
-from sweepbench.client.facade import DEFAULT_MAX_REPLY_BYTES, Reply, refused, too_large
 from sweepbench.client.stalls import first_byte
+from sweepbench.client.transports.base import DEFAULT_MAX_REPLY_BYTES, Reply, refused, too_large
 
 __all__ = ["OpenAITransport", "sdk_backend"]
 
