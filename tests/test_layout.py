@@ -1,6 +1,7 @@
-"""The layout's arrows, checked on the source: every import (function-local ones included) of
-every module goes one way, generic rooms reach benchmarks only through the registry, and no
-generic module compares against a benchmark's name."""
+"""The layout, checked on the source: every import (function-local ones included) of every
+module goes one way between rooms, no two files import each other even by a detour, no file is
+longer than a reader can hold without saying why, generic rooms reach benchmarks only through
+the registry, and no generic module compares against a benchmark's name."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ BENCHMARK_PACKAGES = {p.name for p in (PACKAGE / "benchmarks").iterdir()
 
 
 def room_of(module: str) -> str:
-    """``sweepbench.client.facade`` -> ``runner``; a benchmark's own code -> its package."""
+    """``sweepbench.client.facade`` -> ``client``; a benchmark's own code -> its package."""
     parts = module.split(".")
     if parts == ["sweepbench"]:
         return "__init__"
@@ -147,3 +148,84 @@ def test_no_string_dispatch_on_a_benchmark_name(path):
     hits = [f"line {line}: {value!r}" for line, value in _names_compared(ast.parse(path.read_text()))
             if value in names]
     assert not hits, f"{path.name} compares against benchmark names: {hits}"
+
+
+MAX_LINES = 600
+LONG_REASON = "Longer than 600 lines:"
+
+
+def import_graph(sources: dict[str, str]) -> dict[str, set[str]]:
+    """Module -> the modules of this package it imports (function-local imports included)."""
+    return {module: {_resolve(target) for _, target in imports(text)} - {module}
+            for module, text in sources.items()}
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every group of modules that reach each other through imports (Tarjan's strongly
+    connected components of more than one module), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_no_two_files_import_each_other_even_by_a_detour():
+    graph = import_graph({module_name(p): p.read_text(encoding="utf-8") for p in SOURCES})
+    circles = import_circles(graph)
+    assert not circles, "import circles between files:\n" + "\n".join(
+        " <-> ".join(group) for group in circles)
+
+
+def test_the_circle_check_finds_direct_and_roundabout_circles():
+    assert import_circles({"a": {"b"}, "b": {"a"}}) == [["a", "b"]]
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def too_long(path_text: str) -> bool:
+    """Over ``MAX_LINES`` lines without a reason in the module docstring."""
+    if path_text.count("\n") + (not path_text.endswith("\n")) <= MAX_LINES:
+        return False
+    doc = ast.get_docstring(ast.parse(path_text)) or ""
+    return LONG_REASON not in " ".join(doc.split())
+
+
+def test_no_file_is_over_600_lines_without_saying_why():
+    long = [f"{p.relative_to(PACKAGE)}: {len(p.read_text().splitlines())} lines" for p in SOURCES
+            if too_long(p.read_text(encoding="utf-8"))]
+    assert not long, (f"files over {MAX_LINES} lines whose docstring does not say "
+                      f"{LONG_REASON!r} and why:\n" + "\n".join(long))
+
+
+def test_the_length_check_counts_lines_and_reads_the_reason():
+    body = "x = 1\n" * MAX_LINES
+    assert not too_long('"""Short."""\n' + "x = 1\n" * (MAX_LINES - 1))
+    assert too_long('"""Short."""\n' + body)
+    assert not too_long(f'"""A table.\n\n{LONG_REASON} one table, read top to bottom."""\n' + body)
