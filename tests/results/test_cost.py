@@ -13,7 +13,8 @@ import sqlite3
 from sweepbench.results.cost import CallCost, Spend, call_cost, prices_by_run, role_of
 from sweepbench.results.profile import Prices
 from sweepbench.results.report import build_report
-from sweepbench.store.runstore import EpisodeMeta, ModelCallRow, RunStore
+from sweepbench.store.reads import ModelCallRow
+from sweepbench.store.runstore import EpisodeMeta, RunStore
 from sweepbench.wire import EpisodeRecord
 
 P = Prices(input=250_000.0, cached_input=125_000.0, output=500_000.0)
