@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import msgspec
@@ -11,8 +12,11 @@ import pytest
 from sweepbench.benchmarks import registry
 from sweepbench.simulator.scripted.plan import UnresolvedReference, resolve
 
-SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
-SHARED_DATA_V2 = SHARED_DATA.parent / "data-v2"
+SHARED_DATA = Path(os.environ.get("SWEEPBENCH_TEST_DATA")
+                   or Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
+SHARED_DATA_V2 = Path(os.environ.get("SWEEPBENCH_TEST_DATA_V2") or SHARED_DATA.parent / "data-v2")
+"""Each overridable, to run the parity tests on another data dir of the same release (one
+built by ``sweepbench data vitabench``, with the goldens beside it)."""
 
 
 @pytest.fixture(scope="session")
