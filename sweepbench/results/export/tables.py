@@ -35,6 +35,8 @@ COLUMNS: dict[str, list[tuple[str, str, str]]] = {
         ("model", "string", "agent model (endpoint name)"),
         ("benchmark", "string", "benchmark name"),
         ("spec", "string", "benchmark spec it was selected under (e.g. t1:single)"),
+        ("headline", "string", "what scores the benchmark, in words; says when its numbers "
+                               "are not comparable with published ones"),
         ("domain", "string", "domain (a comma list for compositions)"),
         ("task_id", "string", "task id"),
         ("lang", "string", "task language"),
@@ -222,6 +224,7 @@ def build_tables(store: RunStore, view: EpisodeView,
         row = {
             "episode_key": key, "episode_label": r["label"], "run_id": r["run_id"],
             "model": r["model"], "benchmark": r["benchmark"], "spec": r["spec"],
+            "headline": (benchmarks or {}).get(r["benchmark"], {}).get("headline_label"),
             "domain": r["domain"], "task_id": r["task_id"], "lang": r["lang"],
             "trial": r["trial"], "user_model": r["user_model"], "user_mode": r["user_mode"],
             "status": r["status"], "termination": r["termination"],
