@@ -82,16 +82,16 @@ async def test_viewer_in_headless_chromium(stored_run, tmp_path):
         await page.screenshot(screens / "leaderboard.png")
 
         # 2. Clicking a cell lists the episodes behind it.
-        cell = ('section[data-benchmark="vitabench"] tr[data-model="scripted/noisy:0.3"] '
+        cell = ('section[data-benchmark="vitabench@2025-12"] tr[data-model="scripted/noisy:0.3"] '
                 'td.cell a[href*="domain=delivery"]')
         await page.click(cell)
         await rendered(page, "episodes", "document.querySelector('#episode-list tbody tr')")
         listed = await page.eval(ROWS)
         async with server_client(server) as get:
-            want = (await get("episodes", model="scripted/noisy:0.3", benchmark="vitabench",
+            want = (await get("episodes", model="scripted/noisy:0.3", benchmark="vitabench@2025-12",
                               domain="delivery", per_page="200"))["rows"]
         assert len(listed) == len(want) == 6
-        assert {tuple(r[1:4]) for r in listed} == {("scripted/noisy:0.3", "vitabench", "delivery")}
+        assert {tuple(r[1:4]) for r in listed} == {("scripted/noisy:0.3", "vitabench@2025-12", "delivery")}
         count = await page.eval("document.getElementById('list-count').textContent")
         assert count.startswith(f"{len(want)} episodes")
         await page.screenshot(screens / "episode-list.png")
@@ -177,10 +177,10 @@ async def test_viewer_in_headless_chromium(stored_run, tmp_path):
         await rendered(page, "leaderboard", "document.querySelector('#leaderboard')")
         await page.eval("(() => { const s = document.querySelector('select.source[data-benchmark=t1]');"
                         " s.value = 'state/state'; s.dispatchEvent(new Event('change')); })()")
-        await page.eval("(() => { const s = document.querySelector('select.source[data-benchmark=vitabench]');"
+        await page.eval("(() => { const s = document.querySelector('select.source[data-benchmark=\"vitabench@2025-12\"]');"
                         " s.value = 'state/state'; s.dispatchEvent(new Event('change')); })()")
-        await rendered(page, "leaderboard", "location.hash.includes('src.vitabench=state') && "
-                       "document.querySelector('section[data-benchmark=vitabench] .source-text')"
+        await rendered(page, "leaderboard", "decodeURIComponent(location.hash).includes('src.vitabench@2025-12=state') && "
+                       "document.querySelector('section[data-benchmark=\"vitabench@2025-12\"] .source-text')"
                        ".textContent.includes('chosen here')")
 
         # 8. Planted markup is text: nothing runs, loads or opens.
