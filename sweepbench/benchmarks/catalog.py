@@ -52,8 +52,10 @@ OWN_PROMPTS = "own-prompts"
 def choose(specs: list[str], *, release: str | None = None,
            own_prompts: bool = False) -> list[str]:
     """``specs`` with ``release`` (``--release``) for every benchmark that has releases, and
-    the own-prompts variant (``--prompts own``) for every one that has it; a ConfigError when
-    a spec names another release, or no benchmark has the release asked for."""
+    the own-prompts variant (``--prompts own``) for every one that has it, each bare name of a
+    benchmark with releases spelled with the release it means (so a stored config says what
+    it ran); a ConfigError when a spec names another release, or no benchmark has the release
+    asked for."""
     out, took = [], False
     for spec in specs:
         head, colon, domains = spec.strip().partition(":")
@@ -69,6 +71,8 @@ def choose(specs: list[str], *, release: str | None = None,
             base, took = release, True
         if own_prompts and OWN_PROMPTS in bench.variants:
             variant = OWN_PROMPTS
+        if not base and bench.releases:  # a bare name: the release it means today, in words
+            base = bench.release
         name = family + (f"@{base}" if base else "") + (f"+{variant}" if variant else "")
         registry.get(name)  # an unknown release says so here
         out.append(name + colon + domains)

@@ -77,8 +77,6 @@ def config_from_args(args: argparse.Namespace, **fixed: Any) -> SweepConfig:
     overrides.update(fixed)
     cfg = load_sweep_config(args.config, overrides)
     release, own = getattr(args, "release", None), getattr(args, "prompts", None) == "own"
-    if release is None and not own:
-        return cfg
     from sweepbench.benchmarks.catalog import choose
 
     return msgspec.structs.replace(cfg, benchmarks=choose(cfg.benchmarks, release=release,

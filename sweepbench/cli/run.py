@@ -189,6 +189,7 @@ def _resume_config(args: argparse.Namespace) -> tuple[SweepConfig, Path]:
         have = ", ".join(r["run_id"] for r in runs[-5:]) or "none"
         raise ConfigError(f"--resume {args.resume}: no such run in {path} (latest runs: {have})")
     config = dict(stored["config"])
+    config["benchmarks"] = _as_recorded(config.get("benchmarks"), stored.get("info") or {})
     if args.config:  # full endpoint definitions (limits, prices, judges) from the file
         file_eps = {ep.name: ep for ep in load_config(args.config).endpoints}
         stored_eps = {e["name"]: e for e in config.get("endpoints", [])}
@@ -196,6 +197,27 @@ def _resume_config(args: argparse.Namespace) -> tuple[SweepConfig, Path]:
         config["endpoints"] = list(stored_eps.values())
     given = {k: v for k, v in option_overrides(args).items() if v is not None}
     return load_sweep_config(None, {**config, **given}), path
+
+
+def _as_recorded(specs: Any, info: dict) -> Any:
+    """A stored run's benchmark specs as they were meant when it ran: a run recorded before
+    releases had names (its info names plain ``vitabench``) ran a benchmark's first release,
+    not what the bare name means today."""
+    from sweepbench.benchmarks import registry
+
+    if not isinstance(specs, list):
+        return specs
+    legacy = {name for name in (info.get("benchmarks") or {}) if "@" not in name}
+    out = []
+    for spec in specs:
+        head, colon, rest = str(spec).partition(":")
+        name = head.strip().lower()
+        if name in legacy and "@" not in name and "+" not in name:
+            releases = registry.get(name).releases
+            if releases:
+                head = f"{name}@{releases[0]}"
+        out.append(head + colon + rest)
+    return out
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
