@@ -196,7 +196,14 @@ def _resume_config(args: argparse.Namespace) -> tuple[SweepConfig, Path]:
         stored_eps.update({name: msgspec.to_builtins(ep) for name, ep in file_eps.items()})
         config["endpoints"] = list(stored_eps.values())
     given = {k: v for k, v in option_overrides(args).items() if v is not None}
-    return load_sweep_config(None, {**config, **given}), path
+    cfg = load_sweep_config(None, {**config, **given})
+    release, own = getattr(args, "release", None), getattr(args, "prompts", None) == "own"
+    if release is not None or own:  # the resumed sweep on another release: its own specs
+        from sweepbench.benchmarks.catalog import choose
+
+        cfg = msgspec.structs.replace(cfg, benchmarks=choose(cfg.benchmarks, release=release,
+                                                             own_prompts=own))
+    return cfg, path
 
 
 def _as_recorded(specs: Any, info: dict) -> Any:
