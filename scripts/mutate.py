@@ -345,6 +345,15 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          'for stmt in (*filter(None, EVENT_TABLES.split(";")), *_EVENTS_VIEW):',
          _NO_BLANK_STATEMENT),
     ],
+    "sweepbench/store/lock.py": [
+        ('holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"',
+         'holder = os.pread(fd, 32, 0).decode("ASCII", "replace").strip() or "unknown"',
+         "codec names are looked up case-insensitively: both name the same ASCII codec"),
+        ("os.ftruncate(fd, 0)", "os.ftruncate(fd, 1)",
+         "in acquire(), the pid written next at offset 0 (at least two bytes) overwrites the one "
+         "byte the file is cut to, so the file ends up holding the pid line alone either way "
+         "(the same change in release() is killed: a released lock file is empty)"),
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
