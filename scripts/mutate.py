@@ -77,6 +77,16 @@ _EOF = ("eof only left unset at the end of input: the container's next skip() se
         "a key cut off), and a value read alone is returned as it is")
 _NO_BLANK_STATEMENT = ("no piece of the split is blank (the last statement has no ';' after it), "
                       "so both filters keep the same statements")
+_SQL_CASE = "SQLite reads keywords and the names of tables, columns, aliases and attached " \
+            "databases case-insensitively"
+
+
+def _sql_case(line: str, literal: str) -> list[tuple[str, str, str]]:
+    """``line`` with its SQL string ``literal`` in lower and in upper case (those that differ)."""
+    return [(line, line.replace(literal, case(literal)), _SQL_CASE)
+            for case in (str.lower, str.upper) if case(literal) != literal]
+
+
 _PRICED = "return any(getattr(endpoint, name, 0.0) for name in ("
 _SEEN_AT = "a flight exactly on the boundary on the loop's clock is acted on at the next check, a " \
            "quarter budget later at most; no test can hold the loop's clock on it"
@@ -353,6 +363,37 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "in acquire(), the pid written next at offset 0 (at least two bytes) overwrites the one "
          "byte the file is cut to, so the file ends up holding the pid line alone either way "
          "(the same change in release() is killed: a released lock file is empty)"),
+    ],
+    "sweepbench/store/merge.py": [
+        *[e for line, literal in (
+            ('db.execute("INSERT OR IGNORE INTO runs SELECT * FROM src.runs")',
+             "INSERT OR IGNORE INTO runs SELECT * FROM src.runs"),
+            ('db.execute("INSERT OR IGNORE INTO run_episodes SELECT * FROM src.run_episodes")',
+             "INSERT OR IGNORE INTO run_episodes SELECT * FROM src.run_episodes"),
+            ('db.execute("CREATE TEMP TABLE wins (episode_key TEXT PRIMARY KEY)")',
+             "CREATE TEMP TABLE wins (episode_key TEXT PRIMARY KEY)"),
+            ("WHERE m.episode_key IS NULL OR {_RANK.format('s')} < {_RANK.format('m')}\"\"\")",
+             "'s'"),
+            ("WHERE m.episode_key IS NULL OR {_RANK.format('s')} < {_RANK.format('m')}\"\"\")",
+             "'m'"),
+            ('for table in ("episodes", "events", "judgments"):', '"episodes"'),
+            ('for table in ("episodes", "events", "judgments"):', '"judgments"'),
+            ('"WHERE episode_key IN (SELECT episode_key FROM wins)")',
+             "WHERE episode_key IN (SELECT episode_key FROM wins)"),
+            ('db.execute("DROP TABLE temp.wins")', "DROP TABLE temp.wins"),
+            ('db.execute("PRAGMA journal_mode=WAL")', "PRAGMA journal_mode=WAL"),
+            ('db.execute("ATTACH DATABASE ? AS src", (str(Path(p).resolve()),))',
+             "ATTACH DATABASE ? AS src"),
+            *[(f'db.execute("{word}")', word) for word in ("BEGIN", "COMMIT", "ROLLBACK")],
+            ('db.execute("DETACH DATABASE src")', "DETACH DATABASE src"),
+        ) for e in _sql_case(line, literal)],
+        ("db = sqlite3.connect(out, isolation_level=None)", "db = sqlite3.connect(out, )",
+         "the module's own transaction handling (the default isolation level) only begins a "
+         "transaction before an INSERT, UPDATE or DELETE outside one; every one of those runs "
+         "between the explicit BEGIN and COMMIT"),
+        ("RunStore(p, create=False).close()  # validates (a store, a schema we read); migrates",
+         "RunStore(p, create=None).close()  # validates (a store, a schema we read); migrates",
+         "create is only read as a truth value (a missing input is refused either way)"),
     ],
 }
 
