@@ -395,6 +395,14 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "RunStore(p, create=None).close()  # validates (a store, a schema we read); migrates",
          "create is only read as a truth value (a missing input is refused either way)"),
     ],
+    "sweepbench/results/selection.py": [
+        ('names = {row["domain"]} | specs | {s.partition(":")[2] for s in specs}',
+         'names = {row["domain"]} | specs | {s.rpartition(":")[2] for s in specs}',
+         "a spec holds one colon at most (name[@release][:domains], BenchmarkSpec): with one, "
+         "both give its domains; with none, partition adds '' and rpartition the spec itself, "
+         "already among the names: only an empty split name (--split '', no benchmark's "
+         "split) could tell them apart"),
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
