@@ -87,6 +87,7 @@ def _sql_case(line: str, literal: str) -> list[tuple[str, str, str]]:
             for case in (str.lower, str.upper) if case(literal) != literal]
 
 
+_FAMILY = 'return (fam, head if fam == len(_FIRST) else "",'
 _PRICED = "return any(getattr(endpoint, name, 0.0) for name in ("
 _SEEN_AT = "a flight exactly on the boundary on the loop's clock is acted on at the next check, a " \
            "quarter budget later at most; no test can hold the loop's clock on it"
@@ -402,6 +403,25 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "both give its domains; with none, partition adds '' and rpartition the spec itself, "
          "already among the names: only an empty split name (--split '', no benchmark's "
          "split) could tell them apart"),
+    ],
+    "sweepbench/results/fmt.py": [
+        *[(_FAMILY, _FAMILY.replace(before, after),
+           "fam, the key's first part, already orders T1's families; within one of them every "
+           "key has the same head, so the second part ties whatever it is") for before, after in (
+              ("fam == len(_FIRST) else", "(fam == len(_FIRST)) or True else"),
+              ('else "",', 'else "XXXX",'))],
+        ('return f"{x:.0f}" if a >= 10 or x == int(x) else f"{x:.2g}"',
+         'return f"{x:.0f}" if a > 10 or x == int(x) else f"{x:.2g}"',
+         "a is 10 only for x = 10 or -10, integers, which the other condition formats alike"),
+        ('return f"{x:.0f}" if a >= 10 or x == int(x) else f"{x:.2g}"',
+         'return f"{x:.0f}" if a >= 11 or x == int(x) else f"{x:.2g}"',
+         "for 10 <= a < 11 two significant digits are the units: .2g rounds as .0f does"),
+        ("break_long_words=True, break_on_hyphens=False)) or text",
+         "break_on_hyphens=False)) or text", "break_long_words is True by default in textwrap"),
+        ("break_long_words=True, break_on_hyphens=False)) or text",
+         "break_long_words=True, break_on_hyphens=None)) or text",
+         "textwrap splits on hyphens only when break_on_hyphens is True, and breaks a long word "
+         "at a hyphen only when it is truthy: None acts as False in both"),
     ],
 }
 
