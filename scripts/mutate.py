@@ -77,6 +77,17 @@ _EOF = ("eof only left unset at the end of input: the container's next skip() se
         "a key cut off), and a value read alone is returned as it is")
 _NO_BLANK_STATEMENT = ("no piece of the split is blank (the last statement has no ';' after it), "
                       "so both filters keep the same statements")
+_SQL_CASE = "SQLite reads keywords and the names of tables, columns, aliases and attached " \
+            "databases case-insensitively"
+
+
+def _sql_case(line: str, literal: str) -> list[tuple[str, str, str]]:
+    """``line`` with its SQL string ``literal`` in lower and in upper case (those that differ)."""
+    return [(line, line.replace(literal, case(literal)), _SQL_CASE)
+            for case in (str.lower, str.upper) if case(literal) != literal]
+
+
+_FAMILY = 'return (fam, head if fam == len(_FIRST) else "",'
 _PRICED = "return any(getattr(endpoint, name, 0.0) for name in ("
 _SEEN_AT = "a flight exactly on the boundary on the loop's clock is acted on at the next check, a " \
            "quarter budget later at most; no test can hold the loop's clock on it"
@@ -344,6 +355,73 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ('for stmt in (*filter(str.strip, EVENT_TABLES.split(";")), *_EVENTS_VIEW):',
          'for stmt in (*filter(None, EVENT_TABLES.split(";")), *_EVENTS_VIEW):',
          _NO_BLANK_STATEMENT),
+    ],
+    "sweepbench/store/lock.py": [
+        ('holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"',
+         'holder = os.pread(fd, 32, 0).decode("ASCII", "replace").strip() or "unknown"',
+         "codec names are looked up case-insensitively: both name the same ASCII codec"),
+        ("os.ftruncate(fd, 0)", "os.ftruncate(fd, 1)",
+         "in acquire(), the pid written next at offset 0 (at least two bytes) overwrites the one "
+         "byte the file is cut to, so the file ends up holding the pid line alone either way "
+         "(the same change in release() is killed: a released lock file is empty)"),
+    ],
+    "sweepbench/store/merge.py": [
+        *[e for line, literal in (
+            ('db.execute("INSERT OR IGNORE INTO runs SELECT * FROM src.runs")',
+             "INSERT OR IGNORE INTO runs SELECT * FROM src.runs"),
+            ('db.execute("INSERT OR IGNORE INTO run_episodes SELECT * FROM src.run_episodes")',
+             "INSERT OR IGNORE INTO run_episodes SELECT * FROM src.run_episodes"),
+            ('db.execute("CREATE TEMP TABLE wins (episode_key TEXT PRIMARY KEY)")',
+             "CREATE TEMP TABLE wins (episode_key TEXT PRIMARY KEY)"),
+            ("WHERE m.episode_key IS NULL OR {_RANK.format('s')} < {_RANK.format('m')}\"\"\")",
+             "'s'"),
+            ("WHERE m.episode_key IS NULL OR {_RANK.format('s')} < {_RANK.format('m')}\"\"\")",
+             "'m'"),
+            ('for table in ("episodes", "events", "judgments"):', '"episodes"'),
+            ('for table in ("episodes", "events", "judgments"):', '"judgments"'),
+            ('"WHERE episode_key IN (SELECT episode_key FROM wins)")',
+             "WHERE episode_key IN (SELECT episode_key FROM wins)"),
+            ('db.execute("DROP TABLE temp.wins")', "DROP TABLE temp.wins"),
+            ('db.execute("PRAGMA journal_mode=WAL")', "PRAGMA journal_mode=WAL"),
+            ('db.execute("ATTACH DATABASE ? AS src", (str(Path(p).resolve()),))',
+             "ATTACH DATABASE ? AS src"),
+            *[(f'db.execute("{word}")', word) for word in ("BEGIN", "COMMIT", "ROLLBACK")],
+            ('db.execute("DETACH DATABASE src")', "DETACH DATABASE src"),
+        ) for e in _sql_case(line, literal)],
+        ("db = sqlite3.connect(out, isolation_level=None)", "db = sqlite3.connect(out, )",
+         "the module's own transaction handling (the default isolation level) only begins a "
+         "transaction before an INSERT, UPDATE or DELETE outside one; every one of those runs "
+         "between the explicit BEGIN and COMMIT"),
+        ("RunStore(p, create=False).close()  # validates (a store, a schema we read); migrates",
+         "RunStore(p, create=None).close()  # validates (a store, a schema we read); migrates",
+         "create is only read as a truth value (a missing input is refused either way)"),
+    ],
+    "sweepbench/results/selection.py": [
+        ('names = {row["domain"]} | specs | {s.partition(":")[2] for s in specs}',
+         'names = {row["domain"]} | specs | {s.rpartition(":")[2] for s in specs}',
+         "a spec holds one colon at most (name[@release][:domains], BenchmarkSpec): with one, "
+         "both give its domains; with none, partition adds '' and rpartition the spec itself, "
+         "already among the names: only an empty split name (--split '', no benchmark's "
+         "split) could tell them apart"),
+    ],
+    "sweepbench/results/fmt.py": [
+        *[(_FAMILY, _FAMILY.replace(before, after),
+           "fam, the key's first part, already orders T1's families; within one of them every "
+           "key has the same head, so the second part ties whatever it is") for before, after in (
+              ("fam == len(_FIRST) else", "(fam == len(_FIRST)) or True else"),
+              ('else "",', 'else "XXXX",'))],
+        ('return f"{x:.0f}" if a >= 10 or x == int(x) else f"{x:.2g}"',
+         'return f"{x:.0f}" if a > 10 or x == int(x) else f"{x:.2g}"',
+         "a is 10 only for x = 10 or -10, integers, which the other condition formats alike"),
+        ('return f"{x:.0f}" if a >= 10 or x == int(x) else f"{x:.2g}"',
+         'return f"{x:.0f}" if a >= 11 or x == int(x) else f"{x:.2g}"',
+         "for 10 <= a < 11 two significant digits are the units: .2g rounds as .0f does"),
+        ("break_long_words=True, break_on_hyphens=False)) or text",
+         "break_on_hyphens=False)) or text", "break_long_words is True by default in textwrap"),
+        ("break_long_words=True, break_on_hyphens=False)) or text",
+         "break_long_words=True, break_on_hyphens=None)) or text",
+         "textwrap splits on hyphens only when break_on_hyphens is True, and breaks a long word "
+         "at a hyphen only when it is truthy: None acts as False in both"),
     ],
 }
 

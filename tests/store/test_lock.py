@@ -4,6 +4,8 @@ twice is a config error."""
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import signal
 import subprocess
@@ -32,6 +34,81 @@ def test_second_holder_is_refused_naming_store_and_pid(tmp_path: Path) -> None:
         assert str(store) in str(info.value) and f"pid {os.getpid()}" in str(info.value)
     with StoreLock(store):  # released: free again
         pass
+
+
+def test_lock_file_is_the_store_name_with_lock_appended(tmp_path: Path) -> None:
+    assert lock_path(tmp_path / "s.sqlite") == tmp_path / "s.sqlite.lock"
+    assert lock_path(str(tmp_path / "s")) == tmp_path / "s.lock"
+
+
+def test_lock_creates_every_missing_parent_directory(tmp_path: Path) -> None:
+    store = tmp_path / "a" / "b" / "s.sqlite"
+    with StoreLock(store):
+        assert lock_path(store).read_text() == f"{os.getpid()}\n"
+
+
+def test_lock_file_is_created_readable_by_all_and_writable_by_its_owner(tmp_path: Path) -> None:
+    old = os.umask(0)
+    try:
+        with StoreLock(tmp_path / "s.sqlite") as lock:
+            assert lock.path.stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(old)
+
+
+def test_a_released_lock_file_names_no_holder(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    with StoreLock(store):
+        pass
+    assert lock_path(store).read_bytes() == b""
+
+
+def test_release_without_acquire_does_nothing(tmp_path: Path) -> None:
+    lock = StoreLock(tmp_path / "s.sqlite")
+    lock.release()
+    assert not lock_path(tmp_path / "s.sqlite").exists()
+
+
+def _held_by_another_with(path: Path, content: bytes) -> int:
+    """An fd of this process holding ``path``'s flock, as a foreign holder would."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    os.write(fd, content)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
+@pytest.mark.parametrize("content, named", [
+    (b"", "unknown"),  # the holder between truncating the file and writing its pid
+    (b"\xff12\n", "\ufffd12"),  # not ASCII: replaced, not an error
+    (b"9" * 40, "9" * 32),  # at most 32 bytes of it
+])
+def test_refusal_names_what_the_lock_file_holds(tmp_path: Path, content: bytes,
+                                                named: str) -> None:
+    store = tmp_path / "s.sqlite"
+    fd = _held_by_another_with(lock_path(store), content)
+    try:
+        with pytest.raises(StoreLocked) as info:
+            StoreLock(store).acquire()
+    finally:
+        os.close(fd)
+    assert str(info.value) == (f"run store {store} is in use by another sweepbench process "
+                               f"(pid {named}); wait for it to finish or stop it, or use "
+                               "another --out")
+
+
+def test_a_failing_flock_closes_the_file_and_raises_its_own_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_locks(fd: int, op: int) -> None:
+        raise OSError(errno.ENOLCK, "no locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    before = set(os.listdir("/proc/self/fd"))
+    lock = StoreLock(tmp_path / "s.sqlite")
+    with pytest.raises(OSError) as info:
+        lock.acquire()
+    assert info.value.errno == errno.ENOLCK
+    assert set(os.listdir("/proc/self/fd")) == before
+    assert lock._fd is None
 
 
 def test_running_sweep_refuses_a_second_and_sigkill_frees_the_store(tmp_path: Path) -> None:
