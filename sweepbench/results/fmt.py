@@ -62,7 +62,7 @@ def tokens(x: Any) -> str:
     """``812``, ``69.9k``, ``1.21M``."""
     if not _finite(x):
         return DASH
-    a = abs(x)
+    a = abs(float(f"{x:.3g}"))  # the unit of the number as shown: 999,999 is 1M, not 1e+03k
     if a >= 1e6:
         return f"{x / 1e6:.3g}M"
     if a >= 1e3:
@@ -74,7 +74,7 @@ def num(x: Any) -> str:
     """A plain number (turns, counts that are means): three significant digits."""
     if not _finite(x):
         return DASH
-    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+    return f"{x:,.0f}" if abs(float(f"{x:.3g}")) >= 1000 else f"{x:.3g}"  # 999.6: 1,000
 
 
 def seconds(x: Any) -> str:

@@ -199,3 +199,9 @@ def test_cost_rows_are_the_priced_rows_in_leaderboard_order() -> None:
 @pytest.mark.parametrize("report", [{}, {"benchmarks": None}, {"benchmarks": {}}])
 def test_a_report_without_benchmarks_has_no_cost_rows(report: dict) -> None:
     assert cost_rows(report) == []
+
+
+def test_a_value_that_rounds_up_to_the_next_unit_is_written_in_it():
+    assert (tokens(999_999), tokens(-999_999), tokens(999.6)) == ("1M", "-1M", "1k")
+    assert (tokens(999_499), tokens(999.4)) == ("999k", "999")
+    assert (num(999.6), num(999.4), num(-999.6)) == ("1,000", "999", "-1,000")
