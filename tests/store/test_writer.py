@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
+import sweepbench
 from sweepbench.errors import StoreError
 from sweepbench.store.runstore import RunStore
+from sweepbench.store.writer import StoreWriter
 
 
 def count(path, sql: str) -> int:
@@ -288,3 +293,128 @@ def test_the_checkpointer_checkpoints_once_after_new_commits_and_not_while_idle(
         store.flush_sync()
         assert checkpoints_reach(2) == 2
         assert store.writer_stats["transactions"] == 2
+
+
+def test_the_writer_commits_any_statements_it_is_given_and_closes_once(tmp_path):
+    """StoreWriter on its own: ops named in its statements, one write per key with
+    put_once, threads named after the file, and a close that says whether it stopped them."""
+    path = tmp_path / "w.db"
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE t (x)")
+    writer = StoreWriter(path, conn, sqlite3.connect(path, check_same_thread=False),
+                         {"add": "INSERT INTO t VALUES (?)"}, max_batch=10, commit_every_s=0,
+                         checkpoint_every_s=1.0, wal_restart_pages=100)
+    assert {"RunStore writer (w.db)", "RunStore checkpointer (w.db)"} <= {
+        t.name for t in threading.enumerate()}
+    writer.put("add", (1,))
+    writer.put_once("k", "add", (2,))
+    writer.put_once("k", "add", (3,))  # a write under this key is queued already
+    writer.flush_sync()
+    assert count(path, "SELECT group_concat(x) FROM t") == "1,2"
+    assert writer.queued_once == {"k"}
+    assert writer.stats["rows"] == 2
+    assert writer.close() is True
+    assert writer.close() is False
+    with pytest.raises(StoreError, match=rf"^run store {path} is closed$"):
+        writer.put("add", (4,))
+    with pytest.raises(StoreError, match=rf"^run store {path} is closed$"):
+        writer.put_once("j", "add", (4,))
+    assert writer.error is None
+
+
+def test_a_store_closed_once_refuses_reads(tmp_path):
+    store = RunStore(tmp_path / "s.db")
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        store.runs()
+
+
+def test_a_transaction_holds_at_most_max_batch_rows(tmp_path):
+    """With the writer held up by a lock, everything is queued when it goes on: one write
+    per transaction at max_batch=1."""
+    path = tmp_path / "s.db"
+    with RunStore(path, max_batch=1, commit_every_s=0) as store:
+        blocker = sqlite3.connect(path, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")
+        for i in range(10):
+            store.event("e", i, "message", {"i": i})
+        time.sleep(0.05)
+        blocker.execute("COMMIT")
+        blocker.close()
+        store.flush_sync()
+        assert store.writer_stats["rows"] == store.writer_stats["transactions"] == 11
+
+
+def test_a_flush_queued_behind_a_full_batch_does_not_wait_for_the_interval(tmp_path):
+    """The flush's wake-up was taken by the batch before it (max_batch=1): the writer, finding
+    the flush first in its next batch, answers it without gathering."""
+    with RunStore(tmp_path / "s.db", max_batch=1, commit_every_s=30) as store:
+        t0 = time.monotonic()
+        store.begin_run("r", {})
+        store.flush_sync()
+        assert time.monotonic() - t0 < 5
+        assert store.runs()[0]["run_id"] == "r"
+
+
+def test_a_batch_that_fails_midway_is_rolled_back_and_the_error_names_its_cause(tmp_path):
+    path = tmp_path / "s.db"
+    store = RunStore(path)
+    store.event("e", 0, "message", {})
+    store.flush_sync()
+    with sqlite3.connect(path) as db:  # a failure inside the transaction, after a good row
+        db.execute("CREATE TRIGGER boom BEFORE INSERT ON event_rows WHEN NEW.kind = 'boom' "
+                   "BEGIN SELECT RAISE(ABORT, 'no room'); END")
+    store.event("e", 1, "message", {})
+    store.event("e", 2, "boom", {})
+    with pytest.raises(StoreError) as info:
+        store.flush_sync()
+    assert str(info.value) == (
+        f"run store {path}: writer failed, 2 queued writes not committed (IntegrityError: no "
+        "room); what was committed before is kept: fix the cause and run the same command "
+        "again to continue")
+    assert isinstance(info.value.__cause__, sqlite3.IntegrityError)
+    with pytest.raises(StoreError, match="writer failed"):
+        store.close()
+    assert count(path, "SELECT group_concat(seq) FROM events") == "0"
+
+
+def test_the_writer_finishes_a_checkpoint_once_the_wal_holds_wal_restart_pages(tmp_path):
+    """The checkpointer asks; the writer checkpoints after its next batch, once: at exactly
+    ``wal_restart_pages`` pages in the WAL, not one page short. A flush with nothing queued
+    commits nothing."""
+    def run(name: str, pages: int) -> tuple[int, dict[str, int]]:
+        path = tmp_path / name
+        with RunStore(path, checkpoint_every_s=0.02, wal_restart_pages=pages) as store:
+            store.event("e", 0, "message", {"text": "x" * 3000})
+            store.flush_sync()
+            deadline = time.monotonic() + 10
+            while store.writer_stats["checkpoints"] < 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.1)  # the checkpointer asks right after its checkpoint
+            frames = _wal_frames(path, store)
+            for _ in range(3):
+                store.flush_sync()  # batches with nothing to commit
+            return frames, store.writer_stats
+
+    frames, stats = run("measure.db", 10**9)
+    assert stats == {"transactions": 1, "rows": 2, "checkpoints": 1}
+    assert run("short.db", frames + 1) == (frames, stats)
+    assert run("at.db", frames) == (frames, {**stats, "checkpoints": 2})
+
+
+def test_a_process_that_exits_with_its_store_open_commits_what_it_queued(tmp_path):
+    """The threads are daemons (the interpreter does not wait for them) and a finalizer,
+    run at exit, commits what is queued and stops them."""
+    path = tmp_path / "s.db"
+    script = ("import sys\nfrom sweepbench.store.runstore import RunStore\n"
+              "store = RunStore(sys.argv[1], commit_every_s=30)\n"
+              "store.event('e', 0, 'message', {'n': 1})\n")
+    package_root = Path(sweepbench.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(package_root), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    done = subprocess.run([sys.executable, "-c", script, str(path)], env=env, timeout=60,
+                          capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (0, "")
+    with RunStore(path) as store:
+        assert [e["payload"] for e in store.events("e")] == [{"n": 1}]
