@@ -80,7 +80,29 @@ _NO_BLANK_STATEMENT = ("no piece of the split is blank (the last statement has n
 _PRICED = "return any(getattr(endpoint, name, 0.0) for name in ("
 _SEEN_AT = "a flight exactly on the boundary on the loop's clock is acted on at the next check, a " \
            "quarter budget later at most; no test can hold the loop's clock on it"
+_UTF8_CASE = "codec names ignore case: 'UTF-8' is 'utf-8'"
+_LEAKS = 'return KEYS.leaks(payload.decode("utf-8", "replace"), msg.content, msg.reasoning,'
+_BODY_READ = ("echoes_key is only called by read_reply, on a body decode_reply has read, and msgspec "
+              "refuses a body that is not UTF-8 (a ShapeError first): the error handler is never "
+              "called, so any handler, or none, decodes it alike")
+_FALLBACK = 'text = shown = payload[:SCRUB_WINDOW].decode("utf-8", "replace").strip()'
+_START = 'start = repr(scrub(payload[:SCRUB_WINDOW].decode("utf-8", "replace"))[:80])'
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
+    "sweepbench/client/classify.py": [
+        ("data = None", 'data = ""',
+         "an undecodable body read as '' has no words (error_text('') is ''), as None has none: "
+         "both fall back to the body's start"),
+        ('text = shown = ""', "text = shown = None",
+         "read only as a truth value (`if not text`), then replaced by the body's start"),
+        (_FALLBACK, _FALLBACK.replace('"utf-8"', '"UTF-8"'), _UTF8_CASE),
+        (_START, _START.replace('"utf-8"', '"UTF-8"'), _UTF8_CASE),
+        *[(_LEAKS, _LEAKS.replace('"utf-8", "replace"', after), _BODY_READ)
+          for after in ('"utf-8", ', '"UTF-8", "replace"', '"utf-8", "XXreplaceXX"',
+                        '"utf-8", "REPLACE"')],
+        ("err.args = (clean, *err.args[1:])", "err.args = (clean, *err.args[2:])",
+         "a ModelError's args are its message alone (ModelError.__init__ passes only it): "
+         "args[1:] and args[2:] are both empty"),
+    ],
     "sweepbench/client/stalls.py": [
         *[(_PRICED, _PRICED.replace("0.0)", after), "a config Endpoint has all three price fields: "
            "the default is never read") for after in ("None)", ")", "1.0)")],
