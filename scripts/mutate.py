@@ -102,6 +102,10 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("err.args = (clean, *err.args[1:])", "err.args = (clean, *err.args[2:])",
          "a ModelError's args are its message alone (ModelError.__init__ passes only it): "
          "args[1:] and args[2:] are both empty"),
+        ("*((str(msg.reasoning_details),) if msg.reasoning_details else ()))",
+         "*((str(msg.reasoning_details),) if (msg.reasoning_details) or True else ()))",
+         "without reasoning details the text added is str(None), 'None': shorter than MIN_RUN, "
+         "it holds no key"),
     ],
     "sweepbench/client/stalls.py": [
         *[(_PRICED, _PRICED.replace("0.0)", after), "a config Endpoint has all three price fields: "
