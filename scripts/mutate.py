@@ -87,7 +87,28 @@ _BODY_READ = ("echoes_key is only called by read_reply, on a body decode_reply h
               "called, so any handler, or none, decodes it alike")
 _FALLBACK = 'text = shown = payload[:SCRUB_WINDOW].decode("utf-8", "replace").strip()'
 _START = 'start = repr(scrub(payload[:SCRUB_WINDOW].decode("utf-8", "replace"))[:80])'
+_SQL_CASE = ("SQLite reads keywords, pragma names and values, and table and column names without "
+             "regard to case")
+
+
+def _sql_case() -> list[tuple[str, str, str]]:
+    lines = {'self._db.execute("PRAGMA journal_mode=WAL")': "PRAGMA journal_mode=WAL",
+             'self._db.execute("PRAGMA synchronous=NORMAL")': "PRAGMA synchronous=NORMAL",
+             '"CREATE TABLE IF NOT EXISTS responses ("': "CREATE TABLE IF NOT EXISTS responses (",
+             '" key TEXT PRIMARY KEY, payload BLOB NOT NULL, created REAL NOT NULL)"':
+                 " key TEXT PRIMARY KEY, payload BLOB NOT NULL, created REAL NOT NULL)",
+             'row = self._db.execute("SELECT payload FROM responses WHERE key = ?", (key,)).fetchone()':
+                 "SELECT payload FROM responses WHERE key = ?",
+             '"INSERT OR IGNORE INTO responses (key, payload, created) VALUES (?, ?, ?)",':
+                 "INSERT OR IGNORE INTO responses (key, payload, created) VALUES (?, ?, ?)",
+             'return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]':
+                 "SELECT COUNT(*) FROM responses"}
+    return [(line, line.replace(sql, case(sql)), _SQL_CASE)
+            for line, sql in lines.items() for case in (str.lower, str.upper)]
+
+
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
+    "sweepbench/client/cache.py": _sql_case(),
     "sweepbench/client/classify.py": [
         ("data = None", 'data = ""',
          "an undecodable body read as '' has no words (error_text('') is ''), as None has none: "
