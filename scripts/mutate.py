@@ -91,7 +91,54 @@ _FAMILY = 'return (fam, head if fam == len(_FIRST) else "",'
 _PRICED = "return any(getattr(endpoint, name, 0.0) for name in ("
 _SEEN_AT = "a flight exactly on the boundary on the loop's clock is acted on at the next check, a " \
            "quarter budget later at most; no test can hold the loop's clock on it"
+_UTF8_CASE = "codec names ignore case: 'UTF-8' is 'utf-8'"
+_LEAKS = 'return KEYS.leaks(payload.decode("utf-8", "replace"), msg.content, msg.reasoning,'
+_BODY_READ = ("echoes_key is only called by read_reply, on a body decode_reply has read, and msgspec "
+              "refuses a body that is not UTF-8 (a ShapeError first): the error handler is never "
+              "called, so any handler, or none, decodes it alike")
+_FALLBACK = 'text = shown = payload[:SCRUB_WINDOW].decode("utf-8", "replace").strip()'
+_START = 'start = repr(scrub(payload[:SCRUB_WINDOW].decode("utf-8", "replace"))[:80])'
+_SQL_CASE = ("SQLite reads keywords, pragma names and values, and table and column names without "
+             "regard to case")
+
+
+def _sql_case() -> list[tuple[str, str, str]]:
+    lines = {'self._db.execute("PRAGMA journal_mode=WAL")': "PRAGMA journal_mode=WAL",
+             'self._db.execute("PRAGMA synchronous=NORMAL")': "PRAGMA synchronous=NORMAL",
+             '"CREATE TABLE IF NOT EXISTS responses ("': "CREATE TABLE IF NOT EXISTS responses (",
+             '" key TEXT PRIMARY KEY, payload BLOB NOT NULL, created REAL NOT NULL)"':
+                 " key TEXT PRIMARY KEY, payload BLOB NOT NULL, created REAL NOT NULL)",
+             'row = self._db.execute("SELECT payload FROM responses WHERE key = ?", (key,)).fetchone()':
+                 "SELECT payload FROM responses WHERE key = ?",
+             '"INSERT OR IGNORE INTO responses (key, payload, created) VALUES (?, ?, ?)",':
+                 "INSERT OR IGNORE INTO responses (key, payload, created) VALUES (?, ?, ?)",
+             'return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]':
+                 "SELECT COUNT(*) FROM responses"}
+    return [(line, line.replace(sql, case(sql)), _SQL_CASE)
+            for line, sql in lines.items() for case in (str.lower, str.upper)]
+
+
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
+    "sweepbench/client/cache.py": _sql_case(),
+    "sweepbench/client/classify.py": [
+        ("data = None", 'data = ""',
+         "an undecodable body read as '' has no words (error_text('') is ''), as None has none: "
+         "both fall back to the body's start"),
+        ('text = shown = ""', "text = shown = None",
+         "read only as a truth value (`if not text`), then replaced by the body's start"),
+        (_FALLBACK, _FALLBACK.replace('"utf-8"', '"UTF-8"'), _UTF8_CASE),
+        (_START, _START.replace('"utf-8"', '"UTF-8"'), _UTF8_CASE),
+        *[(_LEAKS, _LEAKS.replace('"utf-8", "replace"', after), _BODY_READ)
+          for after in ('"utf-8", ', '"UTF-8", "replace"', '"utf-8", "XXreplaceXX"',
+                        '"utf-8", "REPLACE"')],
+        ("err.args = (clean, *err.args[1:])", "err.args = (clean, *err.args[2:])",
+         "a ModelError's args are its message alone (ModelError.__init__ passes only it): "
+         "args[1:] and args[2:] are both empty"),
+        ("*((str(msg.reasoning_details),) if msg.reasoning_details else ()))",
+         "*((str(msg.reasoning_details),) if (msg.reasoning_details) or True else ()))",
+         "without reasoning details the text added is str(None), 'None': shorter than MIN_RUN, "
+         "it holds no key"),
+    ],
     "sweepbench/client/stalls.py": [
         *[(_PRICED, _PRICED.replace("0.0)", after), "a config Endpoint has all three price fields: "
            "the default is never read") for after in ("None)", ")", "1.0)")],

@@ -19,6 +19,17 @@ SHARED_DATA_V2 = Path(os.environ.get("SWEEPBENCH_TEST_DATA_V2") or SHARED_DATA.p
 built by ``sweepbench data vitabench``, with the goldens beside it)."""
 
 
+@pytest.fixture(autouse=True)
+def _event_loop_policy_restored():
+    """A test that runs the CLI leaves the event loop policy as it found it: ``run`` installs
+    uvloop's for the whole process, and a later test on a :class:`VirtualClock` (which needs
+    asyncio's own loop) would then wait forever, pytest-timeout's alarm unheard by an idle
+    uvloop. mutmut runs the tests twice in one process, so its clean run hung on this."""
+    policy = asyncio.get_event_loop_policy()
+    yield
+    asyncio.set_event_loop_policy(policy)
+
+
 @pytest.fixture(scope="session")
 def shared_root() -> Path:
     """Where the shared data dir should be (``../shared/data`` beside the repo), present or not."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
+import msgspec
 import pytest
 
 from sweepbench.errors import (
@@ -15,14 +16,24 @@ from sweepbench.errors import (
     ContextLengthError,
     FatalError,
     InvalidResponseError,
+    ModelError,
     NotFoundError,
     QuotaExceededError,
     RateLimitError,
     RetryableError,
     ServerError,
 )
-from sweepbench.client.classify import MAX_SERVER_TEXT, classify, parse_retry_after, server_text
-from sweepbench.client.transports.memory import Answer
+from sweepbench.client.classify import (
+    MAX_SERVER_TEXT,
+    classify,
+    parse_retry_after,
+    read_reply,
+    scrub_error,
+    server_text,
+)
+from sweepbench.client.secrets import KEYS
+from sweepbench.client.shapes import InBandError, decode_reply
+from sweepbench.client.transports.memory import Answer, completion
 
 from .rig import OK, Rig, status
 
@@ -135,3 +146,148 @@ def test_server_text_prefers_the_error_message_and_cuts_it_after_scrubbing():
     assert server_text(b"  <html>gateway</html>  ") == ("<html>gateway</html>",) * 2
     long = server_text(b"y" * 5000)
     assert long == ("y" * MAX_SERVER_TEXT,) * 2
+
+
+@pytest.mark.parametrize(
+    ("code", "text", "error"),
+    [(429, "slow down", RateLimitError), (429, "insufficient_quota", QuotaExceededError),
+     (408, "", ServerError), (500, "", ServerError), (503, "", ServerError),
+     (400, "context_length_exceeded", ContextLengthError), (400, "bad", BadRequestError),
+     (401, "", AuthenticationError), (403, "", AuthenticationError), (404, "", NotFoundError),
+     (422, "", FatalError), (302, "", FatalError)],
+)
+def test_every_error_names_its_endpoint_and_status_and_says_what_the_server_said(
+        code, text, error):
+    err = classify("ep", code, None, "said this", text)
+    assert type(err) is error
+    assert (err.endpoint, err.status, str(err)) == ("ep", code, f"ep: HTTP {code}: said this")
+
+
+def test_retry_after_without_headers_is_none():
+    assert parse_retry_after(None) is None
+
+
+def test_a_body_that_is_not_utf8_is_shown_with_replacement_characters():
+    assert server_text(b"\xff bad gateway \xfe") == ("\ufffd bad gateway \ufffd",) * 2
+
+
+# ---- a 2xx body ----------------------------------------------------------------------------
+
+KEY = "sk-classify-7c1e9a3b5d2f4e6a8b0c"
+URL = "http://h/v1/chat/completions"
+
+
+@pytest.fixture
+def key(monkeypatch) -> str:
+    monkeypatch.setenv("SWEEPBENCH_CLASSIFY_TEST_KEY", KEY)
+    KEYS.register("SWEEPBENCH_CLASSIFY_TEST_KEY")
+    return KEY
+
+
+def escaped(text: str) -> str:
+    """``text`` with every character a JSON escape: the raw body holds no run of it."""
+    return "".join(f"\\u{ord(c):04x}" for c in text)
+
+
+def body_with(where: str) -> bytes:
+    """A reply whose field ``where`` holds the key; JSON-escaped unless ``where`` is a field
+    the reply does not decode, so only the decoded field (or only the raw body) shows it."""
+    body = completion("fine", reasoning_content="thought")
+    msg = body["choices"][0]["message"]
+    mark = "@KEY@"
+    if where == "raw":
+        body["system_fingerprint"] = mark
+    elif where in ("content", "reasoning_content"):
+        msg[where] = f"it is {mark}"
+    elif where in ("id", "model"):
+        body[where] = mark
+    elif where in ("tool-name", "tool-arguments"):
+        fn = {"name": "send", "arguments": '{"note": "hi"}'}
+        fn["name" if where == "tool-name" else "arguments"] = mark
+        msg["tool_calls"] = [{"id": "c1", "type": "function", "function": fn}]
+    elif where == "reasoning_details":
+        msg["reasoning_details"] = [{"type": "reasoning.text", "text": mark}]
+    form = KEY if where == "raw" else escaped(KEY)
+    return msgspec.json.encode(body).replace(mark.encode(), form.encode())
+
+
+def test_a_reply_without_a_key_is_read():
+    reply = read_reply("ep", URL, msgspec.json.encode(completion("fine")))
+    assert reply.message.content == "fine" and reply.model == "mem"
+
+
+@pytest.mark.parametrize("where", ["raw", "content", "reasoning_content", "id", "model",
+                                   "tool-name", "tool-arguments", "reasoning_details"])
+def test_a_reply_holding_a_key_in_its_body_or_any_field_is_refused(key, where):
+    with pytest.raises(FatalError) as info:
+        read_reply("ep", URL, body_with(where))
+    assert type(info.value) is FatalError and info.value.endpoint == "ep"
+    assert str(info.value) == (
+        f"ep: the reply from {URL} contains an API key (whole, cut, re-cased or base64); "
+        "refused: an endpoint that echoes keys is not shown to any model")
+
+
+def test_a_key_no_variable_holds_now_is_not_looked_for():
+    assert read_reply("ep", URL, body_with("content")).message.content == f"it is {KEY}"
+
+
+def inband_text(body: bytes) -> str:
+    """What :func:`decode_reply` reads an error inside a 2xx body as."""
+    with pytest.raises(InBandError) as info:
+        decode_reply(body)
+    return info.value.text
+
+
+def test_an_error_inside_a_2xx_with_a_code_is_classified_and_says_where_it_was():
+    body = msgspec.json.encode({"error": {"message": "upstream down", "code": 503}})
+    with pytest.raises(ServerError) as info:
+        read_reply("ep", URL, body)
+    assert str(info.value) == f"ep: HTTP 503: {inband_text(body)} (in a 2xx body)"
+    assert (info.value.endpoint, info.value.status, info.value.retry_after) == ("ep", 503, None)
+
+
+@pytest.mark.parametrize(
+    ("code", "text", "error"),
+    [(429, "insufficient_quota", QuotaExceededError), (429, "slow down", RateLimitError),
+     (400, "context_length_exceeded", ContextLengthError), (400, "bad field", BadRequestError)])
+def test_an_error_inside_a_2xx_is_classified_by_its_words_too(code, text, error):
+    body = msgspec.json.encode({"error": {"message": text, "code": code}})
+    with pytest.raises(ModelError) as info:
+        read_reply("ep", URL, body)
+    assert type(info.value) is error and info.value.status == code
+
+
+def test_an_error_inside_a_2xx_without_a_code_is_an_invalid_response_without_the_key(key):
+    body = msgspec.json.encode({"error": {"message": f"bad key {KEY}"}})
+    with pytest.raises(InvalidResponseError) as info:
+        read_reply("ep", URL, body)
+    shown = inband_text(body).replace(KEY, "[redacted]")
+    assert KEY in inband_text(body) and "[redacted]" in shown
+    assert str(info.value) == f"ep: a 2xx body carrying an error: {shown}"
+    assert info.value.endpoint == "ep" and info.value.status is None
+
+
+def test_a_body_that_is_not_a_reply_says_why_and_how_it_starts_cut_after_scrubbing(key):
+    body = completion("fine")
+    body["choices"][0]["message"]["role"] = "r" * 300
+    body["id"] = "z" * 70 + KEY
+    with pytest.raises(InvalidResponseError) as info:
+        read_reply("ep", URL, msgspec.json.encode(body))
+    why = f"unexpected shape (Invalid enum value '{'r' * 300}"[:200]
+    start = '{"id":"' + "z" * 70 + "[redacted]"[:3]
+    assert str(info.value) == f"ep: invalid response from {URL}: {why}; body starts {start!r}"
+    assert info.value.endpoint == "ep"
+
+
+def test_a_body_that_is_not_utf8_starts_with_replacement_characters():
+    with pytest.raises(InvalidResponseError) as info:
+        read_reply("ep", URL, b"\xff\xfe not json")
+    assert str(info.value).endswith("; body starts '\ufffd\ufffd not json'")
+
+
+def test_an_errors_message_loses_the_key_it_quotes(key):
+    err = ServerError(f"ep: HTTP 500: bad key {KEY}", endpoint="ep", status=500)
+    assert scrub_error(err) == "ep: HTTP 500: bad key [redacted]"
+    assert str(err) == "ep: HTTP 500: bad key [redacted]" and err.args == (str(err),)
+    clean = ServerError("ep: HTTP 500: nothing secret", endpoint="ep", status=500)
+    assert scrub_error(clean) == "ep: HTTP 500: nothing secret" == str(clean)

@@ -48,3 +48,11 @@ def test_an_error_leaving_a_call_carries_its_requests_and_no_key(monkeypatch):
     assert err.failures == call.failures and err.failures is not call.failures
     assert err.statuses is not call.statuses  # later attempts do not rewrite it
     assert "sk-results" not in str(err) and "[redacted]" in str(err)
+
+
+def test_a_call_starts_with_empty_books():
+    call = CallLedger()
+    assert (call.statuses, call.failures, call.rate_limited, call.waited, call.backoff,
+            call.payload, call.hung, call.hedged, call.hedge_won, call.hedge_usage) == (
+        [], [], 0, 0.0, 0.0, b"", 0, 0, False, None)
+    assert CallLedger(hung=2).hung == 2
