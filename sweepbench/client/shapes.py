@@ -90,7 +90,7 @@ def decode_reply(payload: bytes) -> DecodedReply:
             err = resp.error
             code = err.get("code") if isinstance(err, dict) else None
             status = code if type(code) is int and 400 <= code < 600 else None
-            raise InBandError(error_text(resp) or repr(err)[:200], status)
+            raise InBandError(error_text(err) or repr(err)[:200], status)
         raise ShapeError("no `choices` in the body")
     if not resp.choices:
         raise ShapeError("`choices` is empty")

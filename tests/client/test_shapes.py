@@ -239,3 +239,15 @@ def test_content_parts_and_inline_thoughts() -> None:
     thought = msg("<thought>plan</thought>answer")
     assert (thought.content, thought.reasoning) == ("answer", "plan")
     assert msg("no <thought>inline</thought> here").reasoning is None
+
+
+def test_an_error_in_a_2xx_body_is_read_in_its_own_words():
+    from sweepbench.client.shapes import InBandError, decode_reply
+
+    with pytest.raises(InBandError) as err:
+        decode_reply(b'{"error": {"message": "Overloaded", "type": "server_error", "code": 503}}')
+    assert (str(err.value), err.value.status) == (
+        "a 2xx carrying an error: Overloaded | server_error | code 503", 503)
+    with pytest.raises(InBandError) as err:
+        decode_reply(b'{"error": "rate limited"}')
+    assert (str(err.value), err.value.status) == ("a 2xx carrying an error: rate limited", None)
