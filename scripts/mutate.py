@@ -60,6 +60,9 @@ _SPLICER = 'splicer = getattr(complete, "encoder", None)  # a client Conversatio
 _PASS_SPLICER = "splicer if isinstance(splicer, SplicingEncoder) else None)"
 _NO_SPLICER = ("hashes the request without the body splicer's encoded bytes: the same digest "
                "(tests/runner/test_journal_payload.py checks both paths agree), only more CPU")
+_SQL_CASE = "SQLite reads its keywords in any case"
+_JOINED = ("the finalizer joining one thread joins both: the checkpointer ends only once the "
+           "writer has committed the last batch, and the writer joins the checkpointer")
 _NO_BLANK_STATEMENT = ("no piece of the split is blank (the last statement has no ';' after it), "
                       "so both filters keep the same statements")
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
@@ -223,6 +226,21 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ('for stmt in (*filter(str.strip, EVENT_TABLES.split(";")), *_EVENTS_VIEW):',
          'for stmt in (*filter(None, EVENT_TABLES.split(";")), *_EVENTS_VIEW):',
          _NO_BLANK_STATEMENT),
+    ],
+    "sweepbench/store/writer.py": [
+        ("self._closed = False", "self._closed = None", _TRUTH),
+        ("self._restart_wal = False  # set by the checkpointer, done by the writer",
+         "self._restart_wal = None  # set by the checkpointer, done by the writer", _TRUTH),
+        ("self._restart_wal = False", "self._restart_wal = None", _TRUTH),
+        ("stopping = False", "stopping = None", _TRUTH),
+        ('c.execute("BEGIN IMMEDIATE")', 'c.execute("begin immediate")', _SQL_CASE),
+        ('c.execute("COMMIT")', 'c.execute("commit")', _SQL_CASE),
+        ('c.execute("ROLLBACK")', 'c.execute("rollback")', _SQL_CASE),
+        ("if batch[0][0] not in _URGENT and self._commit_every_s > 0:",
+         "if batch[0][0] not in _URGENT and self._commit_every_s >= 0:",
+         "at commit_every_s=0 the wait is wait(0), which returns at once"),
+        *[("self._thread, self._cthread)", after, _JOINED) for after in
+          ("self._cthread)", "self._thread, )")],
     ],
 }
 
