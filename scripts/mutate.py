@@ -75,10 +75,12 @@ _DUMPS = "return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()"
 _NO_FIELDS = "no field can be read from XXXX, as from no text"
 _EOF = ("eof only left unset at the end of input: the container's next skip() sets it (and drops "
         "a key cut off), and a value read alone is returned as it is")
+_JOINED = ("the finalizer joining one thread joins both: the checkpointer ends only once the "
+           "writer has committed the last batch, and the writer joins the checkpointer")
 _NO_BLANK_STATEMENT = ("no piece of the split is blank (the last statement has no ';' after it), "
                       "so both filters keep the same statements")
-_SQL_CASE = "SQLite reads keywords and the names of tables, columns, aliases and attached " \
-            "databases case-insensitively"
+_SQL_CASE = ("SQLite reads keywords, pragma names and values, and the names of tables, columns, "
+             "aliases and attached databases without regard to case")
 
 
 def _sql_case(line: str, literal: str) -> list[tuple[str, str, str]]:
@@ -98,11 +100,9 @@ _BODY_READ = ("echoes_key is only called by read_reply, on a body decode_reply h
               "called, so any handler, or none, decodes it alike")
 _FALLBACK = 'text = shown = payload[:SCRUB_WINDOW].decode("utf-8", "replace").strip()'
 _START = 'start = repr(scrub(payload[:SCRUB_WINDOW].decode("utf-8", "replace"))[:80])'
-_SQL_CASE = ("SQLite reads keywords, pragma names and values, and table and column names without "
-             "regard to case")
 
 
-def _sql_case() -> list[tuple[str, str, str]]:
+def _cache_sql_case() -> list[tuple[str, str, str]]:
     lines = {'self._db.execute("PRAGMA journal_mode=WAL")': "PRAGMA journal_mode=WAL",
              'self._db.execute("PRAGMA synchronous=NORMAL")': "PRAGMA synchronous=NORMAL",
              '"CREATE TABLE IF NOT EXISTS responses ("': "CREATE TABLE IF NOT EXISTS responses (",
@@ -114,12 +114,11 @@ def _sql_case() -> list[tuple[str, str, str]]:
                  "INSERT OR IGNORE INTO responses (key, payload, created) VALUES (?, ?, ?)",
              'return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]':
                  "SELECT COUNT(*) FROM responses"}
-    return [(line, line.replace(sql, case(sql)), _SQL_CASE)
-            for line, sql in lines.items() for case in (str.lower, str.upper)]
+    return [e for line, sql in lines.items() for e in _sql_case(line, sql)]
 
 
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
-    "sweepbench/client/cache.py": _sql_case(),
+    "sweepbench/client/cache.py": _cache_sql_case(),
     "sweepbench/client/classify.py": [
         ("data = None", 'data = ""',
          "an undecodable body read as '' has no words (error_text('') is ''), as None has none: "
@@ -469,6 +468,21 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "break_long_words=True, break_on_hyphens=None)) or text",
          "textwrap splits on hyphens only when break_on_hyphens is True, and breaks a long word "
          "at a hyphen only when it is truthy: None acts as False in both"),
+    ],
+    "sweepbench/store/writer.py": [
+        ("self._closed = False", "self._closed = None", _TRUTH),
+        ("self._restart_wal = False  # set by the checkpointer, done by the writer",
+         "self._restart_wal = None  # set by the checkpointer, done by the writer", _TRUTH),
+        ("self._restart_wal = False", "self._restart_wal = None", _TRUTH),
+        ("stopping = False", "stopping = None", _TRUTH),
+        ('c.execute("BEGIN IMMEDIATE")', 'c.execute("begin immediate")', _SQL_CASE),
+        ('c.execute("COMMIT")', 'c.execute("commit")', _SQL_CASE),
+        ('c.execute("ROLLBACK")', 'c.execute("rollback")', _SQL_CASE),
+        ("if batch[0][0] not in _URGENT and self._commit_every_s > 0:",
+         "if batch[0][0] not in _URGENT and self._commit_every_s >= 0:",
+         "at commit_every_s=0 the wait is wait(0), which returns at once"),
+        *[("self._thread, self._cthread)", after, _JOINED) for after in
+          ("self._cthread)", "self._thread, )")],
     ],
 }
 

@@ -286,6 +286,7 @@ def test_the_checkpointer_checkpoints_once_after_new_commits_and_not_while_idle(
         return store.writer_stats["checkpoints"]
 
     with RunStore(path, checkpoint_every_s=0.02) as store:
+        assert checkpoints_reach(0) == 0  # opened, nothing committed
         store.event("e", 0, "message", {})
         store.flush_sync()  # one commit
         assert checkpoints_reach(1) == 1
@@ -418,3 +419,25 @@ def test_a_process_that_exits_with_its_store_open_commits_what_it_queued(tmp_pat
     assert (done.returncode, done.stderr) == (0, "")
     with RunStore(path) as store:
         assert [e["payload"] for e in store.events("e")] == [{"n": 1}]
+
+
+def test_a_checkpoint_that_fails_counts_for_nothing_and_asks_the_writer_for_nothing(tmp_path):
+    """What is committed stays in the WAL; a failing disk shows at the next commit."""
+    path = tmp_path / "w.db"
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE t (x)")
+    broken = sqlite3.connect(path, check_same_thread=False)
+    broken.close()  # every checkpoint on it raises
+    writer = StoreWriter(path, conn, broken, {"add": "INSERT INTO t VALUES (?)"},
+                         max_batch=10, commit_every_s=0, checkpoint_every_s=0.01,
+                         wal_restart_pages=1)
+    try:
+        for i in range(5):
+            writer.put("add", (i,))
+            writer.flush_sync()
+            time.sleep(0.05)  # five checkpointer periods after each commit
+        assert writer.stats == {"transactions": 5, "rows": 5, "checkpoints": 0}
+    finally:
+        writer.close()
+    assert count(path, "SELECT count(*) FROM t") == 5
