@@ -20,21 +20,11 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 CASES_DIR = Path(__file__).resolve().parent / "hostile_cases"
-
-
-@dataclass(frozen=True)
-class Attack:
-    """One attack: ``run(tmp)`` performs it in an empty directory and returns (got, held)."""
-
-    point: int  # the class it belongs to, as numbered in the reliability issue
-    name: str
-    expected: str
-    run: Callable[[Path], tuple[str, bool]]
+sys.path.insert(0, str(CASES_DIR))
+from _base import Attack  # the case modules import it the same way
 
 
 def load_attacks(cases_dir: Path = CASES_DIR) -> list[tuple[str, Attack]]:

@@ -35,7 +35,7 @@ def test_an_attack_that_escapes_is_reported_as_broken(tmp_path: Path) -> None:
 
 def test_cases_are_found_in_every_area_module(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text(
-        "import sys\nAttack = sys.modules['hostile_runner'].Attack\n"
+        "from _base import Attack\n"
         "ATTACKS = [Attack(1, 'x', 'y', lambda d: ('ok', True))]\n")
     (tmp_path / "_private.py").write_text("raise SystemExit('not loaded')\n")
     found = hostile.load_attacks(tmp_path)
