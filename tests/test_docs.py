@@ -1,6 +1,6 @@
 """The documentation: the site builds with warnings as errors (broken links and anchors
-included), every page is in the nav, and the reference pages name every config key and
-command."""
+included), every page is in the nav, the README's links and commands hold, and the reference
+pages name every config key and command."""
 
 from __future__ import annotations
 
@@ -72,6 +72,29 @@ def test_every_docs_page_is_in_the_nav_and_every_nav_entry_exists():
     pages = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
     assert sorted(nav) == pages
     assert len(nav) == len(set(nav)), "a page is in the nav twice"
+
+
+def test_the_readme_links_point_at_files_that_exist():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)\s]+)\)", readme)
+    local = [link.split("#")[0] for link in links if "://" not in link]
+    assert any(link.startswith("docs/") for link in local)
+    for link in local:
+        assert (ROOT / link).exists(), f"README links to {link}, which does not exist"
+
+
+def test_the_readme_gives_the_install_and_test_commands_ci_runs():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    install = next(line for line in ci if line.startswith("pip install"))
+    test = next(line for line in ci if line.startswith("python -m pytest"))
+    assert install in readme and test in readme
+
+
+def test_the_readme_stays_a_day_one_page():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 200
+    assert not any("µs" in line for line in lines), "figures belong in docs/performance.md"
 
 
 def test_the_config_reference_names_every_key():
