@@ -130,6 +130,9 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     price_input_per_mtok: float = 0.0
     price_cached_input_per_mtok: float = 0.0
     price_output_per_mtok: float = 0.0
+    unpriced: bool = False
+    """Its prices are not known (a provider/model name the prices table lacks): reports and
+    plans count its calls as unpriced, never as $0, and a spending cap cannot bound it."""
     max_cost_usd: float | None = None
     """Budget of this endpoint: a sweep starts no episode that would bring the dollars spent
     on it for the sweep's episodes (stored calls included) above this; None: no budget."""
@@ -266,6 +269,11 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     """Spending cap in dollars over the sweep's episodes (agent, user and judge calls, stored
     ones included): no episode starts once the spend plus what is in flight would pass it;
     a rerun with a higher cap continues. None: no cap (`--max-cost`)."""
+
+    prices: str | None = None
+    """A prices file for provider/model names: [models."openai/gpt-4.1"] tables of input,
+    cached_input and output dollars per million tokens, replacing the shipped table's entries
+    (`--prices`). Endpoints written here keep their own prices."""
 
     error_streak: int = 20
     """Stop starting episodes when this many finished episodes in a row ended in error (a

@@ -76,9 +76,14 @@ def _add_sweep_options(p: argparse.ArgumentParser, *, models: bool = True) -> No
                    help="benchmark spec, e.g. vitabench:delivery (repeatable; default from config)")
     if models:
         p.add_argument("--model", action="append", metavar="NAME",
-                       help="agent model: an endpoint name from the config or scripted/oracle, "
+                       help="agent model: an endpoint name from the config, provider/model "
+                            "(openai/gpt-4.1-mini, anthropic/..., gemini/..., deepseek/..., "
+                            "openrouter/..., together/..., vllm/..., ollama/..., "
+                            "openai-api/SERVICE/MODEL; key from PROVIDER_API_KEY, base URL "
+                            "overridden by PROVIDER_BASE_URL) or scripted/oracle, "
                             "scripted/noisy:P, scripted/chaos (repeatable)")
-        p.add_argument("--user-model", metavar="NAME", help="user-simulator model (default scripted/user)")
+        p.add_argument("--user-model", metavar="NAME", help="user-simulator model, named as "
+                       "--model (default scripted/user)")
         p.add_argument("--user-mode", choices=[m.value for m in UserMode],
                        help="VitaBench user mode: persona user (default), neutral user (persona "
                             "removed) or solo agent (a relay user says the whole instruction once)")
@@ -139,6 +144,14 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         f"exit status {BUDGET_EXIT}; a rerun with a higher cap continues")
 
 
+def _add_inspect_options(p: argparse.ArgumentParser) -> None:
+    """`run` and `plan`: the prices of provider models."""
+    p.add_argument("--prices", metavar="FILE",
+                   help="prices of provider/model names ([models.\"openai/gpt-4.1\"] input, "
+                        "cached_input, output dollars per million tokens) over the shipped "
+                        "table")
+
+
 def _add_fail_fast_options(p: argparse.ArgumentParser) -> None:
     """`run` only: the checks that stop a broken setup early."""
     p.add_argument("--no-preflight", action="store_true",
@@ -164,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=about)
         _add_sweep_options(p)
         _add_run_options(p)
+        _add_inspect_options(p)
         p.add_argument("--json", action="store_true",
                        help="print the report as JSON" if name == "run" else "print the plan as JSON")
         if name == "run":
