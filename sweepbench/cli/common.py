@@ -56,7 +56,7 @@ def terminate(signum: int, frame: Any) -> None:
 
 _OVERRIDES = ("max_concurrency", "data_dir", "lang", "task_ids", "limit", "seed",
               "reference_latency_s", "max_cost_usd", "error_streak", "order",
-              "prices")
+              "prices", "max_connections", "token_limit", "time_limit_s")
 
 
 def option_overrides(args: argparse.Namespace) -> dict[str, Any]:

@@ -108,7 +108,10 @@ class EpisodeIdentity:
             "user_mode": cfg.user_mode,
             "seed": cfg.seed,
             "limits": {"max_turns": cfg.max_turns or task.max_turns,
-                       "max_tool_errors": cfg.max_tool_errors, "max_steps": cfg.max_steps},
+                       "max_tool_errors": cfg.max_tool_errors, "max_steps": cfg.max_steps,
+                       # only when set, so episodes stored before these limits keep theirs
+                       **{k: v for k, v in (("token_limit", cfg.token_limit),
+                                            ("time_limit_s", cfg.time_limit_s)) if v}},
         }
 
     @staticmethod

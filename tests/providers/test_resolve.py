@@ -73,3 +73,12 @@ def test_a_spending_cap_refuses_a_model_it_cannot_price():
     assert str(exc.value) == ("--max-cost cannot bound vllm/m: no prices known (give them "
                               "with --prices FILE, or an endpoint in the config)")
 
+
+def test_max_connections_caps_every_endpoint_the_config_hands_out():
+    cfg, _ = resolve_models(SweepConfig(models=["openai/m", "scripted/oracle"],
+                                        max_connections=3,
+                                        endpoints=[Endpoint(name="x", base_url="http://h/v1",
+                                                            min_concurrency=8)]), {})
+    assert [(cfg.endpoint(n, "http://ref/v1").max_concurrency,
+             cfg.endpoint(n, "http://ref/v1").min_concurrency)
+            for n in ("openai/m", "scripted/oracle", "x")] == [(3, 1), (3, 1), (3, 3)]
