@@ -197,9 +197,10 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     """Benchmark specs, e.g. "vitabench:delivery", "vitabench:delivery,instore" (cross-domain),
     "t1:single"; the default runs the built-in samples and one generated T1 split."""
     models: list[str] = field(default_factory=lambda: ["scripted/oracle", "scripted/noisy:0.3"])
-    """Agent models: endpoint names from `endpoints`, or scripted/... reference models."""
+    """Agent models: endpoint names from `endpoints`, provider/model names (openai/gpt-4.1,
+    vllm/Qwen/Qwen3-8B: sweepbench/providers/), or scripted/... reference models."""
     user_model: str = "scripted/user"
-    """The user-simulator model (an endpoint name or scripted/user)."""
+    """The user-simulator model (named as an agent model, or scripted/user)."""
     user_mode: str = "default"
     """VitaBench user mode: default, neutral (persona removed) or solo (as upstream: a relay
     user says the whole instruction once, then the agent works alone)."""
@@ -256,7 +257,7 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     endpoints: list[Endpoint] = field(default_factory=list)
     """Model endpoints by name (OpenAI-compatible)."""
     judge_models: list[str] = field(default_factory=list)
-    """LLM judges (endpoint names or scripted/judge); the state check always runs."""
+    """LLM judges (named as agent models, or scripted/judge); the state check always runs."""
     judge_methods: list[str] = field(default_factory=lambda: ["sliding", "likert"])
     """Judge methods; each applies to its benchmark: VitaBench sliding, full,
     sliding_no_rubrics, full_no_rubrics; T1 likert."""

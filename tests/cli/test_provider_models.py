@@ -143,3 +143,19 @@ def test_plan_needs_no_key_and_shows_an_unpriced_endpoint_as_unpriced(env, capsy
     assert plan["endpoints"]["sglang/m"]["dollars"] is None
     assert plan["endpoints"]["openai/gpt-4.1-mini"]["dollars"] > 0
     assert "model sglang/m: sglang at http://127.0.0.1:30000/v1 (default)" in captured.err
+
+
+def test_a_providers_key_reaches_the_server_and_nothing_written(env, tmp_path, capsys):
+    canary = "sk-canary-provider-3e8b1f0c7a9d2e4b6c8a0f1e3d5b7c9a"
+    with stand_in() as server:
+        env.setenv("OPENAI_BASE_URL", server.base_url("openai"))
+        env.setenv("OPENAI_API_KEY", canary)
+        code = call([*RUN, "--model", "openai/gpt-4.1-mini", "--judge-model", "openai/judge",
+                     "--out", str(tmp_path / "s.sqlite")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert {auth for _, _, auth in server.seen} == {f"Bearer {canary}"}
+    written = [p.read_bytes() for p in tmp_path.iterdir()]
+    assert not any(canary.encode() in b or canary[8:24].encode() in b for b in written)
+    assert canary not in captured.out + captured.err
+    assert any(b"OPENAI_API_KEY" in b for b in written)  # the variable's name may be stored
