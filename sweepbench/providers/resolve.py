@@ -79,9 +79,9 @@ def resolve_models(cfg: SweepConfig, env: Mapping[str, str] | None = None
     defined = {ep.name for ep in cfg.endpoints}
     names = [n for n in dict.fromkeys([*cfg.models, cfg.user_model, *cfg.judge_models])
              if n not in defined and not n.startswith(SCRIPTED_PREFIX)]
-    if not names:
+    if not names and cfg.prices is None:
         return cfg, []
-    table = load_prices(cfg.prices)
+    table = load_prices(cfg.prices)  # a prices file given is checked even if nothing needs it
     resolved = []
     for name in names:
         try:

@@ -82,3 +82,8 @@ def test_max_connections_caps_every_endpoint_the_config_hands_out():
     assert [(cfg.endpoint(n, "http://ref/v1").max_concurrency,
              cfg.endpoint(n, "http://ref/v1").min_concurrency)
             for n in ("openai/m", "scripted/oracle", "x")] == [(3, 1), (3, 1), (3, 3)]
+
+
+def test_a_prices_file_given_is_checked_even_when_no_name_needs_it(tmp_path):
+    with pytest.raises(ConfigError, match=r"^prices file .*gone.toml: cannot read it"):
+        resolve_models(SweepConfig(models=["scripted/oracle"], prices=str(tmp_path / "gone.toml")))
