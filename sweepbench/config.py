@@ -130,6 +130,9 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     price_input_per_mtok: float = 0.0
     price_cached_input_per_mtok: float = 0.0
     price_output_per_mtok: float = 0.0
+    unpriced: bool = False
+    """Its prices are not known (a provider/model name the prices table lacks): reports and
+    plans count its calls as unpriced, never as $0, and a spending cap cannot bound it."""
     max_cost_usd: float | None = None
     """Budget of this endpoint: a sweep starts no episode that would bring the dollars spent
     on it for the sweep's episodes (stored calls included) above this; None: no budget."""
@@ -194,9 +197,10 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     """Benchmark specs, e.g. "vitabench:delivery", "vitabench:delivery,instore" (cross-domain),
     "t1:single"; the default runs the built-in samples and one generated T1 split."""
     models: list[str] = field(default_factory=lambda: ["scripted/oracle", "scripted/noisy:0.3"])
-    """Agent models: endpoint names from `endpoints`, or scripted/... reference models."""
+    """Agent models: endpoint names from `endpoints`, provider/model names (openai/gpt-4.1,
+    vllm/Qwen/Qwen3-8B: sweepbench/providers/), or scripted/... reference models."""
     user_model: str = "scripted/user"
-    """The user-simulator model (an endpoint name or scripted/user)."""
+    """The user-simulator model (named as an agent model, or scripted/user)."""
     user_mode: str = "default"
     """VitaBench user mode: default, neutral (persona removed) or solo (as upstream: a relay
     user says the whole instruction once, then the agent works alone)."""
@@ -253,7 +257,7 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     endpoints: list[Endpoint] = field(default_factory=list)
     """Model endpoints by name (OpenAI-compatible)."""
     judge_models: list[str] = field(default_factory=list)
-    """LLM judges (endpoint names or scripted/judge); the state check always runs."""
+    """LLM judges (named as agent models, or scripted/judge); the state check always runs."""
     judge_methods: list[str] = field(default_factory=lambda: ["sliding", "likert"])
     """Judge methods; each applies to its benchmark: VitaBench sliding, full,
     sliding_no_rubrics, full_no_rubrics; T1 likert."""
@@ -267,12 +271,35 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     ones included): no episode starts once the spend plus what is in flight would pass it;
     a rerun with a higher cap continues. None: no cap (`--max-cost`)."""
 
+    prices: str | None = None
+    """A prices file for provider/model names: [models."openai/gpt-4.1"] tables of input,
+    cached_input and output dollars per million tokens, replacing the shipped table's entries
+    (`--prices`). Endpoints written here keep their own prices."""
+    max_connections: int | None = None
+    """In-flight requests per endpoint, replacing every endpoint's max_concurrency (inspect's
+    --max-connections); None: each endpoint's own."""
+    token_limit: int | None = None
+    """Tokens (prompt + completion, summed over its calls) the agent may use in an episode;
+    past it the episode ends as token_limit, a failure. None: no limit."""
+    time_limit_s: float | None = None
+    """Wall-clock seconds an episode may run (this process's attempt; a resumed episode's
+    clock starts again); past it the episode ends as time_limit, a failure. None: no limit."""
+
     error_streak: int = 20
     """Stop starting episodes when this many finished episodes in a row ended in error (a
     broken setup: a wrong key, an endpoint that is down); 0: never stop."""
 
     def endpoint(self, name: str, reference_url: str | None = None) -> Endpoint:
-        """The endpoint for a model name; scripted models live on the reference server."""
+        """The endpoint for a model name; scripted models live on the reference server;
+        ``max_connections``, when set, is every endpoint's in-flight cap."""
+        ep = self._endpoint(name, reference_url)
+        cap = self.max_connections
+        if cap is not None:
+            ep = msgspec.structs.replace(ep, max_concurrency=cap,
+                                         min_concurrency=min(ep.min_concurrency, cap))
+        return ep
+
+    def _endpoint(self, name: str, reference_url: str | None) -> Endpoint:
         for ep in self.endpoints:
             if ep.name == name:
                 if ep.scripted and not ep.base_url:  # limits/retries for a scripted model
@@ -349,8 +376,11 @@ def check_sweep_limits(cfg: SweepConfig) -> None:
     "no tasks" or a hang at run time."""
     if cfg.trials > MAX_TRIALS:
         raise ConfigError(f"trials must be <= {MAX_TRIALS}, got {cfg.trials}")
-    for key in ("limit", "max_turns", "max_steps", "reference_rpm", "reference_tpm"):
+    for key in ("limit", "max_turns", "max_steps", "reference_rpm", "reference_tpm",
+                "max_connections", "token_limit"):
         _at_least(key, getattr(cfg, key), 1)
+    if cfg.time_limit_s is not None and not 0 < cfg.time_limit_s < math.inf:
+        raise ConfigError(f"time_limit_s must be > 0 seconds, got {cfg.time_limit_s}")
     _at_least("judge_concurrency", cfg.judge_concurrency, 1, optional=False)
     _at_least("max_tool_errors", cfg.max_tool_errors, 0, optional=False)
     _at_least("reference_latency_s", cfg.reference_latency_s, 0, optional=False)

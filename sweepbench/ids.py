@@ -26,8 +26,8 @@ from typing import Any
 import msgspec
 
 __all__ = [
-    "EPISODE_JOURNAL", "FAILED_TERMINATIONS", "EpisodeId", "EpisodeKey", "EpisodeStatus",
-    "JudgeMethod", "STATE_JUDGE", "TaskKey", "TerminationReason", "UserMode", "WorkOrder",
+    "EPISODE_JOURNAL", "FAILED_TERMINATIONS", "LIMIT_TERMINATIONS", "EpisodeId", "EpisodeKey",
+    "EpisodeStatus", "JudgeMethod", "STATE_JUDGE", "TaskKey", "TerminationReason", "UserMode", "WorkOrder",
     "content_hash", "judge_journal",
 ]
 
@@ -46,10 +46,16 @@ class TerminationReason(StrEnum):
     ERROR = "error"  # a model call failed for good, or the episode could not run
     CONTEXT_OVERFLOW = "context_overflow"  # a prompt no longer fit the model's context
     TRUNCATED = "truncated"  # a reply was cut short (finish_reason "length" and the like)
+    TOKEN_LIMIT = "token_limit"  # the agent used more tokens than --token-limit allows
+    TIME_LIMIT = "time_limit"  # the episode ran longer than --time-limit allows
 
+
+LIMIT_TERMINATIONS = frozenset({TerminationReason.TOKEN_LIMIT, TerminationReason.TIME_LIMIT})
+"""Endings by sweepbench's own per-episode limits: failures, judged by no LLM judge (as
+upstream scores an episode its limits ended)."""
 
 FAILED_TERMINATIONS = frozenset({TerminationReason.ERROR, TerminationReason.CONTEXT_OVERFLOW,
-                                 TerminationReason.TRUNCATED})
+                                 TerminationReason.TRUNCATED, *LIMIT_TERMINATIONS})
 """Endings that fail the episode whatever its state: it could not run to its end."""
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 from aiohttp import web
 
@@ -23,6 +24,36 @@ async def serve(handler) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
     finally:
         await runner.cleanup()
+
+
+@contextmanager
+def thread_app(app: Callable[[], web.Application]) -> Iterator[str]:
+    """The aiohttp application ``app()`` served on 127.0.0.1 from a thread and loop of its own
+    (for tests of the CLI, which runs a loop of its own); yields ``http://127.0.0.1:PORT``."""
+    ready = threading.Event()
+    state: dict = {}
+
+    def run() -> None:
+        loop = asyncio.new_event_loop()
+        state["loop"] = loop
+        runner = web.AppRunner(app(), access_log=None, shutdown_timeout=0.1)
+        loop.run_until_complete(runner.setup())
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        loop.run_until_complete(site.start())
+        state["url"] = f"http://127.0.0.1:{runner.addresses[0][1]}"
+        ready.set()
+        loop.run_forever()
+        loop.run_until_complete(runner.cleanup())
+        loop.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    try:
+        yield state["url"]
+    finally:
+        state["loop"].call_soon_threadsafe(state["loop"].stop)
+        thread.join(10)
 
 
 class FakeClock:

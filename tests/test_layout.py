@@ -31,6 +31,7 @@ ALLOWED = {
     "store": BASE,
     "results": BASE | {"config", "store"},
     "devserver": BASE,
+    "providers": BASE | {"config"},  # provider/model names to endpoints, the prices table
     # the registry, the protocol, the catalog and the doubles' glue; one benchmark's package
     "benchmarks.core": BASE | {"datasets", "tools", "simulator", "judge", "config"},
     "benchmarks.package": BASE | {"datasets", "tools", "simulator", "judge", "config",
@@ -39,7 +40,8 @@ ALLOWED = {
                       "results", "devserver", "benchmarks.core"},
     "view": BASE | {"config", "store", "results", "judge"},
     "cli": BASE | {"datasets", "tools", "simulator", "judge", "config", "client", "store",
-                   "results", "devserver", "runner", "benchmarks.core", "view", "__init__"},
+                   "results", "devserver", "runner", "benchmarks.core", "view", "__init__",
+                   "providers"},
     "launch": {"cli"},  # the console script: the CLI, imported under a Ctrl-C handler
 }
 BENCHMARK_PACKAGES = {p.name for p in (PACKAGE / "benchmarks").iterdir()

@@ -55,7 +55,8 @@ def terminate(signum: int, frame: Any) -> None:
 
 
 _OVERRIDES = ("max_concurrency", "data_dir", "lang", "task_ids", "limit", "seed",
-              "reference_latency_s", "max_cost_usd", "error_streak", "order")
+              "reference_latency_s", "max_cost_usd", "error_streak", "order",
+              "prices", "max_connections", "token_limit", "time_limit_s")
 
 
 def option_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -95,12 +96,16 @@ def chosen_spec(args: argparse.Namespace, spec: str) -> str:
 
 def load_sweep_config(path: str | None, overrides: dict[str, Any] | None = None) -> SweepConfig:
     """``load_config`` plus what the config module cannot check itself: the reference
-    server's specs and the scripted models' names (an unknown one fails here, listing the
-    doubles, instead of as a 404 in every episode)."""
+    server's specs, the scripted models' names (an unknown one fails here, listing the
+    doubles, instead of as a 404 in every episode), and provider/model names made endpoints
+    (each said on stderr: where its requests go, its key variable, its prices)."""
     from sweepbench.devserver.faults import check_outage
+    from sweepbench.providers import resolve_models
     from sweepbench.simulator.scripted.models import parse_scripted
 
-    cfg = load_config(path, overrides)
+    cfg, resolved = resolve_models(load_config(path, overrides))
+    for r in resolved:
+        say(err, r.describe())
     for key, parse in (("reference_faults", FaultSpec.parse),
                        ("reference_latency", LatencySpec.parse), ("reference_outage", check_outage)):
         value = getattr(cfg, key)

@@ -52,6 +52,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    """A finite number > 0 (a time limit)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
 def port_number(text: str) -> int:
     """A TCP port, 0..65535 (0: any free port)."""
     try:
@@ -76,13 +87,20 @@ def _add_sweep_options(p: argparse.ArgumentParser, *, models: bool = True) -> No
                    help="benchmark spec, e.g. vitabench:delivery (repeatable; default from config)")
     if models:
         p.add_argument("--model", action="append", metavar="NAME",
-                       help="agent model: an endpoint name from the config or scripted/oracle, "
+                       help="agent model: an endpoint name from the config, provider/model "
+                            "(openai/gpt-4.1-mini, anthropic/..., gemini/..., deepseek/..., "
+                            "openrouter/..., together/..., vllm/..., ollama/..., "
+                            "openai-api/SERVICE/MODEL; key from PROVIDER_API_KEY, base URL "
+                            "overridden by PROVIDER_BASE_URL) or scripted/oracle, "
                             "scripted/noisy:P, scripted/chaos (repeatable)")
-        p.add_argument("--user-model", metavar="NAME", help="user-simulator model (default scripted/user)")
+        p.add_argument("--user-model", metavar="NAME", help="user-simulator model, named as "
+                       "--model (default scripted/user)")
         p.add_argument("--user-mode", choices=[m.value for m in UserMode],
                        help="VitaBench user mode: persona user (default), neutral user (persona "
                             "removed) or solo agent (a relay user says the whole instruction once)")
-        p.add_argument("--trials", type=int, metavar="K", help="trials per (model, task) (default 4)")
+        p.add_argument("--trials", "--epochs", dest="trials", type=int, metavar="K",
+                       help="trials per (model, task) (default 4); --epochs is inspect's name "
+                            "for the same")
     p.add_argument("--max-concurrency", type=int, metavar="N",
                    help="episodes making requests at once (default 64; while one sleeps before "
                         "a retry its slot may run another: lend_slots in the config)")
@@ -90,7 +108,10 @@ def _add_sweep_options(p: argparse.ArgumentParser, *, models: bool = True) -> No
                    help="benchmark data dir (default $SWEEPBENCH_DATA, else the built-in samples)")
     p.add_argument("--lang", choices=["en", "zh"], help="task language (default en)")
     p.add_argument("--task", action="append", dest="task_ids", metavar="ID", help="only this task id (repeatable)")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N tasks of each benchmark")
+    p.add_argument("--limit", type=int, metavar="N",
+                   help="only the first N tasks of each benchmark, each run --trials times "
+                        "(unlike inspect's --limit, which counts samples over the whole eval "
+                        "and takes a range)")
     p.add_argument("--seed", type=int, help="seed of the scripted models (default 0)")
     p.add_argument("--latency", type=float, dest="reference_latency_s", metavar="S",
                    help="latency of the built-in reference server's models, seconds (default 0)")
@@ -139,6 +160,25 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         f"exit status {BUDGET_EXIT}; a rerun with a higher cap continues")
 
 
+def _add_inspect_options(p: argparse.ArgumentParser) -> None:
+    """`run` and `plan`: options named as inspect names them, where the meaning is the same,
+    and the prices of provider models."""
+    p.add_argument("--max-connections", type=positive_int, metavar="N",
+                   help="requests in flight per endpoint at most, replacing every endpoint's "
+                        "max_concurrency (as inspect's; --max-concurrency counts episodes)")
+    p.add_argument("--token-limit", type=positive_int, metavar="N",
+                   help="tokens the agent may use in one episode (prompt + completion over its "
+                        "calls; the user simulator's and judge's not counted); past it the "
+                        "episode ends as token_limit and fails")
+    p.add_argument("--time-limit", type=positive_float, dest="time_limit_s", metavar="S",
+                   help="wall-clock seconds one episode may run; past it the episode ends as "
+                        "time_limit and fails")
+    p.add_argument("--prices", metavar="FILE",
+                   help="prices of provider/model names ([models.\"openai/gpt-4.1\"] input, "
+                        "cached_input, output dollars per million tokens) over the shipped "
+                        "table")
+
+
 def _add_fail_fast_options(p: argparse.ArgumentParser) -> None:
     """`run` only: the checks that stop a broken setup early."""
     p.add_argument("--no-preflight", action="store_true",
@@ -164,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=about)
         _add_sweep_options(p)
         _add_run_options(p)
+        _add_inspect_options(p)
         p.add_argument("--json", action="store_true",
                        help="print the report as JSON" if name == "run" else "print the plan as JSON")
         if name == "run":

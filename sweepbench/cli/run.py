@@ -155,7 +155,7 @@ def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: boo
     path = store_path(out_path, part)
     path.parent.mkdir(parents=True, exist_ok=True)
     install_uvloop()
-    prices = {ep.name: ep for ep in cfg.endpoints}
+    prices = {ep.name: ep for ep in cfg.endpoints if not ep.unpriced}
     with StoreLock(path), open_store(path, create=True) as store:
         prior = prior_per_episode(cfg, store) if _capped(cfg) else None
         with ProgressDisplay(err, enabled=show_progress, prices=prices) as progress:

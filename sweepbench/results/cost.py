@@ -107,7 +107,9 @@ def _hedge_cost(stalls: str, p: Prices) -> float:
 
 
 class Spend:
-    """Sums of call costs: in total, by role, by endpoint and by episode."""
+    """Sums of call costs: in total, by role, by endpoint and by episode; and which
+    episodes' roles and which endpoints made unpriced calls (a sum over those is not their
+    cost, and is shown as unpriced, never as $0)."""
 
     def __init__(self) -> None:
         self.total = 0.0
@@ -116,11 +118,15 @@ class Spend:
         self.by_episode: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(ROLES, 0.0))
         self.calls = 0
         self.unpriced = 0
+        self.unpriced_roles: dict[str, set[str]] = defaultdict(set)  # episode -> roles
+        self.unpriced_endpoints: set[str] = set()
 
     def add(self, c: CallCost) -> None:
         self.calls += 1
         if c.cost is None:
             self.unpriced += 1
+            self.unpriced_roles[c.episode_key].add(c.role)
+            self.unpriced_endpoints.add(c.endpoint or "?")
             return
         self.total += c.cost
         self.by_role[c.role] += c.cost

@@ -473,34 +473,43 @@ class _Board:
         for o in self.outcomes:
             for sc in ((o.model,), (o.model, o.benchmark)):
                 passed[sc] += o.passed and not o.error
-        sums: dict[tuple, dict[str, float]] = defaultdict(lambda: {"agent": 0.0, "user": 0.0,
-                                                                   "judge": 0.0})
+        sums: dict[tuple, dict[str, float | None]] = defaultdict(
+            lambda: {"agent": 0.0, "user": 0.0, "judge": 0.0})
         for key, r in self.row_of.items():
             for sc in ((r["name"],), (r["name"], r["benchmark"])):
                 episodes[sc] += 1
                 for role, v in spend.by_episode.get(key, {}).items():
-                    sums[sc][role] += v
+                    if sums[sc][role] is not None:
+                        sums[sc][role] += v
+                for role in spend.unpriced_roles.get(key, ()):
+                    sums[sc][role] = None  # unpriced, never a partial sum shown as its cost
         for sc, roles in sums.items():
-            total = sum(roles.values())
+            total = None if None in roles.values() else sum(roles.values())
+            if total is None:
+                self._cost[sc] = {**roles, "total": None, "per_episode": None, "per_pass": None}
+                continue
             self._cost[sc] = {**roles, "total": total,
                               "per_episode": total / episodes[sc] if episodes[sc] else None,
                               "per_pass": total / passed[sc] if passed[sc] else None}
 
     def cost_summary(self, spend: Spend) -> dict:
-        by_task: dict[str, float] = defaultdict(float)
-        by_bench: dict[str, float] = defaultdict(float)
-        by_model: dict[str, float] = defaultdict(float)
-        for key, roles in spend.by_episode.items():
+        by_task: dict[str, float | None] = defaultdict(float)
+        by_bench: dict[str, float | None] = defaultdict(float)
+        by_model: dict[str, float | None] = defaultdict(float)
+        for key in spend.by_episode.keys() | spend.unpriced_roles.keys():
             r = self.row_of.get(key)
             if r is None:
                 continue
-            total = sum(roles.values())
-            by_task[f"{r['benchmark']}:{r['domain']}:{r['lang']}:{r['task_id']}"] += total
-            by_bench[r["benchmark"]] += total
-            by_model[r["name"]] += total
+            total = None if key in spend.unpriced_roles else sum(spend.by_episode[key].values())
+            for table, name in ((by_task, f"{r['benchmark']}:{r['domain']}:{r['lang']}:"
+                                          f"{r['task_id']}"),
+                                (by_bench, r["benchmark"]), (by_model, r["name"])):
+                table[name] = None if total is None or table[name] is None else table[name] + total
+        by_endpoint: dict[str, float | None] = {**spend.by_endpoint,
+                                                **dict.fromkeys(spend.unpriced_endpoints)}
         return {"total": spend.total, "agent": spend.by_role["agent"],
                 "user": spend.by_role["user"], "judge": spend.by_role["judge"],
-                "by_endpoint": dict(sorted(spend.by_endpoint.items())),
+                "by_endpoint": dict(sorted(by_endpoint.items())),
                 "by_model": dict(sorted(by_model.items())),
                 "by_benchmark": dict(sorted(by_bench.items())),
                 "by_task": dict(sorted(by_task.items())),

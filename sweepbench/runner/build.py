@@ -71,9 +71,10 @@ def endpoint_names(cfg: SweepConfig, *, episodes: bool = True) -> set[str]:
 
 def endpoint_prices(cfg: SweepConfig, names: set[str]) -> dict[str, Prices]:
     """The configured prices of ``names`` (zero for endpoints without prices, e.g. scripted
-    models): what a run stores, so that its report prices its calls without a config."""
-    return {n: as_prices(cfg.endpoint(n, reference_url="http://reference.invalid"))
-            for n in sorted(names)}
+    models; none for an ``unpriced`` one, whose calls then count as unpriced): what a run
+    stores, so that its report prices its calls without a config."""
+    endpoints = {n: cfg.endpoint(n, reference_url="http://reference.invalid") for n in names}
+    return {n: as_prices(ep) for n, ep in sorted(endpoints.items()) if not ep.unpriced}
 
 
 def reference_server(cfg: SweepConfig, **options: Any) -> ReferenceServer:

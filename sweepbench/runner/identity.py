@@ -40,7 +40,7 @@ NOT_SENT = frozenset({
     "transport", "rpm", "tpm", "rate_headroom", "adaptive_concurrency", "min_concurrency",
     "breaker_threshold", "breaker_cooldown_s", "breaker_max_wait_s", "limits_key",
     "price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok",
-    "max_cost_usd", "latency_s", "max_reply_bytes", "backups",
+    "max_cost_usd", "latency_s", "max_reply_bytes", "backups", "unpriced",
 })
 """Endpoint fields that do not change what is sent to the model (how, how fast, at what
 price, under which name): not part of an episode's identity."""
@@ -108,7 +108,10 @@ class EpisodeIdentity:
             "user_mode": cfg.user_mode,
             "seed": cfg.seed,
             "limits": {"max_turns": cfg.max_turns or task.max_turns,
-                       "max_tool_errors": cfg.max_tool_errors, "max_steps": cfg.max_steps},
+                       "max_tool_errors": cfg.max_tool_errors, "max_steps": cfg.max_steps,
+                       # only when set, so episodes stored before these limits keep theirs
+                       **{k: v for k, v in (("token_limit", cfg.token_limit),
+                                            ("time_limit_s", cfg.time_limit_s)) if v}},
         }
 
     @staticmethod

@@ -30,7 +30,13 @@ import msgspec
 from sweepbench.benchmarks import registry
 from sweepbench.benchmarks.base import Judgment
 from sweepbench.datasets.task import Task
-from sweepbench.ids import FAILED_TERMINATIONS, STATE_JUDGE, JudgeMethod, judge_journal
+from sweepbench.ids import (
+    FAILED_TERMINATIONS,
+    LIMIT_TERMINATIONS,
+    STATE_JUDGE,
+    JudgeMethod,
+    judge_journal,
+)
 from sweepbench.store.runstore import RunStore
 from sweepbench.runner.journal import Replayed
 from sweepbench.client.secrets import KEYS
@@ -67,6 +73,13 @@ def state_judgment(task: Task, record: Any) -> Judgment:
         return {"passed": False, "score": 0.0,
                 "details": {"why": f"episode ended in {record.termination}: {record.error}"}}
     return registry.get(task.benchmark).check(task, record)
+
+
+def limit_judgment(record: Any) -> Judgment:
+    """An LLM judge's verdict on an episode a token or time limit ended: failed, with no
+    call (upstream scores an episode its limits ended 0, unjudged)."""
+    return {"passed": False, "score": 0.0,
+            "details": {"premature": True, "termination": record.termination, "calls": 0}}
 
 
 def request_hash(req: ChatRequest) -> str:
@@ -186,7 +199,8 @@ class JudgePool:
                 judgment = state_judgment(task, record)
             else:  # an episode that ended too early gets the benchmark's verdict, no call
                 benchmark = registry.get(task.benchmark)
-                judgment = benchmark.premature_judgment(task, record)
+                judgment = (limit_judgment(record) if record.termination in LIMIT_TERMINATIONS
+                            else benchmark.premature_judgment(task, record))
                 if judgment is None:
                     journal = JudgeJournal(self.store, key, spec, self.run_id)
                     observe = ((lambda result: self.observe(spec.model, result))

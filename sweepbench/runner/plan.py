@@ -318,7 +318,7 @@ def make_plan(cfg: SweepConfig, store: RunStore | None, *, shard: Shard | None =
         endpoints[n] = {"requests": round(c[0]), "prompt_tokens": usage.prompt_tokens,
                         "cached_prompt_tokens": usage.cached_prompt_tokens,
                         "completion_tokens": usage.completion_tokens,
-                        "dollars": usage_cost(usage, prices[n]),
+                        "dollars": usage_cost(usage, prices[n]) if n in prices else None,
                         "latency_s": latency[n]}
     return {
         "store": str(store.path) if store is not None else None,
@@ -332,10 +332,11 @@ def make_plan(cfg: SweepConfig, store: RunStore | None, *, shard: Shard | None =
         "prompt_tokens": sum(e["prompt_tokens"] for e in endpoints.values()),
         "cached_prompt_tokens": sum(e["cached_prompt_tokens"] for e in endpoints.values()),
         "completion_tokens": sum(e["completion_tokens"] for e in endpoints.values()),
-        "dollars": sum(e["dollars"] for e in endpoints.values()),
+        "dollars": sum(e["dollars"] or 0.0 for e in endpoints.values()),
+        "unpriced": [n for n in names if n not in prices],
         "wall_s": {"estimate": wall, "low": wall * lo, "high": wall * hi, "bound": bound},
         "per_episode_dollars": {n: (endpoints[n]["dollars"] / len(todo) if todo else 0.0)
-                                for n in names},
+                                for n in names if n in prices},
     }
 
 
@@ -414,10 +415,11 @@ def render_plan(plan: dict[str, Any]) -> Group:
     for name, e in plan["endpoints"].items():
         table.add_row(literal(name), f"{e['requests']:,}", f"{e['prompt_tokens']:,}",
                       f"{e['cached_prompt_tokens']:,}", f"{e['completion_tokens']:,}",
-                      f"{e['latency_s']:.3g}", f"{e['dollars']:,.4f}")
+                      f"{e['latency_s']:.3g}",
+                      "unpriced" if e["dollars"] is None else f"{e['dollars']:,.4f}")
     table.add_row("total", f"{plan['requests']:,}", f"{plan['prompt_tokens']:,}",
                   f"{plan['cached_prompt_tokens']:,}", f"{plan['completion_tokens']:,}", "",
-                  f"{plan['dollars']:,.4f}")
+                  f"{plan['dollars']:,.4f}" + (" + unpriced" if plan["unpriced"] else ""))
     w = plan["wall_s"]
     lines.append(f"wall time: ~{w['estimate']:,.1f} s (range {w['low']:,.1f}-{w['high']:,.1f} s; "
                  f"bound by {w['bound']})")

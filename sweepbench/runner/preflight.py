@@ -41,7 +41,8 @@ def static_problems(ep: Endpoint) -> list[str]:
                         "https://api.openai.com/v1")
     if ep.api_key_env and not os.environ.get(ep.api_key_env):
         problems.append(f"endpoint {ep.name!r}: environment variable {ep.api_key_env} (its "
-                        f"api_key_env) is not set; export it, or change api_key_env")
+                        f"key) is not set; export it (a config endpoint may name another "
+                        "variable in api_key_env)")
     return problems
 
 

@@ -418,6 +418,10 @@ class Sweep:
             agent_client, user_client = self.clients[item.model], self.clients[cfg.user_model]
             protocol = benchmark.episode_protocol(task, data_dir=self.data_dir,
                                                   user_mode=UserMode(cfg.user_mode))
+            limits = protocol.limits(task, max_turns=cfg.max_turns,
+                                     max_tool_errors=cfg.max_tool_errors,
+                                     max_steps=cfg.max_steps)
+            limits.token_limit, limits.time_limit_s = cfg.token_limit, cfg.time_limit_s
             result = await run_episode(
                 task,
                 agent=journal.caller("agent", agent_client.conversation(),
@@ -428,9 +432,7 @@ class Sweep:
                 state=state,
                 final_state=benchmark.final_state,
                 tool_descriptions=benchmark.tool_descriptions(task, self.data_dir),
-                limits=protocol.limits(task, max_turns=cfg.max_turns,
-                                       max_tool_errors=cfg.max_tool_errors,
-                                       max_steps=cfg.max_steps),
+                limits=limits,
                 meta=self.meta(item),
                 on_event=on_event,
                 protocol=protocol,

@@ -57,14 +57,21 @@ class EpisodeLimits:
     message and each batch of tool results is one step (the opening greeting is none); the
     check runs after every step and wins over a stop said in that same step, while a batch
     that exhausts both budgets ends as too many errors (upstream checks errors last).
+    ``token_limit`` bounds the agent's tokens (prompt + completion summed over its calls),
+    checked after each agent reply; ``time_limit_s`` the episode's wall-clock seconds,
+    checked before each model call, so a call in flight is never cut (its usage is
+    journaled like any other's). Either ends the episode as a failure.
     """
 
     def __init__(self, *, max_turns: int | None = 30, max_agent_steps_per_turn: int | None = 40,
-                 max_tool_errors: int | None = 10, max_steps: int | None = None) -> None:
+                 max_tool_errors: int | None = 10, max_steps: int | None = None,
+                 token_limit: int | None = None, time_limit_s: float | None = None) -> None:
         self.max_turns = max_turns
         self.max_agent_steps_per_turn = max_agent_steps_per_turn
         self.max_tool_errors = max_tool_errors
         self.max_steps = max_steps
+        self.token_limit = token_limit
+        self.time_limit_s = time_limit_s
 
 
 class EpisodeResult:
@@ -232,6 +239,10 @@ async def run_episode(
     res.messages = agent_msgs
 
     async def call(role: str, fn: ModelCall, messages: list[Message], with_tools: bool) -> AssistantMessage:
+        elapsed = time.perf_counter() - started
+        if limits.time_limit_s is not None and elapsed >= limits.time_limit_s:
+            raise EpisodeFailed(f"the episode ran {elapsed:.3g} s, past its time limit of "
+                                f"{limits.time_limit_s:g} s", TerminationReason.TIME_LIMIT)
         params = {**protocol.request_params(role, with_tools=with_tools),
                   **overrides.get(role, {})}
         req = ChatRequest(model="", messages=messages[:], tools=tools if with_tools else None,
@@ -254,6 +265,11 @@ async def run_episode(
                 messages.append(reply.message)  # the record shows where it stopped
             raise EpisodeFailed(f"{role} reply cut short (finish_reason "
                                 f"{reply.finish_reason!r})", TerminationReason.TRUNCATED)
+        used = res.agent_usage.prompt_tokens + res.agent_usage.completion_tokens
+        if role == "agent" and limits.token_limit is not None and used > limits.token_limit:
+            messages.append(reply.message)  # the record shows the reply that went over
+            raise EpisodeFailed(f"the agent used {used} tokens, past its token limit of "
+                                f"{limits.token_limit}", TerminationReason.TOKEN_LIMIT)
         return reply.message
 
     async def ask(role: str, messages: list[Message]) -> AssistantMessage:

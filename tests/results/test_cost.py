@@ -175,3 +175,40 @@ def test_the_report_counts_the_calls_of_a_malformed_stored_price_as_unpriced(tmp
         cost = build_report(store)["cost"]
     assert (cost["total"], cost["user"], cost["agent"]) == (1.25, 1.25, 0.0)
     assert (cost["calls"], cost["unpriced_calls"]) == (6, 5)
+
+
+def test_spend_knows_which_episodes_roles_and_endpoints_made_unpriced_calls():
+    s = Spend.of([call(), call(key="e2", run_id="gone"), call(key="e2", role="user"),
+                  call(key="e3", journal="judge", endpoint="nowhere")], PRICES)
+    assert {k: sorted(v) for k, v in s.unpriced_roles.items()} == {"e2": ["agent"],
+                                                                   "e3": ["judge"]}
+    assert s.unpriced_endpoints == {"m", "nowhere"}
+
+
+def test_a_report_shows_a_model_with_unpriced_calls_as_unpriced_never_as_zero(tmp_path):
+    usage = {"prompt_tokens": 4, "completion_tokens": 1, "cached_prompt_tokens": 2}
+    with RunStore(tmp_path / "s.db") as store:
+        store.begin_run("r1", {"run": "r1"}, prices={"priced": {"input": 250_000.0,
+                                                                "cached_input": 125_000.0,
+                                                                "output": 500_000.0}})
+        for model in ("priced", "local"):  # "local": a provider model without a price
+            meta = EpisodeMeta(key=f"ep-{model}", label=f"{model}|t1:bar:en:t|0", model=model,
+                               benchmark="t1", domain="bar", task_id="t", lang="en", trial=0,
+                               spec="t1:bar")
+            store.select("r1", [meta])
+            store.episode_started(meta, run_id="r1")
+            store.event(meta.key, 0, "model_call", {"role": "agent", "usage": usage,
+                                                    "attempts": 1}, run_id="r1", endpoint=model)
+            store.episode_finished(meta.key, EpisodeRecord(
+                run_id="r1", model=model, benchmark="t1", domain="bar", task_id="t", trial=0,
+                termination="user_stop"))
+    with RunStore(tmp_path / "s.db") as store:
+        report = build_report(store)
+    cost = report["cost"]
+    assert cost["by_endpoint"] == {"local": None, "priced": 1.25}
+    assert cost["by_model"] == {"local": None, "priced": 1.25}
+    assert (cost["by_benchmark"], cost["by_task"]) == ({"t1": None}, {"t1:bar:en:t": None})
+    models = report["benchmarks"]["t1"]["models"]
+    assert models["local"]["cost"] == {"agent": None, "user": 0.0, "judge": 0.0, "total": None,
+                                       "per_episode": None, "per_pass": None}
+    assert models["priced"]["cost"]["total"] == 1.25

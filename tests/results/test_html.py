@@ -34,7 +34,9 @@ def report(tmp_path_factory):
     rng = random.Random(4)
     path = tmp_path_factory.mktemp("html") / "s.db"
     with RunStore(path) as s:
-        s.begin_run("r", {"user_model": "U"}, prices={"weak": {"input": 1.0, "output": 2.0}},
+        # the user model's calls are priced too: a model with unpriced calls has no total
+        s.begin_run("r", {"user_model": "U"}, prices={"weak": {"input": 1.0, "output": 2.0},
+                                                      "U": {"input": 0.0, "output": 0.0}},
                     info={"benchmarks": {"vitabench": {"headline": "m"}}})
         for model, skill in (("good <b>model</b> $a_1$", 0.8), ("weak", 0.4)):
             for t in range(9):

@@ -4,11 +4,9 @@ unjudged, and every command says so."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import logging
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -18,6 +16,7 @@ from aiohttp import web
 from sweepbench.cli import main
 from sweepbench.client.secrets import MIN_RUN
 from sweepbench.client.transports.memory import completion
+from tests.support import thread_app
 
 CANARY = "sk-canary-e2e-5c1f9a7d3b0e2c4a6f8d1b3e5a7c9f0d"
 ENV = "SWEEPBENCH_HOSTILE_KEY"
@@ -27,7 +26,6 @@ ENV = "SWEEPBENCH_HOSTILE_KEY"
 def thread_server(reply: Callable[[int, web.Request], web.StreamResponse]) -> Iterator[str]:
     """An aiohttp server on its own thread and loop (the CLI runs a loop of its own);
     ``reply(i, request)`` answers the i-th request."""
-    ready = threading.Event()
     state: dict = {"n": 0}
 
     async def handle(request: web.Request) -> web.StreamResponse:
@@ -35,30 +33,13 @@ def thread_server(reply: Callable[[int, web.Request], web.StreamResponse]) -> It
         state["n"] += 1
         return reply(state["n"] - 1, request)
 
-    def run() -> None:
-        loop = asyncio.new_event_loop()
-        state["loop"] = loop
+    def app() -> web.Application:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", handle)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
-        loop.run_until_complete(runner.setup())
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        loop.run_until_complete(site.start())
-        state["url"] = f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
-        state["runner"] = runner
-        ready.set()
-        loop.run_forever()
-        loop.run_until_complete(runner.cleanup())
-        loop.close()
+        return app
 
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    assert ready.wait(10)
-    try:
-        yield state["url"]
-    finally:
-        state["loop"].call_soon_threadsafe(state["loop"].stop)
-        thread.join(10)
+    with thread_app(app) as url:
+        yield f"{url}/v1"
 
 
 def echo_forms() -> list[str]:

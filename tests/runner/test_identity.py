@@ -214,12 +214,13 @@ def test_identity_covers_trial_seed_user_and_limits():
     keys = {i.key for i in build_work(load_config(None, base), None)}
     assert len(keys) == 2 * len(load_tasks("vitabench:delivery"))
     for change in ({"seed": 1}, {"user_model": "scripted/user:5"}, {"user_mode": "neutral"},
-                   {"max_turns": 5}, {"max_tool_errors": 3}):
+                   {"max_turns": 5}, {"max_tool_errors": 3}, {"token_limit": 1000},
+                   {"time_limit_s": 60.0}):
         other = {i.key for i in build_work(load_config(None, {**base, **change}), None)}
         assert not other & keys, change
     # speed, judges and the spec a task is reached through do not change an episode
     same = {i.key for i in build_work(load_config(None, {
-        **base, "max_concurrency": 3, "judge_models": ["scripted/judge"],
+        **base, "max_concurrency": 3, "max_connections": 2, "judge_models": ["scripted/judge"],
         "benchmarks": ["vitabench:delivery", "vitabench:delivery"]}), None)}
     assert same == keys
 
