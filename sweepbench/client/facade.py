@@ -100,7 +100,8 @@ class ModelClient:
     the runner passes the reference server's URL). ``limits`` are this endpoint+account's
     shared :class:`~sweepbench.client.limits.EndpointLimits` (from a ``LimitsPool`` keyed by
     :func:`limits_key`); without one the client makes its own. ``cache`` is an opt-in
-    :class:`~sweepbench.client.cache.ResponseCache`. ``transport`` replaces the HTTP
+    :class:`~sweepbench.client.cache.ResponseCache` (a stored entry that is not a response
+    gives the cache up; the call goes to the endpoint). ``transport`` replaces the HTTP
     seam (default: by ``endpoint.transport``, "http", "aiohttp" or "openai").
     ``backoff_base_s`` / ``backoff_max_s`` shape the jittered exponential back-off (full
     jitter: a random wait in ``[0, min(max, base * 2**(retry-1))]``, where ``base`` is half the
@@ -240,10 +241,15 @@ class ModelClient:
             key = self.cache.key(self._cache_identity, body)
             payload = self.cache.get(key)
             if payload is not None:
-                result = self._result(read_reply(self._name, self.url, payload), 0.0, [])
-                result.from_cache = True
-                result.wall_s = now() - start
-                return result
+                try:
+                    reply = read_reply(self._name, self.url, payload)
+                except ModelError as err:  # the cache's fault, not the model's: ask it
+                    self.cache.fail(f"a stored entry is not a response: {err}")
+                else:
+                    result = self._result(reply, 0.0, [])
+                    result.from_cache = True
+                    result.wall_s = now() - start
+                    return result
         try:
             api_key = self.endpoint.api_key()
         except ConfigError as err:

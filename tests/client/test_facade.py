@@ -347,6 +347,23 @@ async def test_response_cache_hit_is_identical_and_makes_no_call(tmp_path) -> No
     cache2.close()
 
 
+async def test_a_cached_entry_that_is_not_a_response_is_asked_of_the_endpoint(
+        tmp_path, caplog) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    rig = Rig(cache=cache)
+    first = await rig()
+    cache._db.execute("UPDATE responses SET payload = ?", (b"<html>not a reply</html>",))
+    with caplog.at_level(logging.WARNING, logger="sweepbench.client.cache"):
+        again = await rig()  # not a model error: the endpoint answers instead
+        third = await rig()
+    assert rig.transport.count == 3 and not again.from_cache and not third.from_cache
+    assert again.message == first.message
+    assert [m.split(" failed (")[0] for m in caplog.messages] == [
+        f"response cache {tmp_path / 'c.sqlite'}"]
+    assert "a stored entry is not a response" in caplog.messages[0]
+    cache.close()
+
+
 async def test_failed_calls_are_not_cached(tmp_path) -> None:
     cache = ResponseCache(tmp_path / "c.sqlite")
     rig = Rig(status(400, "bad"), OK, cache=cache)
