@@ -208,15 +208,23 @@ class ModelClient:
 
     def health(self) -> dict[str, Any]:
         """Now: ``breaker`` state, ``failing`` (failed requests in a row), ``last_failure``
-        (its message, or None) and ``since_ok_s`` (None: no success yet)."""
-        last = self.last_failure
-        return {
-            "breaker": self.limits.breaker.state,
+        (its message, or None) and ``since_ok_s`` (None: no success yet); while the breaker
+        is not closed, also what it waits for and when waiting calls give up:
+        ``open_for_s``, ``probe_in_s`` (the next probe request), ``max_wait_s``
+        (breaker_max_wait_s; None: forever) and ``gives_up_in_s`` (when the first waiting
+        call fails; None: never)."""
+        last, breaker, now = self.last_failure, self.limits.breaker, self._now()
+        out: dict[str, Any] = {
+            "breaker": breaker.state,
             "failing": self.failing,
             "last_failure": last.message if last is not None else None,
-            "since_ok_s": (None if self.last_ok_at is None
-                           else max(0.0, self._now() - self.last_ok_at)),
+            "since_ok_s": None if self.last_ok_at is None else max(0.0, now - self.last_ok_at),
         }
+        if breaker.state != "closed" and breaker.down_since is not None:
+            open_for, max_wait = max(0.0, now - breaker.down_since), self.limits.breaker_max_wait_s
+            out.update(open_for_s=open_for, probe_in_s=breaker.probe_in(now), max_wait_s=max_wait,
+                       gives_up_in_s=None if max_wait is None else max(0.0, max_wait - open_for))
+        return out
 
     # -- the call -------------------------------------------------------------------------
 

@@ -389,7 +389,11 @@ async def test_health_tells_the_latest_failure_and_breaker_state() -> None:
         await rig()
     health = rig.client.health()
     assert health == {"breaker": "open", "failing": 1, "last_failure": "HTTP 500: melting",
-                      "since_ok_s": pytest.approx(3.0)}
+                      "since_ok_s": pytest.approx(3.0), "open_for_s": 0.0, "probe_in_s": 60.0,
+                      "max_wait_s": 600.0, "gives_up_in_s": 600.0}
+    rig.clock.advance(10.0)  # what it waits for, and until when, as time passes
+    assert {k: rig.client.health()[k] for k in ("open_for_s", "probe_in_s", "gives_up_in_s")} \
+        == {"open_for_s": 10.0, "probe_in_s": 50.0, "gives_up_in_s": 590.0}
 
 
 # ---- secrets ------------------------------------------------------------------------------
