@@ -179,8 +179,8 @@ def _vitabench_blank_id(tmp: Path) -> tuple[str, bool]:
     folder = tmp / "data" / "vitabench" / "delivery"
     folder.mkdir(parents=True)
     (folder / "tasks_en.json").write_text(json.dumps(tasks))
-    return _one_line(*_cli(["plan", "--benchmark", "vitabench:delivery", "--data-dir",
-                            str(tmp / "data")]), "task #0: id '' is blank")
+    return _one_line(*_cli(["plan", "--benchmark", "vitabench:delivery", "--prompts", "own",
+                            "--data-dir", str(tmp / "data")]), "task #0: id '' is blank")
 
 
 class _Ids(Benchmark):
@@ -266,8 +266,8 @@ ATTACKS = [
            _config({"task_ids": [" "]}, "task id ' '")),
     Attack(7, "cli: run --latency inf", "usage error, exit 2", _usage(
         ["run", "--latency", "inf"], "--latency: must be a finite number")),
-    Attack(7, "cli: plan --max-cost nan", "usage error, exit 2", _usage(
-        ["plan", "--max-cost", "nan"], "--max-cost: must be >= 0")),
+    Attack(7, "cli: plan --max-cost inf", "usage error, exit 2", _usage(
+        ["plan", "--max-cost", "inf"], "--max-cost: must be a finite number")),
     Attack(7, "cli: run --trials -1", "usage error, exit 2", _usage(
         ["run", "--trials", "-1"], "--trials: must be >= 1")),
     Attack(7, "cli: serve --seed 2**64", "usage error, exit 2", _usage(

@@ -73,8 +73,8 @@ def test_a_blank_id_in_a_vitabench_file_stops_every_command_with_one_line(
     folder.mkdir(parents=True)
     (folder / "tasks_en.json").write_text(json.dumps(tasks))
     out = ["--out", str(tmp_path / "s.sqlite")] if command[0] == "run" else []
-    assert cli.main([*command, "--benchmark", "vitabench:delivery", "--data-dir",
-                     str(tmp_path / "data"), *out]) == 2
+    assert cli.main([*command, "--benchmark", "vitabench:delivery", "--prompts", "own",
+                     "--data-dir", str(tmp_path / "data"), *out]) == 2
     assert capsys.readouterr().err.splitlines() == [
         f"error: {folder / 'tasks_en.json'}: task #1: id '  ' is blank, has spaces around it "
         "or control characters in it"]
