@@ -19,6 +19,7 @@ from msgspec import Struct, field
 
 from sweepbench.errors import ConfigError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, UserMode, WorkOrder
+from sweepbench.wire import MAX_TOKEN_COUNT
 
 SCRIPTED_PREFIX = "scripted/"
 
@@ -340,8 +341,6 @@ MAX_WAIT_S = 7 * 24 * 3600.0
 """Any timeout, wait or latency in seconds is at most a week (a longer one is a hang)."""
 MAX_RETRIES = 100
 MAX_REPLY_BYTES = 1 << 30
-MAX_TOKENS = 100_000_000
-"""A completion budget above 1e8 tokens is not a budget (as wire.MAX_TOKEN_COUNT)."""
 INT64 = (-(1 << 63), (1 << 63) - 1)
 """Every integer is stored in SQLite, whose integers are 64-bit."""
 SAMPLING = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
@@ -431,7 +430,7 @@ def check_endpoint_limits(ep: Endpoint) -> None:
     _in_range(f"{where} max_retries", ep.max_retries, 0, MAX_RETRIES, optional=False)
     for key in ("price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok"):
         _in_range(f"{where} {key}", getattr(ep, key), 0, optional=False)
-    _in_range(f"{where} max_tokens", ep.max_tokens, 0, MAX_TOKENS)
+    _in_range(f"{where} max_tokens", ep.max_tokens, 0, MAX_TOKEN_COUNT)
     _in_range(f"{where} max_reply_bytes", ep.max_reply_bytes, 1, MAX_REPLY_BYTES)
     for key in ("timeout_s", "connect_timeout_s", "ttfb_floor_s", "ttfb_ceiling_s",
                 "hedge_min_s", "breaker_max_wait_s"):
