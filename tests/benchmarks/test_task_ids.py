@@ -27,7 +27,7 @@ class _Ids(Benchmark):
     def __init__(self, name: str, ids: list) -> None:
         self.name, self.ids = name, ids
 
-    def load_tasks(self, domains, *, data_dir, lang):  # noqa: ANN001, ANN201
+    def load_tasks(self, domains, *, data_dir, lang):
         return [Task(id=i, benchmark=self.name, domain="d", instructions="x",
                      source=f"{self.name}.json") for i in self.ids]
 

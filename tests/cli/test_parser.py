@@ -17,7 +17,6 @@ from sweepbench.cli.parser import (
 )
 from sweepbench.devserver.faults import parse_outage
 
-
 TAKES = [
     (non_negative_float, "0", 0.0), (non_negative_float, "0.0", 0.0),
     (non_negative_float, "1e-9", 1e-9), (non_negative_float, "2.5", 2.5),
