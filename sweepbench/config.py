@@ -19,6 +19,7 @@ from msgspec import Struct, field
 
 from sweepbench.errors import ConfigError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, UserMode, WorkOrder
+from sweepbench.wire import MAX_TOKEN_COUNT
 
 SCRIPTED_PREFIX = "scripted/"
 
@@ -361,13 +362,54 @@ MAX_TRIALS = 1000
 """Trials per (model, task) at most: k beyond this is a typo, not a benchmark (the work list
 of 10^9 trials would fill memory before the first episode)."""
 
+MAX_IN_FLIGHT = 1 << 20
+"""Episodes, judgings or requests in flight at most (a socket each: beyond it is a typo)."""
+MAX_WAIT_S = 7 * 24 * 3600.0
+"""Any timeout, wait or latency in seconds is at most a week (a longer one is a hang)."""
+MAX_RETRIES = 100
+MAX_REPLY_BYTES = 1 << 30
+INT64 = (-(1 << 63), (1 << 63) - 1)
+"""Every integer is stored in SQLite, whose integers are 64-bit."""
+SAMPLING = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
+"""OpenAI's ranges for the sampling settings, as endpoint fields or in extra_body."""
 
-def _at_least(where: str, value: float | None, low: float, *, optional: bool = True) -> None:
-    """ConfigError unless ``value`` >= ``low`` (NaN fails; None passes when ``optional``)."""
+
+def _in_range(where: str, value: float | None, low: float, high: float = math.inf, *,
+              optional: bool = True) -> None:
+    """ConfigError unless ``low <= value <= high`` (NaN fails; None passes when ``optional``)."""
     if value is None and optional:
         return
     if value is None or not value >= low:
         raise ConfigError(f"{where} must be >= {low:g}, got {value}")
+    if not value <= high:
+        raise ConfigError(f"{where} must be <= {high if isinstance(high, int) else f'{high:g}'}"
+                          f", got {value}")
+
+
+def check_numbers(where: str, value: Any) -> None:
+    """ConfigError naming the first number at any depth of ``value`` (a Struct's fields, a
+    dict's values, a list's items) that is not finite (NaN, inf) or not a 64-bit integer:
+    every numeric setting, extra_body's included, those of fields added later too."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ConfigError(f"{where}{path} must be a finite number, got {item}")
+        if isinstance(item, int) and not INT64[0] <= item <= INT64[1]:
+            raise ConfigError(f"{where}{path} must be a 64-bit integer, got {item}")
+        if isinstance(item, Struct):
+            children = [(f.name, getattr(item, f.name)) for f in msgspec.structs.fields(item)]
+        elif isinstance(item, dict):
+            children = list(item.items())
+        elif isinstance(item, (list, tuple)):
+            children = [(f"[{i}]", v) for i, v in enumerate(item)]
+        else:
+            continue
+        for key, child in reversed(children):
+            sep = "" if str(key).startswith("[") or not path else "."
+            stack.append((f"{path}{sep}{key}", child))
 
 
 def check_sweep_limits(cfg: SweepConfig) -> None:
@@ -377,44 +419,63 @@ def check_sweep_limits(cfg: SweepConfig) -> None:
     if cfg.trials > MAX_TRIALS:
         raise ConfigError(f"trials must be <= {MAX_TRIALS}, got {cfg.trials}")
     for key in ("limit", "max_turns", "max_steps", "reference_rpm", "reference_tpm",
-                "max_connections", "token_limit"):
-        _at_least(key, getattr(cfg, key), 1)
-    if cfg.time_limit_s is not None and not 0 < cfg.time_limit_s < math.inf:
+                "token_limit"):
+        _in_range(key, getattr(cfg, key), 1)
+    _in_range("max_concurrency", cfg.max_concurrency, 1, MAX_IN_FLIGHT)
+    _in_range("max_connections", cfg.max_connections, 1, MAX_IN_FLIGHT)
+    _in_range("time_limit_s", cfg.time_limit_s, 0, MAX_WAIT_S)
+    if cfg.time_limit_s is not None and cfg.time_limit_s <= 0:
         raise ConfigError(f"time_limit_s must be > 0 seconds, got {cfg.time_limit_s}")
-    _at_least("judge_concurrency", cfg.judge_concurrency, 1, optional=False)
-    _at_least("max_tool_errors", cfg.max_tool_errors, 0, optional=False)
-    _at_least("reference_latency_s", cfg.reference_latency_s, 0, optional=False)
+    _in_range("judge_concurrency", cfg.judge_concurrency, 1, MAX_IN_FLIGHT, optional=False)
+    _in_range("max_tool_errors", cfg.max_tool_errors, 0, optional=False)
+    _in_range("reference_latency_s", cfg.reference_latency_s, 0, MAX_WAIT_S, optional=False)
+    for key in ("seed", "reference_seed"):
+        _in_range(key, getattr(cfg, key), 0, optional=False)
     for task_id in cfg.task_ids:
-        if not task_id or "/" in task_id or "\\" in task_id or task_id in (".", ".."):
+        if (not task_id.strip() or task_id != task_id.strip() or "/" in task_id
+                or "\\" in task_id or task_id in (".", "..")):
             raise ConfigError(f"task id {task_id!r}: a task id is an id from `sweepbench "
-                              "tasks`, not a path (no '/', '\\', '.' or '..')")
+                              "tasks`, not a path (no '/', '\\', '.' or '..') nor blank, "
+                              "no spaces around it")
     seen: set[str] = set()
     for ep in cfg.endpoints:
         if ep.name in seen:
             raise ConfigError(f"endpoint {ep.name!r} is defined twice in endpoints")
         seen.add(ep.name)
         check_endpoint_limits(ep)
+    check_numbers("", msgspec.structs.replace(cfg, endpoints=[]))
+    for ep in cfg.endpoints:
+        check_numbers(f"endpoint {ep.name!r}: ", ep)
 
 
 def check_endpoint_limits(ep: Endpoint) -> None:
-    """An endpoint's concurrency, rate, retry, breaker and price settings."""
+    """An endpoint's concurrency, rate, retry, breaker, sampling and price settings."""
     where = f"endpoint {ep.name!r}:"
-    for key in ("max_concurrency", "min_concurrency", "breaker_threshold"):
-        _at_least(f"{where} {key}", getattr(ep, key), 1, optional=False)
+    for key in ("max_concurrency", "min_concurrency"):
+        _in_range(f"{where} {key}", getattr(ep, key), 1, MAX_IN_FLIGHT, optional=False)
+    _in_range(f"{where} breaker_threshold", ep.breaker_threshold, 1, optional=False)
     if ep.min_concurrency > ep.max_concurrency:
         raise ConfigError(f"{where} min_concurrency ({ep.min_concurrency}) must be <= "
                           f"max_concurrency ({ep.max_concurrency})")
     for key in ("rpm", "tpm"):
-        _at_least(f"{where} {key}", getattr(ep, key), 1)
-    for key in ("max_retries", "price_input_per_mtok", "price_cached_input_per_mtok",
-                "price_output_per_mtok"):
-        _at_least(f"{where} {key}", getattr(ep, key), 0, optional=False)
-    _at_least(f"{where} max_tokens", ep.max_tokens, 0)
-    _at_least(f"{where} breaker_max_wait_s", ep.breaker_max_wait_s, 0)
-    if not ep.breaker_cooldown_s > 0:
-        raise ConfigError(f"{where} breaker_cooldown_s must be > 0, got {ep.breaker_cooldown_s}")
+        _in_range(f"{where} {key}", getattr(ep, key), 1)
+    _in_range(f"{where} max_retries", ep.max_retries, 0, MAX_RETRIES, optional=False)
+    for key in ("price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok"):
+        _in_range(f"{where} {key}", getattr(ep, key), 0, optional=False)
+    _in_range(f"{where} max_tokens", ep.max_tokens, 0, MAX_TOKEN_COUNT)
+    _in_range(f"{where} max_reply_bytes", ep.max_reply_bytes, 1, MAX_REPLY_BYTES)
+    for key in ("timeout_s", "connect_timeout_s", "ttfb_floor_s", "ttfb_ceiling_s",
+                "hedge_min_s", "breaker_max_wait_s"):
+        _in_range(f"{where} {key}", getattr(ep, key), 0, MAX_WAIT_S)
+    if not 0 < ep.breaker_cooldown_s <= MAX_WAIT_S:
+        raise ConfigError(f"{where} breaker_cooldown_s must be > 0 and <= {MAX_WAIT_S:g}, "
+                          f"got {ep.breaker_cooldown_s}")
     if not 0 < ep.rate_headroom <= 1:
         raise ConfigError(f"{where} rate_headroom must be in (0, 1], got {ep.rate_headroom}")
+    for key, (low, high) in SAMPLING.items():
+        _in_range(f"{where} {key}", getattr(ep, key, None), low, high)
+        if isinstance(ep.extra_body.get(key), (int, float)):
+            _in_range(f"{where} extra_body.{key}", ep.extra_body[key], low, high)
 
 
 def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None) -> SweepConfig:

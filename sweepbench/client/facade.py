@@ -100,7 +100,8 @@ class ModelClient:
     the runner passes the reference server's URL). ``limits`` are this endpoint+account's
     shared :class:`~sweepbench.client.limits.EndpointLimits` (from a ``LimitsPool`` keyed by
     :func:`limits_key`); without one the client makes its own. ``cache`` is an opt-in
-    :class:`~sweepbench.client.cache.ResponseCache`. ``transport`` replaces the HTTP
+    :class:`~sweepbench.client.cache.ResponseCache` (a stored entry that is not a response
+    gives the cache up; the call goes to the endpoint). ``transport`` replaces the HTTP
     seam (default: by ``endpoint.transport``, "http", "aiohttp" or "openai").
     ``backoff_base_s`` / ``backoff_max_s`` shape the jittered exponential back-off (full
     jitter: a random wait in ``[0, min(max, base * 2**(retry-1))]``, where ``base`` is half the
@@ -207,15 +208,23 @@ class ModelClient:
 
     def health(self) -> dict[str, Any]:
         """Now: ``breaker`` state, ``failing`` (failed requests in a row), ``last_failure``
-        (its message, or None) and ``since_ok_s`` (None: no success yet)."""
-        last = self.last_failure
-        return {
-            "breaker": self.limits.breaker.state,
+        (its message, or None) and ``since_ok_s`` (None: no success yet); while the breaker
+        is not closed, also what it waits for and when waiting calls give up:
+        ``open_for_s``, ``probe_in_s`` (the next probe request), ``max_wait_s``
+        (breaker_max_wait_s; None: forever) and ``gives_up_in_s`` (when the first waiting
+        call fails; None: never)."""
+        last, breaker, now = self.last_failure, self.limits.breaker, self._now()
+        out: dict[str, Any] = {
+            "breaker": breaker.state,
             "failing": self.failing,
             "last_failure": last.message if last is not None else None,
-            "since_ok_s": (None if self.last_ok_at is None
-                           else max(0.0, self._now() - self.last_ok_at)),
+            "since_ok_s": None if self.last_ok_at is None else max(0.0, now - self.last_ok_at),
         }
+        if breaker.state != "closed" and breaker.down_since is not None:
+            open_for, max_wait = max(0.0, now - breaker.down_since), self.limits.breaker_max_wait_s
+            out.update(open_for_s=open_for, probe_in_s=breaker.probe_in(now), max_wait_s=max_wait,
+                       gives_up_in_s=None if max_wait is None else max(0.0, max_wait - open_for))
+        return out
 
     # -- the call -------------------------------------------------------------------------
 
@@ -240,10 +249,15 @@ class ModelClient:
             key = self.cache.key(self._cache_identity, body)
             payload = self.cache.get(key)
             if payload is not None:
-                result = self._result(read_reply(self._name, self.url, payload), 0.0, [])
-                result.from_cache = True
-                result.wall_s = now() - start
-                return result
+                try:
+                    reply = read_reply(self._name, self.url, payload)
+                except ModelError as err:  # the cache's fault, not the model's: ask it
+                    self.cache.fail(f"a stored entry is not a response: {err}")
+                else:
+                    result = self._result(reply, 0.0, [])
+                    result.from_cache = True
+                    result.wall_s = now() - start
+                    return result
         try:
             api_key = self.endpoint.api_key()
         except ConfigError as err:

@@ -47,6 +47,7 @@ from sweepbench.runner.build import (
     endpoint_names,
     endpoint_prices,
     judge_specs,
+    open_cache,
 )
 from sweepbench.client.hedging import IdleSlots
 from sweepbench.runner.identity import what_changed
@@ -180,6 +181,7 @@ class Sweep:
         concurrency = fit_concurrency(cfg, names, len(todo), warn=self.warn)
         queue = plan_queue(todo, cfg, store, self.data_dir, slots=concurrency)
         todo = queue.items
+        cache = open_cache(cfg, store.path)  # a file that cannot be the cache fails here
         store.begin_run(self.run_id, msgspec.to_builtins(cfg),
                         prices=msgspec.to_builtins(prices),
                         info={"command": self.command, "benchmarks": benchmark_info(cfg.benchmarks),
@@ -193,7 +195,7 @@ class Sweep:
         started = 0
         status = "done"
         main = asyncio.current_task()
-        resources = SweepResources(cfg, names)
+        resources = SweepResources(cfg, names, cache=cache)
         try:
             self._on_signals(main, resources)
             async with resources:

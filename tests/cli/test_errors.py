@@ -81,8 +81,8 @@ def cases(p) -> dict[str, tuple[list[str], str]]:
         "--task unknown": ([*run, "--task", "no-such-task"], "no task 'no-such-task'"),
         "--model scripted/nope": ([*run, "--model", "scripted/nope"], "scripted/oracle"),
         "--model scripted/noisy:2": ([*run, "--model", "scripted/noisy:2"], "scripted/noisy:2"),
-        "--max-concurrency 0": ([*run, "--max-concurrency", "0"], "max_concurrency"),
-        "--latency -1": ([*run, "--latency", "-1"], "reference_latency_s"),
+        "--max-concurrency 0": ([*run, "--max-concurrency", "0"], "--max-concurrency"),
+        "--latency -1": ([*run, "--latency", "-1"], "--latency"),
     }
     return found
 
