@@ -7,6 +7,7 @@ environment only when a request is made.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import tomllib
@@ -21,6 +22,7 @@ from sweepbench.errors import ConfigError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, UserMode, WorkOrder
 
 SCRIPTED_PREFIX = "scripted/"
+TRANSPORTS = ("http", "aiohttp", "openai")
 
 
 class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
@@ -103,7 +105,8 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     transport: str = "http"
     """HTTP stack: "http" (default: keep-alive HTTP/1.1 parsed by httptools, the leanest per
     call), "aiohttp" (aiohttp's ClientSession) or "openai" (the official SDK; its aiohttp
-    backend when the installed version has one). Limits, retries and errors behave the same."""
+    backend when the installed version has one; needs `pip install 'sweepbench[openai]'`).
+    Limits, retries and errors behave the same on all three."""
     rpm: int | None = None
     """Requests per minute this endpoint+account allows; None: unknown (429s and Retry-After
     alone steer the client)."""
@@ -172,7 +175,16 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
         if self.max_reply_bytes < 1:
             raise ConfigError(f"{where}: max_reply_bytes must be >= 1, got "
                               f"{self.max_reply_bytes}")
+        self._validate_transport(where)
         return self
+
+    def _validate_transport(self, where: str) -> None:
+        if self.transport not in TRANSPORTS:
+            raise ConfigError(f"{where}: transport must be one of {', '.join(TRANSPORTS)}, "
+                              f"got {self.transport!r}")
+        if self.transport == "openai" and importlib.util.find_spec("openai") is None:
+            raise ConfigError(f"{where}: transport 'openai' needs the openai package: "
+                              "pip install 'sweepbench[openai]'")
 
     def api_key(self) -> str | None:
         """Read the key from the environment at call time; None when not configured."""

@@ -117,10 +117,9 @@ class OpenAITransport:
                  max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
         try:
             import openai
-        except ImportError as err:  # pragma: no cover - openai is a dependency
-            raise FatalError(
-                f"{name}: transport 'openai' needs the openai package (pip install openai)",
-                endpoint=name) from err
+        except ImportError as err:  # an extra: pip install 'sweepbench[openai]'
+            raise FatalError(f"{name}: transport 'openai' needs the openai package: "
+                             "pip install 'sweepbench[openai]'", endpoint=name) from None
         self._openai = openai
         self._base_url = base_url
         self._name = name
