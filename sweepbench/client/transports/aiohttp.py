@@ -5,8 +5,9 @@ The default transport (:mod:`sweepbench.client.transports.http`) spends less CPU
 one is kept for where aiohttp's own stack is wanted. Same seam and semantics
 (:mod:`sweepbench.client.transports.base`): one deadline (``timeout_s``) over connect, send and
 the whole body; the client's first-byte budget told when the headers arrive; a reply over
-``max_reply_bytes`` not read further; ``stopping()`` asked in the step that writes the request
-(:class:`GatedBody`); aiohttp and OS errors translated here, in one place.
+``max_reply_bytes`` not read further, nor unpacked past it (aiohttp's own decompression is off:
+:mod:`~sweepbench.client.transports.unpack` does it); ``stopping()`` asked in the step that
+writes the request (:class:`GatedBody`); aiohttp and OS errors translated here, in one place.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from sweepbench.client.transports.base import (
     refused,
     too_large,
 )
+from sweepbench.client.transports.unpack import ACCEPT_ENCODING, BadEncoding, TooLarge, unpack
 from sweepbench.errors import (
     ConnectionRefused,
     FatalError,
@@ -101,10 +103,11 @@ class AiohttpTransport:
                 "create one client per loop"
             )
         self._loop = loop
-        self._session = aiohttp.ClientSession(
+        self._session = aiohttp.ClientSession(  # bodies unpacked by us, under the cap
             connector=aiohttp.TCPConnector(limit=self._limit),
-            timeout=self._timeout,
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
+            timeout=self._timeout, auto_decompress=False,
+            headers={"Content-Type": "application/json", "Accept": "application/json",
+                     "Accept-Encoding": ACCEPT_ENCODING},
         )
         return self._session
 
@@ -119,15 +122,25 @@ class AiohttpTransport:
                 size = resp.content_length
                 if size is not None and size > self._max_bytes:
                     raise too_large(name, url, self._max_bytes)
-                if size is not None and "Content-Encoding" not in resp.headers:
-                    return resp.status, resp.headers, await resp.read()  # size known, capped
-                chunks, got = [], 0
-                async for chunk in resp.content.iter_chunked(READ_CHUNK):
-                    got += len(chunk)
-                    if got > self._max_bytes:
-                        raise too_large(name, url, self._max_bytes)
-                    chunks.append(chunk)
-                return resp.status, resp.headers, b"".join(chunks)
+                if size is not None:
+                    payload = await resp.read()  # size known, capped
+                else:
+                    chunks, got = [], 0
+                    async for chunk in resp.content.iter_chunked(READ_CHUNK):
+                        got += len(chunk)
+                        if got > self._max_bytes:
+                            raise too_large(name, url, self._max_bytes)
+                        chunks.append(chunk)
+                    payload = b"".join(chunks)
+                encoding = resp.headers.get("Content-Encoding")
+                if encoding:
+                    payload = unpack(payload, encoding, self._max_bytes)
+                return resp.status, resp.headers, payload
+        except TooLarge:
+            raise too_large(name, url, self._max_bytes) from None
+        except BadEncoding as err:
+            raise InvalidResponseError(f"{name}: response from {url}: {err}",
+                                       endpoint=name) from None
         except TimeoutError as err:  # also aiohttp.ServerTimeoutError
             raise RequestTimeout(
                 f"{name}: request to {url} timed out ({type(err).__name__}; timeout_s "

@@ -23,9 +23,10 @@ Same seam and semantics as :class:`~sweepbench.client.transports.aiohttp.Aiohttp
   ``RequestTimeout``, a connection lost or a reply that is not HTTP -> ``TransportError`` /
   ``InvalidResponseError``; a cancelled request closes its connection (never reused half-read).
 
-We send no ``Accept-Encoding``; a server that compresses anyway (gzip, deflate) is decompressed
-under the same size cap. A pooled connection the server closed while idle is noticed and
-dropped before reuse. A request is never re-sent here, not even on a connection that closed
+We ask for no compression (``Accept-Encoding: identity``); a server that compresses anyway is
+unpacked under the same size cap (:mod:`~sweepbench.client.transports.unpack`, as on every
+transport). A pooled connection the server closed while idle is noticed and dropped before
+reuse. A request is never re-sent here, not even on a connection that closed
 before answering: the server may have got it, so it is the client's to count and retry.
 """
 
@@ -33,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-import zlib
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -50,6 +50,7 @@ from sweepbench.errors import (
 )
 from sweepbench.client.stalls import FLIGHT
 from sweepbench.client.transports.base import too_large
+from sweepbench.client.transports.unpack import ACCEPT_ENCODING, BadEncoding, TooLarge, unpack
 
 __all__ = ["HttpTransport", "ReplyHeaders"]
 
@@ -238,27 +239,6 @@ class _Connection(asyncio.Protocol):
         return self.status, self._headers, payload
 
 
-def _decompress(payload: bytes, encoding: str, limit: int) -> bytes:
-    """A gzip or deflate body, unpacked under ``limit`` bytes."""
-    kind = encoding.strip().lower()
-    if kind in ("", "identity"):
-        return payload
-    if kind in ("gzip", "x-gzip"):
-        wbits = 16 + zlib.MAX_WBITS
-    elif kind == "deflate":
-        wbits = zlib.MAX_WBITS if payload[:1] == b"\x78" else -zlib.MAX_WBITS
-    else:
-        raise _BadReply(f"unsupported Content-Encoding {encoding!r}")
-    unpack = zlib.decompressobj(wbits)
-    try:
-        out = unpack.decompress(payload, limit + 1)
-    except zlib.error as err:
-        raise _BadReply(f"body not valid {kind} ({err})") from err
-    if len(out) > limit:
-        raise _TooLarge
-    return out
-
-
 class HttpTransport:
     """POST to ``url`` over a pool of keep-alive connections bound to the first loop used.
 
@@ -284,6 +264,7 @@ class HttpTransport:
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._head = (f"POST {target} HTTP/1.1\r\nHost: {host}\r\n"
                       "Content-Type: application/json\r\nAccept: application/json\r\n"
+                      f"Accept-Encoding: {ACCEPT_ENCODING}\r\n"
                       "Connection: keep-alive\r\n").encode("latin-1")
         self._limit = max(1, max_connections)
         self._timeout_s = timeout_s
@@ -502,10 +483,10 @@ class HttpTransport:
         encoding = reply_headers.get("content-encoding")
         if encoding:
             try:
-                payload = _decompress(payload, encoding, self._max_bytes)
-            except _TooLarge:
+                payload = unpack(payload, encoding, self._max_bytes)
+            except TooLarge:
                 raise too_large(self._name, self._url, self._max_bytes) from None
-            except _BadReply as err:
+            except BadEncoding as err:
                 raise InvalidResponseError(f"{self._name}: response from {self._url}: {err}",
                                            endpoint=self._name) from None
         return status, reply_headers, payload

@@ -20,8 +20,10 @@ nothing listens at the URL, else ``TransportError``; anything else from the SDK 
 The SDK's timeouts apply per read, so a body trickling in a byte at a time would never time
 out: the whole call runs under one ``asyncio.timeout(timeout_s)``. The SDK reads whole bodies
 (error bodies too): a response hook wraps each body's stream so that it stops, with an error,
-past ``max_reply_bytes``. Another response hook tells the client's time-to-first-byte
-budget (:mod:`sweepbench.client.stalls`) that the headers are in, before the body is read.
+past ``max_reply_bytes``, and unpacks a compressed one itself under the same cap (httpx's
+decoder has none; :mod:`~sweepbench.client.transports.unpack`); no compression is asked for.
+Another response hook tells the client's time-to-first-byte budget
+(:mod:`sweepbench.client.stalls`) that the headers are in, before the body is read.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from sweepbench.errors import (
 )
 from sweepbench.client.stalls import first_byte
 from sweepbench.client.transports.base import DEFAULT_MAX_REPLY_BYTES, Reply, refused, too_large
+from sweepbench.client.transports.unpack import ACCEPT_ENCODING, BadEncoding, TooLarge, unpack
 
 __all__ = ["OpenAITransport", "sdk_backend"]
 
@@ -50,20 +53,37 @@ class _TooLarge(Exception):
     """Raised from inside the SDK's read of a body over the size limit."""
 
 
+class _BadBody(Exception):
+    """Raised from inside the SDK's read of a body its Content-Encoding does not describe."""
+
+
 def _capped_stream(base: type) -> type:
     class CappedStream(base):  # type: ignore[misc,valid-type]
-        """An httpx byte stream that stops past ``limit`` bytes."""
+        """An httpx byte stream that stops past ``limit`` bytes; a compressed one (``encoding``)
+        is gathered under the limit and yielded unpacked under it (httpx's own decoder, which
+        has no limit, is left nothing to do)."""
 
-        def __init__(self, stream: Any, limit: int) -> None:
-            self._stream, self._limit = stream, limit
+        def __init__(self, stream: Any, limit: int, encoding: str = "") -> None:
+            self._stream, self._limit, self._encoding = stream, limit, encoding
 
         async def __aiter__(self) -> Any:
             got = 0
+            raw: list[bytes] = []
             async for chunk in self._stream:
                 got += len(chunk)
                 if got > self._limit:
                     raise _TooLarge
-                yield chunk
+                if not self._encoding:
+                    yield chunk
+                else:
+                    raw.append(chunk)
+            if self._encoding:
+                try:
+                    yield unpack(b"".join(raw), self._encoding, self._limit)
+                except TooLarge:
+                    raise _TooLarge from None
+                except BadEncoding as err:
+                    raise _BadBody(str(err)) from None
 
         async def aclose(self) -> None:
             await self._stream.aclose()
@@ -83,7 +103,10 @@ def _cap_hook(limit: int, stream_type: type) -> Any:
         size = response.headers.get("content-length", "")
         if size.isdigit() and int(size) > limit:
             raise _TooLarge
-        response.stream = stream_type(response.stream, limit)
+        encoding = response.headers.get("content-encoding", "")
+        response.stream = stream_type(response.stream, limit, encoding)
+        if encoding:  # unpacked by our stream: httpx must not decode it again
+            del response.headers["content-encoding"]
     return cap
 
 
@@ -154,6 +177,7 @@ class OpenAITransport:
         if http_client is None:
             http_client = openai.DefaultAsyncHttpxClient(timeout=self._timeout,
                                                          event_hooks=hooks)
+        http_client.headers["Accept-Encoding"] = ACCEPT_ENCODING  # as every transport
         self._client = openai.AsyncOpenAI(
             api_key=_PLACEHOLDER_KEY, base_url=self._base_url, max_retries=0,
             timeout=self._timeout, http_client=http_client)
@@ -189,6 +213,9 @@ class OpenAITransport:
             return resp.status_code, resp.headers, resp.content
         except _TooLarge as err:
             raise too_large(name, self._base_url, self._max_bytes) from err
+        except _BadBody as err:
+            raise InvalidResponseError(f"{name}: response from {self._base_url}: {err}",
+                                       endpoint=name) from None
         except TimeoutError as err:
             raise RequestTimeout(f"{name}: request to {self._base_url} timed out (timeout_s "
                                  f"{self._timeout_s:g})", endpoint=name) from err

@@ -1,0 +1,85 @@
+"""Hostile endpoints against each transport: compression bombs (class 1), redirects (class 9),
+and proxies (0: the first-hour issue's proxy support, checked the same way).
+
+Each attack serves its answer from an aiohttp server on 127.0.0.1 and sends one request
+through ModelClient with the transport named in the attack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import tracemalloc
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from _base import Attack
+from aiohttp import web
+
+from sweepbench.client.facade import ModelClient
+from sweepbench.config import Endpoint
+from sweepbench.errors import ModelError
+from sweepbench.wire import ChatRequest, UserMessage
+
+TRANSPORTS = ("http", "aiohttp", "openai")
+CAP = 8 << 20  # the default max_reply_bytes
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+async def _serve(handler: Handler) -> tuple[web.AppRunner, str]:
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handler)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+
+
+async def _call(url: str, transport: str, **kw) -> str:
+    """One chat request; what it ended in (an error's message, or the reply's content)."""
+    ep = Endpoint(name="hostile", base_url=url, transport=transport, max_retries=0,
+                  timeout_s=5.0, **kw)
+    async with ModelClient(ep) as client:
+        try:
+            result = await client.complete(ChatRequest(model="x", messages=[UserMessage("hi")]))
+        except ModelError as err:
+            return f"{type(err).__name__}: {err}"
+    return f"reply: {result.message.content}"
+
+
+# ---- class 1: a 1 MB gzip body that unpacks to 1 GiB ----------------------------------------
+
+
+def _gzip_bomb(transport: str) -> Callable[[Path], tuple[str, bool]]:
+    member = gzip.compress(bytes(1 << 20))  # 1 MiB of zeros in ~1 kB; members concatenate
+    body = member * 1024  # 1 GiB unpacked
+
+    async def attack() -> tuple[str, bool]:
+        async def handler(request: web.Request) -> web.Response:
+            await request.read()
+            return web.Response(body=body, headers={"Content-Type": "application/json",
+                                                    "Content-Encoding": "gzip"})
+
+        runner, url = await _serve(handler)
+        if transport == "openai":  # its import is not what is measured
+            import sweepbench.client.transports.openai  # noqa: F401
+            import openai  # noqa: F401
+        try:
+            tracemalloc.start()
+            got = await _call(url, transport)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+            await runner.cleanup()
+        stopped = "larger than max_reply_bytes" in got
+        held = stopped and peak < 4 * CAP
+        return f"{'size error' if stopped else got}; peak {peak / 2**20:.0f} MiB", held
+
+    return lambda _tmp: asyncio.run(attack())
+
+
+ATTACKS = [
+    *(Attack(1, f"{t}: 1 MB gzip body, 1 GiB unpacked", "size error; < 32 MiB held (8 MiB cap)",
+             _gzip_bomb(t)) for t in TRANSPORTS),
+]
