@@ -106,7 +106,12 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     """HTTP stack: "http" (default: keep-alive HTTP/1.1 parsed by httptools, the leanest per
     call), "aiohttp" (aiohttp's ClientSession) or "openai" (the official SDK; its aiohttp
     backend when the installed version has one; needs `pip install 'sweepbench[openai]'`).
-    Limits, retries and errors behave the same on all three."""
+    Limits, retries, errors, size caps and redirects behave the same on all three."""
+    follow_redirects: bool = False
+    """Follow a 307 or 308 answer to its Location (method, body and headers kept; the API key
+    only to the endpoint's own scheme, host and port), at most 5 in a row. Off: any redirect is
+    an error naming the endpoint and the target. 301, 302 and 303 are errors either way
+    (following them would turn the chat request into a GET): point base_url at the target."""
     rpm: int | None = None
     """Requests per minute this endpoint+account allows; None: unknown (429s and Retry-After
     alone steer the client)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import os
 import tracemalloc
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -79,7 +80,65 @@ def _gzip_bomb(transport: str) -> Callable[[Path], tuple[str, bool]]:
     return lambda _tmp: asyncio.run(attack())
 
 
+# ---- class 9: redirects -----------------------------------------------------------------------
+
+
+def _redirect(transport: str, status: int, follow: bool,
+              elsewhere: bool) -> Callable[[Path], tuple[str, bool]]:
+    """The endpoint answers ``status`` to a chat endpoint on the same server (or, with
+    ``elsewhere``, on another port); held: not followed (an error naming the target, nothing
+    sent there) or, followed, a POST of the same body there, the key only on its own origin."""
+
+    async def attack() -> tuple[str, bool]:
+        seen: list[tuple[str, str, bool]] = []  # method, path, key sent
+
+        async def handler(request: web.Request) -> web.Response:
+            await request.read()
+            seen.append((request.method, request.path, "Authorization" in request.headers))
+            if request.path == "/v1/chat/completions":
+                return web.Response(status=status, headers={"Location": target})
+            return web.json_response(_REPLY)
+
+        runner, url = await _serve(handler)
+        other, other_url = await _serve(handler)
+        target = (other_url if elsewhere else url).replace("/v1", "/v2") + "/chat/completions"
+        try:
+            got = await _call(url, transport, follow_redirects=follow,
+                              api_key_env="SWEEPBENCH_HOSTILE_KEY")
+        finally:
+            await runner.cleanup()
+            await other.cleanup()
+        after = seen[1:]
+        if not (follow and status in (307, 308)):
+            held = f"redirects ({status}) to {target}; not followed" in got and not after
+            return ("error naming the target" if held else got) + f"; {len(seen)} request", held
+        held = got == "reply: ok" and after == [("POST", "/v2/chat/completions", not elsewhere)]
+        sent = ", ".join(f"{m} {p} {'with' if k else 'without'} the key" for m, p, k in after)
+        return f"{got}; then {sent or 'nothing'}", held
+
+    def run(_tmp: Path) -> tuple[str, bool]:
+        os.environ["SWEEPBENCH_HOSTILE_KEY"] = "sk-hostile-canary-4c3b2a1"
+        try:
+            return asyncio.run(attack())
+        finally:
+            del os.environ["SWEEPBENCH_HOSTILE_KEY"]
+
+    return run
+
+
+_REPLY = {"id": "r", "object": "chat.completion", "created": 0, "model": "m",
+          "choices": [{"index": 0, "finish_reason": "stop",
+                       "message": {"role": "assistant", "content": "ok"}}]}
+
 ATTACKS = [
     *(Attack(1, f"{t}: 1 MB gzip body, 1 GiB unpacked", "size error; < 32 MiB held (8 MiB cap)",
              _gzip_bomb(t)) for t in TRANSPORTS),
+    *(Attack(9, f"{t}: 302 on a chat request", "error naming the target; nothing sent there",
+             _redirect(t, 302, False, False)) for t in TRANSPORTS),
+    *(Attack(9, f"{t}: 307 to another port", "error naming the target; nothing sent there",
+             _redirect(t, 307, False, True)) for t in TRANSPORTS),
+    *(Attack(9, f"{t}: 302, follow_redirects on", "still an error (a 302 would be a GET)",
+             _redirect(t, 302, True, False)) for t in TRANSPORTS),
+    *(Attack(9, f"{t}: 307 to another port, following", "same POST there, without the key",
+             _redirect(t, 307, True, True)) for t in TRANSPORTS),
 ]

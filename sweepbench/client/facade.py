@@ -155,23 +155,24 @@ class ModelClient:
         self.cache = cache
         kind = getattr(endpoint, "transport", "http") or "http"
         if transport is None:
+            net = {"follow_redirects": endpoint.follow_redirects}  # the same on every transport
             if kind == "openai":
                 from sweepbench.client.transports.openai import OpenAITransport
 
                 transport = OpenAITransport(
                     self.base_url, name=self._name, timeout_s=endpoint.timeout_s,
                     connect_timeout_s=endpoint.connect_timeout_s,
-                    max_reply_bytes=self._max_bytes)
+                    max_reply_bytes=self._max_bytes, **net)
             elif kind == "http":
                 transport = HttpTransport(
                     url, name=self._name, max_connections=endpoint.max_concurrency,
                     timeout_s=endpoint.timeout_s, connect_timeout_s=endpoint.connect_timeout_s,
-                    max_reply_bytes=self._max_bytes, stopping=self._limits_closed)
+                    max_reply_bytes=self._max_bytes, stopping=self._limits_closed, **net)
             elif kind == "aiohttp":
                 transport = AiohttpTransport(
                     url, name=self._name, max_connections=endpoint.max_concurrency,
                     timeout_s=endpoint.timeout_s, connect_timeout_s=endpoint.connect_timeout_s,
-                    max_reply_bytes=self._max_bytes, stopping=self._limits_closed)
+                    max_reply_bytes=self._max_bytes, stopping=self._limits_closed, **net)
             else:
                 raise ConfigError(
                     f"endpoint {endpoint.name!r}: unknown transport {kind!r} (http, aiohttp, openai)")

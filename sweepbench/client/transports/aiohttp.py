@@ -8,12 +8,15 @@ the whole body; the client's first-byte budget told when the headers arrive; a r
 ``max_reply_bytes`` not read further, nor unpacked past it (aiohttp's own decompression is off:
 :mod:`~sweepbench.client.transports.unpack` does it); ``stopping()`` asked in the step that
 writes the request (:class:`GatedBody`); aiohttp and OS errors translated here, in one place.
+aiohttp follows no redirect itself: :func:`~sweepbench.client.transports.base.redirect_target`
+decides.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,8 +28,10 @@ from sweepbench.client.transports.base import (
     DEFAULT_MAX_REPLY_BYTES,
     READ_CHUNK,
     Reply,
+    redirect_target,
     refused,
     too_large,
+    without_key,
 )
 from sweepbench.client.transports.unpack import ACCEPT_ENCODING, BadEncoding, TooLarge, unpack
 from sweepbench.errors import (
@@ -69,8 +74,10 @@ class AiohttpTransport:
 
     def __init__(self, url: str, *, name: str, max_connections: int, timeout_s: float,
                  connect_timeout_s: float, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
-                 stopping: Callable[[], bool] | None = None) -> None:
+                 stopping: Callable[[], bool] | None = None,
+                 follow_redirects: bool = False) -> None:
         self._url = URL(url)
+        self._follow = follow_redirects
         self._stopping = stopping
         self._name = name
         self._limit = max_connections
@@ -112,12 +119,36 @@ class AiohttpTransport:
         return self._session
 
     async def post(self, body: bytes, headers: dict[str, str] | None) -> Reply:
-        """The single place aiohttp and OS errors are translated."""
-        name, url = self._name, self._url
+        """One POST, and the redirects :func:`redirect_target` lets it follow (under the
+        first request's deadline, the key only to the endpoint's origin)."""
         session = self._get_session()
+        url, hops, timeout = self._url, 0, None
+        started = time.monotonic()
+        while True:
+            reply = await self._round_trip(session, url, body, headers, timeout)
+            status, reply_headers, _ = reply
+            if not 300 <= status < 400 or not (target := redirect_target(
+                    self._name, url, status, reply_headers, self._follow, hops)):
+                return reply
+            left = self._timeout_s - (time.monotonic() - started)
+            if left <= 0:
+                raise RequestTimeout(f"{self._name}: request to {self._url} timed out "
+                                     f"(timeout_s {self._timeout_s:g})", endpoint=self._name)
+            timeout = aiohttp.ClientTimeout(total=left, sock_connect=self._timeout.sock_connect,
+                                            ceil_threshold=math.inf)
+            headers = without_key(headers, target, self._url)
+            url, hops = URL(target, encoded=True), hops + 1
+
+    async def _round_trip(self, session: aiohttp.ClientSession, url: URL, body: bytes,
+                          headers: dict[str, str] | None,
+                          timeout: aiohttp.ClientTimeout | None) -> Reply:
+        """The single place aiohttp and OS errors are translated."""
+        name = self._name
         try:  # the session's total timeout: one deadline over connect, send and the body
             async with session.post(url, headers=headers, data=body if self._stopping is None
-                                    else GatedBody(body, self._stopping)) as resp:
+                                    else GatedBody(body, self._stopping),
+                                    allow_redirects=False,
+                                    **({} if timeout is None else {"timeout": timeout})) as resp:
                 first_byte()  # the headers are in: only the total timeout applies now
                 size = resp.content_length
                 if size is not None and size > self._max_bytes:

@@ -26,7 +26,9 @@ Same seam and semantics as :class:`~sweepbench.client.transports.aiohttp.Aiohttp
 We ask for no compression (``Accept-Encoding: identity``); a server that compresses anyway is
 unpacked under the same size cap (:mod:`~sweepbench.client.transports.unpack`, as on every
 transport). A pooled connection the server closed while idle is noticed and dropped before
-reuse. A request is never re-sent here, not even on a connection that closed
+reuse. A redirect is followed only where
+:func:`~sweepbench.client.transports.base.redirect_target` allows, through a transport of the
+target's own. A request is never re-sent here otherwise, not even on a connection that closed
 before answering: the server may have got it, so it is the client's to count and retry.
 """
 
@@ -49,10 +51,12 @@ from sweepbench.errors import (
     TransportError,
 )
 from sweepbench.client.stalls import FLIGHT
-from sweepbench.client.transports.base import too_large
+from sweepbench.client.transports.base import redirect_target, too_large, without_key
 from sweepbench.client.transports.unpack import ACCEPT_ENCODING, BadEncoding, TooLarge, unpack
 
 __all__ = ["HttpTransport", "ReplyHeaders"]
+
+_HOPS_KEPT = 4  # redirect targets kept open at most
 
 
 class ReplyHeaders(dict):
@@ -248,7 +252,8 @@ class HttpTransport:
 
     def __init__(self, url: str, *, name: str, max_connections: int, timeout_s: float,
                  connect_timeout_s: float, max_reply_bytes: int,
-                 stopping: Callable[[], bool] | None = None) -> None:
+                 stopping: Callable[[], bool] | None = None, follow_redirects: bool = False,
+                 key_origin: str | None = None) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise FatalError(f"{name}: invalid base URL {url}", endpoint=name)
@@ -271,6 +276,9 @@ class HttpTransport:
         self._connect_timeout_s = connect_timeout_s
         self._max_bytes = max_reply_bytes
         self._stopping = stopping
+        self._follow = follow_redirects
+        self._key_origin = key_origin or url  # where the API key may go
+        self._hops: dict[str, HttpTransport] = {}  # redirect targets followed
         self._idle: deque[_Connection] = deque()
         self._open = 0  # connections open or opening
         self._waiting: deque[asyncio.Future[None]] = deque()  # for a connection slot
@@ -285,6 +293,23 @@ class HttpTransport:
         self._deadlines: deque[tuple[float, _Connection, object]] = deque()
         self._deadline_timer: asyncio.TimerHandle | None = None
         self._deadline_at = 0.0  # what the timer is set for
+
+    async def _redirect(self, target: str, body: bytes, headers: dict[str, str] | None,
+                        hops: int, deadline: float) -> Any:
+        """The request again, to ``target``, through a transport of its own (kept for the
+        next time, a few at most), the key only to the endpoint's origin."""
+        hop = self._hops.pop(target, None)
+        if hop is None:
+            hop = HttpTransport(
+                target, name=self._name, max_connections=self._limit,
+                timeout_s=self._timeout_s, connect_timeout_s=self._connect_timeout_s,
+                max_reply_bytes=self._max_bytes, stopping=self._stopping,
+                follow_redirects=True, key_origin=self._key_origin)
+            if len(self._hops) >= _HOPS_KEPT:
+                await self._hops.pop(next(iter(self._hops))).aclose()
+        self._hops[target] = hop  # the most recent last
+        return await hop.post(body, without_key(headers, target, self._key_origin),
+                              _hops=hops, _deadline=deadline)
 
     def _head_for(self, body: bytes, headers: dict[str, str] | None) -> bytes:
         extra = b""
@@ -307,6 +332,9 @@ class HttpTransport:
         for conn in (*self._idle, *self._busy):
             conn.abort()
         self._idle.clear()
+        for hop in self._hops.values():
+            await hop.aclose()
+        self._hops.clear()
 
     def _bind(self) -> asyncio.AbstractEventLoop:
         loop = asyncio.get_running_loop()
@@ -442,11 +470,15 @@ class HttpTransport:
             self._open -= 1
         return None
 
-    async def post(self, body: bytes, headers: dict[str, str] | None) -> Any:
-        """One POST; translates every failure to a ``ModelError``."""
+    async def post(self, body: bytes, headers: dict[str, str] | None, *, _hops: int = 0,
+                   _deadline: float | None = None) -> Any:
+        """One POST; translates every failure to a ``ModelError``. (``_hops``: redirects
+        followed to get here; ``_deadline``: the first request's, which a followed redirect
+        keeps.)"""
         loop = self._bind()
         head = self._head_for(body, headers)
-        deadline = loop.time() + self._timeout_s  # one deadline over connect, send and body
+        # one deadline over connect, send and body (and any redirect followed)
+        deadline = loop.time() + self._timeout_s if _deadline is None else _deadline
         try:
             conn = self._idle_connection()
             if conn is None:  # connecting, or waiting for a connection: rare, so the timer
@@ -480,6 +512,9 @@ class HttpTransport:
         except _BadReply as err:
             raise InvalidResponseError(f"{self._name}: response from {self._url}: {err}",
                                        endpoint=self._name) from None
+        if 300 <= status < 400 and (target := redirect_target(
+                self._name, self._url, status, reply_headers, self._follow, _hops)):
+            return await self._redirect(target, body, headers, _hops + 1, deadline)
         encoding = reply_headers.get("content-encoding")
         if encoding:
             try:

@@ -23,12 +23,15 @@ out: the whole call runs under one ``asyncio.timeout(timeout_s)``. The SDK reads
 past ``max_reply_bytes``, and unpacks a compressed one itself under the same cap (httpx's
 decoder has none; :mod:`~sweepbench.client.transports.unpack`); no compression is asked for.
 Another response hook tells the client's time-to-first-byte budget
-(:mod:`sweepbench.client.stalls`) that the headers are in, before the body is read.
+(:mod:`sweepbench.client.stalls`) that the headers are in, before the body is read. Redirects:
+httpx follows only what :func:`~sweepbench.client.transports.base.redirect_target` allows (a
+hook raises its error for the rest), and a request hook keeps the key to the endpoint's origin.
 """
 
 from __future__ import annotations
 
 import asyncio
+from contextvars import ContextVar
 from typing import Any
 
 import msgspec
@@ -41,12 +44,21 @@ from sweepbench.errors import (
     TransportError,
 )
 from sweepbench.client.stalls import first_byte
-from sweepbench.client.transports.base import DEFAULT_MAX_REPLY_BYTES, Reply, refused, too_large
+from sweepbench.client.transports.base import (
+    DEFAULT_MAX_REPLY_BYTES,
+    MAX_REDIRECTS,
+    Reply,
+    redirect_target,
+    refused,
+    same_origin,
+    too_large,
+)
 from sweepbench.client.transports.unpack import ACCEPT_ENCODING, BadEncoding, TooLarge, unpack
 
 __all__ = ["OpenAITransport", "sdk_backend"]
 
 _PLACEHOLDER_KEY = "sweepbench-key-sent-per-request"
+_HOPS: ContextVar[list[int]] = ContextVar("_HOPS")  # redirects followed in this call
 
 
 class _TooLarge(Exception):
@@ -137,7 +149,8 @@ def sdk_backend() -> str:
 class OpenAITransport:
     def __init__(self, base_url: str, *, name: str, timeout_s: float, connect_timeout_s: float,
                  backend: str | None = None,
-                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+                 follow_redirects: bool = False) -> None:
         try:
             import openai
         except ImportError as err:  # an extra: pip install 'sweepbench[openai]'
@@ -149,6 +162,7 @@ class OpenAITransport:
         self._timeout = openai.Timeout(timeout_s, connect=connect_timeout_s)
         self._timeout_s = timeout_s
         self._max_bytes = max_reply_bytes
+        self._follow = follow_redirects
         self.backend = backend or sdk_backend()
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -166,23 +180,40 @@ class OpenAITransport:
                 "create one client per loop")
         openai = self._openai
         http_client = None
-        hooks = {"response": [_first_byte_hook, _cap_hook(self._max_bytes, _capped_stream(
-            _httpx_module().AsyncByteStream))]}
+        hooks = {"request": [self._key_hook],
+                 "response": [self._redirect_hook, _first_byte_hook, _cap_hook(
+                     self._max_bytes, _capped_stream(_httpx_module().AsyncByteStream))]}
+        # httpx follows what _redirect_hook lets through (it raises for the rest) and counts
+        # one more, so that ours is the error
+        options = {"timeout": self._timeout, "event_hooks": hooks,
+                   "follow_redirects": self._follow, "max_redirects": MAX_REDIRECTS + 1}
         if self.backend == "aiohttp":
             try:
-                http_client = openai.DefaultAioHttpClient(timeout=self._timeout,
-                                                          event_hooks=hooks)
+                http_client = openai.DefaultAioHttpClient(**options)
             except RuntimeError:  # the SDK stub when its aiohttp extra is not installed
                 self.backend = "httpx"
         if http_client is None:
-            http_client = openai.DefaultAsyncHttpxClient(timeout=self._timeout,
-                                                         event_hooks=hooks)
+            http_client = openai.DefaultAsyncHttpxClient(**options)
         http_client.headers["Accept-Encoding"] = ACCEPT_ENCODING  # as every transport
         self._client = openai.AsyncOpenAI(
             api_key=_PLACEHOLDER_KEY, base_url=self._base_url, max_retries=0,
             timeout=self._timeout, http_client=http_client)
         self._loop = loop
         return self._client
+
+    async def _key_hook(self, request: Any) -> None:
+        """The API key goes to the endpoint's own origin only (httpx would also send it on a
+        redirect from http to https)."""
+        if not same_origin(request.url, self._base_url):
+            request.headers.pop("Authorization", None)
+
+    async def _redirect_hook(self, response: Any) -> None:
+        """A redirect httpx may follow, or the error saying why not (counted per call)."""
+        if 300 <= response.status_code < 400:
+            hops = _HOPS.get()
+            if redirect_target(self._name, response.request.url, response.status_code,
+                               response.headers, self._follow, hops[0]):
+                hops[0] += 1
 
     async def aclose(self) -> None:
         self._closed = True
@@ -201,6 +232,7 @@ class OpenAITransport:
         messages = fields.pop("messages")
         auth = (headers or {}).get("Authorization")
         extra_headers = {"Authorization": auth if auth else openai.Omit()}
+        _HOPS.set([0])  # this task's (the hooks run in it)
         try:  # the SDK's timeouts are per read: one deadline over the whole call
             async with asyncio.timeout(self._timeout_s):
                 raw = await client.chat.completions.with_raw_response.create(
