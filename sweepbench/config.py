@@ -106,12 +106,17 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     """HTTP stack: "http" (default: keep-alive HTTP/1.1 parsed by httptools, the leanest per
     call), "aiohttp" (aiohttp's ClientSession) or "openai" (the official SDK; its aiohttp
     backend when the installed version has one; needs `pip install 'sweepbench[openai]'`).
-    Limits, retries, errors, size caps and redirects behave the same on all three."""
+    Limits, retries, errors, size caps, redirects and proxies behave the same on all three."""
     follow_redirects: bool = False
     """Follow a 307 or 308 answer to its Location (method, body and headers kept; the API key
     only to the endpoint's own scheme, host and port), at most 5 in a row. Off: any redirect is
     an error naming the endpoint and the target. 301, 302 and 303 are errors either way
     (following them would turn the chat request into a GET): point base_url at the target."""
+    proxy: str | None = None
+    """HTTP proxy for this endpoint, "http://host:port"; "" for none. None (default): the
+    environment's HTTPS_PROXY / HTTP_PROXY / ALL_PROXY, except for hosts in NO_PROXY and
+    loopback hosts (localhost, 127.x, ::1). Proxy credentials are secrets: only in those
+    environment variables, never in the config."""
     rpm: int | None = None
     """Requests per minute this endpoint+account allows; None: unknown (429s and Retry-After
     alone steer the client)."""
@@ -190,6 +195,13 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
         if self.transport == "openai" and importlib.util.find_spec("openai") is None:
             raise ConfigError(f"{where}: transport 'openai' needs the openai package: "
                               "pip install 'sweepbench[openai]'")
+        if self.proxy:
+            proxy = urlsplit(self.proxy)
+            if proxy.scheme != "http" or not proxy.hostname:
+                raise ConfigError(f"{where}: proxy must be an http://host:port URL")
+            if proxy.username is not None or proxy.password is not None:
+                raise ConfigError(f"{where}: proxy holds credentials; a secret belongs in the "
+                                  "environment (HTTPS_PROXY / HTTP_PROXY), not the config")
 
     def api_key(self) -> str | None:
         """Read the key from the environment at call time; None when not configured."""

@@ -8,6 +8,7 @@ through ModelClient with the transport named in the attack.
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
 import os
 import tracemalloc
@@ -19,6 +20,7 @@ from aiohttp import web
 
 from sweepbench.client.facade import ModelClient
 from sweepbench.config import Endpoint
+from sweepbench.devserver.proxy import ForwardProxy
 from sweepbench.errors import ModelError
 from sweepbench.wire import ChatRequest, UserMessage
 
@@ -126,6 +128,62 @@ def _redirect(transport: str, status: int, follow: bool,
     return run
 
 
+# ---- 0: proxies (the first-hour issue) ---------------------------------------------------------
+
+_PROXY_VARS = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy",
+               "ALL_PROXY", "no_proxy", "NO_PROXY")
+_NAME = "model.invalid"  # not loopback, so the environment's proxy applies; never resolves
+
+
+def _proxied(transport: str, case: str) -> Callable[[Path], tuple[str, bool]]:
+    """``case``: "env" (HTTP_PROXY with credentials carries the request), "no_proxy" (NO_PROXY
+    names the host: the proxy is not used), "endpoint" (the endpoint's proxy wins over a dead
+    HTTP_PROXY)."""
+
+    async def attack() -> tuple[str, bool]:
+        async def handler(request: web.Request) -> web.Response:
+            await request.read()
+            leaked.append("Proxy-Authorization" in request.headers)
+            return web.json_response(_REPLY)
+
+        leaked: list[bool] = []
+        runner, url = await _serve(handler)
+        try:
+            async with ForwardProxy({_NAME: "127.0.0.1"}) as proxy:
+                host = proxy.url.removeprefix("http://")
+                kw = {}
+                if case == "endpoint":
+                    os.environ["HTTP_PROXY"] = "http://127.0.0.1:9"  # nothing listens there
+                    kw["proxy"] = proxy.url
+                else:
+                    os.environ["HTTP_PROXY"] = f"http://agent:{_SECRET}@{host}"
+                if case == "no_proxy":
+                    os.environ["NO_PROXY"] = f"localhost,{_NAME}"
+                got = await _call(url.replace("127.0.0.1", _NAME), transport, **kw)
+        finally:
+            await runner.cleanup()
+        through = len(proxy.seen)
+        if case == "no_proxy":
+            held = through == 0 and got.startswith(("TransportError", "RequestTimeout"))
+            return f"{through} via proxy; direct ({got.split(':')[0]})", held
+        creds = proxy.seen[0][2] == "Basic " + base64.b64encode(
+            f"agent:{_SECRET}".encode()).decode() if case == "env" and proxy.seen else True
+        held = got == "reply: ok" and through == 1 and creds and not any(leaked)
+        return f"{got}; {through} via proxy", held
+
+    def run(_tmp: Path) -> tuple[str, bool]:
+        saved = {v: os.environ.pop(v) for v in _PROXY_VARS if v in os.environ}
+        try:
+            return asyncio.run(attack())
+        finally:
+            for v in _PROXY_VARS:
+                os.environ.pop(v, None)
+            os.environ.update(saved)
+
+    return run
+
+
+_SECRET = "pr0xy-s3cret-7a6b"
 _REPLY = {"id": "r", "object": "chat.completion", "created": 0, "model": "m",
           "choices": [{"index": 0, "finish_reason": "stop",
                        "message": {"role": "assistant", "content": "ok"}}]}
@@ -141,4 +199,10 @@ ATTACKS = [
              _redirect(t, 302, True, False)) for t in TRANSPORTS),
     *(Attack(9, f"{t}: 307 to another port, following", "same POST there, without the key",
              _redirect(t, 307, True, True)) for t in TRANSPORTS),
+    *(Attack(0, f"{t}: HTTP_PROXY with credentials", "through it; creds to the proxy only",
+             _proxied(t, "env")) for t in TRANSPORTS),
+    *(Attack(0, f"{t}: NO_PROXY names the host", "not through the proxy",
+             _proxied(t, "no_proxy")) for t in TRANSPORTS),
+    *(Attack(0, f"{t}: endpoint proxy, dead HTTP_PROXY", "through the endpoint's proxy",
+             _proxied(t, "endpoint")) for t in TRANSPORTS),
 ]

@@ -155,7 +155,8 @@ class ModelClient:
         self.cache = cache
         kind = getattr(endpoint, "transport", "http") or "http"
         if transport is None:
-            net = {"follow_redirects": endpoint.follow_redirects}  # the same on every transport
+            net = {"follow_redirects": endpoint.follow_redirects,  # alike on every transport
+                   "proxy": endpoint.proxy}
             if kind == "openai":
                 from sweepbench.client.transports.openai import OpenAITransport
 

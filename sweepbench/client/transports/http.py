@@ -28,8 +28,10 @@ unpacked under the same size cap (:mod:`~sweepbench.client.transports.unpack`, a
 transport). A pooled connection the server closed while idle is noticed and dropped before
 reuse. A redirect is followed only where
 :func:`~sweepbench.client.transports.base.redirect_target` allows, through a transport of the
-target's own. A request is never re-sent here otherwise, not even on a connection that closed
-before answering: the server may have got it, so it is the client's to count and retry.
+target's own. Through a proxy (:mod:`~sweepbench.client.transports.proxy`), an http:// URL is
+sent to it whole, an https:// one through a CONNECT tunnel. A request is never re-sent here
+otherwise, not even on a connection that closed before answering: the server may have got it,
+so it is the client's to count and retry.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from sweepbench.errors import (
 )
 from sweepbench.client.stalls import FLIGHT
 from sweepbench.client.transports.base import redirect_target, too_large, without_key
+from sweepbench.client.transports.proxy import TunnelRefused, open_tunnel, proxy_for
 from sweepbench.client.transports.unpack import ACCEPT_ENCODING, BadEncoding, TooLarge, unpack
 
 __all__ = ["HttpTransport", "ReplyHeaders"]
@@ -253,7 +256,7 @@ class HttpTransport:
     def __init__(self, url: str, *, name: str, max_connections: int, timeout_s: float,
                  connect_timeout_s: float, max_reply_bytes: int,
                  stopping: Callable[[], bool] | None = None, follow_redirects: bool = False,
-                 key_origin: str | None = None) -> None:
+                 key_origin: str | None = None, proxy: str | None = None) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise FatalError(f"{name}: invalid base URL {url}", endpoint=name)
@@ -267,7 +270,15 @@ class HttpTransport:
             raise FatalError(f"{name}: invalid base URL {url} ({err})", endpoint=name) from err
         host = parts.netloc.rpartition("@")[2]  # never user:password into a header
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        self._head = (f"POST {target} HTTP/1.1\r\nHost: {host}\r\n"
+        self._proxy_setting = proxy
+        self._proxy = proxy_for(url, proxy, name)
+        through = ""
+        if self._proxy is not None and not self._tls:  # the proxy is sent the whole URL
+            target = f"http://{host}{target}"
+            auth = self._proxy.authorization
+            through = f"Proxy-Authorization: {auth}\r\n" if auth else ""
+        self._via = f" through proxy {self._proxy.shown}" if self._proxy is not None else ""
+        self._head = (f"POST {target} HTTP/1.1\r\nHost: {host}\r\n{through}"
                       "Content-Type: application/json\r\nAccept: application/json\r\n"
                       f"Accept-Encoding: {ACCEPT_ENCODING}\r\n"
                       "Connection: keep-alive\r\n").encode("latin-1")
@@ -304,7 +315,7 @@ class HttpTransport:
                 target, name=self._name, max_connections=self._limit,
                 timeout_s=self._timeout_s, connect_timeout_s=self._connect_timeout_s,
                 max_reply_bytes=self._max_bytes, stopping=self._stopping,
-                follow_redirects=True, key_origin=self._key_origin)
+                follow_redirects=True, key_origin=self._key_origin, proxy=self._proxy_setting)
             if len(self._hops) >= _HOPS_KEPT:
                 await self._hops.pop(next(iter(self._hops))).aclose()
         self._hops[target] = hop  # the most recent last
@@ -351,24 +362,39 @@ class HttpTransport:
     async def _connect(self, loop: asyncio.AbstractEventLoop) -> _Connection:
         if self._tls and self._ssl is None:
             self._ssl = ssl.create_default_context()
+        proxy, url, via = self._proxy, self._url, self._via
         try:
             async with asyncio.timeout(self._connect_timeout_s):
-                _, conn = await loop.create_connection(
-                    lambda: _Connection(self._max_bytes), self._host, self._port,
-                    ssl=self._ssl if self._tls else None)
+                if proxy is None or not self._tls:
+                    host, port = (self._host, self._port) if proxy is None else (proxy.host,
+                                                                                 proxy.port)
+                    _, conn = await loop.create_connection(
+                        lambda: _Connection(self._max_bytes), host, port,
+                        ssl=self._ssl if self._tls else None)
+                else:
+                    conn = _Connection(self._max_bytes)
+                    await open_tunnel(proxy, self._host, self._port, self._ssl, conn)
         except TimeoutError as err:
             raise RequestTimeout(
-                f"{self._name}: connect to {self._url} timed out (connect_timeout_s "
+                f"{self._name}: connect to {url}{via} timed out (connect_timeout_s "
                 f"{self._connect_timeout_s:g})", endpoint=self._name) from err
+        except TunnelRefused as err:
+            assert proxy is not None
+            hint = (": its credentials go in HTTPS_PROXY (http://user:password@host:port)"
+                    if err.status == 407 else "")
+            kind = FatalError if err.status == 407 else TransportError
+            raise kind(f"{self._name}: proxy {proxy.shown} would not tunnel to {url} "
+                       f"({err}){hint}", endpoint=self._name) from None
         except ssl.SSLError as err:
-            raise TransportError(f"{self._name}: TLS handshake with {self._url} failed "
+            raise TransportError(f"{self._name}: TLS handshake with {url}{via} failed "
                                  f"({err})", endpoint=self._name) from err
         except OSError as err:
             if isinstance(err, ConnectionRefusedError):
+                who = url if proxy is None else f"proxy {proxy.shown} (for {url})"
                 raise ConnectionRefused(
-                    f"{self._name}: connection refused by {self._url} (is the server running?)",
+                    f"{self._name}: connection refused by {who} (is the server running?)",
                     endpoint=self._name) from err
-            raise TransportError(f"{self._name}: connection to {self._url} failed "
+            raise TransportError(f"{self._name}: connection to {url}{via} failed "
                                  f"({type(err).__name__}: {err})", endpoint=self._name) from err
         return conn
 

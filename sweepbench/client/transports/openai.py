@@ -26,6 +26,8 @@ Another response hook tells the client's time-to-first-byte budget
 (:mod:`sweepbench.client.stalls`) that the headers are in, before the body is read. Redirects:
 httpx follows only what :func:`~sweepbench.client.transports.base.redirect_target` allows (a
 hook raises its error for the rest), and a request hook keeps the key to the endpoint's origin.
+The proxy is :func:`~sweepbench.client.transports.proxy.proxy_for`'s, given to httpx (which
+would otherwise read the environment by rules of its own).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from sweepbench.client.transports.base import (
     same_origin,
     too_large,
 )
+from sweepbench.client.transports.proxy import proxy_for
 from sweepbench.client.transports.unpack import ACCEPT_ENCODING, BadEncoding, TooLarge, unpack
 
 __all__ = ["OpenAITransport", "sdk_backend"]
@@ -150,7 +153,7 @@ class OpenAITransport:
     def __init__(self, base_url: str, *, name: str, timeout_s: float, connect_timeout_s: float,
                  backend: str | None = None,
                  max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
-                 follow_redirects: bool = False) -> None:
+                 follow_redirects: bool = False, proxy: str | None = None) -> None:
         try:
             import openai
         except ImportError as err:  # an extra: pip install 'sweepbench[openai]'
@@ -163,6 +166,7 @@ class OpenAITransport:
         self._timeout_s = timeout_s
         self._max_bytes = max_reply_bytes
         self._follow = follow_redirects
+        self._proxy = proxy_for(base_url, proxy, name)
         self.backend = backend or sdk_backend()
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -185,8 +189,15 @@ class OpenAITransport:
                      self._max_bytes, _capped_stream(_httpx_module().AsyncByteStream))]}
         # httpx follows what _redirect_hook lets through (it raises for the rest) and counts
         # one more, so that ours is the error
-        options = {"timeout": self._timeout, "event_hooks": hooks,
-                   "follow_redirects": self._follow, "max_redirects": MAX_REDIRECTS + 1}
+        options: dict[str, Any] = {
+            "timeout": self._timeout, "event_hooks": hooks, "follow_redirects": self._follow,
+            "max_redirects": MAX_REDIRECTS + 1}
+        httpx, proxy = _httpx_module(), self._proxy
+        if proxy is not None:
+            options["proxy"] = httpx.Proxy(proxy.shown, auth=(
+                (proxy.user, proxy.password) if proxy.authorization else None))
+        else:  # proxy_for said none: httpx must not take one from the environment
+            options["mounts"] = {"all://": None, "http://": None, "https://": None}
         if self.backend == "aiohttp":
             try:
                 http_client = openai.DefaultAioHttpClient(**options)
@@ -254,15 +265,19 @@ class OpenAITransport:
         except (openai.APITimeoutError, openai.APIConnectionError) as err:
             if _too_large(err):
                 raise too_large(name, self._base_url, self._max_bytes) from err
+            proxy = self._proxy
             if refused(err):  # the SDK's aiohttp backend calls it a connect *timeout*
-                raise ConnectionRefused(f"{name}: connection refused by {self._base_url} (is "
-                                        "the server running?)", endpoint=name) from err
+                who = self._base_url if proxy is None else (
+                    f"proxy {proxy.shown} (for {self._base_url})")
+                raise ConnectionRefused(f"{name}: connection refused by {who} (is the server "
+                                        "running?)", endpoint=name) from err
             if isinstance(err, openai.APITimeoutError):
                 raise RequestTimeout(f"{name}: request to {self._base_url} timed out (openai "
                                      f"{type(err).__name__})", endpoint=name) from err
             cause = err.__cause__
             what = f"{type(cause).__name__}" if cause is not None else type(err).__name__
-            raise TransportError(f"{name}: connection to {self._base_url} failed (openai: "
+            via = "" if proxy is None else f" through proxy {proxy.shown}"
+            raise TransportError(f"{name}: connection to {self._base_url}{via} failed (openai: "
                                  f"{what})", endpoint=name) from err
         except openai.APIResponseValidationError as err:
             raise InvalidResponseError(f"{name}: invalid response (openai: {err.message})",
