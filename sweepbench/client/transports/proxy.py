@@ -11,7 +11,9 @@ reference server included, is not sent to a corporate proxy. Only http:// proxie
 
 Credentials in a proxy URL (``user:password@``) are secrets: they come only from the
 environment (the config refuses them), leave only as the proxy's ``Proxy-Authorization``
-header, and are never shown: :attr:`Proxy.shown`, what messages name, is the URL without them.
+header, and are never shown: :attr:`Proxy.shown`, what messages name, is the URL without them,
+and the password is scrubbed from any text a server sends back, as API keys are
+(:mod:`sweepbench.client.secrets`).
 :func:`open_tunnel` is the CONNECT tunnel of the ``http`` transport (aiohttp and httpx have
 their own).
 """
@@ -26,9 +28,12 @@ import urllib.request
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
+from sweepbench.client.secrets import KEYS
 from sweepbench.errors import ConfigError
 
 __all__ = ["Proxy", "TunnelRefused", "open_tunnel", "proxy_for"]
+
+_ENV_VARS = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,8 @@ def proxy_for(url: str, configured: str | None, name: str) -> Proxy | None:
     if configured is not None:
         where, value = "proxy", configured
     else:
+        for var in _ENV_VARS:  # their passwords are scrubbed from every text from now on
+            KEYS.register_url_password(var)
         target = urlsplit(url)
         env = urllib.request.getproxies_environment()
         value = env.get(target.scheme.lower()) or env.get("all") or ""

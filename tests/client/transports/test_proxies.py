@@ -241,3 +241,24 @@ async def test_a_proxy_refusing_the_tunnel_for_credentials_is_a_fatal_error(
     assert str(info.value) == (
         f"prox: proxy {proxy.url} would not tunnel to {url}/chat/completions (HTTP 407): its "
         "credentials go in HTTPS_PROXY (http://user:password@host:port)")
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_proxy_echoing_its_credentials_back_has_them_scrubbed(transport,
+                                                                      monkeypatch) -> None:
+    async def echo_407(request: web.Request) -> web.Response:  # a proxy, answering 407
+        await request.read()
+        auth = request.headers.get("Proxy-Authorization")
+        return web.Response(status=407, text=f"denied: {SECRET} ({auth}) {dict(request.headers)}")
+
+    async with serve(echo_407) as url:
+        proxy = url.removesuffix("/v1").removeprefix("http://")
+        monkeypatch.setenv("HTTP_PROXY", f"http://agent:{SECRET.replace('@', '%40')}@{proxy}")
+        async with client_for(f"http://{NAME}:9/v1", transport) as client:
+            with pytest.raises(FatalError) as info:
+                await client.complete(req())
+    text = str(info.value) + "".join(str(f) for f in info.value.failures)
+    assert str(info.value).startswith("prox: HTTP 407: denied: ")
+    assert "[redacted]" in text and SECRET not in text and "s3cret" not in text
+    encoded = base64.b64encode(f"agent:{SECRET}".encode()).decode()
+    assert encoded[8:24] not in text  # nor its base64, as the header carried it
