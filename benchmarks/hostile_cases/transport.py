@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import gzip
+import functools
 import os
+import struct
 import tracemalloc
+import zlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -54,9 +56,22 @@ async def _call(url: str, transport: str, **kw) -> str:
 # ---- class 1: a 1 MB gzip body that unpacks to 1 GiB ----------------------------------------
 
 
+@functools.cache
+def _bomb() -> bytes:
+    """One gzip member: 1 GiB of zeros in ~1 MB, made in milliseconds from one deflated MiB
+    repeated (a full flush makes each copy stand alone)."""
+    zero = bytes(1 << 20)
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    block = deflate.compress(zero) + deflate.flush(zlib.Z_FULL_FLUSH)
+    crc = 0
+    for _ in range(1024):
+        crc = zlib.crc32(zero, crc)
+    return (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + block * 1024 + b"\x03\x00"
+            + struct.pack("<II", crc, (1 << 30) & 0xFFFFFFFF))
+
+
 def _gzip_bomb(transport: str) -> Callable[[Path], tuple[str, bool]]:
-    member = gzip.compress(bytes(1 << 20))  # 1 MiB of zeros in ~1 kB; members concatenate
-    body = member * 1024  # 1 GiB unpacked
+    body = _bomb()
 
     async def attack() -> tuple[str, bool]:
         async def handler(request: web.Request) -> web.Response:
