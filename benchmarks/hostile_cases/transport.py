@@ -21,13 +21,14 @@ from _base import Attack
 from aiohttp import web
 
 from sweepbench.client.facade import ModelClient
+from sweepbench.client.transports.base import DEFAULT_MAX_REPLY_BYTES
 from sweepbench.config import Endpoint
 from sweepbench.devserver.proxy import ForwardProxy
 from sweepbench.errors import ModelError
 from sweepbench.wire import ChatRequest, UserMessage
 
 TRANSPORTS = ("http", "aiohttp", "openai")
-CAP = 8 << 20  # the default max_reply_bytes
+CAP = DEFAULT_MAX_REPLY_BYTES
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
