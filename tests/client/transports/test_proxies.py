@@ -5,9 +5,13 @@ hosts, an endpoint's own ``proxy``, and proxy credentials that are never shown."
 from __future__ import annotations
 
 import base64
+import json
+import os
 import socket
 import ssl
 import subprocess
+import sys
+import textwrap
 import traceback
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -262,3 +266,61 @@ async def test_a_proxy_echoing_its_credentials_back_has_them_scrubbed(transport,
     assert "[redacted]" in text and SECRET not in text and "s3cret" not in text
     encoded = base64.b64encode(f"agent:{SECRET}".encode()).decode()
     assert encoded[8:24] not in text  # nor its base64, as the header carried it
+
+
+HTTPS_EVERY_TRANSPORT = textwrap.dedent("""
+    import asyncio, base64, json, os, ssl, sys
+    from aiohttp import web
+    from sweepbench.client.facade import ModelClient
+    from sweepbench.config import Endpoint
+    from sweepbench.devserver.proxy import ForwardProxy
+    from sweepbench.wire import ChatRequest, UserMessage
+
+    cert, key, name, secret = sys.argv[1:5]
+
+    async def handle(request):
+        await request.read()
+        return web.json_response({"choices": [{"index": 0, "finish_reason": "stop", "message":
+            {"role": "assistant", "content": "hello " + str(
+                "Proxy-Authorization" in request.headers)}}]})
+
+    async def main():
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(cert, key)
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", handle)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context).start()
+        url = f"https://{name}:{runner.addresses[0][1]}/v1"
+        out = {}
+        for transport in ("http", "aiohttp", "openai"):
+            async with ForwardProxy({name: "127.0.0.1"}, password=f"agent:{secret}") as proxy:
+                host = proxy.url.removeprefix("http://")
+                os.environ["HTTPS_PROXY"] = f"http://agent:{secret}@{host}"
+                ep = Endpoint(name="prox", base_url=url, transport=transport, max_retries=0)
+                async with ModelClient(ep) as client:
+                    result = await client.complete(
+                        ChatRequest(model="x", messages=[UserMessage("hi")]))
+                out[transport] = [result.message.content, proxy.seen]
+        await runner.cleanup()
+        print(json.dumps(out))
+
+    asyncio.run(main())
+""")
+
+
+def test_https_goes_through_the_proxys_tunnel_on_every_transport(tls_model, tmp_path) -> None:
+    env = {k: v for k, v in os.environ.items() if k.lower() not in PROXY_VARS}
+    env["SSL_CERT_FILE"] = str(tmp_path / "cert.pem")  # read when aiohttp is imported
+    out = subprocess.run(
+        [sys.executable, "-c", HTTPS_EVERY_TRANSPORT, str(tmp_path / "cert.pem"),
+         str(tmp_path / "key.pem"), NAME, "s3cret-tunnel-42"],
+        capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    authorization = "Basic " + base64.b64encode(b"agent:s3cret-tunnel-42").decode()
+    for transport in TRANSPORTS:
+        content, through = seen[transport]
+        assert content == "hello False", transport  # no Proxy-Authorization at the model
+        assert [(m, a) for m, _, a in through] == [("CONNECT", authorization)], transport
