@@ -28,11 +28,14 @@ from sweepbench.wire import ChatRequest, UserMessage
 from ...support import serve
 from ..rig import OK_BODY
 
-zstandard = pytest.importorskip("zstandard")
+try:
+    import zstandard
+except ImportError:  # optional: zstd is then neither read nor tested
+    zstandard = None
 
 LIMIT = 1 << 20
 BOMB = 64 << 20  # unpacked; 64x the cap
-ENCODINGS = ["gzip", "deflate", "zstd"]
+ENCODINGS = ["gzip", "deflate", *(["zstd"] if zstandard is not None else [])]
 TRANSPORTS = ["http", "aiohttp", "openai", "openai-httpx"]
 
 
@@ -60,16 +63,17 @@ def bomb(encoding: str) -> bytes:
 
 
 def test_the_decoder_reads_what_the_transports_accept() -> None:
-    assert DECODED == ("gzip", "x-gzip", "deflate", "zstd")
+    assert DECODED == ("gzip", "x-gzip", "deflate", *ENCODINGS[2:])
     body = b'{"ok": true}'
     assert unpack(gzip.compress(body), "gzip", 100) == body
     assert unpack(gzip.compress(body), "X-Gzip", 100) == body
     assert unpack(zlib.compress(body), "deflate", 100) == body
     raw = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
     assert unpack(raw.compress(body) + raw.flush(), "deflate", 100) == body  # raw deflate
-    assert unpack(pack(body, "zstd"), "zstd", 100) == body
     assert unpack(gzip.compress(b"ab") + gzip.compress(b"cd"), "gzip", 100) == b"abcd"
-    assert unpack(gzip.compress(pack(body, "zstd")), "zstd, gzip", 100) == body  # last first
+    assert unpack(gzip.compress(zlib.compress(body)), "deflate, gzip", 100) == body  # last first
+    if zstandard is not None:
+        assert unpack(pack(body, "zstd"), "zstd", 100) == body
     assert unpack(body, "identity", 100) == body
 
 
