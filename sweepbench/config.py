@@ -7,6 +7,7 @@ environment only when a request is made.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import tomllib
@@ -22,6 +23,7 @@ from sweepbench.ids import STATE_JUDGE, JudgeMethod, UserMode, WorkOrder
 from sweepbench.wire import MAX_TOKEN_COUNT
 
 SCRIPTED_PREFIX = "scripted/"
+TRANSPORTS = ("http", "aiohttp", "openai")
 
 
 class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
@@ -104,7 +106,18 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     transport: str = "http"
     """HTTP stack: "http" (default: keep-alive HTTP/1.1 parsed by httptools, the leanest per
     call), "aiohttp" (aiohttp's ClientSession) or "openai" (the official SDK; its aiohttp
-    backend when the installed version has one). Limits, retries and errors behave the same."""
+    backend when the installed version has one; needs `pip install 'sweepbench[openai]'`).
+    Limits, retries, errors, size caps, redirects and proxies behave the same on all three."""
+    follow_redirects: bool = False
+    """Follow a 307 or 308 answer to its Location (method, body and headers kept; the API key
+    only to the endpoint's own scheme, host and port), at most 5 in a row. Off: any redirect is
+    an error naming the endpoint and the target. 301, 302 and 303 are errors either way
+    (following them would turn the chat request into a GET): point base_url at the target."""
+    proxy: str | None = None
+    """HTTP proxy for this endpoint, "http://host:port"; "" for none. None (default): the
+    environment's HTTPS_PROXY / HTTP_PROXY / ALL_PROXY, except for hosts in NO_PROXY and
+    loopback hosts (localhost, 127.x, ::1). Proxy credentials are secrets: only in those
+    environment variables, never in the config."""
     rpm: int | None = None
     """Requests per minute this endpoint+account allows; None: unknown (429s and Retry-After
     alone steer the client)."""
@@ -176,7 +189,23 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
         if self.max_reply_bytes < 1:
             raise ConfigError(f"{where}: max_reply_bytes must be >= 1, got "
                               f"{self.max_reply_bytes}")
+        self._validate_transport(where)
         return self
+
+    def _validate_transport(self, where: str) -> None:
+        if self.transport not in TRANSPORTS:
+            raise ConfigError(f"{where}: transport must be one of {', '.join(TRANSPORTS)}, "
+                              f"got {self.transport!r}")
+        if self.transport == "openai" and importlib.util.find_spec("openai") is None:
+            raise ConfigError(f"{where}: transport 'openai' needs the openai package: "
+                              "pip install 'sweepbench[openai]'")
+        if self.proxy:
+            proxy = urlsplit(self.proxy)
+            if proxy.scheme != "http" or not proxy.hostname:
+                raise ConfigError(f"{where}: proxy must be an http://host:port URL")
+            if proxy.username is not None or proxy.password is not None:
+                raise ConfigError(f"{where}: proxy holds credentials; a secret belongs in the "
+                                  "environment (HTTPS_PROXY / HTTP_PROXY), not the config")
 
     def api_key(self) -> str | None:
         """Read the key from the environment at call time; None when not configured."""

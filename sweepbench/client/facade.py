@@ -42,6 +42,7 @@ sleeps) comes from the limits' clock, so tests can run it on a fake one.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable
 from typing import Any
@@ -155,23 +156,25 @@ class ModelClient:
         self.cache = cache
         kind = getattr(endpoint, "transport", "http") or "http"
         if transport is None:
+            net = {"follow_redirects": endpoint.follow_redirects,  # alike on every transport
+                   "proxy": endpoint.proxy}
             if kind == "openai":
                 from sweepbench.client.transports.openai import OpenAITransport
 
                 transport = OpenAITransport(
                     self.base_url, name=self._name, timeout_s=endpoint.timeout_s,
                     connect_timeout_s=endpoint.connect_timeout_s,
-                    max_reply_bytes=self._max_bytes)
+                    max_reply_bytes=self._max_bytes, **net)
             elif kind == "http":
                 transport = HttpTransport(
                     url, name=self._name, max_connections=endpoint.max_concurrency,
                     timeout_s=endpoint.timeout_s, connect_timeout_s=endpoint.connect_timeout_s,
-                    max_reply_bytes=self._max_bytes, stopping=self._limits_closed)
+                    max_reply_bytes=self._max_bytes, stopping=self._limits_closed, **net)
             elif kind == "aiohttp":
                 transport = AiohttpTransport(
                     url, name=self._name, max_connections=endpoint.max_concurrency,
                     timeout_s=endpoint.timeout_s, connect_timeout_s=endpoint.connect_timeout_s,
-                    max_reply_bytes=self._max_bytes, stopping=self._limits_closed)
+                    max_reply_bytes=self._max_bytes, stopping=self._limits_closed, **net)
             else:
                 raise ConfigError(
                     f"endpoint {endpoint.name!r}: unknown transport {kind!r} (http, aiohttp, openai)")
@@ -266,19 +269,13 @@ class ModelClient:
             raise error from err
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
         call = CallLedger()
-        try:  # the common case, one attempt, without tenacity's per-call machinery
+        try:  # the common case, one attempt, without the retry loop
             result = await self._attempt(body, headers, call)
         except ModelError as err:
             if not self.retry.worth_retrying(err) or self.endpoint.max_retries < 1:
                 raise
-            first: list[BaseException] = [err]
-
-            async def attempt() -> CallResult:
-                if first:  # tenacity sees the failure that already happened as attempt 1
-                    raise first.pop()
-                return await self._attempt(body, headers, call)
-
-            result = await self.retry.retrying(call)(attempt)
+            result = await self.retry.run(
+                functools.partial(self._attempt, body, headers, call), err, call)
         result.wall_s = now() - start
         result.queue_wait_s = call.waited
         result.backoff_s = call.backoff
@@ -293,7 +290,7 @@ class ModelClient:
 
     def _attempt(self, body: bytes, headers: dict[str, str] | None,
                  call: CallLedger) -> Awaitable[CallResult]:
-        """One attempt as tenacity counts them: one request (and maybe its hedge). The
+        """One attempt as the retry loop counts them: one request (and maybe its hedge). The
         coroutine of the one that runs, not a wrapper around it (awaited at once)."""
         stalls = self.stalls
         stalls.requests += 1
