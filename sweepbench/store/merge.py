@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from sweepbench.errors import StoreError
+from sweepbench.store.identity import TOUCH
 from sweepbench.store.runstore import RunStore
 
 _TABLES = ("runs", "run_episodes", "episodes", "events", "judgments")
@@ -36,6 +37,7 @@ def merge_stores(out: str | Path, inputs: list[str | Path]) -> dict[str, int]:
             db.execute("ATTACH DATABASE ? AS src", (str(Path(p).resolve()),))
             try:
                 db.execute("BEGIN")
+                db.execute(TOUCH)  # every transaction writes the store's id (store.identity)
                 _merge_one(db)
                 db.execute("COMMIT")
             except BaseException:
