@@ -35,7 +35,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             say_error(f"no run store at {p}")
             return 2
     with ExitStack() as stack:
-        stores = [stack.enter_context(open_store(p)) for p in args.paths]
+        stores = [stack.enter_context(open_store(p, read_only=True)) for p in args.paths]
         try:
             report = build_report(stores, method=args.method, judge=args.judge, k=args.k,
                                   prices=endpoint_prices(args.config), seed=args.seed,
@@ -74,7 +74,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         say_error("name an output: --tables DIR, --inspect DIR, "
               "--trajectories OUT.jsonl and/or --csv OUT.csv")
         return 2
-    with open_store(args.path) as store:
+    with open_store(args.path, read_only=True) as store:
         if args.tables:
             formats = tuple(args.format or ["parquet", "csv", "jsonl"])
             for path, n in export_tables(store, args.run, args.tables, formats,
