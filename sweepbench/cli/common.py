@@ -148,6 +148,12 @@ def store_path(out_path: str | Path | None, shard: Any) -> Path:
     return DEFAULT_STORE
 
 
+def warn_damaged(lines: list[str]) -> None:
+    """Say on stderr what a read left out because it does not decode (one line each)."""
+    for line in lines:
+        say(err, f"warning: {line}", "yellow", one_line=True)
+
+
 def open_store(path: str | Path, *, create: bool = False, read_only: bool = False):  # noqa: ANN201
     """A run store; says so when opening it migrated an older schema. ``read_only``: for
     reading only (no lock, no writes, a read-only mount is fine), unless its schema must be

@@ -274,6 +274,7 @@ def build_report(
         "unjudged_by_judge": unjudged_by_judge(judgments),
         "terminations": terminations(view.rows),
         "configuration": configuration(view.runs),
+        "damaged": [f"run store {s.path}: {d}" for s in stores for d in s.damaged],
     }
 
 

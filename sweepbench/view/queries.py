@@ -33,7 +33,7 @@ import msgspec
 
 from sweepbench.errors import OlderStoreError, StoreError
 from sweepbench.ids import EPISODE_JOURNAL, judge_journal
-from sweepbench.store.damage import open_error
+from sweepbench.store.damage import is_damaged, open_error
 from sweepbench.store.readonly import check_readable, connect_read_only
 from sweepbench.store.runstore import RunStore
 from sweepbench.store.schema import VIEW_INDEXES
@@ -196,6 +196,8 @@ class StoreReader:
             try:
                 return self._conn.execute(sql, tuple(params)).fetchall()
             except sqlite3.Error as e:
+                if is_damaged(e):
+                    raise open_error(self.path, e) from e
                 raise StoreError(f"run store {self.path}: read failed: {e}") from e
 
     # ---- schema and indexes ----------------------------------------------------------------
