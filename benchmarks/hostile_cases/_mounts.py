@@ -24,7 +24,8 @@ _SMALL = ('T=$(mktemp -d) && cp -a "$0/." "$T" && mount -t tmpfs -o size={kb}k t
 def _namespaces() -> bool:
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         return False
-    return subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode == 0
+    return subprocess.run(["unshare", "-m", "true"], capture_output=True,
+                          check=False).returncode == 0
 
 
 def python(*args: str, folder: Path, read_only: bool = False, disk_kb: int | None = None,
@@ -37,7 +38,7 @@ def python(*args: str, folder: Path, read_only: bool = False, disk_kb: int | Non
     if _namespaces():
         script = _READ_ONLY if read_only else _SMALL.format(kb=disk_kb)
         cmd = ["unshare", "-m", "sh", "-c", script, str(folder), *cmd]
-        return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT,
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, check=False,
                               timeout=timeout)
     if not read_only:
         return None
@@ -45,7 +46,7 @@ def python(*args: str, folder: Path, read_only: bool = False, disk_kb: int | Non
     try:
         for p in modes:
             p.chmod(0o555 if p.is_dir() else 0o444)
-        return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT,
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, check=False,
                               timeout=timeout)
     finally:
         for p, mode in modes.items():

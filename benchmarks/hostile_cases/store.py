@@ -94,7 +94,7 @@ def _own_wal_after_a_kill(tmp: Path) -> tuple[str, bool]:
 
 # ---- 4: damaged stores -------------------------------------------------------------------
 
-def _report_around(damage) -> Callable:  # noqa: ANN001
+def _report_around(damage: Callable[[Path, str], None]) -> Callable:
     def attack(tmp: Path) -> tuple[str, bool]:
         store = small_store(tmp / "s.sqlite")
         damage(store, key(1))

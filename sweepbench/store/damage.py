@@ -3,8 +3,8 @@ store (a file of something else), or on a path sweepbench may not write; and wha
 
 SQLite says ``file is not a database`` both for a text file and for a store whose header was
 overwritten, and ``database disk image is malformed`` for a truncated or garbled store. The
-file's first bytes tell them apart: SQLite's magic (or a zeroed header) means a database that
-was whole once.
+file's bytes tell them apart: SQLite's magic (or a zeroed header) means a database that was
+whole once, and the text of the store's schema in its first pages means a store.
 """
 
 from __future__ import annotations
@@ -34,10 +34,13 @@ def read_only_error(e: sqlite3.Error) -> bool:
                                                   "SQLITE_PERM") or "readonly" in str(e)
 
 
-def _header(path: Path) -> bytes:
+_SCHEMA_TEXT = (b"CREATE TABLE episodes", b"CREATE TABLE event_rows")
+
+
+def _start(path: Path, n: int) -> bytes:
     try:
         with open(path, "rb") as f:
-            return f.read(72)
+            return f.read(n)
     except OSError:
         return b""
 
@@ -45,8 +48,9 @@ def _header(path: Path) -> bytes:
 def open_error(path: Path, e: sqlite3.Error, what: str = "cannot open") -> StoreError:
     """The one-line error for a store SQLite could not open or read."""
     if is_damaged(e):
-        head = _header(path)
-        if not head.startswith(_MAGIC) and head.strip(b"\x00"):
+        head = _start(path, 72)
+        if (not head.startswith(_MAGIC) and head.strip(b"\x00")
+                and not any(t in _start(path, 1 << 20) for t in _SCHEMA_TEXT)):
             return StoreError(f"{path} is not a sweepbench run store (SQLite: {e}); if it was "
                               f"one, it is damaged: {DAMAGED_ADVICE}")
         return StoreError(f"run store {path} is damaged (SQLite: {e}); {DAMAGED_ADVICE}")

@@ -19,8 +19,8 @@ import msgspec
 from msgspec import Struct
 
 from sweepbench.errors import StoreError
-from sweepbench.store.damage import is_damaged, open_error
 from sweepbench.ids import EPISODE_JOURNAL
+from sweepbench.store.damage import is_damaged, open_error
 from sweepbench.wire import EpisodeRecord
 
 __all__ = ["ModelCallRow", "StoreReads"]

@@ -1,9 +1,9 @@
 """Every read the viewer makes of a run store, in one place, over a read-only connection.
 
-The viewer never writes: the file is opened read-only (:mod:`sweepbench.store.readonly`: SQLite's
-``mode=ro``, or ``immutable=1`` on a read-only folder) and ``query_only``, so a viewer left
-running beside a sweep cannot lock or change it, and a store on a read-only mount is viewed. Every query
-is bounded: leaderboard cells, judge pairs and facets are aggregates over the
+The viewer never writes: the file is opened for reading only (``query_only``; ``mode=ro`` or
+``immutable=1`` on a read-only folder, see :mod:`sweepbench.store.readonly`), so a viewer left
+running beside a sweep cannot lock or change it, and a store on a read-only mount is viewed.
+Every query is bounded: leaderboard cells, judge pairs and facets are aggregates over the
 ``episodes_view`` and ``judgments_by_episode`` indexes (never the record blobs), episode lists are
 pages (LIMIT/OFFSET over ``episodes_view``, in its order), an episode is a handful of
 primary-key lookups, and text search scans a bounded number of episodes per request and

@@ -20,7 +20,7 @@ from sweepbench.store.runstore import RunStore
 from sweepbench.view.server import build_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "hostile_cases"))
-from _stores import garble_event, garble_record, key, small_store, truncate  # noqa: E402
+from _stores import garble_event, garble_record, key, small_store, truncate
 
 ADVICE = ("restore it from a backup, or copy what SQLite can still read into a new file "
           "(sqlite3 STORE .recover | sqlite3 NEW) and use that")
@@ -162,12 +162,18 @@ def test_merge_refuses_a_truncated_input_before_writing_anything(truncated, tmp_
     assert not out.exists()
 
 
-def test_a_garbled_header_is_not_a_store_and_says_it_may_be_a_damaged_one(tmp_path, capsys):
+def test_a_store_with_a_garbled_header_is_called_damaged_and_other_files_not_a_store(
+        tmp_path, capsys):
     path = small_store(tmp_path / "s.sqlite")
     data = bytearray(path.read_bytes())
     data[:16] = b"garbage garbage!"
     path.write_bytes(bytes(data))
     assert main(["report", str(path)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {path} is not a sweepbench run store (SQLite: file is not a database); if it "
+        f"error: run store {path} is damaged (SQLite: file is not a database); {ADVICE}\n")
+    notes = tmp_path / "notes.sqlite"
+    notes.write_text("not a database\n" * 10)
+    assert main(["report", str(notes)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {notes} is not a sweepbench run store (SQLite: file is not a database); if it "
         f"was one, it is damaged: {ADVICE}\n")

@@ -15,7 +15,9 @@ import pytest
 
 from sweepbench.errors import StoreError
 from sweepbench.store.identity import main_identity
+from sweepbench.store.readonly import ReadOnlyStore
 from sweepbench.store.runstore import RunStore
+from sweepbench.view.queries import StoreReader
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -107,3 +109,27 @@ def test_a_schema_3_store_gets_an_id_when_migrated_and_keeps_it(tmp_path):
     assert first is not None and first[0].startswith("sweepbench-store:")
     RunStore(ours).close()
     assert main_identity(ours) == first
+
+
+def test_report_export_and_view_refuse_another_stores_wal_too(tmp_path):
+    ours = _store(tmp_path / "ours.sqlite", "mine")
+    _foreign_wal(_store(tmp_path / "theirs.sqlite", "theirs-0"), ours)
+    with pytest.raises(StoreError, match="is another store's"):
+        ReadOnlyStore(ours)
+    with pytest.raises(StoreError, match="is another store's"):
+        StoreReader(ours)
+
+
+def test_a_wal_in_use_by_an_open_connection_is_not_checked(tmp_path):
+    """A program with the store open (here: this process, not sweepbench's writer) shares its
+    WAL as SQLite does: it is in use, not left over."""
+    ours = _store(tmp_path / "ours.sqlite", "mine")
+    other = sqlite3.connect(ours, isolation_level=None)
+    other.execute("DELETE FROM runs")  # a commit that does not write the store's id
+    try:
+        with RunStore(ours, create=False) as store:
+            assert store.runs() == []
+    finally:
+        other.close()
+    with RunStore(ours, create=False) as store:  # closed: checkpointed, nothing left over
+        assert store.runs() == []

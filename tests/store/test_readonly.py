@@ -20,8 +20,8 @@ from sweepbench.cli import main
 from sweepbench.store.readonly import ReadOnlyStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "hostile_cases"))
-import _mounts  # noqa: E402
-from _stores import small_store  # noqa: E402
+import _mounts
+from _stores import small_store
 
 CLI = ("-m", "sweepbench.cli")
 
@@ -167,3 +167,15 @@ def test_a_store_of_schema_3_is_read_as_it_is(tmp_path, capsys):
     db = sqlite3.connect(store)
     assert db.execute("PRAGMA user_version").fetchone()[0] == 3
     db.close()
+
+
+def test_a_full_disk_when_the_store_opens_is_one_line_with_advice(tmp_path, monkeypatch, capsys):
+    def full(path: Path, busy_timeout: float) -> sqlite3.Connection:  # SQLite, out of room
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr("sweepbench.store.runstore._connect", full)
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "--out", str(store), "--no-progress", "--limit", "1"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: cannot open run store {store}: database or disk is full; free some space on "
+        "its disk and run the command again\n")
