@@ -255,6 +255,10 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
             if c.in_transaction:
                 c.execute("ROLLBACK")
             raise
+        # Made or migrated now: the main file gets the store's id (store.identity reads it
+        # there). A new store's WAL starts over empty, as if the store had been closed.
+        if version < SCHEMA_VERSION:
+            c.execute(f"PRAGMA wal_checkpoint({'TRUNCATE' if version == 0 else 'PASSIVE'})")
 
     def _number(self, episode_key: str) -> None:
         """Queue the numbering of an episode key (its row in event_keys) the first time this

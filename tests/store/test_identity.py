@@ -133,3 +133,13 @@ def test_a_wal_in_use_by_an_open_connection_is_not_checked(tmp_path):
         other.close()
     with RunStore(ours, create=False) as store:  # closed: checkpointed, nothing left over
         assert store.runs() == []
+
+
+def test_a_new_store_has_its_id_in_the_main_file_before_any_checkpoint_of_its_writer(tmp_path):
+    """Else a store killed in its first second (before the checkpointer's first pass) could
+    not tell its WAL from another's."""
+    path = tmp_path / "new.sqlite"
+    with RunStore(path, checkpoint_every_s=3600) as store:
+        first = main_identity(path)
+        assert first is not None and first[0].startswith("sweepbench-store:")
+        assert store.writer_stats["checkpoints"] == 0
