@@ -145,6 +145,22 @@ def _read_only(argv: list[str], ok: Callable[[subprocess.CompletedProcess], bool
     return attack
 
 
+_VIEW = ("import sys\nfrom pathlib import Path\n"
+         "from sweepbench.view.server import build_app, prepare\n"
+         "prepare([Path(sys.argv[1])], print)\nbuild_app([Path(sys.argv[1])])\nprint('served')\n")
+
+
+def _view_read_only(tmp: Path) -> tuple[str, bool]:
+    folder = tmp / "archive"
+    folder.mkdir()
+    store = small_store(folder / "s.sqlite")
+    done = _mounts.python("-c", _VIEW, str(store), folder=folder, read_only=True)
+    if done is None:
+        return "skipped: no way to make a folder read-only here", True
+    return (f"exit {done.returncode}; {_said(done.stderr or done.stdout, tmp)}",
+            done.returncode == 0 and done.stdout == "served\n")
+
+
 def _full_disk_at_the_lock(tmp: Path) -> tuple[str, bool]:
     full = OSError(28, "No space left on device")
     with mock.patch("sweepbench.store.lock.os.pwrite", side_effect=full):
@@ -199,6 +215,8 @@ ATTACKS = [
            _read_only(["report", "{store}", "--json"], lambda d: d.returncode == 0)),
     Attack(5, "export of a store on a read-only mount", "works, exit 0",
            _read_only(["export", "{store}", "--csv", "/dev/null"], lambda d: d.returncode == 0)),
+    Attack(5, "view of a store on a read-only mount", "the viewer opens it (what `view` does "
+           "before serving)", _view_read_only),
     Attack(5, "run into a store on a read-only mount", "one line with advice, exit 2",
            _read_only(["run", "--out", "{store}", "--no-progress", "--limit", "1"],
                       lambda d: d.returncode == 2 and d.stderr.startswith(

@@ -43,6 +43,17 @@ def _killed_after(store: Path, run_id: str) -> None:
                    cwd=_mounts.ROOT, env={"PYTHONPATH": str(_mounts.ROOT)}, timeout=60)
 
 
+VIEW = """
+import sys
+from pathlib import Path
+from sweepbench.view.queries import StoreReader
+from sweepbench.view.server import build_app, prepare
+prepare([Path(sys.argv[1])], print)  # what `sweepbench view` does before it serves
+build_app([Path(sys.argv[1])])
+print([r["run_id"] for r in StoreReader(sys.argv[1]).runs()])
+"""
+
+
 def test_report_export_and_view_read_a_store_on_a_read_only_mount(tmp_path):
     folder = tmp_path / "archive"
     folder.mkdir()
@@ -53,9 +64,7 @@ def test_report_export_and_view_read_a_store_on_a_read_only_mount(tmp_path):
     assert json.loads(done.stdout)["runs"] == ["r1"]
     done = _on_read_only(folder, "export", str(store), "--csv", str(out))
     assert (done.returncode, done.stderr) == (0, f"3 rows -> {out}\n")
-    view = _mounts.python("-c", "import sys; from sweepbench.view.queries import StoreReader; "
-                          "print([r['run_id'] for r in StoreReader(sys.argv[1]).runs()])",
-                          str(store), folder=folder, read_only=True)
+    view = _mounts.python("-c", VIEW, str(store), folder=folder, read_only=True)
     assert (view.returncode, view.stdout, view.stderr) == (0, "['r1']\n", "")
     assert sorted(p.name for p in folder.iterdir()) == ["s.sqlite"]
 
