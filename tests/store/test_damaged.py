@@ -177,3 +177,15 @@ def test_a_store_with_a_garbled_header_is_called_damaged_and_other_files_not_a_s
     assert capsys.readouterr().err == (
         f"error: {notes} is not a sweepbench run store (SQLite: file is not a database); if it "
         f"was one, it is damaged: {ADVICE}\n")
+
+
+def test_a_judgment_that_does_not_decode_is_left_out_and_listed(tmp_path):
+    path = small_store(tmp_path / "j.sqlite")
+    db = sqlite3.connect(path)
+    db.execute("UPDATE judgments SET details = '{\"why\": ' WHERE episode_key = ?", (key(2),))
+    db.commit()
+    db.close()
+    with ReadOnlyStore(path) as store:
+        assert [j["episode_key"] for j in store.judgments()] == [key(0), key(1)]
+        assert store.damaged == ["episode ep-0002: its judgment by state/state does not decode "
+                                 "(Input data was truncated): left out"]
