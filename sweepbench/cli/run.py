@@ -153,7 +153,6 @@ def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: boo
 
     part = shard or Shard(0, 1)
     path = store_path(out_path, part)
-    path.parent.mkdir(parents=True, exist_ok=True)
     install_uvloop()
     prices = {ep.name: ep for ep in cfg.endpoints if not ep.unpriced}
     with StoreLock(path), open_store(path, create=True) as store:

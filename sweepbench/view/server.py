@@ -34,7 +34,8 @@ from sweepbench.ids import STATE_JUDGE
 from sweepbench.results.cost import prices_by_run
 from sweepbench.results.profile import Prices, as_prices
 from sweepbench.results.report import Source, choose_source
-from sweepbench.store.schema import SCHEMA_VERSION
+from sweepbench.store.damage import open_error
+from sweepbench.store.schema import READABLE_SINCE, SCHEMA_VERSION
 from sweepbench.results.selection import name_rows
 from sweepbench.view.episode import build_episode
 from sweepbench.view.queries import OUTCOMES, PAGE_MAX, Filters, Sources, StoreReader
@@ -390,8 +391,8 @@ def prepare(paths: list[Path], say: Callable[[str], None]) -> None:
         try:
             version = StoreReader.schema_version(path)
         except sqlite3.Error as e:
-            raise StoreError(f"cannot read run store {path}: {e}") from e
-        if version < SCHEMA_VERSION:
+            raise open_error(path, e, "cannot read") from e
+        if version < READABLE_SINCE:
             say(f"{path}: schema version {version}, migrating to {SCHEMA_VERSION} (once)")
             note = StoreReader.prepare(path)
             if note:

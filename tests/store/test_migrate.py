@@ -128,7 +128,7 @@ def to_schema_2(path) -> None:
     rows = db.execute("SELECT e.* FROM events e JOIN event_keys k USING (episode_key) "
                       "ORDER BY k.ep, e.journal, e.seq").fetchall()
     for stmt in ("DROP VIEW events", "DROP TABLE event_rows", "DROP TABLE event_keys",
-                 SCHEMA2_EVENTS, "PRAGMA user_version = 2"):
+                 "DROP TABLE store_identity", SCHEMA2_EVENTS, "PRAGMA user_version = 2"):
         db.execute(stmt)
     db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
     db.execute("COMMIT")
@@ -175,7 +175,7 @@ def test_a_schema_2_store_is_renumbered_in_first_event_order_and_keeps_every_eve
     v2_store(path)
     before = all_events(path)
     with RunStore(path, create=False) as store:
-        assert store.migrated and "from schema 2 to 3" in store.migrated
+        assert store.migrated and "from schema 2 to 4" in store.migrated
         assert "3 episode keys (8 events)" in store.migrated
         assert all_events(path) == before
         assert [e["payload"]["n"] for e in store.events(KEY_B)] == [0, 2, 7]
