@@ -111,6 +111,8 @@ async def test_requests_are_append_only():
     ("add_item", '{"name": "a"}', "missing required field `count`"),
     ("add_item", '{"name": "a", "count": 1, "x": 1}', "unknown field `x`"),
     ("add_item", '{"name": "a", "count": -1}', "count must be positive"),
+    ("add_item", '{"name": ' + "[" * 10_000 + "]" * 10_000 + ', "count": 1}',
+     "arguments for `add_item` nest deeper than 64 levels"),
 ])
 async def test_bad_tool_calls_become_errors_and_the_episode_continues(name, args, needle):
     agent = scripted(call(name, args), AssistantMessage("sorry"))

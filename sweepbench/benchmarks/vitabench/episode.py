@@ -43,6 +43,7 @@ from sweepbench.benchmarks.vitabench import prompts as vitabench_prompts
 from sweepbench.benchmarks.vitabench.release import Release
 from sweepbench.datasets.task import Task
 from sweepbench.ids import TerminationReason
+from sweepbench.model_json import ArgumentsError, python_arguments
 from sweepbench.simulator.episode import EpisodeContext, EpisodeLimits, EpisodeProtocol
 from sweepbench.wire import AssistantMessage
 
@@ -67,8 +68,8 @@ def resent_arguments(arguments: str) -> str:
     (upstream's attempt would crash on them; sweepbench shows the tool error instead).
     """
     try:
-        value = json.loads(arguments) if arguments else {}
-    except (ValueError, RecursionError):
+        value = python_arguments(arguments) if arguments else {}
+    except ArgumentsError:
         return arguments
     return json.dumps(value) if isinstance(value, dict) else arguments
 

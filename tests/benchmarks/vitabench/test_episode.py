@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from sweepbench.benchmarks import registry
-from sweepbench.benchmarks.vitabench.episode import MAX_STEPS, VitaBenchProtocol
+from sweepbench.benchmarks.vitabench.episode import MAX_STEPS, VitaBenchProtocol, resent_arguments
 from sweepbench.benchmarks.vitabench.prompts import GREETING
 from sweepbench.benchmarks.vitabench.release import RELEASES
 from sweepbench.client.body import BodyTemplate
@@ -85,6 +85,13 @@ async def test_greeting_params_and_resent_arguments():
     # the user sees the agent's words, never its tool traffic
     assert [m.content for m in user.seen[1].messages[1:]] == [
         GREETING["en"], "Milk tea please.", "Found one."]
+
+
+def test_arguments_no_tool_would_read_are_resent_as_the_model_wrote_them():
+    deep = '{"keywords":' + "[" * 100 + "]" * 100 + "}"
+    assert resent_arguments(deep) == deep
+    assert resent_arguments('{"keywords": ["\\u5976"]}') == '{"keywords": ["\\u5976"]}'
+    assert resent_arguments('{"keywords":["x"]}') == '{"keywords": ["x"]}'  # re-written
 
 
 async def test_endpoint_settings_override_the_protocols_params():
