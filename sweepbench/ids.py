@@ -46,10 +46,13 @@ class TerminationReason(StrEnum):
     ERROR = "error"  # a model call failed for good, or the episode could not run
     CONTEXT_OVERFLOW = "context_overflow"  # a prompt no longer fit the model's context
     TRUNCATED = "truncated"  # a reply was cut short (finish_reason "length" and the like)
+    TOO_MANY_TOOL_CALLS = "too_many_tool_calls"  # one agent reply asked for more calls than
+    # an episode runs per message (none of them were run)
 
 
 FAILED_TERMINATIONS = frozenset({TerminationReason.ERROR, TerminationReason.CONTEXT_OVERFLOW,
-                                 TerminationReason.TRUNCATED})
+                                 TerminationReason.TRUNCATED,
+                                 TerminationReason.TOO_MANY_TOOL_CALLS})
 """Endings that fail the episode whatever its state: it could not run to its end."""
 
 

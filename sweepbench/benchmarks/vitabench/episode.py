@@ -16,6 +16,9 @@
   whose failures bring the count to ``max_errors`` (10), before the agent is asked again
   (when that step also reaches ``max_steps``, too many errors wins: upstream checks it last).
   The November release has no error budget.
+- Tool calls per reply: at most 64 (sweepbench's own cap, as for every benchmark; upstream
+  has none, and no upstream task comes near it); a reply asking for more ends the episode
+  as ``too_many_tool_calls``, none of its calls run, scored 0 without judging.
 - Reasoning (the updated release, ``Release.resend_reasoning``): every agent request sends
   each earlier assistant message's reasoning text back on it, as ``reasoning_content``; the
   user simulator and the judge never see it. Upstream re-sends only what a reply carried as
@@ -55,9 +58,10 @@ REASONING_FIELD = "reasoning_content"
 """The field upstream's updated release sends an assistant message's reasoning back as."""
 USER_STOPS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 PREMATURE = frozenset({TerminationReason.TOO_MANY_ERRORS, TerminationReason.MAX_STEPS,
-                       TerminationReason.INVALID_AGENT_MESSAGE, TerminationReason.MAX_TURNS})
-"""Terminations upstream scores 0 without judging (``max_turns`` is sweepbench's own limit,
-off unless configured, and counts the same way)."""
+                       TerminationReason.INVALID_AGENT_MESSAGE, TerminationReason.MAX_TURNS,
+                       TerminationReason.TOO_MANY_TOOL_CALLS})
+"""Terminations upstream scores 0 without judging (``max_turns`` and ``too_many_tool_calls``,
+sweepbench's own limits, count the same way)."""
 
 
 def resent_arguments(arguments: str) -> str:
