@@ -4,17 +4,23 @@ decoder survives (arguments nested 10,000 deep, odd JSON) shown as written."""
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from sweepbench.results.text import visible
 from sweepbench.runner.build import benchmark_info
 from sweepbench.view import server as view_server
-from sweepbench.view.server import build_app
+from sweepbench.view.server import STATIC, build_app
 from sweepbench.wire import AssistantMessage, FunctionCall, ToolCall, UserMessage
 
+from .cdp import Browser, chromium
 from .conftest import plant
 
 DEEP = '{"q": ' + "[" * 10_000 + "]" * 10_000 + "}"
@@ -122,3 +128,44 @@ async def test_a_bug_in_a_handler_is_a_json_500_and_logged(hostile_store, monkey
     assert logged.getMessage() == "viewer: GET /api/episode?store=tiny&id=ep-x failed"
     assert logged.exc_info[0] is RecursionError
 
+
+def test_the_page_shows_the_same_characters_as_escapes_as_the_terminal(tmp_path):
+    """dom.js's ``visible`` against results/text.py's, on every character of the BMP."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    module = tmp_path / "dom.mjs"
+    module.write_text((STATIC / "dom.js").read_text(encoding="utf-8"), encoding="utf-8")
+    script = tmp_path / "run.mjs"
+    script.write_text(
+        f"import {{visible}} from {json.dumps(module.as_uri())};\n"
+        "let all = '';\n"
+        "for (let c = 0; c < 0x10000; c++) if (c < 0xd800 || c > 0xdfff) "
+        "all += String.fromCharCode(c);\n"
+        "process.stdout.write(JSON.stringify(visible(all)));\n", encoding="utf-8")
+    shown = json.loads(subprocess.run([node, str(script)], capture_output=True, check=True,
+                                      timeout=60).stdout)
+    everything = "".join(chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF)
+    assert shown == visible(everything)
+    assert visible("a\u202eb\u061c\u200bc\u200dd") == "a\\u202eb\\u061c\\u200bc\u200dd"
+
+
+@pytest.mark.skipif(chromium() is None, reason="headless Chromium is not installed")
+async def test_a_bidi_override_reads_in_order_with_the_control_shown(hostile_store, tmp_path):
+    screens = Path(os.environ.get("SWEEPBENCH_SCREENS") or tmp_path)
+    app = build_app([hostile_store["path"]], benchmarks=benchmark_info())
+    async with TestServer(app, host="127.0.0.1") as server, Browser(1400, 1000) as page:
+        await page.goto(f"http://127.0.0.1:{server.port}/#/tiny/episode?id={hostile_store['key']}")
+        await page.wait_for("document.body.dataset.route === 'episode' && "
+                            "!!document.querySelector('.msg.assistant')")
+        for summary in range(len(ODD) + 1):
+            await page.eval(f"document.querySelectorAll('details.toolcall')[{summary}].open = true")
+        text = await page.eval("document.body.innerText")
+        assert "total: \\u202e0001 USD\\u202c, done" in text
+        assert "\u202e" not in text and "\u202c" not in text
+        assert '{"q": [[[[' in text  # arguments nested 10,000 deep, shown as written
+        shown = await page.eval("[...document.querySelectorAll('pre.args')].map(p => p.textContent)")
+        assert shown[1:3] == [ODD[0], ODD[1]]  # numbers JavaScript cannot hold: as written
+        assert shown[4:] == ['{\n  "q": "\\ud800"\n}', '{\n  "q": "nul\\u0000"\n}']
+        assert page.problems() == []
+        await page.screenshot(screens / "bidi-override.png")
