@@ -69,13 +69,15 @@ def resent_arguments(arguments: str) -> str:
 
     Python's own ``json`` on purpose: its default separators and ASCII escapes are the bytes
     upstream's agent reads. Arguments that are not a JSON object stay as the model wrote them
-    (upstream's attempt would crash on them; sweepbench shows the tool error instead).
+    (upstream's attempt would crash on them; sweepbench shows the tool error instead), and so
+    do numbers Python reads as infinite (``1e400``), which upstream writes back as
+    ``Infinity``, not JSON.
     """
     try:
         value = python_arguments(arguments) if arguments else {}
-    except ArgumentsError:
+        return json.dumps(value, allow_nan=False) if isinstance(value, dict) else arguments
+    except (ArgumentsError, ValueError):
         return arguments
-    return json.dumps(value) if isinstance(value, dict) else arguments
 
 
 class VitaBenchProtocol(EpisodeProtocol):

@@ -114,6 +114,7 @@ def test_arguments_no_tool_would_read_are_resent_as_the_model_wrote_them():
     assert resent_arguments(deep) == deep
     assert resent_arguments('{"keywords": ["\\u5976"]}') == '{"keywords": ["\\u5976"]}'
     assert resent_arguments('{"keywords":["x"]}') == '{"keywords": ["x"]}'  # re-written
+    assert resent_arguments('{"n":1e400}') == '{"n":1e400}'  # never "Infinity", not JSON
 
 
 async def test_endpoint_settings_override_the_protocols_params():
