@@ -138,7 +138,7 @@ class _Reader:
             c = s[self.i]
             if c == close:
                 self.i += 1
-                return "".join(out)
+                return _whole("".join(out))
             if c == "\\" and self.i + 1 < n:
                 e = s[self.i + 1]
                 hex4 = s[self.i + 2:self.i + 6]
@@ -152,7 +152,7 @@ class _Reader:
             out.append(c)
             self.i += 1
         self.eof = True  # an unterminated string: keep what was said
-        return "".join(out)
+        return _whole("".join(out))
 
     def key(self) -> str | None:
         c = self.s[self.i]
@@ -210,6 +210,17 @@ class _Reader:
             out.append(self.value())
             if self.eof:
                 return out
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _whole(text: str) -> str:
+    """``text`` with escaped surrogate pairs joined (``\\ud83d\\ude00`` is one emoji) and a
+    lone surrogate, which no UTF-8 output can hold, replaced by U+FFFD."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def loads_lenient(text: str, start: int = 0) -> Any:
