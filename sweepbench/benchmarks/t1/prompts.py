@@ -330,7 +330,8 @@ def parse_judge(text: str) -> dict[str, Any] | None:
 
 
 def transcript(messages: list[Message], tools: bool = True, limit: int = 2000) -> str:
-    """A conversation as text for the judge (``tools``) or the exit check (without them)."""
+    """A conversation as text for the judge (``tools``) or the exit check (without them); tool
+    arguments and results longer than ``limit`` characters are cut there."""
     lines = []
     for m in messages:
         if isinstance(m, UserMessage):
@@ -339,8 +340,11 @@ def transcript(messages: list[Message], tools: bool = True, limit: int = 2000) -
             if m.content:
                 lines.append(f"[Assistant] {m.content}")
             for tc in (m.tool_calls or []) if tools else []:
-                lines.append(f"[Assistant] -> {tc.function.name}({tc.function.arguments})")
+                lines.append(f"[Assistant] -> {tc.function.name}({_cut(tc.function.arguments, limit)})")
         elif isinstance(m, ToolMessage) and tools:
-            body = m.content if len(m.content) <= limit else m.content[:limit] + " ...(truncated)"
-            lines.append(f"[Tool] {body}")
+            lines.append(f"[Tool] {_cut(m.content, limit)}")
     return "\n".join(lines)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + " ...(truncated)"

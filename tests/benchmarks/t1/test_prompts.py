@@ -111,3 +111,6 @@ def test_transcript():
     assert full.splitlines()[:2] == ["[User] find bars", '[Assistant] -> search_bars({"city":"Denver"})']
     assert "...(truncated)" in full and "sys" not in full
     assert p.transcript(messages, tools=False) == "[User] find bars\n[Assistant] Here they are."
+    # a 5 MB argument is cut as a long result is: the judge's prompt stays its size
+    huge = [AssistantMessage(tool_calls=[ToolCall("a", FunctionCall("f", '{"q": "' + "x" * 5_000_000 + '"}'))])]
+    assert p.transcript(huge) == '[Assistant] -> f({"q": "' + "x" * 1993 + " ...(truncated))"
