@@ -30,6 +30,8 @@ import orjson
 from msgspec import Struct
 from rapidfuzz import fuzz
 
+from sweepbench.model_json import deeper_than
+
 __all__ = [
     "OverallVerdict",
     "Verdict",
@@ -247,12 +249,12 @@ def extract_json(text: str | None, accept: Callable[[Any], bool] | None = None) 
     ok = accept or (lambda v: isinstance(v, (list, dict)))
     for cand in _candidates(text):
         stripped = cand.strip()
-        try:
-            value = orjson.loads(stripped)
+        try:  # orjson reads 1,024 levels and writes 255: deeper is left to the lenient reader
+            value = None if deeper_than(stripped, _MAX_DEPTH) else orjson.loads(stripped)
         except orjson.JSONDecodeError:
             pass
         else:
-            if ok(value):
+            if value is not None and ok(value):
                 return value
         starts = [m.start() for m in re.finditer(r"[\[{]", cand)][:_MAX_STARTS]
         for start in starts:
