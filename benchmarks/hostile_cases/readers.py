@@ -55,8 +55,8 @@ class Agent:
         self.largest, self.requests = max(self.largest, len(raw)), self.requests + 1
         body = json.loads(raw)
         first = not any(m.get("role") == "tool" for m in body["messages"])
-        message = (self.reply(body["tools"][0]["function"]["name"]) if first
-                   else {"role": "assistant", "content": BIDI})
+        tool = body["tools"][0]["function"]["name"] if body.get("tools") else ""
+        message = self.reply(tool) if first else {"role": "assistant", "content": BIDI}
         return web.json_response({"id": "x", "choices": [
             {"index": 0, "message": message, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
@@ -94,18 +94,27 @@ def cli(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def run(tmp: Path, benchmark: str, agent: Agent, store: Path | None = None) -> Path:
-    """One episode of ``benchmark`` by the hostile agent, into ``store`` (default tmp/s.sqlite)."""
+def run(tmp: Path, benchmark: str, agent: Agent | None, store: Path | None = None, *,
+        judge: str | None = None) -> Path:
+    """One episode of ``benchmark`` by the hostile agent (None: the oracle), judged by the
+    judge double or by an endpoint answering every request with ``judge``; into ``store``
+    (default tmp/s.sqlite)."""
     store = store or tmp / "s.sqlite"
     app = web.Application(client_max_size=1 << 30)
-    app.router.add_post("/v1/chat/completions", agent.complete)
+    if agent is not None:
+        app.router.add_post("/agent/v1/chat/completions", agent.complete)
+    if judge is not None:
+        app.router.add_post("/judge/v1/chat/completions",
+                            Agent(lambda tool: {"role": "assistant", "content": judge}).complete)
     with serving(app) as url:
         config = tmp / "sweep.toml"
         config.write_text(
-            f'benchmarks = ["{benchmark}"]\nmodels = ["hostile"]\nuser_model = "scripted/user"\n'
-            'judge_models = ["scripted/judge"]\ntrials = 1\nlimit = 1\n'
-            f'[[endpoints]]\nname = "hostile"\nbase_url = "{url}/v1"\nmax_retries = 0\n',
-            encoding="utf-8")
+            f'benchmarks = ["{benchmark}"]\nuser_model = "scripted/user"\ntrials = 1\n'
+            f'limit = 1\nmodels = ["{"hostile" if agent else "scripted/oracle"}"]\n'
+            f'judge_models = ["{"hostile-judge" if judge else "scripted/judge"}"]\n'
+            f'[[endpoints]]\nname = "hostile"\nbase_url = "{url}/agent/v1"\nmax_retries = 0\n'
+            f'[[endpoints]]\nname = "hostile-judge"\nbase_url = "{url}/judge/v1"\n'
+            'max_retries = 0\n', encoding="utf-8")
         cli("run", "--config", str(config), "--out", str(store), "--no-progress")
     return store
 
@@ -181,6 +190,26 @@ def deep_body(tmp: Path) -> tuple[str, bool]:
     got = f"{record.termination}: {record.error}"
     return got, (record.termination == "error" and "nested deeper than 128 levels"
                  in (record.error or "") and judged["state"]["passed"] is False)
+
+
+def judge_replies(tmp: Path) -> tuple[str, bool]:
+    """A judge answering with JSON nested 500 deep and an escaped lone surrogate: its
+    verdicts are read (or the episode stays unjudged, the judge's fault), never a crash, and
+    never blamed on the episode."""
+    deep = "[" * 500 + "]" * 500
+    reply = ('{"meetExpectation": true, "justification": ' + deep + '} then '
+             '[{"rubric_idx": "rubric_0", "meetExpectation": true, "justification": "a\\ud800"}]'
+             ' {"scores": {"helpfulness": {"score": 4, "reasoning": "\\ud800"}, '
+             '"coherence": {"score": 5, "reasoning": ' + deep + '}}}')
+    store = tmp / "s.sqlite"
+    for benchmark in (VITA, T1):
+        run(tmp, benchmark, None, store, judge=reply)
+    with RunStore(store, create=False) as s:
+        judged = {j["method"]: j for j in s.judgments() if j["method"] != "state"}
+    blamed = [m for m, j in judged.items() if "could not be scored" in str(j["details"])]
+    got = (f"{ {m: (j['passed'], j['score']) for m, j in judged.items()} }; blamed on the "
+           f"episode: {blamed}")
+    return got, sorted(judged) == ["likert", "sliding"] and not blamed
 
 
 # ---- point 3: every reader of a store of hostile episodes ----------------------------------
@@ -299,6 +328,8 @@ ATTACKS = [
            "unusable ones answered as malformed; judged", odd_json),
     Attack(3, "a reply body nested 500 deep (reasoning_details)",
            "an invalid reply: the episode ends in error, scored", deep_body),
+    Attack(3, "a judge replying 500 deep, with a lone surrogate",
+           "verdicts read or unjudged; stored; not blamed on the episode", judge_replies),
     Attack(3, "report text / --json / --html over hostile episodes", "all exit 0",
            report_formats),
     Attack(3, "every export format over hostile episodes", "all exit 0", export_formats),
