@@ -199,6 +199,11 @@ class JudgePool:
                 if spec.applies_to(task.benchmark) and (key, spec.model, spec.method) not in self.done:
                     await self._judge(task, key, record, spec)
 
+    def _store(self, key: str, spec: JudgeSpec, judgment: Judgment) -> None:
+        self.store.judgment(key, judge=spec.model, method=spec.method,
+                            passed=judgment["passed"], score=judgment["score"],
+                            details=judgment["details"], run_id=self.run_id, judge_key=spec.key)
+
     async def _judge(self, task: Task, key: str, record: Any, spec: JudgeSpec) -> None:
         judge_raised: list[BaseException] = []  # what escaped the judge's own calls
         try:
@@ -229,9 +234,13 @@ class JudgePool:
             judgment = {**judgment, "details": {**details, "error": why}}
             self.failed += 1
             self.failures[spec.model, spec.method] += 1
-        self.store.judgment(key, judge=spec.model, method=spec.method,
-                            passed=judgment["passed"], score=judgment["score"],
-                            details=judgment["details"], run_id=self.run_id, judge_key=spec.key)
+        try:
+            self._store(key, spec, judgment)
+        except (TypeError, ValueError) as exc:  # details no JSON holds (a lone surrogate)
+            kept = "error" if "error" in (judgment["details"] or {}) else "unstorable"
+            judgment = {**judgment, "details": {
+                kept: f"the verdict's details could not be stored: {exc}"}}
+            self._store(key, spec, judgment)
         self.done.add((key, spec.model, spec.method))
         self.judged += 1
         self.on_judged(key, spec, judgment)

@@ -205,3 +205,20 @@ async def test_a_judge_that_fails_or_gives_no_verdict_leaves_the_episode_unjudge
     assert judgments["likert"]["details"] == {
         "error": "sweepbench.judge.likert.NoVerdict: Likert judge gave no readable scores in 3 "
                  "attempts"}
+
+
+async def test_a_verdict_whose_details_no_store_can_hold_is_stored_without_them(tmp_path,
+                                                                              monkeypatch):
+    from sweepbench.benchmarks.t1 import benchmark as t1_benchmark
+
+    def surrogate(self, task, record):
+        return {"passed": False, "score": 0.0, "details": {"why": "order \ud800 differs"}}
+
+    monkeypatch.setattr(t1_benchmark.T1, "check", surrogate)
+    judgments, row = await _judged_t1_bar(tmp_path, "surrogate")
+    state = judgments["state"]
+    assert (state["passed"], state["score"]) == (False, 0.0)
+    assert state["details"] == {"unstorable": (
+        "the verdict's details could not be stored: 'utf-8' codec can't encode character "
+        "'\\ud800' in position 6: surrogates not allowed")}
+    assert (row["tasks"], row["avg"]) == (1, 0.0)
