@@ -14,12 +14,13 @@ from sweepbench.benchmarks import registry
 
 PACKAGE = Path(__file__).resolve().parents[1] / "sweepbench"
 
-BASE = {"errors", "ids", "memo", "wire"}
+BASE = {"errors", "ids", "memo", "model_json", "wire"}
 # room -> rooms it may import (a room may always import itself)
 ALLOWED = {
     "errors": set(),
     "ids": set(),
     "memo": set(),
+    "model_json": set(),
     "wire": set(),
     "__init__": set(),
     "config": BASE,
