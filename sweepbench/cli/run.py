@@ -37,6 +37,7 @@ from sweepbench.cli.common import (
     terminate,
 )
 from sweepbench.cli.hints import fixes
+from sweepbench.cli.judges import sweep_judges
 from sweepbench.config import SweepConfig, load_config
 from sweepbench.errors import ConfigError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod
@@ -64,15 +65,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_config(args: argparse.Namespace) -> tuple[SweepConfig, str | Path | None]:
-    """The sweep ``run`` runs and the store it goes into."""
+    """The sweep ``run`` runs (and ``plan`` plans) and the store it goes into."""
     if args.resume:
         return _resume_config(args)
     cfg = config_from_args(args)
-    if not (args.config or args.model or args.judge_model):
-        # the embedded default's test doubles are judged by the judge double, so that
-        # every benchmark has its paper's headline (VitaBench's is the LLM judge)
-        cfg = msgspec.structs.replace(cfg, judge_models=["scripted/judge"])
-    return cfg, args.out
+    return sweep_judges(cfg, args, store_path(args.out, shard_of(args))), args.out
 
 
 def _say_outcome(outcome: SweepOutcome) -> None:
@@ -251,10 +248,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """What a `run` with these options would do and cost, before spending anything."""
     from sweepbench.runner.plan import make_plan, render_plan
 
-    if args.resume:
-        cfg, out_path = _resume_config(args)
-    else:
-        cfg, out_path = config_from_args(args), args.out
+    cfg, out_path = _run_config(args)
     path = store_path(out_path, shard_of(args))
     if path.is_file():
         with open_store(path) as store:
