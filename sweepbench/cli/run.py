@@ -132,8 +132,9 @@ def _exit_status(outcome: SweepOutcome, args: argparse.Namespace,
     fix = f": {'; '.join(needed)}" if needed else ""
     if outcome.budget_stop:
         say(err, f"stopped by the spending cap: {outcome.budget_stop}; {outcome.not_started} "
-                 f"episodes not started (${outcome.spent:,.4f} spent on this selection); "
-                 "run again with a higher --max-cost to continue")
+                 f"episodes not started; ${outcome.spent:,.4f} spent on this selection in "
+                 "all, once the episodes in flight ended and were judged; run again with a "
+                 "higher --max-cost to continue")
         return BUDGET_EXIT
     if outcome.error_stop:
         say(err, f"stopped: {outcome.error_stop}, so the setup looks broken (see the reasons "

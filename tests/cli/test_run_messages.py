@@ -88,8 +88,9 @@ def test_a_spending_cap_stop_ends_with_the_budget_status(capsys):
                       error_stop="the last 20 episodes ended in error")
     assert _exit_status(stopped, run_args("run")) == BUDGET_EXIT == 3
     assert capsys.readouterr().err == (
-        "stopped by the spending cap: max_cost 5.0; 7 episodes not started ($1,234.5679 spent "
-        "on this selection); run again with a higher --max-cost to continue\n")
+        "stopped by the spending cap: max_cost 5.0; 7 episodes not started; $1,234.5679 spent "
+        "on this selection in all, once the episodes in flight ended and were judged; run "
+        "again with a higher --max-cost to continue\n")
 
 
 def test_an_error_streak_stop_ends_with_the_failing_status_and_the_retry_command(capsys):
