@@ -255,7 +255,21 @@ def _profiles(report: dict, figs: dict[str, str]) -> str:
         return _note("No profile in this report.")
     lat_fig = figs.get("latency") or _note("Latency distribution: no latency recorded.")
     return (_p("Per episode (means over the model's episodes); latency of one model call.")
-            + _table(tok_head, tok_rows) + _table(time_head, time_rows) + lat_fig)
+            + _table(tok_head, tok_rows) + _table(time_head, time_rows) + _stalls(report)
+            + lat_fig)
+
+
+def _stalls(report: dict) -> str:
+    """Hung (abandoned) and hedged requests per endpoint, judges included."""
+    by = report.get("stalls_by_endpoint") or {}
+    if not by:
+        return ""
+    rows = [[name, fmt.count(e["calls"]), fmt.count(e["hung"]), fmt.count(e["hedged"]),
+             fmt.count(e["hedge_wins"])] for name, e in by.items()]
+    return (_p("Requests abandoned for want of a first byte (hung) and hedge copies sent, "
+               "per endpoint:")
+            + _table(["Endpoint", "Calls", "Hung (abandoned)", "Hedged", "Won by a copy"],
+                     rows))
 
 
 def _errors(report: dict) -> str:

@@ -142,8 +142,8 @@ def render(report: dict) -> Group:
         parts.append(Text("no episodes in this selection"))
     for name, b in benches.items():
         parts += [t for t in (_domain_table(name, b), _metrics_table(name, b)) if t is not None]
-    parts += [t for t in (_cost_table(report), _error_table(report), _unjudged_table(report),
-                          _unreachable_table(report))
+    parts += [t for t in (_cost_table(report), _stalls_table(report), _error_table(report),
+                          _unjudged_table(report), _unreachable_table(report))
               if t is not None]
     notes = []
     if report.get("superseded"):
@@ -264,6 +264,16 @@ def _cost_table(report: dict) -> FitTable | None:
                     f"{fmt.usd(cost['judge'])}",
                     ["Model", "Benchmark", "Agent", "User", "Judge", "Total", "$/episode",
                      "$/pass"], rows, keep=2)
+
+
+def _stalls_table(report: dict) -> FitTable | None:
+    by = report.get("stalls_by_endpoint") or {}
+    if not by:
+        return None
+    return FitTable("requests abandoned for want of a first byte (hung) and hedged, per endpoint",
+                    ["Endpoint", "Calls", "Hung", "Hedged", "Won by a copy"],
+                    [[name, fmt.count(e["calls"]), fmt.count(e["hung"]), fmt.count(e["hedged"]),
+                      fmt.count(e["hedge_wins"])] for name, e in by.items()])
 
 
 def _error_table(report: dict) -> FitTable | None:
