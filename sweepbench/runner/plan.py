@@ -20,13 +20,15 @@ in sequence at the endpoint's latency (for scripted models, the reference server
 latency plus the measured overhead; otherwise the measured mean latency, else
 ``DEFAULT_LATENCY_S``), spread over the sweep's concurrency, bounded below by every endpoint's
 in-flight cap, RPM and TPM, and by the harness's own time per call (the fastest a stored run
-went, else ``HARNESS_S_PER_CALL``), plus the judging of the last episode; a range around it
+went, else ``HARNESS_S_PER_CALL`` times the machine's load per core when above 1: the
+harness shares the cores), plus the judging of the last episode; a range around it
 (``RANGE_HISTORY``, ``RANGE_DEFAULTS``).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -62,12 +64,12 @@ DEFAULT_LATENCY_S = 2.0
 """Seconds per call assumed for an endpoint with no history (not a scripted model)."""
 SCRIPTED_OVERHEAD_S = 0.003
 """Client and server time per scripted call beyond the configured latency, without history."""
-HARNESS_S_PER_CALL = 0.0008
+HARNESS_S_PER_CALL = 0.0006
 """The harness's own time per model call without history (client, journal, store, tools; the
-reference server in the same process on a small machine): a sweep cannot go faster than its
-calls times this. The quick start's sweep made 5,044 calls in 2.4 s (0.00048 s a call) on 2
-shared cores on 2026-11-28; this leaves room for a busier machine. With history: the fastest
-rate a stored run achieved."""
+reference server in the same process on a small machine), on idle cores: a sweep cannot go
+faster than its calls times this (times the load per core, on a busy machine). The quick
+start's sweep made 5,044 calls in 2.4 s (0.00048 s a call) on 2 cores on 2026-11-28. With
+history: the fastest rate a stored run achieved."""
 RANGE_HISTORY = (0.8, 1.25)
 RANGE_DEFAULTS = (0.5, 2.0)
 _STARTUP_S = 0.5  # loading tasks, starting the reference server, without history
@@ -314,7 +316,8 @@ def make_plan(cfg: SweepConfig, store: RunStore | None, *, shard: Shard | None =
                          * latency[cfg.user_model] + shape.overhead_s)
         judge_time.append(sum(cell[0] * latency[j] for (j, _), cell in shape.judges.items()))
     rough = any("defaults" in s for v in sources.values() for s in v)
-    harness = history.harness_s if history.harness_s is not None else HARNESS_S_PER_CALL
+    load = machine_load() if history.harness_s is None else None
+    harness = history.harness_s if load is None else HARNESS_S_PER_CALL * load_slowdown(load)
     wall, bound = _wall_time(cfg, durations, judge_time, calls, latency, harness)
     wall += history.startup_s if history.startup_s is not None else _STARTUP_S
     lo, hi = RANGE_DEFAULTS if rough else RANGE_HISTORY
@@ -341,10 +344,27 @@ def make_plan(cfg: SweepConfig, store: RunStore | None, *, shard: Shard | None =
         "completion_tokens": sum(e["completion_tokens"] for e in endpoints.values()),
         "dollars": sum(e["dollars"] or 0.0 for e in endpoints.values()),
         "unpriced": [n for n in names if endpoints[n]["dollars"] is None],
-        "wall_s": {"estimate": wall, "low": wall * lo, "high": wall * hi, "bound": bound},
+        "wall_s": {"estimate": wall, "low": wall * lo, "high": wall * hi, "bound": bound,
+                   "machine_load": load},
         "per_episode_dollars": {n: ((endpoints[n]["dollars"] or 0.0) / len(todo) if todo
                                     else 0.0) for n in names},
     }
+
+
+def machine_load() -> float:
+    """Runnable processes per core over the last minute, at least 1 (1 where unknown)."""
+    try:
+        return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    except OSError:
+        return 1.0
+
+
+def load_slowdown(load: float) -> float:
+    """How many times slower than on idle cores the harness goes at ``load`` per core: its
+    square root, an empirical fit (on 2 cores on 2026-11-28 the quick start's sweep took
+    2.4 s on a lightly loaded machine and 7.0 to 10.2 s at 4.1 to 4.7 per core; the harness
+    waits on sockets too, so it slows less than its share of a core shrinks)."""
+    return math.sqrt(load)
 
 
 def _priced(prices: Prices) -> bool:
@@ -436,7 +456,9 @@ def render_plan(plan: dict[str, Any]) -> Group:
                      ["endpoint", "requests", "prompt tokens", "cached", "completion", "s/call",
                       "$"], rows, caption=note)
     w = plan["wall_s"]
+    busy = (f"; the machine's load, {w['machine_load']:.1f} per core, slows the harness"
+            if (w.get("machine_load") or 1.0) > 1.0 else "")
     lines.append(f"wall time: ~{w['estimate']:,.1f} s (range {w['low']:,.1f}-{w['high']:,.1f} s; "
-                 f"bound by {w['bound']})")
+                 f"bound by {w['bound']}{busy})")
     return Group(literal("\n".join(lines[:-1])), table, Text(lines[-1]))
 

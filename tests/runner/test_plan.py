@@ -94,3 +94,22 @@ def test_unpriced_endpoints_are_said_unpriced_not_zero_and_numbers_fit_80_column
     assert rows["scripted/oracle"][-1] == fmt.usd(plan["endpoints"]["scripted/oracle"]["dollars"])
     assert ("unpriced (no prices configured; not in the $ total): scripted/judge, "
             "scripted/noisy:0.3, scripted/user") in " ".join(" ".join(lines).split())
+
+
+def test_without_history_the_harness_time_grows_with_the_square_root_of_the_load(monkeypatch):
+    import os
+
+    from sweepbench.runner import plan as plan_module
+
+    cfg = load_config(None, {**BASE, "trials": 2})
+    cores = os.cpu_count() or 1
+    monkeypatch.setattr(plan_module.os, "getloadavg", lambda: (0.5 * cores, 0.0, 0.0))
+    plan = make_plan(cfg, None)
+    idle = plan["wall_s"]
+    monkeypatch.setattr(plan_module.os, "getloadavg", lambda: (4.0 * cores, 0.0, 0.0))
+    busy = make_plan(cfg, None)["wall_s"]
+    assert (idle["machine_load"], busy["machine_load"]) == (1.0, 4.0)
+    assert idle["bound"] == busy["bound"] == "the harness's own time per call"
+    # twice the harness's time per call (sqrt 4), the same startup and judging tail
+    harness = sum(e["requests"] for e in plan["endpoints"].values()) * 0.0006
+    assert busy["estimate"] - idle["estimate"] == pytest.approx(harness, rel=1e-3)
