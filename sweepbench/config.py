@@ -83,9 +83,18 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     hedge: bool | None = None
     """Hedged requests: a second copy of a request that has not answered after the
     endpoint's hedge_quantile latency; the first answer wins, the other is cancelled.
-    None (default): on for endpoints without prices, off for priced ones. For a model that
+    None (default): on for hosted endpoints without prices, off for priced and self-hosted
+    ones (`kind`). For a model that
     samples, a copy is a second draw and the faster (often the shorter) answer wins: set
     false where that bias matters (docs/models/hung-requests.md)."""
+    kind: str | None = None
+    """What serves this endpoint: "hosted" (a provider's API, where a copy of a request
+    can land on another machine and win) or "self-hosted" (vLLM, SGLang, llama.cpp, Ollama:
+    a copy queues behind the original on the same engine and spends its compute). None: told
+    from base_url, self-hosted when its host is localhost or a loopback, private or
+    link-local address, else hosted. A self-hosted endpoint is not hedged unless `hedge =
+    true`, and its first-byte budget counts from its last answer (a busy server is not a
+    hung one: see docs/models/hung-requests.md)."""
     hedge_quantile: float = 0.99
     """The latency quantile (of recent successful requests) after which to hedge, and never
     before 1.5 x the median latency (a copy needs about a median to answer); in (0, 1)."""
@@ -184,6 +193,9 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
         if not 0 < self.hedge_quantile < 1:
             raise ConfigError(f"{where}: hedge_quantile must be in (0, 1), got "
                               f"{self.hedge_quantile}")
+        if self.kind not in (None, "hosted", "self-hosted"):
+            raise ConfigError(f"{where}: kind must be \"hosted\" or \"self-hosted\", got "
+                              f"{self.kind!r}")
         if not 0 <= self.backups <= 8:
             raise ConfigError(f"{where}: backups must be in 0..8, got {self.backups}")
         if self.max_reply_bytes < 1:
@@ -335,13 +347,15 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
                 if ep.scripted and not ep.base_url:  # limits/retries for a scripted model
                     if reference_url is None:
                         raise ConfigError(f"model {name!r} needs the reference server")
-                    return msgspec.structs.replace(ep, base_url=reference_url)
+                    # the reference server on loopback stands in for a hosted API
+                    return msgspec.structs.replace(ep, base_url=reference_url,
+                                                   kind=ep.kind or "hosted")
                 return ep
         if name.startswith(SCRIPTED_PREFIX):
             if reference_url is None:
                 raise ConfigError(f"model {name!r} needs the reference server")
             return Endpoint(name=name, base_url=reference_url, max_concurrency=1 << 16,
-                            max_retries=6)
+                            max_retries=6, kind="hosted")
         known = ", ".join(ep.name for ep in self.endpoints) or "none configured"
         raise ConfigError(f"unknown model {name!r}: not a scripted/... model and not an "
                           f"endpoint in the config (endpoints: {known})")

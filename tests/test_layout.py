@@ -44,6 +44,7 @@ ALLOWED = {
                    "results", "devserver", "runner", "benchmarks.core", "view", "__init__",
                    "providers"},
     "launch": {"cli"},  # the console script: the CLI, imported under a Ctrl-C handler
+    "__main__": {"launch"},  # python -m sweepbench: the console script
 }
 BENCHMARK_PACKAGES = {p.name for p in (PACKAGE / "benchmarks").iterdir()
                       if (p / "__init__.py").is_file()}

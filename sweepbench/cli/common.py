@@ -22,8 +22,20 @@ from sweepbench.devserver.faults import FaultSpec, LatencySpec
 from sweepbench.errors import ConfigError
 from sweepbench.results.text import literal
 
-err = Console(stderr=True, soft_wrap=True)
-out = Console()
+
+
+class _Console(Console):
+    """A console whose reader going away raises ``BrokenPipeError`` like any other write to a
+    closed pipe, so every command ends the same way (``app.main``: quietly, status 141), not
+    with rich's own exit status 1."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
+err = _Console(stderr=True, soft_wrap=True)
+out = _Console()
 
 BUDGET_EXIT = 3
 """Exit status of a sweep stopped by its spending cap."""

@@ -357,7 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tools", help="list a benchmark's tools; `tools call` runs tool calls")
     p.add_argument("--benchmark", default="vitabench:delivery,instore,ota", metavar="SPEC",
                    help="benchmark spec (default: all 66 VitaBench tools)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON: the tools and the dependency graph's edges and density")
     _add_release_options(p)
     p.set_defaults(func=tools.cmd_tools)
     calls = p.add_subparsers(dest="tools_command", metavar="{call}")
@@ -396,10 +397,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=data.cmd_data)
 
     p = sub.add_parser("tasks", help="list a benchmark's tasks")
-    p.add_argument("--benchmark", default="vitabench:delivery", metavar="SPEC")
-    p.add_argument("--data-dir", metavar="DIR")
-    p.add_argument("--lang", choices=["en", "zh"], default="en")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--benchmark", default="vitabench:delivery", metavar="SPEC",
+                   help="benchmark spec, e.g. t1:single (default vitabench:delivery)")
+    p.add_argument("--data-dir", metavar="DIR",
+                   help="benchmark data dir (default $SWEEPBENCH_DATA, else the built-in samples)")
+    p.add_argument("--lang", choices=["en", "zh"], default="en", help="task language (default en)")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON: every task (for T1 the catalog: splits, tool counts, "
+                        "knowledge-base rows)")
     _add_release_options(p)
     p.set_defaults(func=tools.cmd_tasks)
     return parser

@@ -348,6 +348,7 @@ class ModelClient:
         published for the transport to say when the headers came."""
         stalls = self.stalls
         token = FLIGHT.set(flight)
+        flight.size = len(body)
         stalls.track(flight)
         deadline = flight.deadline = asyncio.timeout(None)
         try:
@@ -414,7 +415,7 @@ class ModelClient:
             raise
         usage = reply.usage
         limits.succeeded(permit, len(body), usage.prompt_tokens, usage.completion_tokens)
-        self.stalls.observe(elapsed)
+        self.stalls.observe(elapsed, len(body))
         self.last_ok_at = answered
         self.failing = 0
         call.payload = payload

@@ -55,7 +55,7 @@ import msgspec
 from sweepbench.errors import ReportError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, TaskKey
 from sweepbench.results.cost import Spend
-from sweepbench.results.profile import as_prices, build_profiles, call_event
+from sweepbench.results.profile import as_prices, build_profiles, call_event, endpoint_stalls
 from sweepbench.results.runinfo import (configuration, error_reasons, terminations,
                                         unjudged_by_judge)
 from sweepbench.results.stats import (
@@ -273,6 +273,7 @@ def build_report(
         "error_reasons": error_reasons(view.rows, _error_texts(view)),
         "unjudged_by_judge": unjudged_by_judge(judgments),
         "terminations": terminations(view.rows),
+        "stalls_by_endpoint": endpoint_stalls(calls),
         "configuration": configuration(view.runs),
         "damaged": [f"run store {s.path}: {d}" for s in stores for d in s.damaged],
     }
