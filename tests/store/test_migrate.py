@@ -19,6 +19,7 @@ from sweepbench.store.runstore import RunStore
 from sweepbench.store.schema import SCHEMA_VERSION
 from sweepbench.runner.sweep import Sweep
 from sweepbench.wire import EpisodeRecord
+from tests.support import without_backups
 
 # the tables of schema 1, as sweepbench wrote them
 V1 = """
@@ -231,8 +232,7 @@ def test_merge_of_a_schema_2_and_a_schema_3_store(tmp_path):
 
 RESUME = dict(models=["scripted/oracle", "scripted/noisy:0.3"], trials=2, max_concurrency=8,
               reference_latency_s=0.005,  # a request per call: no backups
-              endpoints=[{"name": n, "backups": 0, "max_concurrency": 1 << 16}
-                         for n in ("scripted/oracle", "scripted/noisy:0.3", "scripted/user")])
+              endpoints=without_backups("scripted/oracle", "scripted/noisy:0.3", "scripted/user"))
 
 
 def _transcripts(store: RunStore, run_id: str) -> dict[str, bytes]:
