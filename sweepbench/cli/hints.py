@@ -28,6 +28,10 @@ _CONTEXT = ("the conversation outgrew the model's context: a model with a longer
             "a smaller max_tokens")
 _KEY_UNSET = "set the key's environment variable (the endpoint's api_key_env)"
 _QUOTA = "the account is out of credit (insufficient_quota): top it up or use another key"
+_SCRIPTED_FIELD = ("the reference server's scripted models need the `sweepbench` request "
+                   "field, sent only to endpoints named scripted/...: reach them as "
+                   "scripted/NAME, or through a config endpoint whose name starts with "
+                   "scripted/ (not vllm/scripted/... or openai/scripted/...)")
 
 
 def fix_for(reason: str) -> str | None:
@@ -37,6 +41,8 @@ def fix_for(reason: str) -> str | None:
         return _KEY_UNSET
     if "insufficient_quota" in reason:
         return _QUOTA
+    if "scripted models need the `sweepbench` request field" in reason:
+        return _SCRIPTED_FIELD
     match = _STATUS.search(reason)
     if match is None:
         return None

@@ -17,6 +17,8 @@ from sweepbench.cli.hints import fix_for, fixes
     ("agent model call failed: endpoint 'a': environment variable K is not set",
      "set the key's environment variable"),
     ("agent model call failed: a: HTTP 429: insufficient_quota", "the account is out of credit"),
+    (("agent model call failed: vllm/scripted/oracle: HTTP 400: scripted models need the "
+      "`sweepbench` request field (task, spec, lang)"), "the reference server's scripted models"),
 ])
 def test_an_error_no_retry_fixes_gets_its_fix(reason, starts):
     assert fix_for(reason).startswith(starts)
