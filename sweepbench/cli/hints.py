@@ -29,9 +29,9 @@ _CONTEXT = ("the conversation outgrew the model's context: a model with a longer
 _KEY_UNSET = "set the key's environment variable (the endpoint's api_key_env)"
 _QUOTA = "the account is out of credit (insufficient_quota): top it up or use another key"
 _SCRIPTED_FIELD = ("the reference server's scripted models need the `sweepbench` request "
-                   "field, sent only to endpoints named scripted/...: reach them as "
-                   "scripted/NAME, or through a config endpoint whose name starts with "
-                   "scripted/ (not vllm/scripted/... or openai/scripted/...)")
+                   "field, sent only when the endpoint's name or the model it sends starts "
+                   "with scripted/: send the model as scripted/NAME (e.g. "
+                   "vllm/scripted/oracle, or model = \"scripted/oracle\" in the config)")
 
 
 def fix_for(reason: str) -> str | None:
