@@ -39,6 +39,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         try:
             report = build_report(stores, method=args.method, judge=args.judge, k=args.k,
                                   prices=endpoint_prices(args.config), seed=args.seed,
+                                  correction=args.correction,
                                   selection=_selection(args), benchmarks=benchmark_info())
         except ReportError as exc:
             say_error(str(exc))
