@@ -92,7 +92,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             from sweepbench.results.selection import Selection, load_view
 
             paths = export_inspect(store, load_view([store], Selection(run_id=args.run)),
-                                   args.inspect)
+                                   args.inspect, benchmarks=benchmark_info())
             say(err, f"{len(paths)} inspect_ai logs -> {args.inspect} (inspect view "
                      f"--log-dir {args.inspect})")
     return 0
