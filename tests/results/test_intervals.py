@@ -31,6 +31,17 @@ def test_wilson_at_zero_is_z2_over_n_plus_z2_never_zero_width():
         wilson(0.5, 0)
 
 
+def test_wilson_takes_the_exact_bound_within_three_of_the_edge():
+    # one success in 19: Wilson's own lower bound (0.9%) would miss a true 0.6% one time in
+    # nine; the Clopper-Pearson bound 1 - 0.975^(1/19) = 0.13% replaces it
+    assert wilson(1 / 19, 19)[0] == pytest.approx(1 - 0.975 ** (1 / 19), rel=1e-9)
+    assert wilson(18 / 19, 19)[1] == pytest.approx(0.975 ** (1 / 19), rel=1e-9)
+    z = Z
+    n, x = 40, 20  # far from the edges: Wilson's own formula
+    lo = (x / n + z * z / (2 * n) - z * np.sqrt(0.25 / n + z * z / (4 * n * n))) / (1 + z * z / n)
+    assert wilson(0.5, 40)[0] == pytest.approx(lo)
+
+
 def test_population_of_pass_fail_tasks_has_t_minus_1_effective_tasks():
     y = [1.0] * 5 + [0.0] * 15  # one trial each: mean .25, s^2 = 20/19 * .25 * .75
     assert population(y) == pytest.approx(wilson(0.25, 19, z=t_quantile(0.975, 19)))
