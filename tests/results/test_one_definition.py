@@ -99,3 +99,15 @@ def test_the_inspect_log_leads_with_the_reports_headline(store, tmp_path):
         for sample in ev.samples:
             if sample.scores and "zj/v1" in sample.scores:
                 assert next(iter(sample.scores)) == "zj/v1"
+
+
+def test_the_viewers_leaderboard_cells_are_the_reports_avg(store):
+    from sweepbench.view.queries import StoreReader
+
+    board = build_report(store, benchmarks=INFO)["benchmarks"]["vitabench"]
+    cells = {c["model"]: c for c in StoreReader(store.path).cells(None, {"vitabench": HEAD})}
+    for model in ("X", "Y"):
+        c = cells[model]
+        assert c["rated_tasks"] == 10
+        assert c["rate_sum"] / c["rated_tasks"] == pytest.approx(board["models"][model]["avg"])
+    assert cells["X"]["passed"] / (cells["X"]["passed"] + cells["X"]["failed"]) == 40 / 76
