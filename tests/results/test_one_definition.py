@@ -4,13 +4,15 @@ and the inspect log say the same number, and every row of a leaderboard has the 
 
 from __future__ import annotations
 
+import io
 import json
 from collections import defaultdict
 
 import pytest
+from rich.console import Console
 
 from sweepbench.results.export.writers import export_tables
-from sweepbench.results.report import build_report
+from sweepbench.results.report import build_report, render
 from sweepbench.results.selection import Selection, load_view
 from sweepbench.store.runstore import RunStore
 
@@ -73,11 +75,21 @@ def test_headline_comparisons_and_exports_agree(store, tmp_path):
 
 
 def test_asking_for_k_marks_rows_that_cannot_support_it(store):
-    board = build_report(store, benchmarks=INFO, k=4)["benchmarks"]["vitabench"]
+    report = build_report(store, benchmarks=INFO, k=4)
+    board = report["benchmarks"]["vitabench"]
     x, y = board["models"]["X"], board["models"]["Y"]
     assert (x["k"], x["incomplete_tasks"], x["pass_at_k"]) == (4, 0, pytest.approx(0.1))
     assert (y["k"], y["incomplete_tasks"], y["pass_at_k"], y["pass_hat_k"]) == (4, 1, None, None)
     assert board["k"] == {"value": 4, "requested": True, "incomplete": ["Y"]}
+    console = Console(record=True, width=250, file=io.StringIO())
+    console.print(render(report))
+    table = console.export_text().split("└")[0]
+    head = next(line for line in table.splitlines() if "Model" in line)
+    assert "Pass@4" in head and "Pass^4" in head and "Avg@4" in head
+    cells = {r.split("│")[1].strip(): [c.strip() for c in r.split("│")[1:-1]]
+             for r in table.splitlines() if "│" in r}
+    assert cells["Y (incomplete)"][5:7] == ["incomplete", "incomplete"]
+    assert cells["X"][5] == "10.0%"
 
 
 def test_the_inspect_log_leads_with_the_reports_headline(store, tmp_path):

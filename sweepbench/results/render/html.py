@@ -123,6 +123,7 @@ def _board(models: dict, *, state: bool) -> str:
         reach = s.get("without_unreachable") or {}
         cost = s.get("cost") or {}
         name = m if not s.get("undefined") else f"{m} (undefined: {s['undefined']})"
+        name += " (incomplete)" if s.get("incomplete_tasks") else ""
         incomplete = "incomplete" if s.get("incomplete_tasks") else None
         rows.append([name, fmt.count(s["tasks"]), fmt.pct(s["avg"]),
                      fmt.ci(s.get("ci95")), fmt.ci(fmt.interval(s, "avg", "fixed_set")),
@@ -162,7 +163,8 @@ def _leaderboard(report: dict, figs: dict[str, str]) -> str:
         for m, s in b["models"].items():
             if s.get("incomplete_tasks"):
                 parts.append(_note(f"{m}: incomplete, {s['incomplete_tasks']} tasks with fewer "
-                                   "than k scored trials: no Pass@k or Pass^k."))
+                                   "than k scored trials: no Pass@k or Pass^k; its Avg@k is "
+                                   "the mean of per-task rates over the trials it has."))
     if len(benches) > 1:
         parts.append(f"<h3>Overall</h3>{_p(report['overall']['label'] + '.')}")
         parts.append(_board(report["models"], state=False))

@@ -183,7 +183,8 @@ def _leaderboard(title: str, models: dict, *, state_column: bool) -> FitTable:
         reach = s.get("without_unreachable") or {}
         incomplete = "incomplete" if s.get("incomplete_tasks") else None
         rows.append([
-            m, fmt.count(s["tasks"]), fmt.pct(s["avg"]), fmt.ci(s.get("ci95")),
+            f"{m} (incomplete)" if incomplete else m, fmt.count(s["tasks"]), fmt.pct(s["avg"]),
+            fmt.ci(s.get("ci95")),
             fmt.ci(fmt.interval(s, "avg", "fixed_set")),
             incomplete or fmt.pct(s["pass_at_k"]), incomplete or fmt.pct(s["pass_hat_k"]),
             *([fmt.pct(s.get("score"))] if has_score else []),
@@ -196,7 +197,8 @@ def _leaderboard(title: str, models: dict, *, state_column: bool) -> FitTable:
             notes.append(f"{m}: undefined ({s['undefined']})")
         if s.get("incomplete_tasks"):
             notes.append(f"{m}: incomplete, {s['incomplete_tasks']} tasks with fewer than {k} "
-                         f"scored trials (no Pass@{k} / Pass^{k}; --k sets k)")
+                         f"scored trials (no Pass@{k} / Pass^{k}; its Avg@{k} is the mean of "
+                         "per-task rates over the trials it has; --k sets k)")
     caption = (f"one k for every row (k = {k}); Avg@{k}: mean over tasks of per-task pass "
                "rates; errors count as failures; unjudged and unfinished episodes are not "
                "scored (counts shown); 95% CI over the task population (other tasks like "
