@@ -208,6 +208,29 @@ def test_mse_ratio_reproduces_vitabench_77_5_percent():
     assert np.all(np.diff(mse) < 0)  # more runs, less error
 
 
+def test_mse_against_the_true_mean_is_s2_over_k_and_never_0():
+    """Against the n-run mean the last point is 0 by construction ([1, 1/3, 1/9, 0] x MSE(1)
+    with 4 runs); against the true mean, estimated, it is s^2/k: s^2/n at k = n."""
+    x = (np.random.default_rng(2).random((30, 4)) < 0.5).astype(float)
+    runs = x.mean(axis=0)
+    s2 = float(np.var(runs, ddof=1))
+    paper = mse_vs_k(x)
+    assert (paper / paper[0]).tolist() == pytest.approx([1, 1 / 3, 1 / 9, 0])
+    for method in ("exact", "enumerate"):
+        assert mse_vs_k(x, against="true_mean", method=method).tolist() == pytest.approx(
+            [s2 / k for k in (1, 2, 3, 4)])
+    sampled = mse_vs_k(x, against="true_mean", method="sample", samples=20000, seed=1)
+    assert sampled.tolist() == pytest.approx([s2 / k for k in (1, 2, 3, 4)], rel=0.05)
+    # the paper's 77.4% at 32 runs becomes 75% against the true mean
+    x32 = (np.random.default_rng(0).random((100, 32)) < 0.4).astype(float)
+    ours = mse_vs_k(x32, against="true_mean")
+    assert 1 - ours[3] / ours[0] == pytest.approx(0.75)
+    with pytest.raises(ValueError, match="against must be"):
+        mse_vs_k(x, against="n_runs")
+    with pytest.raises(ValueError, match="needs >= 2 runs"):
+        mse_vs_k(x[:, :1], against="true_mean")
+
+
 def test_mse_vs_k_bad_input():
     with pytest.raises(ValueError, match="k_max"):
         mse_vs_k(np.zeros((2, 3)), 4)
