@@ -3,8 +3,9 @@
 Each pair is compared on its common tasks by the per-task pass rates (a task's passes over its
 scored trials: the values whose mean is the headline Avg@k), with ``stats.paired_bootstrap``
 (difference, 95% interval, raw p-value). Testing every pair at 0.05 finds a "significant"
-pair on most boards of identical models (40% of boards with 6 models, 73% with 12), so the
-p-values are adjusted over the *family*: every pair the leaderboard compares (all pairs up to
+pair on many boards of identical models (21% of boards with 6 models, 55% with 12, 1.6 false
+pairs a board: ``benchmarks/stats_coverage.py``), so the p-values are adjusted over the
+*family*: every pair the leaderboard compares (all pairs up to
 ``ALL_PAIRS_UP_TO`` models, else neighbours in leaderboard order). ``holm`` (the default)
 bounds the chance of any false "significant" pair by ``ALPHA``; ``bh`` (Benjamini-Hochberg)
 bounds the expected share of false ones among those called significant, finding more

@@ -108,17 +108,24 @@ def _z(level: float) -> float:
 
 
 def _beta_quantile(q: float, a: float, b: float) -> float:
-    """The q-quantile of Beta(a, b) (bisection on the incomplete beta)."""
+    """The q-quantile of Beta(a, b): Newton on the incomplete beta, kept inside a bracket
+    that bisection narrows whenever a step would leave it."""
+    ln_beta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
     lo, hi = 0.0, 1.0
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        if _betainc(a, b, mid) < q:
-            lo = mid
+    x = min(max(a / (a + b), 1e-6), 1 - 1e-6)
+    for _ in range(200):
+        f = _betainc(a, b, x) - q
+        if f < 0:
+            lo = x
         else:
-            hi = mid
-        if hi - lo < 1e-13:
-            break
-    return 0.5 * (lo + hi)
+            hi = x
+        pdf = math.exp((a - 1) * math.log(x) + (b - 1) * math.log1p(-x) - ln_beta)
+        step = x - f / pdf if pdf > 0 else -1.0
+        new = step if lo < step < hi else 0.5 * (lo + hi)
+        if abs(new - x) <= 1e-12 * x:
+            return new
+        x = new
+    return x
 
 
 _FEW = 3.0  # successes (or failures) near which Wilson's bound is replaced by the exact one
