@@ -49,7 +49,7 @@ import math
 from collections import defaultdict
 from itertools import combinations
 from math import comb
-from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple
 
 import numpy as np
 from msgspec import Struct, field
