@@ -55,7 +55,7 @@ def test_the_family_is_stated_and_every_pair_adjusted():
 
 
 def test_identical_models_rarely_show_a_significant_pair():
-    """6 identical models on 20 tasks x 4 trials: uncorrected, about a third of boards show a
+    """6 identical models on 20 tasks x 4 trials: uncorrected, about a fifth of boards show a
     'significant' pair; with Holm at most 6%."""
     rng = np.random.default_rng(11)
     boards = 60
