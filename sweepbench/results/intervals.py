@@ -119,8 +119,9 @@ def _beta_quantile(q: float, a: float, b: float) -> float:
             lo = x
         else:
             hi = x
-        pdf = math.exp((a - 1) * math.log(x) + (b - 1) * math.log1p(-x) - ln_beta)
-        step = x - f / pdf if pdf > 0 else -1.0
+        pdf = (math.exp((a - 1) * math.log(x) + (b - 1) * math.log1p(-x) - ln_beta)
+               if 0.0 < x < 1.0 else 0.0)
+        step = x - f / pdf if pdf > 0 else -1.0  # no slope: bisect
         new = step if lo < step < hi else 0.5 * (lo + hi)
         if abs(new - x) <= 1e-12 * x:
             return new

@@ -42,6 +42,14 @@ def test_wilson_takes_the_exact_bound_within_three_of_the_edge():
     assert wilson(0.5, 40)[0] == pytest.approx(lo)
 
 
+def test_wilson_with_the_t_quantile_of_two_tasks_reaches_the_edges_without_error():
+    # t with 1 degree of freedom: 12.7, a tail of 1e-37; the exact bounds are 0 and 1 to
+    # double precision (their search must not step onto 0 or 1 and take its logarithm)
+    lo, hi = wilson(0.5, 2.0, z=t_quantile(0.975, 1))
+    assert lo == pytest.approx(0.0, abs=1e-12) and hi == pytest.approx(1.0, abs=1e-9)
+    assert fixed_set([1, 1], [1, 0]) == [lo, hi]
+
+
 def test_population_of_pass_fail_tasks_has_t_minus_1_effective_tasks():
     y = [1.0] * 5 + [0.0] * 15  # one trial each: mean .25, s^2 = 20/19 * .25 * .75
     assert population(y) == pytest.approx(wilson(0.25, 19, z=t_quantile(0.975, 19)))
