@@ -1,7 +1,7 @@
 """Statistics at leaderboard scale: 100 tasks x 32 trials, k = 1..20, every statistic.
 
 Two models on the same 100 tasks (per-task difficulty, 32 trials each, seeded): ``summarize``
-(Avg@k with its bootstrap interval, Pass@k and Pass^k, the curves over k, the rubric score,
+(Avg@k with its two intervals, Pass@k and Pass^k, the curves over k, the rubric score,
 MSE-vs-k for k = 1..20, per benchmark and domain), then the paired bootstrap of the two models
 and Cohen's κ between two judge runs over every rubric decision and task pass. Reports the
 median wall time of several repeats (the target is <= 2 s). Prints one JSON object last.

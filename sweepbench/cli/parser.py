@@ -246,11 +246,17 @@ def build_parser() -> argparse.ArgumentParser:
                                    "with most verdicts of its headline method)")
     p.add_argument("--method", help="score every benchmark by this judge method instead of its "
                                     "headline (benchmarks it does not apply to: not applicable)")
-    p.add_argument("--k", type=positive_int, help="k for Avg@k / Pass@k / Pass^k (default: "
-                                                    "trials per task)")
+    p.add_argument("--k", type=positive_int, help="one k for Avg@k / Pass@k / Pass^k on every "
+                   "leaderboard; rows with tasks of fewer scored trials are marked incomplete "
+                   "(default: the fewest scored trials of any task of any row)")
+    p.add_argument("--correction", choices=("holm", "bh"), default="holm",
+                   help="adjust the paired comparisons' p-values over each leaderboard's "
+                        "family of pairs: holm (family-wise error, default) or bh "
+                        "(Benjamini-Hochberg, false discovery rate)")
     p.add_argument("--config", metavar="FILE", help="price calls with this config's endpoint "
                                                      "prices instead of the stored ones")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of the comparisons' bootstrap and sign flips (default 0)")
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report with plots")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=results.cmd_report)

@@ -47,6 +47,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         try:
             report = build_report(stores, method=args.method, judge=args.judge, k=args.k,
                                   prices=endpoint_prices(args.config), seed=args.seed,
+                                  correction=args.correction,
                                   selection=_selection(args), benchmarks=benchmark_info())
         except ReportError as exc:
             say_error(str(exc))
@@ -100,7 +101,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             from sweepbench.results.selection import Selection, load_view
 
             paths = export_inspect(store, load_view([store], Selection(run_id=args.run)),
-                                   args.inspect)
+                                   args.inspect, benchmarks=benchmark_info())
             say(err, f"{len(paths)} inspect_ai logs -> {args.inspect} (inspect view "
                      f"--log-dir {args.inspect})")
         warn_damaged([f"run store {store.path}: {d}" for d in store.damaged])

@@ -14,7 +14,8 @@ import math
 import textwrap
 from typing import Any
 
-__all__ = ["DASH", "ci", "count", "domain_short", "iso_utc", "judge_label", "metric_name",
+__all__ = ["DASH", "ci", "count", "domain_short", "interval", "iso_utc", "judge_label",
+           "metric_name",
            "metric_order", "num", "pct", "price", "seconds", "tokens", "usd", "wrap_label"]
 
 DASH = "—"
@@ -39,6 +40,12 @@ def ci(interval: Any) -> str:
     if not interval or not all(_finite(v) for v in interval):
         return DASH
     return f"{100 * interval[0]:.1f}–{100 * interval[1]:.1f}"
+
+
+def interval(entry: dict, metric: str, target: str) -> Any:
+    """A leaderboard entry's interval of ``metric`` over ``target`` (``population`` or
+    ``fixed_set``), None when it has none."""
+    return ((entry.get("intervals") or {}).get(metric) or {}).get(target)
 
 
 def usd(x: Any) -> str:

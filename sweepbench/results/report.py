@@ -16,11 +16,14 @@ explicitly; a benchmark that method does not apply to is *not applicable*: its e
 excluded and counted in ``not_applicable``, never counted as failures.
 
 **Counting.** An episode that ended in error is a failure (``errors``); an unjudged one and an
-unfinished one (still 'running') are not scored (``unjudged``, ``unfinished``). Pass metrics,
-``score``, ``ci95``, curves and ``mse_vs_k`` follow ``stats.summarize`` (k defaults to the
-fewest scored trials of any task of the model). ``"benchmarks"`` holds one leaderboard per
-benchmark (its own k); ``"models"`` pools every benchmark (each episode scored by its own
-benchmark's source), labelled in ``"overall"``.
+unfinished one (still 'running') are not scored (``unjudged``, ``unfinished``); ``bounds`` is
+how far the unjudged and errored ones could move Avg@k. Avg@k (the mean over tasks of
+per-task pass rates), Pass@k, Pass^k, ``score``, ``intervals`` (over the task population and
+over trials on these tasks), curves and ``mse_vs_k`` follow ``stats.summarize``.
+``"benchmarks"`` holds one leaderboard per benchmark; ``"models"`` pools every benchmark (each
+episode scored by its own benchmark's source), labelled in ``"overall"``. Each leaderboard has
+one k (its ``"k"``: ``k`` when given, else the fewest scored trials of any task of any row),
+and a row that cannot support it is incomplete (listed in ``"k"``, no Pass@k / Pass^k).
 
 **Unreachable tasks** (``unreachable``: why no agent can pass them, a defect of the data) are
 listed apart with their reason, and every leaderboard entry also has its numbers without
@@ -36,7 +39,9 @@ Also per entry: ``"metrics"`` (the mean of every rate in the headline judgment's
 nested objects flattened with "_": T1's ``tool_f1``, ``param_recall``, ``output_em``...; a
 key is a rate when all its values are floats or booleans in [0, 1]), ``"method_scores"``
 ("judge/method" -> mean score), ``"profile"`` (tokens, turns, latency, retries); at the top
-``"comparisons"`` (paired bootstrap of per-task pass rates), ``"judge_agreement"``, and
+``"comparisons"`` (paired comparisons of per-task pass rates, p-values adjusted over the
+family that ``"comparisons_family"`` states: :mod:`sweepbench.results.comparisons`; each
+benchmark has its own), ``"judge_agreement"``, and
 (:mod:`sweepbench.results.runinfo`) ``"error_reasons"`` (errors grouped by reason),
 ``"unjudged_by_judge"`` (judgments a judge could not make, by judge and method),
 ``"terminations"`` (how episodes ended) and ``"configuration"`` (each run's settings,
@@ -58,20 +63,14 @@ from sweepbench.results.cost import Spend
 from sweepbench.results.profile import as_prices, build_profiles, call_event, endpoint_stalls
 from sweepbench.results.runinfo import (configuration, error_reasons, terminations,
                                         unjudged_by_judge)
-from sweepbench.results.stats import (
-    DEFAULT_BOOT,
-    Outcome,
-    judge_agreement,
-    paired_bootstrap,
-    summarize,
-)
+from sweepbench.results.comparisons import compare, leaderboard_order, task_rates
+from sweepbench.results.stats import DEFAULT_BOOT, Outcome, judge_agreement, summarize
 from sweepbench.store.reads import StoreReads
 from sweepbench.results.selection import EpisodeView, Selection, load_view
 
 __all__ = ["ReportError", "Source", "build_report", "choose_source", "headline_sources",
            "numeric_details", "render"]
 
-_ALL_PAIRS_UP_TO = 12
 _STATE = (STATE_JUDGE, str(JudgeMethod.STATE))
 
 
@@ -128,7 +127,7 @@ def _empty_entry() -> dict:
     return {
         "k": None, "tasks": 0, "incomplete_tasks": 0, "episodes": 0, "passed": 0,
         "errors": 0, "avg": None, "pass_at_k": None, "pass_hat_k": None, "ci95": None,
-        "score": None, "scored": 0, "pass_at_k_curve": None, "pass_hat_k_curve": None,
+        "intervals": {}, "unjudged": 0, "bounds": None, "score": None, "scored": 0, "pass_at_k_curve": None, "pass_hat_k_curve": None,
         "mse_vs_k": None, "domains": {}, "benchmarks": {},
     }
 
@@ -205,6 +204,7 @@ def build_report(
     benchmarks: Mapping[str, Mapping[str, Any]] | None = None,
     n_boot: int = DEFAULT_BOOT,
     seed: int = 0,
+    correction: str = "holm",
     profile: bool = True,
 ) -> dict:
     """The leaderboards of the episodes in ``store`` (one store or several) that
@@ -212,10 +212,11 @@ def build_report(
 
     ``benchmarks``: name -> {"headline", "headline_label", "judge_methods"} (the registry's;
     default: what the stores' runs recorded, else the state check). ``method`` / ``judge``:
-    score by that source instead of each benchmark's headline. ``k``: one k for every model
-    (tasks with fewer scored trials are in ``incomplete_tasks``). ``prices``: endpoint ->
-    prices replacing the stored ones. ``n_boot``, ``seed``: the bootstraps (same seed, same
-    JSON). ``profile=False`` skips the token / latency profile.
+    score by that source instead of each benchmark's headline. ``k``: one k for every
+    leaderboard (rows with tasks of fewer scored trials are incomplete). ``prices``: endpoint
+    -> prices replacing the stored ones. ``n_boot``, ``seed``: the comparisons' bootstrap
+    and sign flips (same seed, same JSON); ``correction``: over each family of comparisons,
+    ``holm`` or ``bh``. ``profile=False`` skips the token / latency profile.
     """
     stores = [store] if isinstance(store, StoreReads) else list(store)
     selection = selection or Selection()
@@ -236,7 +237,8 @@ def build_report(
         by_pair[j["judge"], j["method"]][j["episode_key"]] = j
     names = sorted({r["benchmark"] for r in view.rows})
     sources = _sources(view, names, by_pair, info, method, judge)
-    board = _Board(view, by_pair, sources, k=k, n_boot=n_boot, seed=seed)
+    board = _Board(view, by_pair, sources, k=k, n_boot=n_boot, seed=seed,
+                   correction=correction)
     calls = view.calls()
     spend = Spend.of(calls, view.prices(),
                      None if prices is None else {n: as_prices(p) for n, p in prices.items()})
@@ -246,6 +248,9 @@ def build_report(
     run = stores[0].run(selection.run_id) if selection.run_id and len(stores) == 1 else None
     single = {(s.judge, s.method) for s in sources.values()}
     jm = next(iter(single)) if len(single) == 1 else None
+    models = board.overall()
+    comparisons = board.compare([o for o in board.outcomes
+                                 if "undefined" not in models[o.model]], models)
     return {
         "stores": [str(s.path) for s in stores],
         "run_id": selection.run_id or (view.runs[-1]["run_id"] if view.runs else None),
@@ -258,7 +263,8 @@ def build_report(
         "metric_keys": board.metric_keys,
         "method_score_keys": board.pair_names,
         "benchmarks": board.benchmarks(),
-        "models": board.overall(),
+        "models": models,
+        "k": _k_of(models, k),
         "overall": {"label": ("pooled over " + ", ".join(names) + "; each episode scored by "
                               "its own benchmark's source") if len(names) > 1 else
                     (f"= {names[0]}" if names else "no episodes"),
@@ -266,9 +272,8 @@ def build_report(
         "superseded": view.superseded,
         "unreachable": board.unreachable(),
         "cost": board.cost_summary(spend),
-        "comparisons": _comparisons(
-            [o for o in board.outcomes if "undefined" not in board.overall_models[o.model]],
-            board.overall_models, n_boot=n_boot, seed=seed),
+        "comparisons": comparisons["pairs"],
+        "comparisons_family": comparisons["family"],
         "judge_agreement": _agreements(by_pair, set(view.keys)),
         "error_reasons": error_reasons(view.rows, _error_texts(view)),
         "unjudged_by_judge": unjudged_by_judge(judgments),
@@ -298,9 +303,9 @@ class _Board:
     """Outcomes and extra columns of every selected episode, grouped for the leaderboards."""
 
     def __init__(self, view: EpisodeView, by_pair: dict, sources: dict[str, Source], *,
-                 k: int | None, n_boot: int, seed: int) -> None:
+                 k: int | None, n_boot: int, seed: int, correction: str) -> None:
         self.view, self.sources = view, sources
-        self.k, self.n_boot, self.seed = k, n_boot, seed
+        self.k, self.n_boot, self.seed, self.correction = k, n_boot, seed, correction
         self.outcomes: list[Outcome] = []
         self.counts: dict[tuple, Counter] = defaultdict(Counter)  # scope -> gap counts
         self.metrics, self.scores, self.state = _Means(), _Means(), _Means()
@@ -336,8 +341,12 @@ class _Board:
                 continue
             j = by_pair.get((src.judge, src.method), {}).get(key) if src.judge else None
             verdict = None if j is None else j["passed"]
+            task_key = str(TaskKey(bench, r["domain"], r["lang"] or "", r["task_id"]))
             if verdict is None and not error:
                 self._count(scopes, "unjudged")
+                self.outcomes.append(Outcome(
+                    model=name, domain=r["domain"], task_key=task_key, trial=r["trial"],
+                    passed=False, benchmark=bench, unjudged=True))
                 continue
             score = None
             if j is not None:
@@ -349,8 +358,7 @@ class _Board:
                     for sc in scopes:
                         self.metrics.add((*sc, mname), float(v))
             self.outcomes.append(Outcome(
-                model=name, domain=r["domain"],
-                task_key=str(TaskKey(bench, r["domain"], r["lang"] or "", r["task_id"])),
+                model=name, domain=r["domain"], task_key=task_key,
                 trial=r["trial"], passed=bool(verdict), error=error, score=score,
                 benchmark=bench))
         pair_names = set()
@@ -366,7 +374,6 @@ class _Board:
                         self.scores.add((*sc, pname), j["score"])
         self.pair_names = sorted(pair_names)
         self.metric_keys = sorted(metric_keys - not_rates)
-        self.overall_models: dict[str, dict] = {}
         self._cost: dict[tuple, dict] = {}
         self._profiles: dict[tuple, dict] = {}
 
@@ -383,16 +390,15 @@ class _Board:
 
     def _leaderboard(self, outcomes: list[Outcome], scope: tuple[str, ...]) -> dict[str, dict]:
         models: dict[str, dict] = {}
-        for name, stats in summarize(outcomes, k=self.k, n_boot=self.n_boot,
-                                     seed=self.seed).items():
+        for name, stats in summarize(outcomes, k=self.k).items():
             entry = msgspec.to_builtins(stats)
             self._extras(entry, (name, *scope))
             for domain, d in entry["domains"].items():
                 self._extras(d, (name, *scope, "d", domain))
-            reachable = [o for o in outcomes if o.model == name
-                         and o.task_key not in self.unreach]
-            if len(reachable) != entry["episodes"]:
-                entry["without_unreachable"] = _short(reachable, self.k, self.n_boot, self.seed)
+            mine = [o for o in outcomes if o.model == name]
+            reachable = [o for o in mine if o.task_key not in self.unreach]
+            if len(reachable) != len(mine):
+                entry["without_unreachable"] = _short(reachable, entry["k"])
             models[name] = entry
         for sc, counts in self.counts.items():  # rows with nothing scored: listed, empty
             if len(sc) == 1 + len(scope) and sc[1:] == scope and sc[0] not in models:
@@ -415,16 +421,17 @@ class _Board:
                 "models": models,
                 "not_applicable": sum(e["not_applicable"] for e in models.values()),
                 "unreachable": [u for u in self.unreachable() if u["benchmark"] == b],
-                "comparisons": _comparisons(outcomes, models, n_boot=self.n_boot,
-                                            seed=self.seed),
+                "k": _k_of(models, self.k),
             }
+            cmp = self.compare(outcomes, models)
+            out[b]["comparisons"], out[b]["comparisons_family"] = cmp["pairs"], cmp["family"]
         return out
 
     def overall(self) -> dict[str, dict]:
         """Every benchmark pooled, each episode scored by its own benchmark's source; a row
         is *undefined* (no numbers, ``undefined`` says why) when one of its benchmarks has
         nothing scored."""
-        scored = {(o.model, o.benchmark) for o in self.outcomes}
+        scored = {(o.model, o.benchmark) for o in self.outcomes if not o.unjudged}
         has = {(r["name"], r["benchmark"]) for r in self.view.rows}
         missing = {name: sorted(b for n, b in has - scored if n == name) for name, _ in has}
         models = self._leaderboard(
@@ -443,8 +450,13 @@ class _Board:
                 self._extras(bstats, (name, b))
                 for domain, d in bstats["domains"].items():
                     self._extras(d, (name, b, "d", domain))
-        self.overall_models = models
         return models
+
+    def compare(self, outcomes: list[Outcome], models: dict[str, dict]) -> dict:
+        """The leaderboard's family of paired comparisons (scored outcomes only)."""
+        return compare(task_rates(o for o in outcomes if not o.unjudged),
+                       leaderboard_order(models), n_boot=self.n_boot, seed=self.seed,
+                       correction=self.correction)
 
     def add_profiles(self, calls: list) -> None:
         """Tokens, turns, latency and retries per row, per row x benchmark, per domain (cost
@@ -540,42 +552,22 @@ def _no_cost(profile: dict) -> dict:
     return profile
 
 
-def _short(outcomes: list[Outcome], k: int | None, n_boot: int, seed: int) -> dict | None:
-    """Avg@k, Pass@k, Pass^k and CI of one row's outcomes (None when there are none)."""
+def _short(outcomes: list[Outcome], k: int | None) -> dict | None:
+    """Avg@k, Pass@k, Pass^k and CI of one row's outcomes at its leaderboard's k (None when
+    there are none)."""
     if not outcomes:
         return None
-    [stats] = summarize(outcomes, k=k, n_boot=n_boot, seed=seed).values()
-    return {f: getattr(stats, f) for f in ("k", "tasks", "episodes", "passed", "avg",
-                                           "pass_at_k", "pass_hat_k", "ci95")}
+    [stats] = summarize(outcomes, k=k).values()
+    return {f: getattr(stats, f) for f in ("k", "tasks", "incomplete_tasks", "episodes",
+                                           "passed", "avg", "pass_at_k", "pass_hat_k", "ci95")}
 
 
-def _leaderboard_order(models: Mapping[str, dict]) -> list[str]:
-    return sorted(models, key=lambda m: (-(models[m]["avg"] or 0.0), m))
-
-
-def _comparisons(outcomes: list[Outcome], models: Mapping[str, dict], *, n_boot: int,
-                 seed: int) -> list[dict]:
-    """Paired bootstrap of per-task pass rates for model pairs, on their common tasks."""
-    rate: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    for o in outcomes:
-        cell = rate[o.model][o.task_key]
-        cell[0] += bool(o.passed) and not o.error
-        cell[1] += 1
-    order = [m for m in _leaderboard_order(models) if m in rate]
-    if len(order) <= _ALL_PAIRS_UP_TO:
-        pairs = list(combinations(order, 2))
-    else:
-        pairs = list(zip(order, order[1:]))
-    out = []
-    for a, b in pairs:
-        common = sorted(set(rate[a]) & set(rate[b]))
-        if not common:
-            continue
-        ra = [rate[a][t][0] / rate[a][t][1] for t in common]
-        rb = [rate[b][t][0] / rate[b][t][1] for t in common]
-        cmp = paired_bootstrap(ra, rb, n_boot=n_boot, seed=seed)
-        out.append({"a": a, "b": b, **msgspec.to_builtins(cmp)})
-    return out
+def _k_of(models: Mapping[str, dict], asked: int | None) -> dict:
+    """The leaderboard's one k: its value, whether it was asked for, and the rows that
+    cannot support it (incomplete: no Pass@k / Pass^k)."""
+    ks = {e["k"] for e in models.values() if e.get("k") is not None}
+    return {"value": ks.pop() if len(ks) == 1 else None, "requested": asked is not None,
+            "incomplete": sorted(m for m, e in models.items() if e.get("incomplete_tasks"))}
 
 
 def _agreements(by_pair: Mapping[tuple[str, str], dict[str, dict]], keys: set[str]) -> list[dict]:

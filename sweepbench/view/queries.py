@@ -258,27 +258,39 @@ class StoreReader:
     def cells(self, run: str | None, sources: Sources, *,
               superseded: bool = True) -> list[dict]:
         """Per (model, user model, user mode, benchmark, domain): its current episodes and
-        their outcomes under their benchmark's source."""
+        their outcomes under their benchmark's source, and what the report's Avg@k is made
+        of (``stats.summarize``): ``rate_sum``, the sum over tasks of each task's pass rate
+        (passed / scored), over ``rated_tasks``, the tasks with a scored episode."""
         where, params = _Scope(run, superseded).current()
         join, jparams = _join(sources)
         rows = self._q(
-            f"SELECT e.model, e.user_model, e.user_mode, e.benchmark, e.domain, count(*), "
-            f"total(e.status = 'running'), total(e.status = 'error'), "
-            f"total(e.status = 'done' AND j.passed = 1), "
-            f"total(e.status = 'done' AND j.passed = 0), "
-            f"total(e.unreachable IS NOT NULL), count(DISTINCT e.task_id) "
+            f"SELECT model, user_model, user_mode, benchmark, domain, total(n), "
+            f"total(running), total(error), total(passed), total(failed), "
+            f"total(unreachable), count(DISTINCT task_id), "
+            f"total(CASE WHEN passed + failed + error > 0 "
+            f"THEN passed / (passed + failed + error) END), "
+            f"total(passed + failed + error > 0) FROM ("
+            f"SELECT e.model, e.user_model, e.user_mode, e.benchmark, e.domain, e.task_id, "
+            f"count(*) AS n, total(e.status = 'running') AS running, "
+            f"total(e.status = 'error') AS error, "
+            f"total(e.status = 'done' AND j.passed = 1) AS passed, "
+            f"total(e.status = 'done' AND j.passed = 0) AS failed, "
+            f"total(e.unreachable IS NOT NULL) AS unreachable "
             f"FROM episodes e INDEXED BY episodes_view {join} "
             f"WHERE {where} "
-            f"GROUP BY e.model, e.user_model, e.user_mode, e.benchmark, e.domain",
+            f"GROUP BY e.model, e.user_model, e.user_mode, e.benchmark, e.domain, e.lang, "
+            f"e.task_id) "
+            f"GROUP BY model, user_model, user_mode, benchmark, domain",
             [*jparams, *params])
         out = []
-        for model, umodel, umode, bench, domain, n, *counts, tasks in rows:
-            running, errors, passed, failed, unreachable = map(int, counts)  # total(): floats
+        for model, umodel, umode, bench, domain, *counts, tasks, rate_sum, rated in rows:
+            n, running, errors, passed, failed, unreachable = map(int, counts)  # total(): floats
             out.append({"model": model, "user_model": umodel, "user_mode": umode,
                         "benchmark": bench, "domain": domain, "episodes": n, "tasks": tasks,
                         "running": running, "error": errors, "passed": passed,
                         "failed": failed, "unreachable": unreachable,
-                        "unjudged": n - running - errors - passed - failed})
+                        "unjudged": n - running - errors - passed - failed,
+                        "rate_sum": rate_sum, "rated_tasks": int(rated)})
         return out
 
     def superseded(self, run: str | None) -> int:

@@ -96,16 +96,23 @@ def test_report_json_headline_from_the_benchmark(store):
     # t3#1 is unjudged: not scored, so t3 has one scored trial and A's k is 1
     assert (a["k"], a["tasks"], a["episodes"], a["passed"], a["errors"], a["unjudged"],
             a["unfinished"]) == (1, 3, 5, 3, 1, 1, 0)
-    assert a["avg"] == 0.6
-    assert a["pass_at_k"] == pytest.approx(0.5)  # t1 1, t2 .5, t3 0
+    assert a["avg"] == 0.5  # the mean of t1 1, t2 .5, t3 0 (pooled, 3 / 5 would be 0.6)
+    assert a["pass_at_k"] == pytest.approx(0.5)
+    # t3#1 unjudged failed: t3 0/2; unjudged and the error passed: t3 2/2
+    assert a["bounds"] == [pytest.approx(1.5 / 3), pytest.approx(2.5 / 3)]
     ota = a["domains"]["ota"]
     assert (ota["episodes"], ota["errors"], ota["unjudged"], ota["avg"]) == (1, 1, 1, 0.0)
-    two = build_report(store, benchmarks=HEADLINES, k=2)["models"]["A"]
-    assert (two["incomplete_tasks"], two["pass_at_k"], two["pass_hat_k"]) == (1, 1.0, 0.5)
+    assert report["k"] == {"value": 1, "requested": False, "incomplete": []}
+    asked = build_report(store, benchmarks=HEADLINES, k=2)
+    two = asked["models"]["A"]
+    # t3 has one scored trial: A cannot support k = 2, so no Pass@2 rather than t1 and t2's
+    assert (two["k"], two["incomplete_tasks"], two["pass_at_k"], two["pass_hat_k"]) == (
+        2, 1, None, None)
+    assert asked["k"] == {"value": 2, "requested": True, "incomplete": ["A", "B"]}
 
     b = report["models"]["B"]
     assert (b["k"], b["episodes"], b["passed"], b["errors"], b["unfinished"]) == (1, 5, 3, 0, 1)
-    assert b["avg"] == 0.6
+    assert b["avg"] == pytest.approx(2 / 3)  # t1 0, t2 1, t3 1
     assert b["pass_at_k"] == pytest.approx(2 / 3) and b["pass_hat_k"] == pytest.approx(2 / 3)
     assert b["domains"]["delivery"]["unfinished"] == 1
 
@@ -194,12 +201,19 @@ def test_render_leaderboard(store):
     header = [c.strip() for c in next(l for l in text.splitlines() if "Model" in l).split("┃")[1:-1]]
     gaps = [c for c in ("errors", "unjudged", "unfinished")
             if any(m[c] for m in report["models"].values())]
-    assert header[-len(gaps):] == [g.capitalize() for g in gaps]
+    assert header[-len(gaps) - 1:] == [g.capitalize() for g in gaps] + [
+        "Avg@1 if gaps failed–passed"]
     a = dict(zip(header, (cell.strip() for cell in lines["A"].split("│")[1:-1])))
-    assert [a[h] for h in header[:7]] == ["A", "3", "1", "60.0%", a["95% CI"], "50.0%", "50.0%"]
+    assert header[:7] == ["Model", "Tasks", "Avg@1", "95% CI task population",
+                          "95% CI these tasks", "Pass@1", "Pass^1"]
+    assert [a[h] for h in header[:7]] == ["A", "3", "50.0%", a["95% CI task population"],
+                                          a["95% CI these tasks"], "50.0%", "50.0%"]
     assert a["Errors"] == "1" and a["Unjudged"] == "1"
+    assert a["Avg@1 if gaps failed–passed"] == "50.0–83.3"
     lo, hi = report["models"]["A"]["ci95"]
-    assert a["95% CI"] == f"{100 * lo:.1f}–{100 * hi:.1f}" and lo <= 0.6 <= hi
+    assert a["95% CI task population"] == f"{100 * lo:.1f}–{100 * hi:.1f}" and lo <= 0.5 <= hi
+    lo, hi = report["models"]["A"]["intervals"]["avg"]["fixed_set"]
+    assert a["95% CI these tasks"] == f"{100 * lo:.1f}–{100 * hi:.1f}" and lo <= 0.5 <= hi
     assert [cell.strip() for cell in lines["C"].split("│")[1:-1]][3] == "—"
     body = [line.split("│")[1].strip() for line in text.splitlines() if "│" in line]
     assert body.index("A") < body.index("C") and body.index("B") < body.index("C")

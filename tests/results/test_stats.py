@@ -72,20 +72,21 @@ def test_summarize_by_hand():
     assert list(out) == ["A", "B"]
 
     a = out["A"]
+    # one k for the leaderboard: B's task has 3 trials, so every row is at k = 3
     assert (a.k, a.tasks, a.incomplete_tasks, a.episodes, a.passed, a.errors) == (
-        4, 3, 0, 12, 6, 1)
-    assert a.avg == 6 / 12
-    # pass@4 per task: 1, 1, 0 ; pass^4: 0, 1, 0
+        3, 3, 0, 12, 6, 1)
+    assert a.avg == (2 / 4 + 4 / 4 + 0 / 4) / 3
+    # pass@3 per task: 1 - C(2,3)/C(4,3) = 1, 1, 0 ; pass^3: C(2,3)/C(4,3) = 0, 1, 0
     assert a.pass_at_k == pytest.approx(2 / 3)
     assert a.pass_hat_k == pytest.approx(1 / 3)
     d = a.domains["delivery"]
     assert (d.k, d.tasks, d.episodes, d.errors, d.avg, d.pass_at_k, d.pass_hat_k) == (
-        4, 2, 8, 0, 6 / 8, 1.0, 0.5)
+        3, 2, 8, 0, 6 / 8, 1.0, 0.5)
     o = a.domains["ota"]
     assert (o.tasks, o.episodes, o.errors, o.avg, o.pass_at_k, o.pass_hat_k) == (
         1, 4, 1, 0.0, 0.0, 0.0)
 
-    b = out["B"]  # its own k: 3 trials
+    b = out["B"]
     assert (b.k, b.tasks, b.episodes) == (3, 1, 3)
     assert b.pass_at_k == 1.0 and b.pass_hat_k == 0.0 and b.avg == pytest.approx(2 / 3)
 
@@ -98,15 +99,16 @@ def test_default_k_is_min_trials_and_estimators_use_all_n():
     assert a.pass_hat_k == 0.0
 
 
-def test_explicit_k_reports_incomplete_tasks():
+def test_explicit_k_marks_the_row_incomplete_rather_than_dropping_tasks():
     data = rows("A", "d", "t1", "PP") + rows("A", "d", "t2", "PFPF")
     a = summarize(data, k=3)["A"]
     assert a.k == 3 and a.tasks == 2 and a.incomplete_tasks == 1
-    assert a.episodes == 6 and a.avg == 4 / 6  # avg still covers every episode
-    assert a.pass_at_k == pass_at_k(4, 2, 3)  # only t2 has 3 trials
-    assert a.domains["d"].incomplete_tasks == 1
-    none = summarize(data, k=5)["A"]
-    assert none.incomplete_tasks == 2 and none.pass_at_k is None and none.pass_hat_k is None
+    assert a.episodes == 6 and a.avg == (1.0 + 0.5) / 2  # Avg@k: every task, equal weight
+    # t1 cannot support k = 3: no Pass@3 from t2 alone (it would read 0.833 for the row)
+    assert a.pass_at_k is None and a.pass_hat_k is None
+    assert "pass_at_k" not in a.intervals and a.intervals["avg"]["population"]
+    assert a.domains["d"].incomplete_tasks == 1 and a.domains["d"].pass_at_k is None
+    assert summarize(data, k=2)["A"].pass_at_k == (pass_at_k(2, 2, 2) + pass_at_k(4, 2, 2)) / 2
 
 
 def test_error_is_a_counted_failure_even_if_marked_passed():
@@ -137,8 +139,9 @@ import math  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from sweepbench.results import intervals  # noqa: E402
+
 from sweepbench.results.stats import (  # noqa: E402
-    bootstrap_ci,
     cohen_kappa,
     judge_agreement,
     kappa_from_confusion,
@@ -205,6 +208,29 @@ def test_mse_ratio_reproduces_vitabench_77_5_percent():
     assert np.all(np.diff(mse) < 0)  # more runs, less error
 
 
+def test_mse_against_the_true_mean_is_s2_over_k_and_never_0():
+    """Against the n-run mean the last point is 0 by construction ([1, 1/3, 1/9, 0] x MSE(1)
+    with 4 runs); against the true mean, estimated, it is s^2/k: s^2/n at k = n."""
+    x = (np.random.default_rng(2).random((30, 4)) < 0.5).astype(float)
+    runs = x.mean(axis=0)
+    s2 = float(np.var(runs, ddof=1))
+    paper = mse_vs_k(x)
+    assert (paper / paper[0]).tolist() == pytest.approx([1, 1 / 3, 1 / 9, 0])
+    for method in ("exact", "enumerate"):
+        assert mse_vs_k(x, against="true_mean", method=method).tolist() == pytest.approx(
+            [s2 / k for k in (1, 2, 3, 4)])
+    sampled = mse_vs_k(x, against="true_mean", method="sample", samples=20000, seed=1)
+    assert sampled.tolist() == pytest.approx([s2 / k for k in (1, 2, 3, 4)], rel=0.05)
+    # the paper's 77.4% at 32 runs becomes 75% against the true mean
+    x32 = (np.random.default_rng(0).random((100, 32)) < 0.4).astype(float)
+    ours = mse_vs_k(x32, against="true_mean")
+    assert 1 - ours[3] / ours[0] == pytest.approx(0.75)
+    with pytest.raises(ValueError, match="against must be"):
+        mse_vs_k(x, against="n_runs")
+    with pytest.raises(ValueError, match="needs >= 2 runs"):
+        mse_vs_k(x[:, :1], against="true_mean")
+
+
 def test_mse_vs_k_bad_input():
     with pytest.raises(ValueError, match="k_max"):
         mse_vs_k(np.zeros((2, 3)), 4)
@@ -213,24 +239,6 @@ def test_mse_vs_k_bad_input():
     with pytest.raises(ValueError, match="too many"):
         mse_vs_k(np.zeros((2, 40)), 20, method="enumerate")
     assert mse_vs_k(np.ones((3, 1))).tolist() == [0.0]
-
-
-def test_bootstrap_ci_contains_estimate_and_is_deterministic():
-    rng = np.random.default_rng(7)
-    for _ in range(30):
-        tasks = int(rng.integers(5, 60))
-        n = rng.integers(1, 9, tasks)
-        c = rng.binomial(n, rng.random(tasks))
-        lo, hi = bootstrap_ci(c, n, seed=11)
-        assert lo <= c.sum() / n.sum() <= hi
-        assert (lo, hi) == bootstrap_ci(c, n, seed=11)
-        assert 0.0 <= lo <= hi <= 1.0
-    wide = bootstrap_ci([0, 1] * 5, seed=1)
-    narrow = bootstrap_ci([0, 1] * 500, seed=1)
-    assert wide[1] - wide[0] > narrow[1] - narrow[0]  # more tasks, tighter
-    assert bootstrap_ci([0.5] * 4) == (0.5, 0.5)
-    with pytest.raises(ValueError):
-        bootstrap_ci([])
 
 
 def test_paired_bootstrap_p_values():
@@ -304,7 +312,7 @@ def test_summarize_scores_ci_curves_and_benchmarks():
             for i, (p, s) in enumerate([(True, 1.0), (False, 0.5), (True, None), (False, 0.25)])]
     data += [Outcome("A", "hotel", "t1:hotel:en:x", i, True, error=(i == 0), score=0.9,
                      benchmark="t1") for i in range(4)]
-    a = summarize(data, seed=3)["A"]
+    a = summarize(data)["A"]
     assert a.scored == 6  # 3 scored delivery episodes, 3 hotel ones (the error does not count)
     assert a.score == pytest.approx((1.0 + 0.5 + 0.25 + 0.9 * 3) / 8)
     assert a.ci95[0] <= a.avg <= a.ci95[1]
@@ -369,46 +377,18 @@ def test_sampling_defaults_are_documented_and_deterministic():
     x = np.random.default_rng(4).random((5, 6))
     np.testing.assert_array_equal(mse_vs_k(x, method="sample"),
                                   mse_vs_k(x, method="sample", samples=4000, seed=0))
-    scores = np.random.default_rng(8).random(30)
-    assert bootstrap_ci(scores) == bootstrap_ci(scores, n_boot=2000, seed=0)
-    assert bootstrap_ci(scores) != bootstrap_ci(scores, seed=1)
     a, b = [1.0, 0.0, 0.5, 1.0], [0.0, 0.0, 1.0, 0.5]
     assert paired_bootstrap(a, b) == paired_bootstrap(a, b, n_boot=10_000, seed=0)
-
-
-def test_bootstrap_ci_level_is_the_one_asked_for():
-    # 400 tasks, half passing: the percentile interval is about mean ± z·se for the level's z
-    num = np.tile([0.0, 1.0], 200)
-    se = np.sqrt(0.25 / num.size)
-    for level, z in ((0.95, 1.959964), (0.90, 1.644854), (0.50, 0.674490)):
-        lo, hi = bootstrap_ci(num, level=level, n_boot=4000, seed=2)
-        assert (hi - lo) / (2 * z * se) == pytest.approx(1.0, abs=0.05), level
-        assert (lo + hi) / 2 == pytest.approx(0.5, abs=0.005)
-    for level in (0.0, 1.0, 1.5, -0.1):
-        with pytest.raises(ValueError, match="level must be in"):
-            bootstrap_ci(num, level=level)
-    with pytest.raises(ValueError, match=r"^bootstrap_ci needs one num and one den value per task"):
-        bootstrap_ci([1, 0], [1, 1, 1])
-
-
-def test_bootstrap_replicates_draw_n_tasks_and_resample_the_denominator():
-    # two tasks: a replicate of 2 tasks has mean 0, 0.5 or 1 with chance 1/4, 1/2, 1/4, so the
-    # middle 40% is exactly 0.5 (a replicate of 1 task would be 0 or 1, never 0.5)
-    assert bootstrap_ci([0, 1], level=0.4, n_boot=4000) == (0.5, 0.5)
-    assert bootstrap_ci([0, 1], n_boot=4000) == (0.0, 1.0)
-    # every trial of every task passed: each replicate's passes / trials is exactly 1
-    assert bootstrap_ci([3, 1, 4, 1, 5], [3, 1, 4, 1, 5]) == (1.0, 1.0)
-    # a pooled ratio, not a mean of per-task ratios: big tasks weigh more
-    lo, hi = bootstrap_ci([0, 9], [1, 9], level=0.4, n_boot=4000)
-    assert (lo, hi) == (0.9, 0.9)
 
 
 def test_paired_bootstrap_p_value_is_never_zero_and_reports_its_inputs():
     a, b = np.ones(40), np.zeros(40)
     assert paired_bootstrap(a, b).p_value == 1 / 10_001  # every replicate is as extreme: (0+1)/(B+1)
     assert paired_bootstrap(a, b, n_boot=99).p_value == 0.01
-    two = paired_bootstrap([1, 0], [0, 0], n_boot=4000, seed=3)  # replicates 0, .5, 1; p = P(0 or 1)
-    assert two.p_value == pytest.approx(0.5, abs=0.03) and two.ci95 == [0.0, 1.0]
+    # d = [1, 0]: every sign pattern has |mean| = 0.5, as extreme as observed: p = 1; the
+    # bootstrap replicates are 0, 0.5 and 1
+    two = paired_bootstrap([1, 0], [0, 0], n_boot=4000, seed=3)
+    assert two.p_value == 1.0 and two.ci95 == [0.0, 1.0]
     r = paired_bootstrap([True, False, True], [False, False, True])  # booleans are 0/1 scores
     assert (r.tasks, r.mean_a, r.mean_b, r.diff) == (3, 2 / 3, 1 / 3, pytest.approx(1 / 3))
     assert paired_bootstrap([0.7], [0.2]).diff == pytest.approx(0.5)  # one task is allowed
@@ -455,17 +435,20 @@ def test_judge_agreement_edges():
     assert g.rubric_agreement == 0.5
 
 
-def test_summarize_ci95_is_the_seeded_95_percent_interval_over_tasks():
+def test_summarize_intervals_are_the_intervals_module_on_per_task_values():
     rng = np.random.default_rng(9)
     trials = rng.integers(1, 9, 30)
     passes = rng.binomial(trials, 0.6)
     data = [row for t, (n, c) in enumerate(zip(trials, passes))
             for row in rows("A", "d", f"t{t:02d}", "P" * c + "F" * (n - c))]
-    a = summarize(data, n_boot=300, seed=5)["A"]
-    assert a.ci95 == list(bootstrap_ci(passes, trials, n_boot=300, seed=5))
-    assert summarize(data)["A"].ci95 == list(bootstrap_ci(passes, trials))  # 2000 replicates, seed 0
-    assert summarize(data, n_boot=300, seed=6)["A"].ci95 != a.ci95
-    assert summarize(data, n_boot=301, seed=5)["A"].ci95 != a.ci95
+    a = summarize(data)["A"]
+    assert a.avg == pytest.approx(np.mean(passes / trials))
+    assert a.ci95 == a.intervals["avg"]["population"] == intervals.population(passes / trials)
+    assert a.intervals["avg"]["fixed_set"] == intervals.fixed_set(trials, passes)
+    k = int(trials.min())
+    at = [pass_at_k(int(n), int(c), k) for n, c in zip(trials, passes)]
+    assert a.intervals["pass_at_k"] == {"population": intervals.population(at),
+                                        "fixed_set": intervals.fixed_set_bound(at)}
 
 
 def test_summarize_mse_curve_length():
@@ -474,7 +457,9 @@ def test_summarize_mse_curve_length():
     assert len(summarize(data, mse_k_max=2)["A"].mse_vs_k) == 2
     assert len(summarize(data, mse_k_max=9)["A"].mse_vs_k) == 4  # capped at the trials there are
     two = summarize(rows("A", "d", "t1", "PF"))["A"]  # two trials are enough for a curve
-    assert two.mse_vs_k == [0.25, 0.0]  # runs score 1 and 0 around a mean of 0.5
+    # runs score 1 and 0: s^2 = 0.5 (ddof 1); against the true mean MSE(k) = s^2 / k, and
+    # the last point is not 0 (against the 2-run mean it would be [0.25, 0.0])
+    assert two.mse_vs_k == [0.5, 0.25]
 
 
 def test_summarize_k_must_be_a_positive_int():
@@ -497,4 +482,4 @@ def test_summarize_mse_k_max_must_be_a_positive_int():
     for bad in (0, 1.5, True):
         with pytest.raises(ValueError, match="mse_k_max must be an int >= 1"):
             summarize(data, mse_k_max=bad)
-    assert summarize(data, mse_k_max=1)["A"].mse_vs_k == [0.25]
+    assert summarize(data, mse_k_max=1)["A"].mse_vs_k == [pytest.approx(1 / 3)]  # s^2 of 1,1,0,0

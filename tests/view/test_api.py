@@ -74,7 +74,8 @@ def board(summary: dict) -> dict:
     for c in summary["cells"]:
         out[c["name"], c["benchmark"], c["domain"]] = {
             "episodes": c["passed"] + c["failed"] + c["error"], "passed": c["passed"],
-            "errors": c["error"], "unjudged": c["unjudged"], "unfinished": c["running"]}
+            "errors": c["error"], "unjudged": c["unjudged"], "unfinished": c["running"],
+            "avg": pytest.approx(c["rate_sum"] / c["rated_tasks"]) if c["rated_tasks"] else None}
     return out
 
 
@@ -83,7 +84,8 @@ def report_board(rep: dict) -> dict:
     for bench, b in rep["benchmarks"].items():
         for name, entry in b["models"].items():
             for domain, d in entry["domains"].items():
-                out[name, bench, domain] = {k: d[k] for k in ("episodes", "passed", "errors")}
+                out[name, bench, domain] = {k: d[k] for k in ("episodes", "passed", "errors",
+                                                              "avg")}
                 out[name, bench, domain].update(unjudged=d["unjudged"],
                                                 unfinished=d["unfinished"])
     return out

@@ -16,6 +16,13 @@ written with inspect_ai's own types (``inspect_ai.log``: ``EvalLog``, ``EvalSamp
   ``answer`` ``passed``/``failed``, ``explanation`` the judge's reasons (the rubrics and
   verdicts of a rubric judge), ``metadata`` ``{"passed", "score", "details"}``; the log's
   results give each scorer's mean and pass rate.
+- the benchmark's *headline* scorer (the one the report scores it by:
+  ``report.headline_sources``) comes first, in the results and in every sample's scores, so
+  ``inspect view`` shows it as the log's headline (not the first by name: T1's Likert double
+  would outrank its state check). Its first metric is ``avg_at_k``, the report's Avg@k of
+  the row (``stats.summarize`` over the benchmark's rows, as the report's leaderboard: the
+  mean over tasks of per-task pass rates, errors failed, unjudged left out), with the
+  leaderboard's ``k`` beside it; the results' metadata names the headline.
 - ``model_usage`` per sample: the agent's, the user simulator's and every judge's tokens
   (inspect's convention: ``input_tokens`` excludes the cached ones, which are in
   ``input_tokens_cache_read``; ``total_tokens`` = prompt + completion), with their cost.
@@ -36,7 +43,9 @@ from sweepbench.results.cost import call_cost, role_of
 from sweepbench.results.export.tables import snake
 from sweepbench.results.files import replace_file
 from sweepbench.results.fmt import iso_utc
+from sweepbench.results.report import headline_sources
 from sweepbench.results.runinfo import package_version
+from sweepbench.results.stats import Outcome, summarize
 from sweepbench.store.runstore import RunStore
 from sweepbench.results.selection import EpisodeView
 from sweepbench.wire import (
@@ -135,17 +144,22 @@ def _sample_ids(rows: list[dict]) -> dict[str, str]:
             f"{r['domain']}:{r['lang']}:{r['task_id']}" for r in rows}
 
 
-def export_inspect(store: RunStore, view: EpisodeView, out_dir: str | Path) -> list[Path]:
+def export_inspect(store: RunStore, view: EpisodeView, out_dir: str | Path, *,
+                   benchmarks: Mapping[str, Mapping[str, Any]] | None = None) -> list[Path]:
     """Write one inspect_ai log per row x benchmark of ``view``'s finished episodes to
-    ``out_dir``; returns their paths."""
+    ``out_dir``; returns their paths. ``benchmarks``: name -> {"headline", ...} as for
+    the report (default: what the runs recorded)."""
     log, m, s, t = _inspect()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     keys = view.keys
     records = store.records(keys)
     judged: dict[str, list[dict]] = defaultdict(list)
-    for j in store.judgments(keys):
+    judgments = store.judgments(keys)
+    for j in judgments:
         judged[j["episode_key"]].append(j)
+    heads = {b: scorer_name(src["judge"], src["method"]) if src.get("judge") else None
+             for b, src in headline_sources(view, judgments, benchmarks).items()}
     prices = view.prices()
     judge_usage: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(
         lambda: [Usage(), 0.0]))
@@ -161,6 +175,7 @@ def export_inspect(store: RunStore, view: EpisodeView, out_dir: str | Path) -> l
         if r["episode_key"] in records:
             groups[r["name"], r["benchmark"]].append(r)
     runs = {run["run_id"]: run for run in view.runs}
+    headline = _headlines(groups, judged, heads)
     paths = []
     for (name, bench), rows in sorted(groups.items()):
         ids = _sample_ids(rows)
@@ -184,6 +199,8 @@ def export_inspect(store: RunStore, view: EpisodeView, out_dir: str | Path) -> l
                 sname = scorer_name(j["judge"], j["method"])
                 scores[sname] = _score(s, j)
                 scored[sname].append(j)
+            head = heads.get(bench)
+            scores = dict(sorted(scores.items(), key=lambda kv: (kv[0] != head, kv[0])))
             messages = _messages(m, t, rec)
             last = next((x for x in reversed(messages)
                          if isinstance(x, m.ChatMessageAssistant)), None)
@@ -209,13 +226,18 @@ def export_inspect(store: RunStore, view: EpisodeView, out_dir: str | Path) -> l
         created = min((runs[r["run_id"]]["created_at"] for r in rows if r["run_id"] in runs),
                       default=min(r["started_at"] for r in rows))
         run_ids = sorted({r["run_id"] for r in rows if r["run_id"]})
+        head = heads.get(bench)
         results = log.EvalResults(
             total_samples=len(samples), completed_samples=len(samples),
             scores=[log.EvalScore(
                 name=sname, scorer=sname, scored_samples=len(js),
                 unscored_samples=len(samples) - len(js),
-                metrics={k: log.EvalMetric(name=k, value=v) for k, v in _metrics(js).items()})
-                for sname, js in sorted(scored.items())])
+                metrics={k: log.EvalMetric(name=k, value=v) for k, v in
+                         {**(headline.get((name, bench), {}) if sname == head else {}),
+                          **_metrics(js)}.items()},
+                metadata={"headline": sname == head})
+                for sname, js in sorted(scored.items(), key=lambda kv: (kv[0] != head, kv[0]))],
+            metadata={"headline_scorer": head})
         eval_log = log.EvalLog(
             status="success",
             eval=log.EvalSpec(
@@ -240,6 +262,25 @@ def export_inspect(store: RunStore, view: EpisodeView, out_dir: str | Path) -> l
                                                              format="eval"), suffix=".eval")
         paths.append(path)
     return paths
+
+
+def _headlines(groups: Mapping[tuple[str, str], list[dict]], judged: Mapping[str, list[dict]],
+               heads: Mapping[str, str | None]) -> dict[tuple[str, str], dict[str, float]]:
+    """(row, benchmark) -> the report's Avg@k of that row and the leaderboard's one k, from
+    the headline verdicts and the episodes in error (one ``summarize`` per benchmark, as the
+    report's leaderboards)."""
+    by_bench: dict[str, list] = defaultdict(list)
+    for (name, bench), rows in groups.items():
+        for r in rows:
+            verdict = next((j["passed"] for j in judged[r["episode_key"]]
+                            if scorer_name(j["judge"], j["method"]) == heads.get(bench)), None)
+            by_bench[bench].append(Outcome(
+                model=name, domain=r["domain"], trial=r["trial"],
+                task_key=f"{r['domain']}:{r['lang']}:{r['task_id']}", passed=bool(verdict),
+                error=r["status"] == "error", unjudged=verdict is None))
+    return {(name, bench): {"avg_at_k": st.avg, "k": float(st.k)}
+            for bench, outcomes in by_bench.items()
+            for name, st in summarize(outcomes).items() if st.avg is not None}
 
 
 def _metrics(judgments: list[Mapping[str, Any]]) -> dict[str, float]:

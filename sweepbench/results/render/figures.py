@@ -121,7 +121,7 @@ def _leaderboard(report: dict, colors: dict[str, str]) -> Any | None:
             ax.barh(y, s["avg"], height=0.6, color=colors[m], alpha=0.85)
             ax.errorbar(s["avg"], y, xerr=[[s["avg"] - lo], [hi - s["avg"]]], fmt="none",
                         ecolor="black", capsize=3, lw=1)
-            if (s["k"] or 1) > 1:
+            if (s["k"] or 1) > 1 and s["pass_at_k"] is not None:  # incomplete rows: none
                 marks = True
                 ax.plot(s["pass_at_k"], y, marker="^", color="black", ms=5, ls="none")
                 ax.plot(s["pass_hat_k"], y, marker="v", color="dimgray", ms=5, ls="none")
@@ -362,9 +362,9 @@ def _log_seconds(ax: Any, lo: float, hi: float) -> None:
 
 def figure_specs(report: dict) -> list[tuple[str, str]]:
     """(name, caption) of every figure this report can have, in page order."""
-    specs = [("leaderboard", "Leaderboard: Avg@k with 95% CI"),
+    specs = [("leaderboard", "Leaderboard: Avg@k with its 95% CI over the task population"),
              ("pass_curves", "Pass@k and Pass^k over k"),
-             ("mse_vs_k", "MSE of the k-trial Avg vs k"),
+             ("mse_vs_k", "Estimated MSE of the k-trial Avg against the true Avg (s²/k), vs k"),
              ("cost_vs_score", "Cost against score")]
     specs += [(f"domains:{b}", f"{b} per domain: score, tokens, turns")
               for b in report.get("benchmarks") or {}]
@@ -380,7 +380,7 @@ def figures(report: dict, names: Iterable[str] | None = None) -> dict[str, Any |
         "pass_curves": lambda: _curves(report, colors, "pass_at_k_curve",
                                        "Pass@k and Pass^k over k", "rate", _draw_pass),
         "mse_vs_k": lambda: _curves(report, colors, "mse_vs_k", "MSE of the k-trial Avg",
-                                    "MSE vs all-trial Avg", _draw_mse),
+                                    "MSE vs true Avg (s²/k)", _draw_mse),
         "cost_vs_score": lambda: _cost_vs_score(report, colors),
         "latency": lambda: _latency(report, colors),
     }

@@ -125,24 +125,39 @@ def _board(models: dict, *, state: bool) -> str:
     has_reach = any(s.get("without_unreachable") for s in models.values())
     has_cost = any((s.get("cost") or {}).get("total") for s in models.values())
     gaps = [(key, name) for key, name in _GAPS if any(s.get(key) for s in models.values())]
-    head = ["Model", "Tasks", "k", f"Avg@{k}", "95% CI", f"Pass@{k}", f"Pass^{k}",
+    has_bounds = any(s.get("errors") or s.get("unjudged") for s in models.values())
+    head = ["Model", "Tasks", f"Avg@{k}", "95% CI, task population", "95% CI, these tasks",
+            f"Pass@{k}", f"Pass^{k}",
             *(["State check"] if has_state else []),
             *([f"Avg@{k} reachable tasks"] if has_reach else []),
-            *(name for _, name in gaps), *(["$ total", "$ / pass"] if has_cost else [])]
+            *(name for _, name in gaps),
+            *([f"Avg@{k} if unjudged / errored all failed – all passed"] if has_bounds else []),
+            *(["$ total", "$ / pass"] if has_cost else [])]
     rows = []
     for m in fmt.by_score(models):
         s = models[m]
         reach = s.get("without_unreachable") or {}
         cost = s.get("cost") or {}
         name = m if not s.get("undefined") else f"{m} (undefined: {s['undefined']})"
-        rows.append([name, fmt.count(s["tasks"]), fmt.count(s["k"]), fmt.pct(s["avg"]),
-                     fmt.ci(s.get("ci95")), fmt.pct(s["pass_at_k"]), fmt.pct(s["pass_hat_k"]),
+        name += " (incomplete)" if s.get("incomplete_tasks") else ""
+        incomplete = "incomplete" if s.get("incomplete_tasks") else None
+        rows.append([name, fmt.count(s["tasks"]), fmt.pct(s["avg"]),
+                     fmt.ci(s.get("ci95")), fmt.ci(fmt.interval(s, "avg", "fixed_set")),
+                     incomplete or fmt.pct(s["pass_at_k"]),
+                     incomplete or fmt.pct(s["pass_hat_k"]),
                      *([fmt.pct(s.get("state"))] if has_state else []),
                      *([fmt.pct(reach.get("avg", s["avg"]))] if has_reach else []),
                      *(fmt.count(s.get(key, 0)) for key, _ in gaps),
+                     *([fmt.ci(s.get("bounds"))] if has_bounds else []),
                      *([fmt.usd(cost.get("total")), fmt.usd(cost.get("per_pass"))]
                        if has_cost else [])])
     return _table(head, rows)
+
+
+def _k_note(k: dict) -> str:
+    how = "asked for" if k.get("requested") else "the fewest scored trials of any task"
+    return (f"One k for every row: k = {k.get('value')} ({how}). Avg@k is the mean over tasks "
+            "of per-task pass rates.")
 
 
 def _source(src: dict) -> str:
@@ -160,10 +175,12 @@ def _leaderboard(report: dict, figs: dict[str, str]) -> str:
     for name, b in benches.items():
         parts.append(f"<h3>{escape(name)}</h3>{_p(_source(b['source']))}")
         parts.append(_board(b["models"], state=b["source"]["method"] != "state"))
+        parts.append(_note(_k_note(b.get("k") or {})))
         for m, s in b["models"].items():
             if s.get("incomplete_tasks"):
-                parts.append(_note(f"{m}: {s['incomplete_tasks']} tasks with fewer than k "
-                                   "scored trials are not in Pass@k."))
+                parts.append(_note(f"{m}: incomplete, {s['incomplete_tasks']} tasks with fewer "
+                                   "than k scored trials: no Pass@k or Pass^k; its Avg@k is "
+                                   "the mean of per-task rates over the trials it has."))
     if len(benches) > 1:
         parts.append(f"<h3>Overall</h3>{_p(report['overall']['label'] + '.')}")
         parts.append(_board(report["models"], state=False))
@@ -211,7 +228,7 @@ def _domains(report: dict, figs: dict[str, str]) -> str:
         names = fmt.by_score(models)
         k = _k(models)
         hat = k != "1"  # with one trial Pass^1 is Avg@1
-        sub = [f"Avg@{k}", "95% CI", *([f"Pass^{k}"] if hat else [])]
+        sub = [f"Avg@{k}", "95% CI (task population)", *([f"Pass^{k}"] if hat else [])]
         for lo in range(0, len(names), _MODELS_PER_TABLE):
             chunk = names[lo:lo + _MODELS_PER_TABLE]
             rows = []
@@ -321,12 +338,19 @@ def _unreachable(report: dict) -> str:
 
 def _comparisons(report: dict) -> str:
     rows = [[c["a"], c["b"], fmt.count(c["tasks"]), fmt.pct(c["mean_a"]), fmt.pct(c["mean_b"]),
-             f"{100 * c['diff']:+.1f} pts", fmt.ci(c["ci95"]), f"{c['p_value']:.3g}"]
+             f"{100 * c['diff']:+.1f} pts", fmt.ci(c["ci95"]), f"{c['p_value']:.3g}",
+             f"{c['p_adjusted']:.3g}", "yes" if c["significant"] else "no"]
             for c in report.get("comparisons") or []]
     if not rows:
         return _note("Fewer than two models with common tasks.")
-    return _table(["Model A", "Model B", "Common tasks", "A pass rate", "B pass rate", "A − B",
-                   "95% CI (pts)", "p"], rows, text_cols=2)
+    fam = report.get("comparisons_family") or {}
+    name = {"holm": "Holm", "bh": "Benjamini-Hochberg"}.get(fam.get("correction"),
+                                                           str(fam.get("correction")))
+    return _p(f"Pooled leaderboard. Family: {fam.get('scope')}, {fam.get('pairs')} pairs of "
+              f"{fam.get('models')} models; p adjusted over the family ({name}); significant "
+              f"at adjusted p ≤ {fam.get('alpha')}. Per-task pass rates on common tasks.") + \
+        _table(["Model A", "Model B", "Common tasks", "A pass rate", "B pass rate", "A − B",
+                "95% CI (pts)", "p (raw)", f"p ({name})", "Significant"], rows, text_cols=2)
 
 
 def _agreement(report: dict) -> str:
@@ -452,7 +476,9 @@ def render_html(report: dict, *, title: str | None = None) -> str:
         f"<nav>{nav}</nav>",
         _p(f"Status: {report.get('status')}. Each benchmark is scored by its headline (its "
            "paper's metric). Errors count as failures; unjudged and unfinished episodes are "
-           "not scored (counted). CI: 95% bootstrap over tasks. Rates are percentages."),
+           "not scored (counted). Avg@k is the mean over tasks of per-task pass rates; one k per "
+           "leaderboard. 95% CIs: over the task population (other tasks like these) and "
+           "over trials on these tasks. Rates are percentages."),
         *(f'<h2 id="{k}">{escape(v)}</h2>{body[k]}' for k, v in _SECTIONS),
         "</body></html>",
     ])

@@ -187,30 +187,40 @@ def _leaderboard(title: str, models: dict, *, state_column: bool) -> FitTable:
     has_state = state_column and any(s.get("state") is not None for s in models.values())
     has_reach = any(s.get("without_unreachable") for s in models.values())
     has_cost = any((s.get("cost") or {}).get("total") for s in models.values())
-    head = ["Model", "Tasks", "k", f"Avg@{k}", "95% CI", f"Pass@{k}", f"Pass^{k}",
+    has_bounds = any(s.get("errors") or s.get("unjudged") for s in models.values())
+    head = ["Model", "Tasks", f"Avg@{k}", "95% CI task population", "95% CI these tasks",
+            f"Pass@{k}", f"Pass^{k}",
             *(["Score"] if has_score else []), *(["State"] if has_state else []),
             *([f"Avg@{k} reachable"] if has_reach else []),
-            *(["$ total", "$/pass"] if has_cost else []), *(name for _, name in gaps)]
+            *(["$ total", "$/pass"] if has_cost else []), *(name for _, name in gaps),
+            *([f"Avg@{k} if gaps failed–passed"] if has_bounds else [])]
     rows, notes = [], []
     for m in fmt.by_score(models):
         s = models[m]
         cost = s.get("cost") or {}
         reach = s.get("without_unreachable") or {}
+        incomplete = "incomplete" if s.get("incomplete_tasks") else None
         rows.append([
-            m, fmt.count(s["tasks"]), fmt.count(s["k"]), fmt.pct(s["avg"]), fmt.ci(s.get("ci95")),
-            fmt.pct(s["pass_at_k"]), fmt.pct(s["pass_hat_k"]),
+            f"{m} (incomplete)" if incomplete else m, fmt.count(s["tasks"]), fmt.pct(s["avg"]),
+            fmt.ci(s.get("ci95")),
+            fmt.ci(fmt.interval(s, "avg", "fixed_set")),
+            incomplete or fmt.pct(s["pass_at_k"]), incomplete or fmt.pct(s["pass_hat_k"]),
             *([fmt.pct(s.get("score"))] if has_score else []),
             *([fmt.pct(s.get("state"))] if has_state else []),
             *([fmt.pct(reach.get("avg", s["avg"]))] if has_reach else []),
             *([fmt.usd(cost.get("total")), fmt.usd(cost.get("per_pass"))] if has_cost else []),
-            *(fmt.count(s.get(g, 0)) for g, _ in gaps)])
+            *(fmt.count(s.get(g, 0)) for g, _ in gaps),
+            *([fmt.ci(s.get("bounds"))] if has_bounds else [])])
         if s.get("undefined"):
             notes.append(f"{m}: undefined ({s['undefined']})")
         if s.get("incomplete_tasks"):
-            notes.append(f"{m}: {s['incomplete_tasks']} tasks with < k scored trials not in "
-                         "Pass@k")
-    caption = ("errors count as failures; unjudged and unfinished episodes are not scored "
-               "(counts shown); CI: 95% bootstrap over tasks")
+            notes.append(f"{m}: incomplete, {s['incomplete_tasks']} tasks with fewer than {k} "
+                         f"scored trials (no Pass@{k} / Pass^{k}; its Avg@{k} is the mean of "
+                         "per-task rates over the trials it has; --k sets k)")
+    caption = (f"one k for every row (k = {k}); Avg@{k}: mean over tasks of per-task pass "
+               "rates; errors count as failures; unjudged and unfinished episodes are not "
+               "scored (counts shown); 95% CI over the task population (other tasks like "
+               "these) and over trials on these tasks")
     return FitTable(title, head, rows, caption="\n".join([caption, *notes]))
 
 

@@ -124,7 +124,8 @@ function rateCell(cell, href) {
   bar.style.width = `${Math.round(100 * (rate || 0))}%`;
   const unreach = cell.unreachable ? `; ${cell.unreachable} on unreachable tasks` : "";
   return h("td", {class: "cell"}, h("a", {href, class: "cell-link",
-      title: `${cell.passed} passed of ${scored(cell)} scored episodes (${cell.tasks} tasks); ` +
+      title: `mean over ${cell.rated_tasks} tasks of per-task pass rates (Avg@k); ` +
+        `${cell.passed} passed of ${scored(cell)} scored episodes; ` +
         `errors count as failures, ${cell.unjudged} unjudged and ${cell.running} unfinished not scored${unreach}`},
     h("span", {class: "rate", text: pct(rate)}),
     h("span", {class: "n", text: `${cell.passed}/${scored(cell)}`}),
@@ -133,7 +134,8 @@ function rateCell(cell, href) {
 }
 
 function sumCells(cells) {
-  const t = {episodes: 0, running: 0, error: 0, passed: 0, failed: 0, unjudged: 0, unreachable: 0, tasks: 0};
+  const t = {episodes: 0, running: 0, error: 0, passed: 0, failed: 0, unjudged: 0, unreachable: 0, tasks: 0,
+             rate_sum: 0, rated_tasks: 0};
   for (const c of cells) for (const k of Object.keys(t)) t[k] += c[k];
   return t;
 }
@@ -178,7 +180,8 @@ async function leaderboard(r, box) {
     h("div", {class: "toolbar"}, h("h1", {text: "Leaderboards"}), scopeSelect(s, r),
       h("a", {href: list({}), class: "button", text: `all ${num(total.episodes)} episodes →`})),
     h("p", {class: "muted small", text: "Pass rate per model and domain, each benchmark scored by its own " +
-      "source (its headline unless another is chosen): passed / scored episodes. Errors count as failures; " +
+      "source (its headline unless another is chosen): Avg@k, the mean over tasks of each task's passed / scored " +
+      "episodes (as the report). Errors count as failures; " +
       "unjudged and unfinished episodes are not scored (counts shown). Click a cell for its episodes."}));
   for (const b of s.benchmarks) {
     const cells = s.cells.filter(c => c.benchmark === b.name);

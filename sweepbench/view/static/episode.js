@@ -319,10 +319,10 @@ export function identityView(data) {
 
 export function callsView(data) { return callsTable(data); }
 
-// Passed over scored (errors count as failures; unjudged and unfinished are not scored).
+// The report's Avg@k: the mean over tasks of each task's passed / scored (errors count as
+// failures; unjudged and unfinished are not scored), so a task run 40 times weighs as one.
 export function passRate(cell) {
-  const scored = cell.passed + cell.failed + cell.error;
-  return scored ? cell.passed / scored : null;
+  return cell.rated_tasks ? cell.rate_sum / cell.rated_tasks : null;
 }
 
 export {pct};

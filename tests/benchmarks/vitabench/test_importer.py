@@ -111,12 +111,15 @@ def test_import_then_report(tmp_path):
         # the episode without reward_info is unjudged: counted, not scored (so d2 has one
         # scored trial and k is 1)
         assert (m["k"], m["tasks"], m["episodes"], m["passed"], m["unjudged"]) == (1, 3, 5, 2, 1)
-        assert m["avg"] == pytest.approx(2 / 5)
-        assert m["score"] == pytest.approx((1 + 0.5 + 1 / 3 + 1 + 0) / 5)
+        # Avg@k and the score: means over tasks (d1 .5, d2 0, d3 .5; scores d1 (1 + .5) / 2,
+        # d2 1/3, d3 (1 + 0) / 2)
+        assert m["avg"] == pytest.approx(1 / 3)
+        assert m["score"] == pytest.approx((0.75 + 1 / 3 + 0.5) / 3)
         assert m["pass_at_k"] == pytest.approx(1 / 3) and m["pass_hat_k"] == pytest.approx(1 / 3)
         assert report["benchmarks"]["vitabench@2025-12"]["source"]["method"] == "sliding"
         two = build_report(store, summary.run_id, k=2)["models"]["agent-llm"]
-        assert (two["incomplete_tasks"], two["pass_at_k"], two["pass_hat_k"]) == (1, 1.0, 0.0)
+        # d2 cannot support k = 2: the row is incomplete, no Pass@2 from d1 and d3 alone
+        assert (two["incomplete_tasks"], two["pass_at_k"], two["pass_hat_k"]) == (1, None, None)
         assert m["profile"]["agent_tokens"]["prompt"] == 3000.0
         assert m["profile"]["latency_s"] is None  # upstream records no latencies
 

@@ -1,0 +1,69 @@
+"""A leaderboard's family of paired comparisons: Holm and Benjamini-Hochberg by hand, the
+family stated, and the family-wise false-positive rate of identical models held."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sweepbench.results.comparisons import adjust, compare, leaderboard_order, task_rates
+from sweepbench.results.stats import Outcome
+
+
+def test_holm_and_bh_by_hand():
+    p = [0.01, 0.04, 0.03, 0.005]
+    # Holm: sorted .005 .01 .03 .04 times 4 3 2 1 = .02 .03 .06 .04, made non-decreasing
+    assert adjust(p, "holm") == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    # BH: sorted times 4/1 4/2 4/3 4/4 = .02 .02 .04 .04, made non-increasing from the top
+    assert adjust(p, "bh") == pytest.approx([0.02, 0.04, 0.04, 0.02])
+    assert adjust([0.5, 0.9], "holm") == [1.0, 1.0]  # capped at 1
+    assert adjust([]) == []
+    with pytest.raises(ValueError, match="correction must be one of holm, bh"):
+        adjust(p, "bonferroni")
+
+
+def test_task_rates_weigh_trials_within_a_task_and_errors_fail():
+    out = [Outcome("A", "d", "t1", i, True) for i in range(40)]
+    out += [Outcome("A", "d", f"f{t}", i, False) for t in range(9) for i in range(4)]
+    out.append(Outcome("B", "d", "t1", 0, True, error=True))
+    rates = task_rates(out)
+    assert rates["A"]["t1"] == 1.0 and rates["A"]["f3"] == 0.0 and len(rates["A"]) == 10
+    assert rates["B"] == {"t1": 0.0}
+    assert leaderboard_order({"x": {"avg": 0.1}, "y": {"avg": 0.3}, "a": {"avg": 0.1}}) == [
+        "y", "a", "x"]
+
+
+def test_the_family_is_stated_and_every_pair_adjusted():
+    rates = {m: {f"t{t}": float(m == "C") for t in range(12)} for m in "ABC"}
+    out = compare(rates, ["A", "B", "C"], n_boot=500, seed=0)
+    assert out["family"] == {
+        "pairs": 3, "models": 3, "scope": "every pair of models", "correction": "holm",
+        "alpha": 0.05, "what": "per-task pass rates on common tasks; sign-flip p-value, "
+                               "bootstrap interval of the difference"}
+    assert [(r["a"], r["b"]) for r in out["pairs"]] == [("A", "B"), ("A", "C"), ("B", "C")]
+    assert [r["p_adjusted"] for r in out["pairs"]] == adjust([r["p_value"] for r in out["pairs"]])
+    ab = out["pairs"][0]
+    assert (ab["diff"], ab["p_value"], ab["p_adjusted"], ab["significant"]) == (0.0, 1.0, 1.0,
+                                                                                False)
+    # A and C differ by 1 on every task (a sign pattern as extreme: 2 in 4,096): significant
+    # after Holm over 3 pairs
+    ac = out["pairs"][1]
+    assert ac["diff"] == -1.0 and ac["significant"] and ac["p_adjusted"] <= 3 * ac["p_value"]
+    many = {f"m{i:02d}": {"t": 0.5} for i in range(13)}
+    fam = compare(many, sorted(many), n_boot=10, seed=0)["family"]
+    assert fam["pairs"] == 12 and fam["scope"].startswith("each model against the next")
+
+
+def test_identical_models_rarely_show_a_significant_pair():
+    """6 identical models on 20 tasks x 4 trials: uncorrected, about a fifth of boards show a
+    'significant' pair; with Holm at most 6%."""
+    rng = np.random.default_rng(11)
+    boards = 60
+    raw = holm = 0
+    for i in range(boards):
+        p = rng.beta(0.5, 0.5, 20)
+        rates = {f"m{m}": dict(enumerate(rng.binomial(4, p) / 4)) for m in range(6)}
+        pairs = compare(rates, sorted(rates), n_boot=1000, seed=i)["pairs"]
+        raw += any(r["p_value"] <= 0.05 for r in pairs)
+        holm += any(r["significant"] for r in pairs)
+    assert raw / boards > 0.15 and holm / boards <= 0.06
