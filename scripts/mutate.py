@@ -484,6 +484,31 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         *[("self._thread, self._cthread)", after, _JOINED) for after in
           ("self._cthread)", "self._thread, )")],
     ],
+    "sweepbench/runner/schedule.py": [
+        ("if gap <= _EPS:", "if gap < _EPS:",
+         "slots are tried least busy first, so every later gap is as small: within 2e-9 of "
+         "even no move fits between _EPS and gap - _EPS, and the search ends with None anyway"),
+        ("totals = {m: sum(lengths[i] for i in q) or 1.0 for m, q in per_model.items()}",
+         "totals = {m: sum(lengths[i] for i in q) or 2.0 for m, q in per_model.items()}",
+         "the divisor only of a model expecting no calls at all, whose share stays 0 either way"),
+        ("free = [0.0] * slots  # when each slot is free again after the earlier bands",
+         "free = [1.0] * slots  # when each slot is free again after the earlier bands",
+         "the same start added to every slot changes no comparison of loads or start times"),
+        ("for _ in range(4 * len(tail)):  # each move lowers the sorted loads: a bound, not a limit",
+         "for _ in range(5 * len(tail)):  # each move lowers the sorted loads: a bound, not a limit",
+         "a bound the packing never reaches: it stops when no move shortens the busiest slot"),
+        ("self._new_seen = False  # since the last look: a (model, task) seen, or one unseen taken",
+         "self._new_seen = None  # since the last look: a (model, task) seen, or one unseen taken",
+         _TRUTH),
+        ("self._new_seen = False  # since the last look: a (model, task) seen, or one unseen taken",
+         "self._new_seen = True  # since the last look: a (model, task) seen, or one unseen taken",
+         "the first episode taken sets it (no kind is seen before it), and no look comes before"),
+        ("self.repacked = False", "self.repacked = None", _TRUTH),
+        ("self._new_seen = False", "self._new_seen = None", _TRUTH),
+        ("self._new_seen = False", "self._new_seen = True",
+         "looking every time finds what looking on each change finds: only a kind seen or an "
+         "unseen kind taken can make every kind left seen, and each sets the flag"),
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
