@@ -509,6 +509,20 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "looking every time finds what looking on each change finds: only a kind seen or an "
          "unseen kind taken can make every kind left seen, and each sets the flag"),
     ],
+    "sweepbench/runner/slots.py": [
+        ("self.held = False", "self.held = None", _TRUTH),
+        ("self.open = False", "self.open = None", _TRUTH),
+        ("self.ramp_down = False  # closed because the queue is empty: freed slots turn idle",
+         "self.ramp_down = None  # closed because the queue is empty: freed slots turn idle",
+         _TRUTH),
+        ("if self._wakers and spare.idle > spare.lent:",
+         "if self._wakers or spare.idle > spare.lent:",
+         "with no waker the hand-over fails and the idle slot taken is put back at once"),
+        ("if self._wakers and spare.idle > spare.lent:",
+         "if self._wakers and spare.idle >= spare.lent:",
+         "a copy takes a slot only while lent < idle and idle drops only while idle > lent, so "
+         "after give() lowers lent, idle > lent always holds"),
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
