@@ -523,6 +523,15 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "a copy takes a slot only while lent < idle and idle drops only while idle > lent, so "
          "after give() lowers lent, idle > lent always holds"),
     ],
+    "sweepbench/runner/work.py": [
+        *[("shard = shard or Shard(0, 1)", f"shard = shard or Shard({i}, 1)",
+           "a shard of count 1 owns every episode whatever its index") for i in ("None", "1")],
+        ("item = WorkItem(model, spec, task, trial)", "item = WorkItem(model, None, task, trial)",
+         "this item only asks the shard about its label, which has no spec in it"),
+        ('return int.from_bytes(digest, "big") % self.count == self.index',
+         "return int.from_bytes(digest, ) % self.count == self.index",
+         "int.from_bytes reads big-endian by default (Python >= 3.11, the package's floor)"),
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
