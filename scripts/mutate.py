@@ -532,6 +532,18 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "return int.from_bytes(digest, ) % self.count == self.index",
          "int.from_bytes reads big-endian by default (Python >= 3.11, the package's floor)"),
     ],
+    "sweepbench/runner/identity.py": [
+        *[("or value == _DEFAULTS.get(name, _UNSET)):", f"or value == _DEFAULTS.get(name, {d})):",
+           "a field without a default is then compared with None, and None is left out already")
+          for d in ("None", "")],
+        ("same = task if task.benchmark == name else msgspec.structs.replace(task, benchmark=name)",
+         "same = task if (task.benchmark == name) and False else msgspec.structs.replace(task, "
+         "benchmark=name)", "a task given the benchmark name it has is the same task"),
+        *[('ep = self.cfg.endpoint(name, reference_url="http://reference.invalid")',
+           f'ep = self.cfg.endpoint(name, reference_url="{u}")',
+           "only scripted models take the placeholder URL, and they are identified by name alone")
+          for u in ("XXhttp://reference.invalidXX", "HTTP://REFERENCE.INVALID")],
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
