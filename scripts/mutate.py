@@ -544,6 +544,12 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
            "only scripted models take the placeholder URL, and they are identified by name alone")
           for u in ("XXhttp://reference.invalidXX", "HTTP://REFERENCE.INVALID")],
     ],
+    "sweepbench/results/files.py": [
+        ('with open(target, "w", encoding="utf-8", newline="") as f:', 'with open(target, "w", encoding="UTF-8", newline="") as f:', _UTF8_CASE),
+        *[('with open(target, "w", encoding="utf-8", newline="") as f:', after, "newline=None writes '\\n' as os.linesep, fixed when Python is built: '\\n' on "
+           "POSIX, the same bytes; no test on a POSIX machine can tell (on Windows: '\\r\\n')") for after in (
+              'with open(target, "w", encoding="utf-8", newline=None) as f:', 'with open(target, "w", encoding="utf-8", ) as f:')],
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
