@@ -550,6 +550,14 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
            "POSIX, the same bytes; no test on a POSIX machine can tell (on Windows: '\\r\\n')") for after in (
               'with open(target, "w", encoding="utf-8", newline=None) as f:', 'with open(target, "w", encoding="utf-8", ) as f:')],
     ],
+    "sweepbench/results/runinfo.py": [
+        ('for k, v in parse_qsl(parts.query, keep_blank_values=True)], safe="*")',
+         'for k, v in parse_qsl(parts.query, keep_blank_values=True)], safe="XX*XX")',
+         "X is unreserved: never percent-encoded, safe or not"),
+        *[('"reason": reasons.most_common(1)[0][0]}', f'"reason": reasons.most_common({n})[0][0]}}',
+           "most_common(n) is the sorted list cut at n (ties in first-seen order): the same "
+           "first for any n") for n in ("None", "2")],
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
