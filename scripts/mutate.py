@@ -558,6 +558,11 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
            "most_common(n) is the sorted list cut at n (ties in first-seen order): the same "
            "first for any n") for n in ("None", "2")],
     ],
+    "sweepbench/results/text.py": [
+        *[('return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"', 'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'.replace("code < 0x100", after),
+           "_escape only sees the characters the patterns match, and U+0100 is not one")
+          for after in ("code <= 0x100", "code < 257")],
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
