@@ -563,6 +563,14 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
            "_escape only sees the characters the patterns match, and U+0100 is not one")
           for after in ("code <= 0x100", "code < 257")],
     ],
+    "sweepbench/runner/judge_pool.py": [
+        *[('self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])', 'self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])'.replace(', "")', after),
+           "a call journaled without a request hash is filed under a key no hexdigest equals: "
+           "never replayed, whatever the key") for after in (', None)', ', )', ', "XXXX")')],
+        ("self.on_judged = on_judged or (lambda key, spec, judgment: None)",
+         "self.on_judged = on_judged or (lambda key, spec, judgment: 0)",
+         "the callback's return value is never read"),
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")

@@ -197,13 +197,14 @@ class JudgePool:
         except Exception as exc:  # a judge that cannot judge: recorded, never a crash
             why = KEYS.scrub(traceback.format_exception_only(exc)[-1].strip())
             judgment = {"passed": None, "score": None, "details": {"error": why}}
-        details = judgment["details"] or {}
+        details = judgment["details"] or {}  # a judgment without details has none to say
         if not spec.is_state and judgment["passed"] is None and judgment["score"] is None:
             # no verdict (unreadable output, a failed call): unjudged, tried again on a rerun
             why = details.get("error") or details.get("unjudged") or "the judge gave no verdict"
-            judgment = {**judgment, "details": {**details, "error": why}}
+            details = {**details, "error": why}
             self.failed += 1
             self.failures[spec.model, spec.method] += 1
+        judgment = {**judgment, "details": details}
         self.store.judgment(key, judge=spec.model, method=spec.method,
                             passed=judgment["passed"], score=judgment["score"],
                             details=judgment["details"], run_id=self.run_id, judge_key=spec.key)
