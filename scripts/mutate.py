@@ -571,6 +571,14 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "self.on_judged = on_judged or (lambda key, spec, judgment: 0)",
          "the callback's return value is never read"),
     ],
+    "sweepbench/benchmarks/vitabench/judge_reading.py": [
+        *[('data = extract_json(text, lambda v: isinstance(v, (list, dict)))', after, "extract_json's default accepts any list or dict, as this one does")
+          for after in ("data = extract_json(text, None)", "data = extract_json(text, )")],
+        ("if data is _UNREADABLE or (data and not isinstance(data, list)):",
+         "if data is _UNREADABLE and (data and not isinstance(data, list)):",
+         "a non-empty object walked as the list gives its keys, text, not objects: None either "
+         "way (the unreadable marker is truthy and no list, so it still returns None)"),
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
