@@ -579,6 +579,51 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "a non-empty object walked as the list gives its keys, text, not objects: None either "
          "way (the unreadable marker is truthy and no list, so it still returns None)"),
     ],
+    "sweepbench/runner/progress.py": [
+        *[('text = visible(" ".join(text.split()), one_line=True)',
+           f'text = visible(" ".join(text.split()), {after})',
+           "after the split and join no tab or newline is left, the only characters one_line "
+           "adds to the escaped") for after in ("one_line=False", "one_line=None", "")],
+        ("self.slots: Any = None  # the sweep's Slots, while it runs",
+         "self.slots: Any = \"\"  # the sweep's Slots, while it runs",
+         "read only by getattr(self.slots, \"asleep\", 0): a str has no asleep either"),
+        ('asleep = getattr(self.slots, "asleep", 0)', 'asleep = getattr(self.slots, "asleep", None)',
+         _TRUTH),
+        ('out.append(" ".join(bits[:1]) + ": " + ", ".join(bits[1:]))',
+         'out.append("XX XX".join(bits[:1]) + ": " + ", ".join(bits[1:]))',
+         "a separator joining one element is never written"),
+        ("table = Table(box=None, pad_edge=False)", "table = Table(box=None, pad_edge=None)",
+         "rich reads pad_edge as a truth value"),
+        *[('table.add_column(name, justify="left" if name in ("endpoint", "status") else "right")',
+           f'table.add_column(name, justify="{w}" if name in ("endpoint", "status") else "right")',
+           "rich lays out a column justified by a word it does not know as a left one") for w in (
+              "XXleftXX", "LEFT")],
+        ('if health is not None and health.get("failing", 0) >= 2:',
+         'if health is not None and health.get("failing", 1) >= 2:',
+         "1 and 0 are both under 2"),
+        *[("self.console.print(line, markup=False, highlight=False)", after,
+           "the line is a rich Text, which rich neither parses for markup nor highlights")
+          for after in ("self.console.print(line, markup=None, highlight=False)",
+                        "self.console.print(line, markup=False, highlight=None)",
+                        "self.console.print(line, highlight=False)",
+                        "self.console.print(line, markup=False, )",
+                        "self.console.print(line, markup=True, highlight=False)",
+                        "self.console.print(line, markup=False, highlight=True)")],
+        *[("self._live = Live(console=self.console, refresh_per_second=4, transient=False,", after,
+           "rich's defaults are 4 redraws a second and not transient, and it reads transient as "
+           "a truth value") for after in (
+              "self._live = Live(console=self.console, refresh_per_second=4, transient=None,",
+              "self._live = Live(console=self.console, transient=False,")],
+        ("self._live = Live(console=self.console, refresh_per_second=4, transient=False, "
+         "get_renderable=self._render)",
+         "self._live = Live(console=self.console, refresh_per_second=4, get_renderable=self._render)",
+         "rich's default is not transient"),
+        *[(f'e.{n} += getattr(result, "{a}", {d}) or {d}', f'e.{n} += getattr(result, "{a}", None) or {d}',
+           "None or the default is the default") for n, a, d in (
+              ("hung", "hung", "0"), ("hedged", "hedged", "0"), ("latency", "latency_s", "0.0"))],
+        ('e.hedge_wins += bool(getattr(result, "hedge_won", False))',
+         'e.hedge_wins += bool(getattr(result, "hedge_won", None))', "bool(None) is False"),
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import types
 import time
 
 import pytest
@@ -354,3 +355,144 @@ def test_no_line_is_printed_when_disabled_or_live():
         assert quiet._ticker is None
     with plain(enabled=False, log_every_s=1.0)[0] as off:
         assert off._ticker is None and off._live is None
+
+
+class Ticking:
+    """A clock that moves a quarter second each time it is read."""
+
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        self.t += 0.25
+        return self.t
+
+
+def test_the_table_aligns_names_and_status_left_and_numbers_right_of_one_moment():
+    console = Console(file=io.StringIO(), force_terminal=True, width=200, color_system=None)
+    display = ProgressDisplay(console, clock=Ticking())
+    display.update("planned", total=4, skipped=0)
+    display.update("call", endpoint="long-name\nx", result=Call(
+        Usage(100, 10, 40, reasoning_tokens=5), latency_s=1.0, attempts=2, hung=1))
+    display.update("call", endpoint="long-name\nx", result=Call(
+        Usage(50, 30, 10, reasoning_tokens=5), latency_s=2.0, rate_limited=1, hedged=2,
+        hedge_won=True))
+    for _ in range(5):
+        display.update("call", endpoint="b", result=RuntimeError("down"))
+    console.print(display._render())
+    assert [line.rstrip() for line in console.file.getvalue().splitlines()] == [
+        "episodes 0/4 done · 0 in flight · 0 failed · 0 already stored · 30.0 model calls/min"
+        " · 1 hung requests abandoned · 2 hedged · $0.0000 · 4s · ETA -",
+        "endpoint        calls  s/call  last done  tokens/s  cached  reasoning   429s  retries"
+        "  hung     hedged       $  status",
+        "b                   0       -     0s ago         0       -          -      -        -"
+        "     0          0  0.0000  last 5 calls failed; latest error: down",
+        "long-name\\x0ax      2     1.5     3s ago        48     33%        25%  50.0%    50.0%"
+        "     1  2 (1 won)  0.0000  ok"]
+    # 120 columns are wide enough for every column
+    console = Console(file=io.StringIO(), force_terminal=True, width=120, color_system=None)
+    display.console = console
+    console.print(display._render())
+    assert "tokens/s" in console.file.getvalue()
+
+
+def test_tokens_per_second_in_the_first_second():
+    console = Console(file=io.StringIO(), force_terminal=True, width=200, color_system=None)
+    clock = FakeClock()
+    display = ProgressDisplay(console, clock=clock)
+    display.update("call", endpoint="a", result=Call(Usage(100, 50, 0)))
+    clock.t += 0.5
+    console.print(display._render())
+    assert " 300 " in console.file.getvalue().splitlines()[2]
+
+
+def test_counts_add_up_over_calls():
+    display, out, clock = plain()
+    for hung, hedged in ((1, 0), (2, 3)):
+        display.update("call", endpoint="a", result=Call(
+            Usage(100, 10, 40, reasoning_tokens=3), latency_s=1.5, attempts=3, rate_limited=2,
+            hung=hung, hedged=hedged, hedge_won=True))
+    e = display.endpoints["a"]
+    assert (e.calls, e.prompt, e.cached, e.completion, e.reasoning, e.retries, e.rate_limited,
+            e.hung, e.hedged, e.hedge_wins, e.latency) == (2, 200, 80, 20, 6, 4, 4, 3, 3, 2, 3.0)
+    assert display._endpoint_bits(clock.t) == [
+        "a: 2 calls, 1.5 s/call, 3 hung (abandoned, no first byte), 3 hedged (2 won by the copy), "
+        "last done 0s ago"]
+    # a usage without reasoning counts none; a failure without attempts retried none
+    display.update("call", endpoint="b", result=Call(types.SimpleNamespace(
+        prompt_tokens=1, cached_prompt_tokens=0, completion_tokens=1)))
+    display.update("call", endpoint="b", result=RuntimeError("x"))
+    b = display.endpoints["b"]
+    assert (b.reasoning, b.retries, b.failed_calls, b.last_error, b.latency) == (0, 0, 1, "x", 0.0)
+
+
+def test_hung_alone_is_said_in_the_line_and_the_summary():
+    display, out, clock = plain(log_every_s=1.0)
+    display.update("planned", total=1, skipped=0)
+    display.update("call", endpoint="a", result=Call(Usage(1, 1, 0), hung=1))
+    clock.t += 1
+    display.tick()
+    line = out.getvalue()
+    assert "· 1 hung requests abandoned · 0 hedged ·" in line
+    assert "a: 1 calls, 0.0 s/call, 1 hung (abandoned, no first byte), 0 hedged" in line
+
+
+def test_a_failure_with_a_message_is_shown_by_it():
+    class Failure:
+        message = "HTTP 503: busy"
+
+    display, _, _ = plain()
+    display.update("call", endpoint="a", result=Call(Usage(1, 1, 0), failures=[Failure()]))
+    assert display.endpoints["a"].last_error == "HTTP 503: busy"
+
+
+def test_failed_episodes_add_up():
+    display, _, _ = plain()
+    for _ in range(2):
+        display.update("finished", record=EpisodeRecord(
+            run_id="r", model="m", benchmark="b", domain="d", task_id="t", trial=0,
+            termination="error"))
+    assert display.failed == 2 and display.done == 2
+
+
+def test_the_line_and_the_summary_are_of_the_moment_asked():
+    display, _, clock = plain()
+    display.update("planned", total=2, skipped=0)
+    display.update("call", endpoint="a", result=Call(Usage(1, 1, 0)))
+    assert "· 1.0 model calls/s · $0.0000 · 1s ·" in display._line(clock.t + 1).plain
+    assert "· 30.0 model calls/min · $0.0000 · 2s ·" in display._summary(clock.t + 2).plain
+
+
+def test_a_live_display_redraws_its_table_on_the_console_and_leaves_it():
+    console = Console(file=io.StringIO(), force_terminal=True, width=200, color_system=None)
+    display = ProgressDisplay(console, clock=FakeClock())
+    with display:
+        live = display._live
+        assert live.console is console and live.refresh_per_second == 4
+        assert not live.transient and display._ticker is None
+        display.update("planned", total=7, skipped=0)
+    assert display._live is live
+    assert "episodes 0/7 done" in console.file.getvalue().splitlines()[-3]
+
+
+def test_a_plain_display_ticks_in_a_daemon_thread_named_progress():
+    display, out, clock = plain(log_every_s=3600.0)
+    with display:
+        ticker = display._ticker
+        assert ticker.name == "progress" and ticker.daemon and ticker.is_alive()
+    assert not ticker.is_alive() and display._live is None
+    assert ProgressDisplay(Console(file=io.StringIO())).log_every_s == 15.0
+
+
+def test_the_ticker_wakes_at_most_every_second_and_the_exit_waits_five():
+    for every, wait in ((8.0, 1.0), (0.4, 0.1)):
+        display, _, _ = plain(log_every_s=every)
+        waits = []
+        display._stop = types.SimpleNamespace(wait=lambda s: waits.append(s) or True,
+                                              set=lambda: None)
+        display._tick_forever()
+        assert waits == [pytest.approx(wait)]
+    joined = []
+    display._ticker = types.SimpleNamespace(join=lambda timeout: joined.append(timeout))
+    display.__exit__(None, None, None)
+    assert joined == [5]
