@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
-import msgspec
+import asyncio
+import hashlib
 
+import msgspec
+import pytest
+
+from sweepbench.benchmarks import registry
+from sweepbench.benchmarks.base import Benchmark
 from sweepbench.config import load_config
+from sweepbench.datasets.task import Task
 from sweepbench.results.report import build_report
 from sweepbench.store.runstore import RunStore
-from sweepbench.runner.judge_pool import JudgeJournal, JudgeSpec
+from sweepbench.runner.judge_pool import (
+    STATE,
+    JudgeJournal,
+    JudgePool,
+    JudgeSpec,
+    request_hash,
+    state_judgment,
+)
 from sweepbench.runner.sweep import Sweep
 from sweepbench.wire import (
     AssistantMessage,
     ChatRequest,
+    EpisodeRecord,
     SystemMessage,
+    ToolSpec,
     Usage,
     UserMessage,
+    encoder,
 )
 
 BASE = dict(benchmarks=["vitabench:delivery", "t1:bar"], models=["scripted/oracle"], trials=1,
@@ -150,21 +167,6 @@ async def test_retry_errors_reruns_and_rejudges_to_a_clean_runs_leaderboard(tmp_
 
 # ---- the pool's parts, with a benchmark of the test's own ----------------------------------
 
-import asyncio  # noqa: E402
-
-import pytest  # noqa: E402
-
-from sweepbench.benchmarks import registry  # noqa: E402
-from sweepbench.benchmarks.base import Benchmark  # noqa: E402
-from sweepbench.datasets.task import Task  # noqa: E402
-from sweepbench.runner.judge_pool import (  # noqa: E402
-    STATE,
-    JudgePool,
-    request_hash,
-    state_judgment,
-)
-from sweepbench.wire import EpisodeRecord, ToolSpec  # noqa: E402
-
 
 class Bench(Benchmark):
     name = "pooltest"
@@ -247,9 +249,6 @@ def test_a_request_hash_covers_the_whole_request_messages_and_tools():
     assert request_hash(with_tools) != request_hash(base)
     assert request_hash(msgspec.structs.replace(base, tools=[])) == request_hash(base)
     # a hash of the encoded messages, a separator, then the tools: pinned, as journals keep it
-    import hashlib
-
-    from sweepbench.wire import encoder
     h = hashlib.blake2b(encoder.encode(base.messages) + b"\x1e" + encoder.encode(tools),
                         digest_size=16)
     assert request_hash(with_tools) == h.hexdigest()

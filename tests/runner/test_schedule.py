@@ -15,10 +15,12 @@ from sweepbench.config import load_config
 from sweepbench.datasets.task import Task
 from sweepbench.errors import ConfigError
 from sweepbench.store.runstore import RunStore
+from sweepbench.runner import schedule as schedule_mod
 from sweepbench.runner.plan import episode_calls
 from sweepbench.runner.schedule import (
     BAND_SLOTS,
     WorkQueue,
+    _best_move,
     longest_first,
     order_work,
     pack_tail,
@@ -128,8 +130,6 @@ def makespan_from(free: list[float], tail: list[int], lengths: list[float]) -> f
 
 
 def test_packing_moves_an_episode_and_takes_the_move_that_evens_the_pair_most():
-    from sweepbench.runner.schedule import _best_move
-
     # [1, 1, 1, 5] in this order leaves 2 | 6: no swap evens it, moving a 1 over does (3 | 5)
     assert makespan_from([0.0, 0.0], [0, 1, 2, 3], [1, 1, 1, 5]) == 5
     # the busiest slot holds 5, 3 and 1 (9), the other nothing: giving the 5 leaves 4 | 5
@@ -367,10 +367,6 @@ def test_order_is_a_config_field_and_a_run_option(tmp_path, capsys):
 
 
 # ---- the parts, exactly --------------------------------------------------------------------
-
-from sweepbench.runner import schedule as schedule_mod  # noqa: E402
-from sweepbench.runner.schedule import _best_move  # noqa: E402
-
 
 def keyed(work: list[WorkItem]) -> list[WorkItem]:
     return [dataclasses.replace(w, key=f"k{i}") for i, w in enumerate(work)]
