@@ -408,16 +408,18 @@ def test_tokens_per_second_in_the_first_second():
 
 def test_counts_add_up_over_calls():
     display, out, clock = plain()
-    for hung, hedged in ((1, 0), (2, 3)):
+    for hung, hedged in ((1, 1), (2, 3)):
         display.update("call", endpoint="a", result=Call(
             Usage(100, 10, 40, reasoning_tokens=3), latency_s=1.5, attempts=3, rate_limited=2,
             hung=hung, hedged=hedged, hedge_won=True))
     e = display.endpoints["a"]
     assert (e.calls, e.prompt, e.cached, e.completion, e.reasoning, e.retries, e.rate_limited,
-            e.hung, e.hedged, e.hedge_wins, e.latency) == (2, 200, 80, 20, 6, 4, 4, 3, 3, 2, 3.0)
+            e.hung, e.hedged, e.hedge_wins, e.latency) == (2, 200, 80, 20, 6, 4, 4, 3, 4, 2, 3.0)
     assert display._endpoint_bits(clock.t) == [
-        "a: 2 calls, 1.5 s/call, 3 hung (abandoned, no first byte), 3 hedged (2 won by the copy), "
+        "a: 2 calls, 1.5 s/call, 3 hung (abandoned, no first byte), 4 hedged (2 won by the copy), "
         "last done 0s ago"]
+    display.update("call", endpoint="a\nb", result=Call(Usage(1, 1, 0)))
+    assert display._endpoint_bits(clock.t)[1] == "a\\x0ab: 1 calls, 0.0 s/call, last done 0s ago"
     # a usage without reasoning counts none; a failure without attempts retried none
     display.update("call", endpoint="b", result=Call(types.SimpleNamespace(
         prompt_tokens=1, cached_prompt_tokens=0, completion_tokens=1)))
