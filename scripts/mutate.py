@@ -102,6 +102,10 @@ _FALLBACK = 'text = shown = payload[:SCRUB_WINDOW].decode("utf-8", "replace").st
 _START = 'start = repr(scrub(payload[:SCRUB_WINDOW].decode("utf-8", "replace"))[:80])'
 
 
+_RECORDED = 'self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])'
+_ESCAPE = r'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'
+
+
 def _cache_sql_case() -> list[tuple[str, str, str]]:
     lines = {'self._db.execute("PRAGMA journal_mode=WAL")': "PRAGMA journal_mode=WAL",
              'self._db.execute("PRAGMA synchronous=NORMAL")': "PRAGMA synchronous=NORMAL",
@@ -559,12 +563,12 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
            "first for any n") for n in ("None", "2")],
     ],
     "sweepbench/results/text.py": [
-        *[('return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"', 'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'.replace("code < 0x100", after),
+        *[(_ESCAPE, _ESCAPE.replace("code < 0x100", after),
            "_escape only sees the characters the patterns match, and U+0100 is not one")
           for after in ("code <= 0x100", "code < 257")],
     ],
     "sweepbench/runner/judge_pool.py": [
-        *[('self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])', 'self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])'.replace(', "")', after),
+        *[(_RECORDED, _RECORDED.replace(', "")', after),
            "a call journaled without a request hash is filed under a key no hexdigest equals: "
            "never replayed, whatever the key") for after in (', None)', ', )', ', "XXXX")')],
         ("self.on_judged = on_judged or (lambda key, spec, judgment: None)",

@@ -109,15 +109,19 @@ def test_the_write_sees_its_text_flushed_before_the_sync(tmp_path, monkeypatch):
 
 
 def test_text_is_utf8_whatever_the_locale(tmp_path):
-    """Under the POSIX locale, without coercion or UTF-8 mode, Python's default encoding is
-    ASCII: a report with a non-ASCII name is still written, as UTF-8."""
-    import subprocess
+    """Under the C locale (and not in UTF-8 mode) Python's default encoding is ASCII: a
+    report with a non-ASCII name is still written, as UTF-8."""
+    import locale
     import sys
 
+    if sys.flags.utf8_mode:
+        pytest.skip("UTF-8 mode: the default encoding is UTF-8 whatever the locale")
     out = tmp_path / "r.txt"
-    code = ("import sys; from sweepbench.results.files import replace_text; "
-            "replace_text(sys.argv[1], lambda f: f.write('caf\\u00e9'))")
-    env = {**os.environ, "LC_ALL": "POSIX", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0",
-           "PYTHONIOENCODING": "", "PYTHONPATH": os.pathsep.join(sys.path)}  # this sweepbench
-    subprocess.run([sys.executable, "-c", code, str(out)], env=env, check=True)
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        assert locale.getencoding() == "ANSI_X3.4-1968"  # ASCII: the test means something
+        replace_text(out, lambda f: f.write("caf\u00e9"))
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
     assert out.read_bytes() == "café".encode()
