@@ -102,6 +102,10 @@ _FALLBACK = 'text = shown = payload[:SCRUB_WINDOW].decode("utf-8", "replace").st
 _START = 'start = repr(scrub(payload[:SCRUB_WINDOW].decode("utf-8", "replace"))[:80])'
 
 
+_RECORDED = 'self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])'
+_ESCAPE = r'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'
+
+
 def _cache_sql_case() -> list[tuple[str, str, str]]:
     lines = {'self._db.execute("PRAGMA journal_mode=WAL")': "PRAGMA journal_mode=WAL",
              'self._db.execute("PRAGMA synchronous=NORMAL")': "PRAGMA synchronous=NORMAL",
@@ -483,6 +487,146 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "at commit_every_s=0 the wait is wait(0), which returns at once"),
         *[("self._thread, self._cthread)", after, _JOINED) for after in
           ("self._cthread)", "self._thread, )")],
+    ],
+    "sweepbench/runner/schedule.py": [
+        ("if gap <= _EPS:", "if gap < _EPS:",
+         "slots are tried least busy first, so every later gap is as small: within 2e-9 of "
+         "even no move fits between _EPS and gap - _EPS, and the search ends with None anyway"),
+        ("totals = {m: sum(lengths[i] for i in q) or 1.0 for m, q in per_model.items()}",
+         "totals = {m: sum(lengths[i] for i in q) or 2.0 for m, q in per_model.items()}",
+         "the divisor only of a model expecting no calls at all, whose share stays 0 either way"),
+        ("free = [0.0] * slots  # when each slot is free again after the earlier bands",
+         "free = [1.0] * slots  # when each slot is free again after the earlier bands",
+         "the same start added to every slot changes no comparison of loads or start times"),
+        ("for _ in range(4 * len(tail)):  # each move lowers the sorted loads: a bound, not a limit",
+         "for _ in range(5 * len(tail)):  # each move lowers the sorted loads: a bound, not a limit",
+         "a bound the packing never reaches: it stops when no move shortens the busiest slot"),
+        ("self._new_seen = False  # since the last look: a (model, task) seen, or one unseen taken",
+         "self._new_seen = None  # since the last look: a (model, task) seen, or one unseen taken",
+         _TRUTH),
+        ("self._new_seen = False  # since the last look: a (model, task) seen, or one unseen taken",
+         "self._new_seen = True  # since the last look: a (model, task) seen, or one unseen taken",
+         "the first episode taken sets it (no kind is seen before it), and no look comes before"),
+        ("self.repacked = False", "self.repacked = None", _TRUTH),
+        ("self._new_seen = False", "self._new_seen = None", _TRUTH),
+        ("self._new_seen = False", "self._new_seen = True",
+         "looking every time finds what looking on each change finds: only a kind seen or an "
+         "unseen kind taken can make every kind left seen, and each sets the flag"),
+    ],
+    "sweepbench/runner/slots.py": [
+        ("self.held = False", "self.held = None", _TRUTH),
+        ("self.open = False", "self.open = None", _TRUTH),
+        ("self.ramp_down = False  # closed because the queue is empty: freed slots turn idle",
+         "self.ramp_down = None  # closed because the queue is empty: freed slots turn idle",
+         _TRUTH),
+        ("if self._wakers and spare.idle > spare.lent:",
+         "if self._wakers or spare.idle > spare.lent:",
+         "with no waker the hand-over fails and the idle slot taken is put back at once"),
+        ("if self._wakers and spare.idle > spare.lent:",
+         "if self._wakers and spare.idle >= spare.lent:",
+         "a copy takes a slot only while lent < idle and idle drops only while idle > lent, so "
+         "after give() lowers lent, idle > lent always holds"),
+    ],
+    "sweepbench/runner/work.py": [
+        *[("shard = shard or Shard(0, 1)", f"shard = shard or Shard({i}, 1)",
+           "a shard of count 1 owns every episode whatever its index") for i in ("None", "1")],
+        ("item = WorkItem(model, spec, task, trial)", "item = WorkItem(model, None, task, trial)",
+         "this item only asks the shard about its label, which has no spec in it"),
+        ('return int.from_bytes(digest, "big") % self.count == self.index',
+         "return int.from_bytes(digest, ) % self.count == self.index",
+         "int.from_bytes reads big-endian by default (Python >= 3.11, the package's floor)"),
+    ],
+    "sweepbench/runner/identity.py": [
+        *[("or value == _DEFAULTS.get(name, _UNSET)):", f"or value == _DEFAULTS.get(name, {d})):",
+           "a field without a default is then compared with None, and None is left out already")
+          for d in ("None", "")],
+        ("same = task if task.benchmark == name else msgspec.structs.replace(task, benchmark=name)",
+         "same = task if (task.benchmark == name) and False else msgspec.structs.replace(task, "
+         "benchmark=name)", "a task given the benchmark name it has is the same task"),
+        *[('ep = self.cfg.endpoint(name, reference_url="http://reference.invalid")',
+           f'ep = self.cfg.endpoint(name, reference_url="{u}")',
+           "only scripted models take the placeholder URL, and they are identified by name alone")
+          for u in ("XXhttp://reference.invalidXX", "HTTP://REFERENCE.INVALID")],
+    ],
+    "sweepbench/results/files.py": [
+        ('with open(target, "w", encoding="utf-8", newline="") as f:', 'with open(target, "w", encoding="UTF-8", newline="") as f:', _UTF8_CASE),
+        *[('with open(target, "w", encoding="utf-8", newline="") as f:', after, "newline=None writes '\\n' as os.linesep, fixed when Python is built: '\\n' on "
+           "POSIX, the same bytes; no test on a POSIX machine can tell (on Windows: '\\r\\n')") for after in (
+              'with open(target, "w", encoding="utf-8", newline=None) as f:', 'with open(target, "w", encoding="utf-8", ) as f:')],
+    ],
+    "sweepbench/results/runinfo.py": [
+        ('for k, v in parse_qsl(parts.query, keep_blank_values=True)], safe="*")',
+         'for k, v in parse_qsl(parts.query, keep_blank_values=True)], safe="XX*XX")',
+         "X is unreserved: never percent-encoded, safe or not"),
+        *[('"reason": reasons.most_common(1)[0][0]}', f'"reason": reasons.most_common({n})[0][0]}}',
+           "most_common(n) is the sorted list cut at n (ties in first-seen order): the same "
+           "first for any n") for n in ("None", "2")],
+    ],
+    "sweepbench/results/text.py": [
+        *[(_ESCAPE, _ESCAPE.replace("code < 0x100", after),
+           "_escape only sees the characters the patterns match, and U+0100 is not one")
+          for after in ("code <= 0x100", "code < 257")],
+    ],
+    "sweepbench/runner/judge_pool.py": [
+        *[(_RECORDED, _RECORDED.replace(', "")', after),
+           "a call journaled without a request hash is filed under a key no hexdigest equals: "
+           "never replayed, whatever the key") for after in (', None)', ', )', ', "XXXX")')],
+        ("self.on_judged = on_judged or (lambda key, spec, judgment: None)",
+         "self.on_judged = on_judged or (lambda key, spec, judgment: 0)",
+         "the callback's return value is never read"),
+    ],
+    "sweepbench/benchmarks/vitabench/judge_reading.py": [
+        *[('data = extract_json(text, lambda v: isinstance(v, (list, dict)))', after, "extract_json's default accepts any list or dict, as this one does")
+          for after in ("data = extract_json(text, None)", "data = extract_json(text, )")],
+        ("if data is _UNREADABLE or (data and not isinstance(data, list)):",
+         "if data is _UNREADABLE and (data and not isinstance(data, list)):",
+         "a non-empty object walked as the list gives its keys, text, not objects: None either "
+         "way (the unreadable marker is truthy and no list, so it still returns None)"),
+    ],
+    "sweepbench/runner/progress.py": [
+        *[('text = visible(" ".join(text.split()), one_line=True)',
+           f'text = visible(" ".join(text.split()), {after})',
+           "after the split and join no tab or newline is left, the only characters one_line "
+           "adds to the escaped") for after in ("one_line=False", "one_line=None", "")],
+        ("self.slots: Any = None  # the sweep's Slots, while it runs",
+         "self.slots: Any = \"\"  # the sweep's Slots, while it runs",
+         "read only by getattr(self.slots, \"asleep\", 0): a str has no asleep either"),
+        ('asleep = getattr(self.slots, "asleep", 0)', 'asleep = getattr(self.slots, "asleep", None)',
+         _TRUTH),
+        ('out.append(" ".join(bits[:1]) + ": " + ", ".join(bits[1:]))',
+         'out.append("XX XX".join(bits[:1]) + ": " + ", ".join(bits[1:]))',
+         "a separator joining one element is never written"),
+        ("table = Table(box=None, pad_edge=False)", "table = Table(box=None, pad_edge=None)",
+         "rich reads pad_edge as a truth value"),
+        *[('table.add_column(name, justify="left" if name in ("endpoint", "status") else "right")',
+           f'table.add_column(name, justify="{w}" if name in ("endpoint", "status") else "right")',
+           "rich lays out a column justified by a word it does not know as a left one") for w in (
+              "XXleftXX", "LEFT")],
+        ('if health is not None and health.get("failing", 0) >= 2:',
+         'if health is not None and health.get("failing", 1) >= 2:',
+         "1 and 0 are both under 2"),
+        *[("self.console.print(line, markup=False, highlight=False)", after,
+           "the line is a rich Text, which rich neither parses for markup nor highlights")
+          for after in ("self.console.print(line, markup=None, highlight=False)",
+                        "self.console.print(line, markup=False, highlight=None)",
+                        "self.console.print(line, highlight=False)",
+                        "self.console.print(line, markup=False, )",
+                        "self.console.print(line, markup=True, highlight=False)",
+                        "self.console.print(line, markup=False, highlight=True)")],
+        *[("self._live = Live(console=self.console, refresh_per_second=4, transient=False,", after,
+           "rich's defaults are 4 redraws a second and not transient, and it reads transient as "
+           "a truth value") for after in (
+              "self._live = Live(console=self.console, refresh_per_second=4, transient=None,",
+              "self._live = Live(console=self.console, transient=False,")],
+        ("self._live = Live(console=self.console, refresh_per_second=4, transient=False, "
+         "get_renderable=self._render)",
+         "self._live = Live(console=self.console, refresh_per_second=4, get_renderable=self._render)",
+         "rich's default is not transient"),
+        *[(f'e.{n} += getattr(result, "{a}", {d}) or {d}', f'e.{n} += getattr(result, "{a}", None) or {d}',
+           "None or the default is the default") for n, a, d in (
+              ("hung", "hung", "0"), ("hedged", "hedged", "0"), ("latency", "latency_s", "0.0"))],
+        ('e.hedge_wins += bool(getattr(result, "hedge_won", False))',
+         'e.hedge_wins += bool(getattr(result, "hedge_won", None))', "bool(None) is False"),
     ],
 }
 

@@ -16,8 +16,9 @@ Everything that decides an episode's outcome is in it, nothing else:
   benchmark's code version (``Benchmark.fingerprint``).
 
 A new request option added to ``Endpoint`` is part of the identity unless it is listed in
-``NOT_SENT`` below; options left unset (None, empty, at their default) are left out, so adding
-an option does not change the identity of endpoints that do not use it.
+``NOT_SENT`` below; options left unset (None, an empty mapping or list, at their default) are
+left out, so adding an option does not change the identity of endpoints that do not use it. An
+empty string is sent as one (``assistant_empty_content = ""`` for llama.cpp): it is kept.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ NOT_SENT = frozenset({
     "transport", "rpm", "tpm", "rate_headroom", "adaptive_concurrency", "min_concurrency",
     "breaker_threshold", "breaker_cooldown_s", "breaker_max_wait_s", "limits_key",
     "price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok",
-    "max_cost_usd", "latency_s", "max_reply_bytes", "backups", "unpriced", "follow_redirects",
-    "proxy", "kind",
+    "max_cost_usd", "max_reply_bytes", "backups", "unpriced", "follow_redirects", "proxy",
+    "kind",
 })
 """Endpoint fields that do not change what is sent to the model (how, how fast, at what
 price, under which name): not part of an episode's identity."""
@@ -58,7 +59,7 @@ def endpoint_identity(ep: Endpoint) -> dict[str, Any]:
         return {"scripted": ep.name}
     out: dict[str, Any] = {}
     for name, value in msgspec.structs.asdict(ep).items():
-        if (name in NOT_SENT or value is None or value == {} or value == [] or value == ""
+        if (name in NOT_SENT or value is None or value == {} or value == []
                 or value == _DEFAULTS.get(name, _UNSET)):
             continue
         out[name] = msgspec.to_builtins(value)

@@ -241,17 +241,18 @@ class JudgePool:
             else:  # the episode could not be scored: a failure with its reason
                 judgment = {"passed": False, "score": 0.0,
                             "details": {"why": f"the episode could not be scored: {why}"}}
-        details = judgment["details"] or {}
+        details = judgment["details"] or {}  # a judgment without details has none to say
         if not spec.is_state and judgment["passed"] is None and judgment["score"] is None:
             # no verdict (unreadable output, a failed call): unjudged, tried again on a rerun
             why = details.get("error") or details.get("unjudged") or "the judge gave no verdict"
-            judgment = {**judgment, "details": {**details, "error": why}}
+            details = {**details, "error": why}
             self.failed += 1
             self.failures[spec.model, spec.method] += 1
+        judgment = {**judgment, "details": details}
         try:
             self._store(key, spec, judgment)
         except (TypeError, ValueError) as exc:  # details no JSON holds (a lone surrogate)
-            kept = "error" if "error" in (judgment["details"] or {}) else "unstorable"
+            kept = "error" if "error" in details else "unstorable"
             judgment = {**judgment, "details": {
                 kept: f"the verdict's details could not be stored: {exc}"}}
             self._store(key, spec, judgment)

@@ -124,7 +124,7 @@ class WorkQueue:
         self._index = {item.key: i for i, item in enumerate(items)}
         self._running: dict[int, float] = {}  # item index -> when it was taken
         self._seen: dict[tuple[str, str], list[float]] = {}  # (model, task) -> [seconds, n]
-        self._new_seen = False  # a (model, task) seen for the first time since the last look
+        self._new_seen = False  # since the last look: a (model, task) seen, or one unseen taken
         self.repacked = False
 
     def __iter__(self) -> Iterator[WorkItem]:
@@ -139,6 +139,8 @@ class WorkQueue:
         i = self._order[self._next]
         self._next += 1
         self._running[i] = self._clock()
+        if _kind(self.items[i]) not in self._seen:  # an unseen kind may have left the queue
+            self._new_seen = True
         return self.items[i]
 
     def finished(self, item: WorkItem) -> None:

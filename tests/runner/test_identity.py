@@ -18,7 +18,7 @@ from sweepbench.errors import ConfigError
 from sweepbench.results.report import build_report
 from sweepbench.store.runstore import RunStore
 from sweepbench.runner.build import benchmark_info
-from sweepbench.runner.identity import endpoint_identity
+from sweepbench.runner.identity import NOT_SENT, endpoint_identity
 from sweepbench.runner.sweep import Sweep
 from sweepbench.runner.work import build_work
 from sweepbench.wire import EpisodeRecord
@@ -241,3 +241,98 @@ def test_the_november_release_keeps_the_identity_its_episodes_had_before_release
     assert november[0] == "ep-e389ef189eb10d5b9d7a272f3bb5b4c4"
     assert not set(november) & set(keys("vitabench:delivery"))
     assert keys("vitabench:delivery") == keys("vitabench@2025-12:delivery")
+
+
+NOT_SENT_VALUES = {
+    "name": "other", "api_key_env": "OTHER_KEY", "max_concurrency": 3, "timeout_s": 5.0,
+    "connect_timeout_s": 2.0, "max_retries": 1, "transport": "aiohttp", "rpm": 10, "tpm": 1000,
+    "rate_headroom": 0.5, "adaptive_concurrency": False, "min_concurrency": 2,
+    "breaker_threshold": 3, "breaker_cooldown_s": 9.0, "breaker_max_wait_s": 5.0,
+    "limits_key": "shared", "price_input_per_mtok": 1.0, "price_cached_input_per_mtok": 0.5,
+    "price_output_per_mtok": 2.0, "max_cost_usd": 3.0,
+    "max_reply_bytes": 1024, "backups": 0, "unpriced": True, "follow_redirects": True,
+    "proxy": "http://127.0.0.1:3128", "kind": "self-hosted",
+}
+
+
+def test_no_field_of_how_fast_where_from_or_at_what_price_is_in_the_identity():
+    assert set(NOT_SENT_VALUES) == NOT_SENT  # each one an Endpoint field
+    base = Endpoint(name="a", base_url="https://x/v1", model="m")
+    for name, value in NOT_SENT_VALUES.items():
+        assert value != getattr(base, name), name
+        changed = msgspec.structs.replace(base, **{name: value})
+        assert endpoint_identity(changed) == {"base_url": "https://x/v1", "model": "m"}, name
+
+
+@pytest.mark.parametrize(("change", "part"), [
+    ({"temperature": 0.0}, {"temperature": 0.0}),
+    ({"max_tokens": 64}, {"max_tokens": 64}),
+    ({"max_tokens_field": "max_completion_tokens"},
+     {"max_tokens_field": "max_completion_tokens"}),
+    ({"tool_choice": "auto"}, {"tool_choice": "auto"}),
+    ({"tool_choice": {"type": "function"}}, {"tool_choice": {"type": "function"}}),
+    ({"send_reasoning": True}, {"send_reasoning": True}),
+    ({"extra_body": {"top_p": 0.5, "stop": ["x"]}}, {"extra_body": {"top_p": 0.5, "stop": ["x"]}}),
+])
+def test_what_is_sent_is_in_the_identity_and_what_is_unset_is_not(change, part):
+    base = Endpoint(name="a", base_url="https://x/v1///", model="m")
+    ident = endpoint_identity(msgspec.structs.replace(base, **change))
+    assert ident == {**part, "model": "m", "base_url": "https://x/v1"}
+    unset = msgspec.structs.replace(base, temperature=None, extra_body={}, tool_choice=None)
+    assert endpoint_identity(unset) == {"model": "m", "base_url": "https://x/v1"}
+    # only trailing slashes go
+    xs = msgspec.structs.replace(base, base_url="https://x/XX//")
+    assert endpoint_identity(xs)["base_url"] == "https://x/XX"
+
+
+def test_a_scripted_endpoint_is_its_name_whatever_its_options():
+    ep = Endpoint(name="scripted/noisy:0.3", base_url="http://127.0.0.1:9", temperature=1.0)
+    assert endpoint_identity(ep) == {"scripted": "scripted/noisy:0.3"}
+    cfg = load_config(None, {"benchmarks": ["vitabench:delivery"], "models": ["scripted/oracle"],
+                             "endpoints": [{"name": "scripted/oracle", "max_retries": 1}]})
+    # a scripted model configured without a URL is identified all the same
+    assert build_work(cfg, None)[0].identity["agent"] == {"scripted": "scripted/oracle"}
+
+
+def test_the_identity_holds_trial_seed_user_and_limits_as_configured():
+    cfg = load_config(None, {"benchmarks": ["vitabench:delivery"], "models": ["scripted/oracle"],
+                             "trials": 2, "seed": 7, "user_mode": "neutral", "max_steps": 40,
+                             "max_tool_errors": 4})
+    item = build_work(cfg, None)[-1]
+    ident = item.identity
+    assert ident["v"] == 1 and ident["trial"] == 1 and ident["seed"] == 7
+    assert ident["user"] == {"scripted": "scripted/user"} and ident["user_mode"] == "neutral"
+    assert ident["benchmark"] == "vitabench@2025-12"
+    assert ident["limits"] == {"max_turns": item.task.max_turns, "max_tool_errors": 4,
+                               "max_steps": 40}
+    assert item.task.max_turns == 30
+    turns = load_config(None, {"benchmarks": ["vitabench:delivery"], "models": ["scripted/oracle"],
+                               "max_turns": 5})
+    assert build_work(turns, None)[0].identity["limits"]["max_turns"] == 5
+
+
+def test_what_changed_names_the_parts_that_differ_in_words():
+    from sweepbench.runner.identity import what_changed
+
+    old = {"v": 1, "agent": {"scripted": "a"}, "task": "t", "fingerprint": "f", "trial": 0,
+           "user": {"scripted": "u"}, "user_mode": "default", "seed": 0, "limits": {"x": 1}}
+    assert what_changed(old, dict(old)) == []
+    assert what_changed({"legacy": True}, old) == ["identity not recorded (older store)"]
+    new = {**old, "task": "t2", "fingerprint": "f2", "agent": {}, "user": {}, "user_mode": "n",
+           "seed": 1, "limits": {}, "trial": 3}
+    assert what_changed(old, new) == [
+        "task content", "prompts, tools or benchmark code", "agent endpoint", "user model",
+        "user mode", "seed", "episode limits"]
+    assert what_changed(old, {**old, "seed": 2}) == ["seed"]
+    assert what_changed({k: v for k, v in old.items() if k != "user_mode"}, old) == ["user mode"]
+
+
+def test_an_empty_string_sent_is_in_the_identity_unlike_an_option_left_out():
+    """``assistant_empty_content = ""`` sends ``"content": ""`` where None leaves the field
+    out (llama.cpp answers 500 to null): other requests, other episodes."""
+    base = Endpoint(name="a", base_url="https://x/v1", model="m")
+    empty = msgspec.structs.replace(base, assistant_empty_content="")
+    assert endpoint_identity(empty) == {"assistant_empty_content": "", "model": "m",
+                                        "base_url": "https://x/v1"}
+    assert endpoint_identity(empty) != endpoint_identity(base)
+    assert endpoint_identity(msgspec.structs.replace(base, tool_choice=""))["tool_choice"] == ""

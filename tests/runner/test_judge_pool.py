@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
-import msgspec
+import asyncio
+import hashlib
 
+import msgspec
+import pytest
+
+from sweepbench.benchmarks import registry
+from sweepbench.benchmarks.base import Benchmark
 from sweepbench.config import load_config
+from sweepbench.datasets.task import Task
 from sweepbench.results.report import build_report
 from sweepbench.store.runstore import RunStore
-from sweepbench.runner.judge_pool import JudgeJournal, JudgeSpec
+from sweepbench.runner.judge_pool import (
+    STATE,
+    JudgeJournal,
+    JudgePool,
+    JudgeSpec,
+    request_hash,
+    state_judgment,
+)
 from sweepbench.runner.sweep import Sweep
 from sweepbench.wire import (
     AssistantMessage,
     ChatRequest,
+    EpisodeRecord,
     SystemMessage,
+    ToolSpec,
     Usage,
     UserMessage,
+    encoder,
 )
 
 BASE = dict(benchmarks=["vitabench:delivery", "t1:bar"], models=["scripted/oracle"], trials=1,
@@ -222,3 +239,349 @@ async def test_a_verdict_whose_details_no_store_can_hold_is_stored_without_them(
         "the verdict's details could not be stored: 'utf-8' codec can't encode character "
         "'\\ud800' in position 6: surrogates not allowed")}
     assert (row["tasks"], row["avg"]) == (1, 0.0)
+
+
+# ---- the pool's parts, with a benchmark of the test's own ----------------------------------
+
+
+class Bench(Benchmark):
+    name = "pooltest"
+    judge_methods = ("m", "n")
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.verdict: dict | None = {"passed": True, "score": 1.0, "details": {"why": "ok"}}
+        self.premature: dict | None = None
+        self.fail: Exception | None = None
+
+    def check(self, task, record):
+        assert task.benchmark == "pooltest" and record.task_id == "t1"
+        self.calls.append("check")
+        return {"passed": True, "score": 1.0, "details": {"state": "matches"}}
+
+    def premature_judgment(self, task, record):
+        assert task.benchmark == "pooltest" and record.task_id == "t1"
+        return self.premature
+
+    async def judge(self, task, record, method, call, *, data_dir):
+        self.calls.append(f"judge {method} {data_dir}")
+        if self.fail is not None:
+            raise self.fail
+        await call(_window(0, method))
+        return self.verdict
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    b = Bench()
+    monkeypatch.setitem(registry._registered, "pooltest", b)
+    return b
+
+
+TASK = Task(id="t1", benchmark="pooltest", domain="d", instructions="")
+
+
+def record(termination="user_stop", error=None):
+    return EpisodeRecord(run_id="r", model="a", benchmark="pooltest", domain="d", task_id="t1",
+                         trial=0, termination=termination, error=error)
+
+
+class Client:
+    def __init__(self) -> None:
+        self.requests: list[ChatRequest] = []
+
+    async def complete(self, req):
+        self.requests.append(req)
+        reply = _Reply(f"live {len(self.requests)}")
+        reply.attempts = 3
+        return reply
+
+
+class FailingClient(Client):
+    """A judge endpoint whose every call raises ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
+
+    async def complete(self, req):
+        self.requests.append(req)
+        raise self.error
+
+
+def test_a_judge_spec_applies_by_its_method_and_the_state_check_to_all(bench):
+    assert STATE == JudgeSpec("state", "state", "state") and STATE.is_state
+    assert STATE.applies_to("pooltest") and STATE.applies_to("t1")
+    spec = JudgeSpec("J", "m")
+    assert not spec.is_state and spec.key == ""
+    assert spec.applies_to("pooltest") and not spec.applies_to("t1")
+    assert not JudgeSpec("J", "x").applies_to("pooltest")
+
+
+def test_an_episode_that_could_not_end_fails_the_state_check_without_checking(bench):
+    for why in ("error", "context_overflow", "truncated"):
+        assert state_judgment(TASK, record(why, "boom")) == {
+            "passed": False, "score": 0.0, "details": {"why": f"episode ended in {why}: boom"}}
+    assert bench.calls == []
+    assert state_judgment(TASK, record("max_turns"))["details"] == {"state": "matches"}
+    assert bench.calls == ["check"]
+
+
+def test_a_request_hash_covers_the_whole_request_messages_and_tools():
+    base = _window(0, "x")
+    same = _window(0, "x")
+    assert request_hash(base) == request_hash(same) and len(request_hash(base)) == 32
+    assert request_hash(_window(1, "x")) != request_hash(base)
+    tools = [ToolSpec({"name": "f", "description": "does f", "parameters": {"type": "object"}})]
+    with_tools = msgspec.structs.replace(base, tools=tools)
+    assert request_hash(with_tools) != request_hash(base)
+    assert request_hash(msgspec.structs.replace(base, tools=[])) == request_hash(base)
+    # a hash of the encoded messages, a separator, then the tools: pinned, as journals keep it
+    h = hashlib.blake2b(encoder.encode(base.messages) + b"\x1e" + encoder.encode(tools),
+                        digest_size=16)
+    assert request_hash(with_tools) == h.hexdigest()
+    h = hashlib.blake2b(encoder.encode(base.messages) + b"\x1e", digest_size=16)
+    assert request_hash(base) == h.hexdigest()
+
+
+async def test_a_journal_replays_recorded_answers_exactly_and_records_live_ones(tmp_path):
+    observed = []
+
+    async def complete(req):
+        return _Reply("live")
+
+    spec = JudgeSpec("J", "m", "k")
+    with RunStore(tmp_path / "s.sqlite") as store:
+        store.event("ep-1", 0, "message", {"x": 1}, journal="judge|J|m")  # not a call
+        await store.flush()
+        journal = JudgeJournal(store, "ep-1", spec, "r1")
+        assert journal.journal == "judge|J|m" and journal.seq == 1 and journal.replayed == 0
+        result = await journal.caller(complete, observed.append)(_window(0, "a"))
+        assert observed == [result] and journal.seq == 2
+        (event,) = store.events("ep-1", journal="judge|J|m", kind="model_call")
+        assert event["seq"] == 1 and event["run_id"] == "r1" and event["endpoint"] == "J"
+        assert event["payload"] == {
+            "role": "judge", "request_hash": request_hash(_window(0, "a")),
+            "message": {"role": "assistant", "content": "live"},
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2}, "latency_s": 0.01,
+            "attempts": 1, "statuses": [200]}
+        # a result without attempts or statuses is recorded as one attempt
+        bare = _Reply("bare")
+        del bare.attempts, bare.statuses
+
+        async def plain(req):
+            return bare
+
+        await journal.caller(plain, None)(_window(1, "b"))
+        last = store.events("ep-1", journal="judge|J|m", kind="model_call")[-1]["payload"]
+        assert last["attempts"] == 1 and last["statuses"] is None
+        # another judge's journal and another episode are not this one's
+        assert JudgeJournal(store, "ep-1", JudgeSpec("J", "n"), None).seq == 0
+        assert JudgeJournal(store, "ep-2", spec, None).recorded == {}
+
+        again = JudgeJournal(store, "ep-1", spec, "r2")
+        assert again.seq == 3
+        replayed = await again.caller(complete, observed.append)(_window(0, "a"))
+        assert again.replayed == 1 and len(observed) == 1  # a replay is not observed
+        assert replayed.message == AssistantMessage("live")
+        assert replayed.usage == Usage(10, 2) and replayed.latency_s == 0.01
+        assert replayed.attempts == 1 and type(replayed.latency_s) is float
+        # asked twice, recorded once: the second is asked live
+        second = await again.caller(complete, None)(_window(0, "a"))
+        assert second.message.content == "live" and again.replayed == 1 and again.seq == 4
+
+
+async def test_a_recorded_answer_without_usage_latency_or_attempts_replays_as_zero(tmp_path):
+    spec = JudgeSpec("J", "m", "k")
+    with RunStore(tmp_path / "s.sqlite") as store:
+        store.event("ep-1", 0, "model_call", {
+            "role": "judge", "request_hash": request_hash(_window(0, "a")),
+            "message": {"role": "assistant", "content": "old"}, "latency_s": None},
+            journal="judge|J|m")
+        await store.flush()
+        journal = JudgeJournal(store, "ep-1", spec, None)
+        result = await journal.caller(None, None)(_window(0, "a"))
+    assert result.message.content == "old" and result.usage == Usage()
+    assert result.latency_s == 0.0 and result.attempts == 0
+
+
+async def pool_run(store, judges, items, **kw):
+    pool = JudgePool(store, "run-1", judges=judges, **kw)
+    pool.start()
+    for key, rec, fresh in items:
+        pool.submit(TASK, key, rec, fresh=fresh)
+    await pool.drain()
+    await store.flush()
+    return pool
+
+
+async def test_the_pool_judges_with_every_judge_that_applies_and_records_it(tmp_path, bench):
+    client = Client()
+    seen = []
+    specs = [STATE, JudgeSpec("J", "m", "key-m"), JudgeSpec("J", "other", "key-o")]
+    with RunStore(tmp_path / "s.sqlite") as store:
+        pool = await pool_run(store, specs, [("ep-1", record(), False)],
+                              clients={"J": client}, workers=0, data_dir=tmp_path,
+                              on_judged=lambda k, s, j: seen.append((k, s.method, j["passed"])),
+                              observe=lambda name, r: seen.append((name, r.message.content)))
+        assert pool.n_workers == 1 and pool.judged == 2 and pool.failed == 0
+        assert seen == [("ep-1", "state", True), ("J", "live 1"), ("ep-1", "m", True)]
+        assert bench.calls == ["check", f"judge m {tmp_path}"]
+        rows = store.judgments()
+        assert [(j["judge"], j["method"], j["passed"], j["score"], j["details"], j["run_id"],
+                 j["judge_key"]) for j in rows] == [
+            ("J", "m", True, 1.0, {"why": "ok"}, "run-1", "key-m"),
+            ("state", "state", True, 1.0, {"state": "matches"}, "run-1", "state")]
+        assert pool.done == {("ep-1", "state", "state"), ("ep-1", "J", "m")}
+        assert not pool.pending("ep-1", "pooltest") and pool.pending("ep-2", "pooltest")
+        assert len(client.requests) == 1
+        (call,) = store.events("ep-1", journal="judge|J|m")
+        assert call["run_id"] == "run-1" and call["payload"]["attempts"] == 3
+
+        # a new pool finds them done: submitted again, nothing is judged
+        again = await pool_run(store, specs, [("ep-1", record(), False)],
+                               clients={"J": client})
+        assert again.judged == 0 and len(client.requests) == 1 and again.n_workers == 16
+        plain = JudgePool(store, None, judges=specs, clients={"J": client})
+        plain.start()
+        plain.submit(TASK, "ep-1", record())  # not fresh unless said
+        await plain.drain()
+        assert plain.judged == 0
+        # fresh: the episode was rerun, its judgments are made again
+        fresh = await pool_run(store, specs, [("ep-1", record(), True)],
+                               clients={"J": client}, workers=3)
+        assert fresh.judged == 2 and fresh.n_workers == 3
+
+
+async def test_a_judgment_by_another_judge_key_or_with_an_error_is_not_done(tmp_path, bench):
+    with RunStore(tmp_path / "s.sqlite") as store:
+        for key, judge, jkey, details in (
+                ("ep-1", "J", "old-key", {}), ("ep-2", "J", "key", {"error": "bad"}),
+                ("ep-3", "J", "key", {}), ("ep-4", "K", "any", {}),
+                ("ep-5", "J", "key", {"why": "fine"})):
+            store.judgment(key, judge=judge, method="m", passed=True, score=1.0,
+                           details=details, judge_key=jkey)
+        await store.flush()
+        pool = JudgePool(store, None, judges=[JudgeSpec("J", "m", "key")], clients={})
+        assert pool.done == {("ep-3", "J", "m"), ("ep-4", "K", "m"), ("ep-5", "J", "m")}
+        only = JudgePool(store, None, judges=[JudgeSpec("J", "m", "key")], clients={},
+                         keys=["ep-5", "ep-1"])
+        assert only.done == {("ep-5", "J", "m")}
+        assert only.pending("ep-1", "pooltest") and not only.pending("ep-5", "pooltest")
+        assert not only.pending("ep-1", "t1")  # no judge of the pool applies there
+
+
+async def test_a_judge_that_fails_or_gives_no_verdict_is_recorded_unjudged(tmp_path, bench):
+    judged = []
+    spec = JudgeSpec("J", "m", "k")
+    failing = FailingClient(ValueError("cannot read\nthis"))  # the judge's own call fails
+    with RunStore(tmp_path / "s.sqlite") as store:
+        pool = await pool_run(store, [spec], [("ep-1", record(), False)],
+                              clients={"J": failing},
+                              on_judged=lambda k, s, j: judged.append(j))
+        assert judged == [{"passed": None, "score": None,
+                           "details": {"error": "ValueError: cannot read\nthis"}}]
+        assert (pool.failed, pool.judged, dict(pool.failures)) == (1, 1, {("J", "m"): 1})
+        pool = await pool_run(store, [spec], [("ep-1", record(), True), ("ep-2", record(), True)],
+                              clients={"J": failing})
+        assert (pool.failed, pool.judged, dict(pool.failures)) == (2, 2, {("J", "m"): 2})
+        for verdict, why in (({"passed": None, "score": None, "details": None},
+                              "the judge gave no verdict"),
+                             ({"passed": None, "score": None, "details": {"unjudged": "cut"}},
+                              "cut"),
+                             ({"passed": None, "score": None,
+                               "details": {"unjudged": "cut", "error": "err", "n": 1}}, "err")):
+            bench.verdict = verdict
+            judged.clear()
+            pool = await pool_run(store, [spec], [("ep-1", record(), True)],
+                                  clients={"J": Client()},
+                                  on_judged=lambda k, s, j: judged.append(j))
+            assert judged[0]["details"] == {**(verdict["details"] or {}), "error": why}
+            assert pool.failed == 1
+            row = [j for j in store.judgments() if j["judge"] == "J"][0]
+            assert row["details"]["error"] == why and row["passed"] is None
+        # a verdict with only a score or only a pass is a verdict
+        for verdict in ({"passed": None, "score": 0.5, "details": {}},
+                        {"passed": False, "score": None, "details": {}}):
+            bench.verdict = verdict
+            pool = await pool_run(store, [spec], [("ep-1", record(), True)],
+                                  clients={"J": Client()})
+            assert pool.failed == 0 and not pool.failures
+        # the state check may say nothing either: it is not an unjudged LLM judgment; a
+        # judgment without details is recorded with none (not a crash of the store's check)
+        bench.check = lambda task, rec: {"passed": None, "score": None, "details": None}
+        judged.clear()
+        pool = await pool_run(store, [STATE], [("ep-9", record(), False)], clients={},
+                              on_judged=lambda k, s, j: judged.append(j))
+        assert pool.failed == 0 and judged == [{"passed": None, "score": None, "details": {}}]
+        bench.verdict = {"passed": True, "score": 1.0, "details": None}
+        pool = await pool_run(store, [spec], [("ep-9", record(), False)],
+                              clients={"J": Client()})
+        assert pool.judged == 1 and pool.failed == 0
+        assert [j["details"] for j in store.judgments(["ep-9"])] == [{}, {}]
+
+
+async def test_an_episode_that_ended_too_early_gets_the_benchmarks_verdict_without_a_call(
+        tmp_path, bench):
+    bench.premature = {"passed": False, "score": 0.0, "details": {"why": "max steps"}}
+    client = Client()
+    with RunStore(tmp_path / "s.sqlite") as store:
+        pool = await pool_run(store, [JudgeSpec("J", "m", "k")], [("ep-1", record(), False)],
+                              clients={"J": client})
+        assert pool.judged == 1 and client.requests == [] and bench.calls == []
+        assert store.judgments()[0]["details"] == {"why": "max steps"}
+
+
+async def test_a_pool_never_started_drains_and_cancels_at_once(tmp_path):
+    with RunStore(tmp_path / "s.sqlite") as store:
+        pool = JudgePool(store, None, judges=[STATE], clients={})
+        await pool.drain()
+        pool.cancel()
+        assert pool.judged == 0
+
+
+async def test_only_journaled_model_calls_are_replayed(tmp_path):
+    spec = JudgeSpec("J", "m", "k")
+    digest = request_hash(_window(0, "a"))
+    with RunStore(tmp_path / "s.sqlite") as store:
+        store.event("ep-1", 0, "note", {"request_hash": digest, "message": {
+            "role": "assistant", "content": "not a call"}}, journal="judge|J|m")
+        await store.flush()
+        journal = JudgeJournal(store, "ep-1", spec, None)
+        assert journal.recorded == {} and journal.seq == 1
+
+        async def complete(req):
+            return _Reply("live")
+
+        result = await journal.caller(complete, None)(_window(0, "a"))
+    assert result.message.content == "live" and journal.replayed == 0
+
+
+async def test_a_pool_without_an_observer_or_callback_still_judges(tmp_path, bench):
+    with RunStore(tmp_path / "s.sqlite") as store:
+        pool = await pool_run(store, [JudgeSpec("J", "m", "k")], [("ep-1", record(), False)],
+                              clients={"J": Client()})
+        assert pool.judged == 1 and pool.observe is None
+
+
+async def test_cancelling_stops_the_workers_with_judgments_in_flight_unrecorded(tmp_path, bench):
+    gate = asyncio.Event()
+
+    class Slow:
+        async def complete(self, req):
+            await gate.wait()
+            return _Reply("late")
+
+    with RunStore(tmp_path / "s.sqlite") as store:
+        pool = JudgePool(store, None, judges=[JudgeSpec("J", "m", "k")],
+                         clients={"J": Slow()}, workers=2)
+        pool.start()
+        assert len(pool._workers) == 2
+        pool.submit(TASK, "ep-1", record())
+        for _ in range(5):
+            await asyncio.sleep(0)
+        pool.cancel()
+        await asyncio.gather(*pool._workers, return_exceptions=True)
+        assert all(w.cancelled() for w in pool._workers)
+        await store.flush()
+        assert store.judgments() == [] and pool.judged == 0

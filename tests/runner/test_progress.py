@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import types
 import time
 
 import pytest
@@ -219,3 +220,328 @@ async def test_a_live_client_whose_breaker_opened_after_working_says_so_in_the_l
             "probe (next probe in 15s); waiting calls fail after 300s (breaker_max_wait_s), "
             "the first in 295s; latest error: HTTP 503: overloaded") \
         in " ".join(out.getvalue().split())
+
+
+class Call:
+    """A call's result with any of the attributes the display reads."""
+
+    def __init__(self, usage, **kw):
+        self.usage = usage
+        self.__dict__.update(kw)
+
+
+def test_the_plain_line_says_every_count_exactly():
+    display, out, clock = plain(log_every_s=10.0)
+    display.update("planned", total=10, skipped=2)
+    for _ in range(4):
+        display.update("started")
+    display.update("call", endpoint="a", result=Call(
+        Usage(100, 10, 40), latency_s=2.0, attempts=3, rate_limited=1, hung=2, hedged=1,
+        hedge_won=True))
+    clock.t += 50
+    display.update("finished", record=None)  # a record-less end is no failure
+    assert display.failed == 0
+    assert out.getvalue() == (
+        "episodes 1/10 done · 3 in flight · 0 failed · 2 already stored · 1.2 model calls/min"
+        " · 2 hung requests abandoned · 1 hedged · $0.0000 · 50s · ETA 450s"
+        " | a: 1 calls, 2.0 s/call, 2 hung (abandoned, no first byte), 1 hedged (1 won by the "
+        "copy), last done 50s ago\n")
+    e = display.endpoints["a"]
+    assert (e.calls, e.prompt, e.cached, e.completion, e.reasoning, e.retries, e.rate_limited,
+            e.hung, e.hedged, e.hedge_wins, e.latency, e.last_done) == (
+        1, 100, 40, 10, 0, 2, 1, 2, 1, 1, 2.0, 100.0)
+
+
+def test_the_terminal_table_shows_each_column_exactly():
+    console = Console(file=io.StringIO(), force_terminal=True, width=200, color_system=None)
+    clock = FakeClock()
+    display = ProgressDisplay(console, clock=clock)
+    display.update("planned", total=10, skipped=2)
+    display.update("call", endpoint="a", result=Call(
+        Usage(100, 10, 40, reasoning_tokens=5), latency_s=2.0, attempts=3, rate_limited=1,
+        hung=2, hedged=1, hedge_won=True))
+    display.update("call", endpoint="b", result=Call(Usage(0, 0, 0), latency_s=1.0))
+    clock.t += 50
+    console.print(display._render())
+    lines = [" ".join(line.split()) for line in console.file.getvalue().splitlines()]
+    assert lines[1:] == [
+        "endpoint calls s/call last done tokens/s cached reasoning 429s retries hung hedged $ status",
+        "a 1 2.0 50s ago 2 40% 50% 100.0% 200.0% 2 1 (1 won) 0.0000 ok",
+        "b 1 1.0 50s ago 0 - - 0.0% 0.0% 0 0 0.0000 ok"]
+    assert lines[0].startswith("episodes 0/10 done · 0 in flight · 0 failed · 2 already stored")
+    display.update("clients", clients={"c": object()})  # a client without calls or health
+    console.file.truncate(0)
+    console.file.seek(0)
+    console.print(display._render())
+    row = [" ".join(line.split()) for line in console.file.getvalue().splitlines()][-1]
+    assert row == "c 0 - - 0 - - - - 0 0 0.0000 ok"
+
+
+def test_the_summary_speed_eta_and_cost():
+    prices = {"p": Endpoint(name="p", price_input_per_mtok=1.0, price_output_per_mtok=2.0)}
+    display, out, clock = plain(prices=prices, log_every_s=1000.0)
+    display.update("planned", total=3, skipped=0)
+    assert display._summary().plain == (
+        "episodes 0/3 done · 0 in flight · 0 failed · 0 already stored · 0.0 model calls/s · "
+        "$0.0000 · 0s · ETA -")
+    for _ in range(30):
+        display.update("call", endpoint="p", result=Call(Usage(1000, 500, 0)))
+    display.update("started")
+    display.update("finished", record=EpisodeRecord(
+        run_id="r", model="m", benchmark="b", domain="d", task_id="t", trial=0,
+        termination="user_stop"))
+    clock.t += 10
+    assert display._summary().plain == (
+        "episodes 1/3 done · 0 in flight · 0 failed · 0 already stored · 3.0 model calls/s · "
+        "$0.0600 · 10s · ETA 20s")
+    for _ in range(2):
+        display.update("finished", record=None)
+    assert display._summary().plain.endswith("· 10s · ETA -")  # nothing left
+    # exactly one call a second is said per second
+    display, _, clock = plain()
+    display.update("planned", total=1, skipped=0)
+    display.update("call", endpoint="x", result=Call(Usage(1, 1, 0)))
+    clock.t += 1
+    assert "· 1.0 model calls/s ·" in display._summary().plain
+    clock.t += 1
+    assert "· 30.0 model calls/min ·" in display._summary().plain
+
+
+def test_hedges_are_billed_and_a_price_missing_costs_nothing():
+    prices = {"p": Endpoint(name="p", price_input_per_mtok=1.0, price_cached_input_per_mtok=0.5,
+                            price_output_per_mtok=2.0)}
+    display, _, _ = plain(prices=prices)
+    display.update("call", endpoint="p", result=Call(
+        Usage(1_000_000, 1_000_000, 500_000), hedge_usage=Usage(2_000_000, 0, 0)))
+    # (500k x $1 + 500k x $0.5 + 1M x $2) + 2M x $1, per million
+    assert display.endpoints["p"].cost == pytest.approx(2.75 + 2.0)
+    display.update("call", endpoint="p", result=Call(Usage(1_000_000, 0, 0), hedge_usage=None))
+    assert display.endpoints["p"].cost == pytest.approx(5.75)
+    display.update("call", endpoint="free", result=Call(Usage(1_000_000, 0, 0)))
+    assert display.endpoints["free"].cost == 0.0
+
+
+def test_a_failed_call_and_a_retried_one_leave_their_errors():
+    class Failure:
+        def __init__(self, message):
+            self.message = message
+
+        def __str__(self):
+            return f"failure {self.message!r}"
+
+    display, out, clock = plain(log_every_s=1.0)
+    err = ServerError("m: HTTP 500: boom", endpoint="m", status=500)  # no attempts recorded
+    display.update("call", endpoint="m", result=err)
+    e = display.endpoints["m"]
+    assert (e.failed_calls, e.retries, e.last_error, list(e.recent)) == (
+        1, 0, "m: HTTP 500: boom", [False])
+    assert (e.calls, e.hung, e.hedged, e.hedge_wins) == (0, 0, 0, 0)
+    display.update("call", endpoint="m", result=Call(
+        Usage(1, 1, 0), failures=[Failure("first"), Failure("")], attempts=0))
+    assert e.last_error == "failure ''" and e.retries == 0 and list(e.recent) == [False, True]
+    display.update("call", endpoint="m", result=Call(Usage(1, 1, 0), failures=["plain text"]))
+    assert e.last_error == "plain text"
+    display.update("call", endpoint="m", result=Call(Usage(1, 1, 0), failures=[]))
+    assert e.last_error == "plain text"  # an answer without failures keeps the last error
+    for _ in range(5):
+        display.update("call", endpoint="m", result=Call(Usage(1, 1, 0)))
+    assert len(e.recent) == 5 and all(e.recent)
+
+
+def test_trouble_is_said_from_health_or_the_recent_calls():
+    class Client:
+        def __init__(self, **health):
+            self.h = health
+
+        def health(self):
+            return self.h
+
+    display, _, _ = plain()
+    display.update("clients", clients={
+        "half": Client(breaker="half_open", last_failure=None),
+        "closed": Client(breaker="closed", failing=1, last_failure="x"),
+        "two": Client(breaker="closed", failing=2, last_failure="HTTP 429:\n  slow"),
+        "none": Client(), "nohealth": object()})
+    assert display._trouble("half", None) == "breaker half-open; latest error: -"
+    assert display._trouble("closed", None) is None
+    assert display._trouble("two", None) == "2 requests failed in a row; latest: HTTP 429: slow"
+    assert display._trouble("none", None) is None and display._trouble("nohealth", None) is None
+    assert display._trouble("unknown", None) is None
+    err = ServerError("m: HTTP 500: " + "x" * 300, endpoint="m", status=500)
+    display.update("call", endpoint="nohealth", result=err)
+    said = display._trouble("nohealth", display.endpoints["nohealth"])
+    assert said == "last 1 calls failed; latest error: " + ("m: HTTP 500: " + "x" * 300)[:157] + "..."
+    # health's failure wins over the endpoint's own; one that worked again is no trouble
+    display.update("call", endpoint="half", result=err)
+    assert display._trouble("half", display.endpoints["half"]) == (
+        "breaker half-open; latest error: " + str(err)[:157] + "...")
+    display.update("call", endpoint="nohealth", result=Call(Usage(1, 1, 0)))
+    assert display._trouble("nohealth", display.endpoints["nohealth"]) is None
+
+
+def test_short_errors_are_one_line_escaped_and_cut_at_160():
+    from sweepbench.runner.progress import _short
+
+    assert _short(None) == "-" and _short("") == "-"
+    assert _short(" a\n\tb \x1b[2J ") == "a b \\x1b[2J"
+    assert _short("y" * 160) == "y" * 160
+    assert _short("y" * 161) == "y" * 157 + "..."
+
+
+def test_no_line_is_printed_when_disabled_or_live():
+    display, out, clock = plain(enabled=False, log_every_s=1.0)
+    clock.t += 100
+    assert not display.tick() and out.getvalue() == ""
+    console = Console(file=io.StringIO(), force_terminal=True, width=200)
+    live = ProgressDisplay(console, log_every_s=0.0)
+    assert live.live and not live.tick()
+    assert not ProgressDisplay(console, enabled=False).live
+    # a plain display with the interval at 0 starts no ticker thread; a live one no ticker
+    quiet, _, _ = plain(log_every_s=0.0)
+    with quiet:
+        assert quiet._ticker is None
+    with plain(enabled=False, log_every_s=1.0)[0] as off:
+        assert off._ticker is None and off._live is None
+
+
+class Ticking:
+    """A clock that moves a quarter second each time it is read."""
+
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        self.t += 0.25
+        return self.t
+
+
+def test_the_table_aligns_names_and_status_left_and_numbers_right_of_one_moment():
+    console = Console(file=io.StringIO(), force_terminal=True, width=200, color_system=None)
+    display = ProgressDisplay(console, clock=Ticking())
+    display.update("planned", total=4, skipped=0)
+    display.update("call", endpoint="long-name\nx", result=Call(
+        Usage(100, 10, 40, reasoning_tokens=5), latency_s=1.0, attempts=2, hung=1))
+    display.update("call", endpoint="long-name\nx", result=Call(
+        Usage(50, 30, 10, reasoning_tokens=5), latency_s=2.0, rate_limited=1, hedged=2,
+        hedge_won=True))
+    for _ in range(5):
+        display.update("call", endpoint="b", result=RuntimeError("down"))
+    console.print(display._render())
+    assert [line.rstrip() for line in console.file.getvalue().splitlines()] == [
+        "episodes 0/4 done · 0 in flight · 0 failed · 0 already stored · 30.0 model calls/min"
+        " · 1 hung requests abandoned · 2 hedged · $0.0000 · 4s · ETA -",
+        "endpoint        calls  s/call  last done  tokens/s  cached  reasoning   429s  retries"
+        "  hung     hedged       $  status",
+        "b                   0       -     0s ago         0       -          -      -        -"
+        "     0          0  0.0000  last 5 calls failed; latest error: down",
+        "long-name\\x0ax      2     1.5     3s ago        48     33%        25%  50.0%    50.0%"
+        "     1  2 (1 won)  0.0000  ok"]
+    # 120 columns are wide enough for every column
+    console = Console(file=io.StringIO(), force_terminal=True, width=120, color_system=None)
+    display.console = console
+    console.print(display._render())
+    assert "tokens/s" in console.file.getvalue()
+
+
+def test_tokens_per_second_in_the_first_second():
+    console = Console(file=io.StringIO(), force_terminal=True, width=200, color_system=None)
+    clock = FakeClock()
+    display = ProgressDisplay(console, clock=clock)
+    display.update("call", endpoint="a", result=Call(Usage(100, 50, 0)))
+    clock.t += 0.5
+    console.print(display._render())
+    assert " 300 " in console.file.getvalue().splitlines()[2]
+
+
+def test_counts_add_up_over_calls():
+    display, out, clock = plain()
+    for hung, hedged in ((1, 1), (2, 3)):
+        display.update("call", endpoint="a", result=Call(
+            Usage(100, 10, 40, reasoning_tokens=3), latency_s=1.5, attempts=3, rate_limited=2,
+            hung=hung, hedged=hedged, hedge_won=True))
+    e = display.endpoints["a"]
+    assert (e.calls, e.prompt, e.cached, e.completion, e.reasoning, e.retries, e.rate_limited,
+            e.hung, e.hedged, e.hedge_wins, e.latency) == (2, 200, 80, 20, 6, 4, 4, 3, 4, 2, 3.0)
+    assert display._endpoint_bits(clock.t) == [
+        "a: 2 calls, 1.5 s/call, 3 hung (abandoned, no first byte), 4 hedged (2 won by the copy), "
+        "last done 0s ago"]
+    display.update("call", endpoint="a\nb", result=Call(Usage(1, 1, 0)))
+    assert display._endpoint_bits(clock.t)[1] == "a\\x0ab: 1 calls, 0.0 s/call, last done 0s ago"
+    # a usage without reasoning counts none; a failure without attempts retried none
+    display.update("call", endpoint="b", result=Call(types.SimpleNamespace(
+        prompt_tokens=1, cached_prompt_tokens=0, completion_tokens=1)))
+    display.update("call", endpoint="b", result=RuntimeError("x"))
+    b = display.endpoints["b"]
+    assert (b.reasoning, b.retries, b.failed_calls, b.last_error, b.latency) == (0, 0, 1, "x", 0.0)
+
+
+def test_hung_alone_is_said_in_the_line_and_the_summary():
+    display, out, clock = plain(log_every_s=1.0)
+    display.update("planned", total=1, skipped=0)
+    display.update("call", endpoint="a", result=Call(Usage(1, 1, 0), hung=1))
+    clock.t += 1
+    display.tick()
+    line = out.getvalue()
+    assert "· 1 hung requests abandoned · 0 hedged ·" in line
+    assert "a: 1 calls, 0.0 s/call, 1 hung (abandoned, no first byte), 0 hedged" in line
+
+
+def test_a_failure_with_a_message_is_shown_by_it():
+    class Failure:
+        message = "HTTP 503: busy"
+
+    display, _, _ = plain()
+    display.update("call", endpoint="a", result=Call(Usage(1, 1, 0), failures=[Failure()]))
+    assert display.endpoints["a"].last_error == "HTTP 503: busy"
+
+
+def test_failed_episodes_add_up():
+    display, _, _ = plain()
+    for _ in range(2):
+        display.update("finished", record=EpisodeRecord(
+            run_id="r", model="m", benchmark="b", domain="d", task_id="t", trial=0,
+            termination="error"))
+    assert display.failed == 2 and display.done == 2
+
+
+def test_the_line_and_the_summary_are_of_the_moment_asked():
+    display, _, clock = plain()
+    display.update("planned", total=2, skipped=0)
+    display.update("call", endpoint="a", result=Call(Usage(1, 1, 0)))
+    assert "· 1.0 model calls/s · $0.0000 · 1s ·" in display._line(clock.t + 1).plain
+    assert "· 30.0 model calls/min · $0.0000 · 2s ·" in display._summary(clock.t + 2).plain
+
+
+def test_a_live_display_redraws_its_table_on_the_console_and_leaves_it():
+    console = Console(file=io.StringIO(), force_terminal=True, width=200, color_system=None)
+    display = ProgressDisplay(console, clock=FakeClock())
+    with display:
+        live = display._live
+        assert live.console is console and live.refresh_per_second == 4
+        assert not live.transient and display._ticker is None
+        display.update("planned", total=7, skipped=0)
+    assert display._live is live
+    assert "episodes 0/7 done" in console.file.getvalue().splitlines()[-3]
+
+
+def test_a_plain_display_ticks_in_a_daemon_thread_named_progress():
+    display, out, clock = plain(log_every_s=3600.0)
+    with display:
+        ticker = display._ticker
+        assert ticker.name == "progress" and ticker.daemon and ticker.is_alive()
+    assert not ticker.is_alive() and display._live is None
+    assert ProgressDisplay(Console(file=io.StringIO())).log_every_s == 15.0
+
+
+def test_the_ticker_wakes_at_most_every_second_and_the_exit_waits_five():
+    for every, wait in ((8.0, 1.0), (0.4, 0.1)):
+        display, _, _ = plain(log_every_s=every)
+        waits = []
+        display._stop = types.SimpleNamespace(wait=lambda s: waits.append(s) or True,
+                                              set=lambda: None)
+        display._tick_forever()
+        assert waits == [pytest.approx(wait)]
+    joined = []
+    display._ticker = types.SimpleNamespace(join=lambda timeout: joined.append(timeout))
+    display.__exit__(None, None, None)
+    assert joined == [5]

@@ -15,10 +15,12 @@ from sweepbench.config import load_config
 from sweepbench.datasets.task import Task
 from sweepbench.errors import ConfigError
 from sweepbench.store.runstore import RunStore
+from sweepbench.runner import schedule as schedule_mod
 from sweepbench.runner.plan import episode_calls
 from sweepbench.runner.schedule import (
     BAND_SLOTS,
     WorkQueue,
+    _best_move,
     longest_first,
     order_work,
     pack_tail,
@@ -128,8 +130,6 @@ def makespan_from(free: list[float], tail: list[int], lengths: list[float]) -> f
 
 
 def test_packing_moves_an_episode_and_takes_the_move_that_evens_the_pair_most():
-    from sweepbench.runner.schedule import _best_move
-
     # [1, 1, 1, 5] in this order leaves 2 | 6: no swap evens it, moving a 1 over does (3 | 5)
     assert makespan_from([0.0, 0.0], [0, 1, 2, 3], [1, 1, 1, 5]) == 5
     # the busiest slot holds 5, 3 and 1 (9), the other nothing: giving the 5 leaves 4 | 5
@@ -364,3 +364,220 @@ def test_order_is_a_config_field_and_a_run_option(tmp_path, capsys):
     db = sqlite3.connect(out)
     (config,) = db.execute("SELECT config FROM runs").fetchone()
     assert '"order":"file"' in config.replace(" ", "")
+
+
+# ---- the parts, exactly --------------------------------------------------------------------
+
+def keyed(work: list[WorkItem]) -> list[WorkItem]:
+    return [dataclasses.replace(w, key=f"k{i}") for i, w in enumerate(work)]
+
+
+def test_best_move_takes_the_first_move_leaving_the_pair_lowest():
+    # busiest 15 (9 + 6), the other 2: giving the 9 overshoots (6 | 11), giving the 6 leaves
+    # 9 | 8 and swapping the 9 for the 2 leaves 8 | 9, both 9: the first found is taken
+    lengths = [9.0, 6.0, 2.0]
+    assert _best_move([[2], [0, 1]], [2.0, 15.0], lengths) == (1, 0, 0, 2)
+    # the least busy slot first; a slot it cannot even out with is passed for the next
+    assert _best_move([[], [0], [1]], [0.0, 9.0, 6.0], [9.0, 6.0]) is None
+    assert _best_move([[], [2, 3], [0, 1]], [1.0, 4.0, 11.0], [10.0, 1.0, 2.0, 2.0]) == (
+        2, 0, 1, None)
+
+
+@pytest.mark.parametrize(("jobs", "load", "lengths", "move"), [
+    # a move of 1e-9 is no move; one leaving the pair within 1e-9 of even is none either
+    ([[3], [0, 1, 2]], [0.5, 0.500000003], [0.5, 1e-09, 2e-09, 0.5], (1, 0, 2, None)),
+    ([[0, 2], [1, 3]], [1e-09, 2.000000001], [1e-09, 1e-09, 0.0, 2.0], None),
+    # a later move better by 1e-9 or less does not replace the first
+    ([[3], [0, 1, 2]], [1.5, 2.000000004], [3e-09, 2.0, 1e-09, 1.5], (1, 0, 0, None)),
+])
+def test_best_move_ignores_differences_within_its_tolerance(jobs, load, lengths, move):
+    assert _best_move(jobs, load, lengths) == move
+
+
+def test_models_with_unequal_work_are_merged_by_the_share_they_started():
+    # a: 2 calls in all, b: 20; after one episode each both have started half
+    work, lens = items({"a": [1, 1], "b": [10, 10]})
+    assert [w.model for w in longest_first(work, lens, band=100)] == ["a", "b", "a", "b"]
+    # nothing expected at all: every share stays 0, ties go to the model met first
+    work, lens = items({"a": [0, 0], "b": [0, 0]})
+    assert [(w.model, w.task.id) for w in longest_first(work, lens, band=100)] == [
+        ("a", "t0"), ("a", "t1"), ("b", "t0"), ("b", "t1")]
+
+
+def test_nothing_to_order_is_an_empty_order_and_a_remainder_joins_the_band_before_it():
+    assert longest_first([], [], band=4, slots=2) == []
+    work, _ = items({"m": [1, 2, 3]}, trials=7)  # 3 a trial: bands of 2 trials, 7th joins
+    assert [sorted({work[i].trial for i in b}) for b in trial_bands(work, 6)] == [
+        [0, 1], [2, 3], [4, 5, 6]]
+    work, _ = items({"m": [1, 2, 3]}, trials=3)
+    assert [sorted({work[i].trial for i in b}) for b in trial_bands(work, 6)] == [[0, 1, 2]]
+
+
+def planned(monkeypatch, lengths: list[float]) -> list:
+    """``episode_calls`` answering ``lengths``, in the items' order; the data dirs it was
+    asked with."""
+    asked = []
+
+    def calls(cfg, store, items, data_dir):
+        asked.append(data_dir)
+        return [(n, "test") for n in lengths[:len(items)]]
+
+    monkeypatch.setattr(schedule_mod, "episode_calls", calls)
+    return asked
+
+
+class Journaled:
+    """A store that has journaled ``done`` calls of some episodes."""
+
+    def __init__(self, done: dict[str, int]) -> None:
+        self.done, self.asked = done, []
+
+    def journaled_calls(self, keys):
+        self.asked.append(list(keys))
+        return {k: n for k, n in self.done.items() if k in keys}
+
+
+CFG = load_config(None, {"benchmarks": ["vitabench:delivery"], "models": ["scripted/oracle"]})
+
+
+def test_two_episodes_are_ordered_and_the_estimates_use_the_data_dir(monkeypatch, tmp_path):
+    work = keyed(items({"m": [1, 2]})[0])
+    asked = planned(monkeypatch, [1.0, 2.0])
+    assert [w.key for w in order_work(work, CFG, None, tmp_path, slots=4)] == ["k1", "k0"]
+    assert asked == [tmp_path]
+    assert [w.key for w in order_work(work[:1], CFG, None, tmp_path, slots=4)] == ["k0"]
+    file = plan_queue(work, load_config(None, {"order": "file"}), None, tmp_path, slots=4)
+    assert [w.key for w in file.items] == ["k0", "k1"] and file._tail == 0
+    assert asked == [tmp_path]  # no estimates for the file order
+
+
+def test_a_file_order_queue_is_never_repacked():
+    work = keyed(items({"m": [5.0, 4.0, 3.0]}, trials=3)[0])
+    queue = plan_queue(work, load_config(None, {"order": "file"}), None, None, slots=2)
+    seconds = {"t0": 1.0, "t1": 9.0, "t2": 2.0}
+    simulate(queue, seconds, 2)
+    assert not queue.repacked and [w.key for w in queue.items] == [w.key for w in work]
+
+
+def test_journaled_calls_shorten_an_episode_to_what_it_has_left(monkeypatch):
+    work = keyed(items({"m": [5, 2.5, 1.5]})[0])
+    planned(monkeypatch, [5.0, 2.5, 1.5])
+    # k0 has 3 of 5 calls done: 2 left, under k1's 2.5; k2 has all done: 1 left at least,
+    # under k2's... own 1.5 it would have had fresh
+    store = Journaled({"k0": 3, "k2": 9})
+    queue = plan_queue(work, CFG, store, None, slots=8)
+    assert store.asked == [["k0", "k1", "k2"]]
+    assert [w.key for w in queue.items] == ["k1", "k0", "k2"]
+    assert queue._replayed == {"k0", "k2"}
+    # a journal with no calls is no replay
+    queue = plan_queue(work, CFG, Journaled({"k1": 0}), None, slots=8)
+    assert queue._replayed == set() and [w.key for w in queue.items] == ["k0", "k1", "k2"]
+    # 4 of 5 done: 1 left, below a fresh 1.5
+    queue = plan_queue(work, CFG, Journaled({"k0": 4}), None, slots=8)
+    assert [w.key for w in queue.items] == ["k1", "k2", "k0"]
+
+
+def test_one_slot_bands_two_episodes_and_a_kind_first_in_the_last_band_is_probed(monkeypatch):
+    # trial 0: t0, t1; trial 1: t0, t1, t2 (t2 only there, the longest): bands of 2 on 1 slot
+    tasks = [Task(id=f"t{i}", benchmark="x", domain="d", instructions="") for i in range(3)]
+    work = keyed([WorkItem("m", "x:d", tasks[i], 0) for i in (0, 1)]
+                 + [WorkItem("m", "x:d", tasks[i], 1) for i in (0, 1, 2)])
+    planned(monkeypatch, [1.0, 2.0, 1.0, 2.0, 3.0])
+    for slots in (0, 1):
+        queue = plan_queue(work, CFG, None, None, slots=slots)
+        # probes t1, t0 (first band), then t2 (the last band's first): the last band is
+        # two places on
+        assert [w.key for w in queue.items] == ["k1", "k0", "k4", "k3", "k2"]
+        assert queue._tail == 3 and queue._slots == 1
+
+
+def queue_of(kinds: list[tuple[str, str]], **kw) -> WorkQueue:
+    """A queue of (model, task id) episodes keyed k0, k1, ... in this order."""
+    tasks = {t: Task(id=t, benchmark="x", domain="d", instructions="") for _, t in kinds}
+    work = [WorkItem(m, "x:d", tasks[t], 0, key=f"k{i}") for i, (m, t) in enumerate(kinds)]
+    return WorkQueue(work, **kw)
+
+
+def test_a_repack_comes_when_the_last_unseen_kind_has_left_the_queue():
+    # t2's episode before the last band was replayed: not seen to finish; once its last
+    # episode is taken every kind left has been seen, and the next take repacks
+    now = 0.0
+    queue = queue_of([("m", "t0"), ("m", "t1"), ("m", "t2"), ("m", "t2"), ("m", "t0"),
+                      ("m", "t1")], tail=3, slots=2, replayed={"k2"}, clock=lambda: now)
+    for _ in range(3):
+        queue.finished(next(queue))
+    assert set(queue._seen) == {("m", "x:d:en:t0"), ("m", "x:d:en:t1")}
+    assert next(queue).key == "k3" and not queue.repacked  # t2 was still left
+    next(queue)
+    assert queue.repacked
+
+
+def test_the_repack_starts_at_the_tail_and_a_tail_of_one_counts():
+    for tail in (1, 2):
+        queue = queue_of([("m", "t0")] * 3, tail=tail, slots=1, clock=lambda: 0.0)
+        for _ in range(tail):
+            queue.finished(next(queue))
+        assert not queue.repacked
+        next(queue)  # the tail-th: the first of the last band
+        assert queue.repacked
+
+
+def test_the_repack_packs_with_mean_durations_onto_the_slots_as_they_are(monkeypatch):
+    kinds = [("m", f"t{i}") for i in range(4)]
+    now = 0.0
+    queue = queue_of(kinds * 3, tail=8, slots=4, clock=lambda: now)
+    seen = {}
+
+    def pack(tail, lengths, free):
+        seen.update(tail=list(tail), lengths=list(lengths), free=list(free))
+        return list(reversed(tail))
+
+    monkeypatch.setattr(schedule_mod, "pack_tail", pack)
+    first = [next(queue) for _ in range(4)]
+    now = 2.0
+    queue.finished(first[0])  # t0: 2 s
+    queue.finished(first[1])  # t1: 2 s
+    now = 3.0
+    queue.finished(first[2])  # t2: 3 s
+    second = [next(queue) for _ in range(4)]  # taken at 3 s
+    now = 7.0
+    queue.finished(second[0])  # t0 again: 4 s, mean 3
+    queue.finished(second[2])  # t2 again: 4 s, mean 3.5
+    queue.finished(first[3])  # t3: 7 s
+    queue.put_back(second[3])  # t3 again: will not run
+    queue.put_back(second[3])  # twice is harmless
+    assert queue._seen == {("m", "x:d:en:t0"): [6.0, 2], ("m", "x:d:en:t1"): [2.0, 1],
+                           ("m", "x:d:en:t2"): [7.0, 2], ("m", "x:d:en:t3"): [7.0, 1]}
+    now = 8.5
+    nxt = next(queue)  # the 9th: the last band starts
+    assert queue.repacked
+    assert seen["tail"] == [8, 9, 10, 11]
+    assert seen["lengths"] == [3.0, 2.0, 3.5, 7.0] * 3
+    # running: the second t1 (2 s expected, 5.5 s in: overdue, none left); 3 slots free
+    assert seen["free"] == [0.0, 0.0, 0.0, 0.0]
+    assert nxt.key == "k11" and [w.key for w in queue] == ["k10", "k9", "k8"]
+
+
+def test_a_running_episode_counts_its_expected_rest_and_an_unseen_one_none(monkeypatch):
+    now = 0.0
+    queue = queue_of([("a", "t0"), ("b", "t0"), ("a", "t1"), ("a", "t0"), ("a", "t1")],
+                     tail=3, slots=3, clock=lambda: now)
+    seen = {}
+    monkeypatch.setattr(schedule_mod, "pack_tail",
+                        lambda tail, lengths, free: seen.update(free=free) or tail)
+    taken = [next(queue) for _ in range(3)]  # (a, t0), (b, t0), (a, t1)
+    now = 10.0
+    queue.finished(taken[0])  # (a, t0): 10 s
+    now = 14.0
+    # (a, t1) runs since 0 s: 14 s in, its kind unseen; (b, t0) too
+    queue._running[queue._index["k0"]] = 9.0  # and (a, t0) again since 9 s: 5 s in
+    queue._running[queue._index["k1"]] = 13.5  # (b, t0) since 13.5 s
+    queue._new_seen = True
+    assert not seen
+    next(queue)
+    assert "free" not in seen  # (a, t1) is left in the queue, unseen: no repack yet
+    queue.finished(taken[2])  # (a, t1): 14 s
+    next(queue)
+    # (a, t0): 10 s expected, 5 in: 5 left; (b, t0): unseen, none; the (a, t0) just taken
+    # at 14 s: all 10
+    assert seen["free"] == [0.0, 5.0, 10.0]

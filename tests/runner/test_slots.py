@@ -328,3 +328,114 @@ async def test_a_worker_that_fails_outside_its_episode_stops_the_others(tmp_path
         assert counts["started"] == started
         assert not [t for t in asyncio.all_tasks() if t is not asyncio.current_task()
                     and "worker" in t.get_coro().__qualname__]
+
+
+# ---- the edges: cancellations, double releases, counts -------------------------------------
+
+
+async def test_a_start_cancelled_while_waiting_leaves_no_slot_and_no_waiter():
+    slots = Slots(1, IdleSlots())
+    assert await slots.start()
+    lease = slots.lease()
+    waiting = asyncio.create_task(slots.start())
+    await settle()
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert slots.free == 0 and not slots._starts
+    # a start refused by the close and cancelled before it ran frees no slot either
+    refused = asyncio.create_task(slots.start())
+    await settle()
+    slots.close(ramp_down=False)
+    refused.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await refused
+    assert slots.free == 0
+    lease.release()
+    assert slots.free == 1
+
+
+async def test_a_lease_released_twice_frees_one_slot():
+    slots = Slots(2, IdleSlots())
+    assert await slots.start()
+    lease = slots.lease()
+    lease.release()
+    lease.release()
+    assert slots.free == 2 and not lease.held
+
+
+async def test_sleepers_are_counted_while_asleep_and_every_lend_is():
+    slots = Slots(2, IdleSlots())
+    assert await slots.start() and await slots.start()
+    a, b = slots.lease(), slots.lease()
+    alarm = Alarm()
+    sleepers = [asyncio.create_task(x.sleep(1.0, alarm.sleep)) for x in (a, b)]
+    await settle()
+    assert (slots.asleep, slots.lends, slots.free) == (2, 2, 2)
+    alarm.ring.set()
+    await done(asyncio.gather(*sleepers))
+    assert (slots.asleep, slots.lends, slots.free) == (0, 2, 0) and a.held and b.held
+
+
+async def test_a_lease_not_held_sleeps_what_it_is_asked_holding_nothing():
+    slots = Slots(1, IdleSlots())
+    assert await slots.start()
+    lease = slots.lease()
+    lease.release()
+    slept = []
+
+    async def sleep(seconds):
+        slept.append(seconds)
+
+    await lease.sleep(2.5, sleep)
+    assert slept == [2.5] and not lease.held
+    assert (slots.asleep, slots.lends, slots.free) == (0, 0, 1)
+
+
+async def test_a_woken_sleeper_granted_a_slot_and_cancelled_passes_it_on():
+    slots = Slots(1, IdleSlots())
+    assert await slots.start()
+    first = slots.lease()
+    alarm = Alarm()
+    sleeper = asyncio.create_task(first.sleep(1.0, alarm.sleep))
+    assert await done(asyncio.create_task(slots.start()))  # on the lent slot
+    second = slots.lease()
+    later = asyncio.create_task(slots.start())
+    alarm.ring.set()
+    await settle()
+    assert not sleeper.done()  # awake, waiting for a slot
+    second.release()  # granted to the sleeper...
+    sleeper.cancel()  # ...cancelled before it ran
+    with pytest.raises(asyncio.CancelledError):
+        await sleeper
+    assert await done(later)  # the slot went on to the waiting start
+    assert not first.held
+
+
+async def test_the_ramp_down_adds_the_free_slots_to_the_idle_ones():
+    spare = IdleSlots(idle=2)
+    slots = Slots(3, spare)
+    assert await slots.start()
+    slots.close(ramp_down=True)
+    assert spare.idle == 4 and slots.free == 0
+
+
+async def test_a_slot_given_back_while_the_waiting_sleeper_is_being_cancelled_stays_idle():
+    spare = IdleSlots(idle=1)
+    slots = Slots(1, spare)
+    assert await slots.start()
+    lease = slots.lease()
+    slots.close(ramp_down=True)
+    alarm = Alarm()
+    sleeper = asyncio.create_task(lease.sleep(1.0, alarm.sleep))
+    await settle()
+    assert spare.idle == 2 and spare.take() and spare.take()  # copies on both idle slots
+    alarm.ring.set()
+    await settle()
+    assert not sleeper.done()  # awake, every idle slot in use
+    sleeper.cancel()  # the sleeper's wait is cancelled, its task not yet run...
+    spare.give()  # ...when a copy gives its slot back: nobody to hand it to
+    assert (spare.idle, spare.lent) == (2, 1)
+    with pytest.raises(asyncio.CancelledError):
+        await sleeper
+    assert (spare.idle, spare.lent) == (2, 1) and not slots._wakers

@@ -76,3 +76,13 @@ def test_no_rubric_replies():
     assert read_overall("full_no_rubrics", "[]") == (
         {"justification": "Not evaluated yet", "meetExpectation": False}, KEEP)
     assert read_overall("full_no_rubrics", "no json") is None
+
+
+@pytest.mark.parametrize("reply", [
+    '{"justification": 3, "meetExpectation": true}',  # justification not text
+    '{"justification": "x", "meetExpectation": "maybe"}',  # verdict pydantic refuses
+    '{"memory": "m"}',  # no evaluation in it
+    '[{"justification": "x"}]',  # the first element without a verdict
+])
+def test_a_full_no_rubrics_reply_that_is_no_evaluation_is_unreadable(reply):
+    assert read_overall("full_no_rubrics", reply) is None
