@@ -77,6 +77,8 @@ def test_the_parser_applies_each_type_where_the_option_enters():
     assert serve.port == 0
     assert serve.outage == parse_outage("10,5") == (10.0, 5.0)  # parsed
     assert (serve.latency, serve.faults) == ("fixed:0.5", "429=0.1")  # checked, kept as text
+    assert serve.cache_entries == 200_000
+    assert parser.parse_args(["serve", "--cache-entries", "0"]).cache_entries == 0
     assert parser.parse_args(["view", "s.sqlite"]).port == 8765
 
 
@@ -87,6 +89,9 @@ def test_the_parser_applies_each_type_where_the_option_enters():
     (["plan", "--max-cost", "nan"],
      "error: sweepbench plan: argument --max-cost: must be >= 0, got nan "
      "(see sweepbench plan --help)"),
+    (["serve", "--cache-entries", "-1"],
+     "error: sweepbench serve: argument --cache-entries: must be >= 0, got -1 "
+     "(see sweepbench serve --help)"),
     (["serve", "--rpm", "0"],
      "error: sweepbench serve: argument --rpm: must be >= 1, got 0 (see sweepbench serve --help)"),
     (["view", "s.sqlite", "--port", "x"],
