@@ -17,8 +17,10 @@ batch), so a replica loaded beyond the bound queues.
    way. ``max_load_ratio``: the largest replica's mean requests in flight (the sum of its
    calls' wall time over the sweep's) over the mean of the replicas, worst over the affinity
    sweeps.
-2. **Kill** (affinity, the first cache size): the sweep again, replica 0 stopped at 30% of a
-   calm sweep's wall time and started again on its port at 55%. ``failed_episodes_replica_
+2. **Kill** (affinity, the first cache size, ``--kill-latency``, ``--kill-trials``: a sweep
+   long enough for a replica to start again within it): a calm sweep, then again with replica 0
+   stopped once 20% of a calm sweep's agent calls are journaled and started again on its port
+   at once (a replica takes seconds to start). ``failed_episodes_replica_
    down``: episodes ended in error; ``report_equal``: its report (leaderboards, no timing
    profile) equals the calm sweep's; ``readmitted_calls``: calls replica 0 answered after it
    came back.
@@ -94,7 +96,6 @@ def child(spec: dict) -> dict:
         "endpoints": [agent, {"name": "scripted/user", "max_concurrency": 100000,
                               "hedge": False}]})
     store = Path(spec["store"])
-    Path(f"{store}.started").write_text("")  # the kill is timed from here
     _, wall, t0 = timed_sweep(cfg, store)
     db = sqlite3.connect(store)
     calls = db.execute(
@@ -114,7 +115,7 @@ def child(spec: dict) -> dict:
     loads = [b / wall for b in busy.values()]
     requests = [s for *_, statuses, _ in calls for s in json.loads(statuses or "[0]")]
     times = sorted(ts for *_, ts in calls)
-    start = t0 + 2.0
+    start = (min(times) if times else t0) + 2.0  # after the buckets' initial burst
     window = [t for t in times[:int(len(times) * 0.7)] if t >= start]
     return {
         "wall_s": wall, "errors": errors, "calls": len(calls),
@@ -133,7 +134,9 @@ def report_of(store: str) -> dict:
 
     with RunStore(store) as s:
         report = build_report(s, profile=False)
-    return {k: v for k, v in report.items() if k not in ("stores", "run")}
+    # what describes the run (its id, times, the replicas' ports), not its results
+    return {k: v for k, v in report.items()
+            if k not in ("stores", "run", "run_id", "runs", "configuration")}
 
 
 class Replicas:
@@ -188,27 +191,41 @@ def cache_sweeps(opts, tmp: str, base: dict) -> dict:
     return per_size
 
 
+def agent_calls(store: str) -> int:
+    """Agent calls a sweep in progress has journaled (0 before its store exists)."""
+    if not Path(store).exists():
+        return 0
+    try:
+        db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)
+        try:
+            return db.execute("SELECT count(*) FROM events WHERE kind = 'model_call' AND "
+                              "endpoint = ?", (AGENT,)).fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error:  # not created yet
+        return 0
+
+
 def kill_sweep(opts, tmp: str, base: dict, cache: int) -> dict:
     """Point 2: a calm sweep, then the same with replica 0 stopped and started again."""
     stores, seen = {}, {}
     revived_at = 0.0
     for kind in ("calm", "killed"):
-        reps = Replicas(2, latency=opts.latency, cache=cache)
+        reps = Replicas(2, latency=opts.kill_latency, cache=cache)
         store = stores[kind] = f"{tmp}/kill-{kind}.sqlite"
-        spec = {**base, "name": kind, "store": store, "ways": {"base_urls": reps.urls}}
+        spec = {**base, "name": kind, "store": store, "ways": {"base_urls": reps.urls},
+                "trials": opts.kill_trials}
         proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(spec)],
                                 stdout=subprocess.PIPE, text=True)
         try:
             if kind == "killed":
-                calm = seen["calm"]["wall_s"]
-                started = Path(store + ".started")
-                while not started.exists() and proc.poll() is None:
-                    time.sleep(0.02)
-                time.sleep(0.3 * calm)
-                stop(reps.procs[0])
-                time.sleep(0.25 * calm)
+                total = seen["calm"]["calls"]
+                while agent_calls(store) < 0.2 * total and proc.poll() is None:
+                    time.sleep(0.05)
+                stop(reps.procs[0])  # killed at 20% of the calls: it starts again at once
+                reps.procs[0] = start_replica(reps.ports[0], latency=opts.kill_latency, cache=cache)
                 revived_at = time.time()
-                reps.procs[0] = start_replica(reps.ports[0], latency=opts.latency, cache=cache)
+                killed_at_share = agent_calls(store) / total
             seen[kind] = json.loads(proc.communicate()[0].strip().splitlines()[-1])
         finally:
             reps.close()
@@ -220,7 +237,7 @@ def kill_sweep(opts, tmp: str, base: dict, cache: int) -> dict:
     return {"failed_episodes_replica_down": seen["killed"]["errors"],
             "failed_episodes_calm": seen["calm"]["errors"],
             "report_equal": report_of(stores["calm"]) == report_of(stores["killed"]),
-            "readmitted_calls": back,
+            "readmitted_calls": back, "revived_at_call_share": round(killed_at_share, 3),
             "kill_wall_s": {k: round(v["wall_s"], 2) for k, v in seen.items()}}
 
 
@@ -248,7 +265,12 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=256, help="C (default 256)")
     ap.add_argument("--trials", type=int, default=4)
     ap.add_argument("--latency", type=float, default=0.1, help="replica latency, seconds")
-    ap.add_argument("--rpm", type=int, default=None, help="R per key (default 1200)")
+    ap.add_argument("--kill-latency", type=float, default=0.3,
+                    help="replica latency of the kill sweeps (long enough to see it return)")
+    ap.add_argument("--kill-trials", type=int, default=16,
+                    help="trials of the kill sweeps (a replica takes seconds to start again)")
+    ap.add_argument("--rpm", type=int, default=None,
+                    help="R per key (default 600: a sweep of about 40 s; quick 1200)")
     ap.add_argument("--parts", default="cache,kill,keys")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     opts = ap.parse_args()
@@ -256,7 +278,7 @@ def main() -> None:
         print(json.dumps(child(json.loads(opts.child))))
         return
     opts.runs = opts.runs or (1 if opts.quick else 3)
-    opts.rpm = opts.rpm or 1200
+    opts.rpm = opts.rpm or (1200 if opts.quick else 600)
     opts.caches = [int(c) for c in opts.caches.split(",")]
     parts = opts.parts.split(",")
     tmp = tempfile.mkdtemp(prefix="sweepbench-fleet-")

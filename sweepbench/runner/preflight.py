@@ -3,7 +3,8 @@ running every episode into the same error.
 
 :func:`preflight`: every endpoint the sweep calls (scripted models aside) has its key variable
 set, an http(s) base URL and, unless told not to, answers one cheap request (``GET
-{base_url}/models``) without rejecting the key. :func:`fit_concurrency`: episodes in flight
+{base_url}/models``) without rejecting the key; for a model with several replicas or keys,
+every key variable is set and at least one way in answers. :func:`fit_concurrency`: episodes in flight
 fit the process's open-file limit (each holds sockets), instead of failing with EMFILE as model
 errors.
 """
@@ -78,12 +79,15 @@ async def preflight(cfg: SweepConfig, names: set[str], *, request: bool = True) 
     """Raise :class:`PreflightError` naming every endpoint of ``names`` that cannot work.
 
     ``request``: also send one cheap request to each (``--no-preflight`` turns it off)."""
-    endpoints = _checked_endpoints(cfg, names)
-    problems = [p for ep in endpoints for p in static_problems(ep)]
-    if not problems and request and endpoints:
+    ways = [ep.ways() for ep in _checked_endpoints(cfg, names)]  # replicas x keys
+    problems = [p for one in ways for way in one for p in static_problems(way)]
+    if not problems and request and ways:
         async with aiohttp.ClientSession() as session:
-            found = await asyncio.gather(*(probe(session, ep) for ep in endpoints))
-        problems = [p for p in found if p]
+            found = iter(await asyncio.gather(*(probe(session, w) for one in ways
+                                                  for w in one)))
+        # a model with several ways in can run while one of them answers
+        problems = [p for got in ([next(found) for _ in one] for one in ways)
+                    if all(got) for p in got]
     if problems:
         hint = "" if not request else " (--no-preflight skips the request)"
         raise PreflightError(f"preflight failed{hint}: " + "; ".join(problems))

@@ -168,3 +168,20 @@ def test_fd_limit_too_low_for_any_concurrency_is_refused(tmp_path: Path) -> None
     assert proc.returncode == 2, proc.stderr
     assert "too low for even" in proc.stderr and "ulimit -n" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+async def test_a_model_with_replicas_passes_while_one_answers_and_names_each_when_none(
+        monkeypatch) -> None:
+    from sweepbench.devserver.server import ReferenceServer
+
+    dead = f"http://127.0.0.1:{_closed_port()}/v1"
+    async with ReferenceServer(lambda name: None) as live:
+        await preflight(_cfg(live.url, base_urls=[dead]), {"m"})  # one of two is enough
+    both = _cfg(dead, base_urls=[f"http://127.0.0.1:{_closed_port()}/v1"])
+    with pytest.raises(PreflightError) as info:
+        await preflight(both, {"m"})
+    assert str(info.value).count("endpoint 'm': cannot reach") == 2
+    monkeypatch.delenv("SWEEPBENCH_SECOND_KEY", raising=False)
+    with pytest.raises(PreflightError, match="SWEEPBENCH_SECOND_KEY \\(its key\\) is not set"):
+        await preflight(_cfg(dead, api_key_envs=["SWEEPBENCH_SECOND_KEY"]), {"m"},
+                        request=False)
