@@ -18,10 +18,12 @@ Within a replica, the request takes the key with the fewest requests in flight (
 fewest sent): a key at its RPM limit holds its requests in its own limits' queue, so they
 count as its load and the next request goes to another key.
 
-Draining: a way whose call failed as down (its breaker open, connection refused or reset,
-5xx after its own retries) takes no new request for a cool-down (``cooldown_s``, doubled
-after each failed probe, at most ``max_cooldown_s``); then the next request to the fleet
-probes it. A success re-admits it; a failure drains it again. When every way is drained,
+Draining: a way whose call failed as down (its breaker open, connection refused, reset or
+timed out) takes no new request for ``cooldown_s``; then the next request to the fleet probes
+it. A success re-admits it; a failure drains it again for as long. The interval does not grow:
+a probe of a replica still down costs one refused connection, and the call goes elsewhere at
+once, while a replica that is back is taken back within one interval of its breaker closing
+(its own breaker, which spaces its probes out, still guards it). When every way is drained,
 callers wait for the earliest probe (:meth:`Router.due_in`).
 
 Pure bookkeeping on an injectable clock: no I/O, deterministic given the calls made.
@@ -42,10 +44,10 @@ _RANKINGS = 1 << 16  # tasks whose replica ranking is kept
 class Way:
     """One (replica, key): its load now and its books."""
 
-    __slots__ = ("busy_s", "calls", "cooldown_s", "drained_until", "failed", "index", "label",
-                 "load", "probing", "replica", "since")
+    __slots__ = ("busy_s", "calls", "drained_until", "failed", "index", "label", "load",
+                 "probing", "replica", "since")
 
-    def __init__(self, index: int, replica: int, label: str, cooldown_s: float) -> None:
+    def __init__(self, index: int, replica: int, label: str) -> None:
         self.index, self.replica, self.label = index, replica, label
         self.load = 0  # requests in flight (waiting on its limits included)
         self.calls = 0  # calls sent to it
@@ -53,7 +55,6 @@ class Way:
         self.busy_s = 0.0  # integral of load over time: mean load = busy_s / elapsed
         self.since = 0.0  # when load last changed
         self.drained_until: float | None = None  # None: admitted
-        self.cooldown_s = cooldown_s
         self.probing = False
 
     @property
@@ -69,16 +70,15 @@ class Router:
 
     def __init__(self, replicas: Sequence[int], labels: Sequence[str], *,
                  policy: str = AFFINITY, load_factor: float = 1.2, cooldown_s: float = 1.0,
-                 max_cooldown_s: float = 30.0, clock: Callable[[], float]) -> None:
+                 clock: Callable[[], float]) -> None:
         if policy not in (AFFINITY, ROUND_ROBIN):
             raise ValueError(f"routing must be {AFFINITY} or {ROUND_ROBIN}, got {policy!r}")
         self.clock = clock
         self.policy = policy
         self.load_factor = load_factor
-        self.base_cooldown_s = cooldown_s
-        self.max_cooldown_s = max(cooldown_s, max_cooldown_s)
+        self.cooldown_s = cooldown_s
         now = clock()
-        self.ways = [Way(i, r, label, cooldown_s) for i, (r, label)
+        self.ways = [Way(i, r, label) for i, (r, label)
                      in enumerate(zip(replicas, labels, strict=True))]
         for way in self.ways:
             way.since = now
@@ -163,20 +163,16 @@ class Router:
             if way.drained:
                 self.readmitted += 1
             way.drained_until = None
-            way.cooldown_s = self.base_cooldown_s
             return
         way.failed += 1
-        if down:
-            if probe:
-                way.cooldown_s = min(self.max_cooldown_s, way.cooldown_s * 2)
-            if probe or not way.drained:
-                way.drained_until = now + way.cooldown_s
+        if down and (probe or not way.drained):
+            way.drained_until = now + self.cooldown_s
 
     def due_in(self) -> float:
         """Seconds until a drained way may be probed (0: one may now)."""
         now = self.clock()
         due = [w.drained_until for w in self.ways if w.drained and not w.probing]
-        return max(0.0, min(due) - now) if due else self.base_cooldown_s
+        return max(0.0, min(due) - now) if due else self.cooldown_s
 
     def admitted(self) -> int:
         """Ways taking requests now."""
