@@ -173,3 +173,31 @@ async def test_keys_are_spread_and_each_is_limited_on_its_own(monkeypatch):
         assert sorted(r.replica for r in results) == sorted(
             ["key FK1", "key FK2", "key FK3"] * 4)
         assert ref.stats()["limited"] == {} and all(r.attempts == 1 for r in results)
+
+
+async def test_a_cached_answer_is_found_whichever_replica_a_call_goes_to(tmp_path):
+    from sweepbench.client.cache import ResponseCache
+
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    async with fleet_on(2, routing="round_robin") as (_, reps):
+        fleet = Fleet(fleet_endpoint([s.url for s in reps], routing="round_robin"), cache=cache)
+        first = await fleet.complete(request(2))
+        again = await fleet.complete(request(2))  # round robin: the other replica's turn
+        await fleet.aclose()
+    assert not first.from_cache and again.from_cache
+    assert again.message == first.message and cache.hits == 1
+    assert sum(sum(s.answered.values()) for s in reps) == 1
+    cache.close()
+
+
+async def test_a_5xx_sends_the_call_elsewhere_without_draining_the_replica():
+    bad = ReferenceServer(scripted_models(), faults="500=1.0")
+    async with bad, fleet_on(1) as (_, (good,)):
+        urls = [bad.url, good.url]
+        fleet = Fleet(fleet_endpoint(urls, routing="round_robin"))
+        result = await fleet.complete(request(1))
+        await fleet.aclose()
+    assert result.replica == urls[1] and result.attempts == 4  # 3 on the bad one, 1 good
+    assert [f.status for f in result.failures] == [500, 500, 500]
+    assert all(f.replica == urls[0] for f in result.failures)
+    assert not fleet.router.ways[0].drained and fleet.router.ways[0].failed == 1
