@@ -264,7 +264,7 @@ def main() -> None:
     ap.add_argument("--caches", default="1000,500,250", help="cache entries per replica")
     ap.add_argument("--concurrency", type=int, default=256, help="C (default 256)")
     ap.add_argument("--trials", type=int, default=4)
-    ap.add_argument("--latency", type=float, default=0.1, help="replica latency, seconds")
+    ap.add_argument("--latency", type=float, default=0.3, help="replica latency, seconds")
     ap.add_argument("--kill-latency", type=float, default=0.3,
                     help="replica latency of the kill sweeps (long enough to see it return)")
     ap.add_argument("--kill-trials", type=int, default=16,

@@ -306,9 +306,10 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     reference_seed: int = 0
     """Seed of the reference server's fault and latency draws."""
     reference_rpm: int | None = None
-    """Requests per minute the reference server enforces per model (429 + Retry-After)."""
+    """Requests per minute the reference server enforces per model and API key (each key
+    an account; 429 + Retry-After)."""
     reference_tpm: int | None = None
-    """Estimated tokens per minute the reference server enforces per model."""
+    """Estimated tokens per minute the reference server enforces per model and API key."""
     reference_outage: tuple[float, float] | None = None
     """(start_s, duration_s): the reference server answers 503 in that window after it starts."""
     reference_cache_entries: int = 200_000
