@@ -162,8 +162,9 @@ class Fleet:
         affinity = conversation.affinity if conversation is not None else None
         sticky = conversation.replica if conversation is not None else None
         tried: list[ModelError] = []
+        failed_on: set[int] = set()
         while True:
-            way = router.pick(affinity, sticky)
+            way = router.pick(affinity, sticky, frozenset(failed_on))
             if way is None:  # every way drained: wait for the earliest probe
                 await self._wait_for_probe(start, tried)
                 continue
@@ -174,6 +175,7 @@ class Fleet:
                 router.finished(way, ok=False, down=down)
                 _name(err, way)
                 tried.append(err)
+                failed_on.add(way.index)
                 if not _elsewhere(err) or len(tried) > self.endpoint.max_retries:
                     raise _merged(err, tried[:-1]) from None
                 sticky = None

@@ -91,27 +91,28 @@ class Router:
 
     # -- choosing -------------------------------------------------------------------------
 
-    def pick(self, affinity: str | None = None, sticky: int | None = None) -> Way | None:
+    def pick(self, affinity: str | None = None, sticky: int | None = None,
+             avoid: frozenset[int] = frozenset()) -> Way | None:
         """The way for the next request (counted in flight until :meth:`finished`), or None
         when every way is drained and none is due for its probe. ``affinity``: what should
-        land together (a task); ``sticky``: the replica the caller's episode used last."""
+        land together (a task); ``sticky``: the replica the caller's episode used last;
+        ``avoid``: ways this call already failed on, taken only when no other is up."""
         now = self.clock()
         ways = self.ways
         for way in ways:  # a drained way due for its probe takes this request
             if way.drained and not way.probing and now >= way.drained_until:  # type: ignore[operator]
                 way.probing = True
                 return self._start(way, now)
+        usable = [w for w in ways if not w.drained and w.index not in avoid] or [
+            w for w in ways if not w.drained]
+        if not usable:
+            return None
         if self.policy == ROUND_ROBIN:
-            for step in range(len(ways)):
-                way = ways[(self._next + step) % len(ways)]
-                if not way.drained:
-                    self._next = (way.index + 1) % len(ways)
-                    return self._start(way, now)
-            return None
-        up = [r for r in range(self.n_replicas)
-              if any(not w.drained for w in ways if w.replica == r)]
-        if not up:
-            return None
+            n = len(ways)
+            way = min(usable, key=lambda w: (w.index - self._next) % n)
+            self._next = (way.index + 1) % n
+            return self._start(way, now)
+        up = sorted({w.replica for w in usable})
         loads = self.replica_load
         cap = math.ceil(self.load_factor * (sum(loads[r] for r in up) + 1) / len(up))
         if sticky is not None and sticky in up and loads[sticky] < cap:
@@ -120,7 +121,7 @@ class Router:
             order = self.ranking(affinity) if affinity is not None else sorted(
                 up, key=lambda r: (loads[r], r))
             replica = next(r for r in order if r in up and loads[r] < cap)
-        way = min((w for w in ways if w.replica == replica and not w.drained),
+        way = min((w for w in usable if w.replica == replica),
                   key=lambda w: (w.load, w.calls, w.index))
         return self._start(way, now)
 

@@ -194,7 +194,7 @@ async def test_a_5xx_sends_the_call_elsewhere_without_draining_the_replica():
     bad = ReferenceServer(scripted_models(), faults="500=1.0")
     async with bad, fleet_on(1) as (_, (good,)):
         urls = [bad.url, good.url]
-        fleet = Fleet(fleet_endpoint(urls, routing="round_robin"))
+        fleet = Fleet(fleet_endpoint(urls))  # no task: the least loaded, the first
         result = await fleet.complete(request(1))
         await fleet.aclose()
     assert result.replica == urls[1] and result.attempts == 4  # 3 on the bad one, 1 good

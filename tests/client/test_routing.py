@@ -123,3 +123,12 @@ def test_rankings_are_deterministic_and_spread_tasks():
 def test_an_unknown_policy_is_refused():
     with pytest.raises(ValueError, match="routing must be"):
         router(policy="random")
+
+
+def test_a_call_goes_to_a_way_it_has_not_failed_on_while_there_is_one():
+    r = router()
+    home = r.ranking("t")[0]
+    assert r.pick("t", avoid=frozenset({home})).replica == 1 - home
+    assert r.pick("t", avoid=frozenset({0, 1})).replica in (0, 1)  # none left: any up
+    rr = router(policy="round_robin")
+    assert rr.pick(avoid=frozenset({0})).index == 1
