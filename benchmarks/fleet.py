@@ -89,7 +89,8 @@ def child(spec: dict) -> dict:
 
     agent = {"name": AGENT, "routing": spec.get("routing", "affinity"), "hedge": False,
              "max_concurrency": spec["way_cap"], "timeout_s": 600.0,
-             "breaker_cooldown_s": 0.5, **spec["ways"]}
+             "breaker_cooldown_s": 0.5, "load_factor": spec.get("load_factor", 1.2),
+             **spec["ways"]}
     cfg = load_config(None, {
         "models": [AGENT], "user_model": "scripted/user", "trials": spec["trials"],
         "max_concurrency": spec["concurrency"], "judge_models": [],
@@ -271,6 +272,8 @@ def main() -> None:
                     help="trials of the kill sweeps (a replica takes seconds to start again)")
     ap.add_argument("--rpm", type=int, default=None,
                     help="R per key (default 600: a sweep of about 40 s; quick 1200)")
+    ap.add_argument("--load-factor", type=float, default=1.2,
+                    help="affinity's bound: no replica above this x the mean load")
     ap.add_argument("--parts", default="cache,kill,keys")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     opts = ap.parse_args()
@@ -283,11 +286,13 @@ def main() -> None:
     parts = opts.parts.split(",")
     tmp = tempfile.mkdtemp(prefix="sweepbench-fleet-")
     base = {"trials": opts.trials, "concurrency": opts.concurrency,
+            "load_factor": opts.load_factor,
             "way_cap": max(1, int(0.6 * opts.concurrency))}
     load = [os.getloadavg()[0]]
     result: dict = {"size": "quick" if opts.quick else "full", "runs": opts.runs,
                     "concurrency": opts.concurrency, "trials": opts.trials,
-                    "latency_s": opts.latency, "caches": opts.caches, "rpm_per_key": opts.rpm}
+                    "latency_s": opts.latency, "caches": opts.caches, "rpm_per_key": opts.rpm,
+                    "load_factor": opts.load_factor}
     if "cache" in parts:
         sizes = cache_sweeps(opts, tmp, base)
         result["uncached_ratio_vs_round_robin"] = max(
