@@ -9,6 +9,8 @@ time are taken, in two settings:
   adds trials 2-3. Targets: requests and tokens within 15%, wall time within 25%.
 - **without history**: an empty store; the plan falls back to the benchmarks' defaults and
   says the estimate is rough. Target: within a factor of 2.
+- **the embedded default** (``sweepbench run`` with no options: no latency, the judge double)
+  on an empty store: the sweep's wall time must fall in the plan's range (``default``).
 
 Each setting is repeated (``--runs``, default 3) and the medians are reported, after one
 unmeasured warm-up sweep (a real `run` is a process of its own, as warm as the runs in its
@@ -53,15 +55,17 @@ async def measure(cfg_data: dict, store_path: Path) -> dict:
                  "wall_s": plan["wall_s"]["estimate"]}
     return {"ratios": {k: predicted[k] / actual[k] for k in actual}, "rough": plan["rough"],
             "predicted": predicted, "actual": actual,
-            "in_range": plan["wall_s"]["low"] <= wall <= plan["wall_s"]["high"]}
+            "in_range": plan["wall_s"]["low"] <= wall <= plan["wall_s"]["high"],
+            "range_s": [plan["wall_s"]["low"], plan["wall_s"]["high"]]}
 
 
-async def one_round(tmp: Path, i: int, trials: int) -> tuple[dict, dict]:
+async def one_round(tmp: Path, i: int, trials: int) -> tuple[dict, dict, dict]:
     history = tmp / f"history-{i}.sqlite"
     await Sweep(load_config(None, {**BASE, "trials": trials}), RunStore(history)).run()
     with_history = await measure({**BASE, "trials": 2 * trials}, history)
     without = await measure({**BASE, "trials": trials}, tmp / f"fresh-{i}.sqlite")
-    return with_history, without
+    default = await measure({"judge_models": ["scripted/judge"]}, tmp / f"default-{i}.sqlite")
+    return with_history, without, default
 
 
 def median_ratios(results: list[dict]) -> dict:
@@ -81,20 +85,26 @@ def main() -> None:
     # one sweep first, unmeasured: each `sweepbench run` is a process of its own, so the
     # history run and the planned run start equally warm (tasks, knowledge base, schemas)
     asyncio.run(Sweep(load_config(None, {**BASE, "trials": 1}), RunStore(tmp / "warm.sqlite")).run())
-    hist, fresh = [], []
+    hist, fresh, default = [], [], []
     for i in range(runs):
-        h, f = asyncio.run(one_round(tmp, i, trials))
+        h, f, d = asyncio.run(one_round(tmp, i, trials))
         hist.append(h)
         fresh.append(f)
-        print(json.dumps({"run": i, "with_history": h, "without_history": f}), file=sys.stderr)
+        default.append(d)
+        print(json.dumps({"run": i, "with_history": h, "without_history": f, "default": d}),
+              file=sys.stderr)
     with_history, without = median_ratios(hist), median_ratios(fresh)
     print(json.dumps({
         "with_history": with_history,
         "without_history": without,
+        "default": {"wall_s": [round(d["actual"]["wall_s"], 2) for d in default],
+                    "range_s": [[round(d["range_s"][0], 2), round(d["range_s"][1], 2)]
+                                for d in default]},
         "without_history_said_rough": all(r["rough"] for r in fresh),
         "with_history_said_rough": any(r["rough"] for r in hist),
         "wall_in_predicted_range": {"with_history": sum(r["in_range"] for r in hist),
                                     "without_history": sum(r["in_range"] for r in fresh),
+                                    "default": sum(r["in_range"] for r in default),
                                     "of": runs},
         "targets_met": (all(abs(with_history[k] - 1) <= 0.15 for k in ("requests", "tokens"))
                         and abs(with_history["wall_s"] - 1) <= 0.25

@@ -7,6 +7,7 @@ environment only when a request is made.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import tomllib
@@ -19,8 +20,10 @@ from msgspec import Struct, field
 
 from sweepbench.errors import ConfigError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, UserMode, WorkOrder
+from sweepbench.wire import MAX_TOKEN_COUNT
 
 SCRIPTED_PREFIX = "scripted/"
+TRANSPORTS = ("http", "aiohttp", "openai")
 
 
 class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
@@ -93,9 +96,18 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     hedge: bool | None = None
     """Hedged requests: a second copy of a request that has not answered after the
     endpoint's hedge_quantile latency; the first answer wins, the other is cancelled.
-    None (default): on for endpoints without prices, off for priced ones. For a model that
+    None (default): on for hosted endpoints without prices, off for priced and self-hosted
+    ones (`kind`). For a model that
     samples, a copy is a second draw and the faster (often the shorter) answer wins: set
     false where that bias matters (docs/models/hung-requests.md)."""
+    kind: str | None = None
+    """What serves this endpoint: "hosted" (a provider's API, where a copy of a request
+    can land on another machine and win) or "self-hosted" (vLLM, SGLang, llama.cpp, Ollama:
+    a copy queues behind the original on the same engine and spends its compute). None: told
+    from base_url, self-hosted when its host is localhost or a loopback, private or
+    link-local address, else hosted. A self-hosted endpoint is not hedged unless `hedge =
+    true`, and its first-byte budget counts from its last answer (a busy server is not a
+    hung one: see docs/models/hung-requests.md)."""
     hedge_quantile: float = 0.99
     """The latency quantile (of recent successful requests) after which to hedge, and never
     before 1.5 x the median latency (a copy needs about a median to answer); in (0, 1)."""
@@ -116,7 +128,18 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     transport: str = "http"
     """HTTP stack: "http" (default: keep-alive HTTP/1.1 parsed by httptools, the leanest per
     call), "aiohttp" (aiohttp's ClientSession) or "openai" (the official SDK; its aiohttp
-    backend when the installed version has one). Limits, retries and errors behave the same."""
+    backend when the installed version has one; needs `pip install 'sweepbench[openai]'`).
+    Limits, retries, errors, size caps, redirects and proxies behave the same on all three."""
+    follow_redirects: bool = False
+    """Follow a 307 or 308 answer to its Location (method, body and headers kept; the API key
+    only to the endpoint's own scheme, host and port), at most 5 in a row. Off: any redirect is
+    an error naming the endpoint and the target. 301, 302 and 303 are errors either way
+    (following them would turn the chat request into a GET): point base_url at the target."""
+    proxy: str | None = None
+    """HTTP proxy for this endpoint, "http://host:port"; "" for none. None (default): the
+    environment's HTTPS_PROXY / HTTP_PROXY / ALL_PROXY, except for hosts in NO_PROXY and
+    loopback hosts (localhost, 127.x, ::1). Proxy credentials are secrets: only in those
+    environment variables, never in the config."""
     rpm: int | None = None
     """Requests per minute this endpoint+account allows; None: unknown (429s and Retry-After
     alone steer the client)."""
@@ -203,12 +226,31 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
         if not 0 < self.hedge_quantile < 1:
             raise ConfigError(f"{where}: hedge_quantile must be in (0, 1), got "
                               f"{self.hedge_quantile}")
+        if self.kind not in (None, "hosted", "self-hosted"):
+            raise ConfigError(f"{where}: kind must be \"hosted\" or \"self-hosted\", got "
+                              f"{self.kind!r}")
         if not 0 <= self.backups <= 8:
             raise ConfigError(f"{where}: backups must be in 0..8, got {self.backups}")
         if self.max_reply_bytes < 1:
             raise ConfigError(f"{where}: max_reply_bytes must be >= 1, got "
                               f"{self.max_reply_bytes}")
+        self._validate_transport(where)
         return self
+
+    def _validate_transport(self, where: str) -> None:
+        if self.transport not in TRANSPORTS:
+            raise ConfigError(f"{where}: transport must be one of {', '.join(TRANSPORTS)}, "
+                              f"got {self.transport!r}")
+        if self.transport == "openai" and importlib.util.find_spec("openai") is None:
+            raise ConfigError(f"{where}: transport 'openai' needs the openai package: "
+                              "pip install 'sweepbench[openai]'")
+        if self.proxy:
+            proxy = urlsplit(self.proxy)
+            if proxy.scheme != "http" or not proxy.hostname:
+                raise ConfigError(f"{where}: proxy must be an http://host:port URL")
+            if proxy.username is not None or proxy.password is not None:
+                raise ConfigError(f"{where}: proxy holds credentials; a secret belongs in the "
+                                  "environment (HTTPS_PROXY / HTTP_PROXY), not the config")
 
     def api_key(self) -> str | None:
         """Read the key from the environment at call time; None when not configured."""
@@ -366,13 +408,15 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
                 if ep.scripted and not ep.urls:  # limits/retries for a scripted model
                     if reference_url is None:
                         raise ConfigError(f"model {name!r} needs the reference server")
-                    return msgspec.structs.replace(ep, base_url=reference_url)
+                    # the reference server on loopback stands in for a hosted API
+                    return msgspec.structs.replace(ep, base_url=reference_url,
+                                                   kind=ep.kind or "hosted")
                 return ep
         if name.startswith(SCRIPTED_PREFIX):
             if reference_url is None:
                 raise ConfigError(f"model {name!r} needs the reference server")
             return Endpoint(name=name, base_url=reference_url, max_concurrency=1 << 16,
-                            max_retries=6)
+                            max_retries=6, kind="hosted")
         known = ", ".join(ep.name for ep in self.endpoints) or "none configured"
         raise ConfigError(f"unknown model {name!r}: not a scripted/... model and not an "
                           f"endpoint in the config (endpoints: {known})")
@@ -422,13 +466,54 @@ MAX_TRIALS = 1000
 """Trials per (model, task) at most: k beyond this is a typo, not a benchmark (the work list
 of 10^9 trials would fill memory before the first episode)."""
 
+MAX_IN_FLIGHT = 1 << 20
+"""Episodes, judgings or requests in flight at most (a socket each: beyond it is a typo)."""
+MAX_WAIT_S = 7 * 24 * 3600.0
+"""Any timeout, wait or latency in seconds is at most a week (a longer one is a hang)."""
+MAX_RETRIES = 100
+MAX_REPLY_BYTES = 1 << 30
+INT64 = (-(1 << 63), (1 << 63) - 1)
+"""Every integer is stored in SQLite, whose integers are 64-bit."""
+SAMPLING = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
+"""OpenAI's ranges for the sampling settings, as endpoint fields or in extra_body."""
 
-def _at_least(where: str, value: float | None, low: float, *, optional: bool = True) -> None:
-    """ConfigError unless ``value`` >= ``low`` (NaN fails; None passes when ``optional``)."""
+
+def _in_range(where: str, value: float | None, low: float, high: float = math.inf, *,
+              optional: bool = True) -> None:
+    """ConfigError unless ``low <= value <= high`` (NaN fails; None passes when ``optional``)."""
     if value is None and optional:
         return
     if value is None or not value >= low:
         raise ConfigError(f"{where} must be >= {low:g}, got {value}")
+    if not value <= high:
+        raise ConfigError(f"{where} must be <= {high if isinstance(high, int) else f'{high:g}'}"
+                          f", got {value}")
+
+
+def check_numbers(where: str, value: Any) -> None:
+    """ConfigError naming the first number at any depth of ``value`` (a Struct's fields, a
+    dict's values, a list's items) that is not finite (NaN, inf) or not a 64-bit integer:
+    every numeric setting, extra_body's included, those of fields added later too."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ConfigError(f"{where}{path} must be a finite number, got {item}")
+        if isinstance(item, int) and not INT64[0] <= item <= INT64[1]:
+            raise ConfigError(f"{where}{path} must be a 64-bit integer, got {item}")
+        if isinstance(item, Struct):
+            children = [(f.name, getattr(item, f.name)) for f in msgspec.structs.fields(item)]
+        elif isinstance(item, dict):
+            children = list(item.items())
+        elif isinstance(item, (list, tuple)):
+            children = [(f"[{i}]", v) for i, v in enumerate(item)]
+        else:
+            continue
+        for key, child in reversed(children):
+            sep = "" if str(key).startswith("[") or not path else "."
+            stack.append((f"{path}{sep}{key}", child))
 
 
 def check_sweep_limits(cfg: SweepConfig) -> None:
@@ -438,45 +523,64 @@ def check_sweep_limits(cfg: SweepConfig) -> None:
     if cfg.trials > MAX_TRIALS:
         raise ConfigError(f"trials must be <= {MAX_TRIALS}, got {cfg.trials}")
     for key in ("limit", "max_turns", "max_steps", "reference_rpm", "reference_tpm",
-                "max_connections", "token_limit"):
-        _at_least(key, getattr(cfg, key), 1)
-    if cfg.time_limit_s is not None and not 0 < cfg.time_limit_s < math.inf:
+                "token_limit"):
+        _in_range(key, getattr(cfg, key), 1)
+    _in_range("max_concurrency", cfg.max_concurrency, 1, MAX_IN_FLIGHT)
+    _in_range("max_connections", cfg.max_connections, 1, MAX_IN_FLIGHT)
+    _in_range("time_limit_s", cfg.time_limit_s, 0, MAX_WAIT_S)
+    if cfg.time_limit_s is not None and cfg.time_limit_s <= 0:
         raise ConfigError(f"time_limit_s must be > 0 seconds, got {cfg.time_limit_s}")
-    _at_least("judge_concurrency", cfg.judge_concurrency, 1, optional=False)
-    _at_least("max_tool_errors", cfg.max_tool_errors, 0, optional=False)
-    _at_least("reference_latency_s", cfg.reference_latency_s, 0, optional=False)
-    _at_least("reference_cache_entries", cfg.reference_cache_entries, 0, optional=False)
+    _in_range("judge_concurrency", cfg.judge_concurrency, 1, MAX_IN_FLIGHT, optional=False)
+    _in_range("max_tool_errors", cfg.max_tool_errors, 0, optional=False)
+    _in_range("reference_latency_s", cfg.reference_latency_s, 0, MAX_WAIT_S, optional=False)
+    _in_range("reference_cache_entries", cfg.reference_cache_entries, 0, optional=False)
+    for key in ("seed", "reference_seed"):
+        _in_range(key, getattr(cfg, key), 0, optional=False)
     for task_id in cfg.task_ids:
-        if not task_id or "/" in task_id or "\\" in task_id or task_id in (".", ".."):
+        if (not task_id.strip() or task_id != task_id.strip() or "/" in task_id
+                or "\\" in task_id or task_id in (".", "..")):
             raise ConfigError(f"task id {task_id!r}: a task id is an id from `sweepbench "
-                              "tasks`, not a path (no '/', '\\', '.' or '..')")
+                              "tasks`, not a path (no '/', '\\', '.' or '..') nor blank, "
+                              "no spaces around it")
     seen: set[str] = set()
     for ep in cfg.endpoints:
         if ep.name in seen:
             raise ConfigError(f"endpoint {ep.name!r} is defined twice in endpoints")
         seen.add(ep.name)
         check_endpoint_limits(ep)
+    check_numbers("", msgspec.structs.replace(cfg, endpoints=[]))
+    for ep in cfg.endpoints:
+        check_numbers(f"endpoint {ep.name!r}: ", ep)
 
 
 def check_endpoint_limits(ep: Endpoint) -> None:
-    """An endpoint's concurrency, rate, retry, breaker and price settings."""
+    """An endpoint's concurrency, rate, retry, breaker, sampling and price settings."""
     where = f"endpoint {ep.name!r}:"
-    for key in ("max_concurrency", "min_concurrency", "breaker_threshold"):
-        _at_least(f"{where} {key}", getattr(ep, key), 1, optional=False)
+    for key in ("max_concurrency", "min_concurrency"):
+        _in_range(f"{where} {key}", getattr(ep, key), 1, MAX_IN_FLIGHT, optional=False)
+    _in_range(f"{where} breaker_threshold", ep.breaker_threshold, 1, optional=False)
     if ep.min_concurrency > ep.max_concurrency:
         raise ConfigError(f"{where} min_concurrency ({ep.min_concurrency}) must be <= "
                           f"max_concurrency ({ep.max_concurrency})")
     for key in ("rpm", "tpm"):
-        _at_least(f"{where} {key}", getattr(ep, key), 1)
-    for key in ("max_retries", "price_input_per_mtok", "price_cached_input_per_mtok",
-                "price_output_per_mtok"):
-        _at_least(f"{where} {key}", getattr(ep, key), 0, optional=False)
-    _at_least(f"{where} max_tokens", ep.max_tokens, 0)
-    _at_least(f"{where} breaker_max_wait_s", ep.breaker_max_wait_s, 0)
-    if not ep.breaker_cooldown_s > 0:
-        raise ConfigError(f"{where} breaker_cooldown_s must be > 0, got {ep.breaker_cooldown_s}")
+        _in_range(f"{where} {key}", getattr(ep, key), 1)
+    _in_range(f"{where} max_retries", ep.max_retries, 0, MAX_RETRIES, optional=False)
+    for key in ("price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok"):
+        _in_range(f"{where} {key}", getattr(ep, key), 0, optional=False)
+    _in_range(f"{where} max_tokens", ep.max_tokens, 0, MAX_TOKEN_COUNT)
+    _in_range(f"{where} max_reply_bytes", ep.max_reply_bytes, 1, MAX_REPLY_BYTES)
+    for key in ("timeout_s", "connect_timeout_s", "ttfb_floor_s", "ttfb_ceiling_s",
+                "hedge_min_s", "breaker_max_wait_s"):
+        _in_range(f"{where} {key}", getattr(ep, key), 0, MAX_WAIT_S)
+    if not 0 < ep.breaker_cooldown_s <= MAX_WAIT_S:
+        raise ConfigError(f"{where} breaker_cooldown_s must be > 0 and <= {MAX_WAIT_S:g}, "
+                          f"got {ep.breaker_cooldown_s}")
     if not 0 < ep.rate_headroom <= 1:
         raise ConfigError(f"{where} rate_headroom must be in (0, 1], got {ep.rate_headroom}")
+    for key, (low, high) in SAMPLING.items():
+        _in_range(f"{where} {key}", getattr(ep, key, None), low, high)
+        if isinstance(ep.extra_body.get(key), (int, float)):
+            _in_range(f"{where} extra_body.{key}", ep.extra_body[key], low, high)
 
 
 def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None) -> SweepConfig:

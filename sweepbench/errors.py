@@ -13,7 +13,9 @@
     │   │   └── ReleaseMixError     files of different releases, or against the one named
     │   └── ManifestError           a data dir that differs from its manifest.json
     ├── StoreError                  the run store cannot do what was asked (names the store)
-    │   └── ConfigMismatchError     begin_run for a stored run with another config
+    │   ├── ConfigMismatchError     begin_run for a stored run with another config
+    │   └── OlderStoreError         a store of a schema that must be migrated (written) before
+    │                               it is read; a reader then opens it to migrate it
     ├── ReportError                 a report that cannot be built from what is stored
     ├── ImportFormatError           a result file of another harness that cannot be read
     ├── ResumeMismatch              a journaled request differs from the one made now
@@ -54,7 +56,7 @@ __all__ = [
     "ConnectionRefused", "ContextLengthError", "DataDirError", "EndpointUnavailableError",
     "FatalError", "FirstByteTimeout", "ManifestError", "ReleaseError", "ReleaseMixError",
     "SourceError",
-    "ImportFormatError", "Interrupted", "InvalidResponseError", "ModelError", "NotFoundError",
+    "ImportFormatError", "Interrupted", "OlderStoreError", "InvalidResponseError", "ModelError", "NotFoundError",
     "PreflightError", "QuotaExceededError", "RateLimitError", "ReportError", "RequestTimeout",
     "ResumeMismatch", "RetryableError", "ServerError", "StoreError", "StoreLocked",
     "SweepbenchError", "TaskError", "ToolError", "TransportError",
@@ -99,6 +101,10 @@ class StoreError(SweepbenchError):
 
 class ConfigMismatchError(StoreError):
     """``begin_run`` for an existing run with a different config."""
+
+
+class OlderStoreError(StoreError):
+    """A store of a schema readers cannot read as it is: it must be migrated first."""
 
 
 class ReportError(SweepbenchError):

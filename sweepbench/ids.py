@@ -48,6 +48,8 @@ class TerminationReason(StrEnum):
     TRUNCATED = "truncated"  # a reply was cut short (finish_reason "length" and the like)
     TOKEN_LIMIT = "token_limit"  # the agent used more tokens than --token-limit allows
     TIME_LIMIT = "time_limit"  # the episode ran longer than --time-limit allows
+    TOO_MANY_TOOL_CALLS = "too_many_tool_calls"  # one agent reply asked for more calls than
+    # an episode runs per message (none of them were run)
 
 
 LIMIT_TERMINATIONS = frozenset({TerminationReason.TOKEN_LIMIT, TerminationReason.TIME_LIMIT})
@@ -55,7 +57,8 @@ LIMIT_TERMINATIONS = frozenset({TerminationReason.TOKEN_LIMIT, TerminationReason
 upstream scores an episode its limits ended)."""
 
 FAILED_TERMINATIONS = frozenset({TerminationReason.ERROR, TerminationReason.CONTEXT_OVERFLOW,
-                                 TerminationReason.TRUNCATED, *LIMIT_TERMINATIONS})
+                                 TerminationReason.TRUNCATED, *LIMIT_TERMINATIONS,
+                                 TerminationReason.TOO_MANY_TOOL_CALLS})
 """Endings that fail the episode whatever its state: it could not run to its end."""
 
 

@@ -76,7 +76,9 @@ class FakeClock:
 
 
 def without_backups(*names: str) -> list[dict]:
-    """Endpoint entries that turn ramp-down backups off for these scripted models, for tests
-    that count the reference server's requests as one per journaled call (a backup is one
-    more request for a call)."""
-    return [{"name": name, "backups": 0, "max_concurrency": 1 << 16} for name in names]
+    """Endpoint entries that turn ramp-down backups and hedging off for these scripted models,
+    for tests that count the reference server's requests as one per journaled call (a backup
+    or a hedged copy is one more request for a call, and a loaded machine's latency spikes
+    set hedges off)."""
+    return [{"name": name, "backups": 0, "hedge": False, "max_concurrency": 1 << 16}
+            for name in names]

@@ -14,12 +14,13 @@ from sweepbench.benchmarks import registry
 
 PACKAGE = Path(__file__).resolve().parents[1] / "sweepbench"
 
-BASE = {"errors", "ids", "memo", "wire"}
+BASE = {"errors", "ids", "memo", "model_json", "wire"}
 # room -> rooms it may import (a room may always import itself)
 ALLOWED = {
     "errors": set(),
     "ids": set(),
     "memo": set(),
+    "model_json": set(),
     "wire": set(),
     "__init__": set(),
     "config": BASE,
@@ -43,6 +44,7 @@ ALLOWED = {
                    "results", "devserver", "runner", "benchmarks.core", "view", "__init__",
                    "providers"},
     "launch": {"cli"},  # the console script: the CLI, imported under a Ctrl-C handler
+    "__main__": {"launch"},  # python -m sweepbench: the console script
 }
 BENCHMARK_PACKAGES = {p.name for p in (PACKAGE / "benchmarks").iterdir()
                       if (p / "__init__.py").is_file()}

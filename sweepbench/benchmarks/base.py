@@ -209,7 +209,10 @@ class Benchmark:
 
     async def judge(self, task: Task, record: EpisodeRecord, method: str, call: JudgeCall, *,
                     data_dir: Path | None) -> Judgment:
-        """One LLM judgment with ``method`` (one of ``judge_methods``)."""
+        """One LLM judgment with ``method`` (one of ``judge_methods``). A judge that answers
+        no verdict raises :class:`~sweepbench.judge.likert.NoVerdict` (the episode stays
+        unjudged, judged again next run); anything else raised outside ``call`` means the
+        episode cannot be scored, and fails."""
         raise TaskError(f"{self.name} has no LLM judge method {method!r}")
 
     def unreachable(self, task: Task) -> str | None:

@@ -10,6 +10,7 @@ one parsed copy of each task file.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
@@ -84,7 +85,27 @@ def choose(specs: list[str], *, release: str | None = None,
 
 @lru_cache(maxsize=64)
 def _load(spec: BenchmarkSpec, data_dir: Path | None, lang: str) -> tuple[Task, ...]:
-    return tuple(registry.get(spec.benchmark).load_tasks(spec.domains, data_dir=data_dir, lang=lang))
+    tasks = registry.get(spec.benchmark).load_tasks(spec.domains, data_dir=data_dir, lang=lang)
+    return check_task_ids(tasks, spec)
+
+
+def check_task_ids(tasks: Iterable[Task], spec: BenchmarkSpec) -> tuple[Task, ...]:
+    """Every benchmark's tasks (a plugin's too) as loaded, each id a string, not blank,
+    without spaces around it, each key once: a TaskError naming the file and the task at load
+    (`tasks`, `plan`), rather than a crash in the middle of `run`. Other characters are the
+    task file's to choose: they are printed escaped."""
+    seen: dict[str, int] = {}
+    out = tuple(tasks)
+    for i, task in enumerate(out):
+        where = f"{task.source or spec}: task #{i}"
+        if not isinstance(task.id, str):
+            raise TaskError(f"{where}: id {task.id!r} is not a string")
+        if not task.id.strip() or task.id != task.id.strip():
+            raise TaskError(f"{where}: id {task.id!r} is blank or has spaces around it")
+        first = seen.setdefault(task.key, i)
+        if first != i:
+            raise TaskError(f"{where}: id {task.id!r} is task #{first}'s too: ids must differ")
+    return out
 
 
 def load_tasks(spec: str | BenchmarkSpec, *, data_dir: str | Path | None = None,

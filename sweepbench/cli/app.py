@@ -1,6 +1,7 @@
 """``main``: the command line parsed, the command run, and every way it can end turned into
 an exit status: a deliberate error is one line and status 2, an interrupted sweep says what
-resumes it, a Ctrl-C or SIGTERM anywhere else is one line and 128 + the signal's number."""
+resumes it, a Ctrl-C or SIGTERM anywhere else is one line and 128 + the signal's number, and
+a reader that went away (``| head``) ends any command quietly with 141, as ``cat`` does."""
 
 from __future__ import annotations
 
@@ -17,6 +18,16 @@ _CONTINUES = frozenset({"run", "judge"})
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        status = _main(argv)
+        sys.stdout.flush()  # here, not at exit, where a closed pipe is a warning and 120
+        return status
+    except BrokenPipeError:  # the reader went away: stop quietly, as `cat` does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
         argv = ["run"]
@@ -27,9 +38,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as `cat` does
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 128 + signal.SIGPIPE
     except Interrupted as exc:  # SIGINT / SIGTERM during a sweep: it says what resumes
         say(err, str(exc))
         return exc.exit_status

@@ -22,8 +22,20 @@ from sweepbench.devserver.faults import FaultSpec, LatencySpec
 from sweepbench.errors import ConfigError
 from sweepbench.results.text import literal
 
-err = Console(stderr=True, soft_wrap=True)
-out = Console()
+
+
+class _Console(Console):
+    """A console whose reader going away raises ``BrokenPipeError`` like any other write to a
+    closed pipe, so every command ends the same way (``app.main``: quietly, status 141), not
+    with rich's own exit status 1."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
+err = _Console(stderr=True, soft_wrap=True)
+out = _Console()
 
 BUDGET_EXIT = 3
 """Exit status of a sweep stopped by its spending cap."""
@@ -153,10 +165,25 @@ def store_path(out_path: str | Path | None, shard: Any) -> Path:
     return DEFAULT_STORE
 
 
-def open_store(path: str | Path, *, create: bool = False):  # noqa: ANN201
-    """A run store; says so when opening it migrated an older schema."""
+def warn_damaged(lines: list[str]) -> None:
+    """Say on stderr what a read left out because it does not decode (one line each)."""
+    for line in lines:
+        say(err, f"warning: {line}", "yellow", one_line=True)
+
+
+def open_store(path: str | Path, *, create: bool = False, read_only: bool = False):  # noqa: ANN201
+    """A run store; says so when opening it migrated an older schema. ``read_only``: for
+    reading only (no lock, no writes, a read-only mount is fine), unless its schema must be
+    migrated first."""
+    from sweepbench.errors import OlderStoreError
+    from sweepbench.store.readonly import ReadOnlyStore
     from sweepbench.store.runstore import RunStore
 
+    if read_only:
+        try:
+            return ReadOnlyStore(path)
+        except OlderStoreError:
+            pass  # a writable open migrates it
     store = RunStore(path, create=create)
     if store.migrated:
         say(err, store.migrated)

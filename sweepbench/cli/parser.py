@@ -6,12 +6,14 @@ at it."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import NoReturn
 
 from sweepbench import __version__
 from sweepbench.cli import data, results, run, serve, tools
 from sweepbench.cli.common import BUDGET_EXIT, FAILING_EXIT, say_error
+from sweepbench.config import INT64
 from sweepbench.devserver.faults import FaultSpec, LatencySpec, parse_outage
 from sweepbench.ids import JudgeMethod, UserMode, WorkOrder
 from sweepbench.runner.work import DEFAULT_STORE
@@ -30,42 +32,50 @@ def checked(parse, *, result: bool = False):  # noqa: ANN001, ANN201
     return check
 
 
-def non_negative_float(text: str) -> float:
-    """A number >= 0 (a money cap); NaN is refused."""
+def _number(text: str, *, strict: bool) -> float:
+    """A finite number >= 0 (> 0 when ``strict``); NaN and infinity are refused."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    if not (value > 0 if strict else value >= 0):
+        raise argparse.ArgumentTypeError(f"must be {'>' if strict else '>='} 0, got {text}")
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
     return value
 
 
-def positive_int(text: str, low: int = 1) -> int:
-    """An integer >= 1 (>= ``low``)."""
+def non_negative_float(text: str) -> float:
+    """A finite number >= 0 (a money cap, a latency)."""
+    return _number(text, strict=False)
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (a time limit)."""
+    return _number(text, strict=True)
+
+
+def _integer(text: str, low: int) -> int:
+    """An integer from ``low`` to the largest 64-bit one (what the store can hold)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if value < low:
         raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+    if value > INT64[1]:
+        raise argparse.ArgumentTypeError(f"must be <= {INT64[1]}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1."""
+    return _integer(text, 1)
 
 
 def non_negative_int(text: str) -> int:
-    """An integer >= 0."""
-    return positive_int(text, 0)
-
-
-def positive_float(text: str) -> float:
-    """A finite number > 0 (a time limit)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-    return value
+    """An integer >= 0 (a count that may be none, a seed)."""
+    return _integer(text, 0)
 
 
 def port_number(text: str) -> int:
@@ -103,22 +113,22 @@ def _add_sweep_options(p: argparse.ArgumentParser, *, models: bool = True) -> No
         p.add_argument("--user-mode", choices=[m.value for m in UserMode],
                        help="VitaBench user mode: persona user (default), neutral user (persona "
                             "removed) or solo agent (a relay user says the whole instruction once)")
-        p.add_argument("--trials", "--epochs", dest="trials", type=int, metavar="K",
+        p.add_argument("--trials", "--epochs", dest="trials", type=positive_int, metavar="K",
                        help="trials per (model, task) (default 4); --epochs is inspect's name "
                             "for the same")
-    p.add_argument("--max-concurrency", type=int, metavar="N",
+    p.add_argument("--max-concurrency", type=positive_int, metavar="N",
                    help="episodes making requests at once (default 64; while one sleeps before "
                         "a retry its slot may run another: lend_slots in the config)")
     p.add_argument("--data-dir", metavar="DIR",
                    help="benchmark data dir (default $SWEEPBENCH_DATA, else the built-in samples)")
     p.add_argument("--lang", choices=["en", "zh"], help="task language (default en)")
     p.add_argument("--task", action="append", dest="task_ids", metavar="ID", help="only this task id (repeatable)")
-    p.add_argument("--limit", type=int, metavar="N",
+    p.add_argument("--limit", type=positive_int, metavar="N",
                    help="only the first N tasks of each benchmark, each run --trials times "
                         "(unlike inspect's --limit, which counts samples over the whole eval "
                         "and takes a range)")
-    p.add_argument("--seed", type=int, help="seed of the scripted models (default 0)")
-    p.add_argument("--latency", type=float, dest="reference_latency_s", metavar="S",
+    p.add_argument("--seed", type=non_negative_int, help="seed of the scripted models (default 0)")
+    p.add_argument("--latency", type=non_negative_float, dest="reference_latency_s", metavar="S",
                    help="latency of the built-in reference server's models, seconds (default 0)")
     p.add_argument("--config", metavar="FILE", help="sweep config (TOML); options override it")
     p.add_argument("--out", metavar="PATH",
@@ -190,7 +200,7 @@ def _add_fail_fast_options(p: argparse.ArgumentParser) -> None:
                    help="do not send the one request per endpoint that checks, before any "
                         "episode starts, that it is up and takes the key (key variables and "
                         "URLs are still checked)")
-    p.add_argument("--error-streak", type=int, metavar="N",
+    p.add_argument("--error-streak", type=non_negative_int, metavar="N",
                    help="stop starting episodes when the last N finished episodes all ended in "
                         f"error (default 20; 0: never); exit status {FAILING_EXIT}")
 
@@ -240,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                     "trials per task)")
     p.add_argument("--config", metavar="FILE", help="price calls with this config's endpoint "
                                                      "prices instead of the stored ones")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report with plots")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=results.cmd_report)
@@ -295,10 +305,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", action="append",
                    choices=LLM_JUDGE_METHODS,
                    help="judge method (repeatable; default: sliding for VitaBench, likert for T1)")
-    p.add_argument("--judge-concurrency", type=int, metavar="N", help="episodes judged at once")
+    p.add_argument("--judge-concurrency", type=positive_int, metavar="N", help="episodes judged at once")
     p.add_argument("--config", metavar="FILE", help="config with the judge endpoints' definitions")
-    p.add_argument("--max-concurrency", type=int, help=argparse.SUPPRESS)
-    p.add_argument("--latency", type=float, dest="reference_latency_s", metavar="S",
+    p.add_argument("--max-concurrency", type=positive_int, help=argparse.SUPPRESS)
+    p.add_argument("--latency", type=non_negative_float, dest="reference_latency_s", metavar="S",
                    help="latency of the built-in reference server's models, seconds")
     p.set_defaults(func=run.cmd_judge, benchmark=None)
 
@@ -322,7 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="faults per request, e.g. 429=0.1,500=0.05,timeout=0.02,reset=0.01,"
                         "garbage=0.01 (kinds: 429 500 502 503 timeout hang reset garbage overflow "
                         "length)")
-    p.add_argument("--seed", type=int, default=0, help="seed of fault and latency draws (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of fault and latency draws (default 0)")
     p.add_argument("--rpm", type=positive_int, metavar="N",
                    help="enforce N requests per minute per model and key (429 with "
                         "Retry-After beyond)")
@@ -351,7 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tools", help="list a benchmark's tools; `tools call` runs tool calls")
     p.add_argument("--benchmark", default="vitabench:delivery,instore,ota", metavar="SPEC",
                    help="benchmark spec (default: all 66 VitaBench tools)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON: the tools and the dependency graph's edges and density")
     _add_release_options(p)
     p.set_defaults(func=tools.cmd_tools)
     calls = p.add_subparsers(dest="tools_command", metavar="{call}")
@@ -390,10 +401,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=data.cmd_data)
 
     p = sub.add_parser("tasks", help="list a benchmark's tasks")
-    p.add_argument("--benchmark", default="vitabench:delivery", metavar="SPEC")
-    p.add_argument("--data-dir", metavar="DIR")
-    p.add_argument("--lang", choices=["en", "zh"], default="en")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--benchmark", default="vitabench:delivery", metavar="SPEC",
+                   help="benchmark spec, e.g. t1:single (default vitabench:delivery)")
+    p.add_argument("--data-dir", metavar="DIR",
+                   help="benchmark data dir (default $SWEEPBENCH_DATA, else the built-in samples)")
+    p.add_argument("--lang", choices=["en", "zh"], default="en", help="task language (default en)")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON: every task (for T1 the catalog: splits, tool counts, "
+                        "knowledge-base rows)")
     _add_release_options(p)
     p.set_defaults(func=tools.cmd_tasks)
     return parser

@@ -8,7 +8,15 @@ import argparse
 import json
 from pathlib import Path
 
-from sweepbench.cli.common import endpoint_prices, err, open_store, out, say, say_error
+from sweepbench.cli.common import (
+    endpoint_prices,
+    err,
+    open_store,
+    out,
+    say,
+    say_error,
+    warn_damaged,
+)
 from sweepbench.errors import ConfigError, ImportFormatError
 
 
@@ -35,7 +43,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             say_error(f"no run store at {p}")
             return 2
     with ExitStack() as stack:
-        stores = [stack.enter_context(open_store(p)) for p in args.paths]
+        stores = [stack.enter_context(open_store(p, read_only=True)) for p in args.paths]
         try:
             report = build_report(stores, method=args.method, judge=args.judge, k=args.k,
                                   prices=endpoint_prices(args.config), seed=args.seed,
@@ -43,6 +51,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         except ReportError as exc:
             say_error(str(exc))
             return 2
+    warn_damaged(report["damaged"])
     if args.html:
         from sweepbench.results.render.html import write_html
 
@@ -74,7 +83,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         say_error("name an output: --tables DIR, --inspect DIR, "
               "--trajectories OUT.jsonl and/or --csv OUT.csv")
         return 2
-    with open_store(args.path) as store:
+    with open_store(args.path, read_only=True) as store:
         if args.tables:
             formats = tuple(args.format or ["parquet", "csv", "jsonl"])
             for path, n in export_tables(store, args.run, args.tables, formats,
@@ -94,6 +103,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                                    args.inspect)
             say(err, f"{len(paths)} inspect_ai logs -> {args.inspect} (inspect view "
                      f"--log-dir {args.inspect})")
+        warn_damaged([f"run store {store.path}: {d}" for d in store.damaged])
     return 0
 
 
@@ -123,6 +133,13 @@ def cmd_merge(args: argparse.Namespace) -> int:
     except StoreError as exc:
         say_error(str(exc))
         return 2
+    records = counts.pop("records_left_out", 0)
+    rows = counts.pop("journal_rows_left_out", 0)
     say(err, f"merged {len(args.inputs)} stores into {args.out}: " +
         ", ".join(f"{n} {t}" for t, n in counts.items()))
+    if records or rows:
+        warn_damaged([f"left out what does not decode: {records} episode records (their "
+                      f"episodes are copied unfinished: a run continues them from their "
+                      f"journals) and {rows} journal rows (each journal is kept up to its first "
+                      "such row)"])
     return 0

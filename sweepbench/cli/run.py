@@ -36,6 +36,8 @@ from sweepbench.cli.common import (
     store_path,
     terminate,
 )
+from sweepbench.cli.hints import fixes
+from sweepbench.cli.judges import sweep_judges
 from sweepbench.config import SweepConfig, load_config
 from sweepbench.errors import ConfigError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod
@@ -54,24 +56,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     outcome = _run_sweep(cfg, out_path, not args.no_progress, retry_errors=args.retry_errors,
                          shard=shard_of(args), check_endpoints=not args.no_preflight)
     _say_outcome(outcome)
-    report = _stored_report(outcome)
+    report, reasons = _stored_report(outcome)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         out.print(render(report))
-    return _exit_status(outcome, args)
+    return _exit_status(outcome, args, reasons)
 
 
 def _run_config(args: argparse.Namespace) -> tuple[SweepConfig, str | Path | None]:
-    """The sweep ``run`` runs and the store it goes into."""
+    """The sweep ``run`` runs (and ``plan`` plans) and the store it goes into."""
     if args.resume:
         return _resume_config(args)
     cfg = config_from_args(args)
-    if not (args.config or args.model or args.judge_model):
-        # the embedded default's test doubles are judged by the judge double, so that
-        # every benchmark has its paper's headline (VitaBench's is the LLM judge)
-        cfg = msgspec.structs.replace(cfg, judge_models=["scripted/judge"])
-    return cfg, args.out
+    return sweep_judges(cfg, args, store_path(args.out, shard_of(args))), args.out
 
 
 def _say_outcome(outcome: SweepOutcome) -> None:
@@ -92,46 +90,66 @@ def _say_outcome(outcome: SweepOutcome) -> None:
         say(err, f"{n} judgments by {judge} failed (left unjudged; run again to retry)")
 
 
-def _stored_report(outcome: SweepOutcome) -> dict:
-    """The run's report from its store; the reasons its episodes ended in error, said."""
+def _stored_report(outcome: SweepOutcome) -> tuple[dict, Counter[str]]:
+    """The run's report from its store, and the reasons its selection's episodes ended in
+    error (said when episodes run now did)."""
     from sweepbench.results.report import build_report
     from sweepbench.runner.build import benchmark_info
 
+    reasons: Counter[str] = Counter()
     with open_store(outcome.store_path) as store:
         report = build_report(store, outcome.run_id, benchmarks=benchmark_info())
         if outcome.errors:
-            _say_error_reasons(store, outcome.run_id)
-    return report
+            reasons = _say_error_reasons(store, outcome.run_id)
+        elif outcome.stored_errors:
+            reasons = _error_reasons(store, outcome.run_id)
+    return report, reasons
 
 
-def _say_error_reasons(store: RunStore, run_id: str) -> None:
-    """The five commonest reasons the run's episodes ended in error, with their counts."""
+def _error_reasons(store: RunStore, run_id: str) -> Counter[str]:
     rows = {r["episode_key"] for r in store.episode_rows(run_id) if r["status"] == "error"}
-    reasons = Counter(rec.error for rec in store.records(rows).values())
+    return Counter(rec.error for rec in store.records(rows).values())
+
+
+def _say_error_reasons(store: RunStore, run_id: str) -> Counter[str]:
+    """The five commonest reasons the run's episodes ended in error, with their counts; all
+    of them."""
+    reasons = _error_reasons(store, run_id)
     say(err, "episodes that ended in error (counted as failures):", "yellow")
     for why, n in reasons.most_common(5):
         say(err, f"  {n} x {why}", one_line=True)
     if len(reasons) > 5:
         more = sum(reasons.values()) - sum(n for _, n in reasons.most_common(5))
         say(err, f"  ... and {more} more, of {len(reasons) - 5} other reasons")
+    return reasons
 
 
-def _exit_status(outcome: SweepOutcome, args: argparse.Namespace) -> int:
-    """Why the sweep stopped short, and what continues it, said; its exit status."""
+def _exit_status(outcome: SweepOutcome, args: argparse.Namespace,
+                 reasons: Counter[str] | None = None) -> int:
+    """Why the sweep stopped short, and what continues it, said; its exit status. Errors
+    that no retry fixes (``reasons``: why episodes ended in error) name their fix first."""
+    needed = fixes(reasons or ())
+    fix = f": {'; '.join(needed)}" if needed else ""
     if outcome.budget_stop:
         say(err, f"stopped by the spending cap: {outcome.budget_stop}; {outcome.not_started} "
-                 f"episodes not started (${outcome.spent:,.4f} spent on this selection); "
-                 "run again with a higher --max-cost to continue")
+                 f"episodes not started; ${outcome.spent:,.4f} spent on this selection in "
+                 "all, once the episodes in flight ended and were judged; run again with a "
+                 "higher --max-cost to continue")
         return BUDGET_EXIT
     if outcome.error_stop:
         say(err, f"stopped: {outcome.error_stop}, so the setup looks broken (see the reasons "
-                 f"above); {outcome.not_started} episodes not started. Fix it, then run "
+                 f"above){fix}; {outcome.not_started} episodes not started. Fix it, then run "
                  f"`{_retry_command(args)}`")
         return FAILING_EXIT
     if outcome.errors or outcome.stored_errors:
         n = outcome.errors + outcome.stored_errors
-        say(err, f"{n} episodes of this selection ended in error; run them again with "
-                 f"`{_retry_command(args)}`")
+        if needed:
+            say(err, f"{n} episodes of this selection ended in error, some for a reason no "
+                     f"retry fixes: {'; '.join(needed)}. Fix that first, then run them again "
+                     f"with `{_retry_command(args)}`")
+        else:
+            say(err, f"{n} episodes of this selection ended in error; run them again with "
+                     f"`{_retry_command(args)}`")
         return ERRORS_EXIT
     return 0
 
@@ -153,7 +171,6 @@ def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: boo
 
     part = shard or Shard(0, 1)
     path = store_path(out_path, part)
-    path.parent.mkdir(parents=True, exist_ok=True)
     install_uvloop()
     prices = {ep.name: ep for ep in cfg.endpoints if not ep.unpriced}
     with StoreLock(path), open_store(path, create=True) as store:
@@ -231,10 +248,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """What a `run` with these options would do and cost, before spending anything."""
     from sweepbench.runner.plan import make_plan, render_plan
 
-    if args.resume:
-        cfg, out_path = _resume_config(args)
-    else:
-        cfg, out_path = config_from_args(args), args.out
+    cfg, out_path = _run_config(args)
     path = store_path(out_path, shard_of(args))
     if path.is_file():
         with open_store(path) as store:

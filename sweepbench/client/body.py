@@ -83,8 +83,11 @@ class BodyTemplate:
     def for_endpoint(cls, endpoint: Any) -> BodyTemplate:
         """The template of a config ``Endpoint`` (its request-shaping fields)."""
         budget = endpoint.max_tokens or None
+        # the reference server's doubles need the task; a model named scripted/... is one of
+        # them, under whatever endpoint name (vllm/scripted/oracle against `sweepbench serve`)
+        keep = endpoint.scripted or endpoint.model_name.startswith("scripted/")
         return cls(
-            model=endpoint.model_name, keep_sweepbench=endpoint.scripted,
+            model=endpoint.model_name, keep_sweepbench=keep,
             defaults={"temperature": endpoint.temperature, "max_tokens": budget,
                       "tool_choice": endpoint.tool_choice},
             extra_body=endpoint.extra_body, budget_field=endpoint.max_tokens_field,

@@ -52,6 +52,7 @@ class CircuitBreaker:
         self.last_failure = ""  # why the latest failure failed (named when callers give up)
         self._cooldown_s = cooldown_s
         self._open_until = 0.0
+        self.down_since: float | None = None  # clock time it opened, until it closes again
         self._probing = False
         self._clock = clock
         self._changed = asyncio.Event()
@@ -100,6 +101,7 @@ class CircuitBreaker:
             self._probing = False
         if self.state != "closed" and (probe or self.state == "half_open"):
             self._cooldown_s = self.base_cooldown_s
+            self.down_since = None
             self._set("closed")
 
     def failure(self, probe: bool = False, reason: str = "") -> None:
@@ -120,7 +122,13 @@ class CircuitBreaker:
             self._changed.set()  # let another waiter probe
             self._changed = asyncio.Event()
 
+    def probe_in(self, now: float) -> float:
+        """Seconds until the next half-open probe may go (0: now, or one is in flight)."""
+        return max(0.0, self._open_until - now) if self.state == "open" else 0.0
+
     def _open(self) -> None:
+        if self.down_since is None:
+            self.down_since = self._clock.now()
         self._open_until = self._clock.now() + self._cooldown_s
         self.opened += 1
         self._set("open")

@@ -42,6 +42,7 @@ sleeps) comes from the limits' clock, so tests can run it on a fake one.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable
 from typing import Any
@@ -100,7 +101,8 @@ class ModelClient:
     the runner passes the reference server's URL). ``limits`` are this endpoint+account's
     shared :class:`~sweepbench.client.limits.EndpointLimits` (from a ``LimitsPool`` keyed by
     :func:`limits_key`); without one the client makes its own. ``cache`` is an opt-in
-    :class:`~sweepbench.client.cache.ResponseCache`. ``transport`` replaces the HTTP
+    :class:`~sweepbench.client.cache.ResponseCache` (a stored entry that is not a response
+    gives the cache up; the call goes to the endpoint). ``transport`` replaces the HTTP
     seam (default: by ``endpoint.transport``, "http", "aiohttp" or "openai").
     ``backoff_base_s`` / ``backoff_max_s`` shape the jittered exponential back-off (full
     jitter: a random wait in ``[0, min(max, base * 2**(retry-1))]``, where ``base`` is half the
@@ -156,23 +158,25 @@ class ModelClient:
         self.cache = cache
         kind = getattr(endpoint, "transport", "http") or "http"
         if transport is None:
+            net = {"follow_redirects": endpoint.follow_redirects,  # alike on every transport
+                   "proxy": endpoint.proxy}
             if kind == "openai":
                 from sweepbench.client.transports.openai import OpenAITransport
 
                 transport = OpenAITransport(
                     self.base_url, name=self._name, timeout_s=endpoint.timeout_s,
                     connect_timeout_s=endpoint.connect_timeout_s,
-                    max_reply_bytes=self._max_bytes)
+                    max_reply_bytes=self._max_bytes, **net)
             elif kind == "http":
                 transport = HttpTransport(
                     url, name=self._name, max_connections=endpoint.max_concurrency,
                     timeout_s=endpoint.timeout_s, connect_timeout_s=endpoint.connect_timeout_s,
-                    max_reply_bytes=self._max_bytes, stopping=self._limits_closed)
+                    max_reply_bytes=self._max_bytes, stopping=self._limits_closed, **net)
             elif kind == "aiohttp":
                 transport = AiohttpTransport(
                     url, name=self._name, max_connections=endpoint.max_concurrency,
                     timeout_s=endpoint.timeout_s, connect_timeout_s=endpoint.connect_timeout_s,
-                    max_reply_bytes=self._max_bytes, stopping=self._limits_closed)
+                    max_reply_bytes=self._max_bytes, stopping=self._limits_closed, **net)
             else:
                 raise ConfigError(
                     f"endpoint {endpoint.name!r}: unknown transport {kind!r} (http, aiohttp, openai)")
@@ -211,15 +215,23 @@ class ModelClient:
 
     def health(self) -> dict[str, Any]:
         """Now: ``breaker`` state, ``failing`` (failed requests in a row), ``last_failure``
-        (its message, or None) and ``since_ok_s`` (None: no success yet)."""
-        last = self.last_failure
-        return {
-            "breaker": self.limits.breaker.state,
+        (its message, or None) and ``since_ok_s`` (None: no success yet); while the breaker
+        is not closed, also what it waits for and when waiting calls give up:
+        ``open_for_s``, ``probe_in_s`` (the next probe request), ``max_wait_s``
+        (breaker_max_wait_s; None: forever) and ``gives_up_in_s`` (when the first waiting
+        call fails; None: never)."""
+        last, breaker, now = self.last_failure, self.limits.breaker, self._now()
+        out: dict[str, Any] = {
+            "breaker": breaker.state,
             "failing": self.failing,
             "last_failure": last.message if last is not None else None,
-            "since_ok_s": (None if self.last_ok_at is None
-                           else max(0.0, self._now() - self.last_ok_at)),
+            "since_ok_s": None if self.last_ok_at is None else max(0.0, now - self.last_ok_at),
         }
+        if breaker.state != "closed" and breaker.down_since is not None:
+            open_for, max_wait = max(0.0, now - breaker.down_since), self.limits.breaker_max_wait_s
+            out.update(open_for_s=open_for, probe_in_s=breaker.probe_in(now), max_wait_s=max_wait,
+                       gives_up_in_s=None if max_wait is None else max(0.0, max_wait - open_for))
+        return out
 
     # -- the call -------------------------------------------------------------------------
 
@@ -245,10 +257,15 @@ class ModelClient:
             key = self.cache.key(self._cache_identity, body)
             payload = self.cache.get(key)
             if payload is not None:
-                result = self._result(read_reply(self._name, self.url, payload), 0.0, [])
-                result.from_cache = True
-                result.wall_s = now() - start
-                return result
+                try:
+                    reply = read_reply(self._name, self.url, payload)
+                except ModelError as err:  # the cache's fault, not the model's: ask it
+                    self.cache.fail(f"a stored entry is not a response: {err}")
+                else:
+                    result = self._result(reply, 0.0, [])
+                    result.from_cache = True
+                    result.wall_s = now() - start
+                    return result
         try:
             api_key = self.endpoint.api_key()
         except ConfigError as err:
@@ -257,19 +274,13 @@ class ModelClient:
             raise error from err
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
         call = CallLedger()
-        try:  # the common case, one attempt, without tenacity's per-call machinery
+        try:  # the common case, one attempt, without the retry loop
             result = await self._attempt(body, headers, call)
         except ModelError as err:
             if not self.retry.worth_retrying(err) or self.endpoint.max_retries < 1:
                 raise
-            first: list[BaseException] = [err]
-
-            async def attempt() -> CallResult:
-                if first:  # tenacity sees the failure that already happened as attempt 1
-                    raise first.pop()
-                return await self._attempt(body, headers, call)
-
-            result = await self.retry.retrying(call)(attempt)
+            result = await self.retry.run(
+                functools.partial(self._attempt, body, headers, call), err, call)
         result.wall_s = now() - start
         result.queue_wait_s = call.waited
         result.backoff_s = call.backoff
@@ -284,7 +295,7 @@ class ModelClient:
 
     def _attempt(self, body: bytes, headers: dict[str, str] | None,
                  call: CallLedger) -> Awaitable[CallResult]:
-        """One attempt as tenacity counts them: one request (and maybe its hedge). The
+        """One attempt as the retry loop counts them: one request (and maybe its hedge). The
         coroutine of the one that runs, not a wrapper around it (awaited at once)."""
         stalls = self.stalls
         stalls.requests += 1
@@ -342,6 +353,7 @@ class ModelClient:
         published for the transport to say when the headers came."""
         stalls = self.stalls
         token = FLIGHT.set(flight)
+        flight.size = len(body)
         stalls.track(flight)
         deadline = flight.deadline = asyncio.timeout(None)
         try:
@@ -408,7 +420,7 @@ class ModelClient:
             raise
         usage = reply.usage
         limits.succeeded(permit, len(body), usage.prompt_tokens, usage.completion_tokens)
-        self.stalls.observe(elapsed)
+        self.stalls.observe(elapsed, len(body))
         self.last_ok_at = answered
         self.failing = 0
         call.payload = payload

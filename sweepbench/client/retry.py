@@ -12,28 +12,30 @@ depends on how the endpoint is doing: half its recent median latency while it mo
 not (an endpoint in trouble is given time). While the faults are isolated, an episode's sleep
 lends its sweep slot to another episode (:data:`~sweepbench.client.lending.LEASE`).
 
-tenacity runs the retries; the first attempt of a call goes without it (the common case).
+The loop is :meth:`RetryPolicy.run`, entered only once a call's first attempt has failed (the
+common case never pays for it). It is a plain loop: every decision in it (what is retried, how
+long to wait, how to sleep) is this module's own, so a retry library would only count to
+``max_retries``.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import random
-from collections.abc import Callable
-
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from sweepbench.client.lending import LEASE
 from sweepbench.client.limits import EndpointLimits
 from sweepbench.client.results import CallLedger
 from sweepbench.client.stalls import LatencyTracker
-from sweepbench.errors import ConnectionRefused, RetryableError
+from sweepbench.errors import ConnectionRefused, ModelError, RetryableError
 
 __all__ = ["BACKOFF_FLOOR_S", "BACKOFF_LATENCY_K", "HEALTHY_FAILING_SHARE", "RetryHook",
            "RetryPolicy"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 RetryHook = Callable[[RetryableError, float], None]
 BACKOFF_LATENCY_K = 0.5
@@ -59,31 +61,38 @@ class RetryPolicy:
                  max_retries: int, backoff_base_s: float, backoff_max_s: float,
                  retry_after_max_s: float, on_retry: RetryHook | None) -> None:
         self._name = name
+        self.max_retries = max_retries
         self.limits = limits
         self.latency = latency
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self.retry_after_max_s = retry_after_max_s
         self._on_retry = on_retry
-        self._retrying = AsyncRetrying(
-            stop=stop_after_attempt(max_retries + 1),
-            retry=retry_if_exception(self.worth_retrying),
-            wait=self.wait,
-            sleep=self.sleep,
-            reraise=True,
-        )
 
-    def retrying(self, call: CallLedger) -> AsyncRetrying:
-        """tenacity's loop for one call; its back-off sleeps are counted on ``call``."""
-        return self._retrying.copy(before_sleep=functools.partial(self.before_sleep, call))
+    async def run(self, attempt: Callable[[], Awaitable[T]], failed: ModelError,
+                  call: CallLedger) -> T:
+        """The rest of a call whose first attempt failed with ``failed``: wait and ``attempt()``
+        again while the error is worth retrying, ``max_retries`` times at most; the last
+        error is raised as it came. Back-off sleeps are counted on ``call``."""
+        made = 1
+        while made <= self.max_retries and self.worth_retrying(failed):
+            wait = self.wait(failed, made)
+            self.before_sleep(call, failed, made, wait)
+            await self.sleep(wait)
+            made += 1
+            try:
+                return await attempt()
+            except ModelError as err:
+                failed = err
+        raise failed
 
     def worth_retrying(self, err: BaseException) -> bool:
         if isinstance(err, ConnectionRefused):  # nothing ever answered there: not running
             return self.limits.answered
         return isinstance(err, RetryableError)
 
-    def wait(self, state: RetryCallState) -> float:
-        err = state.outcome.exception() if state.outcome is not None else None
+    def wait(self, err: BaseException, made: int) -> float:
+        """The wait after ``made`` attempts, the last of which failed with ``err``."""
         retry_after = getattr(err, "retry_after", None)
         if retry_after is not None:
             # Honour the server, plus a little jitter (a quarter of it, at most the quick
@@ -91,9 +100,9 @@ class RetryPolicy:
             retry_after = min(retry_after, self.retry_after_max_s)
             return retry_after + random.uniform(
                 0, min(self.quick_backoff_s(), max(BACKOFF_FLOOR_S, retry_after / 4)))
-        return self.backoff(state)
+        return self.backoff(made)
 
-    def backoff(self, state: RetryCallState) -> float:
+    def backoff(self, made: int) -> float:
         """Full jitter: a random wait in ``[0, min(backoff_max_s, base * 2**(retry-1))]``.
         ``base`` is the quick back-off (half a median latency) while the endpoint mostly
         answers (breaker closed, under ``HEALTHY_FAILING_SHARE`` of its recent requests
@@ -101,7 +110,7 @@ class RetryPolicy:
         ``backoff_base_s``: an endpoint in trouble is given time."""
         base = self.quick_backoff_s() if self.mostly_answering() else self.backoff_base_s
         return random.uniform(0, min(self.backoff_max_s,
-                                     base * 2.0 ** (state.attempt_number - 1)))
+                                     base * 2.0 ** (made - 1)))
 
     def quick_backoff_s(self) -> float:
         """``BACKOFF_LATENCY_K`` x the endpoint's recent median latency, clamped to
@@ -136,12 +145,10 @@ class RetryPolicy:
         return (self.mostly_answering() and not limits.outcomes.limit_hit()
                 and limits.paused_until <= limits.clock.now())
 
-    def before_sleep(self, call: CallLedger, state: RetryCallState) -> None:
-        err = state.outcome.exception() if state.outcome is not None else None
-        wait = state.upcoming_sleep
+    def before_sleep(self, call: CallLedger, err: ModelError, made: int, wait: float) -> None:
         call.backoff += wait
         if isinstance(err, RetryableError):
             log.debug("%s: attempt %d failed (%s), retrying in %.3fs", self._name,
-                      state.attempt_number, type(err).__name__, wait)
+                      made, type(err).__name__, wait)
             if self._on_retry is not None:
                 self._on_retry(err, wait)

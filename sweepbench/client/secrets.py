@@ -1,4 +1,5 @@
-"""Every configured API key, found and removed from text in any form a server may echo it in.
+"""Every configured API key (and proxy password), found and removed from text in any form a
+server may echo it in.
 
 Servers echo keys back: whole, cut short by their own truncation (or ours), split across
 lines, upper- or lower-cased, base64-encoded (a Basic auth header, a debug dump). One
@@ -22,6 +23,7 @@ import re
 import struct
 import sys
 import threading
+from urllib.parse import unquote
 
 __all__ = ["KEYS", "MIN_RUN", "REDACTED", "KeyRing"]
 
@@ -65,6 +67,7 @@ class KeyRing:
 
     def __init__(self) -> None:
         self._names: tuple[str, ...] = ()  # replaced whole, so readers need no lock
+        self._url_names: tuple[str, ...] = ()  # variables holding a URL with a password
         self._lock = threading.Lock()
         self._cached: tuple[tuple[str, ...], frozenset[str], frozenset[str],
                             frozenset[int] | None] = ((), frozenset(), frozenset(), None)
@@ -76,12 +79,28 @@ class KeyRing:
                 if env_name not in self._names:
                     self._names = tuple(sorted((*self._names, env_name)))
 
+    def register_url_password(self, env_name: str) -> None:
+        """Know the password in the URL ``env_name`` holds (a proxy's ``user:password@``) from
+        now on: the password is the secret, not the rest of the URL."""
+        with self._lock:
+            if env_name not in self._url_names:
+                self._url_names = tuple(sorted((*self._url_names, env_name)))
+
+    def _values(self) -> set[str]:
+        environ = os.environ
+        values = {environ.get(n) or "" for n in self._names}
+        for n in self._url_names:
+            value = environ.get(n) or ""
+            if "@" in value:  # [scheme://]user:password@host
+                userinfo = value.split("://", 1)[-1].rpartition("@")[0]
+                values.add(unquote(userinfo.partition(":")[2]))
+        return values
+
     def _grams(self) -> tuple[frozenset[str], frozenset[str], frozenset[int] | None]:
         """Every MIN_RUN-character piece of every form of every key, lower-cased, every
         quarter-length piece (the quick first test), and those as 4-byte words when every
         form is ASCII (else None)."""
-        environ = os.environ
-        keys = tuple(sorted({v for n in self._names if len(v := environ.get(n) or "") >= MIN_RUN}))
+        keys = tuple(sorted(v for v in self._values() if len(v) >= MIN_RUN))
         cached_keys, grams, quads, words = self._cached
         if keys != cached_keys:
             forms = [form.lower() for key in keys for form in _encodings(key)]

@@ -7,7 +7,8 @@ Ollama, OpenRouter), ``reasoning_content`` (DeepSeek, SGLang, llama.cpp), ``reas
 (OpenRouter), ``thinking`` parts (Mistral) or inline ``<thought>`` tags (Gemini); tool calls
 may lack ids or repeat them, carry arguments as a JSON object (Ollama's native shape) or come
 as OpenAI's legacy ``function_call``; usage counters may be absent or null, the cached part
-is named three ways, and Gemini counts thinking only in ``total_tokens``.
+is named three ways, and Gemini counts thinking only in ``total_tokens``. A body nested
+deeper than :data:`sweepbench.model_json.MAX_BODY_DEPTH` is refused before it is decoded.
 
 :func:`decode_reply` turns all of these into one :class:`DecodedReply` and raises :class:`ShapeError`
 (a plain message; the client adds the endpoint) for what it cannot understand. Tool-call ids
@@ -27,6 +28,7 @@ from typing import Any
 
 import msgspec
 
+from sweepbench.model_json import MAX_BODY_DEPTH, deeper_than
 from sweepbench.wire import (
     AssistantMessage,
     FunctionCall,
@@ -75,6 +77,8 @@ class DecodedReply(msgspec.Struct, kw_only=True):
 
 def decode_reply(payload: bytes) -> DecodedReply:
     """The reply in ``payload`` (a 2xx body), or :class:`ShapeError`."""
+    if deeper_than(payload, MAX_BODY_DEPTH):  # every reader downstream would recurse on it
+        raise ShapeError(f"JSON nested deeper than {MAX_BODY_DEPTH} levels")
     try:
         resp = chat_response_decoder.decode(payload)
     except msgspec.ValidationError as err:

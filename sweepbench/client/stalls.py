@@ -21,9 +21,19 @@ that is about its time to first byte, and never less, so budgets err on the long
   ``max(hedge_min_s, hedge_quantile latency, HEDGE_OVER_MEDIAN x median)`` is due a copy;
   at most ``HEDGE_SHARE`` of requests are hedged (plus a burst of ``HEDGE_BURST``,
   :meth:`StallPolicy.may_hedge`), so a slow endpoint is not sent twice the load. Off by
-  default where the endpoint has prices (``Endpoint.hedge``, :func:`priced`). The race
+  default where the endpoint has prices (``Endpoint.hedge``, :func:`priced`) and where it
+  is self-hosted (:func:`self_hosted`): there a copy cannot win, it queues behind the
+  original on the same engine and spends its compute. The race
   between a request and its copies, and the ramp-down backups, are
   :mod:`sweepbench.client.hedging`: the watchdog only tells a hedgeable request its age.
+
+**Self-hosted endpoints** (vLLM, SGLang, llama.cpp, Ollama on one machine) answer in turn:
+a request queued behind another's long prefill has no first byte because it waits, not
+because it hangs. So there the budget runs from the later of the request's send and the
+endpoint's last answer (a server that answers is busy, not hung), only the oldest request
+without a first byte (the one the server is on) can be abandoned, one at a time, and its
+budget grows with its prompt against the median prompt answered (a long prefill takes
+longer). A hung engine answers nothing, and its oldest request is abandoned as before.
 
 ``Flight`` is one request's progress: the client publishes it in :data:`FLIGHT` around
 ``Transport.post`` and the endpoint's watchdog (:class:`StallPolicy`) watches it, and stops
@@ -37,13 +47,16 @@ request: a call that answers in time costs a set insertion and removal, and an
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import math
 from collections import deque
 from contextvars import ContextVar
 from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = ["FLIGHT", "Flight", "HEDGE_BURST", "HEDGE_OVER_MEDIAN", "HEDGE_SHARE", "LatencyTracker",
-           "MIN_SAMPLES", "Outrun", "StallPolicy", "WINDOW", "first_byte", "priced"]
+           "MIN_SAMPLES", "Outrun", "StallPolicy", "WINDOW", "first_byte", "priced",
+           "self_hosted"]
 
 WINDOW = 512
 """Successful requests whose first-byte latency the budget is derived from."""
@@ -100,7 +113,7 @@ class Flight:
     sender gets a ``TimeoutError`` only for a stop, and a real cancel stays a cancel."""
 
     __slots__ = ("abandoned", "deadline", "got_first_byte", "hung", "outrun", "permit", "race",
-                 "sent_at")
+                 "sent_at", "size")
 
     def __init__(self, race: Any = None) -> None:
         self.race = race
@@ -109,6 +122,7 @@ class Flight:
         self.abandoned: float | None = None  # the budget it was abandoned at
         self.outrun = False
         self.sent_at = 0.0
+        self.size = 0  # bytes of the request's body
         self.permit: Any = None
         self.deadline: asyncio.Timeout | None = None
 
@@ -163,10 +177,14 @@ class StallPolicy:
         self.floor = min(endpoint.ttfb_floor_s, self.ceiling)
         self.k: float = endpoint.ttfb_k
         hedge = endpoint.hedge
-        self.hedging: bool = (not priced(endpoint)) if hedge is None else bool(hedge)
+        self.self_hosted = self_hosted(endpoint)
+        self.hedging: bool = ((not priced(endpoint) and not self.self_hosted) if hedge is None
+                              else bool(hedge))
         self.hedge_quantile: float = endpoint.hedge_quantile
         self.hedge_min_s: float = endpoint.hedge_min_s
         self.latency = LatencyTracker()
+        self.sizes = LatencyTracker()  # body bytes of the answered requests
+        self.answered_at = 0.0  # loop time of the last answer (self-hosted budgets run from it)
         self.requests = 0  # first copies sent (hedges not included)
         self.hedges = 0
         # in the order sent (a dict keeps it): the watchdog stops at the first one too young
@@ -179,10 +197,14 @@ class StallPolicy:
         """Enough latencies seen (``MIN_SAMPLES``): budgets and hedges have a basis."""
         return len(self.latency) >= MIN_SAMPLES
 
-    def observe(self, ttfb_s: float) -> None:
+    def observe(self, ttfb_s: float, size: int = 0) -> None:
         """A successful request's time to first byte (here: to its whole reply, which for a
-        non-streaming request is about the same, and never less)."""
+        non-streaming request is about the same, and never less); ``size``: its body's bytes."""
         self.latency.add(ttfb_s)
+        if size:
+            self.sizes.add(float(size))
+        if self._loop is not None and not self._loop.is_closed():
+            self.answered_at = self._loop.time()
         if len(self.latency) == MIN_SAMPLES and self._check_at is not None and self._loop:
             self._check_at.cancel()  # primed: budgets and hedge delays are short now
             self._check_at = self._loop.call_later(self._interval(), self._check)
@@ -224,17 +246,34 @@ class StallPolicy:
             if now - flight.sent_at < young:
                 break
             due.append(flight)
+        head = True  # self-hosted: only the oldest request waiting for a byte may be abandoned
         for flight in due:
             if flight.got_first_byte or flight.abandoned is not None:
                 continue
             age = now - flight.sent_at
             budget = self.ttfb_budget(flight.hung)
-            if budget is not None and age >= budget and flight.deadline is not None:
+            if self.self_hosted and budget is not None:
+                waited = now - max(flight.sent_at, self.answered_at)
+                budget = budget * self._prefill(flight) if head else None
+                head = False
+                if budget is not None and waited >= budget and flight.deadline is not None:
+                    flight.abandoned = budget
+                    flight.stop()
+                    self.answered_at = now  # the next in line gets a budget of its own
+                    continue
+            elif budget is not None and age >= budget and flight.deadline is not None:
                 flight.abandoned = budget
                 flight.stop()  # the sender turns it into a FirstByteTimeout
-            elif flight.race is not None and hedge is not None:
+                continue
+            if flight.race is not None and hedge is not None:
                 flight.race.tick(age, hedge)
         self._check_at = loop.call_later(self._interval(), self._check)
+
+    def _prefill(self, flight: Flight) -> float:
+        """How much longer than usual a request's prompt takes to read: its body against the
+        median body answered (at least 1)."""
+        median = self.sizes.quantile(0.5)
+        return max(1.0, flight.size / median) if median and flight.size else 1.0
 
     def ttfb_budget(self, abandoned: int = 0) -> float | None:
         """Seconds a request may wait for its first byte (None: no budget under timeout_s);
@@ -258,6 +297,22 @@ class StallPolicy:
             return False
         self.hedges += 1
         return True
+
+
+def self_hosted(endpoint: Any) -> bool:
+    """Whether the endpoint is served by an engine of its own (``kind``; else its
+    ``base_url``'s host is localhost or a loopback, private or link-local address)."""
+    kind = getattr(endpoint, "kind", None)
+    if kind is not None:
+        return kind == "self-hosted"
+    host = (urlsplit(getattr(endpoint, "base_url", "") or "").hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False  # a name: hosted unless declared (kind = "self-hosted")
+    return address.is_loopback or address.is_private or address.is_link_local
 
 
 def priced(endpoint: Any) -> bool:

@@ -191,8 +191,8 @@ class ReferenceServer:
                 f"reference server binds to loopback only (127.0.0.1, ::1, localhost); "
                 f"refusing host {host!r}"
             )
-        if latency_s < 0:
-            raise ValueError(f"latency_s must be >= 0, got {latency_s}")
+        if not (math.isfinite(latency_s) and latency_s >= 0):  # inf would hang every answer
+            raise ValueError(f"latency_s must be a finite number >= 0, got {latency_s}")
         if latency and latency_s:
             raise ValueError("give latency (a distribution) or latency_s (fixed), not both")
         for name, value in (("hang_s", hang_s), ("fault_retry_after_s", fault_retry_after_s)):

@@ -11,8 +11,8 @@ coherence); the engine asks up to ``attempts`` times and maps the overall score 
 - A reply that only repeats the prompt is not a verdict, even where a score can be read from
   it (a prompt may show the answer format with numbers in it): see :func:`echoes`.
 
-A judge that never answers readably raises ValueError, which the judge pool records as an
-unjudged episode, never as a score.
+A judge that never answers readably raises :class:`NoVerdict`, which the judge pool records
+as an unjudged episode, never as a score.
 """
 
 from __future__ import annotations
@@ -23,10 +23,17 @@ from typing import Any
 
 from sweepbench.wire import AssistantMessage, ChatRequest, Message, UserMessage
 
-__all__ = ["NUDGE", "echoes", "likert_judgment"]
+__all__ = ["NUDGE", "NoVerdict", "echoes", "likert_judgment"]
 
 NUDGE = ("Your reply could not be read as a verdict. Answer with only the JSON object the "
          "instructions ask for, with your own score for each criterion.")
+
+
+
+class NoVerdict(ValueError):
+    """The judge answered, and nothing it said was a verdict: the judge's failure, not the
+    episode's (the pool leaves the episode unjudged, to be judged again)."""
+
 
 _SPACE = re.compile(r"\s+")
 _MIN_LINE = 12  # shorter lines ("{", "}", a key) occur in any JSON and say nothing
@@ -63,4 +70,4 @@ async def likert_judgment(prompt: str, parse: Callable[[str], dict[str, Any] | N
         if scores is not None:
             return {"passed": None, "score": (scores["overall"] - 1) / 4, "details": scores}
         messages += [AssistantMessage(text), UserMessage(nudge)]
-    raise ValueError(f"Likert judge gave no readable scores in {attempts} attempts")
+    raise NoVerdict(f"Likert judge gave no readable scores in {attempts} attempts")

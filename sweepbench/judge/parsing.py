@@ -30,6 +30,8 @@ import orjson
 from msgspec import Struct
 from rapidfuzz import fuzz
 
+from sweepbench.model_json import deeper_than
+
 __all__ = [
     "OverallVerdict",
     "Verdict",
@@ -138,7 +140,7 @@ class _Reader:
             c = s[self.i]
             if c == close:
                 self.i += 1
-                return "".join(out)
+                return _whole("".join(out))
             if c == "\\" and self.i + 1 < n:
                 e = s[self.i + 1]
                 hex4 = s[self.i + 2:self.i + 6]
@@ -152,7 +154,7 @@ class _Reader:
             out.append(c)
             self.i += 1
         self.eof = True  # an unterminated string: keep what was said
-        return "".join(out)
+        return _whole("".join(out))
 
     def key(self) -> str | None:
         c = self.s[self.i]
@@ -212,6 +214,17 @@ class _Reader:
                 return out
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _whole(text: str) -> str:
+    """``text`` with escaped surrogate pairs joined (``\\ud83d\\ude00`` is one emoji) and a
+    lone surrogate, which no UTF-8 output can hold, replaced by U+FFFD."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def loads_lenient(text: str, start: int = 0) -> Any:
     """The JSON value starting at ``text[start]``, read forgivingly; ValueError if none."""
     return _Reader(text, start).value()
@@ -236,12 +249,12 @@ def extract_json(text: str | None, accept: Callable[[Any], bool] | None = None) 
     ok = accept or (lambda v: isinstance(v, (list, dict)))
     for cand in _candidates(text):
         stripped = cand.strip()
-        try:
-            value = orjson.loads(stripped)
+        try:  # orjson reads 1,024 levels and writes 255: deeper is left to the lenient reader
+            value = None if deeper_than(stripped, _MAX_DEPTH) else orjson.loads(stripped)
         except orjson.JSONDecodeError:
             pass
         else:
-            if ok(value):
+            if value is not None and ok(value):
                 return value
         starts = [m.start() for m in re.finditer(r"[\[{]", cand)][:_MAX_STARTS]
         for start in starts:

@@ -59,8 +59,8 @@ def _endpoint(name: str, pm: ProviderModel, price: ModelPrice | None) -> Endpoin
         "price_input_per_mtok": price.input, "price_cached_input_per_mtok": price.cached,
         "price_output_per_mtok": price.output}
     return Endpoint(name=name, base_url=pm.base_url, model=pm.model, api_key_env=pm.key_env,
-                    hedge=False if pm.kind == HOSTED else None, unpriced=price is None,
-                    **prices).validate()
+                    kind=pm.kind, hedge=False if pm.kind == HOSTED else None,
+                    unpriced=price is None, **prices).validate()
 
 
 def _unknown(name: str, cfg: SweepConfig) -> ConfigError:

@@ -42,7 +42,8 @@ from sweepbench.store.reads import ModelCallRow
 from sweepbench.store.runstore import RunStore
 from sweepbench.wire import EpisodeRecord, Usage
 
-__all__ = ["Prices", "as_prices", "build_profiles", "call_event", "profile_run", "usage_cost"]
+__all__ = ["Prices", "as_prices", "build_profiles", "call_event", "endpoint_stalls",
+           "profile_run", "usage_cost"]
 
 LATENCY_BINS = np.geomspace(1e-3, 1e3, 43)  # 1 ms .. 1000 s, 7 bins a decade
 
@@ -273,6 +274,31 @@ def build_profiles(
         }
         out[model] = entry
     return out
+
+
+def endpoint_stalls(calls: Iterable[ModelCallRow]) -> dict[str, dict[str, int]]:
+    """endpoint -> its calls, hung requests (abandoned for want of a first byte), hedge
+    copies sent and answers a copy won; every call, judges' too (a judge endpoint stalls
+    like any), endpoints with no stall left out: a latency jump's reason, per server."""
+    out: dict[str, dict[str, int]] = {}
+    calls_by: dict[str, int] = defaultdict(int)
+    for c in calls:
+        if not c.endpoint:
+            continue
+        calls_by[c.endpoint] += 1
+        st = _stored_json(c.stalls)
+        if not isinstance(st, dict):
+            continue
+        try:
+            stall = msgspec.convert(st, _Stalls)
+        except msgspec.ValidationError:
+            continue
+        e = out.setdefault(c.endpoint, {"hung": 0, "hedged": 0, "hedge_wins": 0})
+        e["hung"] += stall.hung
+        e["hedged"] += stall.hedged
+        e["hedge_wins"] += stall.hedge_won
+    return {name: {"calls": calls_by[name], **e} for name, e in sorted(out.items())
+            if e["hung"] or e["hedged"]}
 
 
 def _stored_json(raw: bytes | str | None) -> Any:

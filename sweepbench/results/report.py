@@ -55,7 +55,7 @@ import msgspec
 from sweepbench.errors import ReportError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, TaskKey
 from sweepbench.results.cost import Spend
-from sweepbench.results.profile import as_prices, build_profiles, call_event
+from sweepbench.results.profile import as_prices, build_profiles, call_event, endpoint_stalls
 from sweepbench.results.runinfo import (configuration, error_reasons, terminations,
                                         unjudged_by_judge)
 from sweepbench.results.stats import (
@@ -65,7 +65,7 @@ from sweepbench.results.stats import (
     paired_bootstrap,
     summarize,
 )
-from sweepbench.store.runstore import RunStore
+from sweepbench.store.reads import StoreReads
 from sweepbench.results.selection import EpisodeView, Selection, load_view
 
 __all__ = ["ReportError", "Source", "build_report", "choose_source", "headline_sources",
@@ -194,7 +194,7 @@ def headline_sources(view: EpisodeView, judgments: list[dict],
 
 
 def build_report(
-    store: RunStore | Sequence[RunStore],
+    store: StoreReads | Sequence[StoreReads],
     run_id: str | None = None,
     *,
     method: str | None = None,
@@ -217,7 +217,7 @@ def build_report(
     prices replacing the stored ones. ``n_boot``, ``seed``: the bootstraps (same seed, same
     JSON). ``profile=False`` skips the token / latency profile.
     """
-    stores = [store] if isinstance(store, RunStore) else list(store)
+    stores = [store] if isinstance(store, StoreReads) else list(store)
     selection = selection or Selection()
     if run_id is not None:
         selection = msgspec.structs.replace(selection, run_id=run_id)
@@ -273,7 +273,9 @@ def build_report(
         "error_reasons": error_reasons(view.rows, _error_texts(view)),
         "unjudged_by_judge": unjudged_by_judge(judgments),
         "terminations": terminations(view.rows),
+        "stalls_by_endpoint": endpoint_stalls(calls),
         "configuration": configuration(view.runs),
+        "damaged": [f"run store {s.path}: {d}" for s in stores for d in s.damaged],
     }
 
 

@@ -16,13 +16,17 @@ from typing import Any
 
 from rich.text import Text
 
-__all__ = ["json_text", "literal", "visible"]
+__all__ = ["CONTROL", "json_text", "literal", "visible"]
 
-# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and
-# isolates that reorder what a line seems to say ("Trojan Source")
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_CONTROL_ONE_LINE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+INVISIBLE = "\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+"""The bidirectional marks, overrides and isolates that reorder what a line seems to say
+("Trojan Source"), and the zero-width characters that hide in it (joiners that shape
+scripts and emoji, U+200C and U+200D, stay)."""
+CONTROL = "\x00-\x08\x0b-\x1f\x7f-\x9f" + INVISIBLE
+"""What is shown as an escape: C0 controls but tab and newline, DEL, C1 controls and the
+invisible characters above; the viewer's page shows the same (``view/static/dom.js``)."""
+_CONTROL = re.compile(f"[{CONTROL}]")
+_CONTROL_ONE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{INVISIBLE}]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -45,7 +49,7 @@ def literal(text: Any, style: str = "", *, one_line: bool = False) -> Text:
 
 
 # what json.dumps(..., ensure_ascii=False) leaves raw (it escapes C0 controls itself)
-_JSON_RAW = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+_JSON_RAW = re.compile(f"[\x7f-\x9f{INVISIBLE}\u2028\u2029]")
 
 
 def json_text(text: str) -> str:

@@ -6,6 +6,7 @@ client per endpoint name (a fleet for a model with several replicas or keys). Th
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any
 
 from sweepbench.benchmarks import registry
@@ -88,13 +89,22 @@ def reference_server(cfg: SweepConfig, **options: Any) -> ReferenceServer:
         cache_entries=cfg.reference_cache_entries, **options)
 
 
-class SweepResources:
-    """``async with SweepResources(cfg, names) as res``: ``res.clients[name]`` for every model
-    name in ``names``; everything is closed on exit."""
+def open_cache(cfg: SweepConfig, store: Path | None) -> ResponseCache | None:
+    """The config's response cache, opened (None: off); a file that cannot be one, or the run
+    store ``store``, is a ConfigError naming it, before any episode starts."""
+    return ResponseCache(cfg.response_cache, not_at=store) if cfg.response_cache else None
 
-    def __init__(self, cfg: SweepConfig, names: set[str]) -> None:
+
+class SweepResources:
+    """``async with SweepResources(cfg, names, cache=...) as res``: ``res.clients[name]`` for
+    every model name in ``names``, sharing the response cache given (see :func:`open_cache`);
+    everything is closed on exit."""
+
+    def __init__(self, cfg: SweepConfig, names: set[str], *,
+                 cache: ResponseCache | None = None) -> None:
         self.cfg = cfg
         self.names = names
+        self.cache = cache  # the response cache, opened by the caller (closed on exit)
         self.clients: dict[str, ModelClient | Fleet] = {}
         self.reference: ReferenceServer | None = None  # the built-in server, while it runs
         self.limits = LimitsPool()  # agent, user and judge calls to one account share a budget
@@ -109,7 +119,7 @@ class SweepResources:
                 self.reference = await stack.enter_async_context(reference_server(cfg))
                 url = self.reference.url
             limits = self.limits
-            cache = ResponseCache(cfg.response_cache) if cfg.response_cache else None
+            cache = self.cache
             if cache is not None:
                 stack.callback(cache.close)
             for name in sorted(self.names):

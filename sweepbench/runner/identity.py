@@ -41,8 +41,8 @@ NOT_SENT = frozenset({
     "transport", "rpm", "tpm", "rate_headroom", "adaptive_concurrency", "min_concurrency",
     "breaker_threshold", "breaker_cooldown_s", "breaker_max_wait_s", "limits_key",
     "price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok",
-    "max_cost_usd", "latency_s", "max_reply_bytes", "backups", "unpriced",
-    "base_urls", "api_key_envs", "routing", "load_factor",
+    "max_cost_usd", "latency_s", "max_reply_bytes", "backups", "unpriced", "follow_redirects",
+    "proxy", "kind", "base_urls", "api_key_envs", "routing", "load_factor",
 })
 """Endpoint fields that do not change what is sent to the model (how, how fast, at what
 price, under which name): not part of an episode's identity."""

@@ -3,6 +3,12 @@
 Episodes are submitted as they finish; a fixed number of worker coroutines judge them with
 every configured judge. The deterministic state check runs inline (it is cheap); LLM judges
 call their own endpoint through their own client, so judge models keep their own rate limits.
+A judgment that raises is told apart by what raised: a judge call (the client already
+retried) or a judge that gave no verdict (:class:`~sweepbench.judge.likert.NoVerdict`) leaves
+the episode unjudged, judged again by the next run; anything else, and anything the state
+check raises, means the episode's output cannot be scored (the model sent something no reader
+survives): it fails, with the reason in its details, and still counts in Avg@k.
+
 Judgments are versioned by (judge, method) and live side by side; each carries its judge's
 key (the judge endpoint's identity and the method), and a judgment made by a judge with
 another key (the endpoint's model changed) is not taken as done.
@@ -37,6 +43,7 @@ from sweepbench.ids import (
     JudgeMethod,
     judge_journal,
 )
+from sweepbench.judge.likert import NoVerdict
 from sweepbench.store.runstore import RunStore
 from sweepbench.runner.journal import Replayed
 from sweepbench.client.secrets import KEYS
@@ -133,6 +140,18 @@ class JudgeJournal:
         return call
 
 
+def _noting(call: Callable[[ChatRequest], Awaitable[Any]],
+            raised: list[BaseException]) -> Callable[[ChatRequest], Awaitable[Any]]:
+    """``call``, remembering in ``raised`` every exception that escapes it."""
+    async def noted(req: ChatRequest) -> Any:
+        try:
+            return await call(req)
+        except Exception as exc:
+            raised.append(exc)
+            raise
+    return noted
+
+
 class JudgePool:
     """Judges submitted episodes with every judge spec; ``drain()`` waits for all of them."""
 
@@ -193,7 +212,13 @@ class JudgePool:
                 if spec.applies_to(task.benchmark) and (key, spec.model, spec.method) not in self.done:
                     await self._judge(task, key, record, spec)
 
+    def _store(self, key: str, spec: JudgeSpec, judgment: Judgment) -> None:
+        self.store.judgment(key, judge=spec.model, method=spec.method,
+                            passed=judgment["passed"], score=judgment["score"],
+                            details=judgment["details"], run_id=self.run_id, judge_key=spec.key)
+
     async def _judge(self, task: Task, key: str, record: Any, spec: JudgeSpec) -> None:
+        judge_raised: list[BaseException] = []  # what escaped the judge's own calls
         try:
             if spec.is_state:
                 judgment = state_judgment(task, record)
@@ -205,12 +230,17 @@ class JudgePool:
                     journal = JudgeJournal(self.store, key, spec, self.run_id)
                     observe = ((lambda result: self.observe(spec.model, result))
                                if self.observe else None)
-                    call = journal.caller(self.clients[spec.model].complete, observe)
+                    call = _noting(journal.caller(self.clients[spec.model].complete, observe),
+                                   judge_raised)
                     judgment = await benchmark.judge(task, record, spec.method, call,
                                                      data_dir=self.data_dir)
-        except Exception as exc:  # a judge that cannot judge: recorded, never a crash
+        except Exception as exc:  # recorded, never a crash
             why = KEYS.scrub(traceback.format_exception_only(exc)[-1].strip())
-            judgment = {"passed": None, "score": None, "details": {"error": why}}
+            if exc in judge_raised or isinstance(exc, NoVerdict):  # the judge could not judge
+                judgment = {"passed": None, "score": None, "details": {"error": why}}
+            else:  # the episode could not be scored: a failure with its reason
+                judgment = {"passed": False, "score": 0.0,
+                            "details": {"why": f"the episode could not be scored: {why}"}}
         details = judgment["details"] or {}
         if not spec.is_state and judgment["passed"] is None and judgment["score"] is None:
             # no verdict (unreadable output, a failed call): unjudged, tried again on a rerun
@@ -218,9 +248,13 @@ class JudgePool:
             judgment = {**judgment, "details": {**details, "error": why}}
             self.failed += 1
             self.failures[spec.model, spec.method] += 1
-        self.store.judgment(key, judge=spec.model, method=spec.method,
-                            passed=judgment["passed"], score=judgment["score"],
-                            details=judgment["details"], run_id=self.run_id, judge_key=spec.key)
+        try:
+            self._store(key, spec, judgment)
+        except (TypeError, ValueError) as exc:  # details no JSON holds (a lone surrogate)
+            kept = "error" if "error" in (judgment["details"] or {}) else "unstorable"
+            judgment = {**judgment, "details": {
+                kept: f"the verdict's details could not be stored: {exc}"}}
+            self._store(key, spec, judgment)
         self.done.add((key, spec.model, spec.method))
         self.judged += 1
         self.on_judged(key, spec, judgment)

@@ -12,19 +12,23 @@ time it spends outside model calls. Where it comes from, best first:
 3. **the benchmark's defaults** (``Benchmark.plan_defaults``): turns, the task's gold plan
    steps, completion sizes, conversation growth; rough (the plan says so).
 
-Judges: history of the (judge, method) on the benchmark, else the defaults. Requests, tokens
-and dollars (at the config's prices) are sums over endpoints. Wall time: each episode's calls
+Judges: the sweep's own (a stored episode's calls to judges this sweep does not use are left
+out), from the history of the (judge, method) on the benchmark, else the defaults. Requests,
+tokens and dollars (at the config's prices) are sums over endpoints; an endpoint without
+prices is *unpriced* (its dollars ``None``, listed in ``unpriced``), never $0. Wall time: each episode's calls
 in sequence at the endpoint's latency (for scripted models, the reference server's configured
 latency plus the measured overhead; otherwise the measured mean latency, else
 ``DEFAULT_LATENCY_S``), spread over the sweep's concurrency, bounded below by every endpoint's
 in-flight cap, RPM and TPM, and by the harness's own time per call (the fastest a stored run
-went, else ``HARNESS_S_PER_CALL``), plus the judging of the last episode; a range around it
+went, else ``HARNESS_S_PER_CALL`` times the machine's load per core when above 1: the
+harness shares the cores), plus the judging of the last episode; a range around it
 (``RANGE_HISTORY``, ``RANGE_DEFAULTS``).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -33,7 +37,6 @@ from statistics import fmean
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from sweepbench.benchmarks import registry
@@ -42,7 +45,9 @@ from sweepbench.datasets.data_dir import resolve_data_dir
 from sweepbench.datasets.task import Task
 from sweepbench.ids import EpisodeStatus, UserMode
 from sweepbench.memo import IdentityMemo
-from sweepbench.results.profile import usage_cost
+from sweepbench.results import fmt
+from sweepbench.results.profile import Prices, usage_cost
+from sweepbench.results.render.terminal import FitTable
 from sweepbench.store.runstore import RunStore
 from sweepbench.results.text import literal
 from sweepbench.runner.build import endpoint_names, endpoint_prices
@@ -59,10 +64,12 @@ DEFAULT_LATENCY_S = 2.0
 """Seconds per call assumed for an endpoint with no history (not a scripted model)."""
 SCRIPTED_OVERHEAD_S = 0.003
 """Client and server time per scripted call beyond the configured latency, without history."""
-HARNESS_S_PER_CALL = 0.004
+HARNESS_S_PER_CALL = 0.0006
 """The harness's own time per model call without history (client, journal, store, tools; the
-reference server in the same process on a small machine): a sweep cannot go faster than its
-calls times this. With history: the fastest rate a stored run achieved."""
+reference server in the same process on a small machine), on idle cores: a sweep cannot go
+faster than its calls times this (times the load per core, on a busy machine). The quick
+start's sweep made 5,044 calls in 2.4 s (0.00048 s a call) on 2 cores on 2026-11-28. With
+history: the fastest rate a stored run achieved."""
 RANGE_HISTORY = (0.8, 1.25)
 RANGE_DEFAULTS = (0.5, 2.0)
 _STARTUP_S = 0.5  # loading tasks, starting the reference server, without history
@@ -216,6 +223,8 @@ class _Estimator:
             shape = self._scaled(item, self.history.by_bench[item.model, task.benchmark])
         else:
             shape = self._defaults(item)
+        wanted = set(self.cfg.judges()[1:])
+        shape.judges = {p: v for p, v in shape.judges.items() if p in wanted}
         if judges:
             self._fill_judges(shape, item)
         return shape
@@ -307,7 +316,8 @@ def make_plan(cfg: SweepConfig, store: RunStore | None, *, shard: Shard | None =
                          * latency[cfg.user_model] + shape.overhead_s)
         judge_time.append(sum(cell[0] * latency[j] for (j, _), cell in shape.judges.items()))
     rough = any("defaults" in s for v in sources.values() for s in v)
-    harness = history.harness_s if history.harness_s is not None else HARNESS_S_PER_CALL
+    load = machine_load() if history.harness_s is None else None
+    harness = history.harness_s if load is None else HARNESS_S_PER_CALL * load_slowdown(load)
     wall, bound = _wall_time(cfg, durations, judge_time, calls, latency, harness)
     wall += history.startup_s if history.startup_s is not None else _STARTUP_S
     lo, hi = RANGE_DEFAULTS if rough else RANGE_HISTORY
@@ -318,7 +328,8 @@ def make_plan(cfg: SweepConfig, store: RunStore | None, *, shard: Shard | None =
         endpoints[n] = {"requests": round(c[0]), "prompt_tokens": usage.prompt_tokens,
                         "cached_prompt_tokens": usage.cached_prompt_tokens,
                         "completion_tokens": usage.completion_tokens,
-                        "dollars": usage_cost(usage, prices[n]) if n in prices else None,
+                        "dollars": (usage_cost(usage, prices[n])
+                                    if n in prices and _priced(prices[n]) else None),
                         "latency_s": latency[n]}
     return {
         "store": str(store.path) if store is not None else None,
@@ -333,11 +344,32 @@ def make_plan(cfg: SweepConfig, store: RunStore | None, *, shard: Shard | None =
         "cached_prompt_tokens": sum(e["cached_prompt_tokens"] for e in endpoints.values()),
         "completion_tokens": sum(e["completion_tokens"] for e in endpoints.values()),
         "dollars": sum(e["dollars"] or 0.0 for e in endpoints.values()),
-        "unpriced": [n for n in names if n not in prices],
-        "wall_s": {"estimate": wall, "low": wall * lo, "high": wall * hi, "bound": bound},
-        "per_episode_dollars": {n: (endpoints[n]["dollars"] / len(todo) if todo else 0.0)
-                                for n in names if n in prices},
+        "unpriced": [n for n in names if endpoints[n]["dollars"] is None],
+        "wall_s": {"estimate": wall, "low": wall * lo, "high": wall * hi, "bound": bound,
+                   "machine_load": load},
+        "per_episode_dollars": {n: ((endpoints[n]["dollars"] or 0.0) / len(todo) if todo
+                                    else 0.0) for n in names},
     }
+
+
+def machine_load() -> float:
+    """Runnable processes per core over the last minute, at least 1 (1 where unknown)."""
+    try:
+        return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    except OSError:
+        return 1.0
+
+
+def load_slowdown(load: float) -> float:
+    """How many times slower than on idle cores the harness goes at ``load`` per core: its
+    square root, an empirical fit (on 2 cores on 2026-11-28 the quick start's sweep took
+    2.4 s on a lightly loaded machine and 7.0 to 10.2 s at 4.1 to 4.7 per core; the harness
+    waits on sockets too, so it slows less than its share of a core shrinks)."""
+    return math.sqrt(load)
+
+
+def _priced(prices: Prices) -> bool:
+    return bool(prices.input or prices.cached_input or prices.output)
 
 
 def _latency(cfg: SweepConfig, name: str, history: _History) -> float:
@@ -411,19 +443,25 @@ def render_plan(plan: dict[str, Any]) -> Group:
     if plan["rough"]:
         lines.append("rough estimate: no history in the store for some model and benchmark "
                      "(the benchmark's defaults are used); expect up to 2x either way")
-    table = Table(title="expected calls, tokens and dollars per endpoint")
-    for name in ("endpoint", "requests", "prompt tokens", "cached", "completion", "s/call", "$"):
-        table.add_column(name, justify="left" if name == "endpoint" else "right")
-    for name, e in plan["endpoints"].items():
-        table.add_row(literal(name), f"{e['requests']:,}", f"{e['prompt_tokens']:,}",
-                      f"{e['cached_prompt_tokens']:,}", f"{e['completion_tokens']:,}",
-                      f"{e['latency_s']:.3g}",
-                      "unpriced" if e["dollars"] is None else f"{e['dollars']:,.4f}")
-    table.add_row("total", f"{plan['requests']:,}", f"{plan['prompt_tokens']:,}",
-                  f"{plan['cached_prompt_tokens']:,}", f"{plan['completion_tokens']:,}", "",
-                  f"{plan['dollars']:,.4f}" + (" + unpriced" if plan["unpriced"] else ""))
+    def row(name: str, e: dict, dollars: str, latency: str) -> list[str]:
+        return [name, fmt.count(e["requests"]), fmt.tokens(e["prompt_tokens"]),
+                fmt.tokens(e["cached_prompt_tokens"]), fmt.tokens(e["completion_tokens"]),
+                latency, dollars]
+
+    endpoints, unpriced = plan["endpoints"], plan["unpriced"]
+    rows = [row(n, e, "unpriced" if e["dollars"] is None else fmt.usd(e["dollars"]),
+                fmt.seconds(e["latency_s"])) for n, e in endpoints.items()]
+    all_unpriced = len(unpriced) == len(endpoints)
+    rows.append(row("total", plan, "unpriced" if all_unpriced else fmt.usd(plan["dollars"]), ""))
+    note = (f"unpriced (no prices configured; not in the $ total): {', '.join(unpriced)}"
+            if unpriced and not all_unpriced else None)
+    table = FitTable("expected calls, tokens and dollars per endpoint",
+                     ["endpoint", "requests", "prompt tokens", "cached", "completion", "s/call",
+                      "$"], rows, caption=note)
     w = plan["wall_s"]
+    busy = (f"; the machine's load, {w['machine_load']:.1f} per core, slows the harness"
+            if (w.get("machine_load") or 1.0) > 1.0 else "")
     lines.append(f"wall time: ~{w['estimate']:,.1f} s (range {w['low']:,.1f}-{w['high']:,.1f} s; "
-                 f"bound by {w['bound']})")
+                 f"bound by {w['bound']}{busy})")
     return Group(literal("\n".join(lines[:-1])), table, Text(lines[-1]))
 

@@ -2,9 +2,12 @@
 running every episode into the same error.
 
 :func:`preflight`: every endpoint the sweep calls (scripted models aside) has its key variable
-set, an http(s) base URL and, unless told not to, answers one cheap request (``GET
-{base_url}/models``) without rejecting the key; for a model with several replicas or keys,
-every key variable is set and at least one way in answers. :func:`fit_concurrency`: episodes in flight
+set, an http(s) base URL and, unless told not to, answers one real, minimal chat request (a
+few tokens) without rejecting the key or failing it: a server that fails every request (5xx)
+is a setup error in seconds, not a sweep held on its circuit breaker for
+``breaker_max_wait_s``. For a model with several replicas or keys, every key variable is set,
+each way in (replica x key) is sent the request and the model passes while at least one way
+answers. :func:`fit_concurrency`: episodes in flight
 fit the process's open-file limit (each holds sockets), instead of failing with EMFILE as model
 errors.
 """
@@ -19,13 +22,20 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from sweepbench.client.body import BodyTemplate
+from sweepbench.client.secrets import KEYS
 from sweepbench.config import SCRIPTED_PREFIX, Endpoint, SweepConfig
 from sweepbench.errors import ConfigError, PreflightError
+from sweepbench.wire import ChatRequest, UserMessage
 
 __all__ = ["MIN_CONCURRENCY", "fit_concurrency", "preflight"]
 
-PROBE_TIMEOUT_S = 10.0
+PROBE_TIMEOUT_S = 30.0
 """Longest the one preflight request per endpoint may take."""
+PROBE_BUDGET = 16
+"""Completion tokens the preflight request asks for at most: it checks the endpoint answers,
+not what."""
+PROBE_MESSAGE = "Reply with the word OK."
 
 
 def _checked_endpoints(cfg: SweepConfig, names: set[str]) -> list[Endpoint]:
@@ -47,23 +57,44 @@ def static_problems(ep: Endpoint) -> list[str]:
     return problems
 
 
-async def probe(session: aiohttp.ClientSession, ep: Endpoint) -> str | None:
-    """One ``GET {base_url}/models``: None when the endpoint answers and takes the key.
+def probe_body(ep: Endpoint) -> bytes:
+    """The preflight request: one short user message, as the endpoint sends every request
+    (its model name, extra_body, budget field), asking for at most :data:`PROBE_BUDGET`
+    tokens."""
+    request = ChatRequest(model=ep.model_name, messages=[UserMessage(PROBE_MESSAGE)],
+                          max_tokens=PROBE_BUDGET)
+    return BodyTemplate.for_endpoint(ep).plain(request)
 
-    Any HTTP answer but 401/403 counts (a server without /models answers 404 and is fine)."""
-    url = ep.base_url.rstrip("/") + "/models"
-    headers = {}
+
+async def _server_text(resp: aiohttp.ClientResponse) -> str:
+    try:
+        raw = await resp.content.read(2048)
+    except (aiohttp.ClientError, OSError, asyncio.TimeoutError):
+        return ""
+    text = " ".join(KEYS.scrub(raw.decode("utf-8", "replace")).split())
+    return f": {text[:160]}" if text else ""
+
+
+async def probe(session: aiohttp.ClientSession, ep: Endpoint) -> str | None:
+    """One real, minimal chat request (``POST {base_url}/chat/completions``): None when the
+    endpoint answers it, a problem when it cannot be reached, rejects the key, does not know
+    the model or URL (404), or fails it (5xx or 408: a server that fails the first request
+    of a sweep would hold every episode on its circuit breaker)."""
+    url = ep.base_url.rstrip("/") + "/chat/completions"
+    headers = {"Content-Type": "application/json"}
     if ep.api_key_env:
+        KEYS.register(ep.api_key_env)  # scrubbed from the server's text we quote
         headers["Authorization"] = f"Bearer {os.environ[ep.api_key_env]}"
     timeout = aiohttp.ClientTimeout(total=PROBE_TIMEOUT_S,
                                     connect=min(ep.connect_timeout_s, PROBE_TIMEOUT_S))
     try:
-        async with session.get(url, headers=headers, timeout=timeout,
-                               allow_redirects=False) as resp:
+        async with session.post(url, data=probe_body(ep), headers=headers, timeout=timeout,
+                                allow_redirects=False) as resp:
             status = resp.status
+            text = await _server_text(resp) if status >= 400 else ""
     except asyncio.TimeoutError:
-        return (f"endpoint {ep.name!r}: no answer from {url} within {PROBE_TIMEOUT_S:.0f}s; "
-                "is the server up and the base_url right?")
+        return (f"endpoint {ep.name!r}: no answer to a chat request from {url} within "
+                f"{PROBE_TIMEOUT_S:.0f}s; is the server up and the base_url right?")
     except (aiohttp.ClientError, OSError) as exc:
         why = type(exc).__name__ if not str(exc) else str(exc)
         return (f"endpoint {ep.name!r}: cannot reach {url} ({why}); is the server running "
@@ -72,13 +103,21 @@ async def probe(session: aiohttp.ClientSession, ep: Endpoint) -> str | None:
         key = f"the key in {ep.api_key_env}" if ep.api_key_env else "requests without a key"
         return (f"endpoint {ep.name!r}: {url} rejected {key} (HTTP {status}); check the key "
                 "(and api_key_env)")
+    if status == 404:
+        return (f"endpoint {ep.name!r}: {url} answered a chat request for model "
+                f"{ep.model_name!r} with HTTP 404{text}; check base_url and model")
+    if status >= 500 or status == 408:
+        return (f"endpoint {ep.name!r}: {url} failed a chat request (HTTP {status}{text}); "
+                "the server is not answering requests, fix it or wait until it does")
     return None
 
 
 async def preflight(cfg: SweepConfig, names: set[str], *, request: bool = True) -> None:
     """Raise :class:`PreflightError` naming every endpoint of ``names`` that cannot work.
 
-    ``request``: also send one cheap request to each (``--no-preflight`` turns it off)."""
+    ``request``: also send each network endpoint's ways in one minimal chat request each (one
+    per replica x key, all at once; scripted models send none; ``--no-preflight`` turns it
+    off)."""
     ways = [ep.ways() for ep in _checked_endpoints(cfg, names)]  # replicas x keys
     problems = [p for one in ways for way in one for p in static_problems(way)]
     if not problems and request and ways:

@@ -201,7 +201,7 @@ class ProgressDisplay:
         last = (health or {}).get("last_failure") or (e.last_error if e else None)
         if health is not None and health.get("breaker") in ("open", "half_open"):
             state = health["breaker"].replace("_", "-")
-            return f"breaker {state}; latest error: {_short(last)}"
+            return f"breaker {state}{_breaker_wait(health)}; latest error: {_short(last)}"
         if e is not None and e.recent and not any(e.recent):
             return f"last {len(e.recent)} calls failed; latest error: {_short(last)}"
         if health is not None and health.get("failing", 0) >= 2:
@@ -318,6 +318,21 @@ _WIDE_ONLY = frozenset({"last done", "tokens/s", "cached", "reasoning", "hedged"
 def _stalls(e: _Endpoint) -> str:
     return (f"{e.hung:,} hung (abandoned, no first byte), {e.hedged:,} hedged "
             f"({e.hedge_wins:,} won by the copy)")
+
+
+def _breaker_wait(health: dict[str, Any]) -> str:
+    """What an open breaker waits for and when its waiting calls give up, in words."""
+    if "open_for_s" not in health:
+        return ""
+    probe = health["probe_in_s"]
+    waits = (f"next probe in {probe:,.0f}s" if health["breaker"] == "open" and probe > 0
+             else "a probe in flight")
+    max_wait = health["max_wait_s"]
+    gives = ("waiting calls wait until it answers (no breaker_max_wait_s)" if max_wait is None
+             else f"waiting calls fail after {max_wait:,.0f}s (breaker_max_wait_s), the first "
+                  f"in {health['gives_up_in_s']:,.0f}s")
+    return (f" for {health['open_for_s']:,.0f}s, waiting for the endpoint to answer a probe "
+            f"({waits}); {gives}")
 
 
 def _short(text: str | None) -> str:

@@ -40,13 +40,14 @@ from sweepbench.ids import EpisodeStatus, TerminationReason, UserMode
 from sweepbench.results.cost import Spend, prices_by_run
 from sweepbench.store.runstore import RunStore
 from sweepbench.results.runinfo import package_version
-from sweepbench.runner.budget import Budget
+from sweepbench.runner.budget import TAB, Budget
 from sweepbench.runner.build import (
     SweepResources,
     benchmark_info,
     endpoint_names,
     endpoint_prices,
     judge_specs,
+    open_cache,
 )
 from sweepbench.client.hedging import IdleSlots
 from sweepbench.runner.identity import what_changed
@@ -116,6 +117,7 @@ class Sweep:
         self.changed: Counter[str] = Counter()
         self.budget: Budget | None = None
         self.in_flight = 0  # episodes running (asleep on a lent slot included)
+        self._ended = asyncio.Event()  # set (and replaced) each time an episode ends
         self.slots: Slots | None = None  # the episode slots, while running
         self.check_endpoints = check_endpoints  # preflight: one request per endpoint
         self.warn = warn or (lambda text: None)
@@ -180,6 +182,7 @@ class Sweep:
         concurrency = fit_concurrency(cfg, names, len(todo), warn=self.warn)
         queue = plan_queue(todo, cfg, store, self.data_dir, slots=concurrency)
         todo = queue.items
+        cache = open_cache(cfg, store.path)  # a file that cannot be the cache fails here
         store.begin_run(self.run_id, msgspec.to_builtins(cfg),
                         prices=msgspec.to_builtins(prices),
                         info={"command": self.command, "benchmarks": benchmark_info(cfg.benchmarks),
@@ -193,7 +196,7 @@ class Sweep:
         started = 0
         status = "done"
         main = asyncio.current_task()
-        resources = SweepResources(cfg, names)
+        resources = SweepResources(cfg, names, cache=cache)
         try:
             self._on_signals(main, resources)
             async with resources:
@@ -218,9 +221,7 @@ class Sweep:
                     while await slots.start():
                         item = next(queue, None)
                         uses = {item.model, cfg.user_model} | judge_endpoints if item else ()
-                        if item is None or (self.interrupted is not None
-                                            or self.error_stop is not None
-                                            or not self.budget.may_start(self.in_flight, uses)):
+                        if item is None or not await self._may_start(uses):
                             if item is not None:
                                 queue.put_back(item)
                             # nothing more starts; only a finished queue lends to backups
@@ -231,15 +232,20 @@ class Sweep:
                         self.in_flight += 1
                         lease = slots.lease()
                         token = LEASE.set(lease) if lending else None
+                        tab = self.budget.episode_started()
+                        charged = TAB.set(tab)
                         try:
                             record = await self.run_item(item)
                         finally:
+                            TAB.reset(charged)
                             if token is not None:
                                 LEASE.reset(token)
                             lease.release()
                             self.in_flight -= 1
                             queue.finished(item)
-                        self.budget.episode_done()
+                        self.budget.episode_done(tab)
+                        self._ended.set()  # who waits for room in the budget asks again
+                        self._ended = asyncio.Event()
                         failed = record.termination == TerminationReason.ERROR
                         errors += failed
                         self._streak(failed)
@@ -353,6 +359,20 @@ class Sweep:
             self.error_stop = (f"the last {self.cfg.error_streak} finished episodes all ended "
                                "in error")
 
+    async def _may_start(self, uses: set[str]) -> bool:
+        """Whether the next episode (calling ``uses``) may start: not while interrupted or
+        stopped by an error streak, and only with room in the budget; while the budget says
+        to wait (episodes in flight may show the estimate too high), after each episode
+        that ends, ask again."""
+        budget = self.budget
+        while self.interrupted is None and self.error_stop is None:
+            if budget.may_start(self.in_flight, uses):
+                return True
+            if budget.stopped is not None:
+                return False
+            await self._ended.wait()
+        return False
+
     def _budget(self, selected: list[WorkItem], prices: dict) -> Budget:
         caps = {ep.name: ep.max_cost_usd for ep in self.cfg.endpoints
                 if ep.max_cost_usd is not None}
@@ -367,10 +387,11 @@ class Sweep:
         """Every live model call (a ``CallResult``, or the error a call failed with for good):
         the spend, and the progress display."""
         if self.budget is not None and not isinstance(result, BaseException):
-            self.budget.charge(endpoint, result.usage, getattr(result, "attempts", 1))
+            tab = TAB.get()  # the episode making the call (None: a judge)
+            self.budget.charge(endpoint, result.usage, getattr(result, "attempts", 1), tab)
             hedges = getattr(result, "hedge_usage", None)  # losing hedge copies billed
             if hedges is not None:
-                self.budget.charge(endpoint, hedges)
+                self.budget.charge(endpoint, hedges, tab=tab)
         self.progress("call", endpoint=endpoint, result=result)
 
     def _submit(self, pool: JudgePool, items: list[WorkItem]) -> None:

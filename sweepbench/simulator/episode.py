@@ -47,6 +47,12 @@ ModelCall = Callable[[ChatRequest], Awaitable[ModelReply]]
 EventSink = Callable[[str, dict[str, Any]], None]
 
 
+MAX_TOOL_CALLS_PER_MESSAGE = 64
+"""Tool calls one agent reply may ask for. Models ask for a handful; a reply asking for
+thousands would have each answered and re-sent in every later request (10,000 calls grew
+request bodies to 10 MB in five turns), so the episode ends there instead."""
+
+
 class EpisodeLimits:
     """Bounds that end an episode; None switches a bound off.
 
@@ -61,17 +67,21 @@ class EpisodeLimits:
     checked after each agent reply; ``time_limit_s`` the episode's wall-clock seconds,
     checked before each model call, so a call in flight is never cut (its usage is
     journaled like any other's). Either ends the episode as a failure.
+    ``max_tool_calls_per_message``: an agent reply asking for more ends the episode as
+    ``too_many_tool_calls`` before any of them runs (a failure, with the count as its error).
     """
 
     def __init__(self, *, max_turns: int | None = 30, max_agent_steps_per_turn: int | None = 40,
                  max_tool_errors: int | None = 10, max_steps: int | None = None,
-                 token_limit: int | None = None, time_limit_s: float | None = None) -> None:
+                 token_limit: int | None = None, time_limit_s: float | None = None,
+                 max_tool_calls_per_message: int | None = MAX_TOOL_CALLS_PER_MESSAGE) -> None:
         self.max_turns = max_turns
         self.max_agent_steps_per_turn = max_agent_steps_per_turn
         self.max_tool_errors = max_tool_errors
         self.max_steps = max_steps
         self.token_limit = token_limit
         self.time_limit_s = time_limit_s
+        self.max_tool_calls_per_message = max_tool_calls_per_message
 
 
 class EpisodeResult:
@@ -319,6 +329,11 @@ async def run_episode(
                 user_msgs.append(UserMessage(text))
                 # solo: nobody would answer, so a reply to the user ends the work
                 return TerminationReason.AGENT_DONE if protocol.solo else None
+            cap = limits.max_tool_calls_per_message
+            if cap is not None and len(msg.tool_calls) > cap:
+                raise EpisodeFailed(f"the agent asked for {len(msg.tool_calls)} tool calls in one "
+                                    f"message (at most {cap}); none were run",
+                                    TerminationReason.TOO_MANY_TOOL_CALLS)
             for tc in msg.tool_calls:
                 outcome = toolkit.call(state, tc.function.name, tc.function.arguments)
                 res.tool_calls += 1

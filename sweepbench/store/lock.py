@@ -4,16 +4,18 @@ Two sweeps on one store would pay for every call twice and interleave their jour
 is ``flock`` on a side file: the kernel drops it when the holder exits, however it exits
 (SIGKILL, power loss of the process), so a stale lock never blocks; the file itself stays
 (removing it would let a third process lock a file no one else sees). The holder writes its pid
-into it, so a refused process can name who holds the store.
+into it, so a refused process can name who holds the store. A lock that cannot be taken (a
+read-only mount, a full disk) is a ``StoreError`` with advice that fits its cause.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 from pathlib import Path
 
-from sweepbench.errors import StoreLocked
+from sweepbench.errors import StoreError, StoreLocked
 
 __all__ = ["StoreLock", "lock_path"]
 
@@ -32,6 +34,13 @@ class StoreLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
+        try:
+            self._acquire()
+        except OSError as e:
+            raise StoreError(f"cannot lock run store {self.store}: {self.path}: "
+                             f"{e.strerror or e}; {_advice(e)}") from e
+
+    def _acquire(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
@@ -45,8 +54,12 @@ class StoreLock:
         except BaseException:
             os.close(fd)
             raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except BaseException:
+            os.close(fd)  # drops the lock: nothing holds the store
+            raise
         self._fd = fd
 
     def release(self) -> None:
@@ -61,3 +74,12 @@ class StoreLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _advice(e: OSError) -> str:
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "free some space on its disk and run the command again"
+    if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return ("a sweep writes to its store: copy the store to a writable place, or use "
+                "another --out (report, export and view read it where it is)")
+    return "fix the cause and run the command again"

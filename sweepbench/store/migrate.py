@@ -18,15 +18,22 @@ Version 3 keys the journal by a number given to each episode key in the order th
 first saw it (see the ``events`` view in :mod:`sweepbench.store.schema`). A version-2 store's
 keys are numbered in the order of their first journaled event (the old table's rowid: the
 order its rows were written) and its rows copied: nothing else changes. A version-1 store
-goes to version 3 at once.
+goes to version 4 at once.
 
-The file is first copied next to itself (``<name>.schema<version>.bak``); the conversion is
-one transaction, so a failure leaves the store as it was. A store that cannot be migrated
+Version 4 gives the store an id (:mod:`sweepbench.store.identity`), which tells the store's
+WAL file from another database's; nothing else changes.
+
+The file is first copied next to itself (``<name>.schema<version>.bak``, written under a
+partial name and renamed once whole, so a full disk leaves no partial backup); the conversion
+is one transaction, so a failure leaves the store as it was. A store that cannot be migrated
 (read-only, no room for the backup) is refused with a message that says what to do.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -34,6 +41,7 @@ import msgspec
 
 from sweepbench.errors import StoreError
 from sweepbench.ids import EPISODE_JOURNAL, EpisodeKey, judge_journal
+from sweepbench.store.identity import add_identity
 from sweepbench.store.schema import SCHEMA_VERSION, create_events, create_schema
 
 __all__ = ["SCHEMA2_EVENTS", "migrate"]
@@ -58,27 +66,17 @@ it or writes it (``benchmarks/events_key.py``, the migration's tests)."""
 def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
     """Bring the store on connection ``c`` (autocommit mode) from ``version`` to the current
     schema; returns a one-line note for the user."""
-    if version not in (1, 2):
+    if version not in (1, 2, 3):
         raise StoreError(f"run store {path} has schema version {version}, which this "
                          f"sweepbench cannot migrate; use the sweepbench that wrote it")
     backup = path.with_name(f"{path.name}.schema{version}.bak")
-    try:
-        dest = sqlite3.connect(backup)
-        try:
-            c.backup(dest)
-        finally:
-            dest.close()
-    except sqlite3.Error as exc:
-        raise StoreError(
-            f"run store {path} has schema version {version} and must be migrated to version "
-            f"{SCHEMA_VERSION}, but no backup could be written to {backup} ({exc}); copy the "
-            "store to a writable directory and open the copy") from None
+    _write_backup(c, path, version, backup)
     try:
         c.execute("BEGIN IMMEDIATE")
         if c.execute("PRAGMA user_version").fetchone()[0] != version:  # done by another process
             c.execute("COMMIT")
             return f"run store {path} was migrated by another process"
-        counts = _convert(c) if version == 1 else _number_events(c)
+        counts = {1: _convert, 2: _number_events, 3: _identify}[version](c)
         c.execute("COMMIT")
     except BaseException as exc:
         if c.in_transaction:
@@ -86,17 +84,58 @@ def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
         if isinstance(exc, sqlite3.Error):
             raise StoreError(
                 f"run store {path} has schema version {version} and could not be migrated to "
-                f"version {SCHEMA_VERSION} ({exc}); the backup {backup} is untouched; open a "
-                "writable copy, or use the sweepbench that wrote it") from None
+                f"version {SCHEMA_VERSION} ({exc}); the backup {backup} is untouched; "
+                f"{_advice(exc, path, 'the migration')}") from None
         raise
+    if version == 3:
+        return (f"migrated run store {path} from schema 3 to {SCHEMA_VERSION} (backup: "
+                f"{backup.name}): the store has an id now, which tells its WAL file from "
+                "another's; nothing else changed")
     if version == 2:
         return (f"migrated run store {path} from schema 2 to {SCHEMA_VERSION} (backup: "
                 f"{backup.name}): the journals of its {counts['keys']} episode keys "
-                f"({counts['events']} events) renumbered; nothing else changed")
+                f"({counts['events']} events) renumbered, and the store given an id (which "
+                "tells its WAL file from another's); nothing else changed")
     return (f"migrated run store {path} from schema 1 to {SCHEMA_VERSION} (backup: "
             f"{backup.name}): {counts['episodes']} episodes of {counts['runs']} runs kept for "
             "reports; they are never reused by new runs (their task content and prompt "
             "versions were not recorded) and their calls are unpriced")
+
+
+def _write_backup(c: sqlite3.Connection, path: Path, version: int, backup: Path) -> None:
+    """Copy the store to ``backup``, through a partial file renamed into place once whole:
+    a failure (a full disk) leaves no partial backup or journal, and an older backup as it
+    was."""
+    partial = backup.with_name(backup.name + ".partial")
+    try:
+        dest = sqlite3.connect(partial)
+        try:
+            c.backup(dest)
+        finally:
+            dest.close()
+        os.replace(partial, backup)
+    except (sqlite3.Error, OSError) as exc:
+        for leftover in (partial, partial.with_name(partial.name + "-journal")):
+            leftover.unlink(missing_ok=True)
+        raise StoreError(
+            f"run store {path} has schema version {version} and must be migrated to version "
+            f"{SCHEMA_VERSION}, but no backup could be written to {backup} ({exc}); "
+            f"{_advice(exc, path, 'the backup')}") from None
+
+
+def _advice(exc: BaseException, path: Path, what: str) -> str:
+    """What to do about a failed backup or migration, by its cause."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "full" in str(exc):
+        try:
+            need = path.stat().st_size
+            free = shutil.disk_usage(path.parent).free
+        except OSError:
+            return "free some space on its disk and run the command again"
+        return (f"{what} needs about {need / 1e6:.1f} MB beside the store and its disk has "
+                f"{free / 1e6:.1f} MB free: free some space there and run the command again, "
+                "or copy the store to a disk with room and open the copy")
+    return ("copy the store to a writable directory and open the copy, or use the "
+            "sweepbench that wrote it")
 
 
 def _convert(c: sqlite3.Connection) -> dict[str, int]:
@@ -180,8 +219,14 @@ def _number_events(c: sqlite3.Connection) -> dict[str, int]:
     counts = {"keys": c.execute("SELECT count(*) FROM event_keys").fetchone()[0],
               "events": c.execute("SELECT count(*) FROM event_rows").fetchone()[0]}
     c.execute("DROP TABLE v2_events")
+    return {**counts, **_identify(c)}
+
+
+def _identify(c: sqlite3.Connection) -> dict[str, int]:
+    """Version 3 to 4: the store gets its id (see :mod:`sweepbench.store.identity`)."""
+    add_identity(c)
     c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-    return counts
+    return {}
 
 
 def _episode_of(journal_id: str) -> str:

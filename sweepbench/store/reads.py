@@ -20,6 +20,7 @@ from msgspec import Struct
 
 from sweepbench.errors import StoreError
 from sweepbench.ids import EPISODE_JOURNAL
+from sweepbench.store.damage import is_damaged, open_error
 from sweepbench.wire import EpisodeRecord
 
 __all__ = ["ModelCallRow", "StoreReads"]
@@ -60,6 +61,15 @@ class StoreReads:
         self._rconn = conn
         self._rlock = threading.Lock()
         self._read_closed = False
+        self._damaged: dict[str, None] = {}
+
+    @property
+    def damaged(self) -> list[str]:
+        """What reads so far left out because it does not decode, one line each."""
+        return list(self._damaged)
+
+    def _left_out(self, what: str) -> None:
+        self._damaged[f"{what}: left out"] = None
 
     def close_reads(self) -> None:
         with self._rlock:
@@ -73,6 +83,8 @@ class StoreReads:
             try:
                 return self._rconn.execute(sql, params).fetchall()
             except sqlite3.Error as e:
+                if is_damaged(e):
+                    raise open_error(self.path, e) from e
                 raise StoreError(f"run store {self.path}: read failed: {e}") from e
 
     def _read_keys(self, sql: str, column: str, keys: Iterable[str] | None,
@@ -180,9 +192,8 @@ class StoreReads:
         for key, blob in rows:
             try:
                 out[key] = _record_decoder.decode(blob)
-            except msgspec.DecodeError as e:
-                raise StoreError(f"run store {self.path}: record of episode {key!r} does not "
-                                 f"decode: {e}") from e
+            except (msgspec.DecodeError, TypeError) as e:  # TypeError: not text or bytes
+                self._left_out(f"episode {key}: its record does not decode ({e})")
         return out
 
     def episodes(self, run_id: str | None = None) -> list[EpisodeRecord]:
@@ -202,9 +213,17 @@ class StoreReads:
             sql += " AND kind = ?"
             params += (kind,)
         rows = self._read(sql + " ORDER BY seq", params)
-        decode = (lambda t: t.encode("utf-8")) if raw else msgspec.json.decode
-        return [{"seq": s, "kind": k, "payload": decode(p), "ts": ts, "run_id": r,
-                 "endpoint": e} for s, k, p, ts, r, e in rows]
+        out = []
+        for s, k, p, ts, r, e in rows:
+            try:
+                payload = p.encode("utf-8") if raw else msgspec.json.decode(p)
+            except (msgspec.DecodeError, AttributeError, TypeError) as exc:
+                raise StoreError(f"run store {self.path}: episode {episode_key}: journal "
+                                 f"{journal!r} row #{s} does not decode ({exc}); the journal "
+                                 "cannot be replayed past it") from None
+            out.append({"seq": s, "kind": k, "payload": payload, "ts": ts, "run_id": r,
+                        "endpoint": e})
+        return out
 
     def journals(self, episode_key: str) -> list[str]:
         """The journals an episode has (``""`` and its judges')."""
@@ -215,22 +234,29 @@ class StoreReads:
         """Every journaled model call (of ``keys``' episodes, or all), judges' included, with
         its usage: what cost and profiles sum. Calls replayed from a journal are stored once."""
         rows = self._read_keys(
-            "SELECT episode_key, journal, run_id, endpoint, json_extract(payload, '$.role'), "
-            "coalesce(json_extract(payload, '$.usage.prompt_tokens'), 0), "
-            "coalesce(json_extract(payload, '$.usage.completion_tokens'), 0), "
-            "coalesce(json_extract(payload, '$.usage.cached_prompt_tokens'), 0), "
-            "json_extract(payload, '$.latency_s'), json_extract(payload, '$.attempts'), "
-            "json_extract(payload, '$.statuses'), json_extract(payload, '$.stalls'), "
-            "json_extract(payload, '$.replica'), json_extract(payload, '$.failures') "
+            f"SELECT episode_key, journal, run_id, endpoint, {_field('role')}, "
+            f"coalesce({_field('usage.prompt_tokens')}, 0), "
+            f"coalesce({_field('usage.completion_tokens')}, 0), "
+            f"coalesce({_field('usage.cached_prompt_tokens')}, 0), "
+            f"{_field('latency_s')}, {_field('attempts')}, {_field('statuses')}, "
+            f"{_field('stalls')}, {_field('replica')}, {_field('failures')}, {_VALID}, seq "
             "FROM events WHERE kind = 'model_call'",
             "episode_key", keys, order=" ORDER BY episode_key, journal, seq")
-        return [ModelCallRow(*_sane_call(r)) for r in rows]
+        out = []
+        for r in rows:
+            if not r[-2]:
+                self._left_out(f"episode {r[0]}: journal {r[1]!r} row #{r[-1]} (a model "
+                               "call) does not decode")
+                continue
+            out.append(ModelCallRow(*_sane_call(r[:-2])))
+        return out
 
     def model_call_times(self, keys: Iterable[str] | None = None) -> list[tuple[int, float]]:
         """(seq, ts) of every call ``model_calls(keys)`` returns, in the same order (exports
         place each call in its journal and in time)."""
-        return self._read_keys("SELECT seq, ts FROM events WHERE kind = 'model_call'",
-                               "episode_key", keys, order=" ORDER BY episode_key, journal, seq")
+        return self._read_keys(f"SELECT seq, ts FROM events WHERE kind = 'model_call' "
+                               f"AND {_VALID}", "episode_key", keys,
+                               order=" ORDER BY episode_key, journal, seq")
 
     def call_spans(self) -> dict[str, tuple[int, float, float]]:
         """run_id -> (model calls it journaled, first and last of their timestamps): how fast
@@ -246,12 +272,26 @@ class StoreReads:
             "SELECT episode_key, judge, method, passed, score, details, created_at, run_id, "
             "judge_key FROM judgments WHERE true", "episode_key", keys,
             order=" ORDER BY episode_key, judge, method")
-        return [
-            {"episode_key": e, "judge": j, "method": m,
-             "passed": None if p is None else bool(p), "score": s,
-             "details": msgspec.json.decode(d), "created_at": t, "run_id": r, "judge_key": jk}
-            for e, j, m, p, s, d, t, r, jk in rows
-        ]
+        out = []
+        for e, j, m, p, s, d, t, r, jk in rows:
+            try:
+                details = msgspec.json.decode(d)
+            except (msgspec.DecodeError, TypeError) as exc:
+                self._left_out(f"episode {e}: its judgment by {j}/{m} does not decode ({exc})")
+                continue
+            out.append({"episode_key": e, "judge": j, "method": m,
+                        "passed": None if p is None else bool(p), "score": s,
+                        "details": details, "created_at": t, "run_id": r, "judge_key": jk})
+        return out
+
+
+_VALID = "(typeof(payload) = 'text' AND json_valid(payload))"
+"""A journal row whose payload is JSON text (what decodes); json_extract fails on others."""
+
+
+def _field(path: str) -> str:
+    """A payload's field, NULL where the payload does not decode (CASE: never extracted)."""
+    return f"CASE WHEN {_VALID} THEN json_extract(payload, '$.{path}') END"
 
 
 def _num(value: Any, kind: type) -> Any:

@@ -9,7 +9,8 @@ then put one tuple on the queue of the store's writer thread, which commits them
 ``await flush()`` / ``flush_sync()`` (and ``close()``) return once everything enqueued before
 the call is committed; reads see committed data only, so flush first to read your own writes.
 
-Opening checks the file is a run store of a version this code reads, migrates an older one
+Opening checks that the WAL file beside the store is its own (:mod:`sweepbench.store.identity`)
+and that the file is a run store of a version this code reads, migrates an older one
 (:mod:`sweepbench.store.migrate`) and creates a new one. Durability: ``synchronous=NORMAL``
 (the default) survives a killed process; a power loss may lose the last commits. Pass
 ``synchronous="FULL"`` to fsync every commit.
@@ -29,6 +30,8 @@ from msgspec import Struct, field
 
 from sweepbench.errors import ConfigMismatchError, StoreError
 from sweepbench.ids import EPISODE_JOURNAL, EpisodeId, EpisodeKey, TaskKey
+from sweepbench.store.damage import open_error, read_only_error
+from sweepbench.store.identity import TOUCH, check_wal
 from sweepbench.store.migrate import migrate
 from sweepbench.store.reads import StoreReads
 from sweepbench.store.schema import (
@@ -125,12 +128,8 @@ def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
     )
 
 
-_READ_ONLY_HINT = " (the store's file and folder must be writable: copy it to a writable place)"
-
-
-def _read_only(e: sqlite3.Error) -> bool:
-    return getattr(e, "sqlite_errorname", "") in ("SQLITE_READONLY", "SQLITE_CANTOPEN",
-                                                  "SQLITE_PERM") or "readonly" in str(e)
+_READ_ONLY_HINT = (" (the store's file and folder must be writable: copy it to a writable "
+                   "place; report, export and view read it where it is)")
 
 
 class RunStore(StoreReads):
@@ -180,6 +179,8 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
                 raise StoreError(f"cannot create run store {path}: {e.strerror or e}") from e
         elif not path.is_file():
             raise StoreError(f"run store {path} is not a file")
+        else:
+            check_wal(path)  # before SQLite applies a WAL file beside it
         conns: list[sqlite3.Connection] = []
         try:
             conns.append(_connect(path, busy_timeout))
@@ -195,13 +196,14 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
             for conn in conns:
                 conn.close()
             if isinstance(e, sqlite3.Error):
-                raise StoreError(f"cannot open run store {path}: {e}"
-                                 f"{_READ_ONLY_HINT if _read_only(e) else ''}") from e
+                if read_only_error(e):
+                    raise StoreError(f"cannot open run store {path}: {e}{_READ_ONLY_HINT}") from e
+                raise open_error(path, e) from e
             raise
         super().__init__(path, rconn)
         self._run_hashes: dict[str, str] = {}
         self._writer = StoreWriter(
-            path, self._wconn, cconn, WRITE_STATEMENTS, max_batch=max_batch,
+            path, self._wconn, cconn, WRITE_STATEMENTS, every_commit=TOUCH, max_batch=max_batch,
             commit_every_s=commit_every_s, checkpoint_every_s=checkpoint_every_s,
             wal_restart_pages=wal_restart_pages)
         # what every write calls, bound once (an event is the hot path)
@@ -210,12 +212,7 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
 
     def _init_schema(self, synchronous: str) -> None:
         c = self._wconn
-        try:
-            mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        except sqlite3.OperationalError:
-            raise  # cannot open, read-only, locked: said by __init__
-        except sqlite3.DatabaseError as e:
-            raise StoreError(f"{self.path} is not a sweepbench run store: {e}") from e
+        mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]  # errors: said by __init__
         if mode.lower() != "wal":
             raise StoreError(f"run store {self.path}: cannot enable WAL mode (got {mode!r})")
         c.execute(f"PRAGMA synchronous = {synchronous}")
@@ -241,15 +238,27 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
             except BaseException:
                 c.execute("ROLLBACK")
                 raise
-        # Indexes for readers (the viewer): added whenever a store opens, older stores too.
-        for name, on in VIEW_INDEXES:
-            c.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {on}")
-        # A store on a read-only path opens and reads; say so now, not at the first write.
+        # Indexes for readers (the viewer): added whenever a store opens, older stores too. A
+        # store on a read-only path opens and reads; the transaction says so now, not at the
+        # first write.
+        have = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
         c.execute("BEGIN IMMEDIATE")
         try:
             c.execute(f"PRAGMA user_version = {c.execute('PRAGMA user_version').fetchone()[0]}")
-        finally:
-            c.execute("ROLLBACK")
+            missing = [(name, on) for name, on in VIEW_INDEXES if name not in have]
+            for name, on in missing:
+                c.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {on}")
+            if missing:
+                c.execute(TOUCH)  # every transaction writes the store's id (store.identity)
+            c.execute("COMMIT" if missing else "ROLLBACK")
+        except BaseException:
+            if c.in_transaction:
+                c.execute("ROLLBACK")
+            raise
+        # Made or migrated now: the main file gets the store's id (store.identity reads it
+        # there). A new store's WAL starts over empty, as if the store had been closed.
+        if version < SCHEMA_VERSION:
+            c.execute(f"PRAGMA wal_checkpoint({'TRUNCATE' if version == 0 else 'PASSIVE'})")
 
     def _number(self, episode_key: str) -> None:
         """Queue the numbering of an episode key (its row in event_keys) the first time this

@@ -24,6 +24,9 @@ migrated on open, see :mod:`sweepbench.store.migrate`):
   numbered in the order the store first saw it, which is the order episodes start) and
   ``event_rows`` (keyed by (ep, journal, seq)), so that the rows of the episodes in flight
   are written side by side in the key's index (version 3).
+- ``store_identity``: one row, the store's random id and a count of the transactions that
+  wrote it: every write transaction updates it, so that a WAL file beside the store can be
+  told to be its own (:mod:`sweepbench.store.identity`; version 4).
 - ``judgments``: (episode_key, judge, method) -> passed, score, details (JSON), created_at,
   run_id, judge_key (what the judge was: its endpoint identity). Re-judging with the same
   judge and method replaces; other pairs sit side by side; starting an episode again (a
@@ -42,11 +45,16 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["APPLICATION_ID", "EPISODE_STATUSES", "EVENT_TABLES", "SCHEMA_VERSION",
+from sweepbench.store.identity import add_identity
+
+__all__ = ["APPLICATION_ID", "EPISODE_STATUSES", "EVENT_TABLES", "READABLE_SINCE",
+           "SCHEMA_VERSION",
            "VIEW_INDEXES", "WRITE_STATEMENTS", "canonical_json", "config_hash",
            "create_events", "create_schema"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+READABLE_SINCE = 3
+"""The oldest schema read as it is, without a migration (4 only adds the store's id)."""
 APPLICATION_ID = 0x53574250  # "SWBP": marks the file as a sweepbench run store
 
 EPISODE_STATUSES = ("running", "done", "error")
@@ -252,6 +260,7 @@ def create_schema(c: sqlite3.Connection) -> None:
     for stmt in filter(str.strip, _SCHEMA.split(";")):  # executescript() would commit
         c.execute(stmt)
     create_events(c)
+    add_identity(c)
     c.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 

@@ -72,7 +72,8 @@ _CHECKPOINT = "PRAGMA wal_checkpoint(PASSIVE)"
 
 class StoreWriter:
     """Commits what is ``put`` on its own thread, on connection ``conn`` (autocommit mode),
-    with ``statements[op]`` for each op; checkpoints on ``checkpoint_conn``. Thread-safe.
+    with ``statements[op]`` for each op, and ``every_commit`` (when given) once in each
+    transaction; checkpoints on ``checkpoint_conn``. Thread-safe.
 
     ``max_batch``: most rows per transaction. ``commit_every_s``: how long it gathers writes
     into one commit after a write woke it, when nobody waits on a flush (see
@@ -83,11 +84,13 @@ class StoreWriter:
 
     def __init__(self, path: Path, conn: sqlite3.Connection, checkpoint_conn: sqlite3.Connection,
                  statements: Mapping[str, str], *, max_batch: int, commit_every_s: float,
-                 checkpoint_every_s: float, wal_restart_pages: int) -> None:
+                 checkpoint_every_s: float, wal_restart_pages: int,
+                 every_commit: str | None = None) -> None:
         self.path = path
         self._wconn = conn
         self._cconn = checkpoint_conn
         self._statements = statements
+        self._every_commit = every_commit
         self._max_batch = max_batch
         self._commit_every_s = commit_every_s
         self._qlock = threading.Lock()  # makes "closed?" + put atomic, so nothing lands after STOP
@@ -287,6 +290,8 @@ class StoreWriter:
         c = self._wconn
         c.execute("BEGIN IMMEDIATE")
         try:
+            if self._every_commit:
+                c.execute(self._every_commit)
             # Consecutive writes of one kind go in one executemany; order is kept throughout.
             for op, group in itertools.groupby(writes, key=itemgetter(0)):
                 c.executemany(self._statements[op], [w[1] for w in group])

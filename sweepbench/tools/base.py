@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Literal
 import msgspec
 
 from sweepbench.errors import ToolError
+from sweepbench.model_json import MAX_DEPTH, deeper_than
 from sweepbench.wire import ToolSpec
 
 ToolKind = Literal["read", "write", "general"]
@@ -138,6 +139,8 @@ class Tool:
             raise ToolError(f"arguments for `{self.name}` are too large ({len(arguments)} bytes)")
         if not arguments.strip():
             arguments = b"{}"
+        if deeper_than(arguments, MAX_DEPTH):
+            raise ToolError(f"arguments for `{self.name}` nest deeper than {MAX_DEPTH} levels")
         try:
             parsed = self._decoder.decode(arguments)
         except msgspec.ValidationError as exc:

@@ -27,6 +27,7 @@ import msgspec
 
 from sweepbench.ids import EPISODE_JOURNAL, judge_journal
 from sweepbench.judge.parsing import parse_overall_verdict, parse_rubric_verdicts
+from sweepbench.model_json import ArgumentsError, parse_arguments
 from sweepbench.results.cost import call_cost
 from sweepbench.results.profile import Prices
 from sweepbench.store.reads import ModelCallRow
@@ -73,8 +74,8 @@ def _args(text: Any) -> Any:
     re-sends them as Python's ``json.dumps`` writes them), the journal as the model wrote."""
     if isinstance(text, str):
         try:
-            return msgspec.json.decode(text)
-        except msgspec.DecodeError:
+            return parse_arguments(text)
+        except ArgumentsError:
             pass
     return text
 

@@ -1,8 +1,9 @@
 """Every read the viewer makes of a run store, in one place, over a read-only connection.
 
-The viewer never writes: the file is opened with SQLite's ``mode=ro`` URI and
-``query_only``, so a viewer left running beside a sweep cannot lock or change it. Every query
-is bounded: leaderboard cells, judge pairs and facets are aggregates over the
+The viewer never writes: the file is opened for reading only (``query_only``; ``mode=ro`` or
+``immutable=1`` on a read-only folder, see :mod:`sweepbench.store.readonly`), so a viewer left
+running beside a sweep cannot lock or change it, and a store on a read-only mount is viewed.
+Every query is bounded: leaderboard cells, judge pairs and facets are aggregates over the
 ``episodes_view`` and ``judgments_by_episode`` indexes (never the record blobs), episode lists are
 pages (LIMIT/OFFSET over ``episodes_view``, in its order), an episode is a handful of
 primary-key lookups, and text search scans a bounded number of episodes per request and
@@ -27,14 +28,15 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping
-from urllib.parse import quote
 
 import msgspec
 
-from sweepbench.errors import StoreError
+from sweepbench.errors import OlderStoreError, StoreError
 from sweepbench.ids import EPISODE_JOURNAL, judge_journal
+from sweepbench.store.damage import is_damaged, open_error
+from sweepbench.store.readonly import check_readable, connect_read_only
 from sweepbench.store.runstore import RunStore
-from sweepbench.store.schema import SCHEMA_VERSION, VIEW_INDEXES
+from sweepbench.store.schema import VIEW_INDEXES
 
 __all__ = ["OUTCOMES", "Filters", "Sources", "StoreReader"]
 
@@ -165,26 +167,24 @@ class StoreReader:
         self.path = Path(path)
         if not self.path.is_file():
             raise StoreError(f"no run store at {self.path}")
-        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+        self._conn = connect_read_only(self.path)
         try:
-            self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-            self._conn.execute("PRAGMA query_only = ON")
             self._conn.execute("PRAGMA cache_size = -65536")  # 64 MiB of pages, per store
             tables = {r[0] for r in self._conn.execute(
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-            version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+            if not {"runs", "episodes", "judgments", "events"} <= tables:
+                raise StoreError(f"{self.path} is not a sweepbench run store")
+            check_readable(self.path, self._conn)
+        except OlderStoreError as e:
+            self._conn.close()
+            raise StoreError(f"{e} (`sweepbench view` migrates it when it may write to the "
+                             "file)") from None
         except sqlite3.Error as e:
-            raise StoreError(f"cannot open run store {self.path} read-only: {e}") from e
-        if not {"runs", "episodes", "judgments", "events"} <= tables:
             self._conn.close()
-            raise StoreError(f"{self.path} is not a sweepbench run store")
-        if version != SCHEMA_VERSION:
+            raise open_error(self.path, e, "cannot read") from e
+        except BaseException:
             self._conn.close()
-            raise StoreError(
-                f"run store {self.path} has schema version {version}; this viewer reads "
-                f"version {SCHEMA_VERSION}" + (" (`sweepbench view` migrates it when it may "
-                                               "write to the file)" if version < SCHEMA_VERSION
-                                               else " (upgrade sweepbench)"))
+            raise
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -196,14 +196,19 @@ class StoreReader:
             try:
                 return self._conn.execute(sql, tuple(params)).fetchall()
             except sqlite3.Error as e:
+                if is_damaged(e):
+                    raise open_error(self.path, e) from e
                 raise StoreError(f"run store {self.path}: read failed: {e}") from e
 
     # ---- schema and indexes ----------------------------------------------------------------
 
     @staticmethod
     def schema_version(path: str | Path) -> int:
-        with sqlite3.connect(f"file:{quote(str(Path(path).resolve()))}?mode=ro", uri=True) as c:
+        c = connect_read_only(Path(path))
+        try:
             return c.execute("PRAGMA user_version").fetchone()[0]
+        finally:
+            c.close()
 
     def missing_indexes(self) -> list[str]:
         """Names of the store's viewer indexes this file lacks (an older store)."""

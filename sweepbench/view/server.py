@@ -9,6 +9,12 @@ cells, filter facets), ``episodes`` (a filtered page, or a text search continued
 as ``sweepbench report``), ``src.<benchmark>=<judge>/<method>`` (score that benchmark by
 another pair than its headline).
 
+Every parameter is checked before anything is read: a route's unknown or repeated
+parameter, a number out of its range (``page`` and ``cursor`` >= 0, ``per_page`` 1..200,
+``trial`` >= 0) or a ``src.`` for a benchmark the scope does not hold is a 400, an unknown
+store, run or episode a 404, each as ``{"error": ...}``; anything else a handler raises is
+logged and answered as a JSON 500 with one short line, never the framework's plain text.
+
 What the store holds is untrusted (model output): it only ever leaves as JSON, and every
 response carries a Content-Security-Policy that allows no inline script or style and nothing
 from another origin, so the page cannot run what a model wrote even if it tried to. The app
@@ -20,6 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
+import re
 import sqlite3
 import time
 from pathlib import Path
@@ -34,7 +42,8 @@ from sweepbench.ids import STATE_JUDGE
 from sweepbench.results.cost import prices_by_run
 from sweepbench.results.profile import Prices, as_prices
 from sweepbench.results.report import Source, choose_source
-from sweepbench.store.schema import SCHEMA_VERSION
+from sweepbench.store.damage import open_error
+from sweepbench.store.schema import READABLE_SINCE, SCHEMA_VERSION
 from sweepbench.results.selection import name_rows
 from sweepbench.view.episode import build_episode
 from sweepbench.view.queries import OUTCOMES, PAGE_MAX, Filters, Sources, StoreReader
@@ -42,6 +51,7 @@ from sweepbench.view.queries import OUTCOMES, PAGE_MAX, Filters, Sources, StoreR
 __all__ = ["SECURITY_HEADERS", "ViewerError", "build_app", "is_loopback", "store_ids"]
 
 STATIC = Path(__file__).with_name("static")
+log = logging.getLogger(__name__)
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -88,14 +98,44 @@ def _json(data: Any, status: int = 200) -> web.Response:
     return web.Response(body=orjson.dumps(data), status=status, content_type="application/json")
 
 
-def _int(q: Mapping[str, str], name: str, default: int | None) -> int | None:
+INT_MAX = 2**31 - 1
+"""The largest page, cursor or trial asked for (SQLite's integers hold any offset from it)."""
+_INTEGER = re.compile(r"-?[0-9]+")
+_SCOPE = ("store", "run")
+_FILTERS = ("model", "user_model", "user_mode", "benchmark", "domain", "task", "trial",
+            "outcome", "termination", "q", "page", "per_page", "cursor")
+PARAMS: dict[str, tuple[str, ...]] = {
+    "stores": (), "summary": _SCOPE, "episodes": _SCOPE + _FILTERS, "episode": ("store", "id"),
+    "same-task": (*_SCOPE, "id")}
+"""Each route's parameters (besides ``src.<benchmark>`` where a scope is read)."""
+
+
+def _int(q: Mapping[str, str], name: str, default: Any, lo: int = 0, hi: int = INT_MAX) -> Any:
+    """The integer ``name`` in ``lo..hi`` (``default`` when absent), or a 400."""
     text = q.get(name)
     if text in (None, ""):
         return default
-    try:
-        return int(text)
-    except ValueError:
-        raise ViewerError(400, f"{name} must be an integer, got {text!r}") from None
+    if not _INTEGER.fullmatch(text):
+        raise ViewerError(400, f"{name} must be an integer, got {_short(text)}")
+    if len(text) > 12 or not lo <= int(text) <= hi:
+        raise ViewerError(400, f"{name} must be in {lo}..{hi}, got "
+                               f"{text if len(text) <= 20 else text[:20] + '…'}")
+    return int(text)
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+def check_names(route: str, q: Any) -> None:
+    """400 for a parameter ``route`` does not take, or one given twice."""
+    known = PARAMS[route]
+    for name in q:
+        if len(q.getall(name)) > 1:
+            raise ViewerError(400, f"parameter {_short(name)} given more than once")
+        if name not in known and not (name.startswith(SOURCE_PARAM) and "run" in known):
+            raise ViewerError(400, f"unknown parameter {_short(name)} for /api/{route} "
+                                   f"(known: {', '.join(known) or 'none'})")
 
 
 LIVE_REFRESH_S = 2.0
@@ -187,8 +227,13 @@ class _Viewer:
         verdicts: dict[str, dict[tuple[str, str], int]] = {}
         for p in self._pairs(store, run):
             verdicts.setdefault(p["benchmark"], {})[p["judge"], p["method"]] = p["verdicts"]
+        held = self._facets(store, run)["benchmarks"]
+        for name in q:
+            if name.startswith(SOURCE_PARAM) and name[len(SOURCE_PARAM):] not in held:
+                raise ViewerError(400, f"no benchmark {_short(name[len(SOURCE_PARAM):])} in "
+                                       f"this scope (benchmarks: {', '.join(held)})")
         out = {}
-        for bench in self._facets(store, run)["benchmarks"]:
+        for bench in held:
             asked = q.get(SOURCE_PARAM + bench) or ""
             if not asked:
                 out[bench] = choose_source(info.get(bench) or {}, verdicts.get(bench, {}))
@@ -279,14 +324,14 @@ class _Viewer:
         sources = self._pairs_of(self._sources(store, run, q))
         superseded = self._superseded(store, run) > 0
         text = q.get("q", "").strip()
+        per_page = _int(q, "per_page", 50, 1, PAGE_MAX)
         if text:
             return {"search": text, **store.search(
-                run, f, sources, text, cursor=_int(q, "cursor", 0) or 0,
-                want=min(_int(q, "per_page", 50) or 50, PAGE_MAX), superseded=superseded)}
+                run, f, sources, text, cursor=_int(q, "cursor", 0), want=per_page,
+                superseded=superseded)}
         total = count_from_cells(self._cells(store, run, sources), f)
-        page = store.episodes(run, f, sources, page=_int(q, "page", 0) or 0,
-                              per_page=_int(q, "per_page", 50) or 50, count=total is None,
-                              superseded=superseded)
+        page = store.episodes(run, f, sources, page=_int(q, "page", 0), per_page=per_page,
+                              count=total is None, superseded=superseded)
         return page if total is None else {**page, "total": total}
 
     def _episode(self, q: Mapping[str, str]) -> tuple[StoreReader, dict]:
@@ -309,16 +354,25 @@ class _Viewer:
         return store.same_task(run, raw, sources, models)
 
 
-def _api(fn: Callable[[Mapping[str, str]], Any]) -> Callable[[web.Request], Awaitable[web.Response]]:
+def _api(route: str, fn: Callable[[Mapping[str, str]], Any]
+         ) -> Callable[[web.Request], Awaitable[web.Response]]:
     async def handler(request: web.Request) -> web.Response:
+        query = request.rel_url.query
         try:
-            data = await asyncio.to_thread(fn, request.rel_url.query)
+            check_names(route, query)
+            return _json(await asyncio.to_thread(fn, query))
         except ViewerError as e:
             return _json({"error": str(e)}, e.status)
         except StoreError as e:
             return _json({"error": str(e)}, 500)
-        return _json(data)
     return handler
+
+
+def _internal(request: web.Request, exc: BaseException) -> web.Response:
+    """A handler's unexpected exception: logged whole, answered as one short JSON line."""
+    log.error("viewer: %s %s failed", request.method, request.rel_url, exc_info=exc)
+    return _json({"error": f"internal error: {type(exc).__name__} (the viewer's log has "
+                           "the details)"}, 500)
 
 
 def build_app(stores: list[Path], *, prices: Mapping[str, Any] | None = None,
@@ -352,7 +406,11 @@ def build_app(stores: list[Path], *, prices: Mapping[str, Any] | None = None,
             try:
                 resp = await handler(request)
             except web.HTTPException as e:
-                resp = web.Response(status=e.status, text=e.reason or "")
+                resp = (_json({"error": e.reason or f"HTTP {e.status}"}, e.status)
+                        if request.path.startswith("/api/")
+                        else web.Response(status=e.status, text=e.reason or ""))
+            except Exception as e:  # noqa: BLE001 - a bug, answered in JSON, not plain text
+                resp = _internal(request, e)
         resp.headers.update(SECURITY_HEADERS)
         return resp
 
@@ -370,7 +428,7 @@ def build_app(stores: list[Path], *, prices: Mapping[str, Any] | None = None,
     for name, fn in (("stores", viewer.stores_), ("summary", viewer.summary),
                      ("episodes", viewer.episodes), ("episode", viewer.episode),
                      ("same-task", viewer.same_task)):
-        app.router.add_get(f"/api/{name}", _api(fn))
+        app.router.add_get(f"/api/{name}", _api(name, fn))
 
     async def close(app: web.Application) -> None:
         for r in readers.values():
@@ -390,8 +448,8 @@ def prepare(paths: list[Path], say: Callable[[str], None]) -> None:
         try:
             version = StoreReader.schema_version(path)
         except sqlite3.Error as e:
-            raise StoreError(f"cannot read run store {path}: {e}") from e
-        if version < SCHEMA_VERSION:
+            raise open_error(path, e, "cannot read") from e
+        if version < READABLE_SINCE:
             say(f"{path}: schema version {version}, migrating to {SCHEMA_VERSION} (once)")
             note = StoreReader.prepare(path)
             if note:

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from aiohttp import web
 
 from sweepbench.client.transports.memory import completion
+from sweepbench.runner.preflight import PROBE_MESSAGE
 from tests.support import thread_app
 
 
@@ -38,6 +39,9 @@ class StandIn:
     async def chat(self, request: web.Request) -> web.Response:
         body = json.loads(await request.read())
         model = body["model"]
+        if body["messages"] == [{"role": "user", "content": PROBE_MESSAGE}]:  # preflight's
+            self.probes.append((request.match_info["tag"], request.headers.get("Authorization")))
+            return web.json_response(completion("OK", usage=self.usage))
         self.seen.append((request.match_info["tag"], model,
                           request.headers.get("Authorization")))
         self.in_flight[model] += 1

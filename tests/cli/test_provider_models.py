@@ -139,7 +139,7 @@ def test_plan_needs_no_key_and_shows_an_unpriced_endpoint_as_unpriced(env, capsy
     captured = capsys.readouterr()
     assert code == 0, captured.err
     plan = json.loads(captured.out)
-    assert plan["unpriced"] == ["sglang/m"]
+    assert plan["unpriced"] == ["scripted/user", "sglang/m"]  # the user double has no prices either
     assert plan["endpoints"]["sglang/m"]["dollars"] is None
     assert plan["endpoints"]["openai/gpt-4.1-mini"]["dollars"] > 0
     assert "model sglang/m: sglang at http://127.0.0.1:30000/v1 (default)" in captured.err

@@ -4,6 +4,7 @@ alone (no sweep runs): exact lines."""
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -87,8 +88,9 @@ def test_a_spending_cap_stop_ends_with_the_budget_status(capsys):
                       error_stop="the last 20 episodes ended in error")
     assert _exit_status(stopped, run_args("run")) == BUDGET_EXIT == 3
     assert capsys.readouterr().err == (
-        "stopped by the spending cap: max_cost 5.0; 7 episodes not started ($1,234.5679 spent "
-        "on this selection); run again with a higher --max-cost to continue\n")
+        "stopped by the spending cap: max_cost 5.0; 7 episodes not started; $1,234.5679 spent "
+        "on this selection in all, once the episodes in flight ended and were judged; run "
+        "again with a higher --max-cost to continue\n")
 
 
 def test_an_error_streak_stop_ends_with_the_failing_status_and_the_retry_command(capsys):
@@ -108,4 +110,34 @@ def test_episodes_in_error_end_with_the_errors_status_and_the_retry_command(caps
                                        "again with `sweepbench run --retry-errors`\n")
     assert _exit_status(outcome(stored_errors=1), argparse.Namespace()) == ERRORS_EXIT
     assert capsys.readouterr().err == ("1 episodes of this selection ended in error; run them "
+                                       "again with `sweepbench run --retry-errors`\n")
+
+
+def test_errors_no_retry_fixes_name_their_fix_before_the_retry_command(capsys):
+    reasons = Counter({"agent model call failed: gpt: HTTP 401: invalid api key": 3,
+                       "agent model call failed: gpt: HTTP 500: oops": 1})
+    assert _exit_status(outcome(errors=4), run_args("run"), reasons) == ERRORS_EXIT
+    assert capsys.readouterr().err == (
+        "4 episodes of this selection ended in error, some for a reason no retry fixes: the "
+        "server refused the key: check the key in the endpoint's api_key_env variable. Fix "
+        "that first, then run them again with `sweepbench run --retry-errors`\n")
+
+
+def test_an_error_streak_of_404s_says_to_check_the_model_name(capsys):
+    stopped = outcome(error_stop="the last 20 episodes ended in error", not_started=40,
+                      errors=20)
+    reasons = Counter({"agent model call failed: m: HTTP 404: model not found": 20})
+    assert _exit_status(stopped, run_args("run"), reasons) == FAILING_EXIT
+    assert capsys.readouterr().err == (
+        "stopped: the last 20 episodes ended in error, so the setup looks broken (see the "
+        "reasons above): the server knows no such model or path: check the endpoint's model "
+        "name and base_url; 40 episodes not started. Fix it, then run "
+        "`sweepbench run --retry-errors`\n")
+
+
+def test_retryable_reasons_keep_the_plain_retry_hint(capsys):
+    reasons = Counter({"agent model call failed: gpt: HTTP 503: busy": 2,
+                       "agent model call failed: gpt: timed out after 120 s": 1})
+    assert _exit_status(outcome(errors=3), run_args("run"), reasons) == ERRORS_EXIT
+    assert capsys.readouterr().err == ("3 episodes of this selection ended in error; run them "
                                        "again with `sweepbench run --retry-errors`\n")

@@ -76,7 +76,9 @@ def lately_failed(client: ModelClient, latency_s: float = 0.3) -> None:
 
 
 def endpoint(url: str, **options) -> Endpoint:
-    return Endpoint(name="ep", base_url=url, max_retries=2, **options)
+    """The local test server stands in for a hosted API (a loopback address would make it
+    self-hosted, and not hedged)."""
+    return Endpoint(name="ep", base_url=url, max_retries=2, kind="hosted", **options)
 
 
 async def one_call(server: ByArrival, *, idle: int = 1, backoff_base_s: float = 0.5,

@@ -318,3 +318,17 @@ def test_turning_resent_reasoning_on_re_encodes_from_the_first_message_with_some
     req = ChatRequest(model="", messages=messages[:], resend_reasoning="r")
     assert splicer.encode(req) == template.plain(req) and splicer.messages_encoded == 10
     assert msgspec.json.decode(splicer.encode(req))["messages"][5]["r"] == "more"
+
+
+def test_a_scripted_model_keeps_its_task_field_under_any_endpoint_name() -> None:
+    """``vllm/scripted/oracle`` against ``sweepbench serve``: the model sent is one of the
+    reference server's doubles, which need the task; a real model's request never has it."""
+    from sweepbench.config import Endpoint
+
+    req = ChatRequest(model="", messages=[UserMessage("hi")], sweepbench={"task": "t"})
+    double = Endpoint(name="vllm/scripted/oracle", base_url="http://127.0.0.1:8000/v1",
+                      model="scripted/oracle")
+    real = Endpoint(name="vllm/Qwen/Qwen3-8B", base_url="http://127.0.0.1:8000/v1",
+                    model="Qwen/Qwen3-8B")
+    assert b'"sweepbench":{"task":"t"}' in BodyTemplate.for_endpoint(double).plain(req)
+    assert b'"sweepbench"' not in BodyTemplate.for_endpoint(real).plain(req)

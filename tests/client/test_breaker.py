@@ -208,3 +208,17 @@ async def test_any_answer_while_half_open_closes_the_breaker() -> None:
     br.success()  # an older request answering shows the endpoint alive too
     assert br.state == "closed"
     assert await br.wait() is False
+
+
+def test_it_knows_since_when_it_is_down_and_when_the_next_probe_goes() -> None:
+    clock = FakeClock()
+    br = CircuitBreaker(threshold=1, cooldown_s=2.0, clock=clock)
+    assert br.down_since is None and br.probe_in(clock.now()) == 0.0
+    br.failure()
+    assert (br.down_since, br.probe_in(clock.now())) == (1000.0, 2.0)
+    clock.advance(2.5)
+    assert br.probe_in(clock.now()) == 0.0  # due: the next caller probes
+    br.failure(probe=True)  # the probe failed: open again, cool-down doubled, same outage
+    assert (br.down_since, br.probe_in(clock.now())) == (1000.0, 4.0)
+    br.success(probe=True)
+    assert (br.state, br.down_since) == ("closed", None)

@@ -347,6 +347,23 @@ async def test_response_cache_hit_is_identical_and_makes_no_call(tmp_path) -> No
     cache2.close()
 
 
+async def test_a_cached_entry_that_is_not_a_response_is_asked_of_the_endpoint(
+        tmp_path, caplog) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    rig = Rig(cache=cache)
+    first = await rig()
+    cache._db.execute("UPDATE responses SET payload = ?", (b"<html>not a reply</html>",))
+    with caplog.at_level(logging.WARNING, logger="sweepbench.client.cache"):
+        again = await rig()  # not a model error: the endpoint answers instead
+        third = await rig()
+    assert rig.transport.count == 3 and not again.from_cache and not third.from_cache
+    assert again.message == first.message
+    assert [m.split(" failed (")[0] for m in caplog.messages] == [
+        f"response cache {tmp_path / 'c.sqlite'}"]
+    assert "a stored entry is not a response" in caplog.messages[0]
+    cache.close()
+
+
 async def test_failed_calls_are_not_cached(tmp_path) -> None:
     cache = ResponseCache(tmp_path / "c.sqlite")
     rig = Rig(status(400, "bad"), OK, cache=cache)
@@ -372,7 +389,11 @@ async def test_health_tells_the_latest_failure_and_breaker_state() -> None:
         await rig()
     health = rig.client.health()
     assert health == {"breaker": "open", "failing": 1, "last_failure": "HTTP 500: melting",
-                      "since_ok_s": pytest.approx(3.0)}
+                      "since_ok_s": pytest.approx(3.0), "open_for_s": 0.0, "probe_in_s": 60.0,
+                      "max_wait_s": 600.0, "gives_up_in_s": 600.0}
+    rig.clock.advance(10.0)  # what it waits for, and until when, as time passes
+    assert {k: rig.client.health()[k] for k in ("open_for_s", "probe_in_s", "gives_up_in_s")} \
+        == {"open_for_s": 10.0, "probe_in_s": 50.0, "gives_up_in_s": 590.0}
 
 
 # ---- secrets ------------------------------------------------------------------------------

@@ -175,3 +175,15 @@ async def test_an_internal_error_that_quotes_the_key_is_stored_scrubbed(monkeypa
         errors = [r.error for r in store.records().values()]
     assert len(errors) == 2 and all(e.startswith("internal error: RuntimeError") for e in errors)
     assert all("[redacted]" in e and not leaked(e) for e in errors), errors
+
+
+def test_a_proxy_urls_password_is_a_secret_and_the_rest_of_it_is_not(monkeypatch) -> None:
+    monkeypatch.setenv("SB_TEST_PROXY", "http://agent:pa%40ss-w0rd-5544@proxy.corp:3128")
+    monkeypatch.setenv("SB_TEST_PLAIN_PROXY", "http://proxy.other:3128")
+    ring = KeyRing()
+    ring.register_url_password("SB_TEST_PROXY")
+    ring.register_url_password("SB_TEST_PLAIN_PROXY")
+    assert ring.scrub("via proxy.corp:3128 as agent, password pa@ss-w0rd-5544") == (
+        "via proxy.corp:3128 as agent, password [redacted]")
+    assert ring.scrub("http://proxy.other:3128 and http://proxy.corp:3128") == (
+        "http://proxy.other:3128 and http://proxy.corp:3128")

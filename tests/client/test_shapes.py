@@ -251,3 +251,22 @@ def test_an_error_in_a_2xx_body_is_read_in_its_own_words():
     with pytest.raises(InBandError) as err:
         decode_reply(b'{"error": "rate limited"}')
     assert (str(err.value), err.value.status) == ("a 2xx carrying an error: rate limited", None)
+
+
+def _reply_with(field: str, depth: int) -> bytes:
+    deep = "[" * depth + "]" * depth
+    return (f'{{"choices": [{{"message": {{"role": "assistant", "content": "x", '
+            f'"{field}": {deep}}}}}]}}').encode()
+
+
+def test_a_body_nested_deeper_than_any_reader_goes_is_no_reply():
+    # reasoning_details nested 500 deep decode (msgspec reaches ~1,000) and would be stored,
+    # for every later reader (viewer, exports) to recurse on at a deeper stack
+    with pytest.raises(ShapeError, match="^JSON nested deeper than 128 levels$"):
+        decode_reply(_reply_with("reasoning_details", 500))
+    assert decode_reply(_reply_with("reasoning_details", 120)).message.content == "x"
+    # arguments sent as an object (Ollama) are kept as compact text, for the tools to judge
+    args = "[" * 64 + "]" * 64
+    body = ('{"choices": [{"message": {"tool_calls": [{"function": {"name": "f", "arguments": '
+            f'{{"a": {args}}}}}}}]}}}}]}}').encode()
+    assert decode_reply(body).message.tool_calls[0].function.arguments == f'{{"a":{args}}}'

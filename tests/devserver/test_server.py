@@ -507,6 +507,13 @@ def test_bad_specs_are_refused_by_the_server() -> None:
         server(rpm_limit=0)
 
 
+@pytest.mark.parametrize("latency_s", [math.inf, math.nan, -0.5])
+def test_a_latency_that_is_not_a_finite_number_is_refused(latency_s) -> None:
+    with pytest.raises(ValueError) as info:  # an infinite latency would hang every answer
+        server(latency_s=latency_s)
+    assert str(info.value) == f"latency_s must be a finite number >= 0, got {latency_s}"
+
+
 async def test_shutdown_is_not_blocked_by_hung_requests() -> None:
     srv = server(faults="timeout=1", hang_s=120)
     await srv.start()

@@ -452,3 +452,22 @@ def test_the_overall_scan_takes_the_first_verdict_or_a_later_one_named_overall()
         reply = f'"{name}": "overall", "meetExpectation": maybe, "{name}": "{later}", ' \
                 '"meetExpectation": true {'
         assert parse_overall_verdict(reply) == OverallVerdict(True, ""), name
+
+
+def test_escaped_surrogates_become_text_any_output_can_hold():
+    # a pair is one character; a lone one (which no UTF-8 store or JSON output can write,
+    # so a verdict holding it could not be recorded) becomes U+FFFD
+    reply = '{"rubric_0": {"justification": "x\\ud83d\\ude00y\\ud800z", "meetExpectation": true'
+    assert extract_json(reply) == {"rubric_0": {"justification": "x\U0001f600y\ufffdz",
+                                                "meetExpectation": True}}
+    assert loads_lenient('"\\udc00"').encode("utf-8") == "\ufffd".encode("utf-8")
+
+
+@pytest.mark.parametrize("depth", [65, 500, 1000, 10_000])
+def test_a_reply_nested_past_the_bound_is_read_by_the_lenient_reader_only(depth):
+    deep = "[" * depth + "]" * depth
+    # orjson reads 1,000 levels, but writing them back (the reasoning text) would raise
+    assert parse_overall_verdict('{"meetExpectation": true, "justification": ' + deep + "}") \
+        == OverallVerdict(met=True, reasoning="", memory=None)
+    assert parse_overall_verdict('{"meetExpectation": false, "justification": "[[1]]"}') \
+        == OverallVerdict(met=False, reasoning="[[1]]", memory=None)

@@ -21,11 +21,11 @@ def test_agent_user_and_judge_names_become_endpoints_as_a_toml_file_would_write_
     assert out.endpoints == [r.endpoint for r in resolved]
     assert out.endpoint("openai/gpt-4.1-mini") == Endpoint(
         name="openai/gpt-4.1-mini", base_url="http://127.0.0.1:9/v1", model="gpt-4.1-mini",
-        api_key_env="OPENAI_API_KEY", hedge=False, price_input_per_mtok=0.40,
+        api_key_env="OPENAI_API_KEY", kind="hosted", hedge=False, price_input_per_mtok=0.40,
         price_cached_input_per_mtok=0.10, price_output_per_mtok=1.60)
     assert out.endpoint("vllm/Qwen/Qwen3-8B") == Endpoint(
         name="vllm/Qwen/Qwen3-8B", base_url="http://127.0.0.1:8000/v1", model="Qwen/Qwen3-8B",
-        unpriced=True)
+        kind="self-hosted", unpriced=True)
     assert out.endpoint("anthropic/claude-opus-4-5").base_url == "https://api.anthropic.com/v1/"
 
 

@@ -23,7 +23,7 @@ from sweepbench.store.runstore import EpisodeMeta, RunStore  # noqa: E402
 from sweepbench.runner.build import benchmark_info  # noqa: E402
 from sweepbench.wire import EpisodeRecord, Usage  # noqa: E402
 
-from .conftest import SCREENS  # noqa: E402
+from .conftest import SCREENS, _run  # noqa: E402
 
 PLOT_NAMES = ["leaderboard", "pass_curves", "mse_vs_k", "cost_vs_score", "domains:vitabench",
               "latency"]
@@ -292,3 +292,33 @@ def test_report_page_fits_1400px_in_headless_chromium(which, request, browser, t
     shot = page.screenshot(SCREENS / f"report-{which}.png")
     img = Image.open(shot).convert("RGB")
     assert img.width == 1400 and not_blank(img)
+
+
+@pytest.fixture(scope="module", params=[3, 6])
+def many_models_report(request, tmp_path_factory):
+    """VitaBench samples (three domains and the cross-domain set) and six T1 templates, two
+    trials, with 3 or 6 agents (the oracle and noisy ones)."""
+    n = request.param
+    models = ", ".join(f'"{m}"' for m in ["scripted/oracle",
+                                           *(f"scripted/noisy:0.{i}" for i in range(1, n))])
+    tmp = tmp_path_factory.mktemp(f"models{n}")
+    _run(tmp, "many", 'benchmarks = ["vitabench:delivery", "vitabench:instore", '
+         '"vitabench:ota", "vitabench:delivery,instore,ota", "t1:single"]\nlimit = 6\n'
+         f'trials = 2\nmodels = [{models}]\njudge_models = ["scripted/judge"]\n',
+         "--out", str(tmp / "s.sqlite"))
+    with RunStore(tmp / "s.sqlite") as s:
+        return n, build_report(s, benchmarks=benchmark_info())
+
+
+def test_a_report_of_3_or_6_models_fits_1400px(many_models_report, browser, tmp_path):
+    """Per-domain tables name each model once over its Avg@k / CI / Pass^k columns, four
+    models a table: 3 models were 1,616 px wide and 6 were 2,103 px."""
+    n, report = many_models_report
+    page = browser(1400, 900)
+    page.goto(write_html(report, tmp_path / f"models-{n}.html").as_uri())
+    assert page.eval("document.documentElement.scrollWidth") == 1400
+    assert page.eval(_OVERFLOW)["bad"] == []
+    grouped = page.eval("document.querySelectorAll('th.g').length")
+    assert grouped == n * len(report["benchmarks"])  # each model once per benchmark
+    shot = page.screenshot(SCREENS / f"report-{n}-models.png")
+    assert Image.open(shot).width == 1400

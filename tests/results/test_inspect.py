@@ -168,3 +168,20 @@ def test_inspect_view_serves_the_logs(logs, browser):
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+def test_arguments_no_reader_survives_are_a_parse_error_in_the_log():
+    from sweepbench.results.export.inspect_log import _inspect, _messages
+    from sweepbench.wire import EpisodeRecord, FunctionCall, ToolCall
+
+    _, model, _, tool = _inspect()
+    deep = '{"a": ' + "[" * 10_000 + "]" * 10_000 + "}"
+    calls = [ToolCall("c0", FunctionCall("f", deep)), ToolCall("c1", FunctionCall("f", '{"a": NaN}')),
+             ToolCall("c2", FunctionCall("f", '{"a": "x\\u0000"}'))]
+    rec = EpisodeRecord(run_id="r", model="m", benchmark="t1", domain="d", task_id="t", trial=0,
+                        termination="agent_stop", messages=[AssistantMessage(None, calls)])
+    (message,) = _messages(model, tool, rec)
+    assert [(c.arguments, c.parse_error) for c in message.tool_calls] == [
+        ({}, "arguments nest deeper than 64 levels"),
+        ({}, "arguments are not valid JSON: JSON is malformed: invalid character (byte 6)"),
+        ({"a": "x\x00"}, None)]

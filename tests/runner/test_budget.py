@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 import pytest
@@ -240,17 +241,21 @@ def test_the_stored_spend_counts_against_the_cap_so_a_rerun_with_the_same_cap_st
     again = _budget(cap=10.0, stored=_stored(9.5, a=9.5), prior={"a": 1.0})
     assert not again.may_start(0, {"a"})
     assert again.stopped == ("spend cap $10.0000 reached: $9.5000 spent on this selection, "
-                             "~$1.0000 per episode")
+                             "and one more episode would cost ~$1.0000")
     higher = _budget(cap=10.5, stored=_stored(9.5, a=9.5), prior={"a": 1.0})
     assert higher.may_start(0, {"a"})  # exactly up to the cap is allowed
 
 
-def test_episodes_in_flight_count_with_the_one_about_to_start():
+def test_episodes_in_flight_count_with_the_one_about_to_start_and_make_it_wait():
     b = _budget(cap=4.0, prior={"a": 1.0})
     assert b.may_start(3, {"a"})  # 3 running + this one: $4 of $4
     assert b.stopped is None
-    assert not b.may_start(4, {"a"})  # $5 > $4
-    assert b.stopped.startswith("spend cap $4.0000 reached: $0.0000 spent")
+    assert not b.may_start(4, {"a"})  # $5 > $4: wait for one in flight to end
+    assert b.stopped is None
+    b.charge("a", _usage(prompt=20))  # $5 spent: over the cap, nothing in flight any more
+    assert not b.may_start(0, {"a"})
+    assert b.stopped == ("spend cap $4.0000 reached: $5.0000 spent on this selection, and "
+                         "one more episode would cost ~$1.0000")
 
 
 def test_live_spend_counts_against_the_cap():
@@ -260,13 +265,14 @@ def test_live_spend_counts_against_the_cap():
     b.charge("a", _usage(prompt=1))  # $0.25 more
     assert not b.may_start(0, {"a"})
     assert b.stopped == ("spend cap $4.0000 reached: $3.2500 spent on this selection, "
-                         "~$1.0000 per episode")
+                         "and one more episode would cost ~$1.0000")
 
 
-def test_once_stopped_nothing_starts_again_even_when_the_episodes_in_flight_end():
-    b = _budget(cap=4.0, prior={"a": 1.0})
-    assert not b.may_start(4, {"a"})
+def test_once_stopped_nothing_starts_again_even_when_it_would_fit():
+    b = _budget(cap=4.0, prior={"a": 5.0})
+    assert not b.may_start(0, {"a"})
     first = b.stopped
+    b.prior["a"] = 1.0
     assert not b.may_start(0, {"a"})  # would fit now, but a stopped sweep stays stopped
     assert b.stopped == first
 
@@ -277,8 +283,11 @@ def test_an_endpoint_cap_sees_stored_and_live_spend_on_that_endpoint_only():
     assert b.may_start(2, {"a", "b"})  # a: $2 + 3 * $1 = $5; b has no cap, the sweep none
     b.charge("a", _usage(completion=1))  # $0.5 live on a
     assert b.may_start(1, {"a"})  # $2.5 + 2 * $1
-    assert not b.may_start(2, {"a"})  # $2.5 + 3 * $1
-    assert b.stopped == "endpoint 'a' budget $5.0000 reached: $2.5000 spent on it for this selection"
+    assert not b.may_start(2, {"a"}) and b.stopped is None  # $2.5 + 3 * $1: wait
+    b.charge("a", _usage(completion=6))  # $3 more: $5.5 on a
+    assert not b.may_start(0, {"a"})
+    assert b.stopped == ("endpoint 'a' budget $5.0000 reached: $5.5000 spent on it for this "
+                         "selection, and one more episode would cost ~$1.0000")
 
 
 def test_an_endpoint_cap_uses_the_endpoints_own_mean_once_episodes_finish():
@@ -288,8 +297,10 @@ def test_an_endpoint_cap_uses_the_endpoints_own_mean_once_episodes_finish():
     b.episode_done()
     assert b.may_start(0, {"a", "b"})  # b: $1 + 1 * $1
     assert b.may_start(1, {"a", "b"})  # b: $1 + 2 * $1 = $3
-    assert not b.may_start(2, {"a", "b"})
-    assert b.stopped.startswith("endpoint 'b' budget $3.0000 reached: $1.0000 spent on it")
+    assert not b.may_start(2, {"a", "b"}) and b.stopped is None
+    b.charge("b", _usage(completion=3))  # $2.5 on b, one finished: $2.5 an episode
+    assert not b.may_start(0, {"a", "b"})
+    assert b.stopped.startswith("endpoint 'b' budget $3.0000 reached: $2.5000 spent on it")
 
 
 def test_an_endpoint_cap_applies_only_to_episodes_that_use_the_endpoint():
@@ -308,3 +319,67 @@ def test_the_sweep_cap_is_checked_before_the_endpoint_caps():
     b = _budget(cap=1.0, endpoint_caps={"a": 1.0}, stored=_stored(2.0, a=2.0))
     assert not b.may_start(0, {"a"})
     assert b.stopped.startswith("spend cap $1.0000 reached: $2.0000 spent")
+
+
+def test_the_estimate_is_the_finished_episodes_spend_not_the_spend_in_flight():
+    """32 episodes in flight have spent $1 each when the first one ends, at $2: the estimate
+    is $2 an episode (the finished one), not $33 (everything spent, over one)."""
+    b = _budget(cap=1000.0, prior={"a": 0.5})
+    tabs = [b.episode_started() for _ in range(33)]
+    for tab in tabs:
+        b.charge("a", _usage(prompt=4), tab=tab)  # $1 each
+    b.charge("a", _usage(prompt=4), tab=tabs[0])  # the first one: $2 in all
+    b.episode_done(tabs[0])
+    assert (b.spent, b.per_episode(), b.per_episode("a")) == (34.0, 2.0, 2.0)
+    # in flight: 32 episodes with $1 each spent, so $1 each still to come, not $2
+    assert b.committed(32) == 32.0 and b.committed(32, "a") == 32.0
+    b.charge("a", _usage(completion=2))  # a judge's call, outside any episode: finished work
+    assert b.per_episode() == 3.0
+
+
+def test_an_episode_that_spent_more_than_the_estimate_commits_nothing_more():
+    b = _budget(cap=100.0, prior={"a": 1.0})
+    tab = b.episode_started()
+    b.charge("a", _usage(prompt=20), tab=tab)  # $5, over the $1 estimate
+    assert b.committed(1) == 0.0 and b.committed(3) == 2.0  # two more without a tab: $1 each
+
+
+def test_a_cap_that_would_be_passed_waits_while_episodes_run_and_stops_when_none_do():
+    b = _budget(cap=10.0, prior={"a": 4.0})
+    first, second = b.episode_started(), b.episode_started()
+    assert not b.may_start(2, {"a"}) and b.stopped is None  # $0 + 2 x $4 + $4 > $10: wait
+    b.charge("a", _usage(prompt=4), tab=first)  # it cost $1
+    b.episode_done(first)
+    assert b.may_start(1, {"a"})  # $1 spent, the other ~$1 more, this one ~$1
+    b.charge("a", _usage(prompt=32), tab=second)  # $8
+    b.episode_done(second)
+    assert not b.may_start(0, {"a"})  # $9 spent + ~$4.50
+    assert b.stopped == ("spend cap $10.0000 reached: $9.0000 spent on this selection, and "
+                         "one more episode would cost ~$4.5000")
+
+
+async def test_a_cap_stops_within_one_in_flight_window_of_it_and_says_so_consistently(tmp_path):
+    """16 episodes in flight, known prices: the spend when the sweep stops lies within one
+    in-flight window's cost of the cap, on both sides (it stopped at a third of it when the
+    estimate divided the spend in flight by the episodes finished)."""
+    wide = {**BASE, "max_concurrency": 16, "trials": 4}
+    with RunStore(tmp_path / "full.sqlite") as full:
+        await Sweep(load_config(None, wide), full).run()
+        total = build_report(full)["cost"]["total"]
+        per_episode = [sum(roles.values()) for roles in _episode_costs(full).values()]
+    # one in-flight window: what the episodes in flight at once cost, on average
+    window = wide["max_concurrency"] * sum(per_episode) / len(per_episode)
+    cap = 0.5 * total
+    assert window < cap  # the bound says something
+    cfg = load_config(None, {**wide, "max_cost_usd": cap})
+    with RunStore(tmp_path / "capped.sqlite") as store:
+        outcome = await Sweep(cfg, store, prior=prior_per_episode(cfg, store)).run()
+        spent = build_report(store)["cost"]["total"]
+    assert cap - window <= spent <= cap + window
+    assert spent == pytest.approx(outcome.spent)
+    match = re.fullmatch(r"spend cap \$([\d,.]+) reached: \$([\d,.]+) spent on this "
+                         r"selection, and one more episode would cost ~\$([\d,.]+)",
+                         outcome.budget_stop)
+    said_cap, then, each = (float(g.replace(",", "")) for g in match.groups())
+    assert said_cap == pytest.approx(cap, abs=1e-4)
+    assert then + each > said_cap and then <= spent  # reached, as it says, by what it says

@@ -55,7 +55,7 @@ def hostile(i: int, request: web.Request) -> web.StreamResponse:
     form = forms[i % len(forms)]
     auth = request.headers.get("Authorization", "")
     headers = {"X-Echo": form.replace("\n", " "), "X-Auth": auth}
-    kind = i % 6
+    kind = (i + 1) % 6  # the first, the preflight's chat request, is answered (kind 1)
     if kind == 0:
         return web.json_response({"error": {"message": "x" * 60 + f" {auth} {form}",
                                             "type": form}}, status=500, headers=headers)

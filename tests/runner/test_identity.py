@@ -196,6 +196,9 @@ def test_endpoint_identity_is_what_is_sent():
     assert endpoint_identity(a) == {"base_url": "https://x/v1", "model": "m"}
     b = msgspec.structs.replace(a, name="b", api_key_env="L", rpm=10, max_cost_usd=3.0)
     assert endpoint_identity(b) == endpoint_identity(a)
+    # the road a request takes is not what it says: a proxy or a redirect changes no episode
+    c = msgspec.structs.replace(a, proxy="http://egress.corp:3128", follow_redirects=True)
+    assert endpoint_identity(c) == endpoint_identity(a)
     assert endpoint_identity(Endpoint(name="m", base_url="https://x/v1")) == endpoint_identity(a)
     assert endpoint_identity(Endpoint(name="scripted/oracle", base_url="http://127.0.0.1:1")) == {
         "scripted": "scripted/oracle"}

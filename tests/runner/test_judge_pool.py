@@ -146,3 +146,79 @@ async def test_retry_errors_reruns_and_rejudges_to_a_clean_runs_leaderboard(tmp_
         for m, e in bs["models"].items():
             got = report["benchmarks"][b]["models"][m]
             assert {k: got[k] for k in keys} == {k: e[k] for k in keys}
+
+
+async def _judged_t1_bar(tmp_path, name: str) -> tuple[dict, dict]:
+    """One T1 bar episode of the oracle, judged; (judgments by method, the T1 report row)."""
+    cfg = load_config(None, {**BASE, "benchmarks": ["t1:bar"], "limit": 1,
+                             "judge_models": ["scripted/judge"]})
+    with RunStore(tmp_path / f"{name}.sqlite") as store:
+        await Sweep(cfg, store).run()
+        judgments = {j["method"]: j for j in store.judgments()}
+        report = build_report(store)
+    return judgments, report["benchmarks"]["t1"]["models"]["scripted/oracle"]
+
+
+async def test_an_episode_whose_output_cannot_be_scored_fails_with_its_reason(tmp_path,
+                                                                            monkeypatch):
+    from sweepbench.benchmarks.t1 import benchmark as t1_benchmark
+
+    def unscorable(*_args, **_kw):
+        raise RecursionError("maximum recursion depth exceeded while deserializing an object")
+
+    monkeypatch.setattr(t1_benchmark.T1, "check", unscorable)
+    monkeypatch.setattr(t1_benchmark.prompts, "judge_prompt", unscorable)  # before any judge call
+    judgments, row = await _judged_t1_bar(tmp_path, "unscorable")
+    why = ("the episode could not be scored: RecursionError: maximum recursion depth exceeded "
+           "while deserializing an object")
+    for method in ("state", "likert"):
+        j = judgments[method]
+        assert (j["passed"], j["score"], j["details"]) == (False, 0.0, {"why": why})
+    # a failure, counted in Avg@k; not an unjudged episode left out of it
+    assert (row["tasks"], row["avg"], row["unjudged"]) == (1, 0.0, 0)
+
+
+async def test_a_judge_that_fails_or_gives_no_verdict_leaves_the_episode_unjudged(tmp_path,
+                                                                                monkeypatch):
+    from sweepbench.benchmarks.t1 import benchmark as t1_benchmark
+    from sweepbench.errors import ServerError
+    from sweepbench.judge.likert import NoVerdict
+    from sweepbench.runner import judge_pool
+
+    def failing_caller(self, complete, observe):
+        async def call(req):
+            raise ServerError("HTTP 500: judge down", endpoint="scripted/judge")
+        return call
+
+    monkeypatch.setattr(judge_pool.JudgeJournal, "caller", failing_caller)
+    judgments, row = await _judged_t1_bar(tmp_path, "down")
+    likert = judgments["likert"]
+    assert (likert["passed"], likert["score"]) == (None, None)
+    assert likert["details"] == {"error": "sweepbench.errors.ServerError: HTTP 500: judge down"}
+    assert judgments["state"]["passed"] is True  # the episode itself scores as ever
+
+    async def no_verdict(self, task, record, method, call, *, data_dir):
+        raise NoVerdict("Likert judge gave no readable scores in 3 attempts")
+
+    monkeypatch.setattr(t1_benchmark.T1, "judge", no_verdict)
+    judgments, _ = await _judged_t1_bar(tmp_path, "noverdict")
+    assert judgments["likert"]["details"] == {
+        "error": "sweepbench.judge.likert.NoVerdict: Likert judge gave no readable scores in 3 "
+                 "attempts"}
+
+
+async def test_a_verdict_whose_details_no_store_can_hold_is_stored_without_them(tmp_path,
+                                                                              monkeypatch):
+    from sweepbench.benchmarks.t1 import benchmark as t1_benchmark
+
+    def surrogate(self, task, record):
+        return {"passed": False, "score": 0.0, "details": {"why": "order \ud800 differs"}}
+
+    monkeypatch.setattr(t1_benchmark.T1, "check", surrogate)
+    judgments, row = await _judged_t1_bar(tmp_path, "surrogate")
+    state = judgments["state"]
+    assert (state["passed"], state["score"]) == (False, 0.0)
+    assert state["details"] == {"unstorable": (
+        "the verdict's details could not be stored: 'utf-8' codec can't encode character "
+        "'\\ud800' in position 6: surrogates not allowed")}
+    assert (row["tasks"], row["avg"]) == (1, 0.0)

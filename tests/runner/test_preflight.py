@@ -8,6 +8,9 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -81,7 +84,16 @@ async def test_endpoint_that_answers_passes() -> None:
     from sweepbench.devserver.server import ReferenceServer
 
     async with ReferenceServer(scripted_models()) as server:
-        await preflight(_cfg(server.url), {"m"})
+        url = server.url
+        await preflight(_cfg(url, model="scripted/oracle"), {"m"})
+        assert server.requests["scripted/oracle"] == 1  # one real chat request, no more
+        with pytest.raises(PreflightError) as info:  # every episode would fail the same way
+            await preflight(_cfg(url, model="no-such-model"), {"m"})
+    assert str(info.value) == (
+        f"preflight failed (--no-preflight skips the request): endpoint 'm': {url}"
+        "/chat/completions answered a chat request for model 'no-such-model' with HTTP 404: "
+        '{"error":{"message":"The model `no-such-model` does not exist","type":'
+        '"invalid_request_error","code":"model_not_found"}}; check base_url and model')
 
 
 def _run(tmp: Path, url: str, *extra: str) -> subprocess.CompletedProcess:
@@ -185,3 +197,39 @@ async def test_a_model_with_replicas_passes_while_one_answers_and_names_each_whe
     with pytest.raises(PreflightError, match="SWEEPBENCH_SECOND_KEY \\(its key\\) is not set"):
         await preflight(_cfg(dead, api_key_envs=["SWEEPBENCH_SECOND_KEY"]), {"m"},
                         request=False)
+
+
+@contextmanager
+def _always_failing_server(status: int) -> Iterator[str]:
+    """`sweepbench serve` answering every chat request with ``status``; yields its URL."""
+    proc = subprocess.Popen([sys.executable, "-m", "sweepbench.cli", "serve", "--port", "0",
+                             "--faults", f"{status}=1.0"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_a_server_failing_every_request_fails_the_run_within_seconds(tmp_path: Path,
+                                                                     status: int) -> None:
+    with _always_failing_server(status) as url:
+        config = tmp_path / "sweep.toml"
+        config.write_text(f'models = ["m"]\nbenchmarks = ["t1:flight+hotel+bar"]\n[[endpoints]]'
+                          f'\nname = "m"\nmodel = "scripted/oracle"\nbase_url = "{url}"\n')
+        started = time.monotonic()
+        proc = subprocess.run([sys.executable, "-m", "sweepbench.cli", "run", "--config",
+                               str(config), "--out", str(tmp_path / "s.sqlite"), "--no-progress"],
+                              capture_output=True, text=True, timeout=120)
+        took = time.monotonic() - started
+    assert proc.returncode == 2, proc.stderr
+    assert took < 30, took  # not breaker_max_wait_s (600 s) of "breaker open"
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"error: preflight failed (--no-preflight skips the request): endpoint 'm': {url}"
+        f"/chat/completions failed a chat request (HTTP {status}: ")
+    assert lines[0].endswith("the server is not answering requests, fix it or wait until "
+                             "it does")
+    assert _episodes(tmp_path / "s.sqlite") == {}

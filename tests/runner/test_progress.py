@@ -130,6 +130,33 @@ def test_an_open_breaker_is_shown_with_the_failure_behind_it():
     assert "breaker open" in console.file.getvalue()
 
 
+def test_an_open_breaker_says_what_it_waits_for_and_when_calls_give_up():
+    class Client:
+        def __init__(self, **more):
+            self.more = more
+
+        def health(self):
+            return {"breaker": "open", "failing": 12, "last_failure": "HTTP 503: overloaded",
+                    "since_ok_s": 42.0, "open_for_s": 30.4, "probe_in_s": 8.0,
+                    "max_wait_s": 600.0, "gives_up_in_s": 569.6, **self.more}
+
+    display, out, clock = plain(log_every_s=15.0)
+    display.update("planned", total=4, skipped=0)
+    display.update("clients", clients={"a": Client(), "b": Client(max_wait_s=None),
+                                       "c": Client(breaker="half_open", probe_in_s=0.0)})
+    clock.t += 15
+    display.tick()
+    text = " ".join(out.getvalue().split())  # as one line, wherever the console wrapped it
+    assert ("a: no call done yet, breaker open for 30s, waiting for the endpoint to answer a "
+            "probe (next probe in 8s); waiting calls fail after 600s (breaker_max_wait_s), the "
+            "first in 570s; latest error: HTTP 503: overloaded") in text
+    assert ("b: no call done yet, breaker open for 30s, waiting for the endpoint to answer a "
+            "probe (next probe in 8s); waiting calls wait until it answers (no "
+            "breaker_max_wait_s); latest error: HTTP 503: overloaded") in text
+    assert ("c: no call done yet, breaker half-open for 30s, waiting for the endpoint to answer "
+            "a probe (a probe in flight); waiting calls fail after 600s") in text
+
+
 def test_reasoning_share_and_cost_counted_once():
     prices = {"r": Endpoint(name="r", price_input_per_mtok=1.0, price_output_per_mtok=10.0)}
     display, out, clock = plain(prices=prices)
@@ -206,3 +233,23 @@ def test_a_fleet_shows_each_replicas_load_latency_errors_and_cached_share():
     wide = Console(file=io.StringIO(), force_terminal=True, width=200)
     wide.print(display._render())
     assert "via http://b/v1" in wide.file.getvalue() and "drained" in wide.file.getvalue()
+
+
+async def test_a_live_client_whose_breaker_opened_after_working_says_so_in_the_log():
+    from ..client.rig import OK, Rig, status
+
+    rig = Rig(OK, status(503, "overloaded"), max_retries=0, breaker_threshold=1,
+              breaker_cooldown_s=20.0, breaker_max_wait_s=300.0)
+    await rig()  # it worked once
+    with pytest.raises(ServerError):
+        await rig()  # then fails: the breaker opens
+    rig.clock.advance(5.0)
+    display, out, clock = plain(log_every_s=15.0)
+    display.update("planned", total=1, skipped=0)
+    display.update("clients", clients={"m": rig.client})
+    clock.t += 15
+    display.tick()
+    assert ("m: no call done yet, breaker open for 5s, waiting for the endpoint to answer a "
+            "probe (next probe in 15s); waiting calls fail after 300s (breaker_max_wait_s), "
+            "the first in 295s; latest error: HTTP 503: overloaded") \
+        in " ".join(out.getvalue().split())

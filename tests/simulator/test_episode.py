@@ -10,7 +10,7 @@ import pytest
 from sweepbench.datasets.task import Task
 from sweepbench.errors import TaskError, ToolError
 from sweepbench.ids import TerminationReason
-from sweepbench.simulator.episode import EpisodeLimits, run_episode
+from sweepbench.simulator.episode import MAX_TOOL_CALLS_PER_MESSAGE, EpisodeLimits, run_episode
 from sweepbench.tools.base import Toolkit, tool
 from sweepbench.wire import (
     AssistantMessage,
@@ -111,6 +111,8 @@ async def test_requests_are_append_only():
     ("add_item", '{"name": "a"}', "missing required field `count`"),
     ("add_item", '{"name": "a", "count": 1, "x": 1}', "unknown field `x`"),
     ("add_item", '{"name": "a", "count": -1}', "count must be positive"),
+    ("add_item", '{"name": ' + "[" * 10_000 + "]" * 10_000 + ', "count": 1}',
+     "arguments for `add_item` nest deeper than 64 levels"),
 ])
 async def test_bad_tool_calls_become_errors_and_the_episode_continues(name, args, needle):
     agent = scripted(call(name, args), AssistantMessage("sorry"))
@@ -151,6 +153,33 @@ async def test_every_call_of_a_message_runs_before_the_error_budget_is_checked()
     assert res.termination == TerminationReason.TOO_MANY_ERRORS
     assert (res.tool_calls, res.tool_errors) == (3, 3)
     assert sum(isinstance(m, ToolMessage) for m in res.messages) == 3
+
+
+def calls(n: int) -> AssistantMessage:
+    return AssistantMessage(tool_calls=[ToolCall(f"c{i}", FunctionCall("add_item",
+                                                 f'{{"name": "i{i}", "count": 1}}'))
+                                        for i in range(n)])
+
+
+async def test_a_reply_asking_for_10000_tool_calls_ends_the_episode_before_any_runs():
+    res, events = await run(scripted(calls(10_000)), scripted(AssistantMessage("hi")))
+    assert res.termination == TerminationReason.TOO_MANY_TOOL_CALLS
+    assert res.error == ("the agent asked for 10000 tool calls in one message (at most 64); "
+                         "none were run")
+    assert (res.tool_calls, res.agent_calls, events) == (0, 1, [])
+    assert res.final_state == {"items": {}}
+    assert len(res.messages[-1].tool_calls) == 10_000  # the reply is on record, whole
+    assert MAX_TOOL_CALLS_PER_MESSAGE == 64
+
+
+async def test_a_reply_at_the_tool_call_cap_runs_every_call():
+    res, _ = await run(scripted(calls(64), AssistantMessage("done")),
+                       scripted(AssistantMessage("hi"), AssistantMessage("###STOP###")))
+    assert res.termination == TerminationReason.USER_STOP and res.tool_calls == 64
+    res, _ = await run(scripted(calls(3)), scripted(AssistantMessage("hi")),
+                       limits=EpisodeLimits(max_tool_calls_per_message=2))
+    assert res.termination == TerminationReason.TOO_MANY_TOOL_CALLS
+    assert res.error.startswith("the agent asked for 3 tool calls in one message (at most 2)")
 
 
 async def test_turn_limit():

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sweepbench.errors import ConfigError, StoreLocked
+from sweepbench.errors import ConfigError, StoreError, StoreLocked
 from sweepbench.config import load_config
 from sweepbench.store.lock import StoreLock, lock_path
 
@@ -104,11 +104,51 @@ def test_a_failing_flock_closes_the_file_and_raises_its_own_error(
     monkeypatch.setattr(fcntl, "flock", no_locks)
     before = set(os.listdir("/proc/self/fd"))
     lock = StoreLock(tmp_path / "s.sqlite")
-    with pytest.raises(OSError) as info:
+    with pytest.raises(StoreError) as info:
         lock.acquire()
-    assert info.value.errno == errno.ENOLCK
+    assert str(info.value) == (f"cannot lock run store {tmp_path / 's.sqlite'}: "
+                               f"{tmp_path / 's.sqlite.lock'}: no locks available; fix the "
+                               "cause and run the command again")
+    assert info.value.__cause__.errno == errno.ENOLCK
     assert set(os.listdir("/proc/self/fd")) == before
     assert lock._fd is None
+
+
+def test_a_full_disk_while_locking_is_a_store_error_with_advice_and_no_lock_held(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(fd: int, data: bytes, offset: int) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "pwrite", full)
+    before = set(os.listdir("/proc/self/fd"))
+    lock = StoreLock(tmp_path / "s.sqlite")
+    with pytest.raises(StoreError) as info:
+        lock.acquire()
+    assert str(info.value) == (f"cannot lock run store {tmp_path / 's.sqlite'}: "
+                               f"{tmp_path / 's.sqlite.lock'}: No space left on device; free "
+                               "some space on its disk and run the command again")
+    assert set(os.listdir("/proc/self/fd")) == before and lock._fd is None
+    monkeypatch.undo()
+    with StoreLock(tmp_path / "s.sqlite"):  # the failed attempt holds nothing
+        pass
+
+
+def test_a_read_only_mount_while_locking_says_to_copy_the_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_open = os.open
+
+    def read_only(path, flags, mode=0o777):  # noqa: ANN001 - as the kernel answers on one
+        if str(path).endswith(".lock") and flags & (os.O_RDWR | os.O_CREAT):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return real_open(path, flags, mode)
+
+    monkeypatch.setattr(os, "open", read_only)
+    with pytest.raises(StoreError) as info:
+        StoreLock(tmp_path / "s.sqlite").acquire()
+    assert str(info.value) == (f"cannot lock run store {tmp_path / 's.sqlite'}: "
+                               f"{tmp_path / 's.sqlite.lock'}: Read-only file system; a sweep "
+                               "writes to its store: copy the store to a writable place, or use "
+                               "another --out (report, export and view read it where it is)")
 
 
 def test_running_sweep_refuses_a_second_and_sigkill_frees_the_store(tmp_path: Path) -> None:

@@ -60,7 +60,8 @@ def test_a_missing_input_is_refused_and_not_created(tmp_path: Path) -> None:
     missing = tmp_path / "missing.sqlite"
     with pytest.raises(StoreError) as info:
         merge_stores(tmp_path / "out.sqlite", [missing])
-    assert str(info.value) == f"run store {missing} does not exist"
+    assert str(info.value) == (f"merge input: run store {missing} does not exist; nothing was "
+                               "merged")
     assert not missing.exists() and not (tmp_path / "out.sqlite").exists()
 
 
@@ -71,11 +72,12 @@ def test_an_input_failing_midway_leaves_the_output_as_the_inputs_before_it_made_
     out = tmp_path / "out.sqlite"
     real, calls = merge._merge_one, []
 
-    def fails_on_the_second_input(db: sqlite3.Connection) -> None:
-        real(db)  # everything of the input is written, then the merge fails
+    def fails_on_the_second_input(db: sqlite3.Connection) -> dict[str, int]:
+        left = real(db)  # everything of the input is written, then the merge fails
         calls.append(db)
         if len(calls) == 2:
             raise RuntimeError("disk gone")
+        return left
 
     monkeypatch.setattr(merge, "_merge_one", fails_on_the_second_input)
     with pytest.raises(RuntimeError, match="^disk gone$"):

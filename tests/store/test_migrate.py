@@ -19,6 +19,7 @@ from sweepbench.store.runstore import RunStore
 from sweepbench.store.schema import SCHEMA_VERSION
 from sweepbench.runner.sweep import Sweep
 from sweepbench.wire import EpisodeRecord
+from tests.support import without_backups
 
 # the tables of schema 1, as sweepbench wrote them
 V1 = """
@@ -128,7 +129,7 @@ def to_schema_2(path) -> None:
     rows = db.execute("SELECT e.* FROM events e JOIN event_keys k USING (episode_key) "
                       "ORDER BY k.ep, e.journal, e.seq").fetchall()
     for stmt in ("DROP VIEW events", "DROP TABLE event_rows", "DROP TABLE event_keys",
-                 SCHEMA2_EVENTS, "PRAGMA user_version = 2"):
+                 "DROP TABLE store_identity", SCHEMA2_EVENTS, "PRAGMA user_version = 2"):
         db.execute(stmt)
     db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
     db.execute("COMMIT")
@@ -175,7 +176,7 @@ def test_a_schema_2_store_is_renumbered_in_first_event_order_and_keeps_every_eve
     v2_store(path)
     before = all_events(path)
     with RunStore(path, create=False) as store:
-        assert store.migrated and "from schema 2 to 3" in store.migrated
+        assert store.migrated and "from schema 2 to 4" in store.migrated
         assert "3 episode keys (8 events)" in store.migrated
         assert all_events(path) == before
         assert [e["payload"]["n"] for e in store.events(KEY_B)] == [0, 2, 7]
@@ -231,8 +232,7 @@ def test_merge_of_a_schema_2_and_a_schema_3_store(tmp_path):
 
 RESUME = dict(models=["scripted/oracle", "scripted/noisy:0.3"], trials=2, max_concurrency=8,
               reference_latency_s=0.005,  # a request per call: no backups
-              endpoints=[{"name": n, "backups": 0, "max_concurrency": 1 << 16}
-                         for n in ("scripted/oracle", "scripted/noisy:0.3", "scripted/user")])
+              endpoints=without_backups("scripted/oracle", "scripted/noisy:0.3", "scripted/user"))
 
 
 def _transcripts(store: RunStore, run_id: str) -> dict[str, bytes]:

@@ -54,20 +54,22 @@ DONE = "Done " + XSS_IMG + XSS_SCRIPT
 PLANTED_MODEL = 'planted/<img src=x onerror="window.__xss=6">'
 
 
-def plant(path: Path, run_id: str) -> str:
-    """Add an episode whose messages, tool call, result, error and verdict are markup; the
-    run selected it, as a sweep's episodes are. Returns its key."""
+def plant(path: Path, run_id: str, model: str = PLANTED_MODEL,
+          messages: list | None = None) -> str:
+    """Add an episode whose messages, tool call, result, error and verdict are markup (or
+    whose messages are ``messages``, its journal's one reply the last of them); the run
+    selected it, as a sweep's episodes are. Returns its key."""
     with RunStore(path, create=False) as store:
         # a VitaBench episode's (the unreachable reason is about a dish), whichever ran first
         template = next(r for r in store.records().values() if r.benchmark == "vitabench@2025-12")
         task = TaskKey(template.benchmark, template.domain, template.lang, template.task_id)
-        label = str(EpisodeId(PLANTED_MODEL, task, 0))
+        label = str(EpisodeId(model, task, 0))
         key = str(EpisodeKey.of({"planted": label}))
-        meta = EpisodeMeta(key=key, label=label, model=PLANTED_MODEL, benchmark=task.benchmark,
+        meta = EpisodeMeta(key=key, label=label, model=model, benchmark=task.benchmark,
                            domain=task.domain, task_id=task.id, lang=task.lang, trial=0,
                            user_model="scripted/user", user_mode="default",
                            identity={"planted": label}, unreachable=UNREACHABLE)
-        messages = [
+        messages = messages or [
             AssistantMessage("Hello! " + XSS_SCRIPT),
             UserMessage("My order " + XSS_IMG),
             AssistantMessage(None, tool_calls=[ToolCall("c0", FunctionCall(
@@ -76,14 +78,14 @@ def plant(path: Path, run_id: str) -> str:
             AssistantMessage(DONE),
         ]
         record = msgspec.structs.replace(
-            template, model=PLANTED_MODEL, trial=0, messages=messages, termination="error",
+            template, model=model, trial=0, messages=messages, termination="error",
             error="model call failed: <svg onload=alert(5)>")
         store.select(run_id, [meta])
         store.episode_started(meta, run_id=run_id)
         store.event(key, 0, "model_call", {
-            "role": "agent", "message": {"role": "assistant", "content": DONE},
+            "role": "agent", "message": messages[-1],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5}, "latency_s": 0.25,
-            "attempts": 1}, run_id=run_id, endpoint=PLANTED_MODEL)
+            "attempts": 1}, run_id=run_id, endpoint=model)
         store.episode_finished(key, record, run_id=run_id)
         store.judgment(key, judge=STATE_JUDGE, method=JudgeMethod.STATE, passed=False,
                        score=0.0, details={"why": "order <img src=x onerror=alert(7)> differs"},

@@ -27,6 +27,7 @@ import msgspec
 
 from sweepbench.benchmarks.t1.tools import TOOLS
 from sweepbench.datasets.task import Task
+from sweepbench.model_json import ArgumentsError, parse_arguments
 from sweepbench.wire import AssistantMessage, Message, ToolMessage
 
 
@@ -192,8 +193,8 @@ def calls_from_messages(messages: list[Message]) -> list[Call]:
         if isinstance(m, AssistantMessage) and m.tool_calls:
             for tc in m.tool_calls:
                 try:
-                    args = msgspec.json.decode(tc.function.arguments or "{}")
-                except msgspec.DecodeError:
+                    args = parse_arguments(tc.function.arguments or "{}")
+                except ArgumentsError:  # malformed, too deep: a call without arguments
                     args = {}
                 calls.append(Call(tc.function.name, args if isinstance(args, dict) else {},
                                   outputs.get(tc.id, "")))

@@ -13,15 +13,18 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from sweepbench.benchmarks.t1.data.ontology import DOMAINS
 from sweepbench.benchmarks.t1.tools import DOMAIN_TOOLKITS
 from sweepbench.benchmarks.t1.tools.policies import POLICIES, policies_for
 from sweepbench.datasets.task import Task
+from sweepbench.model_json import MAX_DEPTH, deeper_than
 from sweepbench.wire import AssistantMessage, Message, ToolMessage, UserMessage
 
 FILES = {"assistant": "assistant_prompt_bar_example.txt", "user": "user_prompt_bar_example.txt",
@@ -237,14 +240,26 @@ def classifier_input(history: list[str], query: str) -> str:
     return f"CHAT HISTORY: {json.dumps(history, ensure_ascii=False)}\nQuery: {json.dumps(query, ensure_ascii=False)}"
 
 
+_MAX_OPENINGS = 64
+"""Openings tried per reply: a reply of 100,000 brackets costs 64 attempts, not 100,000."""
+
+
 def _json_values(text: str, opener: str, closer: str) -> list[Any]:
-    """JSON values of the given kind found in free text (code fences and chatter ignored)."""
+    """JSON values of the given kind found in free text (code fences and chatter ignored).
+
+    A model wrote the text: a value nested deeper than model_json's bound, or one with a
+    lone surrogate or ``NaN`` (which no store or JSON output can hold), is no value."""
     found, decoder = [], json.JSONDecoder()
-    for m in re.finditer(re.escape(opener), text):
+    for m in islice(re.finditer(re.escape(opener), text), _MAX_OPENINGS):
         try:
-            found.append(decoder.raw_decode(text[m.start():])[0])
-        except json.JSONDecodeError:
+            value, end = decoder.raw_decode(text, m.start())
+            span = text[m.start():end]
+            if deeper_than(span, MAX_DEPTH):
+                continue
+            msgspec.json.decode(span, type=msgspec.Raw)
+        except (ValueError, RecursionError, msgspec.DecodeError):
             continue
+        found.append(value)
     return found
 
 
@@ -315,7 +330,8 @@ def parse_judge(text: str) -> dict[str, Any] | None:
 
 
 def transcript(messages: list[Message], tools: bool = True, limit: int = 2000) -> str:
-    """A conversation as text for the judge (``tools``) or the exit check (without them)."""
+    """A conversation as text for the judge (``tools``) or the exit check (without them); tool
+    arguments and results longer than ``limit`` characters are cut there."""
     lines = []
     for m in messages:
         if isinstance(m, UserMessage):
@@ -324,8 +340,11 @@ def transcript(messages: list[Message], tools: bool = True, limit: int = 2000) -
             if m.content:
                 lines.append(f"[Assistant] {m.content}")
             for tc in (m.tool_calls or []) if tools else []:
-                lines.append(f"[Assistant] -> {tc.function.name}({tc.function.arguments})")
+                lines.append(f"[Assistant] -> {tc.function.name}({_cut(tc.function.arguments, limit)})")
         elif isinstance(m, ToolMessage) and tools:
-            body = m.content if len(m.content) <= limit else m.content[:limit] + " ...(truncated)"
-            lines.append(f"[Tool] {body}")
+            lines.append(f"[Tool] {_cut(m.content, limit)}")
     return "\n".join(lines)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + " ...(truncated)"

@@ -16,6 +16,9 @@
   whose failures bring the count to ``max_errors`` (10), before the agent is asked again
   (when that step also reaches ``max_steps``, too many errors wins: upstream checks it last).
   The November release has no error budget.
+- Tool calls per reply: at most 64 (sweepbench's own cap, as for every benchmark; upstream
+  has none, and no upstream task comes near it); a reply asking for more ends the episode
+  as ``too_many_tool_calls``, none of its calls run, scored 0 without judging.
 - Reasoning (the updated release, ``Release.resend_reasoning``): every agent request sends
   each earlier assistant message's reasoning text back on it, as ``reasoning_content``; the
   user simulator and the judge never see it. Upstream re-sends only what a reply carried as
@@ -43,6 +46,7 @@ from sweepbench.benchmarks.vitabench import prompts as vitabench_prompts
 from sweepbench.benchmarks.vitabench.release import Release
 from sweepbench.datasets.task import Task
 from sweepbench.ids import TerminationReason
+from sweepbench.model_json import ArgumentsError, python_arguments
 from sweepbench.simulator.episode import EpisodeContext, EpisodeLimits, EpisodeProtocol
 from sweepbench.wire import AssistantMessage
 
@@ -54,9 +58,10 @@ REASONING_FIELD = "reasoning_content"
 """The field upstream's updated release sends an assistant message's reasoning back as."""
 USER_STOPS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 PREMATURE = frozenset({TerminationReason.TOO_MANY_ERRORS, TerminationReason.MAX_STEPS,
-                       TerminationReason.INVALID_AGENT_MESSAGE, TerminationReason.MAX_TURNS})
-"""Terminations upstream scores 0 without judging (``max_turns`` is sweepbench's own limit,
-off unless configured, and counts the same way)."""
+                       TerminationReason.INVALID_AGENT_MESSAGE, TerminationReason.MAX_TURNS,
+                       TerminationReason.TOO_MANY_TOOL_CALLS})
+"""Terminations upstream scores 0 without judging (``max_turns`` and ``too_many_tool_calls``,
+sweepbench's own limits, count the same way)."""
 
 
 def resent_arguments(arguments: str) -> str:
@@ -64,13 +69,15 @@ def resent_arguments(arguments: str) -> str:
 
     Python's own ``json`` on purpose: its default separators and ASCII escapes are the bytes
     upstream's agent reads. Arguments that are not a JSON object stay as the model wrote them
-    (upstream's attempt would crash on them; sweepbench shows the tool error instead).
+    (upstream's attempt would crash on them; sweepbench shows the tool error instead), and so
+    do numbers Python reads as infinite (``1e400``), which upstream writes back as
+    ``Infinity``, not JSON.
     """
     try:
-        value = json.loads(arguments) if arguments else {}
-    except (ValueError, RecursionError):
+        value = python_arguments(arguments) if arguments else {}
+        return json.dumps(value, allow_nan=False) if isinstance(value, dict) else arguments
+    except (ArgumentsError, ValueError):
         return arguments
-    return json.dumps(value) if isinstance(value, dict) else arguments
 
 
 class VitaBenchProtocol(EpisodeProtocol):

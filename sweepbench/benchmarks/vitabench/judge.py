@@ -28,7 +28,6 @@ The windows, state carrying, retries and scoring are the engine's
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +49,7 @@ from sweepbench.judge.rubric import (
     RubricUpdate,
     run_rubric_judge,
 )
+from sweepbench.model_json import ArgumentsError, python_arguments
 from sweepbench.wire import AssistantMessage, Message, ToolMessage
 
 __all__ = ["VitaBenchRubricPrompts", "env_info", "judge_episode", "render_trajectory",
@@ -79,8 +79,8 @@ def task_rubrics(task: Task) -> list[str]:
 def _call_text(name: str, arguments: str) -> str:
     """``name(k=repr(v), ...)``: upstream shows the parsed arguments as Python reprs."""
     try:
-        args = json.loads(arguments) if arguments else {}
-    except (ValueError, RecursionError):
+        args = python_arguments(arguments) if arguments else {}
+    except ArgumentsError:
         args = arguments
     if isinstance(args, dict):
         return f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"

@@ -5,14 +5,19 @@ The default transport (:mod:`sweepbench.client.transports.http`) spends less CPU
 one is kept for where aiohttp's own stack is wanted. Same seam and semantics
 (:mod:`sweepbench.client.transports.base`): one deadline (``timeout_s``) over connect, send and
 the whole body; the client's first-byte budget told when the headers arrive; a reply over
-``max_reply_bytes`` not read further; ``stopping()`` asked in the step that writes the request
-(:class:`GatedBody`); aiohttp and OS errors translated here, in one place.
+``max_reply_bytes`` not read further, nor unpacked past it (aiohttp's own decompression is off:
+:mod:`~sweepbench.client.transports.unpack` does it); ``stopping()`` asked in the step that
+writes the request (:class:`GatedBody`); aiohttp and OS errors translated here, in one place.
+aiohttp follows no redirect itself: :func:`~sweepbench.client.transports.base.redirect_target`
+decides; the proxy is :func:`~sweepbench.client.transports.proxy.proxy_for`'s (aiohttp's
+``trust_env`` stays off: one rule for every transport).
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,9 +29,13 @@ from sweepbench.client.transports.base import (
     DEFAULT_MAX_REPLY_BYTES,
     READ_CHUNK,
     Reply,
+    redirect_target,
     refused,
     too_large,
+    without_key,
 )
+from sweepbench.client.transports.proxy import Proxy, proxy_for
+from sweepbench.client.transports.unpack import ACCEPT_ENCODING, BadEncoding, TooLarge, unpack
 from sweepbench.errors import (
     ConnectionRefused,
     FatalError,
@@ -67,8 +76,12 @@ class AiohttpTransport:
 
     def __init__(self, url: str, *, name: str, max_connections: int, timeout_s: float,
                  connect_timeout_s: float, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
-                 stopping: Callable[[], bool] | None = None) -> None:
+                 stopping: Callable[[], bool] | None = None,
+                 follow_redirects: bool = False, proxy: str | None = None) -> None:
         self._url = URL(url)
+        self._follow = follow_redirects
+        self._proxy_setting = proxy
+        self._proxy = proxy_for(url, proxy, name)
         self._stopping = stopping
         self._name = name
         self._limit = max_connections
@@ -101,33 +114,76 @@ class AiohttpTransport:
                 "create one client per loop"
             )
         self._loop = loop
-        self._session = aiohttp.ClientSession(
+        self._session = aiohttp.ClientSession(  # bodies unpacked by us, under the cap
             connector=aiohttp.TCPConnector(limit=self._limit),
-            timeout=self._timeout,
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
+            timeout=self._timeout, auto_decompress=False,
+            headers={"Content-Type": "application/json", "Accept": "application/json",
+                     "Accept-Encoding": ACCEPT_ENCODING},
         )
         return self._session
 
     async def post(self, body: bytes, headers: dict[str, str] | None) -> Reply:
-        """The single place aiohttp and OS errors are translated."""
-        name, url = self._name, self._url
+        """One POST, and the redirects :func:`redirect_target` lets it follow (under the
+        first request's deadline, the key only to the endpoint's origin)."""
         session = self._get_session()
+        url, hops, timeout, proxy = self._url, 0, None, self._proxy
+        started = time.monotonic()
+        while True:
+            reply = await self._round_trip(session, url, body, headers, timeout, proxy)
+            status, reply_headers, _ = reply
+            if not 300 <= status < 400 or not (target := redirect_target(
+                    self._name, url, status, reply_headers, self._follow, hops)):
+                return reply
+            left = self._timeout_s - (time.monotonic() - started)
+            if left <= 0:
+                raise RequestTimeout(f"{self._name}: request to {self._url} timed out "
+                                     f"(timeout_s {self._timeout_s:g})", endpoint=self._name)
+            timeout = aiohttp.ClientTimeout(total=left, sock_connect=self._timeout.sock_connect,
+                                            ceil_threshold=math.inf)
+            headers = without_key(headers, target, self._url)
+            url, hops = URL(target, encoded=True), hops + 1
+            proxy = proxy_for(target, self._proxy_setting, self._name)
+
+    async def _round_trip(self, session: aiohttp.ClientSession, url: URL, body: bytes,
+                          headers: dict[str, str] | None,
+                          timeout: aiohttp.ClientTimeout | None, proxy: Proxy | None) -> Reply:
+        """The single place aiohttp and OS errors are translated."""
+        name = self._name
+        options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        if proxy is not None:
+            options["proxy"] = proxy.shown
+            auth = proxy.authorization
+            if auth and url.scheme == "https":  # sent with the CONNECT
+                options["proxy_headers"] = {"Proxy-Authorization": auth}
+            elif auth:  # sent with the request, which goes to the proxy
+                headers = {**(headers or {}), "Proxy-Authorization": auth}
         try:  # the session's total timeout: one deadline over connect, send and the body
             async with session.post(url, headers=headers, data=body if self._stopping is None
-                                    else GatedBody(body, self._stopping)) as resp:
+                                    else GatedBody(body, self._stopping),
+                                    allow_redirects=False, **options) as resp:
                 first_byte()  # the headers are in: only the total timeout applies now
                 size = resp.content_length
                 if size is not None and size > self._max_bytes:
                     raise too_large(name, url, self._max_bytes)
-                if size is not None and "Content-Encoding" not in resp.headers:
-                    return resp.status, resp.headers, await resp.read()  # size known, capped
-                chunks, got = [], 0
-                async for chunk in resp.content.iter_chunked(READ_CHUNK):
-                    got += len(chunk)
-                    if got > self._max_bytes:
-                        raise too_large(name, url, self._max_bytes)
-                    chunks.append(chunk)
-                return resp.status, resp.headers, b"".join(chunks)
+                if size is not None:
+                    payload = await resp.read()  # size known, capped
+                else:
+                    chunks, got = [], 0
+                    async for chunk in resp.content.iter_chunked(READ_CHUNK):
+                        got += len(chunk)
+                        if got > self._max_bytes:
+                            raise too_large(name, url, self._max_bytes)
+                        chunks.append(chunk)
+                    payload = b"".join(chunks)
+                encoding = resp.headers.get("Content-Encoding")
+                if encoding:
+                    payload = unpack(payload, encoding, self._max_bytes)
+                return resp.status, resp.headers, payload
+        except TooLarge:
+            raise too_large(name, url, self._max_bytes) from None
+        except BadEncoding as err:
+            raise InvalidResponseError(f"{name}: response from {url}: {err}",
+                                       endpoint=name) from None
         except TimeoutError as err:  # also aiohttp.ServerTimeoutError
             raise RequestTimeout(
                 f"{name}: request to {url} timed out ({type(err).__name__}; timeout_s "
@@ -141,10 +197,16 @@ class AiohttpTransport:
         except (aiohttp.ClientError, OSError) as err:
             if self._stopping is not None and self._stopping():  # withheld by GatedBody
                 raise asyncio.CancelledError("the sweep is stopping: request not sent") from err
+            if isinstance(err, aiohttp.ClientHttpProxyError) and err.status == 407:
+                raise FatalError(f"{name}: proxy {proxy.shown} would not tunnel to {url} "
+                                 "(HTTP 407): its credentials go in HTTPS_PROXY "
+                                 "(http://user:password@host:port)", endpoint=name) from None
             if refused(err):
+                who = url if proxy is None else f"proxy {proxy.shown} (for {url})"
                 raise ConnectionRefused(
-                    f"{name}: connection refused by {url} (is the server running?)",
+                    f"{name}: connection refused by {who} (is the server running?)",
                     endpoint=name) from err
+            via = "" if proxy is None else f" through proxy {proxy.shown}"
             raise TransportError(
-                f"{name}: connection to {url} failed ({type(err).__name__}: {err})",
+                f"{name}: connection to {url}{via} failed ({type(err).__name__}: {err})",
                 endpoint=name) from err

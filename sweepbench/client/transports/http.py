@@ -23,17 +23,21 @@ Same seam and semantics as :class:`~sweepbench.client.transports.aiohttp.Aiohttp
   ``RequestTimeout``, a connection lost or a reply that is not HTTP -> ``TransportError`` /
   ``InvalidResponseError``; a cancelled request closes its connection (never reused half-read).
 
-We send no ``Accept-Encoding``; a server that compresses anyway (gzip, deflate) is decompressed
-under the same size cap. A pooled connection the server closed while idle is noticed and
-dropped before reuse. A request is never re-sent here, not even on a connection that closed
-before answering: the server may have got it, so it is the client's to count and retry.
+We ask for no compression (``Accept-Encoding: identity``); a server that compresses anyway is
+unpacked under the same size cap (:mod:`~sweepbench.client.transports.unpack`, as on every
+transport). A pooled connection the server closed while idle is noticed and dropped before
+reuse. A redirect is followed only where
+:func:`~sweepbench.client.transports.base.redirect_target` allows, through a transport of the
+target's own. Through a proxy (:mod:`~sweepbench.client.transports.proxy`), an http:// URL is
+sent to it whole, an https:// one through a CONNECT tunnel. A request is never re-sent here
+otherwise, not even on a connection that closed before answering: the server may have got it,
+so it is the client's to count and retry.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ssl
-import zlib
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -49,9 +53,13 @@ from sweepbench.errors import (
     TransportError,
 )
 from sweepbench.client.stalls import FLIGHT
-from sweepbench.client.transports.base import too_large
+from sweepbench.client.transports.base import redirect_target, too_large, without_key
+from sweepbench.client.transports.proxy import TunnelRefused, open_tunnel, proxy_for
+from sweepbench.client.transports.unpack import ACCEPT_ENCODING, BadEncoding, TooLarge, unpack
 
 __all__ = ["HttpTransport", "ReplyHeaders"]
+
+_HOPS_KEPT = 4  # redirect targets kept open at most
 
 
 class ReplyHeaders(dict):
@@ -238,27 +246,6 @@ class _Connection(asyncio.Protocol):
         return self.status, self._headers, payload
 
 
-def _decompress(payload: bytes, encoding: str, limit: int) -> bytes:
-    """A gzip or deflate body, unpacked under ``limit`` bytes."""
-    kind = encoding.strip().lower()
-    if kind in ("", "identity"):
-        return payload
-    if kind in ("gzip", "x-gzip"):
-        wbits = 16 + zlib.MAX_WBITS
-    elif kind == "deflate":
-        wbits = zlib.MAX_WBITS if payload[:1] == b"\x78" else -zlib.MAX_WBITS
-    else:
-        raise _BadReply(f"unsupported Content-Encoding {encoding!r}")
-    unpack = zlib.decompressobj(wbits)
-    try:
-        out = unpack.decompress(payload, limit + 1)
-    except zlib.error as err:
-        raise _BadReply(f"body not valid {kind} ({err})") from err
-    if len(out) > limit:
-        raise _TooLarge
-    return out
-
-
 class HttpTransport:
     """POST to ``url`` over a pool of keep-alive connections bound to the first loop used.
 
@@ -268,7 +255,8 @@ class HttpTransport:
 
     def __init__(self, url: str, *, name: str, max_connections: int, timeout_s: float,
                  connect_timeout_s: float, max_reply_bytes: int,
-                 stopping: Callable[[], bool] | None = None) -> None:
+                 stopping: Callable[[], bool] | None = None, follow_redirects: bool = False,
+                 key_origin: str | None = None, proxy: str | None = None) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise FatalError(f"{name}: invalid base URL {url}", endpoint=name)
@@ -282,14 +270,26 @@ class HttpTransport:
             raise FatalError(f"{name}: invalid base URL {url} ({err})", endpoint=name) from err
         host = parts.netloc.rpartition("@")[2]  # never user:password into a header
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        self._head = (f"POST {target} HTTP/1.1\r\nHost: {host}\r\n"
+        self._proxy_setting = proxy
+        self._proxy = proxy_for(url, proxy, name)
+        through = ""
+        if self._proxy is not None and not self._tls:  # the proxy is sent the whole URL
+            target = f"http://{host}{target}"
+            auth = self._proxy.authorization
+            through = f"Proxy-Authorization: {auth}\r\n" if auth else ""
+        self._via = f" through proxy {self._proxy.shown}" if self._proxy is not None else ""
+        self._head = (f"POST {target} HTTP/1.1\r\nHost: {host}\r\n{through}"
                       "Content-Type: application/json\r\nAccept: application/json\r\n"
+                      f"Accept-Encoding: {ACCEPT_ENCODING}\r\n"
                       "Connection: keep-alive\r\n").encode("latin-1")
         self._limit = max(1, max_connections)
         self._timeout_s = timeout_s
         self._connect_timeout_s = connect_timeout_s
         self._max_bytes = max_reply_bytes
         self._stopping = stopping
+        self._follow = follow_redirects
+        self._key_origin = key_origin or url  # where the API key may go
+        self._hops: dict[str, HttpTransport] = {}  # redirect targets followed
         self._idle: deque[_Connection] = deque()
         self._open = 0  # connections open or opening
         self._waiting: deque[asyncio.Future[None]] = deque()  # for a connection slot
@@ -304,6 +304,23 @@ class HttpTransport:
         self._deadlines: deque[tuple[float, _Connection, object]] = deque()
         self._deadline_timer: asyncio.TimerHandle | None = None
         self._deadline_at = 0.0  # what the timer is set for
+
+    async def _redirect(self, target: str, body: bytes, headers: dict[str, str] | None,
+                        hops: int, deadline: float) -> Any:
+        """The request again, to ``target``, through a transport of its own (kept for the
+        next time, a few at most), the key only to the endpoint's origin."""
+        hop = self._hops.pop(target, None)
+        if hop is None:
+            hop = HttpTransport(
+                target, name=self._name, max_connections=self._limit,
+                timeout_s=self._timeout_s, connect_timeout_s=self._connect_timeout_s,
+                max_reply_bytes=self._max_bytes, stopping=self._stopping,
+                follow_redirects=True, key_origin=self._key_origin, proxy=self._proxy_setting)
+            if len(self._hops) >= _HOPS_KEPT:
+                await self._hops.pop(next(iter(self._hops))).aclose()
+        self._hops[target] = hop  # the most recent last
+        return await hop.post(body, without_key(headers, target, self._key_origin),
+                              _hops=hops, _deadline=deadline)
 
     def _head_for(self, body: bytes, headers: dict[str, str] | None) -> bytes:
         extra = b""
@@ -326,6 +343,9 @@ class HttpTransport:
         for conn in (*self._idle, *self._busy):
             conn.abort()
         self._idle.clear()
+        for hop in self._hops.values():
+            await hop.aclose()
+        self._hops.clear()
 
     def _bind(self) -> asyncio.AbstractEventLoop:
         loop = asyncio.get_running_loop()
@@ -342,24 +362,39 @@ class HttpTransport:
     async def _connect(self, loop: asyncio.AbstractEventLoop) -> _Connection:
         if self._tls and self._ssl is None:
             self._ssl = ssl.create_default_context()
+        proxy, url, via = self._proxy, self._url, self._via
         try:
             async with asyncio.timeout(self._connect_timeout_s):
-                _, conn = await loop.create_connection(
-                    lambda: _Connection(self._max_bytes), self._host, self._port,
-                    ssl=self._ssl if self._tls else None)
+                if proxy is None or not self._tls:
+                    host, port = (self._host, self._port) if proxy is None else (proxy.host,
+                                                                                 proxy.port)
+                    _, conn = await loop.create_connection(
+                        lambda: _Connection(self._max_bytes), host, port,
+                        ssl=self._ssl if self._tls else None)
+                else:
+                    conn = _Connection(self._max_bytes)
+                    await open_tunnel(proxy, self._host, self._port, self._ssl, conn)
         except TimeoutError as err:
             raise RequestTimeout(
-                f"{self._name}: connect to {self._url} timed out (connect_timeout_s "
+                f"{self._name}: connect to {url}{via} timed out (connect_timeout_s "
                 f"{self._connect_timeout_s:g})", endpoint=self._name) from err
+        except TunnelRefused as err:
+            assert proxy is not None
+            hint = (": its credentials go in HTTPS_PROXY (http://user:password@host:port)"
+                    if err.status == 407 else "")
+            kind = FatalError if err.status == 407 else TransportError
+            raise kind(f"{self._name}: proxy {proxy.shown} would not tunnel to {url} "
+                       f"({err}){hint}", endpoint=self._name) from None
         except ssl.SSLError as err:
-            raise TransportError(f"{self._name}: TLS handshake with {self._url} failed "
+            raise TransportError(f"{self._name}: TLS handshake with {url}{via} failed "
                                  f"({err})", endpoint=self._name) from err
         except OSError as err:
             if isinstance(err, ConnectionRefusedError):
+                who = url if proxy is None else f"proxy {proxy.shown} (for {url})"
                 raise ConnectionRefused(
-                    f"{self._name}: connection refused by {self._url} (is the server running?)",
+                    f"{self._name}: connection refused by {who} (is the server running?)",
                     endpoint=self._name) from err
-            raise TransportError(f"{self._name}: connection to {self._url} failed "
+            raise TransportError(f"{self._name}: connection to {url}{via} failed "
                                  f"({type(err).__name__}: {err})", endpoint=self._name) from err
         return conn
 
@@ -461,11 +496,15 @@ class HttpTransport:
             self._open -= 1
         return None
 
-    async def post(self, body: bytes, headers: dict[str, str] | None) -> Any:
-        """One POST; translates every failure to a ``ModelError``."""
+    async def post(self, body: bytes, headers: dict[str, str] | None, *, _hops: int = 0,
+                   _deadline: float | None = None) -> Any:
+        """One POST; translates every failure to a ``ModelError``. (``_hops``: redirects
+        followed to get here; ``_deadline``: the first request's, which a followed redirect
+        keeps.)"""
         loop = self._bind()
         head = self._head_for(body, headers)
-        deadline = loop.time() + self._timeout_s  # one deadline over connect, send and body
+        # one deadline over connect, send and body (and any redirect followed)
+        deadline = loop.time() + self._timeout_s if _deadline is None else _deadline
         try:
             conn = self._idle_connection()
             if conn is None:  # connecting, or waiting for a connection: rare, so the timer
@@ -499,13 +538,16 @@ class HttpTransport:
         except _BadReply as err:
             raise InvalidResponseError(f"{self._name}: response from {self._url}: {err}",
                                        endpoint=self._name) from None
+        if 300 <= status < 400 and (target := redirect_target(
+                self._name, self._url, status, reply_headers, self._follow, _hops)):
+            return await self._redirect(target, body, headers, _hops + 1, deadline)
         encoding = reply_headers.get("content-encoding")
         if encoding:
             try:
-                payload = _decompress(payload, encoding, self._max_bytes)
-            except _TooLarge:
+                payload = unpack(payload, encoding, self._max_bytes)
+            except TooLarge:
                 raise too_large(self._name, self._url, self._max_bytes) from None
-            except _BadReply as err:
+            except BadEncoding as err:
                 raise InvalidResponseError(f"{self._name}: response from {self._url}: {err}",
                                            endpoint=self._name) from None
         return status, reply_headers, payload

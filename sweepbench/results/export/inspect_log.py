@@ -29,10 +29,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Mapping
 
-import msgspec
-
 from sweepbench.errors import StoreError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod
+from sweepbench.model_json import ArgumentsError, parse_arguments
 from sweepbench.results.cost import call_cost, role_of
 from sweepbench.results.export.tables import snake
 from sweepbench.results.files import replace_file
@@ -90,10 +89,10 @@ def _messages(m: Any, t: Any, rec: EpisodeRecord) -> list:
             for c in msg.tool_calls or []:
                 names[c.id] = c.function.name
                 try:
-                    args = msgspec.json.decode(c.function.arguments or "{}")
+                    args = parse_arguments(c.function.arguments or "{}")
                     error = None if isinstance(args, dict) else "arguments are not an object"
-                except msgspec.DecodeError as e:
-                    args, error = None, f"arguments are not JSON: {e}"
+                except ArgumentsError as e:
+                    args, error = None, str(e)
                 calls.append(t.ToolCall(id=c.id, function=c.function.name,
                                         arguments=args if isinstance(args, dict) else {},
                                         parse_error=error))

@@ -66,6 +66,22 @@ def _table(head: list[str], rows: list[list[Any]], *, text_cols: int = 1,
     return f"<table>{cap}<thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _grouped_table(lead: list[str], groups: list[str], sub: list[str],
+                   rows: list[list[Any]]) -> str:
+    """A table whose numeric columns come in groups (a model's Avg@k, CI, Pass^k): each
+    group's name spans its columns on a header row of its own, so a long model name is not
+    repeated in, and does not widen, every column it heads (it may break anywhere). The
+    first lead column is text, the others numbers."""
+    top = "".join(f'<th rowspan=2{"" if i == 0 else " class=n"}>{escape(h)}</th>'
+                  for i, h in enumerate(lead))
+    top += "".join(f'<th colspan={len(sub)} class=g>{escape(g)}</th>' for g in groups)
+    second = "".join(f"<th class=n>{escape(h)}</th>" for h in sub) * len(groups)
+    body = "".join("<tr>" + "".join(_cell(c, i >= 1) for i, c in enumerate(r)) + "</tr>"
+                   for r in rows)
+    return (f"<table><thead><tr>{top}</tr><tr>{second}</tr></thead><tbody>{body}</tbody>"
+            "</table>")
+
+
 def _split_table(head: list[str], rows: list[list[Any]], *, text_cols: int = 1) -> str:
     """A wide table as several, each repeating the text columns."""
     n = len(head) - text_cols
@@ -195,11 +211,9 @@ def _domains(report: dict, figs: dict[str, str]) -> str:
         names = fmt.by_score(models)
         k = _k(models)
         hat = k != "1"  # with one trial Pass^1 is Avg@1
+        sub = [f"Avg@{k}", "95% CI", *([f"Pass^{k}"] if hat else [])]
         for lo in range(0, len(names), _MODELS_PER_TABLE):
             chunk = names[lo:lo + _MODELS_PER_TABLE]
-            head = ["Domain", "Tasks"]
-            for m in chunk:
-                head += [f"{m}: Avg@{k}", f"{m}: 95% CI", *([f"{m}: Pass^{k}"] if hat else [])]
             rows = []
             for d in domains:
                 cells = [(models[m].get("domains") or {}).get(d) for m in chunk]
@@ -210,7 +224,7 @@ def _domains(report: dict, figs: dict[str, str]) -> str:
                              *([fmt.pct(c["pass_hat_k"])] if hat else [])]
                             if c else [fmt.DASH] * (2 + hat))
                 rows.append(row)
-            parts.append(_table(head, rows))
+            parts.append(_grouped_table(["Domain", "Tasks"], chunk, sub, rows))
     return "".join(parts) or _note("No per-domain results in this selection.")
 
 
@@ -255,7 +269,21 @@ def _profiles(report: dict, figs: dict[str, str]) -> str:
         return _note("No profile in this report.")
     lat_fig = figs.get("latency") or _note("Latency distribution: no latency recorded.")
     return (_p("Per episode (means over the model's episodes); latency of one model call.")
-            + _table(tok_head, tok_rows) + _table(time_head, time_rows) + lat_fig)
+            + _table(tok_head, tok_rows) + _table(time_head, time_rows) + _stalls(report)
+            + lat_fig)
+
+
+def _stalls(report: dict) -> str:
+    """Hung (abandoned) and hedged requests per endpoint, judges included."""
+    by = report.get("stalls_by_endpoint") or {}
+    if not by:
+        return ""
+    rows = [[name, fmt.count(e["calls"]), fmt.count(e["hung"]), fmt.count(e["hedged"]),
+             fmt.count(e["hedge_wins"])] for name, e in by.items()]
+    return (_p("Requests abandoned for want of a first byte (hung) and hedge copies sent, "
+               "per endpoint:")
+            + _table(["Endpoint", "Calls", "Hung (abandoned)", "Hedged", "Won by a copy"],
+                     rows))
 
 
 def _errors(report: dict) -> str:
@@ -368,6 +396,7 @@ th { background: #f3f3f3; font-weight: 600; overflow-wrap: normal; }
 td:first-child { min-width: 9em; }
 .n { text-align: right; white-space: nowrap; overflow-wrap: normal; }
 th.n { white-space: normal; overflow-wrap: normal; }
+th.g { text-align: center; overflow-wrap: anywhere; }
 figure { margin: 8px 0 20px; }
 img.plot { display: block; max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption { color: #555; font-size: 13px; }

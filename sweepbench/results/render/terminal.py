@@ -6,9 +6,11 @@ with several benchmarks, the pooled overall table, labelled; then per benchmark 
 judges (like T1's Table 2), cost, errors grouped by reason, and the unreachable tasks with
 their reasons.
 
-Tables fit the console: a table wider than the terminal is split into several, each
-repeating its first column, so numbers are never cut (no "Avg…", no "12.…"); headers wrap
-on spaces, model names and reasons wrap. Numbers are written as in the HTML report
+Tables fit the console: a table too wide for the terminal is drawn without borders (two
+spaces between columns), and one still too wide is split into several, each repeating its
+first column, so numbers are never cut (no "Avg…", no "12.…"); headers wrap on spaces,
+model names and reasons wrap. Titles are lines of their own above a table, as wide as the
+console (a title centred over a narrow table would wrap to its width, over several lines). Numbers are written as in the HTML report
 (:mod:`sweepbench.results.fmt`). Every string from a store is printed literally (rich markup
 is never parsed from it: every cell, header and title is a ``Text``; control characters
 are shown escaped, :mod:`sweepbench.results.text`).
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from rich import box
 from rich.console import Console, ConsoleOptions, Group
 from rich.table import Table
 from rich.text import Text
@@ -28,6 +31,8 @@ from sweepbench.results.text import literal
 __all__ = ["FitTable", "render"]
 
 _KEY_MIN = 30  # the first column (model, domain) may wrap down to this width, no less
+_BOXED = (3, 1)  # a column's cells beyond its width (padding, rule), and the table's edges
+_BARE = (2, -2)  # no borders: two spaces between columns, none at the edges
 
 
 def _t(text: Any) -> Text:
@@ -62,14 +67,16 @@ class FitTable:
             return max(words, min(cells, self.key_min))
         return max(words, cells)
 
-    def layout(self, width: int) -> list[dict[int, int]]:
-        """Each table's columns (index -> width) for a console ``width`` wide."""
+    def layout(self, width: int, style: tuple[int, int] = _BOXED) -> list[dict[int, int]]:
+        """Each table's columns (index -> width) for a console ``width`` wide, drawn in
+        ``style`` (``_BOXED`` or ``_BARE``)."""
+        per, edges = style
         keep = list(range(self.keep))
-        base = 1 + sum(self._need(i) + 3 for i in keep)
+        base = edges + sum(self._need(i) + per for i in keep)
         groups: list[list[int]] = [[]]
         used = base
         for i in range(self.keep, len(self.head)):
-            w = self._need(i) + 3
+            w = self._need(i) + per
             if groups[-1] and used + w > width:
                 groups.append([])
                 used = base
@@ -78,7 +85,7 @@ class FitTable:
         out = []
         for g in groups:
             cols = {i: self._need(i) for i in keep + g}
-            room = width - 1 - sum(w + 3 for w in cols.values())
+            room = width - edges - sum(w + per for w in cols.values())
             for i in cols:  # text first, then headers that wrapped, back to natural width
                 grow = max(0, min(room, self._natural(i) - cols[i]))
                 cols[i] += grow
@@ -86,11 +93,22 @@ class FitTable:
             out.append(cols)
         return out
 
+    def fit(self, width: int) -> tuple[list[dict[int, int]], bool]:
+        """The layout for ``width``, and whether it is boxed: boxed if one table fits, else
+        bare (narrower), split only if even that does not fit."""
+        tables = self.layout(width)
+        if len(tables) == 1:
+            return tables, True
+        return self.layout(width, _BARE), False
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Any]:
-        tables = self.layout(options.max_width)
+        tables, boxed = self.fit(options.max_width)
         for n, cols in enumerate(tables):
             title = self.title if len(tables) == 1 else f"{self.title} ({n + 1}/{len(tables)})"
-            table = Table(title=_t(title))
+            yield literal(title, "bold")
+            table = (Table() if boxed else
+                     Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                           collapse_padding=True))
             for i, w in cols.items():
                 table.add_column(_t(self.head[i]), width=w, overflow="fold",
                                  justify="left" if i in self.wrap else "right")
@@ -124,8 +142,8 @@ def render(report: dict) -> Group:
         parts.append(Text("no episodes in this selection"))
     for name, b in benches.items():
         parts += [t for t in (_domain_table(name, b), _metrics_table(name, b)) if t is not None]
-    parts += [t for t in (_cost_table(report), _error_table(report), _unjudged_table(report),
-                          _unreachable_table(report))
+    parts += [t for t in (_cost_table(report), _stalls_table(report), _error_table(report),
+                          _unjudged_table(report), _unreachable_table(report))
               if t is not None]
     notes = []
     if report.get("superseded"):
@@ -246,6 +264,16 @@ def _cost_table(report: dict) -> FitTable | None:
                     f"{fmt.usd(cost['judge'])}",
                     ["Model", "Benchmark", "Agent", "User", "Judge", "Total", "$/episode",
                      "$/pass"], rows, keep=2)
+
+
+def _stalls_table(report: dict) -> FitTable | None:
+    by = report.get("stalls_by_endpoint") or {}
+    if not by:
+        return None
+    return FitTable("requests abandoned for want of a first byte (hung) and hedged, per endpoint",
+                    ["Endpoint", "Calls", "Hung", "Hedged", "Won by a copy"],
+                    [[name, fmt.count(e["calls"]), fmt.count(e["hung"]), fmt.count(e["hedged"]),
+                      fmt.count(e["hedge_wins"])] for name, e in by.items()])
 
 
 def _error_table(report: dict) -> FitTable | None:

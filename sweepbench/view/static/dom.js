@@ -3,18 +3,30 @@
 // Everything shown comes from a run store, and a store holds model output: untrusted text.
 // So the page is built with createElement + textContent only: no string is ever parsed as
 // HTML, anywhere (tests/view check the sources for every HTML sink). Links are built here
-// from encoded parts (internal "#/..." routes only), never taken from data.
+// from encoded parts (internal "#/..." routes only), never taken from data. Control and
+// invisible characters in that text (a bidirectional override would show "1000" as "0001")
+// are shown as escapes, "\u202e", as the terminal shows them (results/text.py, CONTROL).
+
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+
+export function visible(text) {
+  return String(text).replace(CONTROL, c => {
+    const code = c.charCodeAt(0);
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}`
+                        : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
 
 export function h(tag, props, ...kids) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(props || {})) {
     if (v === null || v === undefined || v === false) continue;
     if (k === "class") el.className = v;
-    else if (k === "text") el.textContent = String(v);
+    else if (k === "text") el.textContent = visible(v);
     else if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
     else if (k === "href" && !String(v).startsWith("#")) throw new Error("only internal links");
     else if (k === "value") el.value = v;
-    else el.setAttribute(k, v === true ? "" : String(v));
+    else el.setAttribute(k, v === true ? "" : k === "title" ? visible(v) : String(v));
   }
   add(el, kids);
   return el;
@@ -23,7 +35,7 @@ export function h(tag, props, ...kids) {
 export function add(el, ...kids) {
   for (const kid of kids.flat(Infinity)) {
     if (kid === null || kid === undefined || kid === false) continue;
-    el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+    el.append(kid instanceof Node ? kid : document.createTextNode(visible(kid)));
   }
   return el;
 }
@@ -93,10 +105,20 @@ export function when(ts) {
   return ts ? new Date(ts * 1000).toISOString().replace("T", " ").slice(0, 19) + " UTC" : "—";
 }
 
-// Pretty JSON when the text is JSON, else the text itself.
+// Pretty JSON when the text is JSON that JavaScript holds exactly, else the text itself
+// (1e400 or a 5,000-digit integer would come back as null, a rounded one as another number;
+// arguments nested too deep for JSON.stringify are shown as written too).
 export function pretty(text) {
   if (typeof text !== "string") return JSON.stringify(text, null, 2);
-  try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; }
+  let exact = true;
+  const keep = (k, v) => {
+    if (typeof v === "number" && !(Number.isFinite(v) && (!Number.isInteger(v) || Number.isSafeInteger(v)))) exact = false;
+    return v;
+  };
+  try {
+    const value = JSON.parse(text, keep);
+    return exact ? JSON.stringify(value, null, 2) : text;
+  } catch { return text; }
 }
 
 export function badge(outcome) {

@@ -109,6 +109,16 @@ def test_calls_from_messages():
                                              Call("filter_bars", {}, "Error: bad")]
 
 
+@pytest.mark.parametrize("arguments", [
+    '{"city": ' + "[" * 10_000 + "]" * 10_000 + "}",  # deeper than any decoder recurses
+    '{"city": 1e400}', '{"city": ' + "9" * 5000 + "}", '{"city": NaN}', '{"city": "\\ud800"}',
+], ids=["nested-10000", "1e400", "5000-digits", "nan", "lone-surrogate"])
+def test_unreadable_arguments_are_a_call_without_arguments_never_an_exception(arguments):
+    messages = [AssistantMessage(tool_calls=[ToolCall("a", FunctionCall("search_bars", arguments))]),
+                ToolMessage("a", "Error: bad")]
+    assert calls_from_messages(messages) == [Call("search_bars", {}, "Error: bad")]
+
+
 # ---- hand-made tasks: one behaviour each ---------------------------------------------------
 
 from decimal import Decimal  # noqa: E402

@@ -88,6 +88,21 @@ def test_judge_parsing():
     assert p.parse_judge('{"scores": {"helpfulness": {"score": 9}}}') is None
 
 
+def test_replies_no_reader_survives_are_no_verdict_never_an_exception():
+    deep = "[" * 10_000 + "]" * 10_000
+    assert p.parse_domains(deep) == []
+    assert p.parse_domains('["hotel", ' + "[" * 100 + "]" * 100 + "]") == []  # past the bound
+    assert p.parse_domains("[" * 100_000 + ' ["bar"]') == []  # only 64 openings are tried
+    assert p.parse_exit('{"should_end": true, "x": ' + deep + "}") == (
+        False, "unreadable exit-check reply")
+    assert p.parse_exit('{"should_end": true, "reason": "\\ud800"}') == (
+        False, "unreadable exit-check reply")  # a lone surrogate no store can write
+    scores = '{"helpfulness": {"score": 4, "reasoning": "%s"}, "coherence": {"score": 5}}'
+    assert p.parse_judge(scores % "\\ud800") == {"helpfulness": 4, "coherence": 5,
+                                                 "overall": 4.5, "reasoning": {}}
+    assert p.parse_judge(scores % "ok")["reasoning"] == {"helpfulness": "ok", "coherence": ""}
+
+
 def test_transcript():
     messages = [SystemMessage("sys"), UserMessage("find bars"),
                 AssistantMessage(tool_calls=[ToolCall("a", FunctionCall("search_bars", '{"city":"Denver"}'))]),
@@ -96,3 +111,6 @@ def test_transcript():
     assert full.splitlines()[:2] == ["[User] find bars", '[Assistant] -> search_bars({"city":"Denver"})']
     assert "...(truncated)" in full and "sys" not in full
     assert p.transcript(messages, tools=False) == "[User] find bars\n[Assistant] Here they are."
+    # a 5 MB argument is cut as a long result is: the judge's prompt stays its size
+    huge = [AssistantMessage(tool_calls=[ToolCall("a", FunctionCall("f", '{"q": "' + "x" * 5_000_000 + '"}'))])]
+    assert p.transcript(huge) == '[Assistant] -> f({"q": "' + "x" * 1993 + " ...(truncated))"

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from sweepbench.benchmarks import registry
-from sweepbench.benchmarks.vitabench.episode import MAX_STEPS, VitaBenchProtocol
+from sweepbench.benchmarks.vitabench.episode import MAX_STEPS, VitaBenchProtocol, resent_arguments
 from sweepbench.benchmarks.vitabench.prompts import GREETING
 from sweepbench.benchmarks.vitabench.release import RELEASES
 from sweepbench.client.body import BodyTemplate
@@ -18,6 +18,7 @@ from sweepbench.ids import TerminationReason
 from sweepbench.simulator.episode import run_episode
 from sweepbench.wire import (
     AssistantMessage,
+    EpisodeRecord,
     FunctionCall,
     SystemMessage,
     ToolCall,
@@ -34,6 +35,10 @@ NOVEMBER, UPDATED = RELEASES["2025-11"], RELEASES["2025-12"]
 class Reply:
     def __init__(self, message: AssistantMessage) -> None:
         self.message, self.usage, self.latency_s = message, Usage(), 0.0
+
+
+BENCH_RECORD = EpisodeRecord(run_id="r", model="m", benchmark="vitabench", domain="delivery",
+                             task_id=TASK.id, trial=0, termination="user_stop")
 
 
 def scripted(*messages):
@@ -85,6 +90,31 @@ async def test_greeting_params_and_resent_arguments():
     # the user sees the agent's words, never its tool traffic
     assert [m.content for m in user.seen[1].messages[1:]] == [
         GREETING["en"], "Milk tea please.", "Found one."]
+
+
+async def test_a_reply_with_10000_tool_calls_ends_the_episode_scored_0_without_judging():
+    many = AssistantMessage(None, [ToolCall(f"call_{i}", FunctionCall(
+        "delivery_store_search_recommand", '{"keywords":["x"]}')) for i in range(10_000)])
+    agent = scripted(many)
+    res = await play(agent, scripted(AssistantMessage("Milk tea please.")))
+    assert (res.termination, res.tool_calls, len(agent.seen)) == (
+        TerminationReason.TOO_MANY_TOOL_CALLS, 0, 1)
+    assert res.error == ("the agent asked for 10000 tool calls in one message (at most 64); "
+                         "none were run")
+    record = msgspec.structs.replace(BENCH_RECORD, termination=str(res.termination))
+    assert BENCH.premature_judgment(TASK, record) == {
+        "passed": False, "score": 0.0, "details": {
+            "premature": True, "termination": "too_many_tool_calls", "calls": 0,
+            "note": "Simulation terminated prematurely. Termination reason: "
+                    "TerminationReason.TOO_MANY_TOOL_CALLS"}}
+
+
+def test_arguments_no_tool_would_read_are_resent_as_the_model_wrote_them():
+    deep = '{"keywords":' + "[" * 100 + "]" * 100 + "}"
+    assert resent_arguments(deep) == deep
+    assert resent_arguments('{"keywords": ["\\u5976"]}') == '{"keywords": ["\\u5976"]}'
+    assert resent_arguments('{"keywords":["x"]}') == '{"keywords": ["x"]}'  # re-written
+    assert resent_arguments('{"n":1e400}') == '{"n":1e400}'  # never "Infinity", not JSON
 
 
 async def test_endpoint_settings_override_the_protocols_params():

@@ -150,6 +150,17 @@ def test_rendering_of_tool_calls_and_results():
     assert "sys" not in text
 
 
+@pytest.mark.parametrize("arguments", [
+    '{"keywords":' + "[" * 100 + "]" * 100 + "}",  # Python's json reads it; 64 is the bound
+    '{"keywords": "\\ud800"}', '{"keywords": NaN}',
+], ids=["nested-100", "lone-surrogate", "nan"])
+def test_arguments_no_tool_would_read_are_shown_as_written(arguments):
+    msgs = [AssistantMessage(None, tool_calls=[ToolCall("c1", FunctionCall("search", arguments))])]
+    text = render_trajectory(msgs)
+    assert text == f"[1] assistant: search({arguments})"
+    text.encode("utf-8")
+
+
 # ---- the sliding judge ----------------------------------------------------------------------
 
 

@@ -52,7 +52,8 @@ async def run(tmp_path, release="2025-11", **overrides):
             trials=1, limit=1, endpoints=[Endpoint(name=n, base_url=server.url) for n in names],
             **overrides)
         with RunStore(tmp_path / "run.sqlite") as store:
-            outcome = await Sweep(cfg, store).run()
+            # no preflight request: the judge's requests are counted
+            outcome = await Sweep(cfg, store, check_endpoints=False).run()
             records = store.episodes(outcome.run_id)
             judgments = {j["method"]: j for j in store.judgments()}
     return doubles, records, judgments

@@ -125,7 +125,7 @@ async def test_sequential_requests_share_one_connection_and_send_a_plain_head() 
     assert head.startswith("POST /v1/chat/completions?v=1 HTTP/1.1\r\n")
     assert f"Host: {url.split('/')[2]}\r\n" in head and "secret" not in head
     assert "Content-Length: 8\r\n" in head and "Authorization: Bearer k\r\n" in head
-    assert "Accept-Encoding" not in head
+    assert "Accept-Encoding: identity\r\n" in head  # no compression asked for
 
 
 async def test_concurrent_requests_open_no_more_than_max_connections() -> None:

@@ -29,6 +29,7 @@ import types
 from typing import Any, Callable, TypeVar
 
 from sweepbench.benchmarks.vitabench.tools.schema import upstream_schema
+from sweepbench.model_json import ArgumentsError, python_arguments
 from sweepbench.tools.base import (
     MAX_ARGUMENT_BYTES,
     CallPolicy,
@@ -129,9 +130,9 @@ def _arguments(raw: str | bytes) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise ValueError(f"they are not valid JSON: {exc}") from None
+        value = python_arguments(raw)
+    except ArgumentsError as exc:
+        raise ValueError(f"they {str(exc).removeprefix('arguments ')}") from None
     if not isinstance(value, dict):
         raise ValueError(f"they must be a JSON object, got {type(value).__name__}")
     return value

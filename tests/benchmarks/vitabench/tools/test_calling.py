@@ -85,11 +85,15 @@ def test_exceptions_become_error_texts_and_refusals_plain_answers():
     ("[1, 2]", "must be a JSON object, got list"),
     ("null", "must be a JSON object, got NoneType"),
     (b"\xff\xfe", "not valid JSON"),
+    ('{"order_id": ' + "[" * 10_000 + "]" * 10_000 + "}", "they nest deeper than 64 levels"),
+    ('{"order_id": "\\ud800"}', "they are not valid JSON: Input data was truncated"),
+    ('{"order_id": NaN}', "they are not valid JSON: JSON is malformed: invalid character"),
 ])
 def test_arguments_that_are_no_json_object_are_an_error_the_model_reads(raw, needle):
     out = call("get_delivery_order_detail", raw)
     assert not out.ok and out.content.startswith("Error: arguments for `get_delivery_order_detail`")
     assert needle in out.content
+    out.content.encode("utf-8")  # a lone surrogate never reaches a tool, nor its answer
 
 
 def test_empty_arguments_are_no_arguments():

@@ -1,0 +1,7 @@
+"""``python -m sweepbench``: the same CLI as the console script."""
+
+import sys
+
+from sweepbench.launch import main
+
+sys.exit(main())
