@@ -24,6 +24,7 @@ from sweepbench.wire import MAX_TOKEN_COUNT
 
 SCRIPTED_PREFIX = "scripted/"
 TRANSPORTS = ("http", "aiohttp", "openai")
+ROUTINGS = ("affinity", "round_robin")
 
 
 class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
@@ -264,16 +265,13 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
         return key
 
 
-ROUTINGS = ("affinity", "round_robin")
-
-
 def _unique(items: list) -> list:
     """``items`` without empties, first occurrences kept in order."""
     return list(dict.fromkeys(i for i in items if i))
 
 
 def _check_ways(ep: Endpoint, where: str) -> None:
-    """Replicas and keys: none empty or listed twice, a known routing, a load factor >= 1."""
+    """Replicas and keys: none empty or listed twice, a known routing."""
     for key, given in (("base_urls", [ep.base_url, *ep.base_urls]),
                        ("api_key_envs", [ep.api_key_env, *ep.api_key_envs])):
         listed = [x.strip().rstrip("/") for x in given if x]
@@ -282,10 +280,7 @@ def _check_ways(ep: Endpoint, where: str) -> None:
             raise ConfigError(f"{where}: {key} lists an empty or repeated entry "
                               f"(with {key[:-1]}, the first): {listed}")
     if ep.routing not in ROUTINGS:
-        raise ConfigError(f"{where}: routing must be affinity or round_robin, got "
-                          f"{ep.routing!r}")
-    if not 1 <= ep.load_factor < math.inf:
-        raise ConfigError(f"{where}: load_factor must be >= 1, got {ep.load_factor}")
+        raise ConfigError(f"{where}: routing must be affinity or round_robin, got {ep.routing!r}")
 
 
 class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
@@ -559,6 +554,7 @@ def check_endpoint_limits(ep: Endpoint) -> None:
     for key in ("max_concurrency", "min_concurrency"):
         _in_range(f"{where} {key}", getattr(ep, key), 1, MAX_IN_FLIGHT, optional=False)
     _in_range(f"{where} breaker_threshold", ep.breaker_threshold, 1, optional=False)
+    _in_range(f"{where} load_factor", ep.load_factor, 1, optional=False)  # affinity's bound
     if ep.min_concurrency > ep.max_concurrency:
         raise ConfigError(f"{where} min_concurrency ({ep.min_concurrency}) must be <= "
                           f"max_concurrency ({ep.max_concurrency})")
