@@ -24,6 +24,7 @@ from sweepbench.wire import MAX_TOKEN_COUNT
 
 SCRIPTED_PREFIX = "scripted/"
 TRANSPORTS = ("http", "aiohttp", "openai")
+ROUTINGS = ("affinity", "round_robin")
 
 
 class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
@@ -37,6 +38,19 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     """The model name sent in requests; defaults to `name`."""
     api_key_env: str | None = None
     """Name of the environment variable holding the API key (never the key itself)."""
+    base_urls: list[str] = field(default_factory=list)
+    """More ways in to the same model: replicas (vLLM/SGLang servers of the same weights,
+    with no router in front), each with its own limits, breaker and health; ``base_url``,
+    when set, is the first. The first URL stands for the model in episode identity, so
+    adding or dropping replicas keeps stored episodes (sweepbench/client/fleet.py)."""
+    api_key_envs: list[str] = field(default_factory=list)
+    """More keys (accounts) of the same model, each from its own environment variable and
+    each under its own rpm/tpm; ``api_key_env``, when set, is the first."""
+    routing: str = "affinity"
+    """How a call picks a replica: "affinity" (an episode, and the trials of a task, stay
+    on one replica, bounded by load) or "round_robin" (each request to the next way in)."""
+    load_factor: float = 1.2
+    """Affinity routing keeps no replica above this times the mean in-flight load; >= 1."""
     extra_body: dict[str, Any] = field(default_factory=dict)
     """Extra JSON fields merged into every request (e.g. reasoning effort, top_p,
     chat_template_kwargs); they win over request fields of the same name."""
@@ -168,17 +182,37 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
     def model_name(self) -> str:
         return self.model or self.name
 
+    @property
+    def urls(self) -> list[str]:
+        """Every base URL (replica), ``base_url`` first; empty for a scripted model."""
+        return _unique([self.base_url, *self.base_urls])
+
+    @property
+    def key_envs(self) -> list[str | None]:
+        """Every key variable, ``api_key_env`` first; [None] without a key."""
+        return _unique([self.api_key_env, *self.api_key_envs]) or [None]
+
+    def ways(self) -> list[Endpoint]:
+        """One plain endpoint per (replica, key): the ways in to this model."""
+        if not (self.base_urls or self.api_key_envs):
+            return [self]
+        return [msgspec.structs.replace(self, base_url=url, api_key_env=key, base_urls=[],
+                                        api_key_envs=[])
+                for url in self.urls or [""] for key in self.key_envs]
+
     def validate(self) -> Endpoint:
         """ConfigError naming the endpoint and the field for what can never work: a base_url
         that is not http(s)://host, a timeout or TTFB/hedge setting that is not > 0, a TTFB
         floor above its ceiling, a hedge quantile outside (0, 1), backups outside 0..8, a size
-        limit under 1 byte."""
+        limit under 1 byte, a replica or key listed twice, an unknown routing."""
         where = f"endpoint {self.name!r}"
-        if self.base_url:
-            url = urlsplit(self.base_url.strip())
-            if url.scheme.lower() not in ("http", "https") or not url.hostname:
-                raise ConfigError(f"{where}: base_url {self.base_url!r} is not an http:// or "
+        for key, url_text in (("base_url", self.base_url),
+                              *(("base_urls", u) for u in self.base_urls)):
+            url = urlsplit(url_text.strip())
+            if url_text and (url.scheme.lower() not in ("http", "https") or not url.hostname):
+                raise ConfigError(f"{where}: {key} {url_text!r} is not an http:// or "
                                   "https:// URL with a host")
+        _check_ways(self, where)
         for key in ("timeout_s", "connect_timeout_s"):
             value = getattr(self, key)
             if not 0 < value < math.inf:  # 0 or less would turn the timeout off
@@ -229,6 +263,24 @@ class Endpoint(Struct, kw_only=True, forbid_unknown_fields=True):
                 f"endpoint {self.name!r}: environment variable {self.api_key_env} is not set"
             )
         return key
+
+
+def _unique(items: list) -> list:
+    """``items`` without empties, first occurrences kept in order."""
+    return list(dict.fromkeys(i for i in items if i))
+
+
+def _check_ways(ep: Endpoint, where: str) -> None:
+    """Replicas and keys: none empty or listed twice, a known routing."""
+    for key, given in (("base_urls", [ep.base_url, *ep.base_urls]),
+                       ("api_key_envs", [ep.api_key_env, *ep.api_key_envs])):
+        listed = [x.strip().rstrip("/") for x in given if x]
+        if (ep.base_urls if key == "base_urls" else ep.api_key_envs) and (
+                len(set(listed)) < len(listed) or not all(given[1:])):
+            raise ConfigError(f"{where}: {key} lists an empty or repeated entry "
+                              f"(with {key[:-1]}, the first): {listed}")
+    if ep.routing not in ROUTINGS:
+        raise ConfigError(f"{where}: routing must be affinity or round_robin, got {ep.routing!r}")
 
 
 class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
@@ -291,11 +343,15 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     reference_seed: int = 0
     """Seed of the reference server's fault and latency draws."""
     reference_rpm: int | None = None
-    """Requests per minute the reference server enforces per model (429 + Retry-After)."""
+    """Requests per minute the reference server enforces per model and API key (each key
+    an account; 429 + Retry-After)."""
     reference_tpm: int | None = None
-    """Estimated tokens per minute the reference server enforces per model."""
+    """Estimated tokens per minute the reference server enforces per model and API key."""
     reference_outage: tuple[float, float] | None = None
     """(start_s, duration_s): the reference server answers 503 in that window after it starts."""
+    reference_cache_entries: int = 200_000
+    """Prefixes the reference server's simulated prompt cache holds (LRU, per server; the
+    default sweep needs about 2,300): smaller makes it finite like a replica's; 0: none."""
     endpoints: list[Endpoint] = field(default_factory=list)
     """Model endpoints by name (OpenAI-compatible)."""
     judge_models: list[str] = field(default_factory=list)
@@ -344,7 +400,7 @@ class SweepConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     def _endpoint(self, name: str, reference_url: str | None) -> Endpoint:
         for ep in self.endpoints:
             if ep.name == name:
-                if ep.scripted and not ep.base_url:  # limits/retries for a scripted model
+                if ep.scripted and not ep.urls:  # limits/retries for a scripted model
                     if reference_url is None:
                         raise ConfigError(f"model {name!r} needs the reference server")
                     # the reference server on loopback stands in for a hosted API
@@ -472,6 +528,7 @@ def check_sweep_limits(cfg: SweepConfig) -> None:
     _in_range("judge_concurrency", cfg.judge_concurrency, 1, MAX_IN_FLIGHT, optional=False)
     _in_range("max_tool_errors", cfg.max_tool_errors, 0, optional=False)
     _in_range("reference_latency_s", cfg.reference_latency_s, 0, MAX_WAIT_S, optional=False)
+    _in_range("reference_cache_entries", cfg.reference_cache_entries, 0, optional=False)
     for key in ("seed", "reference_seed"):
         _in_range(key, getattr(cfg, key), 0, optional=False)
     for task_id in cfg.task_ids:
@@ -497,6 +554,7 @@ def check_endpoint_limits(ep: Endpoint) -> None:
     for key in ("max_concurrency", "min_concurrency"):
         _in_range(f"{where} {key}", getattr(ep, key), 1, MAX_IN_FLIGHT, optional=False)
     _in_range(f"{where} breaker_threshold", ep.breaker_threshold, 1, optional=False)
+    _in_range(f"{where} load_factor", ep.load_factor, 1, optional=False)  # affinity's bound
     if ep.min_concurrency > ep.max_concurrency:
         raise ConfigError(f"{where} min_concurrency ({ep.min_concurrency}) must be <= "
                           f"max_concurrency ({ep.max_concurrency})")

@@ -340,9 +340,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "length)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of fault and latency draws (default 0)")
     p.add_argument("--rpm", type=positive_int, metavar="N",
-                   help="enforce N requests per minute per model (429 with Retry-After beyond)")
+                   help="enforce N requests per minute per model and key (429 with "
+                        "Retry-After beyond)")
     p.add_argument("--tpm", type=positive_int, metavar="N",
-                   help="enforce N estimated tokens per minute per model")
+                   help="enforce N estimated tokens per minute per model and key")
+    p.add_argument("--cache-entries", type=non_negative_int, default=200_000, metavar="N",
+                   help="prefixes the simulated prompt cache holds (LRU; default 200000, "
+                        "0: no cache)")
     p.add_argument("--outage", type=checked(parse_outage, result=True), metavar="START,DURATION",
                    help="answer 503 for DURATION seconds from START seconds after starting")
     p.set_defaults(func=serve.cmd_serve)

@@ -26,7 +26,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server = ReferenceServer(scripted_models(), host=args.host, port=args.port,
                                  models=SCRIPTED_MODELS, latency=args.latency,
                                  faults=args.faults, seed=args.seed, rpm_limit=args.rpm,
-                                 tpm_limit=args.tpm, outage=args.outage)
+                                 tpm_limit=args.tpm, outage=args.outage,
+                                 cache_entries=args.cache_entries)
     except ValueError as exc:
         raise ConfigError(f"--host: {exc}") from None
     for spec in SweepConfig().benchmarks:  # loaded before the first request needs them

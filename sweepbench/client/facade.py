@@ -111,7 +111,8 @@ class ModelClient:
     RetryPolicy`); ``retry_after_max_s`` caps how long a Retry-After may hold us (and the
     whole endpoint). ``on_retry(error, wait_s)`` is called before each back-off wait.
 
-    ``health()`` tells how the endpoint is doing right now (for progress displays): the
+    ``cache_url`` files cached answers under another base URL (a fleet's replicas share
+    their first's). ``health()`` tells how the endpoint is doing right now (for progress displays): the
     breaker's state, the latest failed request and when the last call succeeded.
     """
 
@@ -127,6 +128,7 @@ class ModelClient:
         backoff_max_s: float = 30.0,
         retry_after_max_s: float = 120.0,
         on_retry: RetryHook | None = None,
+        cache_url: str | None = None,
     ) -> None:
         base = (base_url if base_url is not None else endpoint.base_url).strip()
         if not base:
@@ -183,7 +185,9 @@ class ModelClient:
         # the sweep's idle slots, lent to ramp-down backups (None: no backups; the sweep sets it)
         self.spare: IdleSlots | None = None
         self._backups: int = getattr(endpoint, "backups", 0) if self.stalls.hedging else 0
-        self._cache_identity = f"{url}\n{kind}"
+        # a fleet's replicas file answers under its first URL: any replica finds them
+        filed = cache_url.rstrip("/") + "/chat/completions" if cache_url else url
+        self._cache_identity = f"{filed}\n{kind}"
         self._closed = False
         self.last_ok_at: float | None = None  # clock time of the last successful request
         self.last_failure: AttemptFailure | None = None
@@ -235,8 +239,9 @@ class ModelClient:
         """The exact JSON body sent for ``request`` (model, defaults, extra_body applied)."""
         return self.template.plain(request)
 
-    def conversation(self) -> Conversation:
-        """A ModelCall for one append-only conversation: bodies spliced from cached bytes."""
+    def conversation(self, affinity: str | None = None) -> Conversation:
+        """A ModelCall for one append-only conversation: bodies spliced from cached bytes.
+        ``affinity`` (the episode's task) routes a fleet's calls; one way in needs none."""
         return Conversation(self)
 
     async def complete(self, request: ChatRequest | bytes) -> CallResult:

@@ -28,6 +28,8 @@ class AttemptFailure(Struct, kw_only=True, omit_defaults=True):
     error: str
     status: int = 0
     message: str = ""
+    replica: str = ""
+    """The way in it went to, for a model with several (:mod:`sweepbench.client.fleet`)."""
 
 
 class CallResult(Struct, kw_only=True):
@@ -72,6 +74,8 @@ class CallResult(Struct, kw_only=True):
     """The answer came from a hedge copy."""
     hedge_usage: Usage | None = None
     """What the losing copies are counted as billed (see :mod:`sweepbench.client.hedging`)."""
+    replica: str = ""
+    """The way in that answered, for a model with several (:mod:`sweepbench.client.fleet`)."""
 
     @property
     def stalls(self) -> dict[str, Any] | None:

@@ -20,7 +20,8 @@ request goes through, in order:
 
 1. ``outage=(start_s, duration_s)``: 503 for every request in that window (seconds after
    ``start()``), no Retry-After (a real outage does not know when it ends).
-2. ``rpm_limit`` / ``tpm_limit``: per model, over a sliding one-minute window of admitted
+2. ``rpm_limit`` / ``tpm_limit``: per model and API key (each key its own account, as
+   providers count them; no key is one account), over a sliding one-minute window of admitted
    requests and their estimated tokens (prompt at admission, completion added when answered).
    Over a limit: 429 with ``Retry-After`` (seconds until capacity; fractional) and
    ``retry-after-ms``; a prompt larger than the whole TPM limit is a 400
@@ -57,6 +58,7 @@ The server binds to loopback only; any other host is refused.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import ipaddress
 import logging
 import math
@@ -223,7 +225,7 @@ class ReferenceServer:
         self._cache = PrefixCache(cache_entries) if cache_entries > 0 else None
         self._tools: dict[bytes, tuple[list[ToolSpec], bytes | None]] = {}
         self._ledger = AttemptLedger()
-        self._limiters: dict[str, RateLimiter] = {}
+        self._limiters: dict[tuple[str, bytes], RateLimiter] = {}  # (model, key digest)
         self._hangs: set[asyncio.Future[bool]] = set()
         self._t0 = 0.0
         self._runner: web.AppRunner | None = None
@@ -397,10 +399,11 @@ class ReferenceServer:
         entry: list[float] | None = None
         limiter: RateLimiter | None = None
         if self.rpm_limit is not None or self.tpm_limit is not None:
-            limiter = self._limiters.get(req.model)
+            account = (req.model, _account(request))
+            limiter = self._limiters.get(account)
             if limiter is None:
-                limiter = self._limiters[req.model] = RateLimiter(rpm=self.rpm_limit,
-                                                                  tpm=self.tpm_limit)
+                limiter = self._limiters[account] = RateLimiter(rpm=self.rpm_limit,
+                                                                tpm=self.tpm_limit)
             refused, entry = self._admit(limiter, req.model, prompt, headers)
             if refused is not None:
                 return refused
@@ -557,6 +560,12 @@ class ReferenceServer:
             ),
         }
         return encoder.encode(response), completion
+
+
+def _account(request: web.Request) -> bytes:
+    """Whose limits a request counts against: a digest of its bearer key (never the key)."""
+    return hashlib.blake2b(request.headers.get("Authorization", "").encode(),
+                           digest_size=8).digest()
 
 
 async def _sleep_until(when: float) -> None:

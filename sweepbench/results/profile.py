@@ -22,6 +22,11 @@ latency (imported runs, runs recorded before events carried them); ``retries`` a
 ``hedge_wins`` (answers that came from the copy), and ``hedge_usage``/``hedge_cost``: what
 the losing copies are counted as billed (None without prices). None when no call journaled
 stalls; zeros when calls did and none stalled.
+
+``replicas``, for a model reached through several replicas or keys
+(:mod:`sweepbench.client.fleet`): per way in, the calls it answered and their share (its
+load), their latency, its failed requests (``errors``) and the cached share of its prompt
+tokens; None for a model with one way in.
 """
 
 from __future__ import annotations
@@ -84,6 +89,10 @@ class _Stalls(Struct):
     hedge_usage: Usage | None = None
 
 
+class _Failure(Struct):
+    replica: str = ""
+
+
 class _Call(Struct):
     """The fields of a ``model_call`` event a profile reads (the rest is skipped)."""
 
@@ -92,6 +101,24 @@ class _Call(Struct):
     attempts: int | None = None
     statuses: list[int] | None = None
     stalls: _Stalls | None = None
+    replica: str | None = None
+    failures: list[_Failure] | None = None
+    prompt_tokens: int = 0
+    cached_prompt_tokens: int = 0
+
+
+class _Replica:
+    """One way in to a model with several: what it answered and what failed on it."""
+
+    def __init__(self) -> None:
+        self.latency: list[float] = []
+        self.prompt = self.cached = self.errors = 0
+
+    def as_dict(self, calls: int) -> dict[str, Any]:
+        n = len(self.latency)
+        return {"calls": n, "share": n / calls if calls else None,
+                "latency_s": _dist(self.latency), "errors": self.errors,
+                "cached_share": self.cached / self.prompt if self.prompt else None}
 
 
 _call_decoder = msgspec.json.Decoder(_Call)
@@ -105,8 +132,17 @@ class _Group:
         self.rate_limited: int | None = None
         self.stalls: dict[str, int] | None = None
         self.hedge_usage: dict[str, Usage] = defaultdict(Usage)  # role -> billed losers
+        self.replicas: dict[str, _Replica] = defaultdict(_Replica)
 
     def add_call(self, call: _Call) -> None:
+        for failure in call.failures or ():
+            if failure.replica:
+                self.replicas[failure.replica].errors += 1
+        if call.replica:
+            r = self.replicas[call.replica]
+            r.latency.append(call.latency_s or 0.0)
+            r.prompt += call.prompt_tokens
+            r.cached += call.cached_prompt_tokens
         if call.stalls is not None:
             st = self.stalls or {"hung": 0, "hedged": 0, "hedge_wins": 0}
             st["hung"] += call.stalls.hung
@@ -188,7 +224,18 @@ def _profile(g: _Group, agent_prices: Prices | None, user_prices: Prices | None)
         "retries": g.retries,
         "rate_limited": g.rate_limited,
         "stalls": stalls,
+        "replicas": _replicas(g.replicas),
     }
+
+
+def _replicas(replicas: dict[str, _Replica]) -> dict[str, dict] | None:
+    """Per way in of a model with several (:mod:`sweepbench.client.fleet`): calls answered
+    and their share, latency, failed requests, cached share of prompt tokens; None for a
+    model with one."""
+    if not replicas:
+        return None
+    calls = sum(len(r.latency) for r in replicas.values())
+    return {label: r.as_dict(calls) for label, r in sorted(replicas.items())}
 
 
 def build_profiles(
@@ -272,9 +319,16 @@ def call_event(call: ModelCallRow) -> dict[str, Any]:
     else:
         statuses = None
     stalls = _stored_json(call.stalls)
+    failures = _stored_json(call.failures)
+    fleet = {}
+    if call.replica or isinstance(failures, list):  # a model with several ways in
+        fleet = {"replica": call.replica, "prompt_tokens": call.prompt_tokens,
+                 "cached_prompt_tokens": call.cached_prompt_tokens,
+                 "failures": [f for f in failures if isinstance(f, dict)]
+                 if isinstance(failures, list) else None}
     return {"role": call.role or "agent", "latency_s": call.latency_s,
             "attempts": call.attempts, "statuses": statuses,
-            **({"stalls": stalls} if isinstance(stalls, dict) else {})}
+            **({"stalls": stalls} if isinstance(stalls, dict) else {}), **fleet}
 
 
 def profile_run(

@@ -1,6 +1,7 @@
 """From config to the things a sweep talks to: the built-in reference server (when a scripted
 model is used), one set of limits per endpoint + account, the response cache, and one model
-client per endpoint name. The batch layer (:mod:`sweepbench.runner.sweep`) only schedules."""
+client per endpoint name (a fleet for a model with several replicas or keys). The batch layer
+(:mod:`sweepbench.runner.sweep`) only schedules."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from sweepbench.benchmarks.doubles import scripted_models
 from sweepbench.config import SweepConfig
 from sweepbench.ids import content_hash
 from sweepbench.results.profile import Prices, as_prices
-from sweepbench.client.facade import ModelClient, limits_key
+from sweepbench.client.facade import ModelClient
+from sweepbench.client.fleet import Fleet, client_for
 from sweepbench.runner.identity import EpisodeIdentity
 from sweepbench.runner.judge_pool import STATE, JudgeSpec
 from sweepbench.client.limits import LimitsPool
@@ -83,7 +85,8 @@ def reference_server(cfg: SweepConfig, **options: Any) -> ReferenceServer:
     return ReferenceServer(
         scripted_models(), latency_s=cfg.reference_latency_s, latency=cfg.reference_latency,
         faults=cfg.reference_faults, seed=cfg.reference_seed, rpm_limit=cfg.reference_rpm,
-        tpm_limit=cfg.reference_tpm, outage=cfg.reference_outage, **options)
+        tpm_limit=cfg.reference_tpm, outage=cfg.reference_outage,
+        cache_entries=cfg.reference_cache_entries, **options)
 
 
 def open_cache(cfg: SweepConfig, store: Path | None) -> ResponseCache | None:
@@ -102,7 +105,7 @@ class SweepResources:
         self.cfg = cfg
         self.names = names
         self.cache = cache  # the response cache, opened by the caller (closed on exit)
-        self.clients: dict[str, ModelClient] = {}
+        self.clients: dict[str, ModelClient | Fleet] = {}
         self.reference: ReferenceServer | None = None  # the built-in server, while it runs
         self.limits = LimitsPool()  # agent, user and judge calls to one account share a budget
         self._stack = AsyncExitStack()
@@ -120,8 +123,7 @@ class SweepResources:
             if cache is not None:
                 stack.callback(cache.close)
             for name in sorted(self.names):
-                ep = cfg.endpoint(name, url)
-                client = ModelClient(ep, limits=limits.get(limits_key(ep), ep), cache=cache)
+                client = client_for(cfg.endpoint(name, url), limits=limits, cache=cache)
                 stack.push_async_callback(client.aclose)
                 self.clients[name] = client
         except BaseException:

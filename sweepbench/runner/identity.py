@@ -4,7 +4,8 @@ Everything that decides an episode's outcome is in it, nothing else:
 
 - the agent endpoint as it is sent: base URL, the model name sent, ``extra_body``,
   temperature, max_tokens and any other request option (not the endpoint's display name, its
-  API key variable, its limits, timeouts or prices); scripted models are identified by name
+  API key variables, its limits, timeouts or prices, nor its other replicas: the first base
+  URL stands for the model); scripted models are identified by name
   alone (they are deterministic wherever the reference server runs);
 - the benchmark and the task's *content* (a hash of the Task as loaded, without the path it
   came from): editing a task file makes its episodes new, moving it does not; the benchmark
@@ -42,7 +43,7 @@ NOT_SENT = frozenset({
     "breaker_threshold", "breaker_cooldown_s", "breaker_max_wait_s", "limits_key",
     "price_input_per_mtok", "price_cached_input_per_mtok", "price_output_per_mtok",
     "max_cost_usd", "max_reply_bytes", "backups", "unpriced", "follow_redirects", "proxy",
-    "kind",
+    "kind", "base_urls", "api_key_envs", "routing", "load_factor",
 })
 """Endpoint fields that do not change what is sent to the model (how, how fast, at what
 price, under which name): not part of an episode's identity."""
@@ -64,7 +65,7 @@ def endpoint_identity(ep: Endpoint) -> dict[str, Any]:
             continue
         out[name] = msgspec.to_builtins(value)
     out["model"] = ep.model_name
-    out["base_url"] = ep.base_url.rstrip("/")
+    out["base_url"] = (ep.urls or [""])[0].rstrip("/")  # replicas are ways in, not the model
     return out
 
 

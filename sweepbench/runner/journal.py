@@ -21,7 +21,8 @@ request (the same bytes ``wire.encoder`` gives), so each message is encoded once
 A ``model_call`` event holds what the store, the profile and the viewer need of a call: the
 reply (its reasoning text inside the message), usage (reasoning tokens included), the
 ``finish_reason``, latency from the send, queue wait and back-off apart, and every failed
-attempt with its reason. A call that fails for good is journaled too, as a ``model_call``
+attempt with its reason (and, for a model with several ways in, the ``replica`` that
+answered and each failed attempt's). A call that fails for good is journaled too, as a ``model_call``
 event with an ``error`` (its class, ``error_message``, attempts and their reasons) and no
 reply ``message``, so
 failed requests are counted wherever calls are. On resume such an entry is re-emitted (the
@@ -67,6 +68,7 @@ def call_payload(role: str, digest: str, result: Any) -> dict[str, Any]:
         "attempts": g(result, "attempts", 1), "statuses": g(result, "statuses", None),
         "failures": g(result, "failures", None) or [],
         **_stalls(result),
+        **({"replica": g(result, "replica")} if g(result, "replica", "") else {}),
     }
 
 

@@ -396,12 +396,14 @@ def _wall_time(cfg: SweepConfig, durations: list[float], judge_time: list[float]
               "the harness's own time per call": sum(c[0] for c in calls.values()) * harness_s}
     for name, c in calls.items():
         ep = cfg.endpoint(name, reference_url="http://reference.invalid")
+        ways = len(ep.ways())  # replicas x keys: each way has the limits below
         if c[0]:
-            bounds[f"{name}: in-flight cap"] = c[0] * latency[name] / max(1, ep.max_concurrency)
+            bounds[f"{name}: in-flight cap"] = c[0] * latency[name] / max(
+                1, ep.max_concurrency * ways)
             if ep.rpm:
-                bounds[f"{name}: rpm"] = c[0] / (ep.rpm * ep.rate_headroom / 60)
+                bounds[f"{name}: rpm"] = c[0] / (ep.rpm * ways * ep.rate_headroom / 60)
             if ep.tpm:
-                bounds[f"{name}: tpm"] = (c[1] + c[3]) / (ep.tpm * ep.rate_headroom / 60)
+                bounds[f"{name}: tpm"] = (c[1] + c[3]) / (ep.tpm * ways * ep.rate_headroom / 60)
     bound = max(bounds, key=bounds.get)
     tail = judge_time[durations.index(max(durations))] if judge_time else 0.0
     return bounds[bound] + tail, bound

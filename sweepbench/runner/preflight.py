@@ -5,7 +5,9 @@ running every episode into the same error.
 set, an http(s) base URL and, unless told not to, answers one real, minimal chat request (a
 few tokens) without rejecting the key or failing it: a server that fails every request (5xx)
 is a setup error in seconds, not a sweep held on its circuit breaker for
-``breaker_max_wait_s``. :func:`fit_concurrency`: episodes in flight
+``breaker_max_wait_s``. For a model with several replicas or keys, every key variable is set,
+each way in (replica x key) is sent the request and the model passes while at least one way
+answers. :func:`fit_concurrency`: episodes in flight
 fit the process's open-file limit (each holds sockets), instead of failing with EMFILE as model
 errors.
 """
@@ -113,14 +115,18 @@ async def probe(session: aiohttp.ClientSession, ep: Endpoint) -> str | None:
 async def preflight(cfg: SweepConfig, names: set[str], *, request: bool = True) -> None:
     """Raise :class:`PreflightError` naming every endpoint of ``names`` that cannot work.
 
-    ``request``: also send each network endpoint one minimal chat request (at most one per
-    endpoint, all at once; scripted models send none; ``--no-preflight`` turns it off)."""
-    endpoints = _checked_endpoints(cfg, names)
-    problems = [p for ep in endpoints for p in static_problems(ep)]
-    if not problems and request and endpoints:
+    ``request``: also send each network endpoint's ways in one minimal chat request each (one
+    per replica x key, all at once; scripted models send none; ``--no-preflight`` turns it
+    off)."""
+    ways = [ep.ways() for ep in _checked_endpoints(cfg, names)]  # replicas x keys
+    problems = [p for one in ways for way in one for p in static_problems(way)]
+    if not problems and request and ways:
         async with aiohttp.ClientSession() as session:
-            found = await asyncio.gather(*(probe(session, ep) for ep in endpoints))
-        problems = [p for p in found if p]
+            found = iter(await asyncio.gather(*(probe(session, w) for one in ways
+                                                  for w in one)))
+        # a model with several ways in can run while one of them answers
+        problems = [p for got in ([next(found) for _ in one] for one in ways)
+                    if all(got) for p in got]
     if problems:
         hint = "" if not request else " (--no-preflight skips the request)"
         raise PreflightError(f"preflight failed{hint}: " + "; ".join(problems))

@@ -11,7 +11,9 @@ a terminal the display redraws a few times a second; otherwise (CI logs, nohup) 
 thread prints a plain line every ``log_every_s`` seconds whether or not anything happened, so a
 stalled sweep is visible as one: per endpoint the seconds per call, the time since its last
 completed call, and, for an endpoint whose breaker is open or whose recent calls all failed,
-its latest error. Hung requests (abandoned for want of a first byte) and hedged ones (a second
+its latest error. A model with several ways in (replicas, keys: :mod:`sweepbench.client.fleet`)
+gets a row per way: requests in flight now, calls, seconds per call, cached share, failed
+requests and whether it is drained. Hung requests (abandoned for want of a first byte) and hedged ones (a second
 copy sent; "won" when the copy answered first) are counted per endpoint and in the summary
 line, so an ETA that jumps has a visible reason (:mod:`sweepbench.client.stalls`). Names and
 errors print literally, control characters escaped (:mod:`sweepbench.results.text`)."""
@@ -57,6 +59,18 @@ class _Endpoint:
     last_done: float | None = None  # clock time of the last completed call (either outcome)
     last_error: str | None = None
     recent: deque[bool] = field(default_factory=lambda: deque(maxlen=_RECENT))  # ok?
+    replicas: dict[str, _Replica] = field(default_factory=dict)  # a fleet's ways in
+
+
+@dataclass
+class _Replica:
+    """One way in to a model with several (a replica or key): what it answered."""
+
+    calls: int = 0
+    latency: float = 0.0
+    prompt: int = 0
+    cached: int = 0
+    errors: int = 0  # failed requests sent to it
 
 
 class ProgressDisplay:
@@ -137,6 +151,9 @@ class ProgressDisplay:
         e = self.endpoints.setdefault(endpoint, _Endpoint())
         e.last_done = self.clock()
         failures = getattr(result, "failures", None) or []
+        for failure in failures:
+            if getattr(failure, "replica", ""):
+                e.replicas.setdefault(failure.replica, _Replica()).errors += 1
         e.hung += getattr(result, "hung", 0) or 0
         e.hedged += getattr(result, "hedged", 0) or 0
         e.hedge_wins += bool(getattr(result, "hedge_won", False))
@@ -156,6 +173,12 @@ class ProgressDisplay:
         e.reasoning += getattr(usage, "reasoning_tokens", 0)
         e.retries += max(0, getattr(result, "attempts", 1) - 1)
         e.rate_limited += getattr(result, "rate_limited", 0)
+        if getattr(result, "replica", ""):
+            r = e.replicas.setdefault(result.replica, _Replica())
+            r.calls += 1
+            r.latency += result.latency_s
+            r.prompt += usage.prompt_tokens
+            r.cached += usage.cached_prompt_tokens
         if failures:
             last = failures[-1]
             e.last_error = getattr(last, "message", None) or str(last)
@@ -202,7 +225,26 @@ class ProgressDisplay:
             if trouble:
                 bits.append(trouble)
             out.append(" ".join(bits[:1]) + ": " + ", ".join(bits[1:]))
+            out.extend(f"{visible(name, one_line=True)} via {visible(label, one_line=True)}: "
+                       + ", ".join(cells) for label, cells in self._replica_rows(name, e))
         return out
+
+    def _replica_rows(self, name: str, e: _Endpoint | None) -> list[tuple[str, list[str]]]:
+        """Per way in of a fleet: in flight now, calls, s/call, cached share, errors, and
+        whether it is drained (the client's ``replicas()`` for what is live)."""
+        client = self.clients.get(name)
+        live = {r["replica"]: r for r in (client.replicas() if hasattr(client, "replicas")
+                                          else [])}
+        seen = e.replicas if e is not None else {}
+        rows = []
+        for label in sorted(set(live) | set(seen)):
+            r, now = seen.get(label) or _Replica(), live.get(label) or {}
+            rows.append((label, [
+                f"{now.get('in_flight', 0):,} in flight", f"{r.calls:,} calls",
+                f"{r.latency / r.calls:,.2f} s/call" if r.calls else "- s/call",
+                f"{r.cached / r.prompt:.0%} cached" if r.prompt else "- cached",
+                f"{r.errors:,} errors", "drained" if now.get("drained") else "up"]))
+        return rows
 
     def _summary(self, now: float | None = None) -> Text:
         now = self.clock() if now is None else now
@@ -256,6 +298,12 @@ class ProgressDisplay:
                 f"{e.hedged:,} ({e.hedge_wins:,} won)" if e.hedged else "0", f"{e.cost:,.4f}",
                 literal(self._trouble(name, e) or "ok"))
             table.add_row(*(row[i] for i in keep))
+            for label, cells in self._replica_rows(name, e):
+                inflight, calls, per_call, cached, errors, state = cells
+                sub = (literal("  via " + label, one_line=True), calls.split()[0],
+                       per_call.split()[0], "", "", cached.split()[0], "", "", "", "", "", "",
+                       literal(f"{inflight}, {errors}, {state}"))
+                table.add_row(*(sub[i] for i in keep))
         return Group(self._summary(now), table)
 
 

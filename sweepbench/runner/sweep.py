@@ -445,9 +445,9 @@ class Sweep:
             limits.token_limit, limits.time_limit_s = cfg.token_limit, cfg.time_limit_s
             result = await run_episode(
                 task,
-                agent=journal.caller("agent", agent_client.conversation(),
+                agent=journal.caller("agent", agent_client.conversation(task.key),
                                      self._observer(item.model)),
-                user=journal.caller("user", user_client.conversation(),
+                user=journal.caller("user", user_client.conversation(task.key),
                                     self._observer(cfg.user_model)),
                 toolkit=benchmark.toolkit(task),
                 state=state,

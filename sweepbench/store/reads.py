@@ -41,6 +41,8 @@ class ModelCallRow(Struct, array_like=True):
     attempts: int | None
     statuses: str | None  # JSON text of the HTTP statuses of its attempts, when recorded
     stalls: str | None = None  # JSON text of its hung and hedged requests, when it had any
+    replica: str | None = None  # the way in that answered, for a model with several
+    failures: str | None = None  # JSON text of its failed requests, when it had any
 
 
 _EPISODE_COLUMNS = ("episode_key", "label", "model", "benchmark", "spec", "domain", "task_id",
@@ -237,7 +239,8 @@ class StoreReads:
             f"coalesce({_field('usage.completion_tokens')}, 0), "
             f"coalesce({_field('usage.cached_prompt_tokens')}, 0), "
             f"{_field('latency_s')}, {_field('attempts')}, {_field('statuses')}, "
-            f"{_field('stalls')}, {_VALID}, seq FROM events WHERE kind = 'model_call'",
+            f"{_field('stalls')}, {_field('replica')}, {_field('failures')}, {_VALID}, seq "
+            "FROM events WHERE kind = 'model_call'",
             "episode_key", keys, order=" ORDER BY episode_key, journal, seq")
         out = []
         for r in rows:
@@ -299,12 +302,13 @@ def _num(value: Any, kind: type) -> Any:
 
 
 def _sane_call(row: tuple) -> tuple:
-    key, journal, run_id, endpoint, role, p, c, cached, latency, attempts, statuses, stalls = row
+    (key, journal, run_id, endpoint, role, p, c, cached, latency, attempts, statuses, stalls,
+     replica, failures) = row
     p, c, cached = (max(0, _num(x, int) or 0) for x in (p, c, cached))
-    return (key, journal, run_id, endpoint, role if isinstance(role, str) else None, p, c,
-            min(cached, p), _num(latency, float), _num(attempts, int),
-            statuses if isinstance(statuses, str) else None,
-            stalls if isinstance(stalls, str) else None)
+    text = lambda x: x if isinstance(x, str) else None  # noqa: E731
+    return (key, journal, run_id, endpoint, text(role), p, c, min(cached, p),
+            _num(latency, float), _num(attempts, int), text(statuses), text(stalls),
+            text(replica), text(failures) if failures != "[]" else None)
 
 
 def _in(column: str, values: list[str]) -> tuple[str, tuple]:

@@ -83,6 +83,8 @@ def test_the_parser_applies_each_type_where_the_option_enters():
     assert serve.port == 0
     assert serve.outage == parse_outage("10,5") == (10.0, 5.0)  # parsed
     assert (serve.latency, serve.faults) == ("fixed:0.5", "429=0.1")  # checked, kept as text
+    assert serve.cache_entries == 200_000
+    assert parser.parse_args(["serve", "--cache-entries", "0"]).cache_entries == 0
     assert parser.parse_args(["view", "s.sqlite"]).port == 8765
 
 
@@ -93,6 +95,9 @@ def test_the_parser_applies_each_type_where_the_option_enters():
     (["plan", "--max-cost", "nan"],
      "error: sweepbench plan: argument --max-cost: must be >= 0, got nan "
      "(see sweepbench plan --help)"),
+    (["serve", "--cache-entries", "-1"],
+     "error: sweepbench serve: argument --cache-entries: must be >= 0, got -1 "
+     "(see sweepbench serve --help)"),
     (["run", "--latency", "inf"],
      "error: sweepbench run: argument --latency: must be a finite number, got inf "
      "(see sweepbench run --help)"),

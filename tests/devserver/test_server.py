@@ -23,6 +23,7 @@ import pytest
 from sweepbench.config import Endpoint
 from sweepbench.errors import (
     BadRequestError,
+    ConfigError,
     NotFoundError,
     RateLimitError,
     ServerError,
@@ -536,11 +537,20 @@ async def test_a_hang_shorter_than_the_client_timeout_ends_in_504() -> None:
     assert info.value.status == 504
 
 
-async def _raw(srv: ReferenceServer, model: str, text: str = "hi") -> tuple[int, dict, dict]:
+async def _raw(srv: ReferenceServer, model: str, text: str = "hi",
+               key: str | None = None) -> tuple[int, dict, dict]:
+    headers = {"Authorization": f"Bearer {key}"} if key else None
     async with aiohttp.ClientSession() as s:
         body = msgspec.json.encode(chat(model, text))
-        async with s.post(srv.url + "/chat/completions", data=body) as r:
+        async with s.post(srv.url + "/chat/completions", data=body, headers=headers) as r:
             return r.status, dict(r.headers), await r.json()
+
+
+async def test_rate_limits_are_per_key_as_each_key_is_an_account() -> None:
+    async with server(rpm_limit=2) as srv:
+        got = [(await _raw(srv, "scripted/echo", str(i), key))[0]
+               for i, key in enumerate(["a", "a", "a", "b", "b", None, None, None])]
+    assert got == [200, 200, 429, 200, 200, 200, 200, 429]
 
 
 async def test_rpm_limit_answers_429_with_retry_after_until_a_slot_frees() -> None:
@@ -706,3 +716,14 @@ async def test_overflow_and_length_faults_end_calls_as_real_servers_do() -> None
             result = await c.complete(chat("x", "2"))
     assert result.finish_reason == "length" and result.truncated
     assert result.message.content.startswith("echo: ")
+
+
+def test_the_sweep_configs_cache_size_reaches_the_built_in_server():
+    from sweepbench.config import load_config
+    from sweepbench.runner.build import reference_server
+
+    small = reference_server(load_config(None, {"reference_cache_entries": 250}))
+    assert small._cache.max_entries == 250
+    assert reference_server(load_config(None, {"reference_cache_entries": 0}))._cache is None
+    with pytest.raises(ConfigError, match="reference_cache_entries must be >= 0, got -1"):
+        load_config(None, {"reference_cache_entries": -1})

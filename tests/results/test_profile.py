@@ -120,3 +120,34 @@ def test_profile_run_reads_the_store_and_report_includes_it(tmp_path):
     assert m["cost"]["per_pass"] == pytest.approx(m["cost"]["total"] / 2)
     assert report["cost"]["by_endpoint"] == pytest.approx({"A": 0.002, "U": 0.0004})
     assert override["models"]["A"]["cost"]["agent"] == pytest.approx(2 * 1000 * 3.0 / 1e6)
+
+
+def test_a_model_with_several_replicas_is_profiled_per_replica_through_the_store(tmp_path):
+    with RunStore(tmp_path / "s.db") as s:
+        s.begin_run("r", {"user_model": "U"})
+        meta = EpisodeMeta(key="ep", label="A|t|0", model="A", benchmark="vitabench",
+                           domain="delivery", task_id="t", lang="en", trial=0, user_model="U")
+        s.select("r", [meta])
+        s.episode_started(meta, run_id="r")
+        calls = [("http://a/v1", 0.2, 1000, 800, []),
+                 ("http://b/v1", 0.4, 1000, 0, [{"error": "ConnectionRefused",
+                                                 "replica": "http://a/v1"}] * 2),
+                 ("http://b/v1", 0.6, 2000, 1000, [])]
+        for seq, (replica, latency, prompt, cached, failures) in enumerate(calls):
+            s.event("ep", seq, "model_call", {
+                "role": "agent", "latency_s": latency, "replica": replica,
+                "failures": failures,
+                "usage": {"prompt_tokens": prompt, "cached_prompt_tokens": cached}},
+                run_id="r", endpoint="A")
+        s.episode_finished("ep", rec("A", "delivery", 0, turns=3, wall=1.0,
+                                     agent=Usage(4000, 10), user=Usage(100, 1)))
+        s.flush_sync()
+        replicas = profile_run(s, "r")["A"]["replicas"]
+        plain = build_report(s)["models"]["A"]["profile"]["replicas"]
+    assert replicas == plain
+    assert replicas["http://a/v1"] == {
+        "calls": 1, "share": pytest.approx(1 / 3), "errors": 2, "cached_share": 0.8,
+        "latency_s": {"mean": 0.2, "p50": 0.2, "p95": 0.2, "p99": 0.2, "max": 0.2}}
+    b = replicas["http://b/v1"]
+    assert (b["calls"], b["errors"], b["cached_share"]) == (2, 0, pytest.approx(1000 / 3000))
+    assert b["latency_s"]["mean"] == pytest.approx(0.5)

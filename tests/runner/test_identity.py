@@ -252,6 +252,8 @@ NOT_SENT_VALUES = {
     "price_output_per_mtok": 2.0, "max_cost_usd": 3.0,
     "max_reply_bytes": 1024, "backups": 0, "unpriced": True, "follow_redirects": True,
     "proxy": "http://127.0.0.1:3128", "kind": "self-hosted",
+    "base_urls": ["https://x/v1", "https://y/v1"], "api_key_envs": ["K1", "K2"],
+    "routing": "round_robin", "load_factor": 1.5,
 }
 
 

@@ -70,6 +70,19 @@ def test_plan_from_the_command_line_spends_nothing(tmp_path, capsys):
     assert "50 to run" in text and "rough estimate" in text and "wall time" in text
 
 
+def test_a_model_with_three_keys_is_planned_at_three_times_its_per_key_rpm():
+    from sweepbench.runner.plan import _wall_time
+
+    def seconds(**keys):
+        cfg = load_config(None, {"models": ["m"], "endpoints": [
+            {"name": "m", "base_url": "http://a/v1", "rpm": 60, "rate_headroom": 1.0,
+             **keys}]})
+        return _wall_time(cfg, [1.0], [], {"m": [600.0, 0, 0, 0]}, {"m": 0.01}, 0.0)
+
+    assert seconds() == (600.0, "m: rpm")  # 600 calls at 1 a second
+    assert seconds(api_key_env="K1", api_key_envs=["K2", "K3"]) == (200.0, "m: rpm")
+
+
 async def test_a_stored_judge_the_sweep_does_not_use_is_left_out(tmp_path):
     with RunStore(tmp_path / "s.sqlite") as store:
         await Sweep(load_config(None, {**BASE, "benchmarks": ["vitabench:delivery"],

@@ -182,6 +182,25 @@ def test_fd_limit_too_low_for_any_concurrency_is_refused(tmp_path: Path) -> None
     assert "Traceback" not in proc.stderr
 
 
+async def test_a_model_with_replicas_passes_while_one_answers_and_names_each_when_none(
+        monkeypatch) -> None:
+    from sweepbench.benchmarks.doubles import scripted_models
+    from sweepbench.devserver.server import ReferenceServer
+
+    dead = f"http://127.0.0.1:{_closed_port()}/v1"
+    async with ReferenceServer(scripted_models()) as live:  # answers the chat request
+        await preflight(_cfg(live.url, model="scripted/oracle", base_urls=[dead]),
+                        {"m"})  # one of two is enough
+    both = _cfg(dead, base_urls=[f"http://127.0.0.1:{_closed_port()}/v1"])
+    with pytest.raises(PreflightError) as info:
+        await preflight(both, {"m"})
+    assert str(info.value).count("endpoint 'm': cannot reach") == 2
+    monkeypatch.delenv("SWEEPBENCH_SECOND_KEY", raising=False)
+    with pytest.raises(PreflightError, match="SWEEPBENCH_SECOND_KEY \\(its key\\) is not set"):
+        await preflight(_cfg(dead, api_key_envs=["SWEEPBENCH_SECOND_KEY"]), {"m"},
+                        request=False)
+
+
 @contextmanager
 def _always_failing_server(status: int) -> Iterator[str]:
     """`sweepbench serve` answering every chat request with ``status``; yields its URL."""

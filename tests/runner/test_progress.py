@@ -202,6 +202,40 @@ def test_episodes_asleep_on_a_lent_slot_are_shown_in_the_summary():
     assert "3 in flight (1 asleep, slot lent) ·" in display._summary().plain
 
 
+# ---- a model with several ways in (client/fleet.py) ------------------------------------------
+
+
+class FleetStub:
+    def replicas(self):
+        return [{"replica": "http://a/v1", "in_flight": 3, "calls": 2, "failed": 0,
+                 "drained": False},
+                {"replica": "http://b/v1", "in_flight": 0, "calls": 1, "failed": 1,
+                 "drained": True}]
+
+    def health(self):
+        return {"breaker": "closed", "failing": 0, "last_failure": None, "since_ok_s": 0.0}
+
+
+def test_a_fleet_shows_each_replicas_load_latency_errors_and_cached_share():
+    from sweepbench.client.results import AttemptFailure
+
+    console = Console(file=io.StringIO(), force_terminal=False, width=300)
+    display = ProgressDisplay(console, log_every_s=0.0, clock=lambda: 10.0)
+    display.update("clients", clients={"m": FleetStub()})
+    for latency, cached in ((0.5, 75), (1.5, 25)):
+        r = Result(Usage(100, 0, cached), latency_s=latency)
+        r.replica = "http://a/v1"
+        r.failures = [AttemptFailure(error="ConnectionRefused", replica="http://b/v1")]
+        display.update("call", endpoint="m", result=r)
+    rows = [line for line in display._endpoint_bits(10.0) if " via " in line]
+    assert rows == [
+        "m via http://a/v1: 3 in flight, 2 calls, 1.00 s/call, 50% cached, 0 errors, up",
+        "m via http://b/v1: 0 in flight, 0 calls, - s/call, - cached, 2 errors, drained"]
+    wide = Console(file=io.StringIO(), force_terminal=True, width=200)
+    wide.print(display._render())
+    assert "via http://b/v1" in wide.file.getvalue() and "drained" in wide.file.getvalue()
+
+
 async def test_a_live_client_whose_breaker_opened_after_working_says_so_in_the_log():
     from ..client.rig import OK, Rig, status
 

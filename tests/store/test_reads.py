@@ -29,20 +29,23 @@ def test_model_calls_take_usage_from_payloads_and_what_is_not_a_number_as_none(t
     with RunStore(tmp_path / "s.db") as store:
         store.event("e", 0, "model_call", {
             "role": "agent", "latency_s": 2, "attempts": 3.0, "statuses": [500, 200],
-            "stalls": [{"hung_s": 1.5}],
+            "stalls": [{"hung_s": 1.5}], "replica": "http://a/v1",
+            "failures": [{"error": "ServerError", "replica": "http://b/v1"}],
             "usage": {"prompt_tokens": 100, "completion_tokens": 7, "cached_prompt_tokens": 150},
         }, run_id="r", endpoint="m")
         store.event("e", 1, "model_call", {
             "role": 3, "latency_s": "slow", "attempts": "2", "statuses": 500, "stalls": "x",
+            "replica": 2, "failures": [],
             "usage": {"prompt_tokens": -5, "completion_tokens": "7", "cached_prompt_tokens": 2.5},
         })
         store.event("e", 2, "tool_call", {"usage": {"prompt_tokens": 9}})  # not a call
         store.flush_sync()
         first, second = store.model_calls()
     assert [getattr(first, f) for f in ModelCallRow.__struct_fields__] == [
-        "e", "", "r", "m", "agent", 100, 7, 100, 2.0, 3, "[500,200]", '[{"hung_s":1.5}]']
+        "e", "", "r", "m", "agent", 100, 7, 100, 2.0, 3, "[500,200]", '[{"hung_s":1.5}]',
+        "http://a/v1", '[{"error":"ServerError","replica":"http://b/v1"}]']
     assert [getattr(second, f) for f in ModelCallRow.__struct_fields__] == [
-        "e", "", None, None, None, 0, 0, 0, None, None, None, "x"]
+        "e", "", None, None, None, 0, 0, 0, None, None, None, "x", None, None]
     assert isinstance(first.latency_s, float) and isinstance(first.attempts, int)
 
 

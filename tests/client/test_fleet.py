@@ -1,0 +1,203 @@
+"""One model, many ways in: config, identity, routing on real servers, losing a replica, keys."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+
+from sweepbench.client.fleet import Fleet, client_for
+from sweepbench.client.facade import ModelClient
+from sweepbench.client.limits import LimitsPool
+from sweepbench.config import Endpoint, load_config
+from sweepbench.devserver.server import ReferenceServer
+from sweepbench.errors import ConfigError, EndpointUnavailableError
+from sweepbench.runner.identity import endpoint_identity
+from sweepbench.wire import AssistantMessage, ChatRequest, SystemMessage, UserMessage
+
+MODEL = "bench/echo"
+
+
+def scripted_models():
+    """A resolver of one model that answers how many messages it was sent."""
+    return lambda name: (lambda req: AssistantMessage(f"{len(req.messages)} messages")
+                         ) if name == MODEL else None
+
+
+def fleet_endpoint(urls: list[str], **kw) -> Endpoint:
+    fields = {"max_retries": 2, "breaker_cooldown_s": 0.2, "connect_timeout_s": 2.0,
+              "timeout_s": 10.0, "hedge": False, **kw}
+    return Endpoint(name="m", model=MODEL, base_urls=urls, **fields)
+
+
+def request(n: int, tag: str = "") -> ChatRequest:
+    msgs = [SystemMessage("You are a helpful agent. " * 20)]
+    msgs += [UserMessage(f"{tag} turn {i}") for i in range(n)]
+    return ChatRequest(model=MODEL, messages=msgs)
+
+
+# -- config and identity ------------------------------------------------------------------
+
+
+def test_an_endpoint_lists_replicas_and_keys_as_ways_in():
+    ep = Endpoint(name="m", base_url="http://a:1/v1", base_urls=["http://b:1/v1"],
+                  api_key_env="K1", api_key_envs=["K2"]).validate()
+    assert [(w.base_url, w.api_key_env) for w in ep.ways()] == [
+        ("http://a:1/v1", "K1"), ("http://a:1/v1", "K2"),
+        ("http://b:1/v1", "K1"), ("http://b:1/v1", "K2")]
+    assert all(not w.base_urls and not w.api_key_envs for w in ep.ways())
+    plain = Endpoint(name="m", base_url="http://a:1/v1")
+    assert plain.ways() == [plain]
+
+
+def test_replicas_and_keys_do_not_change_what_the_model_is():
+    one = Endpoint(name="m", base_url="http://a:1/v1/", model="x", api_key_env="K1")
+    many = Endpoint(name="m2", base_url="http://a:1/v1", model="x", api_key_env="K1",
+                    base_urls=["http://b:1/v1"], api_key_envs=["K2", "K3"],
+                    routing="round_robin", load_factor=1.5)
+    only_list = Endpoint(name="m3", base_urls=["http://a:1/v1", "http://b:1/v1"], model="x")
+    # exactly what one base URL and one key always gave: stored episodes are reused
+    assert endpoint_identity(one) == {"model": "x", "base_url": "http://a:1/v1"}
+    assert endpoint_identity(many) == endpoint_identity(one) == endpoint_identity(only_list)
+
+
+@pytest.mark.parametrize("fields, words", [
+    ({"base_url": "http://a/v1", "base_urls": ["http://a/v1/"]}, "repeated"),
+    ({"base_urls": ["http://a/v1", ""]}, "empty or repeated"),
+    ({"base_urls": ["ftp://a/v1"]}, "base_urls 'ftp://a/v1' is not an http"),
+    ({"api_key_env": "K", "api_key_envs": ["K"]}, "api_key_envs lists"),
+    ({"routing": "random"}, "routing must be affinity or round_robin"),
+    ({"load_factor": 0.9}, "load_factor must be >= 1"),
+])
+def test_bad_replica_and_key_lists_are_one_line_config_errors(fields, words):
+    with pytest.raises(ConfigError, match=words):
+        load_config(None, {"endpoints": [{"name": "m", **fields}], "models": ["m"]})
+
+
+def test_a_scripted_model_with_replicas_is_not_sent_to_the_built_in_server():
+    cfg = load_config(None, {"endpoints": [{"name": "scripted/echo",
+                                            "base_urls": ["http://127.0.0.1:9/v1"]}]})
+    assert cfg.endpoint("scripted/echo", "http://ref/v1").urls == ["http://127.0.0.1:9/v1"]
+
+
+def test_one_way_in_is_a_plain_client_and_more_a_fleet():
+    pool = LimitsPool()
+    assert type(client_for(Endpoint(name="m", base_url="http://a:1/v1"), limits=pool)) is \
+        ModelClient
+    pool = LimitsPool()
+    fleet = client_for(fleet_endpoint(["http://a:1/v1", "http://b:1/v1"]), limits=pool)
+    assert isinstance(fleet, Fleet) and len(pool) == 2  # each way its own limits
+    assert fleet.labels == ["http://a:1/v1", "http://b:1/v1"]
+
+
+# -- on real servers ------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def fleet_on(n: int, server: dict | None = None, **endpoint) -> AsyncIterator[
+        tuple[Fleet, list[ReferenceServer]]]:
+    """A fleet over ``n`` reference servers (each with ``server`` options); all closed after."""
+    reps = [ReferenceServer(scripted_models(), **(server or {})) for _ in range(n)]
+    fleet = None
+    try:
+        for s in reps:
+            await s.start()
+        fleet = Fleet(fleet_endpoint([s.url for s in reps], **endpoint))
+        yield fleet, reps
+    finally:
+        if fleet is not None:
+            await fleet.aclose()
+        for s in reps:
+            await s.stop()
+
+
+async def test_an_episode_and_the_trials_of_its_task_stay_on_one_replica():
+    async with fleet_on(2) as (fleet, reps):
+        for trial in range(3):
+            convo = fleet.conversation("task-7")
+            for n in range(1, 4):
+                result = await convo(request(n, f"trial {trial}"))
+        home = fleet.router.ranking("task-7")[0]
+        assert [s.stats()["answered"].get(MODEL, 0) for s in reps] == (
+            [9, 0] if home == 0 else [0, 9])
+        assert result.replica == reps[home].url and result.usage.cached_prompt_tokens > 0
+
+
+async def test_round_robin_alternates_replicas_request_by_request():
+    async with fleet_on(2, routing="round_robin") as (fleet, reps):
+        convo = fleet.conversation("task-7")
+        got = [(await convo(request(n))).replica for n in range(1, 5)]
+        assert got == [reps[0].url, reps[1].url] * 2
+
+
+async def test_a_replica_that_goes_down_is_drained_and_taken_back_when_it_returns():
+    async with fleet_on(2) as (fleet, reps):
+        convo = fleet.conversation("task-1")
+        first = await convo(request(1))
+        home = next(i for i, s in enumerate(reps) if s.url == first.replica)
+        port, url = reps[home].port, reps[home].url
+        await reps[home].stop()
+        second = await convo(request(2))  # the conversation continues on the other
+        assert second.replica == reps[1 - home].url
+        assert second.failures and all(f.replica == url for f in second.failures)
+        assert fleet.router.ways[home].drained and fleet.health()["breaker"] == "closed"
+        reps[home] = ReferenceServer(scripted_models(), port=port)
+        await reps[home].start()
+        await asyncio.sleep(0.25)  # its cool-down: the next call probes it
+        third = await fleet.complete(request(3))
+        assert third.replica == url and not fleet.router.ways[home].drained
+        assert fleet.router.readmitted == 1
+
+
+async def test_with_every_replica_down_a_call_fails_once_its_wait_is_spent():
+    async with fleet_on(2, max_retries=20, breaker_max_wait_s=0.3) as (fleet, reps):
+        await fleet.complete(request(1))
+        for s in reps:
+            await s.stop()
+        with pytest.raises(EndpointUnavailableError, match="every replica and key is down"):
+            await fleet.complete(request(2))
+        assert fleet.health()["breaker"] == "open"
+
+
+async def test_keys_are_spread_and_each_is_limited_on_its_own(monkeypatch):
+    for k in ("FK1", "FK2", "FK3"):
+        monkeypatch.setenv(k, f"secret-{k}")
+    async with fleet_on(1, server={"rpm_limit": 4}) as (_, (ref,)):
+        ep = Endpoint(name="m", model=MODEL, base_url=ref.url, api_key_env="FK1",
+                      api_key_envs=["FK2", "FK3"], rpm=4, hedge=False)
+        async with Fleet(ep) as fleet:
+            results = await asyncio.gather(*(fleet.complete(request(n)) for n in range(1, 13)))
+        # 12 calls at once, 4 per key: each key's server-side limit is 4 a minute
+        assert sorted(r.replica for r in results) == sorted(
+            ["key FK1", "key FK2", "key FK3"] * 4)
+        assert ref.stats()["limited"] == {} and all(r.attempts == 1 for r in results)
+
+
+async def test_a_cached_answer_is_found_whichever_replica_a_call_goes_to(tmp_path):
+    from sweepbench.client.cache import ResponseCache
+
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    async with fleet_on(2, routing="round_robin") as (_, reps):
+        fleet = Fleet(fleet_endpoint([s.url for s in reps], routing="round_robin"), cache=cache)
+        first = await fleet.complete(request(2))
+        again = await fleet.complete(request(2))  # round robin: the other replica's turn
+        await fleet.aclose()
+    assert not first.from_cache and again.from_cache
+    assert again.message == first.message and cache.hits == 1
+    assert sum(sum(s.answered.values()) for s in reps) == 1
+    cache.close()
+
+
+async def test_a_5xx_sends_the_call_elsewhere_without_draining_the_replica():
+    bad = ReferenceServer(scripted_models(), faults="500=1.0")
+    async with bad, fleet_on(1) as (_, (good,)):
+        urls = [bad.url, good.url]
+        fleet = Fleet(fleet_endpoint(urls))  # no task: the least loaded, the first
+        result = await fleet.complete(request(1))
+        await fleet.aclose()
+    assert result.replica == urls[1] and result.attempts == 4  # 3 on the bad one, 1 good
+    assert [f.status for f in result.failures] == [500, 500, 500]
+    assert all(f.replica == urls[0] for f in result.failures)
+    assert not fleet.router.ways[0].drained and fleet.router.ways[0].failed == 1
