@@ -46,3 +46,20 @@ def test_a_table_too_wide_even_without_borders_is_split_with_each_title_on_one_l
     assert [line for line in lines if line.startswith("metrics")] == [
         "metrics (1/2)", "metrics (2/2)"]
     assert max(map(len, lines)) <= 80
+
+
+def test_a_table_one_column_too_wide_without_borders_closes_up_before_it_splits():
+    """Two intervals per row make the leaderboard 81 columns wide with two spaces between
+    columns: at 80 it is drawn with one space, whole, rather than in two parts."""
+    head = ["Model", "Tasks", "Avg@4", "95% CI task population", "95% CI these tasks",
+            "Pass@4", "Pass^4", "State"]
+    rows = [["scripted/oracle", "17", "100.0%", "81.6–100.0", "94.7–100.0", "100.0%",
+             "100.0%", "100.0%"],
+            ["scripted/noisy:0.3", "17", "35.3%", "22.2–51.1", "25.0–47.2", "76.5%", "5.9%",
+             "35.3%"]]
+    lines = _lines(FitTable("vitabench", head, rows), 80)
+    assert lines[0] == "vitabench" and not any("(1/2)" in line for line in lines)
+    assert lines[-2:] == [
+        "scripted/oracle       17 100.0%       81.6–100.0 94.7–100.0 100.0% 100.0% 100.0%",
+        "scripted/noisy:0.3    17  35.3%        22.2–51.1  25.0–47.2  76.5%   5.9%  35.3%"]
+    assert len(_lines(FitTable("vitabench", head, rows), 81)[-1]) == 81  # two spaces at 81

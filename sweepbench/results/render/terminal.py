@@ -33,6 +33,7 @@ __all__ = ["FitTable", "render"]
 _KEY_MIN = 30  # the first column (model, domain) may wrap down to this width, no less
 _BOXED = (3, 1)  # a column's cells beyond its width (padding, rule), and the table's edges
 _BARE = (2, -2)  # no borders: two spaces between columns, none at the edges
+_TIGHT = (1, -1)  # no borders, one space between columns: before splitting a table in parts
 
 
 def _t(text: Any) -> Text:
@@ -93,22 +94,24 @@ class FitTable:
             out.append(cols)
         return out
 
-    def fit(self, width: int) -> tuple[list[dict[int, int]], bool]:
-        """The layout for ``width``, and whether it is boxed: boxed if one table fits, else
-        bare (narrower), split only if even that does not fit."""
-        tables = self.layout(width)
-        if len(tables) == 1:
-            return tables, True
-        return self.layout(width, _BARE), False
+    def fit(self, width: int) -> tuple[list[dict[int, int]], tuple[int, int]]:
+        """The layout for ``width`` and its style: boxed if one table fits, else bare
+        (narrower), else tight (one space between columns), split only if even that does not
+        fit (then bare)."""
+        for style in (_BOXED, _BARE, _TIGHT):
+            tables = self.layout(width, style)
+            if len(tables) == 1:
+                return tables, style
+        return self.layout(width, _BARE), _BARE
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Any]:
-        tables, boxed = self.fit(options.max_width)
+        tables, style = self.fit(options.max_width)
         for n, cols in enumerate(tables):
             title = self.title if len(tables) == 1 else f"{self.title} ({n + 1}/{len(tables)})"
             yield literal(title, "bold")
-            table = (Table() if boxed else
+            table = (Table() if style == _BOXED else
                      Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
-                           collapse_padding=True))
+                           collapse_padding=True, padding=(0, 1 if style == _BARE else 0)))
             for i, w in cols.items():
                 table.add_column(_t(self.head[i]), width=w, overflow="fold",
                                  justify="left" if i in self.wrap else "right")
