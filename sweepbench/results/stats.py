@@ -337,6 +337,7 @@ class _Task:
 
 class _Options(NamedTuple):
     mse_k_max: int | None
+    adaptive: bool = False
 
 
 def _bounds(tasks: list[_Task]) -> list[float] | None:
@@ -367,7 +368,7 @@ def _stats(all_tasks: list[_Task], k: int, opt: _Options) -> Stats:
     rate = c / n
     complete = n >= k
     at = hat = None
-    ivals = {"avg": _both(rate, intervals.fixed_set(n, c))}
+    ivals = {"avg": _both(rate, intervals.fixed_set(n, c, adaptive=opt.adaptive))}
     if complete.all():
         # exact integer estimators for the headline numbers
         at_t = np.array([pass_at_k(int(a), int(b), k) for a, b in zip(n, c)])
@@ -380,7 +381,8 @@ def _stats(all_tasks: list[_Task], k: int, opt: _Options) -> Stats:
     if scored:
         per_task = np.array([t.scores / t.n for t in tasks])
         score = float(per_task.mean())
-        ivals["score"] = _both(per_task, intervals.fixed_set(n, [t.scores for t in tasks]))
+        ivals["score"] = _both(per_task, intervals.fixed_set(n, [t.scores for t in tasks],
+                                                             adaptive=opt.adaptive))
 
     # Curves over the first m trials of every task: a (tasks, m) 0/1 matrix.
     m = int(n.min())
@@ -422,20 +424,23 @@ def summarize(
     k: int | None = None,
     *,
     mse_k_max: int | None = None,
+    adaptive: bool = False,
 ) -> dict[str, ModelStats]:
     """Per-model (and per-benchmark, per-domain) statistics of one leaderboard; the module
     docstring has the policy.
 
     Rows are ``Outcome``s, tuples in its field order, or mappings with its field names.
     ``k``: the leaderboard's k (default: the fewest scored trials of any task of any model,
-    so every row supports it). ``mse_k_max``: cap on the k of ``mse_vs_k``. Raises
+    so every row supports it). ``mse_k_max``: cap on the k of ``mse_vs_k``. ``adaptive``:
+    the trials per task were chosen from the outcomes (an adaptive sweep): the intervals
+    over these tasks take a variance floor per task (``intervals.fixed_set``). Raises
     ValueError on a duplicate (model, task_key, trial), on a task seen under two domains, or
     on k or mse_k_max < 1.
     """
     for name, v in (("k", k), ("mse_k_max", mse_k_max)):
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
             raise ValueError(f"{name} must be an int >= 1, got {v!r}")
-    opt = _Options(mse_k_max)
+    opt = _Options(mse_k_max, adaptive)
     by_model: dict[str, dict[str, _Task]] = defaultdict(dict)
     for raw in outcomes:
         o = _coerce(raw)

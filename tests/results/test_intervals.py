@@ -97,3 +97,24 @@ def test_no_interval_is_zero_width_and_each_holds_its_estimate():
             assert 0.0 <= lo < hi <= 1.0
         for lo, hi in (population(c / n), fixed_set(n, c)):
             assert lo <= mean <= hi
+
+
+def test_task_variance_unbiased_and_with_the_adaptive_floor():
+    from sweepbench.results.intervals import ADAPTIVE_PRIOR as a
+    from sweepbench.results.intervals import task_variance
+    plain = task_variance([4, 4, 1], [2, 0, 1])
+    assert plain[0] == pytest.approx(0.5 * 0.5 / 3)  # p(1-p)/(n-1)
+    assert plain[1] == 0.0 and np.isnan(plain[2])  # 0 of 4: no spread seen; 1 trial: none
+    floored = task_variance([4, 4, 4], [2, 0, 4], adaptive=True)
+    q = a / (4 + 2 * a)  # 0 of 4, shrunk
+    assert floored[0] == pytest.approx(1 / 12)  # above the floor 0.25/5: unchanged
+    assert floored[1] == pytest.approx(q * (1 - q) / 5)
+    assert floored[2] == pytest.approx(floored[1])  # 4 of 4 mirrors 0 of 4
+
+
+def test_fixed_set_adaptive_is_wider_only_through_the_floor():
+    n, c = [4, 4, 8, 8], [2, 0, 4, 8]
+    lo, hi = fixed_set(n, c)
+    alo, ahi = fixed_set(n, c, adaptive=True)
+    assert alo < lo and ahi > hi  # the all-fail and all-pass tasks now count
+    assert fixed_set([4, 8], [2, 4], adaptive=True) == fixed_set([4, 8], [2, 4])
