@@ -394,9 +394,11 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "nor under XXXX (unless a run was named so by hand)"),
     ],
     "sweepbench/runner/budget.py": [
-        ("def charge(self, endpoint: str, usage: Usage, attempts: int = 1) -> None:",
-         "def charge(self, endpoint: str, usage: Usage, attempts: int = 2) -> None:",
+        ("def charge(self, endpoint: str, usage: Usage, attempts: int = 1,",
+         "def charge(self, endpoint: str, usage: Usage, attempts: int = 2,",
          "attempts is only read as a truth value (0: answered from the cache)"),
+        ("self.open[tab] = None", 'self.open[tab] = ""',
+         "the open tabs are a dict for its order; their values are never read"),
     ],
     "sweepbench/store/schema.py": [
         ('for stmt in filter(str.strip, _SCHEMA.split(";")):  # executescript() would commit',

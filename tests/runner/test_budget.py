@@ -383,3 +383,41 @@ async def test_a_cap_stops_within_one_in_flight_window_of_it_and_says_so_consist
     said_cap, then, each = (float(g.replace(",", "")) for g in match.groups())
     assert said_cap == pytest.approx(cap, abs=1e-4)
     assert then + each > said_cap and then <= spent  # reached, as it says, by what it says
+
+
+def test_an_episodes_tab_adds_up_its_calls_in_total_and_per_endpoint():
+    b = _budget(cap=100.0)
+    tab = b.episode_started()
+    b.charge("a", _usage(prompt=4), tab=tab)  # $1
+    b.charge("a", _usage(prompt=8), tab=tab)  # $2
+    b.charge("b", _usage(completion=2), tab=tab)  # $1
+    assert (tab.total, dict(tab.by_endpoint)) == (4.0, {"a": 3.0, "b": 1.0})
+
+
+def test_per_endpoint_estimates_and_commitments_leave_out_what_tabs_spent_elsewhere():
+    """An episode in flight that has not called ``b`` yet has spent $0 on it: the finished
+    episode's $2 on b is the estimate, and the one in flight is still expected to spend it."""
+    b = _budget(cap=100.0, endpoint_caps={"b": 50.0})
+    done, running = b.episode_started(), b.episode_started()
+    b.charge("b", _usage(prompt=8), tab=done)  # $2 on b
+    b.episode_done(done)
+    b.charge("a", _usage(prompt=12), tab=running)  # $3 on a only
+    assert b.per_episode("b") == 2.0 and b.per_episode("a") == 0.0
+    assert b.committed(1, "b") == 2.0  # its $3 on a is not spend on b
+    assert b.committed(1) == 0.0  # in total it has spent $3, past the $2 estimate
+
+
+def test_an_endpoint_over_its_cap_stops_an_episode_even_when_the_sweep_cap_has_room():
+    b = _budget(cap=100.0, endpoint_caps={"b": 1.0}, prior={"a": 0.5, "b": 2.0})
+    assert not b.may_start(0, {"a", "b"})
+    assert b.stopped == ("endpoint 'b' budget $1.0000 reached: $0.0000 spent on it for this "
+                         "selection, and one more episode would cost ~$2.0000")
+
+
+def test_an_episode_said_done_twice_or_without_a_start_changes_only_the_count():
+    b = _budget(cap=100.0)
+    tab = b.episode_started()
+    b.episode_done(tab)
+    b.episode_done(tab)  # a second end of the same episode: nothing left to close
+    b.episode_done(object())  # type: ignore[arg-type] - a tab this budget never opened
+    assert b.finished == 3 and b.open == {}
