@@ -64,8 +64,9 @@ def way_label(ep: Endpoint, way: Endpoint) -> str:
 def client_for(ep: Endpoint, *, limits: LimitsPool, cache: ResponseCache | None = None
                ) -> ModelClient | Fleet:
     """The client of an endpoint: a ``ModelClient`` for one way in, a ``Fleet`` for more."""
-    if len(ep.ways()) == 1:
-        one = ep.ways()[0]
+    ways = ep.ways()
+    if len(ways) == 1:
+        one = ways[0]
         return ModelClient(one, limits=limits.get(limits_key(one), one), cache=cache)
     return Fleet(ep, limits=limits, cache=cache)
 

@@ -96,22 +96,28 @@ def test_refusal_names_what_the_lock_file_holds(tmp_path: Path, content: bytes,
                                "another --out")
 
 
+def _acquire_fails(path: Path) -> StoreError:
+    """The StoreError a lock on ``path`` fails with; checked to leave no file open and no
+    lock held."""
+    before = set(os.listdir("/proc/self/fd"))
+    lock = StoreLock(path)
+    with pytest.raises(StoreError) as info:
+        lock.acquire()
+    assert set(os.listdir("/proc/self/fd")) == before and lock._fd is None
+    return info.value
+
+
 def test_a_failing_flock_closes_the_file_and_raises_its_own_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def no_locks(fd: int, op: int) -> None:
         raise OSError(errno.ENOLCK, "no locks available")
 
     monkeypatch.setattr(fcntl, "flock", no_locks)
-    before = set(os.listdir("/proc/self/fd"))
-    lock = StoreLock(tmp_path / "s.sqlite")
-    with pytest.raises(StoreError) as info:
-        lock.acquire()
-    assert str(info.value) == (f"cannot lock run store {tmp_path / 's.sqlite'}: "
-                               f"{tmp_path / 's.sqlite.lock'}: no locks available; fix the "
-                               "cause and run the command again")
-    assert info.value.__cause__.errno == errno.ENOLCK
-    assert set(os.listdir("/proc/self/fd")) == before
-    assert lock._fd is None
+    error = _acquire_fails(tmp_path / "s.sqlite")
+    assert str(error) == (f"cannot lock run store {tmp_path / 's.sqlite'}: "
+                          f"{tmp_path / 's.sqlite.lock'}: no locks available; fix the "
+                          "cause and run the command again")
+    assert error.__cause__.errno == errno.ENOLCK
 
 
 def test_a_full_disk_while_locking_is_a_store_error_with_advice_and_no_lock_held(
@@ -120,14 +126,10 @@ def test_a_full_disk_while_locking_is_a_store_error_with_advice_and_no_lock_held
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "pwrite", full)
-    before = set(os.listdir("/proc/self/fd"))
-    lock = StoreLock(tmp_path / "s.sqlite")
-    with pytest.raises(StoreError) as info:
-        lock.acquire()
-    assert str(info.value) == (f"cannot lock run store {tmp_path / 's.sqlite'}: "
-                               f"{tmp_path / 's.sqlite.lock'}: No space left on device; free "
-                               "some space on its disk and run the command again")
-    assert set(os.listdir("/proc/self/fd")) == before and lock._fd is None
+    error = _acquire_fails(tmp_path / "s.sqlite")
+    assert str(error) == (f"cannot lock run store {tmp_path / 's.sqlite'}: "
+                          f"{tmp_path / 's.sqlite.lock'}: No space left on device; free "
+                          "some space on its disk and run the command again")
     monkeypatch.undo()
     with StoreLock(tmp_path / "s.sqlite"):  # the failed attempt holds nothing
         pass
