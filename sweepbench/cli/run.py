@@ -314,17 +314,50 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from sweepbench.runner.plan import make_plan, render_plan
 
     cfg, out_path = _run_config(args)
+    spec = adaptive_spec(args, cfg)
     path = store_path(out_path, shard_of(args))
     if path.is_file():
         with open_store(path) as store:
             plan = make_plan(cfg, store, shard=shard_of(args), retry_errors=args.retry_errors)
+            if spec is not None:
+                plan["adaptive"] = _forecast(cfg, store, spec, args.retry_errors)
     else:
         plan = make_plan(cfg, None, shard=shard_of(args), retry_errors=args.retry_errors)
+        if spec is not None:
+            plan["adaptive"] = _forecast(cfg, None, spec, args.retry_errors)
     if args.json:
         print(json.dumps(plan, indent=2))
     else:
         out.print(render_plan(plan))
+        if spec is not None:
+            say(out, _forecast_text(plan["adaptive"]))
     return 0
+
+
+def _forecast(cfg: SweepConfig, store: RunStore | None, spec: Any, retry_errors: bool) -> dict:
+    """An adaptive sweep's forecast (:mod:`sweepbench.runner.forecast`); the plan above it
+    is that of its first trials."""
+    from sweepbench.runner.forecast import forecast, per_episode
+    from sweepbench.runner.plan import make_plan
+
+    capped = msgspec.structs.replace(cfg, trials=spec.max_trials)
+    cost = per_episode(make_plan(capped, store, retry_errors=retry_errors))
+    return forecast(cfg, store, spec, cost)
+
+
+def _forecast_text(f: dict) -> str:
+    cap = f["cap"]
+    dollars = (lambda d: "unpriced" if d is None else f"${d:,.2f}")  # noqa: E731
+    head = (f"adaptive sweep ({f['rule']}); at most {cap['episodes']:,} episodes "
+            f"({dollars(cap['dollars'])}) if every cell reached the cap")
+    if "cannot" in f:
+        return f"{head}. No forecast: {f['cannot']}"
+    e, d = f["to_run"], f["dollars"]
+    return (f"{head}. Forecast from the store's history ({f['simulations']} simulated "
+            f"sweeps at its pass rates): {e['median']:,.0f} episodes to run "
+            f"({dollars(d['median'])}), up to {e['high']:,.0f} ({dollars(d['high'])}); "
+            f"{f['stored']:,} trials already stored. A guide, not a bound: real rates vary "
+            "more than stored trials show")
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

@@ -70,3 +70,19 @@ def test_adaptive_options_that_do_not_go_together_are_refused(tmp_path, capsys):
     assert call([*BASE, "--target-ci", "0.1", "--max-trials", "1", *out]) == 2
     assert call([*BASE, "--target-ci", "0.1", "--shard", "0/2", *out]) == 2
     assert not (tmp_path / "x.sqlite").exists()  # refused before anything ran
+
+
+def test_plan_forecasts_an_adaptive_sweep_or_says_it_cannot(tmp_path, capsys):
+    store = str(tmp_path / "p.sqlite")
+    plan = [a for a in BASE if a not in ("--no-progress",)]
+    plan[0] = "plan"
+    code, first = run_json(capsys, *plan, "--target-ci", "0.2", "--max-trials", "6",
+                           "--out", store)
+    assert code == 0 and "no history" in first["adaptive"]["cannot"]
+    assert first["adaptive"]["cap"]["episodes"] == 2 * 8 * 6
+    assert run_json(capsys, *BASE, "--out", store)[0] == 0  # a fixed sweep: the history
+    code, second = run_json(capsys, *plan, "--target-ci", "0.2", "--max-trials", "6",
+                            "--out", store)
+    assert code == 0 and "cannot" not in second["adaptive"]
+    assert second["adaptive"]["stored"] == 2 * 8 * 2
+    assert 0 <= second["adaptive"]["to_run"]["median"] <= 2 * 8 * 4
