@@ -130,11 +130,15 @@ async def test_interrupted_adaptive_sweep_resumes_to_the_same_decision_paying_no
         status = b.episode_status()
         assert "running" in status.values()  # some episodes were cut mid-conversation
         recorded = sum(len(b.events(key, kind="model_call")) for key in status)
+        partway = {k: len(b.events(k, kind="model_call")) for k, st in status.items()
+                   if st == "running"}
         first = cut.requests
     with RunStore(path) as b:
         again = Rounds(cfg, b)
         outcome, summary_b = await again.run()
-        assert outcome.resumed > 0 and outcome.replayed_calls > 0
+        # each episode cut partway continued from its journal, its calls answered from it
+        assert outcome.resumed == sum(n > 0 for n in partway.values())
+        assert outcome.replayed_calls == sum(partway.values())
         # only calls never recorded were requested again; in all, each call paid once
         # but those in flight at the interruption
         assert again.requests == total - recorded
@@ -142,3 +146,26 @@ async def test_interrupted_adaptive_sweep_resumes_to_the_same_decision_paying_no
         assert trials_per_cell(b, again.adaptive.run_id) == cells_a
     for key in ("why", "benchmarks"):
         assert summary_b[key] == summary_a[key]
+
+
+async def test_max_cost_caps_the_adaptive_sweep_over_all_its_rounds(tmp_path):
+    priced = [{**e, "price_input_per_mtok": 300.0, "price_output_per_mtok": 1200.0}
+              for e in CFG["endpoints"]]
+    base = {**CFG, "endpoints": priced}
+    spec = AdaptiveSpec(rule=adaptive.CI, start=2, target=0.05, max_trials=6, batch=6)
+    with RunStore(tmp_path / "full.sqlite") as full:
+        whole = Rounds(load_config(None, base), full, spec)
+        _, summary = await whole.run()
+        total = build_report(full, whole.adaptive.run_id)["cost"]["total"]
+        trials = summary["benchmarks"]["t1"]["trials"]
+    per_episode = total / trials
+    assert summary["rounds"] >= 3 and trials > 60
+    cap = (40 + (trials - 40) / 2) * per_episode  # the first trials and half the rest
+    with RunStore(tmp_path / "capped.sqlite") as store:
+        capped = Rounds(load_config(None, {**base, "max_cost_usd": cap}), store, spec)
+        outcome, summary = await capped.run()
+        spent = build_report(store, capped.adaptive.run_id)["cost"]["total"]
+        assert summary["why"] == "budget" and outcome.budget_stop
+        assert store.run(capped.adaptive.run_id)["status"] == "budget"
+    window = CFG["max_concurrency"] * 3 * per_episode  # what may be in flight at the stop
+    assert spent <= cap + window and spent < total
