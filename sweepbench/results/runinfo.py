@@ -161,8 +161,8 @@ def terminations(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[
 
 def adaptive_section(runs: list[dict], outcomes: Iterable[Any],
                      leaderboards: Mapping[str, dict]) -> dict | None:
-    """What a report says of an adaptive sweep (None for none): its stopping rule and why it
-    stopped (from each adaptive run's info), per benchmark the scored trials per cell (per
+    """What a report says of an adaptive sweep (None for none): its stopping rule, why it
+    stopped and the trials it asked per benchmark (from each adaptive run's info), per benchmark the scored trials per cell (per
     model: fewest, median, most, all) and, until ranked, the trials charged to each pair of
     neighbours; that the intervals over these tasks are the adaptive ones; and at which k
     Pass@k / Pass^k are shown (rows with a task of fewer trials have none)."""
@@ -191,7 +191,7 @@ def adaptive_section(runs: list[dict], outcomes: Iterable[Any],
             b["trials_per_pair"] = pairs
     return {"runs": [{"run_id": r["run_id"], **{key: r["info"]["adaptive"].get(key) for key in
                       ("rule", "stopping_rule", "target", "margin", "start", "max_trials",
-                       "why", "rounds")}} for r in runs],
+                       "why", "rounds", "benchmarks")}} for r in runs],
             "interval": "the 95% intervals over these tasks are the adaptive ones: each "
                         "task's variance at least that of its pass rate shrunk towards 1/2 "
                         "(trials were added where outcomes were uncertain, which the plain "

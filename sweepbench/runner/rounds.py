@@ -178,7 +178,7 @@ class AdaptiveSweep:
         per: dict[str, Any] = {}
         for b, d in decision.items():
             n = sorted(d["targets"].values())
-            per[b] = {"why": d["why"] or "stopped", "rounds": d["rounds"],
+            per[b] = {"why": d["why"] or why, "rounds": d["rounds"],
                       "trials": sum(n), "cells": len(n), "trials_per_cell": {
                           "min": n[0], "median": n[len(n) // 2], "max": n[-1]},
                       "by_pair": d["by_pair"]}
@@ -200,12 +200,13 @@ class AdaptiveSweep:
                 break
             lacking = {f"{b}|{m}|{t}": idx for b, d in decision.items()
                        for (m, t), idx in d["run"].items()}
-            if outcome is not None and lacking == before and outcome.episodes == 0:
-                why = "stuck"  # what the round asked has no verdict and running adds none
-                self.say(f"adaptive sweep: {len(lacking)} cells lack a verdict that running "
-                         "again does not give (episodes not judged, or ended in error with "
-                         "--retry-errors off); stopped. Judge them (`sweepbench judge`) and "
-                         "run again")
+            if outcome is not None and lacking == before:
+                why = "stuck"  # the trials the round asked have no verdict, and cannot get one
+                self.say(f"adaptive sweep stopped: {len(lacking)} (model, task) cells have "
+                         "trials without a verdict of their benchmark's headline that running "
+                         "again does not give (no judge of that method: add --judge-model, "
+                         "or judge the store with `sweepbench judge`; or episodes that ended "
+                         "in error: --retry-errors), then run again")
                 break
             before = lacking
             info = {"adaptive": self.summary(decision, "running", sweeps)}

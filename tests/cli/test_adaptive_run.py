@@ -4,6 +4,10 @@ together are refused before anything runs."""
 
 from __future__ import annotations
 
+import json
+
+from sweepbench.cli import main
+
 from .helpers import call, run_json
 
 BASE = ["run", "--model", "scripted/noisy:0.15", "--model", "scripted/noisy:0.5",
@@ -86,3 +90,20 @@ def test_plan_forecasts_an_adaptive_sweep_or_says_it_cannot(tmp_path, capsys):
     assert code == 0 and "cannot" not in second["adaptive"]
     assert second["adaptive"]["stored"] == 2 * 8 * 2
     assert 0 <= second["adaptive"]["to_run"]["median"] <= 2 * 8 * 4
+
+
+def test_a_headline_without_a_judge_stops_the_adaptive_sweep_and_says_why(tmp_path, capsys):
+    """VitaBench is scored by an LLM judge: with none, no trial has a verdict, and more
+    trials would not give one."""
+    argv = [*BASE[:6], "vitabench:delivery", *BASE[7:], "--target-ci", "0.3",
+            "--out", str(tmp_path / "v.sqlite")]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    [run] = report["adaptive"]["runs"]
+    assert run["why"] == "stuck" and run["rounds"] == 0
+    assert report["adaptive"]["benchmarks"] == {}  # no trial scored
+    [(bench, asked)] = run["benchmarks"].items()  # what the sweep asked and ran
+    assert bench.startswith("vitabench") and asked["why"] == "stuck"
+    assert asked["trials"] == 2 * asked["cells"] and asked["trials_per_cell"]["max"] == 2
+    assert "add --judge-model" in " ".join(captured.err.split())
