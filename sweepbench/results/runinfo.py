@@ -23,8 +23,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from sweepbench.results.fmt import iso_utc
 
-__all__ = ["adaptive_section", "configuration", "error_reason", "error_reasons", "package_version", "redact_url",
-           "terminations", "unjudged_by_judge"]
+__all__ = ["adaptive_section", "configuration", "error_reason", "error_reasons",
+           "package_version", "redact_url", "terminations", "unjudged_by_judge"]
 
 MASK = "***"
 _SECRET = re.compile(r"key|token|secret|passw|auth|signature|^sig$|credential", re.I)
@@ -162,10 +162,11 @@ def terminations(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[
 def adaptive_section(runs: list[dict], outcomes: Iterable[Any],
                      leaderboards: Mapping[str, dict]) -> dict | None:
     """What a report says of an adaptive sweep (None for none): its stopping rule, why it
-    stopped and the trials it asked per benchmark (from each adaptive run's info), per benchmark the scored trials per cell (per
-    model: fewest, median, most, all) and, until ranked, the trials charged to each pair of
-    neighbours; that the intervals over these tasks are the adaptive ones; and at which k
-    Pass@k / Pass^k are shown (rows with a task of fewer trials have none)."""
+    stopped and the trials it asked per benchmark (from each adaptive run's info); per
+    benchmark the scored trials per cell (per model: fewest, median, most, all) and, until
+    ranked, the trials charged to each pair of neighbours; that the intervals over these
+    tasks are the adaptive ones; and at which k Pass@k / Pass^k are shown (rows with a task
+    of fewer trials have none)."""
     if not runs:
         return None
     cells: dict[tuple[str, str], Counter] = defaultdict(Counter)
