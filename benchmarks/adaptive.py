@@ -22,6 +22,12 @@ trial)), as it is in the store. Every decision goes through
    interval), which is what the floor corrects.
 4. ``resume``: a sweep interrupted after a partial batch and resumed with ``replay``
    reaches the same targets and decision; repeated paid calls counted.
+5. ``call_ratio_by_width``: point 1 (and coverage) at other half-widths; ``oracle``: the
+   same ratio for an allocation that *knows* every cell's true pass probability (trials
+   proportional to its standard deviation, Neyman, at least 2, per model just enough for
+   the width: no pilot, no estimate, the plain interval), i.e. the most any allocation
+   could save on these boards; against the fixed k reaching the target width, and the one
+   reaching the width the oracle's own interval ends at.
 
     python benchmarks/adaptive.py [--quick] [--seed 0]
 """
@@ -37,11 +43,13 @@ import numpy as np
 
 from sweepbench.runner.adaptive import CI, RANKED, ci_status, next_batch, replay
 from sweepbench.results.comparisons import leaderboard_order
+from sweepbench.results.intervals import t_quantile
 from sweepbench.results.stats import Outcome, summarize
 
 MEANS = (0.40, 0.41, 0.45, 0.53, 0.68)
 MODELS = tuple(f"m{i}" for i in range(len(MEANS)))
 START, CAP = 4, 64  # first trials of every cell; the cap per cell
+WIDTHS = (0.01, 0.015, 0.025)  # target half-widths measured (0.015: ``call_ratio``)
 
 
 def _board(rng: np.random.Generator, tasks: int) -> np.ndarray:
@@ -106,9 +114,7 @@ def target_ci(boards: int, tasks: int, width: float, batch: int, seed: int) -> d
         passed = rng.random((len(MODELS), tasks, CAP)) < p[:, :, None]
         n, _info = _adaptive(passed, CI, batch, target=width)
         raw, _info = _adaptive(passed, CI, batch, target=width, floor=False)
-        k = next(k for k in range(1, CAP + 1)
-                 if all(s["done"] for s in ci_status(
-                     _counts(passed, np.full(n.shape, k)), width, floor=False).values()))
+        k = _fixed_k(passed, width)
         ks.append(k)
         ratios.append(float(n.sum()) / (k * n.size))
         ratios_raw.append(float(raw.sum()) / (k * n.size))
@@ -133,6 +139,46 @@ def target_ci(boards: int, tasks: int, width: float, batch: int, seed: int) -> d
             "coverage_fixed_k": hits["fixed_k"] / total,
             "coverage_boards_all_models": {k: v / boards for k, v in all_hit.items()},
             "bias_mean": float(np.mean(bias)), "bias_se": float(np.std(bias) / np.sqrt(len(bias)))}
+
+
+def _fixed_k(passed: np.ndarray, width: float) -> int:
+    """The smallest fixed k whose every model's plain interval over these tasks is within
+    ``width`` (the cap when none is)."""
+    return next((k for k in range(1, CAP + 1) if all(s["done"] for s in ci_status(
+        _counts(passed, np.full(passed.shape[:2], k)), width, floor=False).values())), CAP)
+
+
+def oracle(boards: int, tasks: int, width: float, seed: int) -> dict:
+    """Point 5: trials from the true pass probabilities (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    t = t_quantile(0.975, tasks - 1)
+    at_target, at_final, hits = [], [], 0
+    for _ in range(boards):
+        p = _board(rng, tasks)
+        passed = rng.random((len(MODELS), tasks, CAP)) < p[:, :, None]
+        var = p * (1 - p)
+        n = np.zeros(p.shape, dtype=np.int64)
+        for m in range(len(MODELS)):
+            lo, hi = 0.0, 1e6  # the least scale whose planned interval is within width
+            for _ in range(60):
+                mid = (lo + hi) / 2
+                trials = np.clip(np.ceil(mid * np.sqrt(var[m])), 2, CAP)
+                if t * np.sqrt((var[m] / trials).sum()) / tasks <= width:
+                    hi = mid
+                else:
+                    lo = mid
+            n[m] = np.clip(np.ceil(hi * np.sqrt(var[m])), 2, CAP)
+        shown = _report(passed, n)
+        final = 0.0
+        for m, model in enumerate(MODELS):
+            lo_m, hi_m = shown[model].intervals["avg"]["fixed_set"]
+            hits += lo_m <= p[m].mean() <= hi_m
+            final = max(final, (hi_m - lo_m) / 2)
+        at_target.append(float(n.sum()) / (_fixed_k(passed, width) * n.size))
+        at_final.append(float(n.sum()) / (_fixed_k(passed, final) * n.size))
+    return {"width": width, "call_ratio": statistics.median(at_target),
+            "call_ratio_at_own_width": statistics.median(at_final),
+            "coverage": hits / (boards * len(MODELS))}
 
 
 def until_ranked(boards: int, tasks: int, margin: float, batch: int, seed: int) -> dict:
@@ -217,10 +263,18 @@ def main() -> None:
     ranked = until_ranked(boards, tasks, 0.03, 100, args.seed + 1)
     print(f"until-ranked: {json.dumps(ranked)}", flush=True)
     res = resume(5 if args.quick else 20, tasks, 0.03, 50, args.seed + 2)
+    by_width = {}
+    for w in WIDTHS:
+        other = ci if w == 0.015 else target_ci(boards, tasks, w, 50, args.seed)
+        by_width[str(w)] = {k: other[k] for k in ("call_ratio", "coverage", "fixed_k_median",
+                                                  "call_ratio_no_floor", "coverage_no_floor")}
+        by_width[str(w)]["oracle"] = oracle(boards, tasks, w, args.seed)
+        print(f"width {w}: {json.dumps(by_width[str(w)])}", flush=True)
     out = {"quick": args.quick, "seed": args.seed, "boards": boards, "tasks": tasks,
            "models": len(MEANS), "true_means": MEANS, "start_trials": START,
            "cap_per_cell": CAP, "call_ratio": ci["call_ratio"], "coverage": ci["coverage"],
            "target_ci": ci, "until_ranked": ranked, "resume": res,
+           "call_ratio_by_width": by_width, "oracle": by_width["0.015"]["oracle"],
            "seconds": round(time.perf_counter() - t0, 1)}
     print(json.dumps(out))
 

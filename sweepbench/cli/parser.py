@@ -175,6 +175,24 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         f"exit status {BUDGET_EXIT}; a rerun with a higher cap continues")
 
 
+def _add_adaptive_options(p: argparse.ArgumentParser) -> None:
+    """`run` and `plan`: an adaptive sweep (docs/adaptive.md), --trials its first trials."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--target-ci", type=positive_float, metavar="W",
+                   help="adaptive: after --trials trials of every (model, task), add trials "
+                        "where they narrow most until every model's 95%% interval of Avg@k "
+                        "over these tasks has half-width <= W (e.g. 0.02), or a cap is hit")
+    g.add_argument("--until-ranked", action="store_true",
+                   help="adaptive: add trials to the models whose order is in doubt until "
+                        "every pair of neighbours on each leaderboard is separated (paired "
+                        "test, the report's correction) or, with --margin, shown closer than M")
+    p.add_argument("--margin", type=positive_float, metavar="M",
+                   help="with --until-ranked: neighbours shown to differ by less than M "
+                        "(e.g. 0.02) count as ranked")
+    p.add_argument("--max-trials", type=positive_int, metavar="N",
+                   help="adaptive: trials of one (model, task) at most (default 32)")
+
+
 def _add_inspect_options(p: argparse.ArgumentParser) -> None:
     """`run` and `plan`: options named as inspect names them, where the meaning is the same,
     and the prices of provider models."""
@@ -219,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=about)
         _add_sweep_options(p)
         _add_run_options(p)
+        _add_adaptive_options(p)
         _add_inspect_options(p)
         p.add_argument("--json", action="store_true",
                        help="print the report as JSON" if name == "run" else "print the plan as JSON")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import shlex
 import signal
@@ -52,9 +53,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from sweepbench.results.report import render
 
     cfg, out_path = _run_config(args)
+    spec = adaptive_spec(args, cfg)
     signal.signal(signal.SIGTERM, terminate)  # the sweep's loop handles both itself
     outcome = _run_sweep(cfg, out_path, not args.no_progress, retry_errors=args.retry_errors,
-                         shard=shard_of(args), check_endpoints=not args.no_preflight)
+                         shard=shard_of(args), check_endpoints=not args.no_preflight,
+                         adaptive=spec)
     _say_outcome(outcome)
     report, reasons = _stored_report(outcome)
     if args.json:
@@ -162,8 +165,10 @@ def _retry_command(args: argparse.Namespace) -> str:
 
 
 def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: bool, *,
-               retry_errors: bool = False, shard: Any = None, check_endpoints: bool = True):
-    """Run the sweep into its store (locked while it runs), with the live progress display."""
+               retry_errors: bool = False, shard: Any = None, check_endpoints: bool = True,
+               adaptive: Any = None):
+    """Run the sweep into its store (locked while it runs), with the live progress display;
+    ``adaptive`` (an ``AdaptiveSpec``): in rounds until its rule holds."""
     from sweepbench.store.lock import StoreLock
     from sweepbench.runner.plan import prior_per_episode
     from sweepbench.runner.progress import ProgressDisplay
@@ -176,10 +181,69 @@ def _run_sweep(cfg: SweepConfig, out_path: str | Path | None, show_progress: boo
     with StoreLock(path), open_store(path, create=True) as store:
         prior = prior_per_episode(cfg, store) if _capped(cfg) else None
         with ProgressDisplay(err, enabled=show_progress, prices=prices) as progress:
+            if adaptive is not None:
+                return _run_rounds(cfg, store, adaptive, progress=progress.update,
+                                   retry_errors=retry_errors, shard=part, prior=prior,
+                                   check_endpoints=check_endpoints)
             sweep = Sweep(cfg, store, progress=progress.update, retry_errors=retry_errors,
                           shard=part, prior=prior, check_endpoints=check_endpoints,
                           warn=lambda text: say(err, text))
             return asyncio.run(sweep.run())
+
+
+def adaptive_spec(args: argparse.Namespace, cfg: SweepConfig) -> Any:
+    """The ``AdaptiveSpec`` that ``--target-ci`` / ``--until-ranked`` ask for (with
+    ``--resume`` and neither: the stored run's, if it was adaptive); None for a fixed-k
+    sweep."""
+    from sweepbench.runner import adaptive
+    from sweepbench.runner.rounds import DEFAULT_MAX_TRIALS, AdaptiveSpec
+
+    target, ranked = getattr(args, "target_ci", None), getattr(args, "until_ranked", False)
+    margin, cap = getattr(args, "margin", None), getattr(args, "max_trials", None)
+    stored = (getattr(args, "stored_info", None) or {}).get("adaptive")
+    if target is None and not ranked:
+        if stored and isinstance(stored, dict):
+            spec = AdaptiveSpec.from_info(stored)
+            return dataclasses.replace(spec, max_trials=cap) if cap else spec
+        if margin is not None or cap is not None:
+            raise ConfigError("--margin and --max-trials are for an adaptive sweep: add "
+                              "--target-ci W or --until-ranked")
+        return None
+    if margin is not None and not ranked:
+        raise ConfigError("--margin goes with --until-ranked")
+    if getattr(args, "shard", None):
+        raise ConfigError("an adaptive sweep decides from every cell's outcomes: it cannot "
+                          "run as one --shard of several")
+    try:
+        return AdaptiveSpec(rule=adaptive.CI if target is not None else adaptive.RANKED,
+                            start=cfg.trials, target=target, margin=margin,
+                            max_trials=cap or max(DEFAULT_MAX_TRIALS, cfg.trials))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _run_rounds(cfg: SweepConfig, store: RunStore, spec: Any, *, check_endpoints: bool,
+                **sweep_args: Any) -> SweepOutcome:
+    """An adaptive sweep (:mod:`sweepbench.runner.rounds`): rounds of the sweep; what it
+    decided said on stderr."""
+    from sweepbench.runner.rounds import AdaptiveSweep
+    from sweepbench.runner.sweep import Sweep
+
+    def make(*, items: Any, run_id: str, check_endpoints: bool, info: dict) -> Sweep:
+        return Sweep(cfg, store, items=items, run_id=run_id, info=info,
+                     check_endpoints=check_endpoints and first, warn=lambda t: say(err, t),
+                     **sweep_args)
+
+    first = check_endpoints
+    rounds = AdaptiveSweep(cfg, store, spec, make, shard=sweep_args.get("shard"),
+                           say=lambda text: say(err, text))
+    outcome, summary = asyncio.run(rounds.run())
+    for bench, b in summary["benchmarks"].items():
+        n = b["trials_per_cell"]
+        say(err, f"adaptive ({spec.rule}) on {bench}: {b['why']} after {b['rounds']} rounds; "
+                 f"{b['trials']} trials over {b['cells']} cells ({n['min']}-{n['max']} each, "
+                 f"median {n['median']})")
+    return outcome
 
 
 def _capped(cfg: SweepConfig) -> bool:
@@ -205,6 +269,7 @@ def _resume_config(args: argparse.Namespace) -> tuple[SweepConfig, Path]:
     if stored is None:
         have = ", ".join(r["run_id"] for r in runs[-5:]) or "none"
         raise ConfigError(f"--resume {args.resume}: no such run in {path} (latest runs: {have})")
+    args.stored_info = stored.get("info") or {}  # an adaptive run's rule, for adaptive_spec
     config = dict(stored["config"])
     config["benchmarks"] = _as_recorded(config.get("benchmarks"), stored.get("info") or {})
     if args.config:  # full endpoint definitions (limits, prices, judges) from the file
@@ -249,17 +314,50 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from sweepbench.runner.plan import make_plan, render_plan
 
     cfg, out_path = _run_config(args)
+    spec = adaptive_spec(args, cfg)
     path = store_path(out_path, shard_of(args))
     if path.is_file():
         with open_store(path) as store:
             plan = make_plan(cfg, store, shard=shard_of(args), retry_errors=args.retry_errors)
+            if spec is not None:
+                plan["adaptive"] = _forecast(cfg, store, spec, args.retry_errors)
     else:
         plan = make_plan(cfg, None, shard=shard_of(args), retry_errors=args.retry_errors)
+        if spec is not None:
+            plan["adaptive"] = _forecast(cfg, None, spec, args.retry_errors)
     if args.json:
         print(json.dumps(plan, indent=2))
     else:
         out.print(render_plan(plan))
+        if spec is not None:
+            say(out, _forecast_text(plan["adaptive"]))
     return 0
+
+
+def _forecast(cfg: SweepConfig, store: RunStore | None, spec: Any, retry_errors: bool) -> dict:
+    """An adaptive sweep's forecast (:mod:`sweepbench.runner.forecast`); the plan above it
+    is that of its first trials."""
+    from sweepbench.runner.forecast import forecast, per_episode
+    from sweepbench.runner.plan import make_plan
+
+    capped = msgspec.structs.replace(cfg, trials=spec.max_trials)
+    cost = per_episode(make_plan(capped, store, retry_errors=retry_errors))
+    return forecast(cfg, store, spec, cost)
+
+
+def _forecast_text(f: dict) -> str:
+    cap = f["cap"]
+    dollars = (lambda d: "unpriced" if d is None else f"${d:,.2f}")  # noqa: E731
+    head = (f"adaptive sweep ({f['rule']}); at most {cap['episodes']:,} episodes "
+            f"({dollars(cap['dollars'])}) if every cell reached the cap")
+    if "cannot" in f:
+        return f"{head}. No forecast: {f['cannot']}"
+    e, d = f["to_run"], f["dollars"]
+    return (f"{head}. Forecast from the store's history ({f['simulations']} simulated "
+            f"sweeps at its pass rates): {e['median']:,.0f} episodes to run "
+            f"({dollars(d['median'])}), up to {e['high']:,.0f} ({dollars(d['high'])}); "
+            f"{f['stored']:,} trials already stored. A guide, not a bound: real rates vary "
+            "more than stored trials show")
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

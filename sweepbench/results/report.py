@@ -46,6 +46,10 @@ benchmark has its own), ``"judge_agreement"``, and
 ``"unjudged_by_judge"`` (judgments a judge could not make, by judge and method),
 ``"terminations"`` (how episodes ended) and ``"configuration"`` (each run's settings,
 endpoints without secrets and prices).
+
+**Adaptive sweeps** (a run with ``"adaptive"`` in its info, :mod:`sweepbench.runner.rounds`)
+in the selection: intervals over these tasks are ``summarize(adaptive=True)``'s, and
+``"adaptive"`` says how the sweep went (``runinfo.adaptive_section``).
 """
 
 from __future__ import annotations
@@ -61,8 +65,8 @@ from sweepbench.errors import ReportError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, TaskKey
 from sweepbench.results.cost import Spend
 from sweepbench.results.profile import as_prices, build_profiles, call_event, endpoint_stalls
-from sweepbench.results.runinfo import (configuration, error_reasons, terminations,
-                                        unjudged_by_judge)
+from sweepbench.results.runinfo import (adaptive_section, configuration, error_reasons,
+                                        terminations, unjudged_by_judge)
 from sweepbench.results.comparisons import compare, leaderboard_order, task_rates
 from sweepbench.results.stats import DEFAULT_BOOT, Outcome, judge_agreement, summarize
 from sweepbench.store.reads import StoreReads
@@ -237,8 +241,10 @@ def build_report(
         by_pair[j["judge"], j["method"]][j["episode_key"]] = j
     names = sorted({r["benchmark"] for r in view.rows})
     sources = _sources(view, names, by_pair, info, method, judge)
+    adaptive_runs = [r for r in view.runs if isinstance((r["info"] or {}).get("adaptive"), dict)
+                     and selection.run_id in (None, r["run_id"])]
     board = _Board(view, by_pair, sources, k=k, n_boot=n_boot, seed=seed,
-                   correction=correction)
+                   correction=correction, adaptive=bool(adaptive_runs))
     calls = view.calls()
     spend = Spend.of(calls, view.prices(),
                      None if prices is None else {n: as_prices(p) for n, p in prices.items()})
@@ -251,6 +257,7 @@ def build_report(
     models = board.overall()
     comparisons = board.compare([o for o in board.outcomes
                                  if "undefined" not in models[o.model]], models)
+    leaderboards = board.benchmarks()
     return {
         "stores": [str(s.path) for s in stores],
         "run_id": selection.run_id or (view.runs[-1]["run_id"] if view.runs else None),
@@ -262,8 +269,9 @@ def build_report(
         "judge_methods": available,
         "metric_keys": board.metric_keys,
         "method_score_keys": board.pair_names,
-        "benchmarks": board.benchmarks(),
+        "benchmarks": leaderboards,
         "models": models,
+        "adaptive": adaptive_section(adaptive_runs, board.outcomes, leaderboards),
         "k": _k_of(models, k),
         "overall": {"label": ("pooled over " + ", ".join(names) + "; each episode scored by "
                               "its own benchmark's source") if len(names) > 1 else
@@ -303,8 +311,9 @@ class _Board:
     """Outcomes and extra columns of every selected episode, grouped for the leaderboards."""
 
     def __init__(self, view: EpisodeView, by_pair: dict, sources: dict[str, Source], *,
-                 k: int | None, n_boot: int, seed: int, correction: str) -> None:
-        self.view, self.sources = view, sources
+                 k: int | None, n_boot: int, seed: int, correction: str,
+                 adaptive: bool = False) -> None:
+        self.view, self.sources, self.adaptive = view, sources, adaptive
         self.k, self.n_boot, self.seed, self.correction = k, n_boot, seed, correction
         self.outcomes: list[Outcome] = []
         self.counts: dict[tuple, Counter] = defaultdict(Counter)  # scope -> gap counts
@@ -390,7 +399,7 @@ class _Board:
 
     def _leaderboard(self, outcomes: list[Outcome], scope: tuple[str, ...]) -> dict[str, dict]:
         models: dict[str, dict] = {}
-        for name, stats in summarize(outcomes, k=self.k).items():
+        for name, stats in summarize(outcomes, k=self.k, adaptive=self.adaptive).items():
             entry = msgspec.to_builtins(stats)
             self._extras(entry, (name, *scope))
             for domain, d in entry["domains"].items():
@@ -398,7 +407,7 @@ class _Board:
             mine = [o for o in outcomes if o.model == name]
             reachable = [o for o in mine if o.task_key not in self.unreach]
             if len(reachable) != len(mine):
-                entry["without_unreachable"] = _short(reachable, entry["k"])
+                entry["without_unreachable"] = _short(reachable, entry["k"], self.adaptive)
             models[name] = entry
         for sc, counts in self.counts.items():  # rows with nothing scored: listed, empty
             if len(sc) == 1 + len(scope) and sc[1:] == scope and sc[0] not in models:
@@ -552,12 +561,12 @@ def _no_cost(profile: dict) -> dict:
     return profile
 
 
-def _short(outcomes: list[Outcome], k: int | None) -> dict | None:
+def _short(outcomes: list[Outcome], k: int | None, adaptive: bool = False) -> dict | None:
     """Avg@k, Pass@k, Pass^k and CI of one row's outcomes at its leaderboard's k (None when
     there are none)."""
     if not outcomes:
         return None
-    [stats] = summarize(outcomes, k=k).values()
+    [stats] = summarize(outcomes, k=k, adaptive=adaptive).values()
     return {f: getattr(stats, f) for f in ("k", "tasks", "incomplete_tasks", "episodes",
                                            "passed", "avg", "pass_at_k", "pass_hat_k", "ci95")}
 

@@ -9,6 +9,8 @@ error, and how episodes ended.
 - ``error_reasons``: episodes that ended in error, grouped by their error text with the
   variable parts (long numbers, hex ids, episode keys) masked, so one failure mode is one row.
 - ``terminations``: benchmark -> leaderboard row -> termination reason -> episodes.
+- ``adaptive_section``: how an adaptive sweep went (its rule, why it stopped, trials per cell
+  and per pair), from its runs' info and the scored outcomes.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from sweepbench.results.fmt import iso_utc
 
-__all__ = ["configuration", "error_reason", "error_reasons", "package_version", "redact_url",
-           "terminations", "unjudged_by_judge"]
+__all__ = ["adaptive_section", "configuration", "error_reason", "error_reasons",
+           "package_version", "redact_url", "terminations", "unjudged_by_judge"]
 
 MASK = "***"
 _SECRET = re.compile(r"key|token|secret|passw|auth|signature|^sig$|credential", re.I)
@@ -155,3 +157,44 @@ def terminations(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[
         out[r["benchmark"]][r["name"]][why] += 1
     return {b: {m: dict(sorted(c.items())) for m, c in sorted(ms.items())}
             for b, ms in sorted(out.items())}
+
+
+def adaptive_section(runs: list[dict], outcomes: Iterable[Any],
+                     leaderboards: Mapping[str, dict]) -> dict | None:
+    """What a report says of an adaptive sweep (None for none): its stopping rule, why it
+    stopped and the trials it asked per benchmark (from each adaptive run's info); per
+    benchmark the scored trials per cell (per model: fewest, median, most, all) and, until
+    ranked, the trials charged to each pair of neighbours; that the intervals over these
+    tasks are the adaptive ones; and at which k Pass@k / Pass^k are shown (rows with a task
+    of fewer trials have none)."""
+    if not runs:
+        return None
+    cells: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    for o in outcomes:
+        if not o.unjudged:
+            cells[o.benchmark or "", o.model][o.task_key] += 1
+    per: dict[str, dict] = {}
+    for (bench, model), n in sorted(cells.items()):
+        v = sorted(n.values())
+        per.setdefault(bench, {"trials_per_cell": {}})["trials_per_cell"][model] = {
+            "min": v[0], "median": v[len(v) // 2], "max": v[-1], "total": sum(v)}
+    for bench, b in per.items():
+        k = ((leaderboards.get(bench) or {}).get("k") or {}).get("value")
+        b["pass_k"] = (f"Pass@{k} and Pass^{k} are shown only for rows whose every task has "
+                       f"at least {k} scored trials (k = the fewest of any task); the "
+                       "other rows are marked incomplete" if k else None)
+        pairs: dict[str, int] = {}
+        for r in runs:
+            for pair, t in ((r["info"]["adaptive"].get("benchmarks") or {}).get(bench, {})
+                            .get("by_pair") or {}).items():
+                pairs[pair] = pairs.get(pair, 0) + int(t)
+        if pairs:
+            b["trials_per_pair"] = pairs
+    return {"runs": [{"run_id": r["run_id"], **{key: r["info"]["adaptive"].get(key) for key in
+                      ("rule", "stopping_rule", "target", "margin", "start", "max_trials",
+                       "why", "rounds", "benchmarks")}} for r in runs],
+            "interval": "the 95% intervals over these tasks are the adaptive ones: each "
+                        "task's variance at least that of its pass rate shrunk towards 1/2 "
+                        "(trials were added where outcomes were uncertain, which the plain "
+                        "estimate does not cover)",
+            "benchmarks": per}

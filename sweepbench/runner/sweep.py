@@ -91,7 +91,9 @@ class Sweep:
 
     ``max_cost``: dollars the selection may cost in all (stored calls included); endpoints'
     ``max_cost_usd`` cap their own spend. ``prior``: endpoint -> expected dollars per episode
-    before any has finished (the plan's estimate).
+    before any has finished (the plan's estimate). ``items``: the work list in place of
+    every trial of the config (an adaptive sweep's round: :mod:`sweepbench.runner.rounds`);
+    ``info``: more for the run's info (e.g. ``{"adaptive": ...}``).
     """
 
     def __init__(self, cfg: SweepConfig, store: RunStore, *,
@@ -99,7 +101,9 @@ class Sweep:
                  shard: "Shard | None" = None, run_id: str | None = None,
                  max_cost: float | None = None, prior: dict[str, float] | None = None,
                  command: str = "run", check_endpoints: bool = True,
-                 warn: Callable[[str], None] | None = None) -> None:
+                 warn: Callable[[str], None] | None = None,
+                 items: Callable[[], list[WorkItem]] | None = None,
+                 info: dict[str, Any] | None = None) -> None:
         self.cfg = cfg
         self.retry_errors = retry_errors
         self.shard = shard or Shard(0, 1)
@@ -126,6 +130,8 @@ class Sweep:
         self.error_stop: str | None = None
         self._recent: deque[bool] = deque(maxlen=max(1, cfg.error_streak))
         self._old_handlers: dict[int, Any] = {}
+        self.items = items
+        self.info = info or {}
 
     def work(self) -> tuple[list[WorkItem], list[WorkItem]]:
         """(work still to do, selected episodes the store already has finished).
@@ -133,7 +139,8 @@ class Sweep:
         Finished episodes are skipped; unfinished ones (and, with ``retry_errors``, those that
         ended in error) are continued from their journal.
         """
-        items = build_work(self.cfg, self.data_dir, self.shard)
+        items = (self.items() if self.items is not None
+                 else build_work(self.cfg, self.data_dir, self.shard))
         status = self.store.episode_status([i.key for i in items])
         self._journaled = {k for k, st in status.items()
                            if st in (EpisodeStatus.RUNNING, EpisodeStatus.ERROR)}
@@ -187,7 +194,7 @@ class Sweep:
                         prices=msgspec.to_builtins(prices),
                         info={"command": self.command, "benchmarks": benchmark_info(cfg.benchmarks),
                               "shard": f"{self.shard.index}/{self.shard.count}",
-                              "sweepbench": package_version()})
+                              "sweepbench": package_version(), **self.info})
         store.select(self.run_id, [i.meta(cfg) for i in selected])
         self.budget = self._budget(selected, prices)
         tune_gc()  # after the tasks are loaded: they live as long as the sweep

@@ -143,6 +143,8 @@ def render(report: dict) -> Group:
                               "headline)"))
     if not benches:
         parts.append(Text("no episodes in this selection"))
+    if report.get("adaptive"):
+        parts.append(_adaptive_table(report["adaptive"]))
     for name, b in benches.items():
         parts += [t for t in (_domain_table(name, b), _metrics_table(name, b)) if t is not None]
     parts += [t for t in (_cost_table(report), _stalls_table(report), _error_table(report),
@@ -159,6 +161,28 @@ def render(report: dict) -> Group:
     if notes:
         parts.append(Text("\n".join(notes)))
     return Group(*parts)
+
+
+def _adaptive_table(a: dict) -> FitTable:
+    """An adaptive sweep: trials per cell (and per neighbour pair), its rule and why it
+    stopped, and what that changes in the leaderboards above."""
+    rows = []
+    for bench, b in a["benchmarks"].items():
+        for model, n in b["trials_per_cell"].items():
+            rows.append([bench, model, f"{n['min']}-{n['max']} (median {n['median']})",
+                         fmt.count(n["total"])])
+    notes = [f"adaptive sweep {r['run_id']}: {r.get('stopping_rule') or r.get('rule')}; "
+             f"stopped: {r.get('why')} after {r.get('rounds')} rounds" for r in a["runs"]]
+    for bench, b in a["benchmarks"].items():
+        if b.get("trials_per_pair"):
+            notes.append(f"{bench}: trials charged per neighbour pair: " + ", ".join(
+                f"{p.replace('|', ' vs ')} {t}" for p, t in b["trials_per_pair"].items()))
+        if b.get("pass_k"):
+            notes.append(f"{bench}: {b['pass_k']}")
+    notes.append(a["interval"])
+    return FitTable("adaptive sweep: scored trials per (model, task)",
+                    ["Benchmark", "Model", "Trials per task", "Trials"], rows,
+                    caption="\n".join(notes))
 
 
 def _source(src: dict) -> str:

@@ -1,0 +1,171 @@
+"""Adaptive sweeps run for real (scripted models, the reference server): rounds under one run,
+what the run's info and report say, and an interrupted adaptive sweep resumed paying for no
+call twice and reaching the same decision."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+
+from sweepbench.config import load_config
+from sweepbench.results.report import build_report
+from sweepbench.results.stats import Outcome, summarize
+from sweepbench.runner import adaptive
+from sweepbench.runner.rounds import AdaptiveSpec, AdaptiveSweep
+from sweepbench.runner.sweep import Sweep
+from sweepbench.store.runstore import RunStore
+
+from ..support import without_backups
+
+MODELS = ["scripted/noisy:0.15", "scripted/noisy:0.45"]
+CFG = dict(models=MODELS, trials=2, max_concurrency=8, limit=10, benchmarks=["t1:single"],
+           reference_latency_s=0.005,  # requests counted one per call: no backups
+           endpoints=without_backups(*MODELS, "scripted/user"))
+SPEC = AdaptiveSpec(rule=adaptive.CI, start=2, target=0.2, max_trials=8, batch=3)
+
+
+class Rounds:
+    """An AdaptiveSweep whose rounds' sweeps are kept (their reference servers count
+    requests); ``stop``: cancel the whole adaptive sweep once round ``stop[0]`` (0-based)
+    has finished ``stop[1]`` episodes."""
+
+    def __init__(self, cfg, store, spec=SPEC, stop=None):
+        self.sweeps: list[Sweep] = []
+        self.stop, self.hit = stop, asyncio.Event()
+
+        def make(**kw):
+            sweep = Sweep(cfg, store, **kw)
+            if stop is not None and len(self.sweeps) == stop[0]:
+                finished = 0
+
+                def progress(kind, **info):
+                    nonlocal finished
+                    finished += kind == "finished"
+                    if finished == stop[1]:
+                        self.hit.set()
+                sweep.progress = progress
+            self.sweeps.append(sweep)
+            return sweep
+
+        self.adaptive = AdaptiveSweep(cfg, store, spec, make)
+
+    @property
+    def requests(self) -> int:
+        return sum(sum(s.reference.requests.values()) for s in self.sweeps if s.reference)
+
+    async def run(self):
+        if self.stop is None:
+            return await self.adaptive.run()
+        task = asyncio.create_task(self.adaptive.run())
+        await self.hit.wait()
+        await asyncio.sleep(0.03)  # let in-flight episodes get partway
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return None
+
+
+def calls_in(store: RunStore, run_id: str) -> int:
+    return sum(r.agent_calls + r.user_calls for r in store.episodes(run_id))
+
+
+def trials_per_cell(store: RunStore, run_id: str) -> Counter:
+    return Counter((r.model, r.task_id) for r in store.episodes(run_id))
+
+
+async def test_adaptive_sweep_adds_trials_by_round_and_the_report_says_so(tmp_path):
+    cfg = load_config(None, CFG)
+    with RunStore(tmp_path / "a.sqlite") as store:
+        rounds = Rounds(cfg, store)
+        outcome, summary = await rounds.run()
+        run_id = rounds.adaptive.run_id
+        assert len(rounds.sweeps) > 2 and {s.run_id for s in rounds.sweeps} == {run_id}
+        n = trials_per_cell(store, run_id)
+        assert outcome.selected == sum(n.values()) == outcome.episodes
+        assert min(n.values()) >= 2 and max(n.values()) <= 8
+        assert len(set(n.values())) > 1  # trials went where they narrow most, not evenly
+        t1 = summary["benchmarks"]["t1"]
+        assert t1["trials"] == sum(n.values()) and t1["cells"] == 20
+        assert summary["why"] in ("target", "max_trials")
+        info = store.run(run_id)["info"]["adaptive"]
+        assert info["why"] == summary["why"] and info["rule"] == adaptive.CI
+        report = build_report(store, run_id)
+    a = report["adaptive"]
+    assert a["runs"][0]["run_id"] == run_id and a["runs"][0]["why"] == summary["why"]
+    cells = a["benchmarks"]["t1"]["trials_per_cell"]
+    assert {m: c["total"] for m, c in cells.items()} == {
+        m: sum(v for (mm, _), v in n.items() if mm == m) for m in MODELS}
+    assert "at least 2 scored trials" in a["benchmarks"]["t1"]["pass_k"]
+    # the interval over these tasks is the adaptive one, wider than the plain one
+    with RunStore(tmp_path / "a.sqlite") as store:
+        rows = store.episode_rows(run_id)
+        state = {j["episode_key"]: j["passed"] for j in store.judgments([r["episode_key"]
+                                                                        for r in rows])
+                 if j["method"] == "state"}
+    outs = [Outcome(r["model"], r["domain"], r["task_id"], r["trial"],
+                    bool(state[r["episode_key"]]), benchmark="t1") for r in rows]
+    shown = report["benchmarks"]["t1"]["models"][MODELS[1]]["intervals"]["avg"]["fixed_set"]
+    want = summarize(outs, adaptive=True)[MODELS[1]].intervals["avg"]["fixed_set"]
+    plain = summarize(outs)[MODELS[1]].intervals["avg"]["fixed_set"]
+    assert shown == pytest.approx(want) and shown != pytest.approx(plain)
+
+
+async def test_interrupted_adaptive_sweep_resumes_to_the_same_decision_paying_nothing_twice(
+        tmp_path):
+    cfg = load_config(None, CFG)
+    with RunStore(tmp_path / "a.sqlite") as a:
+        whole = Rounds(cfg, a)
+        _, summary_a = await whole.run()
+        total = calls_in(a, whole.adaptive.run_id)
+        cells_a = trials_per_cell(a, whole.adaptive.run_id)
+        assert whole.requests == total
+
+    path = tmp_path / "b.sqlite"
+    with RunStore(path) as b:
+        cut = Rounds(cfg, b, stop=(1, 3))  # in the second round, 3 episodes in
+        await cut.run()
+        await b.flush()
+        status = b.episode_status()
+        assert "running" in status.values()  # some episodes were cut mid-conversation
+        recorded = sum(len(b.events(key, kind="model_call")) for key in status)
+        partway = {k: len(b.events(k, kind="model_call")) for k, st in status.items()
+                   if st == "running"}
+        first = cut.requests
+    with RunStore(path) as b:
+        again = Rounds(cfg, b)
+        outcome, summary_b = await again.run()
+        # each episode cut partway continued from its journal, its calls answered from it
+        assert outcome.resumed == sum(n > 0 for n in partway.values())
+        assert outcome.replayed_calls == sum(partway.values())
+        # only calls never recorded were requested again; in all, each call paid once
+        # but those in flight at the interruption
+        assert again.requests == total - recorded
+        assert first - recorded <= cfg.max_concurrency
+        assert trials_per_cell(b, again.adaptive.run_id) == cells_a
+    for key in ("why", "benchmarks"):
+        assert summary_b[key] == summary_a[key]
+
+
+async def test_max_cost_caps_the_adaptive_sweep_over_all_its_rounds(tmp_path):
+    priced = [{**e, "price_input_per_mtok": 300.0, "price_output_per_mtok": 1200.0}
+              for e in CFG["endpoints"]]
+    base = {**CFG, "endpoints": priced}
+    spec = AdaptiveSpec(rule=adaptive.CI, start=2, target=0.05, max_trials=6, batch=6)
+    with RunStore(tmp_path / "full.sqlite") as full:
+        whole = Rounds(load_config(None, base), full, spec)
+        _, summary = await whole.run()
+        total = build_report(full, whole.adaptive.run_id)["cost"]["total"]
+        trials = summary["benchmarks"]["t1"]["trials"]
+    per_episode = total / trials
+    assert summary["rounds"] >= 3 and trials > 60
+    cap = (40 + (trials - 40) / 2) * per_episode  # the first trials and half the rest
+    with RunStore(tmp_path / "capped.sqlite") as store:
+        capped = Rounds(load_config(None, {**base, "max_cost_usd": cap}), store, spec)
+        outcome, summary = await capped.run()
+        spent = build_report(store, capped.adaptive.run_id)["cost"]["total"]
+        assert summary["why"] == "budget" and outcome.budget_stop
+        assert store.run(capped.adaptive.run_id)["status"] == "budget"
+    window = CFG["max_concurrency"] * 3 * per_episode  # what may be in flight at the stop
+    assert spent <= cap + window and spent < total
