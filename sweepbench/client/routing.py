@@ -8,8 +8,10 @@ their own, so where a request lands decides how much of its prompt is prefilled 
   there), and its first request goes to its task's home replica, so the trials of a task find
   the prefixes the others left. A task's home is chosen when the router first sees the task:
   the replica with the fewest requests in flight then (ties: the first in a ranking of the
-  replicas by a hash of (task, replica), rendezvous hashing), and kept; a task whose home is
-  drained gets a new one the same way. Homes by hash alone left 9 of 37 tasks split over two
+  replicas by a hash of (task, replica), rendezvous hashing), and kept: while its home is
+  drained a task goes to the next replica of its ranking, and back home once the home is taken
+  back (so a replica that returns gets its tasks back, not only what overflows the others'
+  bound). Homes by hash alone left 9 of 37 tasks split over two
   replicas and the busier replica at 1.06x the mean load in ``benchmarks/fleet.py``; homed
   by load, the replicas took 600 and 609 of 1,209 calls (1.01x). Bounded: a replica takes a
   request only while its requests in flight, this one counted, stay within
@@ -133,11 +135,11 @@ class Router:
         return self._start(way, now)
 
     def _homed(self, affinity: str, up: list[int]) -> list[int]:
-        """``affinity``'s replicas in order of preference: its home first (chosen by load the
-        first time it is seen, or when its home is drained), then its ranking."""
+        """``affinity``'s replicas in order of preference: its home first (the least loaded
+        of ``up`` the first time it is seen), then its ranking."""
         rank = self.ranking(affinity)
         home = self._homes.get(affinity)
-        if home is None or home not in up:
+        if home is None:
             if len(self._homes) >= _RANKINGS:
                 self._homes.clear()
             loads = self.replica_load

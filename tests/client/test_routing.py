@@ -144,7 +144,7 @@ def test_tasks_are_homed_on_the_least_loaded_replica_and_their_trials_follow():
     assert r.replica_load == [80, 80]  # hashing alone splits 40 tasks unevenly
 
 
-def test_a_task_keeps_its_home_when_loads_change_and_moves_when_it_is_drained():
+def test_a_task_keeps_its_home_when_loads_change_and_returns_to_it_after_a_drain():
     clock = FakeClock()
     r = router(clock=clock)
     for _ in range(3):
@@ -156,4 +156,9 @@ def test_a_task_keeps_its_home_when_loads_change_and_moves_when_it_is_drained():
     way = r.ways[1]
     r._start(way, clock.now())
     r.finished(way, ok=False, down=True)
-    assert r.pick("new").replica == 0 and r.pick("new").replica == 0
+    assert r.pick("new").replica == 0 and r.pick("new").replica == 0  # drained: elsewhere
+    clock.advance(1.0)
+    probe = r.pick("other")
+    r.finished(probe, ok=True)  # replica 1 answers its probe: taken back
+    assert probe.replica == 1 and not way.drained
+    assert r.pick("new").replica == 1  # the task is home again
