@@ -116,13 +116,12 @@ async def probe(session: aiohttp.ClientSession, ep: Endpoint) -> str | None:
 def probe_ways(ep: Endpoint) -> list[Endpoint]:
     """The ways in preflight sends its request on: each of the N replicas and each of the M
     keys at least once, paired along the diagonal (replica ``i mod N`` with key ``i mod M``),
-    max(N, M) requests. A replica that answers one key answers the others, and a key one
-    replica accepts the others accept (the same model), so the rest of the N x M pairs would
-    only multiply the requests: 32 replicas x 8 keys is 32 requests, not 256."""
-    ways = ep.ways()
+    max(N, M) requests. What the request checks of a replica (up, serving the model, not
+    failing) does not depend on the key, nor what it checks of a key (accepted) on the
+    replica, so the rest of the N x M pairs would only multiply the requests: 32 replicas
+    and 8 keys are 32 requests, not 256."""
+    ways = ep.ways()  # replica-major: way r * M + k is (replica r, key k)
     n, m = len(ep.urls or [""]), len(ep.key_envs)
-    if n * m != len(ways):  # one way in (no replica or key lists): itself
-        return ways
     return [ways[(i % n) * m + i % m] for i in range(max(n, m))]
 
 
