@@ -16,7 +16,8 @@ batch), so a replica loaded beyond the bound queues.
    size and the worst over sizes. ``wall_ratio_vs_round_robin``: sweep wall time, the same
    way. ``max_load_ratio``: the largest replica's mean requests in flight (the sum of its
    calls' wall time over the sweep's) over the mean of the replicas, worst over the affinity
-   sweeps.
+   sweeps. ``tasks_split``: tasks whose calls went to both replicas, the most over the
+   affinity sweeps (37 tasks in the default set).
 2. **Kill** (affinity, the first cache size, ``--kill-latency``, ``--kill-trials``: a sweep
    long enough for a replica to start again within it): a calm sweep, then again with replica 0
    stopped once 20% of a calm sweep's agent calls are journaled and started again on its port
@@ -107,6 +108,13 @@ def child(spec: dict) -> dict:
         "WHERE kind = 'model_call' AND journal = '' AND endpoint = ?", (AGENT,)).fetchall()
     errors = db.execute("SELECT count(*) FROM episodes WHERE termination = 'error'"
                         ).fetchone()[0]
+    # tasks whose agent calls went to more than one replica (their trials' prefixes split)
+    split = db.execute(
+        "SELECT count(*) FROM (SELECT ep.domain, ep.task_id FROM events e JOIN episodes ep "
+        "ON ep.episode_key = e.episode_key WHERE e.kind = 'model_call' AND e.journal = '' "
+        "AND e.endpoint = ? GROUP BY ep.domain, ep.task_id "
+        "HAVING count(DISTINCT json_extract(e.payload, '$.replica')) > 1)", (AGENT,)
+    ).fetchone()[0]
     db.close()
     busy: dict[str, float] = {}
     share: dict[str, int] = {}
@@ -119,7 +127,7 @@ def child(spec: dict) -> dict:
     start = (min(times) if times else t0) + 2.0  # after the buckets' initial burst
     window = [t for t in times[:int(len(times) * 0.7)] if t >= start]
     return {
-        "wall_s": wall, "errors": errors, "calls": len(calls),
+        "wall_s": wall, "errors": errors, "calls": len(calls), "tasks_split": split,
         "prompt": sum(p or 0 for p, *_ in calls),
         "uncached": sum((p or 0) - (c or 0) for p, c, *_ in calls),
         "calls_by_replica": share,
@@ -186,6 +194,7 @@ def cache_sweeps(opts, tmp: str, base: dict) -> dict:
                              for k in ("round_robin", "affinity")},
             "max_load_ratio": round(max(a["max_load_ratio"] for a in aff), 4),
             "calls_by_replica": aff[-1]["calls_by_replica"],
+            "tasks_split": max(a["tasks_split"] for a in aff),
             "wall_s": {k: round(statistics.median(x["wall_s"] for x in rows[cache, k]), 2)
                        for k in ("round_robin", "affinity")},
         }

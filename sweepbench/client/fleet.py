@@ -135,17 +135,27 @@ class Fleet:
 
     def health(self) -> dict[str, Any]:
         """As ``ModelClient.health``, for the fleet: its breaker "open" only when every way
-        is drained; ``replicas``: each way's load, calls, failures and state now."""
+        is drained, and then, as a single endpoint's, what it waits for: ``open_for_s``
+        (since every way was drained), ``probe_in_s`` (the next probe of a drained way; 0
+        while one is in flight), ``max_wait_s`` and ``gives_up_in_s``; ``replicas``: each
+        way's load, calls, failures and state now."""
         members = [m.health() for m in self.members]
         oks = [h["since_ok_s"] for h in members if h["since_ok_s"] is not None]
         failing = [h for h in members if h["last_failure"]]
-        return {
-            "breaker": "closed" if self.router.admitted() else "open",
+        router = self.router
+        out: dict[str, Any] = {
+            "breaker": "closed" if router.admitted() else "open",
             "failing": min(h["failing"] for h in members),
             "last_failure": failing[-1]["last_failure"] if failing else None,
             "since_ok_s": min(oks) if oks else None,
             "replicas": self.replicas(),
         }
+        if out["breaker"] == "open" and router.down_since is not None:
+            open_for = max(0.0, self.clock.now() - router.down_since)
+            max_wait = self.endpoint.breaker_max_wait_s
+            out.update(open_for_s=open_for, probe_in_s=router.probe_in(), max_wait_s=max_wait,
+                       gives_up_in_s=None if max_wait is None else max(0.0, max_wait - open_for))
+        return out
 
     def replicas(self) -> list[dict[str, Any]]:
         """Each way now: label, requests in flight, calls sent, calls failed, drained."""

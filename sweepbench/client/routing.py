@@ -5,12 +5,20 @@ A model reached through several replicas and/or keys (``Endpoint.base_urls``,
 their own, so where a request lands decides how much of its prompt is prefilled again:
 
 - ``affinity`` (the default): an episode stays on the replica it used last (its prefix is
-  there), and its first request goes to its task's home replica, the first in a ranking of
-  the replicas by a hash of (task, replica) (rendezvous hashing), so the trials of a task find
-  the prefixes the others left. Bounded: a replica takes a request only while its requests in
-  flight, this one counted, stay within ``ceil(load_factor x mean)`` (consistent hashing with
-  bounded loads, Mirrokni, Thorup and Zadimoghaddam 2018); otherwise the task's next replica
-  in its ranking. Without an affinity (a judge's call), the least loaded replica.
+  there), and its first request goes to its task's home replica, so the trials of a task find
+  the prefixes the others left. A task's home is chosen when the router first sees the task:
+  the replica with the fewest requests in flight then (ties: the first in a ranking of the
+  replicas by a hash of (task, replica), rendezvous hashing), and kept: while its home is
+  drained a task goes to the next replica of its ranking, and back home once the home is taken
+  back (so a replica that returns gets its tasks back, not only what overflows the others'
+  bound). Homes by hash alone left 8-11 of 37 tasks split over two replicas and the busier
+  replica at 1.06x the mean load in ``benchmarks/fleet.py``; homed by load, 2-4 tasks split
+  in most sweeps (11 in one: the bound moves episodes when loads drift) and the busier
+  replica was at 1.01-1.03x. Bounded: a replica takes a request only while
+  its requests in flight, this one counted, stay within ``ceil(load_factor x mean)``
+  (consistent hashing with bounded loads, Mirrokni, Thorup and Zadimoghaddam 2018);
+  otherwise the next replica in the task's ranking. Without an affinity (a judge's call),
+  the least loaded replica.
 - ``round_robin``: each request to the next way in turn (the baseline of
   ``benchmarks/fleet.py``).
 
@@ -38,7 +46,7 @@ from collections.abc import Callable, Sequence
 __all__ = ["AFFINITY", "ROUND_ROBIN", "Router", "Way"]
 
 AFFINITY, ROUND_ROBIN = "affinity", "round_robin"
-_RANKINGS = 1 << 16  # tasks whose replica ranking is kept
+_RANKINGS = 1 << 16  # tasks whose replica ranking and home are kept
 
 
 class Way:
@@ -85,8 +93,10 @@ class Router:
         self.n_replicas = max(replicas) + 1
         self.replica_load = [0] * self.n_replicas
         self.readmitted = 0  # drained ways taken back after a successful probe
+        self.down_since: float | None = None  # since when every way is drained
         self._next = 0  # round robin's cursor
         self._rankings: dict[str, list[int]] = {}
+        self._homes: dict[str, int] = {}  # task -> its home replica
         self.t0 = now
 
     # -- choosing -------------------------------------------------------------------------
@@ -118,12 +128,24 @@ class Router:
         if sticky is not None and sticky in up and loads[sticky] < cap:
             replica = sticky
         else:
-            order = self.ranking(affinity) if affinity is not None else sorted(
+            order = self._homed(affinity, up) if affinity is not None else sorted(
                 up, key=lambda r: (loads[r], r))
             replica = next(r for r in order if r in up and loads[r] < cap)
         way = min((w for w in usable if w.replica == replica),
                   key=lambda w: (w.load, w.calls, w.index))
         return self._start(way, now)
+
+    def _homed(self, affinity: str, up: list[int]) -> list[int]:
+        """``affinity``'s replicas in order of preference: its home first (the least loaded
+        of ``up`` the first time it is seen), then its ranking."""
+        rank = self.ranking(affinity)
+        home = self._homes.get(affinity)
+        if home is None:
+            if len(self._homes) >= _RANKINGS:
+                self._homes.clear()
+            loads = self.replica_load
+            home = self._homes[affinity] = min(up, key=lambda r: (loads[r], rank.index(r)))
+        return [home, *(r for r in rank if r != home)]
 
     def ranking(self, affinity: str) -> list[int]:
         """The replicas in ``affinity``'s order of preference (rendezvous hashing: adding or
@@ -164,16 +186,23 @@ class Router:
             if way.drained:
                 self.readmitted += 1
             way.drained_until = None
+            self.down_since = None
             return
         way.failed += 1
         if down and (probe or not way.drained):
             way.drained_until = now + self.cooldown_s
+            if self.down_since is None and not self.admitted():
+                self.down_since = now
 
     def due_in(self) -> float:
         """Seconds until a drained way may be probed (0: one may now)."""
         now = self.clock()
         due = [w.drained_until for w in self.ways if w.drained and not w.probing]
         return max(0.0, min(due) - now) if due else self.cooldown_s
+
+    def probe_in(self) -> float:
+        """As :meth:`due_in`, but 0 while a probe is in flight (its answer decides first)."""
+        return 0.0 if any(w.probing for w in self.ways) else self.due_in()
 
     def admitted(self) -> int:
         """Ways taking requests now."""

@@ -6,8 +6,9 @@ set, an http(s) base URL and, unless told not to, answers one real, minimal chat
 few tokens) without rejecting the key or failing it: a server that fails every request (5xx)
 is a setup error in seconds, not a sweep held on its circuit breaker for
 ``breaker_max_wait_s``. For a model with several replicas or keys, every key variable is set,
-each way in (replica x key) is sent the request and the model passes while at least one way
-answers. :func:`fit_concurrency`: episodes in flight
+each replica and each key is sent the request (:func:`probe_ways`: N replicas and M keys
+cost max(N, M) requests, not N x M) and the model passes while at least one way answers.
+:func:`fit_concurrency`: episodes in flight
 fit the process's open-file limit (each holds sockets), instead of failing with EMFILE as model
 errors.
 """
@@ -28,7 +29,7 @@ from sweepbench.config import SCRIPTED_PREFIX, Endpoint, SweepConfig
 from sweepbench.errors import ConfigError, PreflightError
 from sweepbench.wire import ChatRequest, UserMessage
 
-__all__ = ["MIN_CONCURRENCY", "fit_concurrency", "preflight"]
+__all__ = ["MIN_CONCURRENCY", "fit_concurrency", "preflight", "probe_ways"]
 
 PROBE_TIMEOUT_S = 30.0
 """Longest the one preflight request per endpoint may take."""
@@ -112,21 +113,46 @@ async def probe(session: aiohttp.ClientSession, ep: Endpoint) -> str | None:
     return None
 
 
+def probe_ways(ep: Endpoint) -> list[Endpoint]:
+    """The ways in preflight sends its request on: each of the N replicas and each of the M
+    keys at least once, paired along the diagonal (replica ``i mod N`` with key ``i mod M``),
+    max(N, M) requests. What the request checks of a replica (up, serving the model, not
+    failing) does not depend on the key, nor what it checks of a key (accepted) on the
+    replica, so the rest of the N x M pairs would only multiply the requests: 32 replicas
+    and 8 keys are 32 requests, not 256."""
+    ways = ep.ways()  # replica-major: way r * M + k is (replica r, key k)
+    n, m = len(ep.urls or [""]), len(ep.key_envs)
+    return [ways[(i % n) * m + i % m] for i in range(max(n, m))]
+
+
+def _none_answered(ep: Endpoint, sent: int) -> str:
+    """What a model with several ways in had probed when none of them answered."""
+    n, m = len(ep.urls or [""]), len(ep.key_envs)
+    what = " and ".join(f"{k} {word}{'s' if k > 1 else ''}"
+                        for k, word in ((n, "replica"), (m, "key")) if k > 1)
+    pairs = f", not all {n * m} pairs" if n > 1 and m > 1 else ""
+    return (f"endpoint {ep.name!r}: none of its ways in answered ({sent} requests: each of "
+            f"its {what} once{pairs})")
+
+
 async def preflight(cfg: SweepConfig, names: set[str], *, request: bool = True) -> None:
     """Raise :class:`PreflightError` naming every endpoint of ``names`` that cannot work.
 
-    ``request``: also send each network endpoint's ways in one minimal chat request each (one
-    per replica x key, all at once; scripted models send none; ``--no-preflight`` turns it
-    off)."""
-    ways = [ep.ways() for ep in _checked_endpoints(cfg, names)]  # replicas x keys
-    problems = [p for one in ways for way in one for p in static_problems(way)]
-    if not problems and request and ways:
+    ``request``: also send each network endpoint one minimal chat request per replica and
+    per key (:func:`probe_ways`; all at once; scripted models send none; ``--no-preflight``
+    turns it off)."""
+    endpoints = _checked_endpoints(cfg, names)
+    problems = list(dict.fromkeys(  # a key variable unset is said once, not per replica
+        p for ep in endpoints for way in ep.ways() for p in static_problems(way)))
+    if not problems and request and endpoints:
+        sent = [probe_ways(ep) for ep in endpoints]
         async with aiohttp.ClientSession() as session:
-            found = iter(await asyncio.gather(*(probe(session, w) for one in ways
+            found = iter(await asyncio.gather(*(probe(session, w) for one in sent
                                                   for w in one)))
         # a model with several ways in can run while one of them answers
-        problems = [p for got in ([next(found) for _ in one] for one in ways)
-                    if all(got) for p in got]
+        for ep, got in ((ep, [next(found) for _ in one]) for ep, one in zip(endpoints, sent)):
+            if all(got):
+                problems += ([_none_answered(ep, len(got))] if len(got) > 1 else []) + got
     if problems:
         hint = "" if not request else " (--no-preflight skips the request)"
         raise PreflightError(f"preflight failed{hint}: " + "; ".join(problems))

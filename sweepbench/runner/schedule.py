@@ -16,10 +16,13 @@ short episodes in flight, so the ramp-down is as short as the shortest episodes.
   the band before it). Inside a band: longest first. So a sweep cut short (a spending cap, an
   interrupt) has whole early bands, and LPT has a band long enough to work in: ordered
   trial by trial, a trial of fewer episodes than slots would start its long episodes last.
-- **Fair across models**: each agent model's episodes of a band, longest first (ties: file
-  order), merged so that every model has started the same share of its expected calls; every
-  model's endpoint keeps its share of the slots to the end, none waits for another model's
-  long episodes to finish.
+- **Fair across models**: each agent model's episodes of a band, longest first (ties: the
+  trials of a task together, tasks in file order), merged so that every model has started
+  the same share of its expected calls; every model's endpoint keeps its share of the slots
+  to the end, none waits for another model's long episodes to finish. A task's trials have
+  the same expected length, so keeping them together costs LPT nothing, and trials that start
+  together share their prompt prefixes in a server's cache until they diverge (a fleet
+  sends them to one replica, :mod:`sweepbench.client.routing`).
 - **The last band packed**: LPT leaves the slots finishing up to one short episode apart.
   The slots' loads are simulated (each free slot takes the next episode, every call one
   unit), then episodes of the last band are moved or swapped between the busiest and the
@@ -297,14 +300,18 @@ def _best_move(jobs: list[list[int]], load: list[float], lengths: list[float]
 
 
 def _fair_merge(group: list[int], items: list[WorkItem], lengths: list[float]) -> list[int]:
-    """``group``'s indices: each model's longest first, the models interleaved so that the
-    next episode is always the model's that has started the smallest share of its expected
-    calls (ties: the model met first, i.e. config order)."""
+    """``group``'s indices: each model's longest first (ties: a task's episodes together,
+    tasks in file order), the models interleaved so that the next episode is always the
+    model's that has started the smallest share of its expected calls (ties: the model met
+    first, i.e. config order)."""
     per_model: dict[str, list[int]] = {}
     for i in group:
         per_model.setdefault(items[i].model, []).append(i)
+    first: dict[str, int] = {}  # task -> its first episode in the group (file order)
+    for i in group:
+        first.setdefault(items[i].task.key, i)
     for queue in per_model.values():
-        queue.sort(key=lambda i: (-lengths[i], i))
+        queue.sort(key=lambda i: (-lengths[i], first[items[i].task.key], i))
     totals = {m: sum(lengths[i] for i in q) or 1.0 for m, q in per_model.items()}
     started = dict.fromkeys(per_model, 0.0)
     taken = dict.fromkeys(per_model, 0)

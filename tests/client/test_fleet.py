@@ -161,6 +161,32 @@ async def test_with_every_replica_down_a_call_fails_once_its_wait_is_spent():
         assert fleet.health()["breaker"] == "open"
 
 
+async def test_with_every_replica_down_the_live_log_says_when_the_next_probe_comes():
+    import io
+
+    from rich.console import Console
+
+    from sweepbench.runner.progress import ProgressDisplay
+
+    async with fleet_on(2, max_retries=20, breaker_cooldown_s=30.0,
+                        breaker_max_wait_s=0.05) as (fleet, reps):
+        assert "probe_in_s" not in fleet.health()  # all up: nothing to wait for
+        await fleet.complete(request(1))
+        for s in reps:
+            await s.stop()
+        with pytest.raises(EndpointUnavailableError):
+            await fleet.complete(request(2))
+        health = fleet.health()
+        assert health["breaker"] == "open" and 29 < health["probe_in_s"] <= 30
+        assert health["max_wait_s"] == 0.05 and 0 <= health["gives_up_in_s"] <= 0.05
+        assert 0 <= health["open_for_s"] < 5
+        display = ProgressDisplay(Console(file=io.StringIO(), width=400), enabled=False)
+        display.update("clients", clients={"m": fleet})
+        said = display._trouble("m", None)
+        assert said.startswith("breaker open for 0s, waiting for the endpoint to answer a "
+                               "probe (next probe in 30s); waiting calls fail after 0s")
+
+
 async def test_keys_are_spread_and_each_is_limited_on_its_own(monkeypatch):
     for k in ("FK1", "FK2", "FK3"):
         monkeypatch.setenv(k, f"secret-{k}")

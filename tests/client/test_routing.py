@@ -132,3 +132,33 @@ def test_a_call_goes_to_a_way_it_has_not_failed_on_while_there_is_one():
     assert r.pick("t", avoid=frozenset({0, 1})).replica in (0, 1)  # none left: any up
     rr = router(policy="round_robin")
     assert rr.pick(avoid=frozenset({0})).index == 1
+
+
+def test_tasks_are_homed_on_the_least_loaded_replica_and_their_trials_follow():
+    r = router()
+    # 40 tasks of 4 trials each start at once (a sweep whose episodes all fit its slots)
+    tasks = [f"task-{i}" for i in range(40)]
+    homes = {t: r.pick(t).replica for t in tasks}
+    for t in tasks:
+        assert {r.pick(t).replica for _ in range(3)} == {homes[t]}  # no task split
+    assert r.replica_load == [80, 80]  # hashing alone splits 40 tasks unevenly
+
+
+def test_a_task_keeps_its_home_when_loads_change_and_returns_to_it_after_a_drain():
+    clock = FakeClock()
+    r = router(clock=clock)
+    for _ in range(3):
+        r._start(r.ways[0], clock.now())  # replica 0 carries three requests
+    assert r.pick("new").replica == 1  # first seen: the least loaded replica
+    for _ in range(3):
+        r._start(r.ways[1], clock.now())  # replica 1 is now the busier one
+    assert r.replica_load == [3, 4] and r.pick("new").replica == 1  # its home, under the bound
+    way = r.ways[1]
+    r._start(way, clock.now())
+    r.finished(way, ok=False, down=True)
+    assert r.pick("new").replica == 0 and r.pick("new").replica == 0  # drained: elsewhere
+    clock.advance(1.0)
+    probe = r.pick("other")
+    r.finished(probe, ok=True)  # replica 1 answers its probe: taken back
+    assert probe.replica == 1 and not way.drained
+    assert r.pick("new").replica == 1  # the task is home again

@@ -201,6 +201,44 @@ async def test_a_model_with_replicas_passes_while_one_answers_and_names_each_whe
                         request=False)
 
 
+def test_each_replica_and_each_key_is_probed_without_the_full_product():
+    from sweepbench.config import Endpoint
+    from sweepbench.runner.preflight import probe_ways
+
+    urls = [f"http://r{i}:8000/v1" for i in range(3)]
+    ep = Endpoint(name="m", base_urls=urls, api_key_envs=["K1", "K2"])
+    sent = [(w.base_url, w.api_key_env) for w in probe_ways(ep)]
+    assert sent == [(urls[0], "K1"), (urls[1], "K2"), (urls[2], "K1")]  # 3, not 6
+    keys = [f"K{i}" for i in range(5)]
+    wide = Endpoint(name="m", base_urls=urls[:2], api_key_envs=keys)
+    sent = [(w.base_url, w.api_key_env) for w in probe_ways(wide)]
+    assert len(sent) == 5 and {k for _, k in sent} == set(keys) and {u for u, _ in sent} == set(
+        urls[:2])
+    one = Endpoint(name="m", base_url=urls[0])
+    assert probe_ways(one) == [one]
+
+
+async def test_a_fleet_of_replicas_and_keys_sends_one_request_per_replica_or_key(monkeypatch):
+    from sweepbench.benchmarks.doubles import scripted_models
+    from sweepbench.devserver.server import ReferenceServer
+
+    keys = ["SWEEPBENCH_PF_K1", "SWEEPBENCH_PF_K2", "SWEEPBENCH_PF_K3"]
+    for k in keys:
+        monkeypatch.setenv(k, "secret-" + k)
+    async with ReferenceServer(scripted_models()) as a, ReferenceServer(scripted_models()) as b:
+        await preflight(_cfg(a.url, model="scripted/oracle", base_urls=[b.url],
+                             api_key_envs=keys), {"m"})
+        answered = [sum(s.stats()["requests"].values()) for s in (a, b)]
+    assert sorted(answered) == [1, 2]  # 3 requests for 2 replicas x 3 keys, not 6
+    dead = [f"http://127.0.0.1:{_closed_port()}/v1" for _ in range(2)]
+    with pytest.raises(PreflightError) as info:
+        await preflight(_cfg(dead[0], base_urls=dead[1:], api_key_envs=keys), {"m"})
+    said = str(info.value)
+    assert ("endpoint 'm': none of its ways in answered (3 requests: each of its 2 replicas "
+            "and 3 keys once, not all 6 pairs)") in said
+    assert said.count("endpoint 'm': cannot reach") == 3
+
+
 @contextmanager
 def _always_failing_server(status: int) -> Iterator[str]:
     """`sweepbench serve` answering every chat request with ``status``; yields its URL."""

@@ -49,11 +49,11 @@ def items(lengths: dict[str, list[float]], trials: int = 1) -> tuple[list, list[
     return out, lens
 
 
-def test_longest_first_inside_a_band_ties_in_file_order():
+def test_longest_first_inside_a_band_ties_keep_a_tasks_trials_together_in_file_order():
     work, lens = items({"m": [3, 9, 5, 9, 1]}, trials=2)
     order = longest_first(work, lens, band=10)  # both trials in one band
     assert [(w.task.id, w.trial) for w in order] == [
-        ("t1", 0), ("t3", 0), ("t1", 1), ("t3", 1), ("t2", 0), ("t2", 1),
+        ("t1", 0), ("t1", 1), ("t3", 0), ("t3", 1), ("t2", 0), ("t2", 1),
         ("t0", 0), ("t0", 1), ("t4", 0), ("t4", 1)]
 
 
