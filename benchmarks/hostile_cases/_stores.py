@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from sweepbench.store.codec import journal_prefix, register
 from sweepbench.store.runstore import EpisodeMeta, RunStore
 from sweepbench.wire import AssistantMessage, EpisodeRecord, Usage, UserMessage
 
@@ -67,6 +68,30 @@ def garble_event(path: Path, episode: str, seq: int = 1) -> None:
     _write(path, "UPDATE event_rows SET payload = ? WHERE seq = ? AND ep = "
            "(SELECT ep FROM event_keys WHERE episode_key = ?)", ('{"role": "agent", "usa', seq,
                                                                   episode))
+
+
+def as_schema_4(path: Path) -> Path:
+    """Rewrite a store as schema 4 had it (every journal payload JSON text, every record
+    uncompressed JSON, no dictionaries): what an older sweepbench wrote, for migrations and
+    comparisons."""
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        unpacker = register(db)
+        db.execute("BEGIN")
+        rows = db.execute("SELECT rowid, payload FROM event_rows").fetchall()
+        records = db.execute("SELECT rowid, episode_key, record FROM episodes "
+                             "WHERE record IS NOT NULL").fetchall()
+        db.executemany("UPDATE episodes SET record = ? WHERE rowid = ?", [
+            (unpacker.record(r, journal_prefix(db, key)), i) for i, key, r in records])
+        db.executemany("UPDATE event_rows SET payload = ? WHERE rowid = ?",
+                       [(unpacker.payload(p).decode(), i) for i, p in rows])
+        db.execute("DROP TABLE codec_dicts")
+        db.execute("PRAGMA user_version = 4")
+        db.execute("COMMIT")
+        db.execute("VACUUM")
+    finally:
+        db.close()
+    return path
 
 
 def truncate(path: Path, keep: float = 0.5) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -20,6 +22,9 @@ from sweepbench.store.schema import SCHEMA_VERSION
 from sweepbench.runner.sweep import Sweep
 from sweepbench.wire import EpisodeRecord
 from tests.support import without_backups
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "hostile_cases"))
+from _stores import as_schema_4
 
 # the tables of schema 1, as sweepbench wrote them
 V1 = """
@@ -124,6 +129,7 @@ def test_a_store_that_cannot_be_migrated_is_refused_with_what_to_do(tmp_path, ve
 def to_schema_2(path) -> None:
     """Rewrite a store of this schema as schema 2 had it: its other tables are the same, its
     events one table (written in the order of their keys' numbers)."""
+    as_schema_4(path)
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("BEGIN")
     rows = db.execute("SELECT e.* FROM events e JOIN event_keys k USING (episode_key) "
@@ -176,7 +182,7 @@ def test_a_schema_2_store_is_renumbered_in_first_event_order_and_keeps_every_eve
     v2_store(path)
     before = all_events(path)
     with RunStore(path, create=False) as store:
-        assert store.migrated and "from schema 2 to 4" in store.migrated
+        assert store.migrated and f"from schema 2 to {SCHEMA_VERSION}" in store.migrated
         assert "3 episode keys (8 events)" in store.migrated
         assert all_events(path) == before
         assert [e["payload"]["n"] for e in store.events(KEY_B)] == [0, 2, 7]

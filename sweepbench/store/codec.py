@@ -1,0 +1,277 @@
+"""How the run store keeps its large payloads small: journal rows and episode records.
+
+A conversation is stored once. The journal (``event_rows.payload``) holds every model reply
+and tool result as the episode makes them; an episode's record holds the same messages again.
+So a record is compressed with its episode's own journal (the payloads of journal ``""`` with
+a seq below the one it names, as they were when it was written) as a zstd raw-content
+dictionary: the messages the journal holds become back-references of a few bytes, and what
+remains is the system prompt, the user's first message and the record's own fields. A
+journal row is compressed with a zstd dictionary of its benchmark, trained from the store's
+own first ``TRAIN_AFTER`` payloads of that benchmark (``zstandard.train_dictionary``) and kept
+in the store (table ``codec_dicts``, keyed by a hash of its bytes, so merging two stores
+copies their dictionaries without renumbering anything). Until a benchmark's dictionary
+exists its rows are stored as JSON text, as before.
+
+Stored values tell their form by their first byte: JSON text (a row or record of an older
+store, or one written before its dictionary) starts with ``{``; a compressed one is a BLOB
+starting with ``PAYLOAD`` or ``RECORD``, then the dictionary's id, then (a record) how many
+journal rows it was compressed with and the seq after the last, then one zstd frame that
+declares its size and carries a checksum. So old and new rows sit side by side in one store,
+and readers return the same JSON either way.
+
+A compressed value that does not decode (a torn write, a flipped bit, a missing dictionary)
+is ``Damaged``; one that declares more than ``MAX_DECODED`` bytes (a zstd bomb) is refused
+before anything is allocated. Readers turn these into the store's usual "does not decode"
+errors and left-out lines.
+
+The writer's side (:class:`Packer`) runs on the store's writer thread, inside the transaction
+that writes the rows, so a record is compressed against the journal rows the store really
+holds (a resumed episode's earlier rows included), and a dictionary is committed with the
+first rows that need it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import struct
+from collections.abc import Callable
+
+import zstandard as zstd
+
+__all__ = ["CODEC_TABLE", "MAX_DECODED", "PAYLOAD", "RECORD", "TRAIN_AFTER", "Damaged",
+           "Packer", "Unpacker", "journal_prefix", "register"]
+
+CODEC_TABLE = """CREATE TABLE codec_dicts (
+    id    INTEGER PRIMARY KEY,
+    grp   TEXT NOT NULL,
+    dict  BLOB NOT NULL
+)"""
+"""Compression dictionaries: id (the first 8 bytes of the dictionary's blake2b, signed), the
+group it was trained for (a benchmark's name, ``""`` for journals of unknown episodes), its
+bytes."""
+
+PAYLOAD = 0x01
+RECORD = 0x02
+_PAYLOAD_HEAD = struct.Struct("<Bq")  # tag, dictionary id (0: none)
+_RECORD_HEAD = struct.Struct("<BqII")  # tag, dictionary id, journal rows, seq after the last
+LEVEL = 3
+"""zstd level: 1-3 cost the same on rows of a few KB with a dictionary; 3 is smaller."""
+TRAIN_AFTER = 400
+"""Journal payloads of a benchmark kept as text before its dictionary is trained from them."""
+DICT_SIZE = 32 << 10
+MAX_DECODED = 64 << 20
+"""The most bytes one stored value may decode to; larger values are stored as text."""
+
+_JOURNAL_PREFIX = ("SELECT seq, payload FROM event_rows WHERE ep = (SELECT ep FROM event_keys "
+                   "WHERE episode_key = ?) AND journal = '' ORDER BY seq")
+
+
+class Damaged(ValueError):
+    """A stored compressed value that does not decode: says why."""
+
+
+def _dict_id(data: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little", signed=True)
+
+
+def _frame(data: bytes, dctx: zstd.ZstdDecompressor) -> bytes:
+    """One zstd frame decoded, refused before decoding when it declares too much."""
+    try:
+        size = zstd.frame_content_size(data)
+    except zstd.ZstdError as e:
+        raise Damaged(f"not a zstd frame ({e})") from None
+    if size < 0 or size > MAX_DECODED:
+        raise Damaged(f"declares {'no' if size < 0 else size} decoded size (at most "
+                      f"{MAX_DECODED} bytes are read)")
+    try:
+        return dctx.decompress(data, max_output_size=MAX_DECODED)
+    except zstd.ZstdError as e:
+        raise Damaged(f"zstd: {e}") from None
+
+
+def _is(value: object, tag: int) -> bool:
+    return isinstance(value, bytes) and value[:1] == bytes((tag,))
+
+
+class Unpacker:
+    """Decodes stored values; ``load(id)`` gives a dictionary's bytes (or None). Not
+    thread-safe: one per connection, used under its lock."""
+
+    def __init__(self, load: Callable[[int], bytes | None]) -> None:
+        self._load = load
+        self._dctx: dict[int, zstd.ZstdDecompressor] = {0: zstd.ZstdDecompressor()}
+        self._dicts: dict[int, bytes] = {0: b""}
+
+    def _dict(self, dict_id: int) -> bytes:
+        if dict_id not in self._dicts:
+            data = self._load(dict_id)
+            if data is None:
+                raise Damaged(f"its compression dictionary {dict_id} is not in the store")
+            self._dicts[dict_id] = data
+        return self._dicts[dict_id]
+
+    def payload(self, value: object) -> bytes:
+        """A journal payload's JSON bytes (text rows as they are). Raises ``Damaged``."""
+        if isinstance(value, str):
+            return value.encode("utf-8")
+        if not _is(value, PAYLOAD) or len(value) < _PAYLOAD_HEAD.size:
+            raise Damaged("neither JSON text nor a compressed payload")
+        _, dict_id = _PAYLOAD_HEAD.unpack_from(value)
+        dctx = self._dctx.get(dict_id)
+        if dctx is None:
+            dctx = self._dctx[dict_id] = zstd.ZstdDecompressor(
+                dict_data=zstd.ZstdCompressionDict(self._dict(dict_id)))
+        return _frame(value[_PAYLOAD_HEAD.size:], dctx)
+
+    def record(self, value: object, journal: Callable[[], list[tuple[int, object]]]) -> bytes:
+        """A record's JSON bytes; ``journal()`` gives its episode's journal ``""`` rows
+        (seq, payload) in seq order, asked only for a compressed record."""
+        if not _is(value, RECORD):
+            return value.encode("utf-8") if isinstance(value, str) else value  # type: ignore
+        if len(value) < _RECORD_HEAD.size:
+            raise Damaged("a compressed record cut short")
+        _, dict_id, rows, end = _RECORD_HEAD.unpack_from(value)
+        prefix = [p for s, p in journal() if s < end]
+        if len(prefix) != rows:
+            raise Damaged(f"it was compressed with {rows} journal rows and the journal has "
+                          f"{len(prefix)} of them")
+        content = self._dict(dict_id) + b"".join(map(self.payload, prefix))
+        dctx = zstd.ZstdDecompressor(dict_data=zstd.ZstdCompressionDict(
+            content, dict_type=zstd.DICT_TYPE_RAWCONTENT)) if content else self._dctx[0]
+        try:
+            return _frame(value[_RECORD_HEAD.size:], dctx)
+        except Damaged as e:
+            if not rows:
+                raise
+            raise Damaged(f"it is stored as the difference from its journal's first {rows} "
+                          f"rows, which no longer give it back: the record or one of those "
+                          f"rows is damaged; {e}") from None
+
+
+def journal_prefix(conn: sqlite3.Connection, episode_key: str,
+                   schema: str = "main") -> Callable[[], list[tuple[int, object]]]:
+    """What :meth:`Unpacker.record` asks for, read on ``conn`` (in database ``schema``)."""
+    sql = _JOURNAL_PREFIX.replace("event_rows", f"{schema}.event_rows").replace(
+        "event_keys", f"{schema}.event_keys")
+    return lambda: conn.execute(sql, (episode_key,)).fetchall()
+
+
+def _loader(conn: sqlite3.Connection, schema: str = "main") -> Callable[[int], bytes | None]:
+    def load(dict_id: int) -> bytes | None:
+        try:
+            row = conn.execute(f"SELECT dict FROM {schema}.codec_dicts WHERE id = ?",
+                               (dict_id,)).fetchone()
+        except sqlite3.OperationalError:  # a store older than the table
+            return None
+        return row[0] if row else None
+    return load
+
+
+def register(conn: sqlite3.Connection, schema: str = "main") -> Unpacker:
+    """An Unpacker reading dictionaries on ``conn``, and the SQL functions queries use:
+    ``sb_json(payload)`` (a journal payload's JSON text, NULL where it does not decode) and
+    ``sb_record(episode_key, record)`` (a record's JSON bytes, NULL where it does not)."""
+    unpacker = Unpacker(_loader(conn, schema))
+
+    def sb_json(value: object) -> str | None:
+        if isinstance(value, str):
+            return value
+        try:
+            return unpacker.payload(value).decode("utf-8")
+        except (Damaged, UnicodeDecodeError):
+            return None
+
+    def sb_record(key: str, value: object) -> object:
+        if not _is(value, RECORD):
+            return value
+        try:
+            return unpacker.record(value, journal_prefix(conn, key, schema))
+        except Damaged:
+            return None
+
+    conn.create_function("sb_json", 1, sb_json, deterministic=True)
+    conn.create_function("sb_record", 2, sb_record)
+    return unpacker
+
+
+class Packer:
+    """The writer's side, on the writer's connection ``conn`` (its thread only): compresses
+    journal rows and records inside the transaction that writes them, trains and stores
+    dictionaries. ``train_after``: payloads of a benchmark before its dictionary."""
+
+    def __init__(self, conn: sqlite3.Connection, *, train_after: int = TRAIN_AFTER) -> None:
+        self._conn = conn
+        self._train_after = train_after
+        self._unpacker = Unpacker(_loader(conn))
+        self._samples: dict[str, list[bytes]] = {}
+        self._compressors: dict[str, tuple[bytes, zstd.ZstdCompressor]] = {}
+        try:
+            stored = conn.execute("SELECT grp, id FROM codec_dicts ORDER BY rowid").fetchall()
+        except sqlite3.OperationalError:  # no table: a store migrated later
+            stored = []
+        for grp, dict_id in stored:
+            if grp not in self._compressors:
+                self._use(grp, dict_id, self._unpacker._dict(dict_id))
+        self._record_cctx = zstd.ZstdCompressor(level=LEVEL, write_checksum=True)
+
+    def _use(self, grp: str, dict_id: int, data: bytes) -> None:
+        d = zstd.ZstdCompressionDict(data)
+        d.precompute_compress(level=LEVEL)
+        self._compressors[grp] = (_PAYLOAD_HEAD.pack(PAYLOAD, dict_id),
+                                  zstd.ZstdCompressor(dict_data=d, write_checksum=True))
+
+    def train(self, grp: str, samples: list[bytes]) -> None:
+        """Train and store ``grp``'s dictionary from ``samples`` (unless it has one)."""
+        if grp not in self._compressors:
+            self._train(grp, samples)
+
+    def _train(self, grp: str, samples: list[bytes]) -> None:
+        try:
+            d = zstd.train_dictionary(DICT_SIZE, samples, k=64, d=8, threads=0)
+        except zstd.ZstdError:  # too few or too alike to train on: keep trying with more
+            return
+        data = d.as_bytes()
+        dict_id = _dict_id(data)
+        self._conn.execute("INSERT OR IGNORE INTO codec_dicts (id, grp, dict) VALUES (?, ?, ?)",
+                           (dict_id, grp, data))
+        self._samples.pop(grp, None)
+        self._use(grp, dict_id, data)
+
+    def payload(self, grp: str, data: bytes | str) -> bytes | str:
+        """A journal payload as it is stored: compressed once its group has a dictionary, else
+        text (a sample towards the dictionary)."""
+        packing = self._compressors.get(grp)
+        if packing is None:
+            raw = data.encode("utf-8") if isinstance(data, str) else data
+            samples = self._samples.setdefault(grp, [])
+            samples.append(raw)
+            if len(samples) >= self._train_after:
+                self._train(grp, samples)
+            return data if isinstance(data, str) else data.decode("utf-8")
+        head, cctx = packing
+        raw = data.encode("utf-8") if isinstance(data, str) else data
+        if len(raw) > MAX_DECODED:
+            return raw.decode("utf-8")
+        return head + cctx.compress(raw)
+
+    def record(self, episode_key: str, data: bytes) -> bytes:
+        """A record as it is stored: compressed with its episode's journal as it stands in
+        this transaction (the rows up to the first that does not decode)."""
+        if len(data) > MAX_DECODED:
+            return data
+        used: list[bytes] = []
+        end = 0
+        for seq, payload in journal_prefix(self._conn, episode_key)():
+            try:
+                used.append(self._unpacker.payload(payload))
+            except Damaged:
+                break
+            end = seq + 1
+        content = b"".join(used)
+        if content:
+            cctx = zstd.ZstdCompressor(level=LEVEL, write_checksum=True, dict_data=(
+                zstd.ZstdCompressionDict(content, dict_type=zstd.DICT_TYPE_RAWCONTENT)))
+        else:
+            cctx = self._record_cctx
+        return _RECORD_HEAD.pack(RECORD, 0, len(used), end) + cctx.compress(data)
