@@ -59,6 +59,9 @@ LEVEL = 3
 """zstd level: 1-3 cost the same on rows of a few KB with a dictionary; 3 is smaller."""
 TRAIN_AFTER = 400
 """Journal payloads of a benchmark kept as text before its dictionary is trained from them."""
+RECORDS_AFTER = 100
+"""Records of a benchmark before the dictionary of what records hold beyond their journal (the
+system prompt, the task's first message) is trained from them (group ``record:<benchmark>``)."""
 DICT_SIZE = 32 << 10
 MAX_DECODED = 64 << 20
 """The most bytes one stored value may decode to; larger values are stored as text."""
@@ -200,26 +203,38 @@ class Packer:
     journal rows and records inside the transaction that writes them, trains and stores
     dictionaries. ``train_after``: payloads of a benchmark before its dictionary."""
 
-    def __init__(self, conn: sqlite3.Connection, *, train_after: int = TRAIN_AFTER) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, train_after: int = TRAIN_AFTER,
+                 records_after: int = RECORDS_AFTER) -> None:
         self._conn = conn
-        self._train_after = train_after
+        self._after = {"": train_after, "record:": records_after}
         self._unpacker = Unpacker(_loader(conn))
         self._samples: dict[str, list[bytes]] = {}
         self._compressors: dict[str, tuple[bytes, zstd.ZstdCompressor]] = {}
+        self._records: dict[str, tuple[int, bytes]] = {}  # record:<benchmark> -> id, bytes
         try:
             stored = conn.execute("SELECT grp, id FROM codec_dicts ORDER BY rowid").fetchall()
         except sqlite3.OperationalError:  # no table: a store migrated later
             stored = []
         for grp, dict_id in stored:
-            if grp not in self._compressors:
+            if grp not in self._compressors and grp not in self._records:
                 self._use(grp, dict_id, self._unpacker._dict(dict_id))
         self._record_cctx = zstd.ZstdCompressor(level=LEVEL, write_checksum=True)
 
     def _use(self, grp: str, dict_id: int, data: bytes) -> None:
+        if grp.startswith("record:"):  # raw content before the journal's: see record()
+            self._records[grp] = (dict_id, data)
+            return
         d = zstd.ZstdCompressionDict(data)
         d.precompute_compress(level=LEVEL)
         self._compressors[grp] = (_PAYLOAD_HEAD.pack(PAYLOAD, dict_id),
                                   zstd.ZstdCompressor(dict_data=d, write_checksum=True))
+
+    def _sample(self, grp: str, raw: bytes) -> None:
+        """One more sample towards ``grp``'s dictionary, trained once there are enough."""
+        samples = self._samples.setdefault(grp, [])
+        samples.append(raw)
+        if len(samples) >= self._after["record:" if grp.startswith("record:") else ""]:
+            self._train(grp, samples)
 
     def train(self, grp: str, samples: list[bytes]) -> None:
         """Train and store ``grp``'s dictionary from ``samples`` (unless it has one)."""
@@ -243,11 +258,7 @@ class Packer:
         text (a sample towards the dictionary)."""
         packing = self._compressors.get(grp)
         if packing is None:
-            raw = data.encode("utf-8") if isinstance(data, str) else data
-            samples = self._samples.setdefault(grp, [])
-            samples.append(raw)
-            if len(samples) >= self._train_after:
-                self._train(grp, samples)
+            self._sample(grp, data.encode("utf-8") if isinstance(data, str) else data)
             return data if isinstance(data, str) else data.decode("utf-8")
         head, cctx = packing
         raw = data.encode("utf-8") if isinstance(data, str) else data
@@ -255,11 +266,16 @@ class Packer:
             return raw.decode("utf-8")
         return head + cctx.compress(raw)
 
-    def record(self, episode_key: str, data: bytes) -> bytes:
-        """A record as it is stored: compressed with its episode's journal as it stands in
-        this transaction (the rows up to the first that does not decode)."""
+    def record(self, episode_key: str, benchmark: str, data: bytes) -> bytes:
+        """A record as it is stored: compressed with its benchmark's record dictionary and its
+        episode's journal as it stands in this transaction (the rows up to the first that does
+        not decode)."""
         if len(data) > MAX_DECODED:
             return data
+        grp = f"record:{benchmark}"
+        dict_id, known = self._records.get(grp, (0, b""))
+        if not dict_id:
+            self._sample(grp, data)
         used: list[bytes] = []
         end = 0
         for seq, payload in journal_prefix(self._conn, episode_key)():
@@ -268,10 +284,10 @@ class Packer:
             except Damaged:
                 break
             end = seq + 1
-        content = b"".join(used)
+        content = known + b"".join(used)
         if content:
             cctx = zstd.ZstdCompressor(level=LEVEL, write_checksum=True, dict_data=(
                 zstd.ZstdCompressionDict(content, dict_type=zstd.DICT_TYPE_RAWCONTENT)))
         else:
             cctx = self._record_cctx
-        return _RECORD_HEAD.pack(RECORD, 0, len(used), end) + cctx.compress(data)
+        return _RECORD_HEAD.pack(RECORD, dict_id, len(used), end) + cctx.compress(data)

@@ -281,13 +281,13 @@ def _compress(c: sqlite3.Connection, train_after: int = TRAIN_AFTER) -> dict[str
                       [(packer.payload(grp, p), i) for i, grp, p in batch if isinstance(p, str)])
         counts["rows"] += len(batch)
         last = batch[-1][0]
-    records = ("SELECT rowid, episode_key, record FROM episodes WHERE record IS NOT NULL "
-               "AND rowid > ? ORDER BY rowid LIMIT ?")
+    records = ("SELECT rowid, episode_key, benchmark, record FROM episodes "
+               "WHERE record IS NOT NULL AND rowid > ? ORDER BY rowid LIMIT ?")
     last = 0
     while batch := c.execute(records, (last, _BATCH)).fetchall():
         c.executemany("UPDATE episodes SET record = ? WHERE rowid = ?", [
-            (packer.record(key, r.encode("utf-8") if isinstance(r, str) else r), i)
-            for i, key, r in batch if isinstance(r, (str, bytes))])
+            (packer.record(key, bench, r.encode("utf-8") if isinstance(r, str) else r), i)
+            for i, key, bench, r in batch if isinstance(r, (str, bytes))])
         counts["records"] += len(batch)
         last = batch[-1][0]
     return counts

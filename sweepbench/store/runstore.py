@@ -214,7 +214,7 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
             return [(*r[:4], payload(r[8], r[4]), *r[5:8]) for r in rows]
 
         def finished(rows: list[tuple]) -> list[tuple]:
-            return [(*r[:10], record(r[0], r[10]), *r[11:]) for r in rows]
+            return [(*r[:10], record(r[0], r[3], r[10]), *r[11:]) for r in rows]
 
         self._writer = StoreWriter(
             path, self._wconn, cconn, WRITE_STATEMENTS, every_commit=TOUCH, max_batch=max_batch,
