@@ -83,14 +83,14 @@ def _frame(data: bytes, dctx: zstd.ZstdDecompressor) -> bytes:
     try:
         size = zstd.frame_content_size(data)
     except zstd.ZstdError as e:
-        raise Damaged(f"not a zstd frame ({e})") from None
+        raise Damaged(f"compressed and damaged: not a zstd frame ({e})") from None
     if size < 0 or size > MAX_DECODED:
-        raise Damaged(f"declares {'no' if size < 0 else size} decoded size (at most "
-                      f"{MAX_DECODED} bytes are read)")
+        raise Damaged(f"compressed and damaged: declares {'no' if size < 0 else size} decoded "
+                      f"bytes (at most {MAX_DECODED} bytes are read)")
     try:
         return dctx.decompress(data, max_output_size=MAX_DECODED)
     except zstd.ZstdError as e:
-        raise Damaged(f"zstd: {e}") from None
+        raise Damaged(f"compressed and damaged: zstd: {e}") from None
 
 
 def _is(value: object, tag: int) -> bool:
@@ -204,9 +204,10 @@ class Packer:
     dictionaries. ``train_after``: payloads of a benchmark before its dictionary."""
 
     def __init__(self, conn: sqlite3.Connection, *, train_after: int = TRAIN_AFTER,
-                 records_after: int = RECORDS_AFTER) -> None:
+                 records_after: int | None = None) -> None:
         self._conn = conn
-        self._after = {"": train_after, "record:": records_after}
+        self._after = {"": train_after,
+                       "record:": RECORDS_AFTER if records_after is None else records_after}
         self._unpacker = Unpacker(_loader(conn))
         self._samples: dict[str, list[bytes]] = {}
         self._compressors: dict[str, tuple[bytes, zstd.ZstdCompressor]] = {}

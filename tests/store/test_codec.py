@@ -1,0 +1,227 @@
+"""The compressed store (schema 5, store.codec): a real sweep's store read through every
+reader returns what the same store as schema 4 (all JSON text) returns, and what it returns
+once migrated; merges of compressed stores with dictionaries of their own; an interrupted
+sweep continued from a compressed journal; the migration's backup; damaged and hostile
+compressed values."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from sweepbench.cli import main
+from sweepbench.config import load_config
+from sweepbench.errors import StoreError
+from sweepbench.runner.sweep import Sweep
+from sweepbench.store import codec
+from sweepbench.store.codec import MAX_DECODED, RECORD, Damaged, Unpacker
+from sweepbench.store.merge import merge_stores
+from sweepbench.store.readonly import ReadOnlyStore
+from sweepbench.store.runstore import RunStore
+from sweepbench.store.schema import SCHEMA_VERSION
+from tests.support import without_backups
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "hostile_cases"))
+from _stores import as_schema_4, garble_compressed_event, key, small_store, zstd_bomb_event
+
+
+def _sweep(path: Path, *extra: str) -> Path:
+    """A real scripted sweep with the LLM judges (about 150 episodes: enough rows for the
+    journal and record dictionaries at their default thresholds)."""
+    assert main(["run", "--trials", "2", "--judge-model", "scripted/judge", "--no-progress",
+                 "--out", str(path), *extra]) == 0
+    return path
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory) -> Path:
+    with pytest.MonkeyPatch.context() as mp:  # a record dictionary for each benchmark too
+        mp.setattr(codec, "RECORDS_AFTER", 10)
+        return _sweep(tmp_path_factory.mktemp("swept") / "s.sqlite")
+
+
+def everything(path: Path) -> dict:
+    """What every reader returns for the store at ``path`` (read-only, as report reads)."""
+    with ReadOnlyStore(path) as s:
+        keys = [r["episode_key"] for r in s.episode_rows()]
+        run_id = s.latest_run_id()
+        out = {
+            "runs": s.runs(), "selection": s.run_selection(run_id), "specs": s.specs(),
+            "status": s.episode_status(), "rows": s.episode_rows(),
+            "run_rows": s.episode_rows(run_id), "call_counts": sorted(s.call_counts()),
+            "journaled": s.journaled_calls(keys), "identities": s.identities(),
+            "records": s.records(), "some_records": s.records(keys[::7]),
+            "episodes": s.episodes(run_id), "model_calls": s.model_calls(),
+            "some_calls": s.model_calls(keys[::5]), "call_times": s.model_call_times(),
+            "spans": s.call_spans(), "judgments": s.judgments(),
+            "journals": {k: {j: (s.events(k, journal=j), s.events(k, journal=j, raw=True),
+                                 s.events(k, journal=j, kind="model_call"))
+                             for j in s.journals(k)} for k in keys},
+        }
+        assert s.damaged == []
+    return out
+
+
+def _forms(path: Path) -> dict[str, int]:
+    """How many journal rows and records are stored as text and as blobs, and the
+    dictionaries' ids."""
+    db = sqlite3.connect(path)
+    try:
+        forms = dict(db.execute(
+            "SELECT 'rows_' || typeof(payload), count(*) FROM event_rows GROUP BY 1 UNION ALL "
+            "SELECT 'records_' || typeof(record), count(*) FROM episodes GROUP BY 1").fetchall())
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'codec_dicts'").fetchone():
+            forms["dicts"] = {i for (i,) in db.execute("SELECT id FROM codec_dicts")}
+        return forms
+    finally:
+        db.close()
+
+
+def test_a_sweeps_store_reads_the_same_compressed_as_text_and_migrated(swept, tmp_path):
+    forms = _forms(swept)
+    # a mixed store: the rows before the dictionaries as text, the rest compressed
+    assert forms["rows_blob"] > forms["rows_text"] > 0
+    assert len(forms["dicts"]) == 4  # each benchmark's journal dictionary, and record one
+    assert forms["records_blob"] == len(everything(swept)["records"])
+    old = as_schema_4(shutil.copyfile(swept, tmp_path / "old.sqlite"))
+    assert set(_forms(old)) == {"rows_text", "records_blob"}  # bytes, as schema 4 wrote them
+    migrated = shutil.copyfile(old, tmp_path / "migrated.sqlite")
+    with RunStore(migrated, create=False) as s:
+        assert s.migrated and f"from schema 4 to {SCHEMA_VERSION}" in s.migrated
+    assert _forms(migrated).get("rows_text", 0) == 0  # the migration compresses every row
+    new, text, after = everything(swept), everything(old), everything(migrated)
+    assert new == text
+    assert after == text
+    assert old.stat().st_size > 2.5 * migrated.stat().st_size
+
+
+def test_reports_of_the_two_forms_are_the_same(swept, tmp_path, capsys):
+    old = as_schema_4(shutil.copyfile(swept, tmp_path / "old.sqlite"))
+    reports = []
+    for path in (swept, old):
+        assert main(["report", str(path), "--json"]) == 0
+        reports.append(capsys.readouterr().out.replace(str(path), "STORE"))
+    assert reports[0] == reports[1]
+
+
+def test_the_migration_keeps_a_backup_of_the_text_store(swept, tmp_path):
+    old = as_schema_4(shutil.copyfile(swept, tmp_path / "old.sqlite"))
+    before = everything(old)
+    with RunStore(old, create=False) as s:
+        assert s.migrated and "backup: old.sqlite.schema4.bak" in s.migrated
+    backup = tmp_path / "old.sqlite.schema4.bak"
+    with sqlite3.connect(backup) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 4
+    db.close()
+    assert set(_forms(backup)) == {"rows_text", "records_blob"}  # as it was: text rows
+    assert _forms(old).get("rows_text", 0) == 0
+    assert everything(backup) == before == everything(old)
+
+
+def test_merged_compressed_stores_read_as_their_inputs(swept, tmp_path):
+    other = _sweep(tmp_path / "other.sqlite", "--seed", "7")
+    out = tmp_path / "out.sqlite"
+    merge_stores(out, [swept, other])
+    assert _forms(out)["dicts"] == _forms(swept)["dicts"] | _forms(other)["dicts"]
+    assert _forms(swept)["dicts"] != _forms(other)["dicts"]  # each store trained its own
+    merged, a, b = everything(out), everything(swept), everything(other)
+    assert merged["records"] == {**b["records"], **a["records"]}
+    assert len(merged["records"]) > len(a["records"])
+    for k, journals in merged["journals"].items():
+        assert journals == (a if k in a["journals"] else b)["journals"][k]
+    assert merged["judgments"] == sorted(
+        a["judgments"] + [j for j in b["judgments"] if j["episode_key"] not in a["records"]],
+        key=lambda j: (j["episode_key"], j["judge"], j["method"]))
+
+
+RESUME = dict(models=["scripted/oracle", "scripted/noisy:0.3"], trials=2, max_concurrency=8,
+              reference_latency_s=0.005,  # a request per call: no backups
+              endpoints=without_backups("scripted/oracle", "scripted/noisy:0.3", "scripted/user"))
+
+
+def _transcripts(store: RunStore, run_id: str) -> dict[str, bytes]:
+    return {f"{r.model}|{r.task_id}|{r.trial}": msgspec.json.encode(r.messages)
+            for r in store.episodes(run_id)}
+
+
+async def test_an_interrupted_sweep_continues_from_its_compressed_journal(tmp_path, interrupt):
+    cfg = load_config(None, RESUME)
+    with RunStore(tmp_path / "a.sqlite") as a:  # the reference: one uninterrupted run
+        whole = Sweep(cfg, a)
+        await whole.run()
+        expected = _transcripts(a, whole.run_id)
+        total = sum(whole.reference.requests.values())
+    path = tmp_path / "b.sqlite"
+    with RunStore(path, train_after=20) as b:  # compressed from the 21st row on
+        await interrupt(Sweep(cfg, b))
+        await b.flush()
+        assert "running" in b.episode_status().values()
+        recorded = len(b.model_calls())
+    running = [k for k, v in ReadOnlyStore(path).episode_status().items() if v == "running"]
+    with sqlite3.connect(path) as db:  # the journals to continue are compressed
+        compressed = db.execute(
+            f"SELECT count(*) FROM events WHERE typeof(payload) = 'blob' AND episode_key IN "
+            f"({','.join('?' * len(running))})", running).fetchone()[0]
+    assert compressed > 0
+    with RunStore(path, create=False, train_after=20) as b:
+        sweep = Sweep(cfg, b)
+        outcome = await sweep.run()
+        assert outcome.resumed > 0 and outcome.replayed_calls > 0
+        assert sum(sweep.reference.requests.values()) == total - recorded  # none paid twice
+        assert _transcripts(b, sweep.run_id) == expected
+        assert len(b.model_calls()) == total  # the replayed calls are stored once
+        assert b.damaged == []
+
+
+# ---- damaged and hostile compressed values ------------------------------------------------
+
+def test_a_flipped_bit_in_a_compressed_row_is_damaged_and_said_so(tmp_path):
+    path = small_store(tmp_path / "s.sqlite")
+    garble_compressed_event(path, key(1))
+    with ReadOnlyStore(path) as store:
+        assert [(c.episode_key, c.role) for c in store.model_calls()] == [
+            (key(0), "user"), (key(0), "agent"), (key(1), "user"), (key(2), "user"),
+            (key(2), "agent")]
+        with pytest.raises(StoreError, match=r"journal '' row #1 does not decode \(compressed "
+                                             r"and damaged: zstd: .*\); the journal cannot be "
+                                             "replayed past it"):
+            store.events(key(1))
+        assert sorted(store.records()) == [key(0), key(2)]  # its record needs that row
+    assert any("ep-0001: its record does not decode" in line for line in store.damaged)
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_a_zstd_bomb_in_a_row_is_refused_before_it_is_decoded(tmp_path, declared):
+    path = small_store(tmp_path / "s.sqlite")
+    zstd_bomb_event(path, key(1), size=4 * MAX_DECODED, declared=declared)
+    with sqlite3.connect(path) as db:
+        bomb = db.execute("SELECT payload FROM events WHERE episode_key = ? AND seq = 0",
+                          (key(1),)).fetchone()[0]
+    db.close()
+    assert len(bomb) < 100_000
+    with pytest.raises(Damaged, match=f"at most {MAX_DECODED} bytes are read"):
+        Unpacker(lambda _: None).payload(bomb)
+    with ReadOnlyStore(path) as store:
+        with pytest.raises(StoreError, match="does not decode"):
+            store.events(key(1))
+        assert len(store.model_calls()) == 5
+
+
+def test_a_record_whose_dictionary_is_gone_is_left_out_and_said_so(tmp_path):
+    path = small_store(tmp_path / "s.sqlite")
+    with sqlite3.connect(path) as db:
+        blob = db.execute("SELECT record FROM episodes WHERE episode_key = ?",
+                          (key(1),)).fetchone()[0]
+        assert blob[:1] == bytes((RECORD,))
+        db.execute("UPDATE episodes SET record = ? WHERE episode_key = ?",
+                   (blob[:1] + (12345).to_bytes(8, "little", signed=True) + blob[9:], key(1)))
+    db.close()
+    with ReadOnlyStore(path) as store:
+        assert sorted(store.records()) == [key(0), key(2)]
+        assert store.damaged == ["episode ep-0001: its record does not decode (its compression "
+                                 "dictionary 12345 is not in the store): left out"]
