@@ -225,3 +225,47 @@ def test_a_record_whose_dictionary_is_gone_is_left_out_and_said_so(tmp_path):
         assert sorted(store.records()) == [key(0), key(2)]
         assert store.damaged == ["episode ep-0001: its record does not decode (its compression "
                                  "dictionary 12345 is not in the store): left out"]
+
+
+async def test_the_viewer_shows_the_same_pages_of_both_forms(swept, tmp_path):
+    """Episode pages (record, journal, judges' journals) and a text search, which reads the
+    records, answer the same whether the store is compressed or text."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from sweepbench.view.server import build_app
+
+    (tmp_path / "text").mkdir()
+    old = as_schema_4(shutil.copyfile(swept, tmp_path / "text" / "s.sqlite"))
+    with ReadOnlyStore(swept) as s:
+        keys = [r["episode_key"] for r in s.episode_rows()][::9]
+    pages = []
+    for path in (swept, old):
+        async with TestClient(TestServer(build_app([path]), host="127.0.0.1")) as client:
+            got = []
+            for k in keys:
+                resp = await client.get("/api/episode", params={"store": "s", "id": k})
+                assert resp.status == 200
+                got.append(await resp.json())
+            for q in ("order", "hotel", "nothing like this"):
+                resp = await client.get("/api/episodes", params={"store": "s", "q": q})
+                assert resp.status == 200
+                got.append(await resp.json())
+            pages.append(got)
+    assert pages[0] == pages[1]
+    assert all(p["messages"] for p in pages[0][:len(keys)])
+    assert pages[0][len(keys)]["rows"]  # the search found something
+
+
+def test_a_dictionary_is_the_same_for_the_same_rows(tmp_path):
+    """Trained from the same first rows, two stores hold the same dictionary under the same
+    id (what merge relies on to copy dictionaries without renumbering)."""
+    ids = []
+    for name in ("a", "b"):
+        with RunStore(tmp_path / f"{name}.sqlite", train_after=50) as store:
+            for i in range(60):
+                store.event(f"ep-{i}", 0, "tool_call", {"name": "search", "arguments": i,
+                                                        "result": f"order {i % 7} noodles"})
+        with sqlite3.connect(tmp_path / f"{name}.sqlite") as db:
+            ids.append(db.execute("SELECT id, grp, dict FROM codec_dicts").fetchall())
+        db.close()
+    assert len(ids[0]) == 1 and ids[0] == ids[1]
