@@ -70,8 +70,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--episodes", type=int, default=5_000)
     ap.add_argument("--models", type=int, default=25)
+    ap.add_argument("--quick", action="store_true", help="1,000 episodes")
     ap.add_argument("--keep", metavar="DIR", help="build in DIR and keep it (the seed is reused)")
     opts = ap.parse_args()
+    if opts.quick:
+        opts.episodes = 1_000
     tmp = Path(opts.keep or tempfile.mkdtemp(prefix="sweepbench-size-"))
     tmp.mkdir(parents=True, exist_ok=True)
     seed = tmp / "seed.sqlite"
