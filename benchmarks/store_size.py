@@ -29,10 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "hostile_cases"))
-from _stores import as_schema_4  # noqa: E402
-from viewer_latency import grow, seed_store  # noqa: E402
+from _stores import as_schema_4
+from viewer_latency import grow, seed_store
 
-from sweepbench.store.readonly import ReadOnlyStore  # noqa: E402
+from sweepbench.store.readonly import ReadOnlyStore
 
 
 def sizes(path: Path, episodes: int) -> dict:

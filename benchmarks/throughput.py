@@ -269,7 +269,7 @@ def main() -> None:
     print(json.dumps(result))
 
 
-def _all_workloads(rows: dict[str, list[dict]], C: int, L: float, runs: int) -> dict:  # noqa: N803
+def _all_workloads(rows: dict[str, list[dict]], C: int, L: float, runs: int) -> dict:
     """The figures of every workload (without ``--only-5``)."""
 
     def med(key: str, field: str) -> float:

@@ -143,8 +143,8 @@ def _zstd_bomb(tmp: Path) -> tuple[str, bool]:
         said = str(e)
     grew_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     took = time.perf_counter() - started
-    return (f"report exit {code}; peak RSS grew {grew_mb:.0f} MB in {took:.1f} s; journal: "
-            f"{_said(said, tmp)}",
+    return ((f"report exit {code}; peak RSS grew {grew_mb:.0f} MB in {took:.1f} s; journal: "
+             f"{_said(said, tmp)}"),
             code == 0 and "left out" in err and "scripted/oracle" in out and grew_mb < 100
             and "bytes are read" in said)
 
