@@ -147,9 +147,10 @@ class Unpacker:
         except Damaged as e:
             if not rows:
                 raise
+            why = str(e).removeprefix("compressed and damaged: ")
             raise Damaged(f"it is stored as the difference from its journal's first {rows} "
                           f"rows, which no longer give it back: the record or one of those "
-                          f"rows is damaged; {e}") from None
+                          f"rows is damaged; {why}") from None
 
 
 def journal_prefix(conn: sqlite3.Connection, episode_key: str,
