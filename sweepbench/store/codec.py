@@ -37,6 +37,7 @@ import sqlite3
 import struct
 from collections.abc import Callable
 
+import msgspec
 import zstandard as zstd
 
 __all__ = ["CODEC_TABLE", "MAX_DECODED", "PAYLOAD", "RECORD", "TRAIN_AFTER", "Damaged",
@@ -91,6 +92,10 @@ def _frame(data: bytes, dctx: zstd.ZstdDecompressor) -> bytes:
         return dctx.decompress(data, max_output_size=MAX_DECODED)
     except zstd.ZstdError as e:
         raise Damaged(f"compressed and damaged: zstd: {e}") from None
+
+
+_is_json = msgspec.json.Decoder(msgspec.Raw).decode
+"""Raises ``msgspec.DecodeError`` unless its bytes are one JSON value (builds nothing)."""
 
 
 def _is(value: object, tag: int) -> bool:
@@ -270,8 +275,9 @@ class Packer:
 
     def record(self, episode_key: str, benchmark: str, data: bytes) -> bytes:
         """A record as it is stored: compressed with its benchmark's record dictionary and its
-        episode's journal as it stands in this transaction (the rows up to the first that does
-        not decode)."""
+        episode's journal as it stands in this transaction, up to its first row that is not
+        JSON (a damaged row; a merge copies a journal up to there, so the record never needs
+        what a merge leaves out)."""
         if len(data) > MAX_DECODED:
             return data
         grp = f"record:{benchmark}"
@@ -282,9 +288,11 @@ class Packer:
         end = 0
         for seq, payload in journal_prefix(self._conn, episode_key)():
             try:
-                used.append(self._unpacker.payload(payload))
-            except Damaged:
+                plain = self._unpacker.payload(payload)
+                _is_json(plain)
+            except (Damaged, msgspec.DecodeError):
                 break
+            used.append(plain)
             end = seq + 1
         content = known + b"".join(used)
         if content:

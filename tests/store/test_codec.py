@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "hos
 from _stores import (
     as_schema_4,
     garble_compressed_event,
+    garble_event,
     key,
     small_store,
     zstd_bomb_event,
@@ -247,3 +248,18 @@ def test_a_dictionary_is_the_same_for_the_same_rows(tmp_path):
             ids.append(db.execute("SELECT id, grp, dict FROM codec_dicts").fetchall())
         db.close()
     assert len(ids[0]) == 1 and ids[0] == ids[1]
+
+
+def test_a_record_compressed_after_its_journal_was_damaged_survives_a_merge(tmp_path):
+    """A store migrated with a journal row damaged already: the record is compressed against
+    the rows before it, which a merge keeps, so the merged record still decodes."""
+    path = as_schema_4(small_store(tmp_path / "s.sqlite"))
+    garble_event(path, key(1))
+    with RunStore(path, create=False) as store:
+        assert store.migrated and sorted(store.records()) == [key(0), key(1), key(2)]
+    out = tmp_path / "out.sqlite"
+    assert merge_stores(out, [path])["journal_rows_left_out"] == 1
+    with ReadOnlyStore(out) as store:
+        assert sorted(store.records()) == [key(0), key(1), key(2)]
+        assert [e["seq"] for e in store.events(key(1))] == [0]
+        assert store.damaged == []
