@@ -3,10 +3,12 @@
 A conversation is stored once. The journal (``event_rows.payload``) holds every model reply
 and tool result as the episode makes them; an episode's record holds the same messages again.
 So a record is compressed with its episode's own journal (the payloads of journal ``""`` with
-a seq below the one it names, as they were when it was written) as a zstd raw-content
-dictionary: the messages the journal holds become back-references of a few bytes, and what
-remains is the system prompt, the user's first message and the record's own fields. A
-journal row is compressed with a zstd dictionary of its benchmark, trained from the store's
+a seq below the one it names, as they were when it was written, up to the first that is not
+JSON) as a zstd raw-content dictionary: the messages the journal holds become back-references
+of a few bytes. What remains (the system prompt, the task's first message, the record's own
+fields) is mostly in the benchmark's record dictionary, trained from its first
+``RECORDS_AFTER`` records (group ``record:<benchmark>``), which goes before the journal in the
+raw content. A journal row is compressed with a zstd dictionary of its benchmark, trained from the store's
 own first ``TRAIN_AFTER`` payloads of that benchmark (``zstandard.train_dictionary``) and kept
 in the store (table ``codec_dicts``, keyed by a hash of its bytes, so merging two stores
 copies their dictionaries without renumbering anything). Until a benchmark's dictionary
@@ -40,8 +42,8 @@ from collections.abc import Callable
 import msgspec
 import zstandard as zstd
 
-__all__ = ["CODEC_TABLE", "MAX_DECODED", "PAYLOAD", "RECORD", "TRAIN_AFTER", "Damaged",
-           "Packer", "Unpacker", "journal_prefix", "register"]
+__all__ = ["CODEC_TABLE", "MAX_DECODED", "PAYLOAD", "RECORD", "RECORDS_AFTER", "TRAIN_AFTER",
+           "Damaged", "Packer", "Unpacker", "journal_prefix", "register"]
 
 CODEC_TABLE = """CREATE TABLE codec_dicts (
     id    INTEGER PRIMARY KEY,
@@ -57,7 +59,8 @@ RECORD = 0x02
 _PAYLOAD_HEAD = struct.Struct("<Bq")  # tag, dictionary id (0: none)
 _RECORD_HEAD = struct.Struct("<BqII")  # tag, dictionary id, journal rows, seq after the last
 LEVEL = 3
-"""zstd level: 1-3 cost the same on rows of a few KB with a dictionary; 3 is smaller."""
+"""zstd level of rows and records. At level 1 a record costs the writer about a third less
+CPU and takes 7% more bytes (``benchmarks/LOG.md``, 2026-11-28)."""
 TRAIN_AFTER = 400
 """Journal payloads of a benchmark kept as text before its dictionary is trained from them."""
 RECORDS_AFTER = 100
@@ -128,8 +131,13 @@ class Unpacker:
         _, dict_id = _PAYLOAD_HEAD.unpack_from(value)
         dctx = self._dctx.get(dict_id)
         if dctx is None:
-            dctx = self._dctx[dict_id] = zstd.ZstdDecompressor(
-                dict_data=zstd.ZstdCompressionDict(self._dict(dict_id)))
+            try:
+                dctx = zstd.ZstdDecompressor(
+                    dict_data=zstd.ZstdCompressionDict(self._dict(dict_id)))
+                dctx.memory_size()  # loads the dictionary: a damaged one fails here
+            except zstd.ZstdError as e:
+                raise Damaged(f"its compression dictionary {dict_id} is damaged ({e})") from None
+            self._dctx[dict_id] = dctx
         return _frame(value[_PAYLOAD_HEAD.size:], dctx)
 
     def record(self, value: object, journal: Callable[[], list[tuple[int, object]]]) -> bytes:
