@@ -59,8 +59,14 @@ RECORD = 0x02
 _PAYLOAD_HEAD = struct.Struct("<Bq")  # tag, dictionary id (0: none)
 _RECORD_HEAD = struct.Struct("<BqII")  # tag, dictionary id, journal rows, seq after the last
 LEVEL = 3
-"""zstd level of rows and records. At level 1 a record costs the writer about a third less
-CPU and takes 7% more bytes (``benchmarks/LOG.md``, 2026-11-28)."""
+"""zstd level of journal rows (level 1 saves 0.2 µs a row and makes them 5% larger)."""
+RECORD_LEVEL = 1
+"""zstd level of records: against level 3 it takes about a third less of the writer's CPU
+(records are the larger part of it) for 7% larger records (``benchmarks/LOG.md``,
+2026-11-28)."""
+KEPT_BYTES = 32 << 20
+"""The most bytes of journal rows the writer keeps in memory, as it wrote them, for the
+records of their episodes (see :meth:`Packer.record`); the oldest episodes' go first."""
 TRAIN_AFTER = 400
 """Journal payloads of a benchmark kept as text before its dictionary is trained from them."""
 RECORDS_AFTER = 100
@@ -233,7 +239,11 @@ class Packer:
         for grp, dict_id in stored:
             if grp not in self._compressors and grp not in self._records:
                 self._use(grp, dict_id, self._unpacker._dict(dict_id))
-        self._record_cctx = zstd.ZstdCompressor(level=LEVEL, write_checksum=True)
+        self._record_cctx = zstd.ZstdCompressor(level=RECORD_LEVEL, write_checksum=True)
+        # episode key -> seq -> (the value stored, its JSON) of the journal rows written here,
+        # until the episode's record: what record() need not decompress and check again
+        self._kept: dict[str, dict[int, tuple[object, bytes]]] = {}
+        self._kept_bytes = 0
 
     def _use(self, grp: str, dict_id: int, data: bytes) -> None:
         if grp.startswith("record:"):  # raw content before the journal's: see record()
@@ -268,6 +278,25 @@ class Packer:
         self._samples.pop(grp, None)
         self._use(grp, dict_id, data)
 
+    def row(self, episode_key: str, journal: str, seq: int, grp: str,
+            data: bytes | str) -> bytes | str:
+        """A journal row's payload (JSON the store checked) as it is stored (see ``payload``);
+        an episode's own rows are kept for its record."""
+        stored = self.payload(grp, data)
+        if journal == "":
+            raw = data.encode("utf-8") if isinstance(data, str) else data
+            kept = self._kept.get(episode_key)
+            if kept is None:
+                kept = self._kept[episode_key] = {}
+            before = kept.get(seq)  # a seq written again (a replay): the first one is stored
+            if before is None:
+                kept[seq] = (stored, raw)
+                self._kept_bytes += len(raw)
+            while self._kept_bytes > KEPT_BYTES and self._kept:
+                oldest = self._kept.pop(next(iter(self._kept)))
+                self._kept_bytes -= sum(len(raw) for _, raw in oldest.values())
+        return stored
+
     def payload(self, grp: str, data: bytes | str) -> bytes | str:
         """A journal payload as it is stored: compressed once its group has a dictionary, else
         text (a sample towards the dictionary)."""
@@ -294,17 +323,23 @@ class Packer:
             self._sample(grp, data)
         used: list[bytes] = []
         end = 0
+        kept = self._kept.pop(episode_key, {})
+        self._kept_bytes -= sum(len(raw) for _, raw in kept.values())
         for seq, payload in journal_prefix(self._conn, episode_key)():
-            try:
-                plain = self._unpacker.payload(payload)
-                _is_json(plain)
-            except (Damaged, msgspec.DecodeError):
-                break
+            mine = kept.get(seq)
+            if mine is not None and mine[0] == payload:  # the row as written here: JSON
+                plain = mine[1]
+            else:  # written before (a resumed episode), or another row kept its seq
+                try:
+                    plain = self._unpacker.payload(payload)
+                    _is_json(plain)
+                except (Damaged, msgspec.DecodeError):
+                    break
             used.append(plain)
             end = seq + 1
         content = known + b"".join(used)
         if content:
-            cctx = zstd.ZstdCompressor(level=LEVEL, write_checksum=True, dict_data=(
+            cctx = zstd.ZstdCompressor(level=RECORD_LEVEL, write_checksum=True, dict_data=(
                 zstd.ZstdCompressionDict(content, dict_type=zstd.DICT_TYPE_RAWCONTENT)))
         else:
             cctx = self._record_cctx

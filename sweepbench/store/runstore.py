@@ -208,10 +208,11 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
         self._run_hashes: dict[str, str] = {}
         self._groups: dict[str, str] = {}  # episode key -> its benchmark, while it runs
         packer = Packer(self._wconn, train_after=train_after)  # the writer's thread's from now
-        payload, record = packer.payload, packer.record
+        row, record = packer.row, packer.record
 
         def events(rows: list[tuple]) -> list[tuple]:
-            return [(*r[:4], payload(r[8], r[4]), *r[5:8]) for r in rows]
+            return [(k, j, s, kind, row(k, j, s, grp, data), ts, run, endpoint)
+                    for k, j, s, kind, data, ts, run, endpoint, grp in rows]
 
         def finished(rows: list[tuple]) -> list[tuple]:
             return [(*r[:10], record(r[0], r[3], r[10]), *r[11:]) for r in rows]

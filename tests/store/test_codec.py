@@ -21,6 +21,7 @@ from sweepbench.store.merge import merge_stores
 from sweepbench.store.readonly import ReadOnlyStore
 from sweepbench.store.runstore import RunStore
 from sweepbench.store.schema import SCHEMA_VERSION
+from sweepbench.wire import EpisodeRecord, UserMessage
 from tests.support import interrupt_and_continue
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "hostile_cases"))
@@ -263,3 +264,27 @@ def test_a_record_compressed_after_its_journal_was_damaged_survives_a_merge(tmp_
         assert sorted(store.records()) == [key(0), key(1), key(2)]
         assert [e["seq"] for e in store.events(key(1))] == [0]
         assert store.damaged == []
+
+
+def test_records_are_whole_when_the_writer_kept_none_of_their_rows(tmp_path, monkeypatch):
+    """The writer keeps the rows it wrote for their episode's record, within ``KEPT_BYTES``;
+    a record whose rows it let go reads them back from the journal."""
+    monkeypatch.setattr(codec, "KEPT_BYTES", 300)  # about two rows: most episodes lose theirs
+    written = {}
+    with RunStore(tmp_path / "s.sqlite", train_after=5) as store:
+        for i in range(6):  # interleaved, as episodes in flight
+            meta = {"key": key(i), "label": f"m|vitabench:delivery:en:T{i}|0", "model": "m",
+                    "benchmark": "vitabench", "domain": "delivery", "task_id": f"T{i}",
+                    "trial": 0}
+            store.episode_started(meta, run_id="r")
+        for seq in range(4):
+            for i in range(6):
+                store.event(key(i), seq, "tool_call", {"name": "find", "result": f"{i}-{seq}"})
+        for i in range(6):
+            written[key(i)] = EpisodeRecord(
+                run_id="r", model="m", benchmark="vitabench", domain="delivery",
+                task_id=f"T{i}", trial=0, termination="agent_done",
+                messages=[UserMessage(f"{i}-{seq}") for seq in range(4)])
+            store.episode_finished(key(i), written[key(i)])
+        store.flush_sync()
+        assert store.records() == written and store.damaged == []
