@@ -286,7 +286,11 @@ class Packer:
             data: bytes | str) -> bytes | str:
         """A journal row's payload (JSON the store checked) as it is stored (see ``payload``);
         an episode's own rows are kept for its record."""
-        stored = self.payload(grp, data)
+        packing = self._compressors.get(grp)
+        if packing is not None and type(data) is bytes and len(data) <= MAX_DECODED:
+            stored: bytes | str = packing[0] + packing[1].compress(data)  # the usual row
+        else:
+            stored = self.payload(grp, data)
         if journal == "":
             raw = data.encode("utf-8") if isinstance(data, str) else data
             kept = self._kept.get(episode_key)
