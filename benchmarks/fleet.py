@@ -99,13 +99,17 @@ def child(spec: dict) -> dict:
                               "hedge": False}]})
     store = Path(spec["store"])
     _, wall, t0 = timed_sweep(cfg, store)
+    from sweepbench.store.codec import register
+
     db = sqlite3.connect(store)
+    register(db)  # sb_json: compressed payloads as JSON text
     calls = db.execute(
-        "SELECT json_extract(payload, '$.usage.prompt_tokens'), "
-        "json_extract(payload, '$.usage.cached_prompt_tokens'), "
-        "json_extract(payload, '$.replica'), json_extract(payload, '$.wall_s'), "
-        "json_extract(payload, '$.statuses'), ts FROM events "
-        "WHERE kind = 'model_call' AND journal = '' AND endpoint = ?", (AGENT,)).fetchall()
+        "SELECT json_extract(p, '$.usage.prompt_tokens'), "
+        "json_extract(p, '$.usage.cached_prompt_tokens'), "
+        "json_extract(p, '$.replica'), json_extract(p, '$.wall_s'), "
+        "json_extract(p, '$.statuses'), ts FROM (SELECT sb_json(payload) AS p, ts FROM events "
+        "WHERE kind = 'model_call' AND journal = '' AND endpoint = ? LIMIT -1 OFFSET 0)",
+        (AGENT,)).fetchall()
     errors = db.execute("SELECT count(*) FROM episodes WHERE termination = 'error'"
                         ).fetchone()[0]
     # tasks whose agent calls went to more than one replica (their trials' prefixes split)
@@ -239,9 +243,12 @@ def kill_sweep(opts, tmp: str, base: dict, cache: int) -> dict:
             seen[kind] = json.loads(proc.communicate()[0].strip().splitlines()[-1])
         finally:
             reps.close()
+    from sweepbench.store.codec import register
+
     db = sqlite3.connect(stores["killed"])
+    register(db)
     back = db.execute("SELECT count(*) FROM events WHERE kind = 'model_call' AND "
-                      "json_extract(payload, '$.replica') = ? AND ts > ?",
+                      "json_extract(sb_json(payload), '$.replica') = ? AND ts > ?",
                       (reps.urls[0], revived_at)).fetchone()[0]
     db.close()
     return {"failed_episodes_replica_down": seen["killed"]["errors"],

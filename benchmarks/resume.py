@@ -30,6 +30,7 @@ import msgspec
 
 from sweepbench.benchmarks.doubles import scripted_models
 from sweepbench.results.report import build_report
+from sweepbench.store.codec import register
 from sweepbench.store.runstore import RunStore
 from sweepbench.runner.journal import _RequestHasher
 from sweepbench.devserver.server import ReferenceServer
@@ -72,8 +73,9 @@ def recorded_calls(store_path: Path) -> set[tuple[str, str]]:
     if not store_path.exists():
         return set()
     db = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
+    register(db)  # sb_json: compressed payloads as JSON text
     try:
-        rows = db.execute("SELECT e.label, v.payload FROM events v JOIN episodes e USING "
+        rows = db.execute("SELECT e.label, sb_json(v.payload) FROM events v JOIN episodes e USING "
                           "(episode_key) WHERE v.kind = 'model_call' AND v.journal = ''").fetchall()
     finally:
         db.close()

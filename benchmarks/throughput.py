@@ -185,6 +185,8 @@ def main() -> None:
     ap.add_argument("--baseline", metavar="REV",
                     help="also run the 5-turn workload with commit REV's sweepbench (e.g. e4798b4, "
                          "issue 12's baseline), interleaved with ours: CPU per call against it")
+    ap.add_argument("--only-5", action="store_true",
+                    help="only the 5-turn workload (and --baseline's): an A/B of CPU per call")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     opts = ap.parse_args()
     if opts.child:
@@ -209,12 +211,16 @@ def main() -> None:
             base = {"url": url, "dir": tmp, "concurrency": C}
             rows["5"].append(measure({**base, "name": f"t5-{r}", "user": "scripted/user:5",
                                       "trials": trials_5}))
-            rows["50"].append(measure({**base, "name": f"t50-{r}", "user": "scripted/user:50",
-                                       "trials": trials_50}))
-            rows["aiohttp"].append(measure({**base, "name": f"aio-{r}", "user": "scripted/user:5",
-                                            "trials": trials_5, "transport": "aiohttp"}))
-            rows["openai"].append(measure({**base, "name": f"oai-{r}", "user": "scripted/user:5",
-                                           "trials": max(4, trials_5 // 3), "transport": "openai"}))
+            if not opts.only_5:
+                rows["50"].append(measure({**base, "name": f"t50-{r}",
+                                           "user": "scripted/user:50", "trials": trials_50}))
+                rows["aiohttp"].append(measure({**base, "name": f"aio-{r}",
+                                                "user": "scripted/user:5", "trials": trials_5,
+                                                "transport": "aiohttp"}))
+                rows["openai"].append(measure({**base, "name": f"oai-{r}",
+                                               "user": "scripted/user:5",
+                                               "trials": max(4, trials_5 // 3),
+                                               "transport": "openai"}))
             if base_env is not None:  # its own defaults: only the workload is ours
                 rows["baseline"].append(measure(
                     {**base, "url": base_url, "name": f"base-{r}", "user": "scripted/user:5",
@@ -226,9 +232,10 @@ def main() -> None:
         server.wait()
         # 1,000 episodes in flight: a slow server so they all wait at once
         server, url = start_server(3.0 if not quick else 1.0)
-        rows["rss"].append(measure({"url": url, "dir": tmp, "concurrency": 1000,
-                                    "name": "rss", "user": "scripted/user:2",
-                                    "trials": 1000 // TASKS + 1}))
+        if not opts.only_5:
+            rows["rss"].append(measure({"url": url, "dir": tmp, "concurrency": 1000,
+                                        "name": "rss", "user": "scripted/user:2",
+                                        "trials": 1000 // TASKS + 1}))
     finally:
         for proc in (server, base_server):
             if proc is not None:
@@ -236,6 +243,34 @@ def main() -> None:
                 proc.wait()
         if base_sha is not None:  # the stores stay for a look; the unpacked commit need not
             shutil.rmtree(Path(tmp) / f"baseline-{base_sha}", ignore_errors=True)
+
+    def med(key: str, field: str) -> float:
+        return statistics.median(x[field] for x in rows[key])
+
+    def cpu_per_call(key: str) -> float:
+        return statistics.median(x["cpu_s"] / x["calls"] * 1e6 for x in rows[key])
+
+    result = {"episodes": int(med("5", "episodes")), "runs": runs,
+              "cpu_us_per_call": round(cpu_per_call("5"), 1),
+              "cpu_us_per_call_runs": [round(x["cpu_s"] / x["calls"] * 1e6, 1)
+                                       for x in rows["5"]],
+              "load_1m": round(statistics.median(x["load_1m"] for x in rows["5"]), 2)}
+    if not opts.only_5:
+        result = _all_workloads(rows, C, L, runs)
+    if rows["baseline"]:
+        result["baseline"] = base_sha
+        result["cpu_us_per_call_baseline"] = round(cpu_per_call("baseline"), 1)
+        result["cpu_us_per_call_baseline_runs"] = [round(x["cpu_s"] / x["calls"] * 1e6, 1)
+                                                   for x in rows["baseline"]]
+        # run by run, as for aiohttp: each pair ran back to back under the same load
+        result["cpu_ratio_vs_baseline"] = round(statistics.median(
+            a["cpu_s"] / a["calls"] / (b["cpu_s"] / b["calls"])
+            for a, b in zip(rows["5"], rows["baseline"])), 3)
+    print(json.dumps(result))
+
+
+def _all_workloads(rows: dict[str, list[dict]], C: int, L: float, runs: int) -> dict:
+    """The figures of every workload (without ``--only-5``)."""
 
     def med(key: str, field: str) -> float:
         return statistics.median(x[field] for x in rows[key])
@@ -277,16 +312,7 @@ def main() -> None:
         "load_1m": round(statistics.median(x["load_1m"] for k in ("5", "50", "aiohttp", "openai")
                                            for x in rows[k]), 2),
     }
-    if rows["baseline"]:
-        result["baseline"] = base_sha
-        result["cpu_us_per_call_baseline"] = round(cpu_per_call("baseline"), 1)
-        result["cpu_us_per_call_baseline_runs"] = [round(x["cpu_s"] / x["calls"] * 1e6, 1)
-                                                   for x in rows["baseline"]]
-        # run by run, as for aiohttp: each pair ran back to back under the same load
-        result["cpu_ratio_vs_baseline"] = round(statistics.median(
-            a["cpu_s"] / a["calls"] / (b["cpu_s"] / b["calls"])
-            for a, b in zip(rows["5"], rows["baseline"])), 3)
-    print(json.dumps(result))
+    return result
 
 
 if __name__ == "__main__":

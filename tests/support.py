@@ -7,6 +7,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
+import msgspec
 from aiohttp import web
 
 
@@ -82,3 +83,48 @@ def without_backups(*names: str) -> list[dict]:
     set hedges off)."""
     return [{"name": name, "backups": 0, "hedge": False, "max_concurrency": 1 << 16}
             for name in names]
+
+
+RESUME = {"models": ["scripted/oracle", "scripted/noisy:0.3"], "trials": 2,
+          "max_concurrency": 8, "reference_latency_s": 0.005,  # a request per call: no backups
+          "endpoints": without_backups("scripted/oracle", "scripted/noisy:0.3", "scripted/user")}
+"""A small sweep's config for the store's resume tests (interrupted, then continued)."""
+
+
+def transcripts(store, run_id: str) -> dict[str, bytes]:
+    """``model|task|trial`` -> the encoded messages of each episode ``run_id`` selected."""
+    return {f"{r.model}|{r.task_id}|{r.trial}": msgspec.json.encode(r.messages)
+            for r in store.episodes(run_id)}
+
+
+async def interrupt_and_continue(tmp_path, interrupt, between, **store) -> str | None:
+    """The ``RESUME`` sweep run whole, then into another store interrupted (the ``interrupt``
+    fixture), ``between(path)``, and continued: every transcript the same as the whole run's,
+    no journaled call paid twice, each stored once. ``store``: the stores' keyword arguments.
+    Returns what opening the interrupted store migrated."""
+    from sweepbench.config import load_config
+    from sweepbench.runner.sweep import Sweep
+    from sweepbench.store.runstore import RunStore
+
+    cfg = load_config(None, RESUME)
+    with RunStore(tmp_path / "a.sqlite") as a:  # the reference: one uninterrupted run
+        whole = Sweep(cfg, a)
+        await whole.run()
+        expected = transcripts(a, whole.run_id)
+        total = sum(whole.reference.requests.values())
+    path = tmp_path / "b.sqlite"
+    with RunStore(path, **store) as b:
+        await interrupt(Sweep(cfg, b))
+        await b.flush()
+        assert "running" in b.episode_status().values()
+        recorded = len(b.model_calls())
+    between(path)
+    with RunStore(path, create=False, **store) as b:
+        sweep = Sweep(cfg, b)
+        outcome = await sweep.run()
+        assert outcome.resumed > 0 and outcome.replayed_calls > 0
+        assert sum(sweep.reference.requests.values()) == total - recorded  # none paid twice
+        assert transcripts(b, sweep.run_id) == expected
+        assert len(b.model_calls()) == total  # the replayed calls are stored once
+        assert b.damaged == []
+        return b.migrated

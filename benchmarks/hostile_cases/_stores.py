@@ -6,6 +6,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import zstandard as zstd
+
+from sweepbench.store.codec import PAYLOAD, journal_prefix, register
 from sweepbench.store.runstore import EpisodeMeta, RunStore
 from sweepbench.wire import AssistantMessage, EpisodeRecord, Usage, UserMessage
 
@@ -67,6 +70,60 @@ def garble_event(path: Path, episode: str, seq: int = 1) -> None:
     _write(path, "UPDATE event_rows SET payload = ? WHERE seq = ? AND ep = "
            "(SELECT ep FROM event_keys WHERE episode_key = ?)", ('{"role": "agent", "usa', seq,
                                                                   episode))
+
+
+def as_schema_4(path: Path) -> Path:
+    """Rewrite a store as schema 4 had it (every journal payload JSON text, every record
+    uncompressed JSON, no dictionaries): what an older sweepbench wrote, for migrations and
+    comparisons."""
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        unpacker = register(db)
+        db.execute("BEGIN")
+        rows = db.execute("SELECT rowid, payload FROM event_rows").fetchall()
+        records = db.execute("SELECT rowid, episode_key, record FROM episodes "
+                             "WHERE record IS NOT NULL").fetchall()
+        db.executemany("UPDATE episodes SET record = ? WHERE rowid = ?", [
+            (unpacker.record(r, journal_prefix(db, key)), i) for i, key, r in records])
+        db.executemany("UPDATE event_rows SET payload = ? WHERE rowid = ?",
+                       [(unpacker.payload(p).decode(), i) for i, p in rows])
+        db.execute("DROP TABLE codec_dicts")
+        db.execute("PRAGMA user_version = 4")
+        db.execute("COMMIT")
+        db.execute("VACUUM")
+    finally:
+        db.close()
+    return path
+
+
+def garble_compressed_event(path: Path, episode: str, seq: int = 1) -> None:
+    """One of the episode's journal rows becomes a compressed payload with a bit flipped in
+    its zstd frame (the store's own form, damaged)."""
+    frame = bytearray(zstd.ZstdCompressor(write_checksum=True).compress(
+        b'{"role": "agent", "usage": {"prompt_tokens": 100, "completion_tokens": 10}}'))
+    frame[len(frame) // 2] ^= 0x40
+    _set_payload(path, episode, seq, _compressed(bytes(frame)))
+
+
+def zstd_bomb_event(path: Path, episode: str, seq: int = 0, size: int = 1 << 30,
+                    declared: bool = True) -> None:
+    """One of the episode's journal rows becomes a compressed payload a few KB long that
+    decodes to ``size`` zero bytes (declaring that size in its frame, or not)."""
+    chunks = zstd.ZstdCompressor(write_content_size=declared).compressobj(
+        size=size if declared else -1)
+    zeros = bytes(1 << 20)
+    frame = b"".join(chunks.compress(zeros) for _ in range(size >> 20)) + chunks.flush()
+    _set_payload(path, episode, seq, _compressed(frame))
+
+
+def _compressed(frame: bytes) -> bytes:
+    """A journal payload in the store's compressed form, without a dictionary."""
+    return bytes((PAYLOAD,)) + (0).to_bytes(8, "little") + frame
+
+
+def _set_payload(path: Path, episode: str, seq: int, value: bytes) -> None:
+    _write(path, "UPDATE event_rows SET payload = ? WHERE seq = ? AND ep = "
+           "(SELECT ep FROM event_keys WHERE episode_key = ?)", (value, seq, episode))
 
 
 def truncate(path: Path, keep: float = 0.5) -> None:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import io
+import resource
 import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -17,7 +19,15 @@ from unittest import mock
 
 import _mounts
 from _base import Attack
-from _stores import garble_event, garble_record, key, small_store, truncate
+from _stores import (
+    garble_compressed_event,
+    garble_event,
+    garble_record,
+    key,
+    small_store,
+    truncate,
+    zstd_bomb_event,
+)
 
 from sweepbench.cli import main
 from sweepbench.errors import StoreError
@@ -102,6 +112,41 @@ def _report_around(damage: Callable[[Path, str], None]) -> Callable:
         return (f"exit {code}; {_said(err, tmp)}",
                 code == 0 and "ep-0001" in err and "left out" in err and "scripted/oracle" in out)
     return attack
+
+
+def _compressed_row_damaged(tmp: Path) -> tuple[str, bool]:
+    store = small_store(tmp / "s.sqlite")
+    garble_compressed_event(store, key(1))
+    code, out, err = _cli("report", str(store))
+    try:
+        with RunStore(store, create=False) as s:  # what a run continuing the episode reads
+            s.events(key(1))
+        said = "read"
+    except StoreError as e:
+        said = str(e)
+    return (f"report exit {code}; journal: {_said(said, tmp)}",
+            code == 0 and "ep-0001" in err and "left out" in err and "scripted/oracle" in out
+            and "does not decode (compressed and damaged: zstd: " in said)
+
+
+def _zstd_bomb(tmp: Path) -> tuple[str, bool]:
+    store = small_store(tmp / "s.sqlite")
+    zstd_bomb_event(store, key(1), size=1 << 30)  # 1 GiB of zeros in about 40 KB
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    code, out, err = _cli("report", str(store))
+    try:
+        with RunStore(store, create=False) as s:
+            s.events(key(1))
+        said = "read"
+    except StoreError as e:
+        said = str(e)
+    grew_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    took = time.perf_counter() - started
+    return ((f"report exit {code}; peak RSS grew {grew_mb:.0f} MB in {took:.1f} s; journal: "
+             f"{_said(said, tmp)}"),
+            code == 0 and "left out" in err and "scripted/oracle" in out and grew_mb < 100
+            and "bytes are read" in said)
 
 
 def _truncated_report(tmp: Path) -> tuple[str, bool]:
@@ -205,6 +250,11 @@ ATTACKS = [
            _report_around(garble_record)),
     Attack(4, "a journal row that does not decode", "report goes on, lists it (exit 0)",
            _report_around(garble_event)),
+    Attack(4, "a compressed journal row with a bit flipped", "report goes on, lists it "
+           "(exit 0); the journal's reader says 'compressed and damaged'",
+           _compressed_row_damaged),
+    Attack(4, "a zstd bomb in a compressed journal row (1 GiB of zeros)", "refused before "
+           "decoding (peak RSS grows < 100 MB); report goes on, lists it", _zstd_bomb),
     Attack(4, "a truncated store file", "report: 'is damaged (SQLite: ...)', one line, exit 2",
            _truncated_report),
     Attack(4, "merge of a store with an undecodable record", "left out with a count; output "

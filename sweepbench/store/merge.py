@@ -11,6 +11,10 @@ Damaged inputs: a file SQLite finds damaged (truncated, garbled) is refused befo
 is written. A record that does not decode is not copied: its episode is copied as unfinished
 (no record, no judgments), so a run continues it from its journal without paying for its calls
 again; a journal is copied up to its first row that does not decode. Both are counted.
+
+Compressed rows (:mod:`sweepbench.store.codec`) are copied as they are, with the dictionaries
+of their input (keyed by a hash of their bytes, so two stores' dictionaries never collide);
+a record refers to its episode's journal, which comes from the same input.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 import msgspec
 
 from sweepbench.errors import StoreError
+from sweepbench.store.codec import Damaged, journal_prefix, register
 from sweepbench.store.damage import DAMAGED_ADVICE
 from sweepbench.store.identity import TOUCH
 from sweepbench.store.readonly import connect_read_only
@@ -47,7 +52,19 @@ def merge_stores(out: str | Path, inputs: list[str | Path]) -> dict[str, int]:
         _check_whole(Path(p))
     RunStore(out).close()  # creates the schema
     db = sqlite3.connect(out, isolation_level=None)
-    db.create_function("sb_record_ok", 1, _record_ok, deterministic=True)
+    unpacker = register(db)  # sb_json; dictionaries read from the output, copied there first
+
+    def record_ok(schema: str, key: str, blob: bytes | str | None) -> int:
+        """Whether an episode's record decodes (no record, an unfinished episode, does)."""
+        if blob is None:
+            return 1
+        try:
+            _record_decoder.decode(unpacker.record(blob, journal_prefix(db, key, schema)))
+        except (msgspec.DecodeError, TypeError, Damaged):
+            return 0
+        return 1
+
+    db.create_function("sb_record_ok", 3, record_ok)
     left = {"records_left_out": 0, "journal_rows_left_out": 0}
     try:
         db.execute("PRAGMA journal_mode=WAL")
@@ -89,27 +106,16 @@ def _check_whole(path: Path) -> None:
 _record_decoder = msgspec.json.Decoder(EpisodeRecord)
 
 
-def _record_ok(blob: bytes | str | None) -> int:
-    """Whether an episode's record decodes (no record, an unfinished episode, does)."""
-    if blob is None:
-        return 1
-    try:
-        _record_decoder.decode(blob)
-    except (msgspec.DecodeError, TypeError):
-        return 0
-    return 1
-
-
 # A copy whose record does not decode ranks as unfinished: it is copied as one (no record,
 # no judgments), and a run continues it from its journal.
-_RANK = ("CASE WHEN NOT sb_record_ok({0}.record) THEN 2 "
+_RANK = ("CASE WHEN NOT sb_record_ok('{1}', {0}.episode_key, {0}.record) THEN 2 "
          "WHEN {0}.status = 'done' THEN 0 WHEN {0}.status = 'error' THEN 1 ELSE 2 END")
 _EPISODE_COLUMNS = ("episode_key, label, model, benchmark, spec, domain, task_id, lang, trial, "
                     "user_model, user_mode, identity, unreachable, status, termination, "
                     "record, run_id, started_at, finished_at")
 _AS_UNFINISHED = (_EPISODE_COLUMNS.replace(
     "status, termination, record", "'running', NULL, NULL").replace("finished_at", "NULL"))
-_BAD = "NOT (typeof(r.payload) = 'text' AND json_valid(r.payload))"
+_BAD = "NOT coalesce(json_valid(sb_json(r.payload)), 0)"
 # A journal is copied up to its first row that does not decode: a journal holds a prefix of
 # an episode's calls, never a gap.
 _BEFORE_CUT = ("NOT EXISTS (SELECT 1 FROM temp.cut c WHERE c.ep = r.ep AND c.journal = r.journal "
@@ -127,13 +133,16 @@ def _merge_one(db: sqlite3.Connection) -> dict[str, int]:
     decode."""
     db.execute("INSERT OR IGNORE INTO runs SELECT * FROM src.runs")
     db.execute("INSERT OR IGNORE INTO run_episodes SELECT * FROM src.run_episodes")
+    db.execute("INSERT OR IGNORE INTO codec_dicts SELECT * FROM src.codec_dicts")
     # the keys this input brings: new ones, and ones whose copy here is less finished
     db.execute("CREATE TEMP TABLE wins (episode_key TEXT PRIMARY KEY, whole INTEGER)")
     db.execute("CREATE TEMP TABLE cut (ep INTEGER, journal TEXT, seq INTEGER)")
     try:
-        db.execute(f"""INSERT INTO wins SELECT s.episode_key, sb_record_ok(s.record)
+        db.execute(f"""INSERT INTO wins SELECT s.episode_key,
+                           sb_record_ok('src', s.episode_key, s.record)
                        FROM src.episodes s LEFT JOIN main.episodes m USING (episode_key)
-                       WHERE m.episode_key IS NULL OR {_RANK.format('s')} < {_RANK.format('m')}""")
+                       WHERE m.episode_key IS NULL
+                          OR {_RANK.format('s', 'src')} < {_RANK.format('m', 'main')}""")
         db.execute(f"INSERT INTO cut SELECT r.ep, r.journal, min(r.seq) FROM src.event_rows r "
                    f"WHERE {_BAD} GROUP BY r.ep, r.journal")
         for table in ("episodes", "events", "judgments"):

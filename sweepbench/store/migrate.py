@@ -23,6 +23,12 @@ goes to version 4 at once.
 Version 4 gives the store an id (:mod:`sweepbench.store.identity`), which tells the store's
 WAL file from another database's; nothing else changes.
 
+Version 5 compresses the journal and the records (:mod:`sweepbench.store.codec`): each
+benchmark's dictionary is trained from its first journal rows, every journal row compressed
+with it, and every record compressed with its episode's journal; then the file is vacuumed so
+it shrinks (when the disk has no room for that, the store stays as large, and correct). Every
+older version ends with this step.
+
 The file is first copied next to itself (``<name>.schema<version>.bak``, written under a
 partial name and renamed once whole, so a full disk leaves no partial backup); the conversion
 is one transaction, so a failure leaves the store as it was. A store that cannot be migrated
@@ -41,6 +47,7 @@ import msgspec
 
 from sweepbench.errors import StoreError
 from sweepbench.ids import EPISODE_JOURNAL, EpisodeKey, judge_journal
+from sweepbench.store.codec import CODEC_TABLE, TRAIN_AFTER, Packer
 from sweepbench.store.identity import add_identity
 from sweepbench.store.schema import SCHEMA_VERSION, create_events, create_schema
 
@@ -66,7 +73,7 @@ it or writes it (``benchmarks/events_key.py``, the migration's tests)."""
 def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
     """Bring the store on connection ``c`` (autocommit mode) from ``version`` to the current
     schema; returns a one-line note for the user."""
-    if version not in (1, 2, 3):
+    if version not in (1, 2, 3, 4):
         raise StoreError(f"run store {path} has schema version {version}, which this "
                          f"sweepbench cannot migrate; use the sweepbench that wrote it")
     backup = path.with_name(f"{path.name}.schema{version}.bak")
@@ -76,7 +83,9 @@ def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
         if c.execute("PRAGMA user_version").fetchone()[0] != version:  # done by another process
             c.execute("COMMIT")
             return f"run store {path} was migrated by another process"
-        counts = {1: _convert, 2: _number_events, 3: _identify}[version](c)
+        counts = {1: _convert, 2: _number_events, 3: _identify, 4: _nothing}[version](c)
+        counts.update(_compress(c))
+        c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         c.execute("COMMIT")
     except BaseException as exc:
         if c.in_transaction:
@@ -87,15 +96,25 @@ def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
                 f"version {SCHEMA_VERSION} ({exc}); the backup {backup} is untouched; "
                 f"{_advice(exc, path, 'the migration')}") from None
         raise
+    shrunk = _vacuum(c)
+    small = (f"; its {counts['rows']} journal rows and {counts['records']} records compressed"
+             f"{'' if shrunk is True else ' (the file was not shrunk: ' + str(shrunk) + ')'}")
+    return _note(path, version, backup, counts) + small
+
+
+def _note(path: Path, version: int, backup: Path, counts: dict[str, int]) -> str:
+    if version == 4:
+        return (f"migrated run store {path} from schema 4 to {SCHEMA_VERSION} (backup: "
+                f"{backup.name}): each conversation is stored once, compressed")
     if version == 3:
         return (f"migrated run store {path} from schema 3 to {SCHEMA_VERSION} (backup: "
                 f"{backup.name}): the store has an id now, which tells its WAL file from "
-                "another's; nothing else changed")
+                "another's")
     if version == 2:
         return (f"migrated run store {path} from schema 2 to {SCHEMA_VERSION} (backup: "
                 f"{backup.name}): the journals of its {counts['keys']} episode keys "
                 f"({counts['events']} events) renumbered, and the store given an id (which "
-                "tells its WAL file from another's); nothing else changed")
+                "tells its WAL file from another's)")
     return (f"migrated run store {path} from schema 1 to {SCHEMA_VERSION} (backup: "
             f"{backup.name}): {counts['episodes']} episodes of {counts['runs']} runs kept for "
             "reports; they are never reused by new runs (their task content and prompt "
@@ -222,11 +241,70 @@ def _number_events(c: sqlite3.Connection) -> dict[str, int]:
     return {**counts, **_identify(c)}
 
 
+def _nothing(c: sqlite3.Connection) -> dict[str, int]:
+    """Version 4 to 5 is all in :func:`_compress`."""
+    return {}
+
+
 def _identify(c: sqlite3.Connection) -> dict[str, int]:
     """Version 3 to 4: the store gets its id (see :mod:`sweepbench.store.identity`)."""
     add_identity(c)
     c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return {}
+
+
+_BATCH = 2000
+
+
+def _compress(c: sqlite3.Connection, train_after: int = TRAIN_AFTER) -> dict[str, int]:
+    """Version 4 to 5 (the last step of every migration): the dictionaries, trained from each
+    benchmark's first ``train_after`` journal rows (in the order they were written), then every
+    journal row (text that is JSON or not; anything else is left as it is) and every record
+    compressed."""
+    if not c.execute("SELECT 1 FROM sqlite_master WHERE name = 'codec_dicts'").fetchone():
+        c.execute(CODEC_TABLE)
+    rows = ("SELECT r.rowid, coalesce(e.benchmark, ''), r.payload FROM event_rows r "
+            "JOIN event_keys k ON k.ep = r.ep LEFT JOIN episodes e "
+            "ON e.episode_key = k.episode_key AND r.journal = '' WHERE r.rowid > ? "
+            "ORDER BY r.rowid LIMIT ?")
+    samples: dict[str, list[bytes]] = {}
+    last = 0
+    while batch := c.execute(rows, (last, _BATCH)).fetchall():
+        for _, grp, payload in batch:
+            if isinstance(payload, str) and len(samples.setdefault(grp, [])) < train_after:
+                samples[grp].append(payload.encode("utf-8"))
+        last = batch[-1][0]
+        if all(len(s) >= train_after for s in samples.values()):
+            break
+    packer = Packer(c, train_after=train_after)
+    for grp, some in samples.items():
+        packer.train(grp, some)
+    counts = {"rows": 0, "records": 0}
+    last = 0
+    while batch := c.execute(rows, (last, _BATCH)).fetchall():
+        c.executemany("UPDATE event_rows SET payload = ? WHERE rowid = ?",
+                      [(packer.payload(grp, p), i) for i, grp, p in batch if isinstance(p, str)])
+        counts["rows"] += len(batch)
+        last = batch[-1][0]
+    records = ("SELECT rowid, episode_key, benchmark, record FROM episodes "
+               "WHERE record IS NOT NULL AND rowid > ? ORDER BY rowid LIMIT ?")
+    last = 0
+    while batch := c.execute(records, (last, _BATCH)).fetchall():
+        c.executemany("UPDATE episodes SET record = ? WHERE rowid = ?", [
+            (packer.record(key, bench, r.encode("utf-8") if isinstance(r, str) else r), i)
+            for i, key, bench, r in batch if isinstance(r, (str, bytes))])
+        counts["records"] += len(batch)
+        last = batch[-1][0]
+    return counts
+
+
+def _vacuum(c: sqlite3.Connection) -> bool | str:
+    """Shrink the file to what the compressed store holds: True, or why not."""
+    try:
+        c.execute("VACUUM")
+    except sqlite3.Error as e:
+        return str(e)
+    return True
 
 
 def _episode_of(journal_id: str) -> str:

@@ -4,7 +4,9 @@ Reads use a connection of their own (``query_only``), one query at a time under 
 they see committed data only: flush the store first to read your own writes. A query for
 some episodes takes their keys and asks in chunks under SQLite's parameter limit. A stored
 value is decoded on the way out (JSON columns to dicts, records to ``EpisodeRecord``); a
-record that does not decode is a ``StoreError`` that names the episode.
+record that does not decode is a ``StoreError`` that names the episode. Journal payloads and
+records may be stored compressed (:mod:`sweepbench.store.codec`): they are decompressed here,
+and every read returns what it returned for the same rows stored as text.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from msgspec import Struct
 
 from sweepbench.errors import StoreError
 from sweepbench.ids import EPISODE_JOURNAL
+from sweepbench.store.codec import Damaged, journal_prefix, register
 from sweepbench.store.damage import is_damaged, open_error
 from sweepbench.wire import EpisodeRecord
 
@@ -62,6 +65,7 @@ class StoreReads:
         self._rlock = threading.Lock()
         self._read_closed = False
         self._damaged: dict[str, None] = {}
+        self._unpacker = register(conn)  # and the SQL functions sb_json, sb_record
 
     @property
     def damaged(self) -> list[str]:
@@ -191,9 +195,13 @@ class StoreReads:
         out = {}
         for key, blob in rows:
             try:
+                with self._rlock:  # a compressed record reads its journal
+                    blob = self._unpacker.record(blob, journal_prefix(self._rconn, key))
                 out[key] = _record_decoder.decode(blob)
-            except (msgspec.DecodeError, TypeError) as e:  # TypeError: not text or bytes
+            except (msgspec.DecodeError, TypeError, Damaged) as e:  # TypeError: not text/bytes
                 self._left_out(f"episode {key}: its record does not decode ({e})")
+            except sqlite3.Error as e:
+                raise StoreError(f"run store {self.path}: read failed: {e}") from e
         return out
 
     def episodes(self, run_id: str | None = None) -> list[EpisodeRecord]:
@@ -216,8 +224,9 @@ class StoreReads:
         out = []
         for s, k, p, ts, r, e in rows:
             try:
-                payload = p.encode("utf-8") if raw else msgspec.json.decode(p)
-            except (msgspec.DecodeError, AttributeError, TypeError) as exc:
+                p = self._unpacker.payload(p)  # text rows encoded, compressed ones decoded
+                payload = p if raw else msgspec.json.decode(p)
+            except (msgspec.DecodeError, Damaged) as exc:
                 raise StoreError(f"run store {self.path}: episode {episode_key}: journal "
                                  f"{journal!r} row #{s} does not decode ({exc}); the journal "
                                  "cannot be replayed past it") from None
@@ -240,8 +249,10 @@ class StoreReads:
             f"coalesce({_field('usage.cached_prompt_tokens')}, 0), "
             f"{_field('latency_s')}, {_field('attempts')}, {_field('statuses')}, "
             f"{_field('stalls')}, {_field('replica')}, {_field('failures')}, {_VALID}, seq "
-            "FROM events WHERE kind = 'model_call'",
-            "episode_key", keys, order=" ORDER BY episode_key, journal, seq")
+            "FROM (SELECT episode_key, journal, run_id, endpoint, seq, sb_json(payload) AS "
+            "payload FROM events WHERE kind = 'model_call'",
+            # not flattened (OFFSET): each payload decompressed once, in a co-routine
+            "episode_key", keys, order=" ORDER BY episode_key, journal, seq LIMIT -1 OFFSET 0)")
         out = []
         for r in rows:
             if not r[-2]:
@@ -254,8 +265,9 @@ class StoreReads:
     def model_call_times(self, keys: Iterable[str] | None = None) -> list[tuple[int, float]]:
         """(seq, ts) of every call ``model_calls(keys)`` returns, in the same order (exports
         place each call in its journal and in time)."""
-        return self._read_keys(f"SELECT seq, ts FROM events WHERE kind = 'model_call' "
-                               f"AND {_VALID}", "episode_key", keys,
+        return self._read_keys("SELECT seq, ts FROM events WHERE kind = 'model_call' "
+                               "AND coalesce(json_valid(sb_json(payload)), 0)",
+                               "episode_key", keys,
                                order=" ORDER BY episode_key, journal, seq")
 
     def call_spans(self) -> dict[str, tuple[int, float, float]]:

@@ -30,6 +30,7 @@ from msgspec import Struct, field
 
 from sweepbench.errors import ConfigMismatchError, StoreError
 from sweepbench.ids import EPISODE_JOURNAL, EpisodeId, EpisodeKey, TaskKey
+from sweepbench.store.codec import TRAIN_AFTER, Packer
 from sweepbench.store.damage import open_error, read_only_error
 from sweepbench.store.identity import TOUCH, check_wal
 from sweepbench.store.migrate import migrate
@@ -143,6 +144,8 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
     it, when nobody waits on a flush (see ``COMMIT_EVERY_S``); 0: commit what is queued at once.
     ``checkpoint_every_s``, ``wal_restart_pages``: see ``CHECKPOINT_EVERY_S`` and
     ``WAL_RESTART_PAGES``.
+    ``train_after``: journal payloads of a benchmark stored as text before the store trains
+    its compression dictionary for them (:mod:`sweepbench.store.codec`).
     ``migrated``: set when opening converted an older schema (a one-line note for the user).
     """
 
@@ -157,6 +160,7 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
         commit_every_s: float = COMMIT_EVERY_S,
         checkpoint_every_s: float = CHECKPOINT_EVERY_S,
         wal_restart_pages: int = WAL_RESTART_PAGES,
+        train_after: int = TRAIN_AFTER,
     ) -> None:
         path = Path(path)
         self.path = path
@@ -202,10 +206,22 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
             raise
         super().__init__(path, rconn)
         self._run_hashes: dict[str, str] = {}
+        self._groups: dict[str, str] = {}  # episode key -> its benchmark, while it runs
+        packer = Packer(self._wconn, train_after=train_after)  # the writer's thread's from now
+        row, record = packer.row, packer.record
+
+        def events(rows: list[tuple]) -> list[tuple]:
+            return [(k, j, s, kind, row(k, j, s, grp, data), ts, run, endpoint)
+                    for k, j, s, kind, data, ts, run, endpoint, grp in rows]
+
+        def finished(rows: list[tuple]) -> list[tuple]:
+            return [(*r[:10], record(r[0], r[3], r[10]), *r[11:]) for r in rows]
+
         self._writer = StoreWriter(
             path, self._wconn, cconn, WRITE_STATEMENTS, every_commit=TOUCH, max_batch=max_batch,
             commit_every_s=commit_every_s, checkpoint_every_s=checkpoint_every_s,
-            wal_restart_pages=wal_restart_pages)
+            wal_restart_pages=wal_restart_pages,
+            prepare={"event": events, "episode_finished": finished})
         # what every write calls, bound once (an event is the hot path)
         self._put = self._writer.put
         self._numbered = self._writer.queued_once  # episode keys whose "event_key" is queued
@@ -321,6 +337,7 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
             _check_opt_str(name, getattr(meta, name))
         if meta.key not in self._numbered:  # numbered in the order episodes start
             self._number(meta.key)
+        self._groups[meta.key] = meta.benchmark  # its journal's compression dictionary
         self._put("clear_judgments", (meta.key,))
         self._put("episode_started", (
             meta.key, meta.label, meta.model, meta.benchmark, meta.spec, meta.domain,
@@ -351,7 +368,7 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
             _check_opt_str("endpoint", endpoint)
         if type(payload) is dict:  # what the journal passes: no error text made up front
             try:
-                text = _encode(payload).decode("utf-8")
+                text: str | bytes = _encode(payload)  # compressed (or decoded) by the writer
             except (TypeError, msgspec.EncodeError):
                 text = _json_payload(f"event payload ({episode_key} {journal} #{seq})", payload)
         else:
@@ -359,7 +376,7 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
         if episode_key not in self._numbered:  # a judge's journal, an orphan, a first event
             self._number(episode_key)
         self._put("event", (episode_key, journal, seq, kind, text, time.time(), run_id,
-                            endpoint))
+                            endpoint, self._groups.get(episode_key, "")))
 
     def episode_finished(self, episode_key: str, record: EpisodeRecord, *,
                          run_id: str | None = None) -> None:
@@ -368,7 +385,8 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
         if not isinstance(record, EpisodeRecord):
             raise TypeError(f"record must be an EpisodeRecord, got {type(record).__name__}")
         _check_str("record.run_id", record.run_id)
-        blob = _encode(record)
+        blob = _encode(record)  # compressed by the writer, with the episode's journal
+        self._groups.pop(episode_key, None)
         termination = str(record.termination)
         status = "error" if termination == "error" else "done"
         label = str(EpisodeId(record.model, TaskKey(record.benchmark, record.domain,

@@ -27,6 +27,10 @@ migrated on open, see :mod:`sweepbench.store.migrate`):
 - ``store_identity``: one row, the store's random id and a count of the transactions that
   wrote it: every write transaction updates it, so that a WAL file beside the store can be
   told to be its own (:mod:`sweepbench.store.identity`; version 4).
+- ``codec_dicts``: id -> grp, dict: the zstd dictionaries journal rows are compressed with
+  (version 5). From version 5 a journal payload and a record are JSON text or a compressed
+  BLOB, and a record is compressed with its episode's journal, so a conversation is stored
+  once (:mod:`sweepbench.store.codec`).
 - ``judgments``: (episode_key, judge, method) -> passed, score, details (JSON), created_at,
   run_id, judge_key (what the judge was: its endpoint identity). Re-judging with the same
   judge and method replaces; other pairs sit side by side; starting an episode again (a
@@ -45,6 +49,7 @@ from typing import Any
 
 import msgspec
 
+from sweepbench.store.codec import CODEC_TABLE
 from sweepbench.store.identity import add_identity
 
 __all__ = ["APPLICATION_ID", "EPISODE_STATUSES", "EVENT_TABLES", "READABLE_SINCE",
@@ -52,9 +57,10 @@ __all__ = ["APPLICATION_ID", "EPISODE_STATUSES", "EVENT_TABLES", "READABLE_SINCE
            "VIEW_INDEXES", "WRITE_STATEMENTS", "canonical_json", "config_hash",
            "create_events", "create_schema"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 READABLE_SINCE = 3
-"""The oldest schema read as it is, without a migration (4 only adds the store's id)."""
+"""The oldest schema read as it is, without a migration (4 only adds the store's id, 5 a
+table of compression dictionaries that an older store's rows do not need)."""
 APPLICATION_ID = 0x53574250  # "SWBP": marks the file as a sweepbench run store
 
 EPISODE_STATUSES = ("running", "done", "error")
@@ -261,6 +267,7 @@ def create_schema(c: sqlite3.Connection) -> None:
         c.execute(stmt)
     create_events(c)
     add_identity(c)
+    c.execute(CODEC_TABLE)
     c.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 

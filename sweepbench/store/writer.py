@@ -75,6 +75,10 @@ class StoreWriter:
     with ``statements[op]`` for each op, and ``every_commit`` (when given) once in each
     transaction; checkpoints on ``checkpoint_conn``. Thread-safe.
 
+    ``prepare[op]`` (when given) turns the parameters of a run of ``op`` writes into those of
+    its statement, on this thread inside the transaction (the store compresses payloads
+    there, :mod:`sweepbench.store.codec`).
+
     ``max_batch``: most rows per transaction. ``commit_every_s``: how long it gathers writes
     into one commit after a write woke it, when nobody waits on a flush (see
     ``COMMIT_EVERY_S``); 0: commit what is queued at once. ``checkpoint_every_s``,
@@ -85,11 +89,14 @@ class StoreWriter:
     def __init__(self, path: Path, conn: sqlite3.Connection, checkpoint_conn: sqlite3.Connection,
                  statements: Mapping[str, str], *, max_batch: int, commit_every_s: float,
                  checkpoint_every_s: float, wal_restart_pages: int,
-                 every_commit: str | None = None) -> None:
+                 every_commit: str | None = None,
+                 prepare: Mapping[str, Callable[[list[tuple]], list[tuple]]] | None = None
+                 ) -> None:
         self.path = path
         self._wconn = conn
         self._cconn = checkpoint_conn
         self._statements = statements
+        self._prepare = dict(prepare or {})
         self._every_commit = every_commit
         self._max_batch = max_batch
         self._commit_every_s = commit_every_s
@@ -293,8 +300,12 @@ class StoreWriter:
             if self._every_commit:
                 c.execute(self._every_commit)
             # Consecutive writes of one kind go in one executemany; order is kept throughout.
+            prepare = self._prepare
             for op, group in itertools.groupby(writes, key=itemgetter(0)):
-                c.executemany(self._statements[op], [w[1] for w in group])
+                params = [w[1] for w in group]
+                if op in prepare:
+                    params = prepare[op](params)
+                c.executemany(self._statements[op], params)
             c.execute("COMMIT")
         except BaseException:
             if c.in_transaction:

@@ -33,6 +33,7 @@ import msgspec
 
 from sweepbench.errors import OlderStoreError, StoreError
 from sweepbench.ids import EPISODE_JOURNAL, judge_journal
+from sweepbench.store.codec import Damaged, journal_prefix, register
 from sweepbench.store.damage import is_damaged, open_error
 from sweepbench.store.readonly import check_readable, connect_read_only
 from sweepbench.store.runstore import RunStore
@@ -186,6 +187,20 @@ class StoreReader:
             self._conn.close()
             raise
         self._lock = threading.Lock()
+        self._unpacker = register(self._conn)  # compressed rows (and sb_record for searches)
+
+    def _plain(self, value: Any, key: str | None = None) -> Any:
+        """A journal payload (or, with ``key``, the episode's record) as JSON, decompressed
+        when stored compressed; what does not decode is said so (under the lock)."""
+        try:
+            with self._lock:
+                if key is None:
+                    return value if isinstance(value, str) else self._unpacker.payload(value)
+                return self._unpacker.record(value, journal_prefix(self._conn, key))
+        except Damaged as e:
+            return f"compressed, does not decode: {e}"  # not JSON: shown as undecodable
+        except sqlite3.Error as e:
+            raise StoreError(f"run store {self.path}: read failed: {e}") from e
 
     def close(self) -> None:
         with self._lock:
@@ -405,10 +420,11 @@ class StoreReader:
         marks = ",".join("?" * len(keys))
         rows = self._q(
             f"SELECT episode_key, record FROM episodes WHERE episode_key IN ({marks}) "
-            f"AND record IS NOT NULL AND instr(lower(record), ?) > 0", [*keys, blob])
+            f"AND record IS NOT NULL AND instr(lower(sb_record(episode_key, record)), ?) > 0",
+            [*keys, blob])
         out = {}
         for key, rec in rows:
-            d = _decode(rec)
+            d = _decode(self._plain(rec, key))
             if isinstance(d, dict):
                 out[key] = d
         return out
@@ -428,7 +444,8 @@ class StoreReader:
         if not rows:
             return None
         row = dict(zip(self._EPISODE, rows[0]))
-        row["record"] = _decode(row["record"])
+        if row["record"] is not None:
+            row["record"] = _decode(self._plain(row["record"], key))
         row["identity"] = _decode(row["identity"])
         row["events"] = self._events(key, EPISODE_JOURNAL)
         row["runs"] = [r[0] for r in self._q(
@@ -450,7 +467,7 @@ class StoreReader:
         if kind is not None:
             sql += " AND kind = ?"
             params.append(kind)
-        return [{"seq": s, "kind": k, "payload": _decode(p), "ts": ts, "run_id": r,
+        return [{"seq": s, "kind": k, "payload": _decode(self._plain(p)), "ts": ts, "run_id": r,
                  "endpoint": ep}
                 for s, k, p, ts, r, ep in self._q(sql + " ORDER BY seq", params)]
 

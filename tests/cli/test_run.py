@@ -11,6 +11,7 @@ import pytest
 from sweepbench.benchmarks.catalog import load_tasks
 from sweepbench.benchmarks.doubles import RegistryWorld
 from sweepbench.cli import main
+from sweepbench.store.codec import register
 
 from .helpers import entry, metrics, run_json
 
@@ -143,7 +144,9 @@ def test_user_modes(tmp_path, capsys, mode):
                             "--out", str(out), "--json", "--no-progress")
     assert code == 0 and entry(report, "vitabench@2025-12", "scripted/oracle")["state"] == 1.0
     db = sqlite3.connect(out)
-    records = [json.loads(r) for (r,) in db.execute("select record from episodes")]
+    register(db)  # sb_record: records are stored compressed (store.codec)
+    records = [json.loads(r) for (r,) in db.execute(
+        "select sb_record(episode_key, record) from episodes")]
     if mode == "solo":
         # as upstream: a relay user says the whole instruction once, then the agent works alone
         assert all(r["user_calls"] == 1 and r["termination"] == "agent_done" for r in records)

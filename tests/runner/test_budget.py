@@ -13,6 +13,7 @@ from sweepbench.config import load_config
 from sweepbench.results.cost import Spend
 from sweepbench.results.profile import Prices
 from sweepbench.results.report import build_report
+from sweepbench.store.codec import register
 from sweepbench.store.runstore import RunStore
 from sweepbench.runner.budget import Budget
 from sweepbench.runner.plan import prior_per_episode
@@ -32,10 +33,12 @@ BASE = {"benchmarks": ["vitabench:delivery", "t1:bar"], "models": ["scripted/ora
 def stored_cost(path) -> tuple[float, dict[str, float]]:
     """Every stored call's usage at its run's stored price, straight from the tables."""
     db = sqlite3.connect(path)
+    register(db)  # sb_json: compressed payloads (store.codec) as JSON text
     prices = {r: json.loads(p) for r, p in db.execute("SELECT run_id, prices FROM runs")}
     total, by_role = 0.0, {"agent": 0.0, "user": 0.0, "judge": 0.0}
     for journal, run_id, endpoint, payload in db.execute(
-            "SELECT journal, run_id, endpoint, payload FROM events WHERE kind = 'model_call'"):
+            "SELECT journal, run_id, endpoint, sb_json(payload) FROM events "
+            "WHERE kind = 'model_call'"):
         usage = json.loads(payload).get("usage") or {}
         p = prices[run_id][endpoint]
         prompt, cached = usage.get("prompt_tokens", 0), usage.get("cached_prompt_tokens", 0)

@@ -17,6 +17,7 @@ from sweepbench.errors import StoreError
 from sweepbench.store.identity import main_identity
 from sweepbench.store.readonly import ReadOnlyStore
 from sweepbench.store.runstore import RunStore
+from sweepbench.store.schema import SCHEMA_VERSION
 from sweepbench.view.queries import StoreReader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,9 +102,9 @@ def test_a_schema_3_store_gets_an_id_when_migrated_and_keeps_it(tmp_path):
     assert main_identity(ours) is None
     with RunStore(ours, create=False) as store:
         assert store.migrated == (
-            f"migrated run store {ours} from schema 3 to 4 (backup: ours.sqlite.schema3.bak): "
-            "the store has an id now, which tells its WAL file from another's; nothing else "
-            "changed")
+            f"migrated run store {ours} from schema 3 to {SCHEMA_VERSION} (backup: "
+            "ours.sqlite.schema3.bak): the store has an id now, which tells its WAL file from "
+            "another's; its 0 journal rows and 0 records compressed")
         assert [r["run_id"] for r in store.runs()] == ["mine"]
     first = main_identity(ours)
     assert first is not None and first[0].startswith("sweepbench-store:")

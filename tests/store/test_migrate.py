@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -19,7 +21,10 @@ from sweepbench.store.runstore import RunStore
 from sweepbench.store.schema import SCHEMA_VERSION
 from sweepbench.runner.sweep import Sweep
 from sweepbench.wire import EpisodeRecord
-from tests.support import without_backups
+from tests.support import interrupt_and_continue
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "hostile_cases"))
+from _stores import as_schema_4
 
 # the tables of schema 1, as sweepbench wrote them
 V1 = """
@@ -124,6 +129,7 @@ def test_a_store_that_cannot_be_migrated_is_refused_with_what_to_do(tmp_path, ve
 def to_schema_2(path) -> None:
     """Rewrite a store of this schema as schema 2 had it: its other tables are the same, its
     events one table (written in the order of their keys' numbers)."""
+    as_schema_4(path)
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("BEGIN")
     rows = db.execute("SELECT e.* FROM events e JOIN event_keys k USING (episode_key) "
@@ -176,7 +182,7 @@ def test_a_schema_2_store_is_renumbered_in_first_event_order_and_keeps_every_eve
     v2_store(path)
     before = all_events(path)
     with RunStore(path, create=False) as store:
-        assert store.migrated and "from schema 2 to 4" in store.migrated
+        assert store.migrated and f"from schema 2 to {SCHEMA_VERSION}" in store.migrated
         assert "3 episode keys (8 events)" in store.migrated
         assert all_events(path) == before
         assert [e["payload"]["n"] for e in store.events(KEY_B)] == [0, 2, 7]
@@ -230,35 +236,6 @@ def test_merge_of_a_schema_2_and_a_schema_3_store(tmp_path):
     db.close()
 
 
-RESUME = dict(models=["scripted/oracle", "scripted/noisy:0.3"], trials=2, max_concurrency=8,
-              reference_latency_s=0.005,  # a request per call: no backups
-              endpoints=without_backups("scripted/oracle", "scripted/noisy:0.3", "scripted/user"))
-
-
-def _transcripts(store: RunStore, run_id: str) -> dict[str, bytes]:
-    return {f"{r.model}|{r.task_id}|{r.trial}": msgspec.json.encode(r.messages)
-            for r in store.episodes(run_id)}
-
-
 async def test_an_interrupted_sweep_continues_from_its_migrated_journal(tmp_path, interrupt):
-    cfg = load_config(None, RESUME)
-    with RunStore(tmp_path / "a.sqlite") as a:  # the reference: one uninterrupted run
-        whole = Sweep(cfg, a)
-        await whole.run()
-        expected = _transcripts(a, whole.run_id)
-        total = sum(whole.reference.requests.values())
-    path = tmp_path / "b.sqlite"
-    with RunStore(path) as b:
-        await interrupt(Sweep(cfg, b))
-        await b.flush()
-        assert "running" in b.episode_status().values()
-        recorded = len(b.model_calls())
-    to_schema_2(path)
-    with RunStore(path, create=False) as b:
-        assert b.migrated and "from schema 2" in b.migrated
-        sweep = Sweep(cfg, b)
-        outcome = await sweep.run()
-        assert outcome.resumed > 0 and outcome.replayed_calls > 0
-        assert sum(sweep.reference.requests.values()) == total - recorded  # none paid twice
-        assert _transcripts(b, sweep.run_id) == expected
-        assert len(b.model_calls()) == total  # the replayed calls are stored once
+    migrated = await interrupt_and_continue(tmp_path, interrupt, to_schema_2)
+    assert migrated and "from schema 2" in migrated

@@ -9,6 +9,7 @@ import msgspec
 import pytest
 
 from sweepbench.errors import ConfigMismatchError, StoreError
+from sweepbench.store.codec import RECORD, journal_prefix, register
 from sweepbench.store.runstore import EpisodeMeta, RunStore
 from sweepbench.store.schema import SCHEMA_VERSION, config_hash
 from sweepbench.wire import (
@@ -262,8 +263,10 @@ def test_records_use_wire_encoding(tmp_path):
     with RunStore(path) as store:
         store.begin_run("r", {})
         store.episode_finished("ep-k", rec)
-    with sqlite3.connect(path) as c:
-        blob = c.execute("SELECT record FROM episodes").fetchone()[0]
+    with sqlite3.connect(path) as c:  # stored compressed (store.codec): decompressed here
+        stored = c.execute("SELECT record FROM episodes").fetchone()[0]
+        blob = register(c).record(stored, journal_prefix(c, "ep-k"))
+    assert stored[:1] == bytes((RECORD,)) and len(stored) < len(blob)
     assert msgspec.json.decode(blob, type=EpisodeRecord) == rec
     assert msgspec.json.decode(blob)["messages"][0] == {"role": "user",
                                                        "content": "order noodles"}

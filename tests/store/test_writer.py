@@ -4,8 +4,10 @@ checkpointer, a sticky failure (driven through the store's write methods)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import math
 import os
+import random
 import sqlite3
 import subprocess
 import sys
@@ -40,8 +42,9 @@ def _copied_back(path) -> tuple[int, int]:
 
 
 def _write_pages(store, n, start=0):
-    blob = "x" * 3000  # about a page per event
+    # about a page per event, once compressed (store.codec): random, so that it does not shrink
     for i in range(start, start + n):
+        blob = base64.b64encode(random.Random(i).randbytes(3000)).decode()
         store.event(f"e{i % 40}", i // 40, "model_call", {"text": blob})
         if i % 20 == 19:
             store.flush_sync()  # many small commits, as in a sweep
