@@ -53,8 +53,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     cfg, out_path = _run_config(args)
     signal.signal(signal.SIGTERM, terminate)  # the sweep's loop handles both itself
-    outcome = _run_sweep(cfg, out_path, not args.no_progress, retry_errors=args.retry_errors,
-                         shard=shard_of(args), check_endpoints=not args.no_preflight)
+    if _scaled_out(args):  # --workers / --ray: the sweep on a Ray cluster
+        from sweepbench.cli.scaleout import run_scaled_out
+
+        outcome = run_scaled_out(cfg, out_path, args)
+    else:
+        outcome = _run_sweep(cfg, out_path, not args.no_progress,
+                             retry_errors=args.retry_errors, shard=shard_of(args),
+                             check_endpoints=not args.no_preflight)
     _say_outcome(outcome)
     report, reasons = _stored_report(outcome)
     if args.json:
@@ -62,6 +68,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         out.print(render(report))
     return _exit_status(outcome, args, reasons)
+
+
+def _scaled_out(args: argparse.Namespace) -> bool:
+    """Whether the sweep runs on Ray (``--workers``, ``--ray``); RAY_ADDRESS alone does not."""
+    return bool(getattr(args, "workers", None) or getattr(args, "ray", None))
 
 
 def _run_config(args: argparse.Namespace) -> tuple[SweepConfig, str | Path | None]:
