@@ -58,6 +58,7 @@ class _Worker:
     pending: Any = None  # the exchange in flight
     episodes: int = 0
     calls: int = 0
+    running: int = 0  # episodes in flight at its last report
     t0: float = field(default_factory=time.monotonic)
     alive: bool = True
 
@@ -211,6 +212,7 @@ class Driver(Sweep):
             w.episodes += 1
             self._pool.submit(item.task, item.key, record, fresh=True)
             self.progress("finished", item=item, record=record)
+        w.running = report.running
         if report.calls or report.finished:
             self.progress("workers", workers=self.worker_rates)
 
