@@ -59,6 +59,7 @@ class _Worker:
     episodes: int = 0
     calls: int = 0
     running: int = 0  # episodes in flight at its last report
+    cpu_s: float | None = None  # its process's CPU seconds at the end
     t0: float = field(default_factory=time.monotonic)
     alive: bool = True
 
@@ -133,6 +134,7 @@ class Driver(Sweep):
             raise
         finally:
             leasing.cancel()
+            await self._worker_cpu()
             self.cluster.kill([w.handle for w in self.workers])
         if self._left():
             raise WorkerLost(f"every worker died ({self.worker_deaths}) with "
@@ -144,13 +146,13 @@ class Driver(Sweep):
     async def _serve(self, w: _Worker) -> None:
         try:
             w.pending = w.handle.start.remote()
-            report = await w.pending
+            report = _unpack(await w.pending)
             while True:
                 self._ingest(w, report)
-                if report.idle:
+                if report.idle and not self._left():  # the whole sweep is done
                     return
                 w.pending = w.handle.exchange.remote(self._delivery(w, report))
-                report = await w.pending
+                report = _unpack(await w.pending)
         except self.cluster.dead:
             await self._lost(w)
 
@@ -216,6 +218,15 @@ class Driver(Sweep):
         if report.calls or report.finished:
             self.progress("workers", workers=self.worker_rates)
 
+    async def _worker_cpu(self) -> None:
+        """Each live worker's CPU seconds (``cpu_s``), for the benchmark's accounting."""
+        for w in self.workers:
+            if w.alive:
+                try:
+                    w.cpu_s = await asyncio.wait_for(_awaited(w.handle.cpu_s.remote()), 5.0)
+                except (*self.cluster.dead, TimeoutError):
+                    w.cpu_s = None
+
     async def _lost(self, w: _Worker) -> None:
         """``w`` died: its leases back, its unfinished episodes to the front of the list."""
         w.alive = False
@@ -249,7 +260,8 @@ class Driver(Sweep):
                 if pending is None:
                     continue
                 try:
-                    report = await asyncio.wait_for(asyncio.shield(_awaited(pending)), 10.0)
+                    report = _unpack(await asyncio.wait_for(
+                        asyncio.shield(_awaited(pending)), 10.0))
                 except (*self.cluster.dead, TimeoutError):  # a worker dying as it stops
                     report = None
                 if report is not None:
@@ -277,6 +289,9 @@ class Driver(Sweep):
         return {w.name: {"episodes": w.episodes, "calls": w.calls,
                          "calls_per_s": w.calls / max(1e-9, now - w.t0), "alive": w.alive}
                 for w in self.workers}
+
+
+_unpack = msgspec.msgpack.Decoder(Report).decode
 
 
 async def _awaited(ref: Any) -> Any:

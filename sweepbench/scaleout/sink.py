@@ -57,6 +57,10 @@ class ForwardingStore:
         return [{"payload": p} for p in self.journals.get(episode_key, [])]
 
     @property
+    def calls_pending(self) -> int:
+        return sum(e.kind == "model_call" for e in self._events)
+
+    @property
     def pending(self) -> int:
         return len(self._started) + len(self._events) + len(self._finished)
 
