@@ -278,6 +278,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--only", choices=["speedup", "limits", "kill"],
+                    help="measure only this (its keys only)")
+    ap.add_argument("--trials", type=int, help="trials of the speedup sweep (default 4 quick, 16)")
     args = ap.parse_args()
     install_uvloop()
     t0 = time.perf_counter()
@@ -299,9 +302,13 @@ def main() -> None:
         for i in range(args.runs):
             one: dict = {}
             (tmp / f"s{i}").mkdir()
-            one.update(speedup(cluster, 4 if args.quick else 16, tmp / f"s{i}"))
-            one.update(shared_limits(cluster, 20.0 if args.quick else 60.0, tmp))
-            one.update(killed(cluster, 1 if args.quick else 2, tmp, seed=i))
+            if args.only in (None, "speedup"):
+                trials = args.trials or (4 if args.quick else 16)
+                one.update(speedup(cluster, trials, tmp / f"s{i}"))
+            if args.only in (None, "limits"):
+                one.update(shared_limits(cluster, 20.0 if args.quick else 60.0, tmp))
+            if args.only in (None, "kill"):
+                one.update(killed(cluster, 1 if args.quick else 2, tmp, seed=i))
             runs.append(one)
             print(json.dumps(one), flush=True)
     ray.shutdown()
