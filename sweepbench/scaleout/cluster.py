@@ -89,8 +89,11 @@ class Cluster:
         the nodes; none restarts (a dead worker's episodes are given to the others)."""
         from sweepbench.scaleout.worker import EpisodeWorker
 
+        # a CPU each where the cluster has them (so they spread over the nodes' cores), else
+        # none: more workers than cores still start
+        cpus = 1 if self.cpus() >= n else 0
         remote = self.ray.remote(EpisodeWorker).options(
-            num_cpus=0, max_restarts=0, max_concurrency=64, scheduling_strategy="SPREAD")
+            num_cpus=cpus, max_restarts=0, max_concurrency=64, scheduling_strategy="SPREAD")
         return [remote.remote(**options) for _ in range(n)]
 
     def kill(self, actors: list[Any]) -> None:

@@ -231,6 +231,7 @@ class Driver(Sweep):
         """``w`` died: its leases back, its unfinished episodes to the front of the list."""
         w.alive = False
         self.worker_deaths += 1
+        self.cluster.kill([w.handle])  # merely unreachable (a network split) is dead too
         self.ledger.reclaim(w.name)
         await self.store.flush()  # what it journaled is readable for whoever continues it
         items = list(w.assigned.values())

@@ -90,6 +90,12 @@ class EpisodeWorker:
         in_flight = sum(lim.concurrency.in_flight for lim in self.limits._limits.values())
         return in_flight + self.sink.calls_pending + self._in_transit
 
+    def node_id(self) -> str:
+        """The Ray node this worker runs on."""
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
+
     def kill(self, path: str) -> None:
         """SIGKILL this process, first writing :meth:`unacknowledged` to ``path``, in one
         step of the loop: the count is exactly what the kill leaves unstored (tests and
