@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shlex
 import signal
 import tempfile
@@ -261,11 +262,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     cfg, out_path = _run_config(args)
     path = store_path(out_path, shard_of(args))
+    workers = args.workers
+    if workers and not args.ray:  # a local cluster: as many at once as this machine's cores
+        workers = min(workers, os.cpu_count() or 1)
     if path.is_file():
         with open_store(path) as store:
-            plan = make_plan(cfg, store, shard=shard_of(args), retry_errors=args.retry_errors)
+            plan = make_plan(cfg, store, shard=shard_of(args), retry_errors=args.retry_errors,
+                             workers=workers)
     else:
-        plan = make_plan(cfg, None, shard=shard_of(args), retry_errors=args.retry_errors)
+        plan = make_plan(cfg, None, shard=shard_of(args), retry_errors=args.retry_errors,
+                         workers=workers)
     if args.json:
         print(json.dumps(plan, indent=2))
     else:

@@ -64,9 +64,8 @@ class Cluster:
 
     def runtime_env(self) -> dict[str, Any]:
         """What a joined cluster's nodes need: this package, and the data directory."""
-        import sweepbench
-
-        env: dict[str, Any] = {"py_modules": [str(Path(sweepbench.__file__).parent)]}
+        package = Path(__file__).resolve().parents[1]  # sweepbench/
+        env: dict[str, Any] = {"py_modules": [str(package)]}
         if self.data_dir and Path(self.data_dir).is_dir():
             env["working_dir"] = self.data_dir
         return env
