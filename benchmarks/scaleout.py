@@ -274,11 +274,39 @@ def killed(cluster: Cluster, trials: int, tmp: Path, seed: int) -> dict:
     return out
 
 
+def ingest(tmp: Path, events: int) -> dict:
+    """The driver's ingest rate: reports of 500 journal events (a model call's payload, ~0.5
+    KB), decoded and stored as the driver does, until the store has committed them all."""
+    from sweepbench.scaleout.messages import Event, Report
+    from sweepbench.scaleout.worker import _pack
+
+    payload = msgspec.json.encode({
+        "role": "agent", "request_hash": "ab" * 16,
+        "message": {"role": "assistant", "content": "x" * 240, "tool_calls": None},
+        "usage": {"prompt_tokens": 1800, "completion_tokens": 60}, "finish_reason": "stop",
+        "latency_s": 0.2, "queue_wait_s": 0.0, "backoff_s": 0.0, "attempts": 1,
+        "failures": []})
+    per = 500
+    reports = [_pack(Report(events=[Event(f"ep{(r * per + i) % 2000:05d}", r * per + i,
+                                          "model_call", payload, "m")
+                                    for i in range(per)]))
+               for r in range(events // per)]
+    unpack = msgspec.msgpack.Decoder(Report).decode
+    with RunStore(tmp / "ingest.sqlite", create=True) as store:
+        t0 = time.perf_counter()
+        for raw in reports:
+            for e in unpack(raw).events:
+                store.event(e.key, e.seq, e.kind, e.payload, run_id="r", endpoint=e.endpoint)
+        store.flush_sync()
+        took = time.perf_counter() - t0
+    return {"ingest_events_per_s": len(reports) * per / took}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--only", choices=["speedup", "limits", "kill"],
+    ap.add_argument("--only", choices=["speedup", "limits", "kill", "ingest"],
                     help="measure only this (its keys only)")
     ap.add_argument("--trials", type=int, help="trials of the speedup sweep (default 4 quick, 16)")
     args = ap.parse_args()
@@ -309,6 +337,8 @@ def main() -> None:
                 one.update(shared_limits(cluster, 20.0 if args.quick else 60.0, tmp))
             if args.only in (None, "kill"):
                 one.update(killed(cluster, 1 if args.quick else 2, tmp, seed=i))
+            if args.only in (None, "ingest"):
+                one.update(ingest(tmp / f"s{i}", 50_000 if args.quick else 200_000))
             runs.append(one)
             print(json.dumps(one), flush=True)
     ray.shutdown()
