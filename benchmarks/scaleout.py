@@ -331,10 +331,11 @@ def main() -> None:
             one: dict = {}
             (tmp / f"s{i}").mkdir()
             if args.only in (None, "speedup"):
-                trials = args.trials or (4 if args.quick else 16)
+                # enough episodes per slot that the ramp-up and the ramp-down are not the run
+                trials = args.trials or (8 if args.quick else 32)
                 one.update(speedup(cluster, trials, tmp / f"s{i}"))
             if args.only in (None, "limits"):
-                one.update(shared_limits(cluster, 20.0 if args.quick else 60.0, tmp))
+                one.update(shared_limits(cluster, 20.0 if args.quick else 60.0, tmp / f"s{i}"))
             if args.only in (None, "kill"):
                 one.update(killed(cluster, 1 if args.quick else 2, tmp, seed=i))
             if args.only in (None, "ingest"):

@@ -206,7 +206,7 @@ def _add_fail_fast_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_scaleout_options(p: argparse.ArgumentParser) -> None:
-    """The sweep on a Ray cluster (the ``ray`` extra): docs/scaleout.md."""
+    """The sweep on a Ray cluster (the ``ray`` extra): docs/sweeps/scaleout.md."""
     p.add_argument("--workers", type=positive_int, metavar="N",
                    help="run the episodes on N worker processes of a Ray cluster (a local one "
                         "of this machine's cores, or --ray's); the store, the work list and "
