@@ -120,6 +120,8 @@ def speedup(cluster: Cluster, trials: int, tmp: Path) -> dict:
     busiest = max(two["cpu_s"], *(w.cpu_s or 0.0 for w in two["sweep"].workers),
                   (cpu["driver"] + cpu["workers"]) / 2)
     out["projected_speedup_2_cores"] = cpu["one"] / busiest
+    out["worker_episodes"] = [w.episodes for w in two["sweep"].workers]
+    out["worker_cpu_s"] = [round(w.cpu_s or 0.0, 3) for w in two["sweep"].workers]
     out["identical"] = (stored(tmp / "one.sqlite", one["run_id"])
                         == stored(tmp / "two.sqlite", two["run_id"]))
     return out
@@ -208,6 +210,8 @@ def shared_limits(cluster: Cluster, seconds: float, tmp: Path) -> dict:
 
             async def bounded():
                 task = asyncio.create_task(driver.run())
+                while not server.arrivals:  # the workers have started
+                    await asyncio.sleep(0.01)
                 await asyncio.sleep(seconds)
                 driver.interrupted = signal.SIGINT  # a stop, as a signal would
                 task.cancel()
@@ -345,6 +349,7 @@ def main() -> None:
     ray.shutdown()
     result = {k: (statistics.median(r[k] for r in runs)
                   if isinstance(runs[0][k], (int, float)) and not isinstance(runs[0][k], bool)
+                  else [r[k] for r in runs] if isinstance(runs[0][k], list)
                   else all(r[k] for r in runs))
               for k in runs[0]}
     result.update(startup, runs=len(runs), quick=args.quick, load=os.getloadavg(),

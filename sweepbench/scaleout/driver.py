@@ -42,6 +42,8 @@ from sweepbench.wire import EpisodeRecord, Usage
 
 __all__ = ["Driver", "WorkerLost"]
 
+BATCH_SHARE, BATCH_MIN = 8, 4
+"""Work items per delivery: an eighth of a worker's slots, at least 4."""
 LOCAL_LEASE_S = 0.02
 """Seconds between the driver's own leases (its judges' limits) when nothing asks sooner."""
 
@@ -114,7 +116,7 @@ class Driver(Sweep):
         self._counts = [0, 0]  # started, errors
         self._counted: set[str] = set()
         self._exhausted = False
-        slots = max(1, -(-concurrency // self.n_workers))
+        slots = self._slots = max(1, -(-concurrency // self.n_workers))
         url = self.reference.url if self.reference is not None else None
         handles = self.cluster.start(
             self.n_workers, cfg=msgspec.to_builtins(self.cfg), run_id=self.run_id, slots=slots,
@@ -160,7 +162,9 @@ class Driver(Sweep):
         self.ledger.register(report.limits)
         delivery = Delivery(grants=self.ledger.grant(w.name, report.wants))
         stopping = self.interrupted is not None or self.error_stop is not None
-        n = 0 if stopping else report.room
+        # a small batch at a time, whatever the room: workers asking in turn take turns in
+        # the longest-first order, so none starts with all of the longest episodes
+        n = 0 if stopping else min(report.room, max(BATCH_MIN, self._slots // BATCH_SHARE))
         while n > 0:
             item = self._next_item()
             if item is None:
