@@ -233,6 +233,26 @@ def shared_limits(cluster: Cluster, seconds: float, tmp: Path) -> dict:
         out["max_window_ratio"] = max(windows) / (rpm / 6) if windows else None
         out["limited_share"] = (sum(1 for _, s, _ in server.arrivals if s == "429")
                                 / max(1, len(server.arrivals)))
+    # tpm: the same, with a token limit T per model (the server counts a request's prompt
+    # and completion tokens against it); the agent model's tokens over the run against T
+    tpm = 120_000
+    with Threaded(latency_s=0.02, tpm_limit=tpm) as server:
+        cfg = load_config(None, dict(models=["scripted/oracle"], trials=trials,
+                                     max_concurrency=64,
+                                     endpoints=_endpoints(server.url, tpm=tpm)))
+        with RunStore(tmp / "tpm.sqlite") as store:
+            driver = Driver(cfg, store, cluster=cluster, workers=2)
+            asyncio.run(_bounded(driver, server, seconds))
+        with RunStore(tmp / "tpm.sqlite") as store:  # tokens as the server counted them
+            used = [(c["ts"], c["usage"]) for c in _agent_calls(store)]
+        used.sort()
+        t0 = used[0][0] + warm
+        kept = [u for t, u in used if t >= t0]
+        span = used[-1][0] - t0
+        tokens = sum(u.get("prompt_tokens", 0) + u.get("completion_tokens", 0) for u in kept)
+        out["tpm_ratio"] = tokens / (tpm * span / 60) if span > 0 else None
+        out["tpm_limited_share"] = (sum(1 for _, s, _ in server.arrivals if s == "429")
+                                    / max(1, len(server.arrivals)))
     cap = 8
     with Threaded(latency_s=0.05) as server:
         cfg = load_config(None, dict(models=["scripted/oracle"], trials=2, max_concurrency=64,
@@ -243,6 +263,27 @@ def shared_limits(cluster: Cluster, seconds: float, tmp: Path) -> dict:
             asyncio.run(Driver(cfg, store, cluster=cluster, workers=2).run())
         out["max_in_flight_ratio"] = server.max_in_flight / cap
     return out
+
+
+async def _bounded(driver: Driver, server: Server, seconds: float) -> None:
+    """Run ``driver`` for ``seconds`` after the server's first answer, then stop it."""
+    task = asyncio.create_task(driver.run())
+    while not server.arrivals:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(seconds)
+    driver.interrupted = signal.SIGINT  # a stop, as a signal would
+    task.cancel()
+    try:
+        await task
+    except BaseException:  # noqa: BLE001 - the stop's Interrupted / cancel
+        return
+
+
+def _agent_calls(store: RunStore) -> list[dict]:
+    rows = store._read("SELECT ts, payload FROM events WHERE kind = 'model_call'", ())
+    calls = [(ts, msgspec.json.decode(p)) for ts, p in rows]
+    return [{"ts": ts, "usage": p.get("usage") or {}} for ts, p in calls
+            if p.get("role") == "agent" and "error" not in p]
 
 
 def killed(cluster: Cluster, trials: int, tmp: Path, seed: int) -> dict:
