@@ -55,8 +55,8 @@ class EpisodeWorker:
                  transport: Callable[[Any], Any] | None = None) -> None:
         install_uvloop()
         self.cfg = msgspec.convert(cfg, SweepConfig)
-        if data_dir is not None:
-            self.cfg = msgspec.structs.replace(self.cfg, data_dir=data_dir)
+        if data_dir is not None:  # the driver's path, or this node's copy of it
+            self.cfg = msgspec.structs.replace(self.cfg, data_dir=data_dir_here(data_dir))
         self.run_id = run_id
         self.slots = slots
         self.ahead = max(2, slots // 4)  # items kept queued beyond the slots
