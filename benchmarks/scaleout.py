@@ -24,8 +24,8 @@ speedup is a floor.
 from __future__ import annotations
 
 import argparse
-import bisect
 import asyncio
+import bisect
 import hashlib
 import json
 import os

@@ -31,10 +31,10 @@ def run_scaled_out(cfg: SweepConfig, out_path: str | Path | None, args: argparse
     with Cluster(workers=args.workers or 2, address=args.ray, data_dir=data_dir) as cluster:
         workers = args.workers or cluster.cpus()
         say(err, f"scale-out: {workers} workers on {cluster.describe()}")
-        with StoreLock(path), open_store(path, create=True) as store:
-            with ProgressDisplay(err, enabled=not args.no_progress, prices=prices) as progress:
-                driver = Driver(cfg, store, cluster=cluster, workers=workers,
-                                progress=progress.update, retry_errors=args.retry_errors,
-                                shard=part, check_endpoints=not args.no_preflight,
-                                warn=lambda text: say(err, text))
-                return asyncio.run(driver.run())
+        with (StoreLock(path), open_store(path, create=True) as store,
+              ProgressDisplay(err, enabled=not args.no_progress, prices=prices) as progress):
+            driver = Driver(cfg, store, cluster=cluster, workers=workers,
+                            progress=progress.update, retry_errors=args.retry_errors,
+                            shard=part, check_endpoints=not args.no_preflight,
+                            warn=lambda text: say(err, text))
+            return asyncio.run(driver.run())

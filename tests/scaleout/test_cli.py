@@ -55,7 +55,7 @@ def test_ctrl_c_at_the_driver_stops_as_in_one_process_and_a_rerun_completes(tmp_
     statuses = _statuses(store)
     assert "error" not in statuses and statuses.get("running", 0) > 0, statuses
     rerun = subprocess.run([*RUN, "--out", str(store)], capture_output=True, text=True,
-                           timeout=300)
+                           timeout=300, check=False)
     assert rerun.returncode == 0, rerun.stderr
     assert set(_statuses(store)) == {"done"}
     report = json.loads(rerun.stdout)
