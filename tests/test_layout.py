@@ -40,7 +40,10 @@ ALLOWED = {
     "runner": BASE | {"datasets", "tools", "simulator", "judge", "config", "client", "store",
                       "results", "devserver", "benchmarks.core"},
     "view": BASE | {"config", "store", "results", "judge"},
-    "cli": BASE | {"datasets", "tools", "simulator", "judge", "config", "client", "store",
+    # the sweep on Ray: the runner's episode code in workers, the store behind one driver
+    "scaleout": BASE | {"datasets", "tools", "simulator", "judge", "config", "client",
+                        "store", "results", "devserver", "runner", "benchmarks.core"},
+    "cli": BASE | {"scaleout", "datasets", "tools", "simulator", "judge", "config", "client", "store",
                    "results", "devserver", "runner", "benchmarks.core", "view", "__init__",
                    "providers"},
     "launch": {"cli"},  # the console script: the CLI, imported under a Ctrl-C handler

@@ -223,6 +223,17 @@ def _add_fail_fast_options(p: argparse.ArgumentParser) -> None:
                         f"error (default 20; 0: never); exit status {FAILING_EXIT}")
 
 
+def _add_scaleout_options(p: argparse.ArgumentParser) -> None:
+    """The sweep on a Ray cluster (the ``ray`` extra): docs/sweeps/scaleout.md."""
+    p.add_argument("--workers", type=positive_int, metavar="N",
+                   help="run the episodes on N worker processes of a Ray cluster (a local one "
+                        "of this machine's cores, or --ray's); the store, the work list and "
+                        "the endpoints' limits stay with this process (needs the ray extra)")
+    p.add_argument("--ray", metavar="ADDRESS",
+                   help="join the Ray cluster at ADDRESS (auto, host:port, ray://...; default "
+                        "$RAY_ADDRESS with --workers) instead of starting a local one")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="sweepbench",
@@ -239,6 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_run_options(p)
         _add_adaptive_options(p)
         _add_inspect_options(p)
+        _add_scaleout_options(p)
         p.add_argument("--json", action="store_true",
                        help="print the report as JSON" if name == "run" else "print the plan as JSON")
         if name == "run":

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import os
 import shlex
 import signal
 import tempfile
@@ -55,9 +56,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     cfg, out_path = _run_config(args)
     spec = adaptive_spec(args, cfg)
     signal.signal(signal.SIGTERM, terminate)  # the sweep's loop handles both itself
-    outcome = _run_sweep(cfg, out_path, not args.no_progress, retry_errors=args.retry_errors,
-                         shard=shard_of(args), check_endpoints=not args.no_preflight,
-                         adaptive=spec)
+    if _scaled_out(args):  # --workers / --ray: the sweep on a Ray cluster
+        from sweepbench.cli.scaleout import run_scaled_out
+
+        outcome = run_scaled_out(cfg, out_path, args)
+    else:
+        outcome = _run_sweep(cfg, out_path, not args.no_progress,
+                             retry_errors=args.retry_errors, shard=shard_of(args),
+                             check_endpoints=not args.no_preflight, adaptive=spec)
     _say_outcome(outcome)
     report, reasons = _stored_report(outcome)
     if args.json:
@@ -65,6 +71,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         out.print(render(report))
     return _exit_status(outcome, args, reasons)
+
+
+def _scaled_out(args: argparse.Namespace) -> bool:
+    """Whether the sweep runs on Ray (``--workers``, ``--ray``); RAY_ADDRESS alone does not."""
+    return bool(getattr(args, "workers", None) or getattr(args, "ray", None))
 
 
 def _run_config(args: argparse.Namespace) -> tuple[SweepConfig, str | Path | None]:
@@ -214,6 +225,9 @@ def adaptive_spec(args: argparse.Namespace, cfg: SweepConfig) -> Any:
     if getattr(args, "shard", None):
         raise ConfigError("an adaptive sweep decides from every cell's outcomes: it cannot "
                           "run as one --shard of several")
+    if _scaled_out(args):
+        raise ConfigError("an adaptive sweep runs in one process for now: drop --workers / "
+                          "--ray, or run a fixed number of --trials on the cluster")
     try:
         return AdaptiveSpec(rule=adaptive.CI if target is not None else adaptive.RANKED,
                             start=cfg.trials, target=target, margin=margin,
@@ -316,13 +330,18 @@ def cmd_plan(args: argparse.Namespace) -> int:
     cfg, out_path = _run_config(args)
     spec = adaptive_spec(args, cfg)
     path = store_path(out_path, shard_of(args))
+    workers = args.workers
+    if workers and not args.ray:  # a local cluster: as many at once as this machine's cores
+        workers = min(workers, os.cpu_count() or 1)
     if path.is_file():
         with open_store(path) as store:
-            plan = make_plan(cfg, store, shard=shard_of(args), retry_errors=args.retry_errors)
+            plan = make_plan(cfg, store, shard=shard_of(args), retry_errors=args.retry_errors,
+                             workers=workers)
             if spec is not None:
                 plan["adaptive"] = _forecast(cfg, store, spec, args.retry_errors)
     else:
-        plan = make_plan(cfg, None, shard=shard_of(args), retry_errors=args.retry_errors)
+        plan = make_plan(cfg, None, shard=shard_of(args), retry_errors=args.retry_errors,
+                         workers=workers)
         if spec is not None:
             plan["adaptive"] = _forecast(cfg, None, spec, args.retry_errors)
     if args.json:

@@ -97,17 +97,19 @@ def open_cache(cfg: SweepConfig, store: Path | None) -> ResponseCache | None:
 
 class SweepResources:
     """``async with SweepResources(cfg, names, cache=...) as res``: ``res.clients[name]`` for
-    every model name in ``names``, sharing the response cache given (see :func:`open_cache`);
+    every model name in ``names``, sharing the response cache given (see :func:`open_cache`)
+    and the limits given (default: a pool of its own);
     everything is closed on exit."""
 
     def __init__(self, cfg: SweepConfig, names: set[str], *,
-                 cache: ResponseCache | None = None) -> None:
+                 cache: ResponseCache | None = None, limits: LimitsPool | None = None) -> None:
         self.cfg = cfg
         self.names = names
         self.cache = cache  # the response cache, opened by the caller (closed on exit)
         self.clients: dict[str, ModelClient | Fleet] = {}
         self.reference: ReferenceServer | None = None  # the built-in server, while it runs
-        self.limits = LimitsPool()  # agent, user and judge calls to one account share a budget
+        # agent, user and judge calls to one account share a budget
+        self.limits = limits if limits is not None else LimitsPool()
         self._stack = AsyncExitStack()
 
     async def __aenter__(self) -> "SweepResources":

@@ -73,6 +73,14 @@ history: the fastest rate a stored run achieved."""
 RANGE_HISTORY = (0.8, 1.25)
 RANGE_DEFAULTS = (0.5, 2.0)
 _STARTUP_S = 0.5  # loading tasks, starting the reference server, without history
+RAY_STARTUP_S = 8.0
+"""``--workers``: starting a local Ray cluster and its workers to their first report (6.6-8.5 s
+on 2 loaded cores, ``benchmarks/scaleout.py``'s ``startup_s``)."""
+DRIVER_S_PER_CALL = 0.00005
+"""``--workers``: the driver's own time per model call (storing the call's journal events and
+its episode's record, judging, leasing): 0.041-0.046 ms a call in ``benchmarks/scaleout.py``
+(``cpu_driver_ms_per_call``); the most calls per second any number of workers gets through
+one driver."""
 
 
 @dataclass
@@ -286,8 +294,9 @@ class _Estimator:
 
 
 def make_plan(cfg: SweepConfig, store: RunStore | None, *, shard: Shard | None = None,
-              retry_errors: bool = False) -> dict[str, Any]:
-    """The plan of ``cfg`` against ``store`` (None: an empty store) as JSON."""
+              retry_errors: bool = False, workers: int | None = None) -> dict[str, Any]:
+    """The plan of ``cfg`` against ``store`` (None: an empty store) as JSON; ``workers``: run
+    on that many Ray workers (``--workers``)."""
     data_dir = resolve_data_dir(cfg.data_dir)
     items = build_work(cfg, data_dir, shard)
     status = store.episode_status([i.key for i in items]) if store is not None else {}
@@ -318,8 +327,9 @@ def make_plan(cfg: SweepConfig, store: RunStore | None, *, shard: Shard | None =
     rough = any("defaults" in s for v in sources.values() for s in v)
     load = machine_load() if history.harness_s is None else None
     harness = history.harness_s if load is None else HARNESS_S_PER_CALL * load_slowdown(load)
-    wall, bound = _wall_time(cfg, durations, judge_time, calls, latency, harness)
+    wall, bound = _wall_time(cfg, durations, judge_time, calls, latency, harness, workers)
     wall += history.startup_s if history.startup_s is not None else _STARTUP_S
+    wall += RAY_STARTUP_S if workers else 0.0
     lo, hi = RANGE_DEFAULTS if rough else RANGE_HISTORY
     endpoints = {}
     for n in names:
@@ -346,7 +356,7 @@ def make_plan(cfg: SweepConfig, store: RunStore | None, *, shard: Shard | None =
         "dollars": sum(e["dollars"] or 0.0 for e in endpoints.values()),
         "unpriced": [n for n in names if endpoints[n]["dollars"] is None],
         "wall_s": {"estimate": wall, "low": wall * lo, "high": wall * hi, "bound": bound,
-                   "machine_load": load},
+                   "machine_load": load, "workers": workers},
         "per_episode_dollars": {n: ((endpoints[n]["dollars"] or 0.0) / len(todo) if todo
                                     else 0.0) for n in names},
     }
@@ -385,15 +395,20 @@ def _latency(cfg: SweepConfig, name: str, history: _History) -> float:
 
 def _wall_time(cfg: SweepConfig, durations: list[float], judge_time: list[float],
                calls: dict[str, list[float]], latency: dict[str, float],
-               harness_s: float) -> tuple[float, str]:
-    """Seconds for the sweep and what bounds it."""
+               harness_s: float, workers: int | None = None) -> tuple[float, str]:
+    """Seconds for the sweep and what bounds it; with ``workers``, the harness's time is
+    shared by them and the driver's own time per call is a bound of its own."""
     if not durations:
         return 0.0, "nothing to run"
     bounds = {"episodes in flight (max_concurrency)":
               max(sum(durations) / min(cfg.max_concurrency, len(durations)), max(durations)),
               "judge pool (judge_concurrency)":
               sum(judge_time) / max(1, cfg.judge_concurrency),
-              "the harness's own time per call": sum(c[0] for c in calls.values()) * harness_s}
+              "the harness's own time per call": sum(c[0] for c in calls.values()) * harness_s
+              / (workers or 1)}
+    if workers:
+        bounds["the driver's store writing"] = (sum(c[0] for c in calls.values())
+                                                * DRIVER_S_PER_CALL)
     for name, c in calls.items():
         ep = cfg.endpoint(name, reference_url="http://reference.invalid")
         ways = len(ep.ways())  # replicas x keys: each way has the limits below
@@ -461,7 +476,8 @@ def render_plan(plan: dict[str, Any]) -> Group:
     w = plan["wall_s"]
     busy = (f"; the machine's load, {w['machine_load']:.1f} per core, slows the harness"
             if (w.get("machine_load") or 1.0) > 1.0 else "")
-    lines.append(f"wall time: ~{w['estimate']:,.1f} s (range {w['low']:,.1f}-{w['high']:,.1f} s; "
-                 f"bound by {w['bound']}{busy})")
+    on = f" on {w['workers']} workers" if w.get("workers") else ""
+    lines.append(f"wall time{on}: ~{w['estimate']:,.1f} s (range {w['low']:,.1f}-"
+                 f"{w['high']:,.1f} s; bound by {w['bound']}{busy})")
     return Group(literal("\n".join(lines[:-1])), table, Text(lines[-1]))
 

@@ -6,7 +6,8 @@ The sweep calls ``update(kind, **info)``: "planned" (total, skipped), "started",
 client) so the display can ask each endpoint how it is doing right now (``client.health()``:
 breaker state, latest failed request), and "slots" (the sweep's
 :class:`~sweepbench.runner.slots.Slots`) so the summary can say how many episodes in flight
-sleep before a retry with their slot lent to another (``lend_slots``). Updating only counts. In
+sleep before a retry with their slot lent to another (``lend_slots``), and "workers" (on Ray:
+a callable giving each worker's episodes, calls and calls per second) for a line of them. Updating only counts. In
 a terminal the display redraws a few times a second; otherwise (CI logs, nohup) a background
 thread prints a plain line every ``log_every_s`` seconds whether or not anything happened, so a
 stalled sweep is visible as one: per endpoint the seconds per call, the time since its last
@@ -89,6 +90,7 @@ class ProgressDisplay:
         self.endpoints: dict[str, _Endpoint] = {}
         self.clients: dict[str, Any] = {}
         self.slots: Any = None  # the sweep's Slots, while it runs
+        self.workers: Callable[[], dict[str, dict[str, Any]]] | None = None  # on Ray: rates
         self.t0 = self._last_log = clock()
         self._live: Live | None = None
         self._stop = threading.Event()
@@ -145,6 +147,8 @@ class ProgressDisplay:
                 self.clients = dict(info["clients"])
             elif kind == "slots":
                 self.slots = info["slots"]
+            elif kind == "workers":
+                self.workers = info["workers"]
         self.tick()
 
     def _count(self, endpoint: str, result: Any) -> None:
@@ -274,7 +278,19 @@ class ProgressDisplay:
         text = self._summary(now)
         for bit in self._endpoint_bits(now):
             text.append(" | " + bit)
+        workers = self._workers()
+        if workers is not None:
+            text.append(" | " + workers.plain)
         return text
+
+    def _workers(self) -> Text | None:
+        """On Ray (``--workers``): each worker's episodes, calls and calls per second."""
+        if self.workers is None:
+            return None
+        bits = [f"{name} {w['episodes']:,} ep {w['calls_per_s']:,.0f} calls/s"
+                + ("" if w["alive"] else " (dead)")
+                for name, w in sorted(self.workers().items())]
+        return Text("workers: " + ", ".join(bits))
 
     def _render(self) -> Group:
         now = self.clock()
@@ -304,7 +320,8 @@ class ProgressDisplay:
                        per_call.split()[0], "", "", cached.split()[0], "", "", "", "", "", "",
                        literal(f"{inflight}, {errors}, {state}"))
                 table.add_row(*(sub[i] for i in keep))
-        return Group(self._summary(now), table)
+        workers = self._workers()
+        return Group(self._summary(now), table, *([workers] if workers is not None else []))
 
 
 _COLUMNS = ("endpoint", "calls", "s/call", "last done", "tokens/s", "cached", "reasoning",

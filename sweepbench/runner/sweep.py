@@ -50,6 +50,7 @@ from sweepbench.runner.build import (
     open_cache,
 )
 from sweepbench.client.hedging import IdleSlots
+from sweepbench.client.limits import LimitsPool
 from sweepbench.runner.identity import what_changed
 from sweepbench.runner.journal import CallJournal
 from sweepbench.runner.judge_pool import JudgePool
@@ -203,7 +204,7 @@ class Sweep:
         started = 0
         status = "done"
         main = asyncio.current_task()
-        resources = SweepResources(cfg, names, cache=cache)
+        resources = SweepResources(cfg, names, cache=cache, limits=self.new_limits())
         try:
             self._on_signals(main, resources)
             async with resources:
@@ -213,6 +214,8 @@ class Sweep:
                 pool.start()
                 self._submit(pool, waiting)
                 judge_endpoints = set(cfg.judge_models)
+                if self.runs_elsewhere:  # scale-out: workers run the queue, this stores
+                    started, errors = await self.run_elsewhere(queue, pool, concurrency)
 
                 busy = min(concurrency, len(todo))
                 spare = IdleSlots(concurrency - busy)  # lent to ramp-down backups
@@ -301,6 +304,21 @@ class Sweep:
             judge_failures={f"{m} / {meth}": n for (m, meth), n in pool.failures.items()},
             stored_errors=self.stored_errors, error_stop=self.error_stop,
             concurrency=concurrency)
+
+    # -- where episodes run ----------------------------------------------------------------
+
+    runs_elsewhere = False
+    """Whether :meth:`run_elsewhere` runs the queue (the scale-out driver's subclass)."""
+
+    def new_limits(self) -> LimitsPool:
+        """The endpoints' limits for this sweep's clients (the driver's come from leases)."""
+        return LimitsPool()
+
+    async def run_elsewhere(self, queue: Any, pool: JudgePool, concurrency: int
+                            ) -> tuple[int, int]:
+        """Run every episode of ``queue`` elsewhere, store each and submit it to ``pool``;
+        returns (episodes started, episodes ended in error)."""
+        raise NotImplementedError
 
     # -- stopping -------------------------------------------------------------------------
 

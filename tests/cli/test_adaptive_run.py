@@ -73,6 +73,7 @@ def test_adaptive_options_that_do_not_go_together_are_refused(tmp_path, capsys):
     assert call([*BASE, "--target-ci", "0.1", "--margin", "0.02", *out]) == 2
     assert call([*BASE, "--target-ci", "0.1", "--max-trials", "1", *out]) == 2
     assert call([*BASE, "--target-ci", "0.1", "--shard", "0/2", *out]) == 2
+    assert call([*BASE, "--target-ci", "0.1", "--workers", "2", *out]) == 2  # one process
     assert not (tmp_path / "x.sqlite").exists()  # refused before anything ran
 
 
