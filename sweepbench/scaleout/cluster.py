@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
 from sweepbench.errors import ConfigError
 
-__all__ = ["RAY_MISSING", "Cluster", "require_ray"]
+__all__ = ["RAY_MISSING", "Cluster", "check_reachable", "require_ray"]
 
 RAY_MISSING = ("--workers and --ray need Ray: pip install 'sweepbench[ray]' "
                "(or pip install ray)")
@@ -31,6 +32,24 @@ def require_ray() -> Any:
     import ray
 
     return ray
+
+
+def check_reachable(address: str, *, timeout_s: float = 5.0) -> None:
+    """A ConfigError (exit 2) when nothing accepts a connection at ``address``'s host and port
+    (``host:port`` or ``ray://host:port``): ``ray.init`` would retry a dead address for
+    minutes, logging, instead of failing. ``auto`` and ``local`` are Ray's to resolve."""
+    hostport = address.removeprefix("ray://").rsplit("/", 1)[0]
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)),
+                                      timeout=timeout_s):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"no Ray cluster answers at {address} ({exc.strerror or exc}): "
+                          "start one there with `ray start --head`, or drop --ray / "
+                          "RAY_ADDRESS to run on a local cluster") from None
 
 
 class Cluster:
@@ -53,6 +72,7 @@ class Cluster:
             options: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR",
                                        "include_dashboard": False}
             if self.address:
+                check_reachable(self.address)
                 options["address"] = self.address
                 options["runtime_env"] = self.runtime_env()
             else:

@@ -33,6 +33,22 @@ def test_workers_without_ray_is_one_line_naming_the_pip_command(monkeypatch, cap
     assert not (tmp_path / "s.sqlite").exists()  # nothing started
 
 
+def test_a_dead_ray_address_is_one_line_at_once(monkeypatch, capsys, tmp_path):
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    start = time.monotonic()
+    code = main(["run", "--ray", f"127.0.0.1:{port}", "--out", str(tmp_path / "s.sqlite"),
+                 "--no-progress"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and time.monotonic() - start < 10  # ray.init alone would retry for minutes
+    assert len(err.splitlines()) == 1 and f"no Ray cluster answers at 127.0.0.1:{port}" in err
+
+
 def _statuses(store: Path) -> dict[str, int]:
     with sqlite3.connect(store) as c:
         return dict(c.execute("SELECT status, count(*) FROM episodes GROUP BY status"))
