@@ -630,6 +630,11 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ('e.hedge_wins += bool(getattr(result, "hedge_won", False))',
          'e.hedge_wins += bool(getattr(result, "hedge_won", None))', "bool(None) is False"),
     ],
+    "sweepbench/client/retry.py": [
+        ('retry_after = getattr(err, "retry_after", None)', 'retry_after = getattr(err, "retry_after", )',
+         "wait() is only reached for an error worth retrying, a RetryableError (ConnectionRefused "
+         "is one), which always has retry_after"),
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
