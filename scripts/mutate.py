@@ -121,6 +121,14 @@ def _cache_sql_case() -> list[tuple[str, str, str]]:
     return [e for line, sql in lines.items() for e in _sql_case(line, sql)]
 
 
+_QUADS = "quads = frozenset(f[i:i + _QUAD] for f in forms for i in range(len(f) - _QUAD + 1))"
+_WORDS_IF = "if _WORD and all(f.isascii() for f in forms) else None)"
+_WORDS = ("words = (frozenset(int.from_bytes(q.encode(), sys.byteorder) for q in quads) "
+          "if _WORD and all(f.isascii() for f in forms) else None)")
+_INNER = "inner = enc[(pad * 8 + 5) // 6: len(enc) - (1 if len(enc) % 4 else 0)]"
+_SCAN = "for q in range(0, len(squeezed) - _QUAD + 1, _QUAD):"
+_WINDOW = "for s in range(max(0, q - MIN_RUN + _QUAD), q + 1)):"
+
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
     "sweepbench/client/cache.py": _cache_sql_case(),
     "sweepbench/client/classify.py": [
@@ -634,6 +642,65 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ('retry_after = getattr(err, "retry_after", None)', 'retry_after = getattr(err, "retry_after", )',
          "wait() is only reached for an error worth retrying, a RetryableError (ConnectionRefused "
          "is one), which always has retry_after"),
+    ],
+    "sweepbench/client/hedging.py": [
+        ("self.live = False", "self.live = None", _TRUTH),
+        ("self.live = False  # nothing stops the first copy from now on (it has ended)",
+         "self.live = None  # nothing stops the first copy from now on (it has ended)", _TRUTH),
+        ("self.live = False  # nothing stops the first copy from now on (it has ended)",
+         "self.live = True  # nothing stops the first copy from now on (it has ended)",
+         "the first copy has ended (its deadline unset, its flight untracked: no tick, no win): "
+         "a backup answering during the wait then only sets ready, which nothing reads after "
+         "fallback's start and close() clears"),
+        *[(f"task.remove_done_callback(self.{cb})", "task.remove_done_callback(None)",
+           "close() sets live False first and cancels the task: the callback left on it returns "
+           "at once (a cancelled task, or a race no longer live: no ready, no win)")
+          for cb in ("copy_done", "backup_done")],
+        ("while pending and (left := until - loop.time()) > 0:",
+         "while pending and (left := until - loop.time()) >= 0:",
+         "a wait of 0 s exactly at the end of the delay on the loop's clock; no test can hold "
+         "the loop's clock on it"),
+        ("failed = False  # the first copy failed and a backup answered instead",
+         "failed = None  # the first copy failed and a backup answered instead", _TRUTH),
+        ("winner = await self.fallback() if self.backups else None",
+         "winner = await self.fallback() if (self.backups) or True else None",
+         "without backups fallback finds nothing ready (only a backup sets it) and nothing "
+         "pending: None, as the guard gives"),
+    ],
+    "sweepbench/client/secrets.py": [
+        (_INNER, _INNER.replace("pad * 8", "pad * 9"),
+         "(8 pad + 5) // 6 and (9 pad + 5) // 6 are 0, 2 and 3 alike for the three alignments"),
+        ("for pad in range(3):", "for pad in range(4):",
+         "three zero bytes encode to 'AAAA' exactly: alignment 3 is alignment 0, its forms "
+         "already listed"),
+        *[(line, line.replace('or ""', 'or "XXXX"'),
+           "a variable that is not set stands for a value shorter than MIN_RUN and without '@': "
+           "dropped like ''") for line in ('values = {environ.get(n) or "" for n in self._names}',
+                                           'value = environ.get(n) or ""')],
+        *[(_QUADS, _QUADS.replace("- _QUAD + 1", after),
+           "the extra quads are shorter than _QUAD: no 4-character piece equals one, and a 4-byte "
+           "word that does (a NUL in the text) only sends the text on to the gram check, which "
+           "decides alike") for after in ("+ _QUAD + 1", "- _QUAD + 2")],
+        *[(before, after, "the words are the quick path of the same test: without them the "
+           "quads decide alike") for before, after in (
+              (_WORDS, "words = None"),
+              (_WORDS_IF, "if (_WORD and all(f.isascii() for f in forms)) and False else None)"))],
+        ('raw = squeezed.encode("ascii", "replace")', 'raw = squeezed.encode("ASCII", "replace")',
+         "codec names ignore case"),
+        *[(line, "clear = None", "the quick test only skips texts the gram loop clears too")
+          for line in ("clear = words.isdisjoint(memoryview(raw)[:len(raw) & ~3].cast(_WORD))",
+                       "clear = quads.isdisjoint(_PIECES.findall(squeezed))")],
+        *[(_SCAN, _SCAN.replace("range(0, len(squeezed) - _QUAD + 1, _QUAD)", after),
+           "every run of MIN_RUN characters holds a whole quad starting at every residue mod "
+           "_QUAD, and a start past len - _QUAD gives a piece too short to be a quad: the same "
+           "runs are found") for after in (
+              "range(0, len(squeezed) - _QUAD + 1, )", "range(1, len(squeezed) - _QUAD + 1, _QUAD)",
+              "range(0, len(squeezed) + _QUAD + 1, _QUAD)", "range(0, len(squeezed) - _QUAD + 2, _QUAD)")],
+        *[(_WINDOW, _WINDOW.replace("range(max(0, q - MIN_RUN + _QUAD), q + 1)", after),
+           "a wider window only checks more MIN_RUN runs against the grams: each one found is a "
+           "key's run, a leak either way") for after in (
+              "range(q + 1)", "range(max(0, q - MIN_RUN - _QUAD), q + 1)",
+              "range(max(0, q - MIN_RUN + _QUAD), q + 2)")],
     ],
 }
 
