@@ -702,6 +702,35 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
               "range(q + 1)", "range(max(0, q - MIN_RUN - _QUAD), q + 1)",
               "range(max(0, q - MIN_RUN + _QUAD), q + 2)")],
     ],
+    "sweepbench/store/damage.py": [
+        *[(line, line.replace('"sqlite_errorname", ""', f'"sqlite_errorname", {d}'),
+           "an error without a name stands for a name none of the ones looked for is, or starts "
+           "with") for line in (
+              'name = getattr(e, "sqlite_errorname", "")',
+              'if getattr(e, "sqlite_errorname", "") == "SQLITE_FULL" or "disk is full" in str(e):',
+              'return getattr(e, "sqlite_errorname", "") in ("SQLITE_READONLY", "SQLITE_CANTOPEN",')
+          for d in ('"XXXX"', "None")
+          if not (line.startswith("name =") and d == "None")],
+    ],
+    "sweepbench/results/agreement.py": [
+        *[("m = np.asarray(matrix, dtype=np.float64)", after, _DTYPE)
+          for after in ("m = np.asarray(matrix, dtype=None)", "m = np.asarray(matrix, )")],
+        ("np.add.at(m, ([index[x] for x in a], [index[y] for y in b]), 1)",
+         "np.add.at(m, ([index[x] for x in a], [index[y] for y in b]), 2)",
+         "κ is a ratio of shares: counting each pair twice doubles every cell and changes none"),
+    ],
+    "sweepbench/model_json.py": [
+        ('data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text',
+         'data = text.encode("UTF-8", "surrogatepass") if isinstance(text, str) else text',
+         _UTF8_CASE),
+        ('if data.count(b"[") + data.count(b"{") <= limit:  # the common case: nothing to scan',
+         'if data.count(b"[") + data.count(b"{") < limit:  # the common case: nothing to scan',
+         "with as many brackets as the limit the scan cannot find more levels either: the "
+         "shortcut only saves it"),
+        ('for m in _BRACKETS.finditer(_STRING.sub(b"", data)):',
+         'for m in _BRACKETS.finditer(_STRING.sub(b"XXXX", data)):',
+         "what replaces a string holds no bracket either way"),
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
