@@ -775,6 +775,22 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
     "sweepbench/providers/table.py": [
         *[(before, after, _IMPORT_TIME) for before, after in _provider_table_mutants()],
     ],
+    "sweepbench/store/readonly.py": [
+        *[e for line, sql in (
+            ('conn.execute("PRAGMA query_only = ON")', "PRAGMA query_only = ON"),
+            ('conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the file',
+             "SELECT count(*) FROM sqlite_master"),
+            ('app_id = conn.execute("PRAGMA application_id").fetchone()[0]', "PRAGMA application_id"),
+            ('version = conn.execute("PRAGMA user_version").fetchone()[0]', "PRAGMA user_version"))
+          for e in _sql_case(line, sql)],
+        *[("conn = sqlite3.connect(uri, uri=True, check_same_thread=False)", after,
+           "this Python's SQLite is built with URI filenames on (SQLITE_USE_URI, as Debian's): a "
+           "'file:' name is read as a URI either way; seen passing by hand. Not an equivalent "
+           "under an SQLite built without it")
+          for after in ("conn = sqlite3.connect(uri, uri=None, check_same_thread=False)",
+                        "conn = sqlite3.connect(uri, check_same_thread=False)",
+                        "conn = sqlite3.connect(uri, uri=False, check_same_thread=False)")],
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
