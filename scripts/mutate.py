@@ -791,6 +791,17 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
                         "conn = sqlite3.connect(uri, check_same_thread=False)",
                         "conn = sqlite3.connect(uri, uri=False, check_same_thread=False)")],
     ],
+    "sweepbench/results/comparisons.py": [
+        *[("p = np.asarray(p, dtype=np.float64)", after, _DTYPE)
+          for after in ("p = np.asarray(p, dtype=None)", "p = np.asarray(p, )")],
+        *[('order = np.argsort(p, kind="stable")', after,
+           "tied p-values get one adjusted value in either method (Holm's running maximum, BH's "
+           "running minimum), so the order among ties changes nothing")
+          for after in ("order = np.argsort(p, kind=None)", "order = np.argsort(p, )",
+                        'order = np.argsort(p, kind="STABLE")')],
+        ("adj = np.minimum(1.0, adj)", "adj = np.minimum(2.0, adj)",
+         "BH's running minimum starts from the largest p times 1: no value exceeds a p <= 1"),
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
