@@ -802,6 +802,37 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("adj = np.minimum(1.0, adj)", "adj = np.minimum(2.0, adj)",
          "BH's running minimum starts from the largest p times 1: no value exceeds a p <= 1"),
     ],
+    "sweepbench/store/identity.py": [
+        *[e for line, sql in (
+            ('c.execute("INSERT INTO store_identity (id) VALUES (?)", (store_id,))',
+             "INSERT INTO store_identity (id) VALUES (?)"),
+            ("root = c.execute(\"SELECT rootpage FROM sqlite_schema WHERE type = 'table' \"",
+             "SELECT rootpage FROM sqlite_schema WHERE type = 'table' "),
+            ("\"AND name = 'store_identity'\").fetchone()", "AND name = 'store_identity'"),
+            ('row = c.execute("SELECT id FROM store_identity LIMIT 1").fetchone() if root else None',
+             "SELECT id FROM store_identity LIMIT 1"))
+          for e in _sql_case(line, sql)],
+        *[("c = sqlite3.connect(uri, uri=True)", after,
+           "this Python's SQLite is built with URI filenames on (SQLITE_USE_URI, as Debian's): a "
+           "'file:' name is read as a URI either way. Not an equivalent under an SQLite built "
+           "without it") for after in ("c = sqlite3.connect(uri, uri=None)",
+                                       "c = sqlite3.connect(uri, )",
+                                       "c = sqlite3.connect(uri, uri=False)")],
+        ('row = c.execute("SELECT id FROM store_identity LIMIT 1").fetchone() if root else None',
+         'row = c.execute("SELECT id FROM store_identity LIMIT 1").fetchone() if (root) or True '
+         'else None',
+         "without the table the select fails (no such table), which returns None as no row does"),
+        ("if magic not in _WAL_MAGIC or page_size < 512 or page_size & (page_size - 1):",
+         "if magic not in _WAL_MAGIC or page_size < 512 or page_size & (page_size - 2):",
+         "for n >= 512, n & (n - 2) is 0 exactly when n is a power of two, as n & (n - 1) is"),
+        ("if wal.stat().st_size <= _WAL_HEADER:", "if wal.stat().st_size < _WAL_HEADER:",
+         "a WAL of its header alone has no frame: _wal_ids finds no commit and check_wal returns "
+         "as it does at once"),
+        ("for _ in range(5):  # the WAL may start over (a running sweep's checkpoint) while read",
+         "for _ in range(6):  # the WAL may start over (a running sweep's checkpoint) while read",
+         "the sixth read only happens when a WAL restarted during each of five reads in a row; "
+         "no test can hold a checkpoint on that"),
+    ],
 }
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
