@@ -121,6 +121,45 @@ def _cache_sql_case() -> list[tuple[str, str, str]]:
     return [e for line, sql in lines.items() for e in _sql_case(line, sql)]
 
 
+_QUADS = "quads = frozenset(f[i:i + _QUAD] for f in forms for i in range(len(f) - _QUAD + 1))"
+_WORDS_IF = "if _WORD and all(f.isascii() for f in forms) else None)"
+_WORDS = ("words = (frozenset(int.from_bytes(q.encode(), sys.byteorder) for q in quads) "
+          "if _WORD and all(f.isascii() for f in forms) else None)")
+_INNER = "inner = enc[(pad * 8 + 5) // 6: len(enc) - (1 if len(enc) % 4 else 0)]"
+_SCAN = "for q in range(0, len(squeezed) - _QUAD + 1, _QUAD):"
+_WINDOW = "for s in range(max(0, q - MIN_RUN + _QUAD), q + 1)):"
+
+_IMPORT_TIME = ("runs once, when the table is built at import, before mutmut's forked runs pick "
+                "a mutant: every run sees the original table (tests/providers/test_table.py compares "
+                "entries of both kinds field by field, every field these change)")
+
+
+def _provider_table_mutants() -> list[tuple[str, str]]:
+    """The mutants of _hosted and _local, which only build PROVIDERS at import."""
+    h1 = 'return Provider(name=name, base_url=base_url, key_env=f"{env}_API_KEY",'
+    h2 = 'base_url_env=f"{env}_BASE_URL")'
+    l1 = 'return Provider(name=name, base_url=f"http://127.0.0.1:{port}/v1", key_env=f"{env}_API_KEY",'
+    l2 = 'base_url_env=f"{env}_BASE_URL", kind=SELF_HOSTED)'
+    env = "env = env or name.upper()"
+    return [(env, "env = None"), (env, "env = env and name.upper()"),
+            (env, "env = env or name.lower()"),
+            (h1, h1.replace("name=name", "name=None")), (h1, h1.replace("base_url=base_url", "base_url=None")),
+            (h1, h1.replace('key_env=f"{env}_API_KEY"', "key_env=None")), (h2, "base_url_env=None)"),
+            (h1, h1.replace("name=name, ", "")), (h1, h1.replace("base_url=base_url, ", "")),
+            (h1 + " " + h2, 'return Provider(name=name, base_url=base_url, base_url_env=f"{env}_BASE_URL")'),
+            (h2, ")"),
+            (l1, l1.replace("name=name", "name=None")),
+            (l1, l1.replace('base_url=f"http://127.0.0.1:{port}/v1"', "base_url=None")),
+            (l1, l1.replace('key_env=f"{env}_API_KEY"', "key_env=None")),
+            (l2, l2.replace('base_url_env=f"{env}_BASE_URL"', "base_url_env=None")),
+            (l2, l2.replace("kind=SELF_HOSTED", "kind=None")),
+            (l1, l1.replace("name=name, ", "")),
+            (l1, l1.replace('base_url=f"http://127.0.0.1:{port}/v1", ', "")),
+            (l1 + " " + l2, 'return Provider(name=name, base_url=f"http://127.0.0.1:{port}/v1", '
+                            'base_url_env=f"{env}_BASE_URL", kind=SELF_HOSTED)'),
+            (l2, "kind=SELF_HOSTED)"), (l2, 'base_url_env=f"{env}_BASE_URL", )')]
+
+
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
     "sweepbench/client/cache.py": _cache_sql_case(),
     "sweepbench/client/classify.py": [
@@ -629,6 +668,170 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
               ("hung", "hung", "0"), ("hedged", "hedged", "0"), ("latency", "latency_s", "0.0"))],
         ('e.hedge_wins += bool(getattr(result, "hedge_won", False))',
          'e.hedge_wins += bool(getattr(result, "hedge_won", None))', "bool(None) is False"),
+    ],
+    "sweepbench/client/retry.py": [
+        ('retry_after = getattr(err, "retry_after", None)', 'retry_after = getattr(err, "retry_after", )',
+         "wait() is only reached for an error worth retrying, a RetryableError (ConnectionRefused "
+         "is one), which always has retry_after"),
+    ],
+    "sweepbench/client/hedging.py": [
+        ("self.live = False", "self.live = None", _TRUTH),
+        ("self.live = False  # nothing stops the first copy from now on (it has ended)",
+         "self.live = None  # nothing stops the first copy from now on (it has ended)", _TRUTH),
+        ("self.live = False  # nothing stops the first copy from now on (it has ended)",
+         "self.live = True  # nothing stops the first copy from now on (it has ended)",
+         "the first copy has ended (its deadline unset, its flight untracked: no tick, no win): "
+         "a backup answering during the wait then only sets ready, which nothing reads after "
+         "fallback's start and close() clears"),
+        *[(f"task.remove_done_callback(self.{cb})", "task.remove_done_callback(None)",
+           "close() sets live False first and cancels the task: the callback left on it returns "
+           "at once (a cancelled task, or a race no longer live: no ready, no win)")
+          for cb in ("copy_done", "backup_done")],
+        ("while pending and (left := until - loop.time()) > 0:",
+         "while pending and (left := until - loop.time()) >= 0:",
+         "a wait of 0 s exactly at the end of the delay on the loop's clock; no test can hold "
+         "the loop's clock on it"),
+        ("failed = False  # the first copy failed and a backup answered instead",
+         "failed = None  # the first copy failed and a backup answered instead", _TRUTH),
+        ("winner = await self.fallback() if self.backups else None",
+         "winner = await self.fallback() if (self.backups) or True else None",
+         "without backups fallback finds nothing ready (only a backup sets it) and nothing "
+         "pending: None, as the guard gives"),
+    ],
+    "sweepbench/client/secrets.py": [
+        (_INNER, _INNER.replace("pad * 8", "pad * 9"),
+         "(8 pad + 5) // 6 and (9 pad + 5) // 6 are 0, 2 and 3 alike for the three alignments"),
+        ("for pad in range(3):", "for pad in range(4):",
+         "three zero bytes encode to 'AAAA' exactly: alignment 3 is alignment 0, its forms "
+         "already listed"),
+        *[(line, line.replace('or ""', 'or "XXXX"'),
+           "a variable that is not set stands for a value shorter than MIN_RUN and without '@': "
+           "dropped like ''") for line in ('values = {environ.get(n) or "" for n in self._names}',
+                                           'value = environ.get(n) or ""')],
+        *[(_QUADS, _QUADS.replace("- _QUAD + 1", after),
+           "the extra quads are shorter than _QUAD: no 4-character piece equals one, and a 4-byte "
+           "word that does (a NUL in the text) only sends the text on to the gram check, which "
+           "decides alike") for after in ("+ _QUAD + 1", "- _QUAD + 2")],
+        *[(before, after, "the words are the quick path of the same test: without them the "
+           "quads decide alike") for before, after in (
+              (_WORDS, "words = None"),
+              (_WORDS_IF, "if (_WORD and all(f.isascii() for f in forms)) and False else None)"))],
+        ('raw = squeezed.encode("ascii", "replace")', 'raw = squeezed.encode("ASCII", "replace")',
+         "codec names ignore case"),
+        *[(line, "clear = None", "the quick test only skips texts the gram loop clears too")
+          for line in ("clear = words.isdisjoint(memoryview(raw)[:len(raw) & ~3].cast(_WORD))",
+                       "clear = quads.isdisjoint(_PIECES.findall(squeezed))")],
+        *[(_SCAN, _SCAN.replace("range(0, len(squeezed) - _QUAD + 1, _QUAD)", after),
+           "every run of MIN_RUN characters holds a whole quad starting at every residue mod "
+           "_QUAD, and a start past len - _QUAD gives a piece too short to be a quad: the same "
+           "runs are found") for after in (
+              "range(0, len(squeezed) - _QUAD + 1, )", "range(1, len(squeezed) - _QUAD + 1, _QUAD)",
+              "range(0, len(squeezed) + _QUAD + 1, _QUAD)", "range(0, len(squeezed) - _QUAD + 2, _QUAD)")],
+        *[(_WINDOW, _WINDOW.replace("range(max(0, q - MIN_RUN + _QUAD), q + 1)", after),
+           "a wider window only checks more MIN_RUN runs against the grams: each one found is a "
+           "key's run, a leak either way") for after in (
+              "range(q + 1)", "range(max(0, q - MIN_RUN - _QUAD), q + 1)",
+              "range(max(0, q - MIN_RUN + _QUAD), q + 2)")],
+    ],
+    "sweepbench/store/damage.py": [
+        *[(line, line.replace('"sqlite_errorname", ""', f'"sqlite_errorname", {d}'),
+           "an error without a name stands for a name none of the ones looked for is, or starts "
+           "with") for line in (
+              'name = getattr(e, "sqlite_errorname", "")',
+              'if getattr(e, "sqlite_errorname", "") == "SQLITE_FULL" or "disk is full" in str(e):',
+              'return getattr(e, "sqlite_errorname", "") in ("SQLITE_READONLY", "SQLITE_CANTOPEN",')
+          for d in ('"XXXX"', "None")
+          if not (line.startswith("name =") and d == "None")],
+    ],
+    "sweepbench/results/agreement.py": [
+        *[("m = np.asarray(matrix, dtype=np.float64)", after, _DTYPE)
+          for after in ("m = np.asarray(matrix, dtype=None)", "m = np.asarray(matrix, )")],
+        ("np.add.at(m, ([index[x] for x in a], [index[y] for y in b]), 1)",
+         "np.add.at(m, ([index[x] for x in a], [index[y] for y in b]), 2)",
+         "κ is a ratio of shares: counting each pair twice doubles every cell and changes none"),
+    ],
+    "sweepbench/model_json.py": [
+        ('data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text',
+         'data = text.encode("UTF-8", "surrogatepass") if isinstance(text, str) else text',
+         _UTF8_CASE),
+        ('if data.count(b"[") + data.count(b"{") <= limit:  # the common case: nothing to scan',
+         'if data.count(b"[") + data.count(b"{") < limit:  # the common case: nothing to scan',
+         "with as many brackets as the limit the scan cannot find more levels either: the "
+         "shortcut only saves it"),
+        ('for m in _BRACKETS.finditer(_STRING.sub(b"", data)):',
+         'for m in _BRACKETS.finditer(_STRING.sub(b"XXXX", data)):',
+         "what replaces a string holds no bracket either way"),
+    ],
+    "sweepbench/providers/prices.py": [
+        *[(line, line.replace(enc, after), why) for line, enc in (
+            ('text = Path(path).read_text(encoding="utf-8")', '"utf-8"'),
+            ('text = resources.files("sweepbench.providers").joinpath("prices.toml").read_text("utf-8")',
+             '"utf-8"'))
+          for after, why in (('"UTF-8"', _UTF8_CASE),
+                             ("None", "None reads with the locale's encoding, UTF-8 in the test "
+                              "process (and in CI): no test here can tell them apart; not an "
+                              "equivalent under another locale"))],
+    ],
+    "sweepbench/providers/table.py": [
+        *[(before, after, _IMPORT_TIME) for before, after in _provider_table_mutants()],
+    ],
+    "sweepbench/store/readonly.py": [
+        *[e for line, sql in (
+            ('conn.execute("PRAGMA query_only = ON")', "PRAGMA query_only = ON"),
+            ('conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the file',
+             "SELECT count(*) FROM sqlite_master"),
+            ('app_id = conn.execute("PRAGMA application_id").fetchone()[0]', "PRAGMA application_id"),
+            ('version = conn.execute("PRAGMA user_version").fetchone()[0]', "PRAGMA user_version"))
+          for e in _sql_case(line, sql)],
+        *[("conn = sqlite3.connect(uri, uri=True, check_same_thread=False)", after,
+           "this Python's SQLite is built with URI filenames on (SQLITE_USE_URI, as Debian's): a "
+           "'file:' name is read as a URI either way; seen passing by hand. Not an equivalent "
+           "under an SQLite built without it")
+          for after in ("conn = sqlite3.connect(uri, uri=None, check_same_thread=False)",
+                        "conn = sqlite3.connect(uri, check_same_thread=False)",
+                        "conn = sqlite3.connect(uri, uri=False, check_same_thread=False)")],
+    ],
+    "sweepbench/results/comparisons.py": [
+        *[("p = np.asarray(p, dtype=np.float64)", after, _DTYPE)
+          for after in ("p = np.asarray(p, dtype=None)", "p = np.asarray(p, )")],
+        *[('order = np.argsort(p, kind="stable")', after,
+           "tied p-values get one adjusted value in either method (Holm's running maximum, BH's "
+           "running minimum), so the order among ties changes nothing")
+          for after in ("order = np.argsort(p, kind=None)", "order = np.argsort(p, )",
+                        'order = np.argsort(p, kind="STABLE")')],
+        ("adj = np.minimum(1.0, adj)", "adj = np.minimum(2.0, adj)",
+         "BH's running minimum starts from the largest p times 1: no value exceeds a p <= 1"),
+    ],
+    "sweepbench/store/identity.py": [
+        *[e for line, sql in (
+            ('c.execute("INSERT INTO store_identity (id) VALUES (?)", (store_id,))',
+             "INSERT INTO store_identity (id) VALUES (?)"),
+            ("root = c.execute(\"SELECT rootpage FROM sqlite_schema WHERE type = 'table' \"",
+             "SELECT rootpage FROM sqlite_schema WHERE type = 'table' "),
+            ("\"AND name = 'store_identity'\").fetchone()", "AND name = 'store_identity'"),
+            ('row = c.execute("SELECT id FROM store_identity LIMIT 1").fetchone() if root else None',
+             "SELECT id FROM store_identity LIMIT 1"))
+          for e in _sql_case(line, sql)],
+        *[("c = sqlite3.connect(uri, uri=True)", after,
+           "this Python's SQLite is built with URI filenames on (SQLITE_USE_URI, as Debian's): a "
+           "'file:' name is read as a URI either way. Not an equivalent under an SQLite built "
+           "without it") for after in ("c = sqlite3.connect(uri, uri=None)",
+                                       "c = sqlite3.connect(uri, )",
+                                       "c = sqlite3.connect(uri, uri=False)")],
+        ('row = c.execute("SELECT id FROM store_identity LIMIT 1").fetchone() if root else None',
+         'row = c.execute("SELECT id FROM store_identity LIMIT 1").fetchone() if (root) or True '
+         'else None',
+         "without the table the select fails (no such table), which returns None as no row does"),
+        ("if magic not in _WAL_MAGIC or page_size < 512 or page_size & (page_size - 1):",
+         "if magic not in _WAL_MAGIC or page_size < 512 or page_size & (page_size - 2):",
+         "for n >= 512, n & (n - 2) is 0 exactly when n is a power of two, as n & (n - 1) is"),
+        ("if wal.stat().st_size <= _WAL_HEADER:", "if wal.stat().st_size < _WAL_HEADER:",
+         "a WAL of its header alone has no frame: _wal_ids finds no commit and check_wal returns "
+         "as it does at once"),
+        ("for _ in range(5):  # the WAL may start over (a running sweep's checkpoint) while read",
+         "for _ in range(6):  # the WAL may start over (a running sweep's checkpoint) while read",
+         "the sixth read only happens when a WAL restarted during each of five reads in a row; "
+         "no test can hold a checkpoint on that"),
     ],
 }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from sweepbench import model_json
 from sweepbench.model_json import (
     MAX_DEPTH,
     ArgumentsError,
@@ -72,3 +73,28 @@ def test_check_depth_raises_past_its_limit_only():
     check_depth("[[]]", 2)
     with pytest.raises(ArgumentsError, match="^arguments nest deeper than 1 levels$"):
         check_depth("[[]]", 1)
+
+
+def test_objects_alone_nest_too_and_a_lone_surrogate_is_counted_not_a_crash():
+    assert deeper_than('{"a": {"b": {}}}', 2) and not deeper_than('{"a": {"b": {}}}', 3)
+    assert deeper_than('[["\ud800"]]', 1)  # a str a model sent, lone surrogate and all
+    assert not deeper_than('["\ud800"]', 1)
+    assert deeper_than("[[], [[[]]]]", 3)  # a closed sibling takes one level back, not two
+
+
+def test_a_string_with_escapes_ends_at_its_closing_quote():
+    # the brackets after the string count again; those inside it do not
+    assert deeper_than('["a\\\\", [[]]]', 2)  # an escaped backslash, then the quote ends it
+    assert not deeper_than('["a\\"[[[", []]', 2)  # an escaped quote does not end it
+    assert not deeper_than(b'["x"]', 1) and deeper_than(b'[["x"]]', 1)
+
+
+def test_a_decoder_out_of_stack_is_said_in_words_not_raised(monkeypatch):
+    """Deep in a caller's stack a decoder may run out of it below MAX_DEPTH."""
+    def out_of_stack(text):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(model_json.json, "loads", out_of_stack)
+    with pytest.raises(ArgumentsError) as info:
+        python_arguments("[[1]]")
+    assert str(info.value) == "arguments cannot be read: RecursionError"

@@ -14,11 +14,19 @@ from sweepbench.client.hedging import MAX_HEDGES, IdleSlots, Race, bill
 from sweepbench.client.limits import EndpointLimits
 from sweepbench.client.outcomes import FAILED
 from sweepbench.client.results import CallLedger, CallResult
-from sweepbench.client.stalls import HEDGE_BURST, MIN_SAMPLES, Flight, StallPolicy
+from sweepbench.client.stalls import (
+    HEDGE_BURST,
+    MIN_SAMPLES,
+    Flight,
+    Outrun,
+    StallPolicy,
+)
 from sweepbench.client.transports.memory import Answer, MemoryTransport, completion
 from sweepbench.config import Endpoint
+from sweepbench.errors import ServerError
 from sweepbench.wire import AssistantMessage, ChatRequest, Usage, UserMessage
 
+from ..support import FakeClock
 from .rig import cancel_after
 
 
@@ -274,3 +282,243 @@ def test_idle_slots_lend_one_copy_per_idle_slot_and_say_when_one_comes_back():
     assert (spare.lent, spare.sent) == (2, 2)
     spare.give()
     assert woken == [1] and spare.take() and (spare.lent, spare.sent) == (2, 3)
+
+
+# ---- a Race driven by hand: a first copy under a deadline, copies that answer on cue ---------
+
+
+class FixedStalls:
+    """A test double of the endpoint's StallPolicy: a fixed hedge delay, hedges always fit."""
+
+    def __init__(self, delay: float | None) -> None:
+        self.delay = delay
+
+    def hedge_delay(self) -> float | None:
+        return self.delay
+
+    def may_hedge(self) -> bool:
+        return True
+
+
+class Copies:
+    """The race's ``send``: copy ``i`` records its arguments, counts ``hung`` abandoned and
+    ``limited`` 429s on its own ledger, then answers with ``plans[i]``: ``(seconds, reply)``,
+    a reply being a string (a 200 with that content, its first byte seen) or an exception."""
+
+    def __init__(self, *plans) -> None:
+        self.plans = list(plans)
+        self.sent: list[tuple] = []
+        self.hung = self.limited = 0
+
+    async def __call__(self, body, headers, call, flight, permit) -> CallResult:
+        self.sent.append((body, headers, call, flight, permit))
+        flight.sent_at = asyncio.get_running_loop().time()
+        seconds, reply = self.plans[len(self.sent) - 1]
+        call.hung += self.hung
+        call.rate_limited += self.limited
+        await asyncio.sleep(seconds)
+        flight.got_first_byte = True
+        if isinstance(reply, BaseException):
+            call.statuses.append(getattr(reply, "status", 0) or 0)
+            call.failures.append(f"copy {len(self.sent)}")
+            raise reply
+        call.statuses.append(200)
+        call.payload = reply.encode()
+        return CallResult(message=AssistantMessage(content=reply), usage=Usage(7, 2),
+                          latency_s=seconds, attempts=1, statuses=[200])
+
+
+async def first_copy(race: Race, seconds: float, reply, *, first_byte: bool = False):
+    """The first copy as the client's ``_post`` sends it: on the wire under a deadline its race
+    may stop (``Outrun``); ``reply`` after ``seconds`` as in :class:`Copies`."""
+    flight = race.flight
+    flight.sent_at = asyncio.get_running_loop().time()
+    deadline = flight.deadline = asyncio.timeout(None)
+    try:
+        async with deadline:
+            flight.got_first_byte = first_byte
+            await asyncio.sleep(seconds)
+    except TimeoutError:
+        race.call.statuses.append(0)
+        assert flight.outrun
+        raise Outrun from None
+    finally:
+        flight.deadline = None
+    if isinstance(reply, BaseException):
+        race.call.statuses.append(reply.status or 0)
+        raise reply
+    race.call.statuses.append(200)
+    return CallResult(message=AssistantMessage(content=reply), usage=Usage(7, 2),
+                      latency_s=seconds, attempts=1, statuses=[200])
+
+
+def hand_race(send, delay: float | None = 1.0, limits: EndpointLimits | None = None) -> Race:
+    limits = limits or EndpointLimits.for_endpoint(Endpoint(name="e", base_url="http://h"))
+    race = Race(FixedStalls(delay), limits, send, b"{}", {"X-Copy": "1"}, CallLedger())
+    race.flight.permit = "first copy's permit"
+    return race
+
+
+def boom() -> ServerError:
+    return ServerError("HTTP 500: boom", endpoint="e", status=500)
+
+
+async def test_a_hedge_that_wins_takes_the_call_with_its_books_and_stops_the_first_copy():
+    send = Copies((0.01, "copy"))
+    send.hung, send.limited = 1, 2
+    race = hand_race(send)
+    race.call.hung, race.call.rate_limited, race.call.statuses = 1, 1, [503]
+    race.hung0 = 1
+    run = asyncio.ensure_future(race.run(first_copy(race, 10, "first", first_byte=True)))
+    await asyncio.sleep(0)
+    race.tick(1.0, 1.0)
+    result = await run
+    (_, headers, _sub, flight, permit), = send.sent
+    assert (headers, permit, flight) == ({"X-Copy": "1"}, "first copy's permit", race.copies[0][2])
+    assert result.message.content == "copy" and race.call.hedge_won
+    assert race.call.statuses == [503, 200] and (result.statuses, result.attempts) == ([503, 200], 2)
+    assert (race.call.hung, race.call.rate_limited) == (2, 3)  # one more each, from the copy
+    assert race.call.payload == b"copy"
+    # the first copy had its first byte when stopped: billed like the answer; the winner is not
+    assert race.call.hedge_usage == Usage(7, 2)
+    assert race.flight.race is None and race.ready is None and not race.live  # unhooked
+
+
+async def test_a_winning_copy_that_failed_raises_its_error_with_the_call_books():
+    send = Copies((0.01, boom()))
+    race = hand_race(send)
+    run = asyncio.ensure_future(race.run(first_copy(race, 10, "first")))
+    await asyncio.sleep(0)
+    race.tick(1.0, 1.0)
+    with pytest.raises(ServerError) as info:
+        await run
+    assert race.call.failures == ["copy 1"] and race.call.hedge_won
+    assert (info.value.attempts, info.value.statuses) == (1, [500])
+    assert info.value.failures == ["copy 1"]
+
+
+async def test_a_first_copy_failing_after_it_answered_headers_is_not_billed_beside_its_backup():
+    send = Copies((0.02, "backup"))
+    race = hand_race(send)
+    race.send_backups(IdleSlots(idle=1), 1)
+    result = await race.run(first_copy(race, 0.01, boom(), first_byte=True))
+    assert result.message.content == "backup" and race.call.hedge_won
+    assert race.call.hedge_usage is None  # a 500's headers are no answer
+    assert race.call.statuses == [200] and race.call.payload == b"backup"
+
+
+async def test_after_a_failed_first_copy_the_first_backup_to_answer_within_the_delay_is_taken():
+    # the first copy fails at 0.05 s, backup 1 at 0.07 s, backup 2 answers at 0.1 s, backup 3
+    # hangs: the hedge delay is 1 s
+    send = Copies((0.07, boom()), (0.1, "second"), (30, "never"))
+    race = hand_race(send)
+    race.send_backups(IdleSlots(idle=3), 3)
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    result = await race.run(first_copy(race, 0.05, boom()))
+    assert result.message.content == "second"
+    assert loop.time() - t0 < 0.5  # taken when it came, not at the end of the delay
+
+
+async def test_a_backup_answering_after_the_hedge_delay_is_not_waited_for():
+    send = Copies((0.4, "late"))
+    race = hand_race(send, delay=0.1)
+    race.send_backups(IdleSlots(idle=1), 1)
+    with pytest.raises(ServerError):
+        await race.run(first_copy(race, 0.0, boom()))
+
+
+async def test_without_a_hedge_delay_a_failed_first_copy_waits_for_no_backup():
+    send = Copies((0.05, "backup"))
+    race = hand_race(send, delay=None)
+    race.send_backups(IdleSlots(idle=1), 1)
+    with pytest.raises(ServerError):
+        await race.run(first_copy(race, 0.0, boom()))
+
+
+class _Done:
+    """A test double of a finished copy's task, on a loop whose time is ``now``."""
+
+    def __init__(self, now: float, error: BaseException | None = None, cancelled=False) -> None:
+        self.now, self.error, self._cancelled = now, error, cancelled
+
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def exception(self):
+        if self._cancelled:
+            raise asyncio.CancelledError
+        return self.error
+
+    def get_loop(self):
+        return self
+
+    def time(self) -> float:
+        return self.now
+
+
+async def test_a_backup_answering_at_the_hedge_delay_wins_at_once_and_a_failed_one_never():
+    race = hand_race(Copies())
+    race.flight.sent_at = 100.0
+    async with asyncio.timeout(None) as deadline:
+        await asyncio.sleep(0)  # the first copy on the wire
+        race.flight.deadline = deadline
+        race.backup_done(_Done(100.5, boom()))
+        race.backup_done(_Done(100.5, cancelled=True))
+        assert race.ready is None and race.won is None
+        early = _Done(100.5)
+        race.backup_done(early)  # half the delay: held
+        assert race.ready is early and race.won is None
+        on_time = _Done(101.0)
+        race.backup_done(on_time)  # at the delay: the held one stays ready, this one wins
+        assert race.ready is early and race.won is on_time and race.flight.outrun
+        race.flight.deadline = None
+    closed = hand_race(Copies())
+    closed.close()
+    closed.backup_done(_Done(0.0))
+    assert closed.ready is None
+
+
+async def test_a_tick_with_a_backup_ready_gives_it_the_win():
+    race = hand_race(Copies())
+    ready = _Done(0.0)
+    race.ready = ready
+    async with asyncio.timeout(None) as deadline:
+        await asyncio.sleep(0)  # the first copy on the wire
+        race.flight.deadline = deadline
+        race.tick(0.1, 1.0)
+        race.flight.deadline = None
+    assert race.won is ready and race.copies == []
+
+
+async def test_backups_do_not_count_against_the_hedges_and_carry_the_request():
+    send = Copies((30, "never"), (30, "never"))
+    race = hand_race(send)
+    race.send_backups(IdleSlots(idle=1), 2)
+    race.tick(1.0, 1.0)  # one hedge delay: the first hedge goes, the backup not counted
+    assert len(race.copies) == 2 and race.call.hedged == 2
+    await asyncio.sleep(0)
+    (_, h1, _, f1, p1), (_, h2, _, f2, _) = send.sent
+    assert h1 == h2 == {"X-Copy": "1"} and (f1, f2) == (race.copies[0][2], race.copies[1][2])
+    assert p1 is not None and p1 != "first copy's permit"  # a backup's own permit
+    race.close()
+
+
+def test_no_backup_would_take_the_rate_limit_under_half_its_bank():
+    clock = FakeClock()
+    limits = EndpointLimits(max_concurrency=8, rpm=240, headroom=1.0, burst_s=1.0, clock=clock)
+    limits.requests.reserve(2)  # 4 banked, 2 left: one more leaves 1, under half
+    race = hand_race(Copies(), limits=limits)
+    spare = IdleSlots(idle=2)
+    race.send_backups(spare, 1)
+    assert race.copies == [] and spare.lent == 0 and race.call.hedged == 0
+    assert limits.concurrency.in_flight == 0
+
+
+def test_idle_slots_start_with_none_idle_and_need_nobody_told():
+    spare = IdleSlots()
+    assert not spare.take() and spare.sent == 0
+    spare.idle = 1
+    assert spare.take()
+    spare.give()  # nobody to tell
+    assert spare.lent == 0

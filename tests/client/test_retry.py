@@ -8,6 +8,12 @@ import asyncio
 
 import pytest
 
+from sweepbench.client import retry as retry_mod
+from sweepbench.client.limits import EndpointLimits
+from sweepbench.client.outcomes import FAILED, LIMITED
+from sweepbench.client.results import AttemptFailure, CallLedger
+from sweepbench.client.stalls import LatencyTracker
+from sweepbench.client.transports.memory import Answer, VirtualClock
 from sweepbench.errors import (
     ConnectionRefused,
     EndpointUnavailableError,
@@ -17,14 +23,8 @@ from sweepbench.errors import (
     ServerError,
     TransportError,
 )
-from sweepbench.client import retry as retry_mod
-from sweepbench.client.results import AttemptFailure
-from sweepbench.client.limits import EndpointLimits
-from sweepbench.client.outcomes import FAILED
-from sweepbench.client.transports.memory import Answer, VirtualClock
 
 from .rig import OK, OK_BODY, Rig, status
-
 
 # ---- retries ------------------------------------------------------------------------------
 
@@ -220,3 +220,107 @@ async def test_retry_after_jitter_is_a_quarter_of_it_at_most_the_quick_back_off(
         await rig()
     await rig()
     assert seen == pytest.approx([wait])  # quick back-off 0.1; floor 0.02
+
+
+# ---- RetryPolicy alone: the tests below drive it without a transport -----------------------
+
+
+def policy(*, latencies: tuple[float, ...] = (), **kw) -> retry_mod.RetryPolicy:
+    """A RetryPolicy over fresh limits on a virtual clock, its latency window holding
+    ``latencies``."""
+    tracker = LatencyTracker()
+    for s in latencies:
+        tracker.add(s)
+    args = {"name": "ep-a", "limits": EndpointLimits(clock=VirtualClock()), "latency": tracker,
+            "max_retries": 3, "backoff_base_s": 0.5, "backoff_max_s": 30.0,
+            "retry_after_max_s": 60.0, "on_retry": None}
+    return retry_mod.RetryPolicy(**{**args, **kw})
+
+
+def test_full_jitter_draws_from_zero_to_the_capped_back_off(monkeypatch) -> None:
+    draws: list[tuple[float, float]] = []
+    monkeypatch.setattr(retry_mod.random, "uniform", lambda low, high: draws.append((low, high)))
+    p = policy(backoff_max_s=0.75)
+    for made in (1, 2, 3):
+        p.backoff(made)
+    assert draws == [(0, 0.5), (0, 0.75), (0, 0.75)]  # 0.5, 1.0 and 2.0 capped at 0.75
+
+
+def test_the_quick_back_off_is_half_the_median_not_another_quantile() -> None:
+    # 19 answers in 0.1 s, one in 0.9 s: median 0.1 (quick back-off 0.05), p100 0.9
+    assert policy(latencies=(0.1,) * 19 + (0.9,)).quick_backoff_s() == 0.05
+    assert policy(latencies=(0.1,) * 19).quick_backoff_s() == 0.5  # under 20 samples: the base
+    assert policy(latencies=(0.001,) * 20).quick_backoff_s() == retry_mod.BACKOFF_FLOOR_S
+    assert policy(latencies=(5.0,) * 20).quick_backoff_s() == 0.5  # at most the base
+
+
+def test_half_the_recent_requests_failed_is_no_longer_mostly_answering() -> None:
+    p = policy()
+    for outcome in [FAILED] * 10:
+        p.limits.outcomes.add(outcome)
+    for _ in range(11):
+        p.limits.outcomes.add(0)
+    assert p.mostly_answering()  # 10 of 21 failed
+    p.limits.outcomes.add(FAILED)
+    assert p.limits.outcomes.failing_share == 0.5 and not p.mostly_answering()
+
+
+def test_isolated_faults_need_no_clustered_429s_and_no_pause_running() -> None:
+    p = policy()
+    clock = p.limits.clock
+    assert p.isolated_faults()
+    p.limits.paused_until = clock.now()  # a pause ending this instant has ended
+    assert p.isolated_faults()
+    p.limits.paused_until = clock.now() + 0.001
+    assert not p.isolated_faults()
+    p.limits.paused_until = 0.0
+    for _ in range(3):  # three 429s among three answers: the limit is hit
+        p.limits.outcomes.add(LIMITED)
+    assert p.limits.outcomes.limit_hit() and p.mostly_answering() and not p.isolated_faults()
+    q = policy()
+    for _ in range(12):
+        q.limits.outcomes.add(FAILED)
+    assert not q.mostly_answering() and not q.isolated_faults()  # nor when mostly failing
+
+
+class _Lender:
+    """A test double of the sweep's slot lease: records each sleep it lends for."""
+
+    def __init__(self) -> None:
+        self.lent: list[tuple[float, object]] = []
+
+    async def sleep(self, seconds, sleep) -> None:
+        self.lent.append((seconds, sleep))
+        await sleep(seconds)
+
+
+async def test_a_sleep_lends_the_slot_only_while_faults_are_isolated() -> None:
+    p = policy()
+    clock = p.limits.clock
+    lender = _Lender()
+    token = retry_mod.LEASE.set(lender)
+    try:
+        await p.sleep(0.25)
+        assert lender.lent == [(0.25, clock.sleep)] and clock.now() == 1000.25
+        p.limits.paused_until = clock.now() + 10.0  # an endpoint in trouble: no lending
+        await p.sleep(0.5)
+        assert len(lender.lent) == 1 and clock.now() == 1000.75
+    finally:
+        retry_mod.LEASE.reset(token)
+    await policy().sleep(0.1)  # no lease: a plain sleep on the clock
+
+
+async def test_each_retry_is_logged_with_its_attempt_error_and_wait(caplog, monkeypatch) -> None:
+    monkeypatch.setattr(retry_mod.random, "uniform", lambda low, high: high)
+    p = policy(max_retries=2)
+
+    async def attempt():
+        raise ServerError("HTTP 500", endpoint="ep-a", status=500)
+
+    call = CallLedger()
+    with caplog.at_level("DEBUG", logger=retry_mod.__name__), pytest.raises(ServerError):
+        await p.run(attempt, ServerError("HTTP 500", endpoint="ep-a", status=500), call)
+    assert [r.getMessage() for r in caplog.records] == [
+        "ep-a: attempt 1 failed (ServerError), retrying in 0.500s",
+        "ep-a: attempt 2 failed (ServerError), retrying in 1.000s"]
+    assert call.backoff == 1.5

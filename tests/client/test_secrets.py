@@ -8,11 +8,11 @@ import traceback
 
 import pytest
 
-from sweepbench.config import Endpoint
-from sweepbench.errors import FatalError, ModelError
 from sweepbench.client.facade import ModelClient
 from sweepbench.client.secrets import MIN_RUN, KeyRing
 from sweepbench.client.transports.memory import Answer, MemoryTransport, completion
+from sweepbench.config import Endpoint
+from sweepbench.errors import FatalError, ModelError
 from sweepbench.wire import ChatRequest, UserMessage
 
 CANARY = "sk-canary-3b9e7d1f0a2c4e6b8d0f1a3c5e7b9d2f"
@@ -156,10 +156,10 @@ async def test_error_texts_are_scrubbed_before_they_are_cut(monkeypatch, status,
 
 async def test_an_internal_error_that_quotes_the_key_is_stored_scrubbed(monkeypatch, tmp_path):
     """A bug whose message holds the key (a library echoing a request) is recorded without it."""
-    from sweepbench.config import load_config
-    from sweepbench.store.runstore import RunStore
-    from sweepbench.runner import sweep as sweep_module
     from sweepbench.client.secrets import KEYS
+    from sweepbench.config import load_config
+    from sweepbench.runner import sweep as sweep_module
+    from sweepbench.store.runstore import RunStore
 
     monkeypatch.setenv(ENV, CANARY)
     KEYS.register(ENV)  # as a client of an endpoint with this key variable does
@@ -187,3 +187,102 @@ def test_a_proxy_urls_password_is_a_secret_and_the_rest_of_it_is_not(monkeypatch
         "via proxy.corp:3128 as agent, password [redacted]")
     assert ring.scrub("http://proxy.other:3128 and http://proxy.corp:3128") == (
         "http://proxy.other:3128 and http://proxy.corp:3128")
+
+
+# ---- the edges: separators, alignments, the encoded forms, URL passwords, where a key sits ---
+
+
+def ring_of(monkeypatch, key: str, *, url: bool = False) -> KeyRing:
+    monkeypatch.setenv(ENV, key)
+    ring = KeyRing()
+    if url:
+        ring.register_url_password(ENV)
+    else:
+        ring.register(ENV)
+    return ring
+
+
+@pytest.mark.parametrize("escape", ["\\n", "\\r", "\\t"])
+def test_a_key_cut_by_escaped_line_breaks_into_short_pieces_is_found(ring, escape) -> None:
+    text = escape.join(CANARY[i:i + 5] for i in range(0, len(CANARY), 5))  # no run of 8
+    assert ring.leaks(text) and ring.scrub(text) == "[redacted]"
+
+
+def key_only(raw: bytes, pad: int) -> str:
+    """The characters of the base64 of ``raw`` after ``pad`` bytes that no byte around it can
+    change: those every variant of the surrounding bytes agrees on."""
+    variants = [base64.b64encode(before * pad + raw + after).decode()
+                for before in (b"\0", b"\xff") for after in (b"", b"\0\0\0", b"\xff\xff\xff")]
+    same = [all(v[i] == variants[0][i] for v in variants) for i in range(len(variants[0]))]
+    return "".join(c for c, s in zip(variants[0], same, strict=True) if s)
+
+
+@pytest.mark.parametrize("key", [
+    "sk-~~~???~~~>>>?-0",
+    "sk-~~~???~~~>>>?-W",  # 18 bytes ending in W: its base64 ends in an X, no padding
+    "ab~?>~",
+])
+def test_the_encoded_forms_are_what_the_key_alone_decides_at_each_alignment(key) -> None:
+    from sweepbench.client.secrets import _encodings
+
+    want = [key]
+    for pad in range(3):
+        inner = key_only(key.encode(), pad)
+        for form in (inner, inner.replace("+", "-").replace("/", "_")):
+            if len(form) >= MIN_RUN and form not in want:
+                want.append(form)
+    got = _encodings(key)
+    assert got == want
+    if len(key) == 6:  # 6 bytes: 8 characters at the first alignment
+        assert [len(f) for f in got[1:]] == [MIN_RUN, MIN_RUN]  # both alphabets
+    else:  # both alphabets' forms, '+' and '/' in one, '-' and '_' in the other
+        assert any("+" in f and "/" in f for f in got) and any("-" in f and "_" in f for f in got)
+
+
+@pytest.mark.parametrize(("url", "password"), [
+    ("http://agent:p@ss:w0rd-secret@proxy.corp:3128", "p@ss:w0rd-secret"),  # raw '@' and ':'
+    ("agent:hunter2-hunter2@proxy.corp:3128", "hunter2-hunter2"),  # no scheme
+    ("http://agent:hunter2-hunter2@proxy.corp/p?next=https://x", "hunter2-hunter2"),
+])
+def test_the_password_of_a_proxy_url_is_its_userinfo_after_the_first_colon(
+        monkeypatch, url, password) -> None:
+    ring = ring_of(monkeypatch, url, url=True)
+    assert ring.scrub(f"proxy agent:{password} said no") == "proxy agent:[redacted] said no"
+
+
+def test_a_key_of_exactly_min_run_characters_is_a_key(monkeypatch) -> None:
+    ring = ring_of(monkeypatch, "Zq8#Lm2!")
+    assert len("Zq8#Lm2!") == MIN_RUN and ring.active
+    assert ring.leaks("Zq8#Lm2!") and ring.scrub("key Zq8#Lm2! here") == "key [redacted] here"
+
+
+def test_no_key_no_leak(monkeypatch) -> None:
+    monkeypatch.delenv(ENV, raising=False)
+    ring = KeyRing()
+    ring.register(ENV)
+    assert not ring.leaks(CANARY, "any text at all, long enough")
+
+
+@pytest.mark.parametrize("lead", range(4))
+def test_the_last_min_run_characters_are_found_at_every_alignment(ring, lead) -> None:
+    tail = CANARY[-MIN_RUN:]
+    assert ring.leaks("x" * lead + tail)
+    assert ring.scrub("x" * lead + tail) == "x" * lead + "[redacted]"
+
+
+def test_every_text_is_read_short_clean_or_none_before_the_one_that_leaks(ring) -> None:
+    assert ring.leaks(None, "", "short", "a clean text well over eight characters", CANARY)
+    assert ring.leaks(CANARY[:MIN_RUN])  # exactly MIN_RUN characters
+
+
+def test_every_occurrence_is_scrubbed_wherever_it_sits(ring) -> None:
+    assert ring.scrub(f"{CANARY} and {CANARY}, {CANARY}") == (
+        "[redacted] and [redacted], [redacted]")
+    assert ring.scrub(CANARY + " tail") == "[redacted] tail"
+    assert ring.scrub("x" + CANARY) == "x[redacted]"
+    assert ring.scrub("xy" + CANARY) == "xy[redacted]"
+
+
+def test_a_run_of_one_repeated_character_is_scrubbed_to_its_end(monkeypatch) -> None:
+    ring = ring_of(monkeypatch, "sk-" + "z" * 16)
+    assert ring.scrub("got " + "z" * 9 + ".") == "got [redacted]."

@@ -58,3 +58,42 @@ def test_a_missing_prices_file_says_so(tmp_path):
     with pytest.raises(ConfigError, match=r"prices file .*nope.toml: cannot read it \(No such "
                                           r"file or directory\)"):
         load_prices(tmp_path / "nope.toml")
+
+
+def test_a_free_model_is_priced_at_zero_and_an_infinite_price_is_refused(tmp_path):
+    f = tmp_path / "p.toml"
+    f.write_text('[models."vllm/m"]\ninput = 0.0\noutput = 0.0\n')
+    assert load_prices(f)["vllm/m"] == ModelPrice(input=0.0, output=0.0)
+    f.write_text('[models."vllm/m"]\ninput = 1.0\noutput = inf\n')
+    with pytest.raises(ConfigError) as exc:
+        load_prices(f)
+    assert str(exc.value) == f"prices file {f}: vllm/m: output must be a number >= 0, got inf"
+
+
+def test_a_file_of_another_shape_says_what_shape_is_expected(tmp_path):
+    f = tmp_path / "p.toml"
+    f.write_text("models = 3\n")
+    with pytest.raises(ConfigError) as exc:
+        load_prices(f)
+    assert str(exc.value).endswith('(expected [models."provider/model"] tables with input, '
+                                   "output and optionally cached_input)")
+
+
+def test_a_broken_shipped_table_is_named_as_the_shipped_one(monkeypatch):
+    from sweepbench.providers import prices
+
+    class Shipped:
+        """A test double of importlib.resources: a shipped prices.toml that is broken."""
+
+        def files(self, package):
+            return self
+
+        def joinpath(self, name):
+            return self
+
+        def read_text(self, encoding):
+            return "[models\n"
+
+    monkeypatch.setattr(prices, "resources", Shipped())
+    with pytest.raises(ConfigError, match=r"^prices file prices\.toml \(shipped\): "):
+        shipped_prices()

@@ -87,3 +87,33 @@ def test_max_connections_caps_every_endpoint_the_config_hands_out():
 def test_a_prices_file_given_is_checked_even_when_no_name_needs_it(tmp_path):
     with pytest.raises(ConfigError, match=r"^prices file .*gone.toml: cannot read it"):
         resolve_models(SweepConfig(models=["scripted/oracle"], prices=str(tmp_path / "gone.toml")))
+
+
+def test_the_error_lists_every_endpoint_of_the_config_and_every_model_a_cap_cannot_bound():
+    cfg = SweepConfig(models=["nope"], endpoints=[Endpoint(name="a", base_url="http://h/v1"),
+                                                  Endpoint(name="b", base_url="http://h/v1")])
+    with pytest.raises(ConfigError, match=r"\(endpoints: a, b\)"):
+        resolve_models(cfg, {})
+    with pytest.raises(ConfigError) as exc:
+        resolve_models(SweepConfig(models=["vllm/m", "ollama/n"], max_cost_usd=1.0), {})
+    assert str(exc.value).startswith("--max-cost cannot bound vllm/m, ollama/n: no prices known")
+
+
+def test_a_provider_name_that_cannot_work_is_its_own_error_in_words():
+    with pytest.raises(ConfigError) as exc:
+        resolve_models(SweepConfig(models=["openai/"]), {})
+    assert str(exc.value) == "model 'openai/': no model name after openai/"
+
+
+def test_without_an_env_given_the_process_environment_is_read(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:5/v1")
+    out, _ = resolve_models(SweepConfig(models=["openai/gpt-4.1-mini"]))
+    assert out.endpoint("openai/gpt-4.1-mini").base_url == "http://127.0.0.1:5/v1"
+
+
+def test_a_price_without_its_source_or_date_is_described_as_from_the_prices_file(tmp_path):
+    f = tmp_path / "p.toml"
+    f.write_text('[models."vllm/m"]\ninput = 0.5\noutput = 1.5\n')
+    _, (r,) = resolve_models(SweepConfig(models=["vllm/m"], prices=str(f)), {})
+    assert r.describe().endswith("; $0.5 input, $0.5 cached, $1.5 output per million tokens "
+                                 "(prices file)")

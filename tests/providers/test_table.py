@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from sweepbench.providers.table import PROVIDERS, ProviderModel, parse_model_name
+from sweepbench.providers.table import (
+    PROVIDERS,
+    Provider,
+    ProviderModel,
+    parse_model_name,
+)
 
 HOSTED = {
     "openai": ("https://api.openai.com/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
@@ -80,3 +85,18 @@ def test_a_provider_name_that_cannot_work_says_why_in_one_line(name, message):
 @pytest.mark.parametrize("name", ["gpt-4.1-mini", "acme/model", "scripted/oracle", "OpenAI/m"])
 def test_a_name_without_a_provider_prefix_is_not_a_provider_model(name):
     assert parse_model_name(name, {}) is None
+
+
+@pytest.mark.parametrize(("name", "want"), [
+    ("openai", Provider(name="openai", base_url="https://api.openai.com/v1",
+                        key_env="OPENAI_API_KEY", base_url_env="OPENAI_BASE_URL")),
+    ("xai", Provider(name="xai", base_url="https://api.x.ai/v1", key_env="XAI_API_KEY",
+                     base_url_env="XAI_BASE_URL")),
+    ("vllm", Provider(name="vllm", base_url="http://127.0.0.1:8000/v1", key_env="VLLM_API_KEY",
+                      base_url_env="VLLM_BASE_URL", kind="self-hosted")),
+    ("llamacpp", Provider(name="llamacpp", base_url="http://127.0.0.1:8080/v1",
+                          key_env="LLAMACPP_API_KEY", base_url_env="LLAMACPP_BASE_URL",
+                          kind="self-hosted")),
+])
+def test_a_providers_entry_names_its_variables_after_it(name, want):
+    assert PROVIDERS[name] == want

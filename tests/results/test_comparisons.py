@@ -6,8 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sweepbench.results.comparisons import adjust, compare, leaderboard_order, task_rates
-from sweepbench.results.stats import Outcome
+from sweepbench.results.comparisons import (
+    ALL_PAIRS_UP_TO,
+    ALPHA,
+    adjust,
+    compare,
+    leaderboard_order,
+    task_rates,
+)
+from sweepbench.results.stats import Outcome, paired_bootstrap
 
 
 def test_holm_and_bh_by_hand():
@@ -67,3 +74,62 @@ def test_identical_models_rarely_show_a_significant_pair():
         raw += any(r["p_value"] <= 0.05 for r in pairs)
         holm += any(r["significant"] for r in pairs)
     assert raw / boards > 0.15 and holm / boards <= 0.06
+
+
+# ---- the edges: one p-value, the cap at 1, tasks in common, the bootstrap's seed -------------
+
+
+def test_one_p_value_is_its_own_adjustment_and_holm_caps_at_one():
+    assert adjust([0.03]) == [0.03] and adjust([0.03], "bh") == [0.03]
+    assert adjust([0.6, 0.7]) == [1.0, 1.0]  # 2 x 0.6 = 1.2, capped
+    assert adjust([]) == [] and adjust([], "bh") == []
+
+
+def test_only_common_tasks_are_compared_and_a_pair_without_any_is_skipped():
+    rates = {"A": {"t1": 1.0, "t2": 0.0, "t3": 1.0}, "B": {"t9": 1.0},
+             "C": {"t1": 0.0, "t2": 0.0, "t4": 1.0}}
+    got = compare(rates, ["A", "B", "C"], n_boot=200, seed=7)
+    assert [(r["a"], r["b"]) for r in got["pairs"]] == [("A", "C")]
+    direct = paired_bootstrap([1.0, 0.0], [0.0, 0.0], n_boot=200, seed=7)  # t1, t2
+    row = got["pairs"][0]
+    assert (row["tasks"], row["diff"], row["ci95"], row["p_value"]) == (
+        2, direct.diff, direct.ci95, direct.p_value)
+    assert got["family"]["pairs"] == 1 and got["family"]["models"] == 3
+
+
+def test_the_bootstrap_gets_the_seed_and_size_asked_for():
+    rng = np.random.default_rng(3)
+    rates = {m: {f"t{i}": float(rng.integers(0, 2)) for i in range(30)} for m in "AB"}
+    row = compare(rates, ["A", "B"], n_boot=300, seed=11)["pairs"][0]
+    direct = paired_bootstrap([rates["A"][f"t{i}"] for i in sorted(range(30), key=str)],
+                              [rates["B"][f"t{i}"] for i in sorted(range(30), key=str)],
+                              n_boot=300, seed=11)
+    assert (row["ci95"], row["p_value"]) == (direct.ci95, direct.p_value)
+
+
+def test_the_correction_asked_for_is_the_one_applied():
+    rates = {"A": {f"t{i}": 1.0 for i in range(12)},
+             "B": {f"t{i}": float(i % 2) for i in range(12)},
+             "C": {f"t{i}": float(i % 3 == 0) for i in range(12)}}
+    holm = compare(rates, ["A", "B", "C"], n_boot=400, seed=1)
+    bh = compare(rates, ["A", "B", "C"], n_boot=400, seed=1, correction="bh")
+    raw = [r["p_value"] for r in bh["pairs"]]
+    assert [r["p_adjusted"] for r in bh["pairs"]] == adjust(raw, "bh")
+    assert [r["p_adjusted"] for r in holm["pairs"]] == adjust(raw, "holm")
+    assert adjust(raw, "bh") != adjust(raw, "holm") and bh["family"]["correction"] == "bh"
+
+
+def test_twelve_models_are_compared_pair_by_pair_and_an_adjusted_p_of_alpha_is_significant(
+        monkeypatch):
+    from sweepbench.results import comparisons
+
+    rates = {f"m{i:02d}": {"t": 1.0, "u": 0.0} for i in range(ALL_PAIRS_UP_TO)}
+    monkeypatch.setattr(comparisons, "adjust", lambda p, method: [ALPHA] * len(p))
+    got = compare(rates, sorted(rates), n_boot=50, seed=0)
+    assert got["family"]["pairs"] == ALL_PAIRS_UP_TO * (ALL_PAIRS_UP_TO - 1) // 2
+    assert got["family"]["scope"] == "every pair of models"
+    assert all(r["significant"] for r in got["pairs"])
+
+
+def test_a_model_without_an_average_ranks_as_zero():
+    assert leaderboard_order({"b": {}, "a": {"avg": 0.5}, "c": {"avg": None}}) == ["a", "b", "c"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sqlite3
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from sweepbench.errors import StoreError
-from sweepbench.store.identity import main_identity
+from sweepbench.store.identity import _wal_ids, main_identity
 from sweepbench.store.readonly import ReadOnlyStore
 from sweepbench.store.runstore import RunStore
 from sweepbench.store.schema import SCHEMA_VERSION
@@ -144,3 +145,42 @@ def test_a_new_store_has_its_id_in_the_main_file_before_any_checkpoint_of_its_wr
         first = main_identity(path)
         assert first is not None and first[0].startswith("sweepbench-store:")
         assert store.writer_stats["checkpoints"] == 0
+
+
+# ---- the WAL read raw: header checks, commits, generations, the id in each frame -------------
+
+_SALT = (7, 9)
+_ID_A = b"sweepbench-store:" + b"a" * 32
+
+
+def raw_wal(tmp_path, frames, *, page_size=512, magic=0x377F0682):
+    """A WAL file: its header, then ``frames`` of (page, db_size, salts, body)."""
+    data = struct.pack(">8I", magic, 3007000, page_size, 0, *_SALT, 0, 0)
+    for page, db_size, salts, body in frames:
+        data += struct.pack(">6I", page, db_size, *salts, 0, 0) + body.ljust(page_size, b"\0")
+    path = tmp_path / "w.sqlite-wal"
+    path.write_bytes(data)
+    return path, data[:32]
+
+
+@pytest.mark.parametrize(("page_size", "magic", "read"), [
+    (512, 0x377F0682, True), (1024, 0x377F0683, True), (256, 0x377F0682, False),
+    (1000, 0x377F0682, False), (1024, 0x12345678, False)])
+def test_a_wal_header_is_read_only_with_its_magic_and_a_power_of_two_page(
+        tmp_path, page_size, magic, read):
+    path, header = raw_wal(tmp_path, [(2, 1, _SALT, _ID_A)], page_size=page_size, magic=magic)
+    assert _wal_ids(path, 2) == ((header, 1, [_ID_A]) if read else None)
+
+
+def test_only_committed_frames_count_and_each_frame_of_the_page_is_read(tmp_path):
+    path, header = raw_wal(tmp_path, [
+        (2, 0, _SALT, _ID_A), (3, 0, _SALT, b""), (2, 5, _SALT, b"no id here"),  # commit 1
+        (2, 0, _SALT, _ID_A)])  # not committed
+    assert _wal_ids(path, 2) == (header, 3, [_ID_A, None])
+    none_committed, _ = raw_wal(tmp_path, [(2, 0, _SALT, _ID_A)])
+    assert _wal_ids(none_committed, 2) is None
+
+
+def test_a_frame_of_an_older_generation_ends_the_wal_where_sqlite_ends_it(tmp_path):
+    path, header = raw_wal(tmp_path, [(2, 1, _SALT, _ID_A), (2, 1, (1, 1), b"")])
+    assert _wal_ids(path, 2) == (header, 1, [_ID_A])

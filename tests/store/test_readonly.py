@@ -12,13 +12,17 @@ import json
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
 from sweepbench.cli import main
+from sweepbench.errors import OlderStoreError, StoreError
+from sweepbench.store import readonly
 from sweepbench.store.readonly import ReadOnlyStore
-from sweepbench.store.schema import SCHEMA_VERSION
+from sweepbench.store.schema import APPLICATION_ID, READABLE_SINCE, SCHEMA_VERSION
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "hostile_cases"))
 import _mounts
@@ -189,3 +193,176 @@ def test_a_full_disk_when_the_store_opens_is_one_line_with_advice(tmp_path, monk
     assert capsys.readouterr().err == (
         f"error: cannot open run store {store}: database or disk is full; free some space on "
         "its disk and run the command again\n")
+
+
+# ---- in this process: which connection is tried, and why each falls through ------------------
+
+def _error(message: str, name: str) -> sqlite3.Error:
+    e = sqlite3.OperationalError(message)
+    e.sqlite_errorname = name
+    return e
+
+
+READ_ONLY = _error("attempt to write a readonly database", "SQLITE_READONLY")
+DAMAGED = _error("database disk image is malformed", "SQLITE_CORRUPT")
+REAL_OPEN = readonly._open
+
+
+def tried(monkeypatch, tmp_path, refuse: dict[str, sqlite3.Error], wal: bytes | None = None):
+    """A small store; ``_open`` raising ``refuse[mode]`` for the modes in it: (the result of
+    connect_read_only or its error, the modes tried in order)."""
+    path = small_store(tmp_path / "s.sqlite", episodes=1)
+    if wal is not None:
+        (tmp_path / "s.sqlite-wal").write_bytes(wal)
+    modes: list[str] = []
+    prefix = f"file:{quote(str(path.resolve()))}?"
+
+    def spy(uri: str):
+        assert uri.startswith(prefix)
+        mode = uri[len(prefix):]
+        modes.append(mode)
+        if mode in refuse:
+            raise refuse[mode]
+        return REAL_OPEN(uri)
+
+    monkeypatch.setattr(readonly, "_open", spy)
+    try:
+        got = readonly.connect_read_only(path)
+    except StoreError as e:
+        got = e
+    return path, got, modes
+
+
+def test_a_store_that_may_be_written_is_read_as_any_reader_reads_it(monkeypatch, tmp_path):
+    _, conn, modes = tried(monkeypatch, tmp_path, {})
+    assert modes == ["mode=rw"]
+    assert conn.execute("PRAGMA query_only").fetchone()[0] == 1
+    seen: list[int] = []  # the viewer reads it from its own threads
+    reader = threading.Thread(target=lambda: seen.append(
+        conn.execute("SELECT count(*) FROM episodes").fetchone()[0]))
+    reader.start()
+    reader.join()
+    assert seen == [1]
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        conn.execute("DELETE FROM episodes")
+    conn.close()
+
+
+def test_a_read_only_place_falls_back_to_mode_ro_then_immutable(monkeypatch, tmp_path):
+    _, conn, modes = tried(monkeypatch, tmp_path, {"mode=rw": READ_ONLY})
+    assert modes == ["mode=rw", "mode=ro"] and isinstance(conn, sqlite3.Connection)
+    conn.close()
+    for i, wal in enumerate((None, b"")):  # no WAL, or an empty one: nothing is left out
+        (tmp_path / str(i)).mkdir()
+        _, conn, modes = tried(monkeypatch, tmp_path / str(i), {
+            "mode=rw": READ_ONLY, "mode=ro": READ_ONLY}, wal=wal)
+        assert modes == ["mode=rw", "mode=ro", "immutable=1"]
+        conn.close()
+
+
+def test_a_wal_that_cannot_be_read_there_says_to_copy_both_files(monkeypatch, tmp_path):
+    path, e, modes = tried(monkeypatch, tmp_path, {"mode=rw": READ_ONLY, "mode=ro": READ_ONLY},
+                           wal=b"x")  # one byte is a WAL SQLite would look at
+    assert modes == ["mode=rw", "mode=ro"]
+    assert str(e) == (
+        f"cannot read run store {path} where it is: its WAL file s.sqlite-wal holds commits "
+        f"SQLite reads only with a s.sqlite-shm file, which it cannot create there ({READ_ONLY}); "
+        "copy s.sqlite and s.sqlite-wal together to a writable place and read the copy")
+    assert e.__cause__ is READ_ONLY
+
+
+@pytest.mark.parametrize("refuse", [{"mode=rw": DAMAGED},
+                                    {"mode=rw": READ_ONLY, "mode=ro": DAMAGED},
+                                    {"mode=rw": READ_ONLY, "mode=ro": READ_ONLY,
+                                     "immutable=1": DAMAGED}])
+def test_any_other_error_on_the_way_is_the_stores_own_error(monkeypatch, tmp_path, refuse):
+    path, e, modes = tried(monkeypatch, tmp_path, refuse)
+    assert modes == list(refuse)  # it stops at the first error that is not about writing
+    assert str(e).startswith(f"run store {path} is damaged (SQLite: {DAMAGED})")
+    assert e.__cause__ is DAMAGED
+
+
+def test_a_connection_that_cannot_read_the_file_is_closed(monkeypatch, tmp_path):
+    closed: list[bool] = []
+    real_connect = sqlite3.connect
+
+    def connect(*args, **kw):
+        conn = real_connect(*args, **kw)
+
+        class Watched:
+            def execute(self, sql):
+                return conn.execute(sql)
+
+            def close(self):
+                closed.append(True)
+                conn.close()
+        return Watched()
+
+    monkeypatch.setattr(readonly.sqlite3, "connect", connect)
+    (tmp_path / "t.sqlite").write_bytes(b"not a database at all, only text " * 40)
+    with pytest.raises(sqlite3.DatabaseError):
+        readonly._open(f"file:{quote(str(tmp_path / 't.sqlite'))}?mode=rw")
+    assert closed == [True]
+
+
+def _store_with(tmp_path, app_id: int, version: int) -> sqlite3.Connection:
+    conn = sqlite3.connect(tmp_path / f"{app_id}-{version}.sqlite")
+    conn.execute(f"PRAGMA application_id = {app_id}")
+    conn.execute(f"PRAGMA user_version = {version}")
+    return conn
+
+
+@pytest.mark.parametrize("version", [READABLE_SINCE, SCHEMA_VERSION])
+def test_the_schemas_read_as_they_are_are_from_readable_since_to_this_one(tmp_path, version):
+    readonly.check_readable(tmp_path / "s", _store_with(tmp_path, APPLICATION_ID, version))
+
+
+def test_other_files_and_schemas_are_refused_in_their_own_words(tmp_path):
+    p = tmp_path / "s"
+    with pytest.raises(StoreError) as info:
+        readonly.check_readable(p, _store_with(tmp_path, APPLICATION_ID + 1, SCHEMA_VERSION))
+    assert str(info.value) == f"{p} is an SQLite file but not a sweepbench run store"
+    with pytest.raises(StoreError) as info:
+        readonly.check_readable(p, _store_with(tmp_path, APPLICATION_ID, SCHEMA_VERSION + 1))
+    assert str(info.value) == (f"run store {p} has schema version {SCHEMA_VERSION + 1}; this "
+                               f"sweepbench reads version {SCHEMA_VERSION} (upgrade sweepbench)")
+    with pytest.raises(OlderStoreError) as info:
+        readonly.check_readable(p, _store_with(tmp_path, APPLICATION_ID, READABLE_SINCE - 1))
+    assert str(info.value) == (f"run store {p} has schema version {READABLE_SINCE - 1} and must "
+                               f"be migrated to version {SCHEMA_VERSION} before it is read")
+    closed = _store_with(tmp_path, APPLICATION_ID, SCHEMA_VERSION)
+    closed.close()
+    with pytest.raises(StoreError) as info:
+        readonly.check_readable(p, closed)
+    assert str(info.value) == f"cannot open run store {p}: Cannot operate on a closed database."
+
+
+def test_a_path_that_is_no_file_is_said_so(tmp_path):
+    with pytest.raises(StoreError, match=f"^run store {tmp_path / 'none'} does not exist$"):
+        ReadOnlyStore(tmp_path / "none")
+    with pytest.raises(StoreError, match=f"^run store {tmp_path} is not a file$"):
+        ReadOnlyStore(tmp_path)
+
+
+def test_a_file_that_is_no_store_is_refused_and_its_connection_closed(tmp_path, monkeypatch):
+    conns: list[sqlite3.Connection] = []
+    real = readonly.connect_read_only
+    monkeypatch.setattr(readonly, "connect_read_only", lambda p: conns.append(real(p)) or conns[-1])
+    other = _store_with(tmp_path, 7, 1)
+    other.execute("CREATE TABLE t (x)")
+    other.commit()
+    other.close()
+    with pytest.raises(StoreError) as info:
+        ReadOnlyStore(tmp_path / "7-1.sqlite")
+    assert str(info.value) == f"{tmp_path / '7-1.sqlite'} is an SQLite file but not a sweepbench run store"
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        conns[0].execute("SELECT 1")
+
+
+def test_a_read_only_store_reads_and_closes_as_a_context_manager(tmp_path):
+    path = small_store(tmp_path / "s.sqlite", episodes=1)
+    with ReadOnlyStore(path) as store:
+        assert store.migrated is None and store.path == path
+        assert [r["run_id"] for r in store.runs()] == ["r1"]
+    with pytest.raises(StoreError, match=f"^run store {path} is closed$"):
+        store.runs()
