@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import bisect
+import functools
 import hashlib
 import json
 import os
@@ -40,7 +41,7 @@ from pathlib import Path
 import msgspec
 from aiohttp import web
 
-from sweepbench.benchmarks.doubles import scripted_models
+from sweepbench.benchmarks.doubles import scripted_models, warm
 from sweepbench.client.facade import ModelClient, limits_key
 from sweepbench.config import load_config
 from sweepbench.devserver.server import ReferenceServer, estimate_tokens
@@ -57,10 +58,16 @@ MODELS = ["scripted/oracle", "scripted/noisy:0.3"]
 
 class InProcess:
     """A transport whose answers are the scripted policy's, computed in the caller: a canned
-    reply that costs the machine next to nothing beyond the policy itself."""
+    reply that costs the machine next to nothing beyond the policy itself. ``specs``: the
+    benchmarks whose tasks and gold plans the double loads now (:func:`warm`), not on its
+    first requests: a worker process starts cold (0.27 s for the default set, generating
+    T1's tasks among it), which no real endpoint would charge the harness; one process had
+    its tasks loaded by its work list already."""
 
-    def __init__(self, endpoint=None) -> None:
+    def __init__(self, endpoint=None, specs: tuple[str, ...] = ()) -> None:
         self.resolve = scripted_models()
+        for spec in specs:
+            warm(spec)
 
     async def post(self, body: bytes, headers=None):
         req = msgspec.json.decode(body, type=ChatRequest)
@@ -96,12 +103,15 @@ def speedup(cluster: Cluster, trials: int, tmp: Path) -> dict:
                                              "max_concurrency": 1 << 16}
                                             for m in [*MODELS, "scripted/user"]]))
     out = {}
+    specs = tuple(cfg.benchmarks)
+    for spec in specs:  # the doubles warm in both: here for the one process, in each worker
+        warm(spec)
     real = build.client_for
     build.client_for = _in_process_clients  # judges (and the one process) answered in-process
     try:
         one = _timed(Sweep, cfg, tmp / "one.sqlite")
         two = _timed(Driver, cfg, tmp / "two.sqlite", cluster=cluster, workers=2,
-                     transport=InProcess)
+                     transport=functools.partial(InProcess, specs=specs))
     finally:
         build.client_for = real
     n = calls(tmp / "one.sqlite", one["run_id"])

@@ -80,6 +80,9 @@ class Cluster:
             os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
             ray.init(**options)
             self._started = True
+        # Ray builds its serialization context (importing pydantic, ~0.1 s of CPU) on first
+        # use: here, with the cluster's start, rather than on the sweep's first report
+        ray.put(None)
         return self
 
     def runtime_env(self) -> dict[str, Any]:
