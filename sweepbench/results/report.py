@@ -56,15 +56,20 @@ from itertools import combinations
 from typing import Any, Mapping, Sequence
 
 import msgspec
+import numpy as np
 
 from sweepbench.errors import ReportError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, TaskKey
 from sweepbench.results.cost import Spend
-from sweepbench.results.profile import as_prices, build_profiles, call_event, endpoint_stalls
+from sweepbench.results.calls import CallColumns
+from sweepbench.results.profile import (ProfileCalls, as_prices, build_profiles,
+                                        build_profiles_columns, call_event, endpoint_stalls,
+                                        stall_table)
 from sweepbench.results.runinfo import (configuration, error_reasons, terminations,
                                         unjudged_by_judge)
 from sweepbench.results.comparisons import compare, leaderboard_order, task_rates
 from sweepbench.results.stats import DEFAULT_BOOT, Outcome, judge_agreement, summarize
+from sweepbench.store.facts import EpisodeFacts
 from sweepbench.store.reads import StoreReads
 from sweepbench.results.selection import EpisodeView, Selection, load_view
 
@@ -206,6 +211,7 @@ def build_report(
     seed: int = 0,
     correction: str = "holm",
     profile: bool = True,
+    from_transcripts: bool = False,
 ) -> dict:
     """The leaderboards of the episodes in ``store`` (one store or several) that
     ``selection`` keeps; ``run_id`` restricts to that run's selection.
@@ -217,6 +223,12 @@ def build_report(
     -> prices replacing the stored ones. ``n_boot``, ``seed``: the comparisons' bootstrap
     and sign flips (same seed, same JSON); ``correction``: over each family of comparisons,
     ``holm`` or ``bh``. ``profile=False`` skips the token / latency profile.
+
+    Cost, profiles, stalls and error reasons come from the stores' facts (schema 5: a few
+    numbers per call and per episode, see :mod:`sweepbench.results.calls`);
+    ``from_transcripts=True``, or a store of an older schema read as it is, computes them
+    from the journals' payloads and the records instead: the same report, at the cost of
+    decoding every transcript (the tests' oracle).
     """
     stores = [store] if isinstance(store, StoreReads) else list(store)
     selection = selection or Selection()
@@ -239,12 +251,29 @@ def build_report(
     sources = _sources(view, names, by_pair, info, method, judge)
     board = _Board(view, by_pair, sources, k=k, n_boot=n_boot, seed=seed,
                    correction=correction)
-    calls = view.calls()
-    spend = Spend.of(calls, view.prices(),
-                     None if prices is None else {n: as_prices(p) for n, p in prices.items()})
-    board.add_cost(spend)
-    if profile:
-        board.add_profiles(calls)
+    override = None if prices is None else {n: as_prices(p) for n, p in prices.items()}
+    if from_transcripts or not view.has_facts:
+        calls = view.calls()
+        spend = Spend.of(calls, view.prices(), override)
+        board.add_cost(spend)
+        if profile:
+            board.add_profiles(calls)
+        stalls = endpoint_stalls(calls)
+        errors = _error_texts(view)
+        del calls
+    else:
+        cols = view.call_columns()
+        facts = view.facts()
+        spend = Spend.of_columns(cols, view.prices(), override)
+        board.add_cost(spend)
+        if profile:
+            board.add_profiles_columns(cols, facts)
+        counts = np.bincount(cols.endpoint, minlength=len(cols.endpoints))
+        stalls = stall_table(cols.rare.values(), {
+            e: int(n) for e, n in zip(cols.endpoints, counts.tolist()) if e})
+        errors = {r["episode_key"]: facts[r["episode_key"]].error for r in view.rows
+                  if r["status"] == "error" and r["episode_key"] in facts}
+        del cols, facts
     run = stores[0].run(selection.run_id) if selection.run_id and len(stores) == 1 else None
     single = {(s.judge, s.method) for s in sources.values()}
     jm = next(iter(single)) if len(single) == 1 else None
@@ -275,10 +304,10 @@ def build_report(
         "comparisons": comparisons["pairs"],
         "comparisons_family": comparisons["family"],
         "judge_agreement": _agreements(by_pair, set(view.keys)),
-        "error_reasons": error_reasons(view.rows, _error_texts(view)),
+        "error_reasons": error_reasons(view.rows, errors),
         "unjudged_by_judge": unjudged_by_judge(judgments),
         "terminations": terminations(view.rows),
-        "stalls_by_endpoint": endpoint_stalls(calls),
+        "stalls_by_endpoint": stalls,
         "configuration": configuration(view.runs),
         "damaged": [f"run store {s.path}: {d}" for s in stores for d in s.damaged],
     }
@@ -477,6 +506,51 @@ class _Board:
             self._profiles[(name,)] = _no_cost(p)
         for b in recs:
             for name, p in build_profiles(recs[b], events[b]).items():
+                self._profiles[(name, b)] = _no_cost(p)
+
+    def add_profiles_columns(self, cols: CallColumns, facts: Mapping[str, EpisodeFacts]
+                             ) -> None:
+        """``add_profiles`` from the stores' facts: the same profiles, the records' numbers
+        read from ``facts`` and the calls from ``cols`` (each group's in the same order)."""
+        recs: dict[str, list] = defaultdict(list)  # benchmark -> facts, named by row
+        for key, f in facts.items():
+            r = self.row_of.get(key)
+            if r is not None:
+                recs[r["benchmark"]].append(msgspec.structs.replace(
+                    f, model=r["name"], domain=r["domain"]))
+        names: dict[str, int] = {}
+        domains: dict[str, int] = {}
+        benches: dict[str, int] = {}
+        where = np.full((len(cols.keys), 3), -1, dtype=np.int64)  # episode -> codes
+        for i, key in enumerate(cols.keys):
+            r = self.row_of.get(key)
+            if r is not None:
+                where[i] = (names.setdefault(r["name"], len(names)),
+                            domains.setdefault(r["domain"], len(domains)),
+                            benches.setdefault(r["benchmark"], len(benches)))
+        codes = where[cols.episode] if len(cols) else np.zeros((0, 3), dtype=np.int64)
+        own = np.flatnonzero(~cols.judge & (codes[:, 0] >= 0))  # not the judges' calls
+        # benchmarks in the order their first call comes, as add_profiles' dict has them
+        _, first = np.unique(codes[own, 2], return_index=True)
+        rank = np.zeros(max(1, len(benches)), dtype=np.int64)
+        rank[codes[own, 2][np.sort(first)]] = np.arange(len(first))
+        pooled = own[np.argsort(rank[codes[own, 2]], kind="stable")]
+
+        def subset(idx: np.ndarray) -> ProfileCalls:
+            at = {int(p): i for i, p in enumerate(idx.tolist()) if int(p) in cols.rare}
+            return ProfileCalls(
+                models=list(names), domains=list(domains), roles=cols.roles,
+                status_texts=cols.status_texts, model=codes[idx, 0], domain=codes[idx, 1],
+                role=cols.role[idx], latency=cols.latency[idx],
+                has_attempts=cols.has_attempts[idx], attempts=cols.attempts[idx],
+                statuses=cols.statuses[idx], rare={i: cols.rare[p] for p, i in at.items()})
+
+        pooled_recs = [x for v in recs.values() for x in v]
+        for name, p in build_profiles_columns(pooled_recs, subset(pooled)).items():
+            self._profiles[(name,)] = _no_cost(p)
+        for b in recs:
+            idx = own[codes[own, 2] == benches.get(b, -1)]
+            for name, p in build_profiles_columns(recs[b], subset(idx)).items():
                 self._profiles[(name, b)] = _no_cost(p)
 
     def add_cost(self, spend: Spend) -> None:

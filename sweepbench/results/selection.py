@@ -18,7 +18,9 @@ from typing import Any, Iterable, Sequence
 from msgspec import Struct
 
 from sweepbench.errors import ReportError
+from sweepbench.results.calls import CallColumns, load_calls
 from sweepbench.results.profile import Prices
+from sweepbench.store.facts import EpisodeFacts
 from sweepbench.store.reads import ModelCallRow
 from sweepbench.store.runstore import RunStore
 from sweepbench.wire import EpisodeRecord
@@ -103,6 +105,22 @@ class EpisodeView:
         for i, keys in self._by_store.items():
             out.update(self.stores[i].records(keys))
         return out
+
+    def facts(self) -> dict[str, EpisodeFacts]:
+        """episode_key -> the facts of its record (schema 5), in ``records``' order."""
+        out: dict[str, EpisodeFacts] = {}
+        for i, keys in self._by_store.items():
+            out.update(self.stores[i].episode_facts(keys))
+        return out
+
+    def call_columns(self) -> CallColumns:
+        """The selected episodes' calls as columns (schema 5), in ``calls``' order."""
+        return load_calls((self.stores[i], keys) for i, keys in self._by_store.items())
+
+    @property
+    def has_facts(self) -> bool:
+        """Whether every store holds the facts reports sum (schema 5)."""
+        return all(s.has_facts for s in self.stores)
 
     def judgments(self) -> list[dict]:
         return list(self._gather(lambda s, keys: s.judgments(keys)))

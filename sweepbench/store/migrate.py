@@ -23,6 +23,10 @@ goes to version 4 at once.
 Version 4 gives the store an id (:mod:`sweepbench.store.identity`), which tells the store's
 WAL file from another database's; nothing else changes.
 
+Version 5 adds the facts reports sum (``call_facts``, ``episode_facts``: see
+:mod:`sweepbench.store.schema`), filled once from the journal and the records already
+stored; nothing else changes. Every older version goes through it.
+
 The file is first copied next to itself (``<name>.schema<version>.bak``, written under a
 partial name and renamed once whole, so a full disk leaves no partial backup); the conversion
 is one transaction, so a failure leaves the store as it was. A store that cannot be migrated
@@ -42,7 +46,10 @@ import msgspec
 from sweepbench.errors import StoreError
 from sweepbench.ids import EPISODE_JOURNAL, EpisodeKey, judge_journal
 from sweepbench.store.identity import add_identity
-from sweepbench.store.schema import SCHEMA_VERSION, create_events, create_schema
+from sweepbench.store.facts import facts_row
+from sweepbench.store.schema import (SCHEMA_VERSION, WRITE_STATEMENTS, create_events,
+                                     create_facts, create_schema, fill_call_facts)
+from sweepbench.wire import EpisodeRecord
 
 __all__ = ["SCHEMA2_EVENTS", "migrate"]
 
@@ -66,7 +73,7 @@ it or writes it (``benchmarks/events_key.py``, the migration's tests)."""
 def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
     """Bring the store on connection ``c`` (autocommit mode) from ``version`` to the current
     schema; returns a one-line note for the user."""
-    if version not in (1, 2, 3):
+    if version not in (1, 2, 3, 4):
         raise StoreError(f"run store {path} has schema version {version}, which this "
                          f"sweepbench cannot migrate; use the sweepbench that wrote it")
     backup = path.with_name(f"{path.name}.schema{version}.bak")
@@ -76,7 +83,7 @@ def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
         if c.execute("PRAGMA user_version").fetchone()[0] != version:  # done by another process
             c.execute("COMMIT")
             return f"run store {path} was migrated by another process"
-        counts = {1: _convert, 2: _number_events, 3: _identify}[version](c)
+        counts = {1: _convert, 2: _number_events, 3: _identify, 4: _summarize}[version](c)
         c.execute("COMMIT")
     except BaseException as exc:
         if c.in_transaction:
@@ -87,6 +94,11 @@ def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
                 f"version {SCHEMA_VERSION} ({exc}); the backup {backup} is untouched; "
                 f"{_advice(exc, path, 'the migration')}") from None
         raise
+    if version == 4:
+        return (f"migrated run store {path} from schema 4 to {SCHEMA_VERSION} (backup: "
+                f"{backup.name}): the facts reports sum ({counts['calls']} model calls, "
+                f"{counts['episodes']} finished episodes) filled in once; nothing else "
+                "changed")
     if version == 3:
         return (f"migrated run store {path} from schema 3 to {SCHEMA_VERSION} (backup: "
                 f"{backup.name}): the store has an id now, which tells its WAL file from "
@@ -203,6 +215,7 @@ def _convert(c: sqlite3.Connection) -> dict[str, int]:
     counts = {"runs": len(configs), "episodes": len(models)}
     for t in _V1_TABLES:
         c.execute(f"DROP TABLE v1_{t}")
+    _fill_episode_facts(c)  # the journal's call facts: filled by its trigger as it was copied
     return counts
 
 
@@ -225,8 +238,42 @@ def _number_events(c: sqlite3.Connection) -> dict[str, int]:
 def _identify(c: sqlite3.Connection) -> dict[str, int]:
     """Version 3 to 4: the store gets its id (see :mod:`sweepbench.store.identity`)."""
     add_identity(c)
+    return _summarize(c)
+
+
+def _summarize(c: sqlite3.Connection) -> dict[str, int]:
+    """Version 4 to 5: the facts reports sum, filled from the journal and the records."""
+    create_facts(c)
+    fill_call_facts(c)
+    episodes = _fill_episode_facts(c)
     c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-    return {}
+    return {"calls": c.execute("SELECT count(*) FROM call_facts").fetchone()[0],
+            "episodes": episodes}
+
+
+_record = msgspec.json.Decoder(EpisodeRecord)
+
+
+def _fill_episode_facts(c: sqlite3.Connection, batch: int = 2000) -> int:
+    """The facts of every stored record, decoded a batch at a time (bounded memory); a
+    record that does not decode gets none (reports say so when they read it)."""
+    insert = WRITE_STATEMENTS["episode_facts"]
+    done, last = 0, ""
+    while True:
+        rows = c.execute("SELECT episode_key, record FROM episodes WHERE episode_key > ? "
+                         "AND record IS NOT NULL ORDER BY episode_key LIMIT ?",
+                         (last, batch)).fetchall()
+        if not rows:
+            return done
+        facts = []
+        for key, blob in rows:
+            try:
+                facts.append(facts_row(key, _record.decode(blob)))
+            except (msgspec.DecodeError, TypeError):
+                continue
+        c.executemany(insert, facts)
+        done += len(facts)
+        last = rows[-1][0]
 
 
 def _episode_of(journal_id: str) -> str:

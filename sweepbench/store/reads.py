@@ -13,7 +13,7 @@ import itertools
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator, NamedTuple
 
 import msgspec
 from msgspec import Struct
@@ -21,9 +21,11 @@ from msgspec import Struct
 from sweepbench.errors import StoreError
 from sweepbench.ids import EPISODE_JOURNAL
 from sweepbench.store.damage import is_damaged, open_error
+from sweepbench.store.facts import EpisodeFacts, facts_of, facts_row
+from sweepbench.store.schema import CALL_FACTS_ODD
 from sweepbench.wire import EpisodeRecord
 
-__all__ = ["ModelCallRow", "StoreReads"]
+__all__ = ["CallFactChunk", "ModelCallRow", "StoreReads"]
 
 
 class ModelCallRow(Struct, array_like=True):
@@ -45,6 +47,15 @@ class ModelCallRow(Struct, array_like=True):
     failures: str | None = None  # JSON text of its failed requests, when it had any
 
 
+class CallFactChunk(NamedTuple):
+    """Some episodes' call facts, as ``StoreReads.call_fact_chunks`` reads them."""
+
+    keys: dict[int, str]  # ep -> episode key
+    rows: list[tuple]
+    rare: list[ModelCallRow]
+
+
+
 _EPISODE_COLUMNS = ("episode_key", "label", "model", "benchmark", "spec", "domain", "task_id",
                     "lang", "trial", "user_model", "user_mode", "unreachable", "status",
                     "termination", "run_id", "started_at", "finished_at")
@@ -62,6 +73,7 @@ class StoreReads:
         self._rlock = threading.Lock()
         self._read_closed = False
         self._damaged: dict[str, None] = {}
+        self._has_facts: bool | None = None
 
     @property
     def damaged(self) -> list[str]:
@@ -245,11 +257,95 @@ class StoreReads:
         out = []
         for r in rows:
             if not r[-2]:
-                self._left_out(f"episode {r[0]}: journal {r[1]!r} row #{r[-1]} (a model "
-                               "call) does not decode")
+                self.left_out_call(r[0], r[1], r[-1])
                 continue
             out.append(ModelCallRow(*_sane_call(r[:-2])))
         return out
+
+    @property
+    def has_facts(self) -> bool:
+        """Whether this store holds the facts reports sum (schema 5; an older store read as
+        it is does not)."""
+        if self._has_facts is None:
+            self._has_facts = bool(self._read(
+                "SELECT count(*) FROM sqlite_master WHERE name IN ('call_facts', "
+                "'episode_facts')")[0][0] == 2)
+        return self._has_facts
+
+    def episode_facts(self, keys: Iterable[str]) -> dict[str, EpisodeFacts]:
+        """episode_key -> its facts (schema 5: what reports read of a record, see
+        :mod:`sweepbench.store.facts`), for those of ``keys`` that finished; each chunk of
+        keys in key order, as ``records`` returns them."""
+        out: dict[str, EpisodeFacts] = {}
+        for chunk in _chunks(keys):
+            cond, values = _in("episode_key", chunk)
+            rows = self._read(f"SELECT * FROM episode_facts WHERE {cond} ORDER BY episode_key",
+                              values)
+            # a record without facts (written outside the store, changed since): read itself
+            cond, values = _in("e.episode_key", chunk)
+            missing = [k for (k,) in self._read(
+                "SELECT e.episode_key FROM episodes e LEFT JOIN episode_facts f "
+                f"USING (episode_key) WHERE {cond} AND e.record IS NOT NULL "
+                "AND f.episode_key IS NULL", values)]
+            found = {r[0]: facts_of(r) for r in rows}
+            for key, rec in (self.records(missing) if missing else {}).items():
+                found[key] = facts_of(facts_row(key, rec))
+            out.update(sorted(found.items()))
+        return out
+
+    def fact_texts(self) -> dict[int, str]:
+        """id -> text of the texts ``call_facts`` refers to (runs, endpoints, roles,
+        statuses)."""
+        return dict(self._read("SELECT id, text FROM fact_texts"))
+
+    def call_fact_chunks(self, keys: Iterable[str]) -> Iterator[CallFactChunk]:
+        """The facts of every journaled model call of ``keys``' episodes (schema 5's
+        ``call_facts``: the fields ``model_calls`` extracts from the payloads, extracted when
+        the call was journaled), in chunks of episodes, in ``model_calls``' order; numbers
+        only, each row: (ep, whether a judge's journal, the ``fact_texts`` id (0: none) of
+        its run_id, endpoint, role and statuses, prompt, completion, cached, latency_s or
+        -inf, attempts is not NULL, attempts or 0, odd: whether it has stalls, a replica or
+        failures). ``rare``: the odd calls whole, in order. Calls whose payload does not
+        decode are left out and said (``damaged``), as ``model_calls`` does."""
+        if isinstance(keys, str):
+            raise TypeError(f"keys must be an iterable of episode keys, not one str {keys!r}")
+        texts = self.fact_texts()
+        odd: dict[str, list[tuple]] = {}
+        for r in self._read(
+                "SELECT k.episode_key, f.valid, f.journal, f.seq, f.run_id, f.endpoint, "
+                "f.role, f.prompt, f.completion, f.cached, f.latency_s, f.attempts, "
+                "f.statuses, f.stalls, f.replica, f.failures FROM call_facts f "
+                "INDEXED BY call_facts_odd JOIN event_keys k ON k.ep = f.ep "
+                f"WHERE {CALL_FACTS_ODD.format('f')} ORDER BY k.episode_key, f.journal, f.seq"):
+            odd.setdefault(r[0], []).append(r)
+        order = " ORDER BY k.episode_key, f.journal, f.seq"
+        for chunk in _chunks(keys):
+            cond, values = _in("k.episode_key", chunk)
+            rows = self._read(
+                "SELECT f.ep, f.journal != '', coalesce(f.run_id, 0), coalesce(f.endpoint, 0), "
+                "coalesce(f.role, 0), coalesce(f.statuses, 0), f.prompt, f.completion, "
+                "f.cached, coalesce(f.latency_s, -9e999), f.attempts IS NOT NULL, "
+                f"coalesce(f.attempts, 0), {CALL_FACTS_ODD.format('f')} FROM event_keys k "
+                f"JOIN call_facts f ON f.ep = k.ep WHERE {cond} AND f.valid{order}", values)
+            rare = []
+            for key in sorted(k for k in chunk if k in odd):
+                for (_, valid, journal, seq, run, endpoint, role, p, c, cached, latency,
+                     attempts, statuses, stalls, replica, failures) in odd[key]:
+                    if not valid:
+                        self.left_out_call(key, journal, seq)
+                        continue
+                    rare.append(ModelCallRow(
+                        key, journal, texts.get(run), texts.get(endpoint), texts.get(role), p,
+                        c, cached, latency, attempts, texts.get(statuses), stalls, replica,
+                        failures))
+            eps = dict(self._read(f"SELECT k.ep, k.episode_key FROM event_keys k WHERE {cond}",
+                                  values))
+            yield CallFactChunk(eps, rows, rare)
+
+    def left_out_call(self, episode_key: str, journal: str, seq: int) -> None:
+        """Say that a journaled model call was left out because it does not decode."""
+        self._left_out(f"episode {episode_key}: journal {journal!r} row #{seq} (a model "
+                       "call) does not decode")
 
     def model_call_times(self, keys: Iterable[str] | None = None) -> list[tuple[int, float]]:
         """(seq, ts) of every call ``model_calls(keys)`` returns, in the same order (exports

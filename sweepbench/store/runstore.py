@@ -33,6 +33,7 @@ from sweepbench.ids import EPISODE_JOURNAL, EpisodeId, EpisodeKey, TaskKey
 from sweepbench.store.damage import open_error, read_only_error
 from sweepbench.store.identity import TOUCH, check_wal
 from sweepbench.store.migrate import migrate
+from sweepbench.store.facts import facts_row
 from sweepbench.store.reads import StoreReads
 from sweepbench.store.schema import (
     APPLICATION_ID,
@@ -322,6 +323,7 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
         if meta.key not in self._numbered:  # numbered in the order episodes start
             self._number(meta.key)
         self._put("clear_judgments", (meta.key,))
+        self._put("clear_facts", (meta.key,))
         self._put("episode_started", (
             meta.key, meta.label, meta.model, meta.benchmark, meta.spec, meta.domain,
             meta.task_id, meta.lang, meta.trial, meta.user_model, meta.user_mode,
@@ -380,6 +382,7 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
              record.lang, record.trial, status, termination, blob, run_id or record.run_id,
              now, now),
         )
+        self._put("episode_facts", facts_row(episode_key, record))
 
     def judgment(
         self,

@@ -101,7 +101,7 @@ def test_a_schema_3_store_gets_an_id_when_migrated_and_keeps_it(tmp_path):
     assert main_identity(ours) is None
     with RunStore(ours, create=False) as store:
         assert store.migrated == (
-            f"migrated run store {ours} from schema 3 to 4 (backup: ours.sqlite.schema3.bak): "
+            f"migrated run store {ours} from schema 3 to 5 (backup: ours.sqlite.schema3.bak): "
             "the store has an id now, which tells its WAL file from another's; nothing else "
             "changed")
         assert [r["run_id"] for r in store.runs()] == ["mine"]

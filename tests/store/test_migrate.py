@@ -176,7 +176,7 @@ def test_a_schema_2_store_is_renumbered_in_first_event_order_and_keeps_every_eve
     v2_store(path)
     before = all_events(path)
     with RunStore(path, create=False) as store:
-        assert store.migrated and "from schema 2 to 4" in store.migrated
+        assert store.migrated and "from schema 2 to 5" in store.migrated
         assert "3 episode keys (8 events)" in store.migrated
         assert all_events(path) == before
         assert [e["payload"]["n"] for e in store.events(KEY_B)] == [0, 2, 7]

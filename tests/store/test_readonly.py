@@ -155,7 +155,7 @@ def test_a_migration_on_a_full_disk_leaves_no_partial_backup_and_says_how_much_r
         pytest.skip("no way to make a small disk here")
     message, listing = done.stdout.splitlines()
     assert message.startswith(f"run store {store} has schema version 3 and must be migrated "
-                              f"to version 4, but no backup could be written to "
+                              f"to version 5, but no backup could be written to "
                               f"{store}.schema3.bak (database or disk is full); the backup "
                               f"needs about {size / 1e6:.1f} MB beside the store and its disk "
                               "has ")
