@@ -42,8 +42,8 @@ from sweepbench.store.reads import ModelCallRow
 from sweepbench.store.runstore import RunStore
 from sweepbench.wire import EpisodeRecord, Usage
 
-__all__ = ["Prices", "ProfileCalls", "as_prices", "build_profiles", "build_profiles_columns",
-           "call_event", "endpoint_stalls", "stall_table",
+__all__ = ["Prices", "as_prices", "build_profiles", "call_event", "endpoint_stalls",
+           "stall_table",
            "profile_run", "usage_cost"]
 
 LATENCY_BINS = np.geomspace(1e-3, 1e3, 43)  # 1 ms .. 1000 s, 7 bins a decade
@@ -293,100 +293,6 @@ def _profiles(groups: dict[tuple[str, str | None], _Group], prices: Mapping[str,
         }
         out[model] = entry
     return out
-
-
-class ProfileCalls(Struct):
-    """Model calls as columns for ``build_profiles_columns``, in the order a profile takes
-    them: ``model``, ``domain``, ``role`` codes into ``models``, ``domains``, ``roles`` (the
-    role as the call recorded it, None when it did not), ``latency`` (``NO_LATENCY`` when
-    none), ``has_attempts``, ``attempts``, ``statuses`` codes into ``status_texts`` (JSON
-    texts as stored), ``rare``: position -> the call, for calls with stalls, a replica or
-    failures."""
-
-    models: list[str]
-    domains: list[str]
-    roles: list[str | None]
-    status_texts: list[str | None]
-    model: Any
-    domain: Any
-    role: Any
-    latency: Any
-    has_attempts: Any
-    attempts: Any
-    statuses: Any
-    rare: dict[int, ModelCallRow]
-
-
-def build_profiles_columns(records: Iterable[Any], calls: ProfileCalls, *,
-                           prices: Mapping[str, Any] | None = None,
-                           user_model: str | None = None) -> dict[str, dict]:
-    """``build_profiles`` of calls given as columns: the same profiles, each latency list
-    in the calls' order (so its mean is the same to the bit), without a payload decoded."""
-    groups = _record_groups(records)
-    n = len(calls.latency)
-    keep = np.ones(n, dtype=bool)
-    fleet: list[tuple[int, _Call]] = []
-    for pos, row in sorted(calls.rare.items()):
-        try:
-            call = msgspec.convert(call_event(row), _Call)
-        except msgspec.ValidationError:
-            keep[pos] = False  # as build_profiles skips a call that does not convert
-            continue
-        fleet.append((pos, call))
-    # the role a profile files a call under: as recorded, "agent" when none
-    roles = [r or "agent" for r in calls.roles]
-    role_names = sorted(set(roles))
-    role = np.array([role_names.index(r) for r in roles], dtype=np.int64)[calls.role] \
-        if n else np.zeros(0, dtype=np.int64)
-    statuses = [_statuses(t) for t in calls.status_texts]
-    has_st = np.array([s is not None for s in statuses], dtype=bool)[calls.statuses]
-    n_st = np.array([len(s or ()) for s in statuses], dtype=np.int64)[calls.statuses]
-    n429 = np.array([sum(x == 429 for x in s or ()) for s in statuses],
-                    dtype=np.int64)[calls.statuses]
-    retry = np.where(calls.has_attempts, np.maximum(0, calls.attempts - 1),
-                     np.where(has_st, np.maximum(0, n_st - 1), 0))
-    counted = calls.has_attempts | has_st
-    model = np.asarray(calls.model, dtype=np.int64)
-    domain = np.asarray(calls.domain, dtype=np.int64)
-    for scope, key in ((False, model), (True, model * len(calls.domains) + domain)):
-        def group_of(k: int, scope: bool = scope) -> _Group:
-            if not scope:
-                return groups[calls.models[k], None]
-            return groups[calls.models[k // len(calls.domains)],
-                          calls.domains[k % len(calls.domains)]]
-
-        size = int(key.max()) + 1 if n else 0
-        sums = {}
-        for name, mask, values in (("retries", keep & counted, retry),
-                                   ("rate_limited", keep & has_st, n429)):
-            sums[name] = (np.bincount(key[mask], minlength=size),
-                          np.bincount(key[mask], weights=values[mask], minlength=size))
-        for k in np.unique(key[keep]).tolist():
-            g = group_of(k)  # every group a call touches exists, as build_profiles makes it
-            for name, (count, total) in sums.items():
-                if count[k]:
-                    setattr(g, name, (getattr(g, name) or 0) + int(total[k]))
-        timed = np.flatnonzero(keep & (calls.latency >= 0))
-        by = key[timed] * len(role_names) + role[timed]
-        order = np.argsort(by, kind="stable")  # each group's calls in their order
-        ranked, at = np.unique(by[order], return_index=True)
-        for gk, a, b in zip(ranked.tolist(), at.tolist(), [*at[1:].tolist(), len(order)]):
-            g = group_of(gk // len(role_names))
-            g.latency[role_names[gk % len(role_names)]] = \
-                calls.latency[timed[order[a:b]]].tolist()
-    for pos, call in fleet:
-        k = int(calls.model[pos])
-        groups[calls.models[k], None].add_fleet(call)
-        groups[calls.models[k], calls.domains[int(calls.domain[pos])]].add_fleet(call)
-    return _profiles(groups, prices, user_model)
-
-
-def _statuses(text: str | None) -> list[int] | None:
-    """A stored statuses text as ``call_event`` reads it: its ints, None when not a list."""
-    value = _stored_json(text)
-    if not isinstance(value, list):
-        return None
-    return [s for s in value if isinstance(s, int) and not isinstance(s, bool)]
 
 
 def endpoint_stalls(calls: Iterable[ModelCallRow]) -> dict[str, dict[str, int]]:

@@ -62,9 +62,9 @@ from sweepbench.errors import ReportError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, TaskKey
 from sweepbench.results.cost import Spend
 from sweepbench.results.calls import CallColumns
-from sweepbench.results.profile import (ProfileCalls, as_prices, build_profiles,
-                                        build_profiles_columns, call_event, endpoint_stalls,
+from sweepbench.results.profile import (as_prices, build_profiles, call_event, endpoint_stalls,
                                         stall_table)
+from sweepbench.results.profile_columns import row_profiles
 from sweepbench.results.runinfo import (configuration, error_reasons, terminations,
                                         unjudged_by_judge)
 from sweepbench.results.comparisons import compare, leaderboard_order, task_rates
@@ -72,9 +72,9 @@ from sweepbench.results.stats import DEFAULT_BOOT, Outcome, judge_agreement, sum
 from sweepbench.store.facts import EpisodeFacts
 from sweepbench.store.reads import StoreReads
 from sweepbench.results.selection import EpisodeView, Selection, load_view
+from sweepbench.results.sources import Source, sources_of
 
-__all__ = ["ReportError", "Source", "build_report", "choose_source", "headline_sources",
-           "numeric_details", "render"]
+__all__ = ["ReportError", "build_report", "numeric_details", "render"]
 
 _STATE = (STATE_JUDGE, str(JudgeMethod.STATE))
 
@@ -137,66 +137,6 @@ def _empty_entry() -> dict:
     }
 
 
-class Source(msgspec.Struct, kw_only=True):
-    """Where a benchmark's pass comes from."""
-
-    judge: str | None
-    method: str
-    label: str
-    explicit: bool = False
-    applicable: bool = True
-
-
-def choose_source(meta: Mapping[str, Any], verdicts: Mapping[tuple[str, str], int], *,
-                  method: str | None = None, judge: str | None = None) -> Source:
-    """Where one benchmark's pass comes from (see the module docstring). ``meta``: the
-    benchmark's info (headline, headline_label, judge_methods); ``verdicts``: how many
-    verdicts each (judge, method) pair gave on its selected episodes."""
-    headline = str(meta.get("headline") or JudgeMethod.STATE)
-    label = str(meta.get("headline_label") or ("the state check" if headline == "state"
-                                               else f"the {headline} judge"))
-    m = method or headline
-    applicable = m == JudgeMethod.STATE or m in (meta.get("judge_methods") or [m])
-    if m == JudgeMethod.STATE:
-        who: str | None = STATE_JUDGE
-    elif judge is not None:
-        who = judge
-    else:  # the judge with the most verdicts of this method on this benchmark
-        ranked = sorted(((jname, n) for (jname, jmethod), n in verdicts.items() if jmethod == m),
-                        key=lambda kv: (-kv[1], kv[0]))
-        who = ranked[0][0] if ranked and ranked[0][1] else None
-    explicit = method is not None or (judge is not None and m != JudgeMethod.STATE)
-    return Source(judge=who, method=m, label=label if not method else f"the {m} judge",
-                  explicit=explicit, applicable=applicable)
-
-
-def _sources(view: EpisodeView, benchmarks: Sequence[str], by_pair: dict,
-             info: Mapping[str, Mapping], method: str | None, judge: str | None
-             ) -> dict[str, Source]:
-    bench_of = {r["episode_key"]: r["benchmark"] for r in view.rows}
-    verdicts: dict[str, Counter] = defaultdict(Counter)
-    for pair, judged in by_pair.items():
-        for key, j in judged.items():
-            if j["passed"] is not None and key in bench_of:
-                verdicts[bench_of[key]][pair] += 1
-    return {b: choose_source(info.get(b) or {}, verdicts[b], method=method, judge=judge)
-            for b in benchmarks}
-
-
-def headline_sources(view: EpisodeView, judgments: list[dict],
-                     benchmarks: Mapping[str, Mapping[str, Any]] | None = None
-                     ) -> dict[str, dict]:
-    """benchmark -> where its headline pass comes from ({"judge", "method", "label", ...}),
-    as the leaderboards choose it (for exports)."""
-    by_pair: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
-    for j in judgments:
-        by_pair[j["judge"], j["method"]][j["episode_key"]] = j
-    info = {**view.info("benchmarks"), **(benchmarks or {})}
-    names = sorted({r["benchmark"] for r in view.rows})
-    return {b: msgspec.to_builtins(s)
-            for b, s in _sources(view, names, by_pair, info, None, None).items()}
-
-
 def build_report(
     store: StoreReads | Sequence[StoreReads],
     run_id: str | None = None,
@@ -248,7 +188,7 @@ def build_report(
     for j in judgments:
         by_pair[j["judge"], j["method"]][j["episode_key"]] = j
     names = sorted({r["benchmark"] for r in view.rows})
-    sources = _sources(view, names, by_pair, info, method, judge)
+    sources = sources_of(view, names, by_pair, info, method, judge)
     board = _Board(view, by_pair, sources, k=k, n_boot=n_boot, seed=seed,
                    correction=correction)
     override = None if prices is None else {n: as_prices(p) for n, p in prices.items()}
@@ -510,48 +450,10 @@ class _Board:
 
     def add_profiles_columns(self, cols: CallColumns, facts: Mapping[str, EpisodeFacts]
                              ) -> None:
-        """``add_profiles`` from the stores' facts: the same profiles, the records' numbers
-        read from ``facts`` and the calls from ``cols`` (each group's in the same order)."""
-        recs: dict[str, list] = defaultdict(list)  # benchmark -> facts, named by row
-        for key, f in facts.items():
-            r = self.row_of.get(key)
-            if r is not None:
-                recs[r["benchmark"]].append(msgspec.structs.replace(
-                    f, model=r["name"], domain=r["domain"]))
-        names: dict[str, int] = {}
-        domains: dict[str, int] = {}
-        benches: dict[str, int] = {}
-        where = np.full((len(cols.keys), 3), -1, dtype=np.int64)  # episode -> codes
-        for i, key in enumerate(cols.keys):
-            r = self.row_of.get(key)
-            if r is not None:
-                where[i] = (names.setdefault(r["name"], len(names)),
-                            domains.setdefault(r["domain"], len(domains)),
-                            benches.setdefault(r["benchmark"], len(benches)))
-        codes = where[cols.episode] if len(cols) else np.zeros((0, 3), dtype=np.int64)
-        own = np.flatnonzero(~cols.judge & (codes[:, 0] >= 0))  # not the judges' calls
-        # benchmarks in the order their first call comes, as add_profiles' dict has them
-        _, first = np.unique(codes[own, 2], return_index=True)
-        rank = np.zeros(max(1, len(benches)), dtype=np.int64)
-        rank[codes[own, 2][np.sort(first)]] = np.arange(len(first))
-        pooled = own[np.argsort(rank[codes[own, 2]], kind="stable")]
-
-        def subset(idx: np.ndarray) -> ProfileCalls:
-            at = {int(p): i for i, p in enumerate(idx.tolist()) if int(p) in cols.rare}
-            return ProfileCalls(
-                models=list(names), domains=list(domains), roles=cols.roles,
-                status_texts=cols.status_texts, model=codes[idx, 0], domain=codes[idx, 1],
-                role=cols.role[idx], latency=cols.latency[idx],
-                has_attempts=cols.has_attempts[idx], attempts=cols.attempts[idx],
-                statuses=cols.statuses[idx], rare={i: cols.rare[p] for p, i in at.items()})
-
-        pooled_recs = [x for v in recs.values() for x in v]
-        for name, p in build_profiles_columns(pooled_recs, subset(pooled)).items():
-            self._profiles[(name,)] = _no_cost(p)
-        for b in recs:
-            idx = own[codes[own, 2] == benches.get(b, -1)]
-            for name, p in build_profiles_columns(recs[b], subset(idx)).items():
-                self._profiles[(name, b)] = _no_cost(p)
+        """``add_profiles`` from the stores' facts (:mod:`sweepbench.results.profile_columns`):
+        the same profiles."""
+        for scope, p in row_profiles(cols, facts, self.row_of).items():
+            self._profiles[scope] = _no_cost(p)
 
     def add_cost(self, spend: Spend) -> None:
         """Per row (and row x benchmark): agent, user, judge and total dollars, per episode

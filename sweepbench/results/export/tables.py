@@ -20,7 +20,8 @@ from typing import Any, Mapping
 import msgspec
 
 from sweepbench.results.cost import call_cost, role_of
-from sweepbench.results.report import headline_sources, numeric_details
+from sweepbench.results.report import numeric_details
+from sweepbench.results.sources import headline_sources
 from sweepbench.store.runstore import RunStore
 from sweepbench.results.selection import EpisodeView
 
