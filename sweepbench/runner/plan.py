@@ -127,6 +127,53 @@ class _History:
         runs = store.runs()
         configured = {run["run_id"]: _configured_latency(run["config"]) for run in runs}
         shapes: dict[str, Shape] = {k: Shape(source="history") for k in rows}
+        if store.has_facts:
+            self._from_facts(store, rows, shapes, configured)
+        else:
+            self._from_journals(store, rows, shapes, configured)
+        spans = store.call_spans()
+        created = {run["run_id"]: run["created_at"] for run in runs}
+        busy = [(hi - lo) / n for r, (n, lo, hi) in spans.items() if n >= 50]
+        self.harness_s = min(busy) if busy else None  # seconds of sweep per call, at best
+        starts = [lo - created[r] for r, (n, lo, _) in spans.items() if r in created and n >= 50]
+        self.startup_s = statistics.median(starts) if starts else None
+        for key, r in rows.items():
+            task = f"{r['benchmark']}:{r['domain']}:{r['lang']}:{r['task_id']}"
+            self.by_task[r["model"], task].append(shapes[key])
+            self.by_bench[r["model"], r["benchmark"]].append((shapes[key], task))
+
+    def _from_facts(self, store: RunStore, rows: dict[str, dict], shapes: dict[str, Shape],
+                    configured: dict[str, float | None]) -> None:
+        """Each episode's calls, tokens and time outside its calls, and the endpoints'
+        latencies, from the store's facts (schema 5): sums made by SQLite, no payload
+        decoded."""
+        spent: dict[str, float] = {}
+        for key, journal, agent, *sums in store.call_sums(list(rows)):
+            if journal is None:
+                spent[key] = sums[0]
+                continue
+            s = shapes[key]
+            if journal:
+                _, judge, method = journal.split("|", 2)
+                cell = s.judges.setdefault((judge, method), [0.0] * 4)
+            else:
+                cell = s.roles["agent" if agent else "user"]
+            for i, v in enumerate(sums):
+                cell[i] += v
+        for endpoint, run_id, latency in store.call_latencies():
+            if not endpoint:
+                continue
+            self.latency[endpoint].append(latency)
+            base = configured.get(run_id or "")
+            if base is not None and endpoint.startswith("scripted/"):
+                self.overhead[endpoint].append(max(0.0, latency - base))
+        for key, f in store.episode_facts(list(rows)).items():
+            shapes[key].overhead_s = max(0.0, f.wall_s - spent.get(key, 0.0))
+
+    def _from_journals(self, store: RunStore, rows: dict[str, dict], shapes: dict[str, Shape],
+                       configured: dict[str, float | None]) -> None:
+        """``_from_facts`` from the journals' payloads and the records (a store of an older
+        schema read as it is)."""
         spent: dict[str, float] = defaultdict(float)
         for c in store.model_calls(list(rows)):
             s = shapes[c.episode_key]
@@ -146,16 +193,6 @@ class _History:
                     self.overhead[c.endpoint].append(max(0.0, c.latency_s - base))
         for key, rec in store.records(list(rows)).items():
             shapes[key].overhead_s = max(0.0, rec.wall_s - spent[key])
-        spans = store.call_spans()
-        created = {run["run_id"]: run["created_at"] for run in runs}
-        busy = [(hi - lo) / n for r, (n, lo, hi) in spans.items() if n >= 50]
-        self.harness_s = min(busy) if busy else None  # seconds of sweep per call, at best
-        starts = [lo - created[r] for r, (n, lo, _) in spans.items() if r in created and n >= 50]
-        self.startup_s = statistics.median(starts) if starts else None
-        for key, r in rows.items():
-            task = f"{r['benchmark']}:{r['domain']}:{r['lang']}:{r['task_id']}"
-            self.by_task[r["model"], task].append(shapes[key])
-            self.by_bench[r["model"], r["benchmark"]].append((shapes[key], task))
 
 
 def _configured_latency(config: Any) -> float | None:

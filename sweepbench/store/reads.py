@@ -169,6 +169,12 @@ class StoreReads:
         """(model, benchmark, domain, lang, task_id, its own model calls) of every finished
         episode: how long episodes of a task run, counted by the index (the scheduler's
         history, read at every sweep's start)."""
+        if self.has_facts:  # the call facts: one small row per call, not the journal's
+            return self._read(
+                "SELECT e.model, e.benchmark, e.domain, e.lang, e.task_id, count(*) "
+                "FROM episodes e JOIN event_keys k ON k.episode_key = e.episode_key "
+                "JOIN call_facts f ON f.ep = k.ep AND f.journal = '' "
+                "WHERE e.status = 'done' GROUP BY e.episode_key")
         return self._read(
             "SELECT e.model, e.benchmark, e.domain, e.lang, e.task_id, count(*) FROM episodes e "
             "JOIN events v ON v.episode_key = e.episode_key AND v.journal = '' "
@@ -341,6 +347,35 @@ class StoreReads:
             eps = dict(self._read(f"SELECT k.ep, k.episode_key FROM event_keys k WHERE {cond}",
                                   values))
             yield CallFactChunk(eps, rows, rare)
+
+    def call_sums(self, keys: Iterable[str]) -> Iterator[tuple]:
+        """Per episode of ``keys``, journal and whether the calls are the agent's (own journal
+        and recorded role 'agent'): (episode_key, journal, agent, calls, prompt, cached,
+        completion) of its journaled model calls that decode; then, per episode, (episode_key,
+        None, None, the sum of its own calls' latencies, in seq order): what a plan's history
+        reads, from the call facts (schema 5)."""
+        agent = self._read("SELECT id FROM fact_texts WHERE text = 'agent'")
+        agent_id = agent[0][0] if agent else -1
+        for chunk in _chunks(keys):
+            cond, values = _in("k.episode_key", chunk)
+            join = f"FROM event_keys k JOIN call_facts f ON f.ep = k.ep WHERE {cond} AND f.valid"
+            yield from self._read(
+                f"SELECT k.episode_key, f.journal, f.journal = '' AND f.role IS ?, count(*), "
+                f"sum(f.prompt), sum(f.cached), sum(f.completion) {join} "
+                "GROUP BY k.episode_key, f.journal, 3", (agent_id, *values))
+            yield from self._read(
+                f"SELECT k.episode_key, NULL, NULL, sum(coalesce(f.latency_s, 0.0)) {join} "
+                "AND f.journal = '' GROUP BY k.episode_key", values)
+
+    def call_latencies(self) -> list[tuple[str, str | None, float]]:
+        """(endpoint, run_id, latency_s) of every journaled model call of a finished ('done')
+        episode that recorded both (the call facts, schema 5): how fast endpoints answer."""
+        texts = self.fact_texts()
+        return [(texts[e], texts.get(r), lat) for e, r, lat in self._read(
+            "SELECT f.endpoint, f.run_id, f.latency_s FROM episodes e "
+            "JOIN event_keys k ON k.episode_key = e.episode_key "
+            "JOIN call_facts f ON f.ep = k.ep WHERE e.status = 'done' AND f.valid "
+            "AND f.latency_s IS NOT NULL AND f.endpoint IS NOT NULL")]
 
     def left_out_call(self, episode_key: str, journal: str, seq: int) -> None:
         """Say that a journaled model call was left out because it does not decode."""
