@@ -126,7 +126,8 @@ class EpisodeView:
         return list(self._gather(lambda s, keys: s.judgments(keys)))
 
     def calls(self) -> list[ModelCallRow]:
-        return list(self._gather(lambda s, keys: s.model_calls(keys)))
+        """Every journaled call, read from the journals' payloads (the transcript path)."""
+        return list(self._gather(lambda s, keys: s.model_calls(keys, transcripts=True)))
 
     def prices(self) -> dict[str, dict[str, Prices]]:
         from sweepbench.results.cost import prices_by_run

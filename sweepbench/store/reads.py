@@ -248,9 +248,14 @@ class StoreReads:
         return [j for (j,) in self._read("SELECT DISTINCT journal FROM events WHERE "
                                          "episode_key = ? ORDER BY journal", (episode_key,))]
 
-    def model_calls(self, keys: Iterable[str] | None = None) -> list[ModelCallRow]:
+    def model_calls(self, keys: Iterable[str] | None = None, *,
+                    transcripts: bool = False) -> list[ModelCallRow]:
         """Every journaled model call (of ``keys``' episodes, or all), judges' included, with
-        its usage: what cost and profiles sum. Calls replayed from a journal are stored once."""
+        its usage: what cost and profiles sum. Calls replayed from a journal are stored once.
+        Read from the call facts (schema 5) unless ``transcripts`` (or an older store): the
+        same rows, extracted from the payloads now."""
+        if self.has_facts and not transcripts:
+            return [c for c, _ in self._fact_calls(keys)]
         rows = self._read_keys(
             f"SELECT episode_key, journal, run_id, endpoint, {_field('role')}, "
             f"coalesce({_field('usage.prompt_tokens')}, 0), "
@@ -274,8 +279,8 @@ class StoreReads:
         it is does not)."""
         if self._has_facts is None:
             self._has_facts = bool(self._read(
-                "SELECT count(*) FROM sqlite_master WHERE name IN ('call_facts', "
-                "'episode_facts')")[0][0] == 2)
+                "SELECT count(*) FROM sqlite_master WHERE name IN ('call_facts', 'fact_texts', "
+                "'episode_facts')")[0][0] == 3)
         return self._has_facts
 
     def episode_facts(self, keys: Iterable[str]) -> dict[str, EpisodeFacts]:
@@ -377,6 +382,29 @@ class StoreReads:
             "JOIN call_facts f ON f.ep = k.ep WHERE e.status = 'done' AND f.valid "
             "AND f.latency_s IS NOT NULL AND f.endpoint IS NOT NULL")]
 
+    def _fact_calls(self, keys: Iterable[str] | None, say: bool = True
+                    ) -> list[tuple[ModelCallRow, tuple[int, float]]]:
+        """``model_calls`` and ``model_call_times`` from the call facts."""
+        texts = self.fact_texts()
+        rows = self._read_keys(
+            "SELECT k.episode_key, f.journal, f.run_id, f.endpoint, f.role, f.prompt, "
+            "f.completion, f.cached, f.latency_s, f.attempts, f.statuses, f.stalls, f.replica, "
+            "f.failures, f.valid, f.seq, f.ts FROM event_keys k JOIN call_facts f "
+            "ON f.ep = k.ep WHERE true", "k.episode_key", keys,
+            order=" ORDER BY k.episode_key, f.journal, f.seq")
+        out = []
+        for (key, journal, run, endpoint, role, p, c, cached, latency, attempts, statuses,
+             stalls, replica, failures, valid, seq, ts) in rows:
+            if not valid:
+                if say:
+                    self.left_out_call(key, journal, seq)
+                continue
+            out.append((ModelCallRow(key, journal, texts.get(run), texts.get(endpoint),
+                                     texts.get(role), p, c, cached, latency, attempts,
+                                     texts.get(statuses), stalls, replica, failures),
+                        (seq, ts)))
+        return out
+
     def left_out_call(self, episode_key: str, journal: str, seq: int) -> None:
         """Say that a journaled model call was left out because it does not decode."""
         self._left_out(f"episode {episode_key}: journal {journal!r} row #{seq} (a model "
@@ -385,6 +413,8 @@ class StoreReads:
     def model_call_times(self, keys: Iterable[str] | None = None) -> list[tuple[int, float]]:
         """(seq, ts) of every call ``model_calls(keys)`` returns, in the same order (exports
         place each call in its journal and in time)."""
+        if self.has_facts:
+            return [t for _, t in self._fact_calls(keys, say=False)]
         return self._read_keys(f"SELECT seq, ts FROM events WHERE kind = 'model_call' "
                                f"AND {_VALID}", "episode_key", keys,
                                order=" ORDER BY episode_key, journal, seq")
