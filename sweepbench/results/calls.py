@@ -100,9 +100,9 @@ class CallColumns:
             ep_code[e] = self._key_index[key]
         lookup = np.zeros(int(ep.max()) + 1, dtype=np.int64)
         lookup[list(ep_code)] = list(ep_code.values())
-        part = {"episode": lookup[ep], "judge": a[:, 1] != 0}
+        part = {"episode": lookup[ep].astype(np.int32), "judge": a[:, 1] != 0}
         for j, name in enumerate(_TEXT_COLUMNS, start=2):
-            part[name] = codes[name][a[:, j].astype(np.int64)]
+            part[name] = codes[name][a[:, j].astype(np.int64)].astype(np.int32)
         for j, name in enumerate(_NUMBERS, start=6):
             part[name] = a[:, j].astype(_TYPES[name])
         for i, call in zip(np.flatnonzero(a[:, 12]).tolist(), rare):
@@ -112,9 +112,9 @@ class CallColumns:
 
     def _close(self) -> None:
         for name in ("episode", "judge", *_TEXT_COLUMNS, *_NUMBERS):
-            parts = [p[name] for p in self._parts]
+            parts = [p.pop(name) for p in self._parts]  # each column's parts freed as it goes
             setattr(self, name, np.concatenate(parts) if parts else
-                    np.zeros(0, dtype=_TYPES.get(name, bool if name == "judge" else np.int64)))
+                    np.zeros(0, dtype=_TYPES.get(name, bool if name == "judge" else np.int32)))
         self._parts = []
 
     def __len__(self) -> int:

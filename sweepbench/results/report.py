@@ -67,6 +67,7 @@ from sweepbench.results.profile import (as_prices, build_profiles, call_event, e
 from sweepbench.results.profile_columns import row_profiles
 from sweepbench.results.runinfo import (configuration, error_reasons, terminations,
                                         unjudged_by_judge)
+from sweepbench.results.agreement import DECISION_KEYS, RUBRIC_KEYS
 from sweepbench.results.comparisons import compare, leaderboard_order, task_rates
 from sweepbench.results.stats import DEFAULT_BOOT, Outcome, judge_agreement, summarize
 from sweepbench.store.facts import EpisodeFacts
@@ -99,6 +100,41 @@ def numeric_details(details: Any, *, depth: int = 2) -> dict[str, bool | int | f
 
     if isinstance(details, dict):
         walk(details, "", 1)
+    return out
+
+
+def report_details(details: Any) -> Any:
+    """What a report reads of a judgment's details, the rest (reasons, logs) left out so that
+    a large store's judgments fit in memory: the numbers (to the depth ``numeric_details``
+    reads), the rubric items' decisions (``agreement.rubric_decisions``; any other item
+    kept as the empty string it reads the same), and ``error`` and ``unreachable``."""
+    if not isinstance(details, dict):
+        return details
+
+    def numbers(obj: dict, level: int) -> dict:
+        out = {}
+        for k, v in obj.items():
+            if isinstance(v, (bool, int, float)):
+                out[k] = v
+            elif isinstance(v, dict) and level < 2:
+                out[k] = numbers(v, level + 1)
+        return out
+
+    def item(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: "" if isinstance(x[k], str) else x[k] for k in DECISION_KEYS if k in x}
+        return "" if isinstance(x, str) else x
+
+    out = numbers(details, 1)
+    for k in ("error", "unreachable"):
+        if k in details:
+            out[k] = details[k]
+    for k in RUBRIC_KEYS:
+        if k in details:
+            v = details[k]
+            out[k] = ([item(x) for x in v] if isinstance(v, list) else
+                      {n: item(x) for n, x in v.items()} if isinstance(v, dict) else item(v))
+            break
     return out
 
 
@@ -176,7 +212,10 @@ def build_report(
         selection = msgspec.structs.replace(selection, run_id=run_id)
     view = load_view(stores, selection)
     info = {**view.info("benchmarks"), **(benchmarks or {})}
-    judgments = [j for j in view.judgments()]
+    judgments = view.judgments()
+    if not from_transcripts:  # the facts path: only what it reads of the details
+        for j in judgments:
+            j["details"] = report_details(j["details"])
     available = _judge_methods(judgments)
     if method is not None or judge is not None:
         if not any((method is None or p["method"] == method) and

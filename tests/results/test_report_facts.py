@@ -68,7 +68,22 @@ def _episode(store: RunStore, model: str, task: str, trial: int, calls: list, *,
         turns=3 + trial, tool_calls=trial, wall_s=0.1 * (trial + 1) + 1e-9 * len(task),
         agent_usage=Usage(100 + trial, 7, 3), user_usage=Usage(50, 5, 1, 2)))
     store.judgment(meta.key, judge="state", method="state", passed=trial % 2 == 0,
-                   score=None, details={"tool_f1": 0.5 + trial / 10})
+                   score=None, details={"tool_f1": 0.5 + trial / 10, **(
+                       {"unreachable": "no such dish"} if task == "t3" else {})})
+    # two rubric judges on every episode (their agreement), one that could not judge
+    store.judgment(meta.key, judge="J", method="sliding", passed=trial % 2 == 1,
+                   score=0.5, details={
+                       "rubrics": [{"rubric": "paid", "met": True, "reasoning": "long " * 50},
+                                   {"rubric": "sent", "met": trial == 0, "window": 1}],
+                       "windows": 2, "reasoning": "why " * 40,
+                       "window_log": [{"index": 0, "error": None}],
+                       "usage": {"prompt_tokens": 10, "deep": {"x": 1}}})
+    store.judgment(meta.key, judge="J2", method="full", passed=task != "t2", score=None,
+                   details={"rubric": {"b": True, "a": trial % 2}, "note": "text",
+                            "nested": {"x": 0.25, "deep": {"y": 1}}} if model == "A" else
+                   {"rubric": [True, "yes"], "recall": 0.5})
+    store.judgment(meta.key, judge="J3", method="likert", passed=None, score=None,
+                   details={"error": f"timeout after {trial}2345 s", "reasoning": "x"})
     return meta.key
 
 
@@ -121,7 +136,14 @@ def test_odd_calls_report_the_same_from_facts(tmp_path):
     assert report["models"]["A"]["profile"]["rate_limited"] > 0
     assert report["cost"]["unpriced_calls"] > 0 and report["error_reasons"]
     assert any("does not decode" in d for d in report["damaged"])
+    assert report["judge_agreement"] and report["unjudged_by_judge"] and report["unreachable"]
+    assert any(a["rubric_episodes"] for a in report["judge_agreement"])
     assert facts == oracle
+    sliding = both(tmp_path / "odd.sqlite", method="sliding")
+    assert sliding[0] == sliding[1]
+    full = both(tmp_path / "odd.sqlite", method="full", judge="J2")
+    assert json.loads(full[0])["metric_keys"] == ["nested_x", "recall", "rubric_b"]
+    assert full[0] == full[1]
 
 
 def test_the_facts_path_decodes_no_transcript(tmp_path, monkeypatch):
