@@ -50,7 +50,6 @@ endpoints without secrets and prices).
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from itertools import combinations
 from typing import Any, Mapping, Sequence
@@ -67,7 +66,7 @@ from sweepbench.results.profile import (as_prices, build_profiles, call_event, e
 from sweepbench.results.profile_columns import row_profiles
 from sweepbench.results.runinfo import (configuration, error_reasons, terminations,
                                         unjudged_by_judge)
-from sweepbench.results.agreement import DECISION_KEYS, RUBRIC_KEYS
+from sweepbench.results.details import numeric_details, report_details
 from sweepbench.results.comparisons import compare, leaderboard_order, task_rates
 from sweepbench.results.stats import DEFAULT_BOOT, Outcome, judge_agreement, summarize
 from sweepbench.store.facts import EpisodeFacts
@@ -78,64 +77,6 @@ from sweepbench.results.sources import Source, sources_of
 __all__ = ["ReportError", "build_report", "numeric_details", "render"]
 
 _STATE = (STATE_JUDGE, str(JudgeMethod.STATE))
-
-
-def numeric_details(details: Any, *, depth: int = 2) -> dict[str, bool | int | float]:
-    """The numeric values in a judgment's details, nested objects flattened with "_".
-
-    ``{"tool": {"f1": 0.5}, "output_em": 1.0, "why": "..."}`` -> ``{"tool_f1": 0.5,
-    "output_em": 1.0}``, values as written (bool, int or float); lists, text and non-finite
-    numbers are skipped; objects deeper than ``depth`` levels are not read.
-    """
-    out: dict[str, float] = {}
-
-    def walk(obj: Any, prefix: str, level: int) -> None:
-        for key, v in obj.items():
-            name = f"{prefix}{key}"
-            if isinstance(v, (bool, int, float)):
-                if math.isfinite(v):
-                    out[name] = v
-            elif isinstance(v, dict) and level < depth:
-                walk(v, f"{name}_", level + 1)
-
-    if isinstance(details, dict):
-        walk(details, "", 1)
-    return out
-
-
-def report_details(details: Any) -> Any:
-    """What a report reads of a judgment's details, the rest (reasons, logs) left out so that
-    a large store's judgments fit in memory: the numbers (to the depth ``numeric_details``
-    reads), the rubric items' decisions (``agreement.rubric_decisions``; any other item
-    kept as the empty string it reads the same), and ``error`` and ``unreachable``."""
-    if not isinstance(details, dict):
-        return details
-
-    def numbers(obj: dict, level: int) -> dict:
-        out = {}
-        for k, v in obj.items():
-            if isinstance(v, (bool, int, float)):
-                out[k] = v
-            elif isinstance(v, dict) and level < 2:
-                out[k] = numbers(v, level + 1)
-        return out
-
-    def item(x: Any) -> Any:
-        if isinstance(x, dict):
-            return {k: "" if isinstance(x[k], str) else x[k] for k in DECISION_KEYS if k in x}
-        return "" if isinstance(x, str) else x
-
-    out = numbers(details, 1)
-    for k in ("error", "unreachable"):
-        if k in details:
-            out[k] = details[k]
-    for k in RUBRIC_KEYS:
-        if k in details:
-            v = details[k]
-            out[k] = ([item(x) for x in v] if isinstance(v, list) else
-                      {n: item(x) for n, x in v.items()} if isinstance(v, dict) else item(v))
-            break
-    return out
 
 
 def _judge_methods(judgments: list[dict]) -> list[dict]:
