@@ -426,6 +426,17 @@ class StoreReads:
                           "WHERE kind = 'model_call' AND run_id IS NOT NULL GROUP BY run_id")
         return {r: (n, lo, hi) for r, n, lo, hi in rows}
 
+    def judgment_keys(self, keys: Iterable[str] | None = None
+                      ) -> list[tuple[str, str, str, str, bool]]:
+        """(episode_key, judge, method, judge_key, whether its details hold an "error") of
+        the judgments (all, or of ``keys``' episodes) whose details decode: what a judge pool
+        skips, without decoding the details."""
+        return self._read_keys(
+            "SELECT episode_key, judge, method, judge_key, coalesce(json_type(details) = "
+            "'object' AND json_type(details, '$.error') IS NOT NULL, 0) FROM judgments "
+            "WHERE typeof(details) = 'text' AND json_valid(details)", "episode_key", keys,
+            order=" ORDER BY episode_key, judge, method")
+
     def judgments(self, keys: Iterable[str] | None = None) -> list[dict]:
         """Judgments (all, or of ``keys``' episodes): episode_key, judge, method, passed,
         score, details, created_at, run_id, judge_key."""
