@@ -250,6 +250,8 @@ class _Estimator:
         self.cfg, self.history = cfg, history
         self.sizes = _Sizes(data_dir, cfg.user_mode)
         self.tasks = tasks  # task key -> task, to size the tasks of the history
+        # (model, benchmark, judge, method) -> the history's mean judge shape, or None
+        self._judged: dict[tuple[str, str, str, str], list[float] | None] = {}
 
     def shape(self, item: WorkItem, *, judges: bool = True) -> Shape:
         task = item.task
@@ -304,14 +306,19 @@ class _Estimator:
         for judge, method in self.cfg.judges()[1:]:
             if method not in bench.judge_methods or (judge, method) in shape.judges:
                 continue
-            hist = [s.judges[judge, method] for s, _ in
-                    self.history.by_bench.get((item.model, item.task.benchmark), [])
-                    if (judge, method) in s.judges]
-            if not hist:  # any model's episodes of this benchmark judged by this judge
-                hist = [s.judges[judge, method] for (m, b), v in self.history.by_bench.items()
-                        if b == item.task.benchmark for s, _ in v if (judge, method) in s.judges]
-            if hist:
-                shape.judges[judge, method] = [fmean(h[i] for h in hist) for i in range(4)]
+            means = self._judged.get(key := (item.model, item.task.benchmark, judge, method))
+            if key not in self._judged:  # the same for every item of the model and benchmark
+                hist = [s.judges[judge, method] for s, _ in
+                        self.history.by_bench.get((item.model, item.task.benchmark), [])
+                        if (judge, method) in s.judges]
+                if not hist:  # any model's episodes of this benchmark judged by this judge
+                    hist = [s.judges[judge, method] for (m, b), v in
+                            self.history.by_bench.items() if b == item.task.benchmark
+                            for s, _ in v if (judge, method) in s.judges]
+                means = self._judged[key] = ([fmean(h[i] for h in hist) for i in range(4)]
+                                             if hist else None)
+            if means is not None:
+                shape.judges[judge, method] = list(means)
                 continue
             d = bench.plan_defaults
             calls = float(d["judge_calls"].get(method, 1))
