@@ -36,6 +36,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+import numpy as np
 from rich.console import Group
 from rich.text import Text
 
@@ -160,13 +161,20 @@ class _History:
                 cell = s.roles["agent" if agent else "user"]
             for i, v in enumerate(sums):
                 cell[i] += v
-        for endpoint, run_id, latency in store.call_latencies():
-            if not endpoint:
+        texts, calls = store.call_latencies()
+        endpoint, run, latency = calls[:, 0].astype(int), calls[:, 1].astype(int), calls[:, 2]
+        for e in np.unique(endpoint).tolist():
+            name = texts.get(e)
+            if not name:
                 continue
-            self.latency[endpoint].append(latency)
-            base = configured.get(run_id or "")
-            if base is not None and endpoint.startswith("scripted/"):
-                self.overhead[endpoint].append(max(0.0, latency - base))
+            mine = endpoint == e
+            self.latency[name] = latency[mine].tolist()
+            if name.startswith("scripted/"):
+                for r in np.unique(run[mine]).tolist():
+                    base = configured.get(texts.get(r) or "")
+                    if base is not None:
+                        self.overhead[name] += np.maximum(
+                            0.0, latency[mine & (run == r)] - base).tolist()
         for key, f in store.episode_facts(list(rows)).items():
             shapes[key].overhead_s = max(0.0, f.wall_s - spent.get(key, 0.0))
 
