@@ -153,10 +153,8 @@ def build_report(
         selection = msgspec.structs.replace(selection, run_id=run_id)
     view = load_view(stores, selection)
     info = {**view.info("benchmarks"), **(benchmarks or {})}
-    judgments = view.judgments()
-    if not from_transcripts:  # the facts path: only what it reads of the details
-        for j in judgments:
-            j["details"] = report_details(j["details"])
+    # the facts path keeps only what it reads of the details
+    judgments = view.judgments(None if from_transcripts else report_details)
     available = _judge_methods(judgments)
     if method is not None or judge is not None:
         if not any((method is None or p["method"] == method) and
@@ -466,7 +464,7 @@ class _Board:
         by_task: dict[str, float | None] = defaultdict(float)
         by_bench: dict[str, float | None] = defaultdict(float)
         by_model: dict[str, float | None] = defaultdict(float)
-        for key in spend.by_episode.keys() | spend.unpriced_roles.keys():
+        for key in {**spend.by_episode, **spend.unpriced_roles}:  # in order: the same sums
             r = self.row_of.get(key)
             if r is None:
                 continue

@@ -13,7 +13,7 @@ several rows (``model [user U, mode]``).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from msgspec import Struct
 
@@ -122,8 +122,9 @@ class EpisodeView:
         """Whether every store holds the facts reports sum (schema 5)."""
         return all(s.has_facts for s in self.stores)
 
-    def judgments(self) -> list[dict]:
-        return list(self._gather(lambda s, keys: s.judgments(keys)))
+    def judgments(self, keep: Callable[[Any], Any] | None = None) -> list[dict]:
+        """The selected episodes' judgments (``keep``: what to keep of their details)."""
+        return list(self._gather(lambda s, keys: s.judgments(keys, keep=keep)))
 
     def calls(self) -> list[ModelCallRow]:
         """Every journaled call, read from the journals' payloads (the transcript path)."""

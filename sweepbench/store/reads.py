@@ -13,7 +13,7 @@ import itertools
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, Iterable, Iterator, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 import msgspec
 from msgspec import Struct
@@ -451,23 +451,35 @@ class StoreReads:
             "WHERE typeof(details) = 'text' AND json_valid(details)", "episode_key", keys,
             order=" ORDER BY episode_key, judge, method")
 
-    def judgments(self, keys: Iterable[str] | None = None) -> list[dict]:
+    def judgments(self, keys: Iterable[str] | None = None, *,
+                  keep: Callable[[Any], Any] | None = None) -> list[dict]:
         """Judgments (all, or of ``keys``' episodes): episode_key, judge, method, passed,
-        score, details, created_at, run_id, judge_key."""
-        rows = self._read_keys(
-            "SELECT episode_key, judge, method, passed, score, details, created_at, run_id, "
-            "judge_key FROM judgments WHERE true", "episode_key", keys,
-            order=" ORDER BY episode_key, judge, method")
+        score, details, created_at, run_id, judge_key. ``keep``: what to keep of each
+        judgment's details (default: all), applied as each chunk of keys is read, so that
+        the whole details of a large store are never held at once."""
+        sql = ("SELECT episode_key, judge, method, passed, score, details, created_at, run_id, "
+               "judge_key FROM judgments WHERE true")
+        order = " ORDER BY episode_key, judge, method"
+        if isinstance(keys, str):
+            raise TypeError(f"keys must be an iterable of episode keys, not one str {keys!r}")
+        if keys is None:
+            chunks: Iterable[list[tuple]] = [self._read(sql + order)]
+        else:
+            chunks = (self._read_keys(sql, "episode_key", chunk, order=order)
+                      for chunk in _chunks(keys))
         out = []
-        for e, j, m, p, s, d, t, r, jk in rows:
-            try:
-                details = msgspec.json.decode(d)
-            except (msgspec.DecodeError, TypeError) as exc:
-                self._left_out(f"episode {e}: its judgment by {j}/{m} does not decode ({exc})")
-                continue
-            out.append({"episode_key": e, "judge": j, "method": m,
-                        "passed": None if p is None else bool(p), "score": s,
-                        "details": details, "created_at": t, "run_id": r, "judge_key": jk})
+        for rows in chunks:
+            for e, j, m, p, s, d, t, r, jk in rows:
+                try:
+                    details = msgspec.json.decode(d)
+                except (msgspec.DecodeError, TypeError) as exc:
+                    self._left_out(f"episode {e}: its judgment by {j}/{m} does not decode "
+                                   f"({exc})")
+                    continue
+                out.append({"episode_key": e, "judge": j, "method": m,
+                            "passed": None if p is None else bool(p), "score": s,
+                            "details": details if keep is None else keep(details),
+                            "created_at": t, "run_id": r, "judge_key": jk})
         return out
 
 
