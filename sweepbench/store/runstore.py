@@ -30,6 +30,7 @@ from msgspec import Struct, field
 
 from sweepbench.errors import ConfigMismatchError, StoreError
 from sweepbench.ids import EPISODE_JOURNAL, EpisodeId, EpisodeKey, TaskKey
+from sweepbench.store.call_facts import CallFacts
 from sweepbench.store.codec import TRAIN_AFTER, Packer, register
 from sweepbench.store.damage import open_error, read_only_error
 from sweepbench.store.facts import facts_row
@@ -213,8 +214,10 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
         self._groups: dict[str, str] = {}  # episode key -> its benchmark, while it runs
         packer = Packer(self._wconn, train_after=train_after)  # the writer's thread's from now
         row, record = packer.row, packer.record
+        facts = CallFacts(self._wconn).write
 
         def events(rows: list[tuple]) -> list[tuple]:
+            facts(rows)  # before the rows: their trigger then has nothing to do
             return [(k, j, s, kind, row(k, j, s, grp, data), ts, run, endpoint)
                     for k, j, s, kind, data, ts, run, endpoint, grp in rows]
 

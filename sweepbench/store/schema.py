@@ -174,7 +174,9 @@ _EVENTS_VIEW = (
 # a report reads a few numbers per call and per episode instead of decoding transcripts.
 #
 # ``call_facts``: one row per journaled model call, written by a trigger on ``event_rows`` (so
-# every way a row is written fills it: the writer, merge, imports, migrations), each field as
+# every way a row is written fills it: merge, imports, migrations; the store's writer writes
+# it itself from the payload before compressing it, :mod:`sweepbench.store.call_facts`, and
+# the trigger skips a row whose facts are there), each field as
 # the transcript-based read (``StoreReads.model_calls``) extracts and sanitises it from the
 # payload: a number only when the payload holds a number (token counts >= 0, cached at most
 # the prompt), a text only when it is a text or JSON, ``failures`` NULL when it is ``[]``.
@@ -296,8 +298,10 @@ def _call_facts(source: str) -> tuple[str, ...]:
 
 
 _CALL_FACTS_TRIGGERS = (
+    # the store's writer writes a call's facts itself, before the row (store.call_facts)
     f"""CREATE TRIGGER IF NOT EXISTS call_facts_insert AFTER INSERT ON event_rows
-        WHEN NEW.kind = 'model_call' BEGIN
+        WHEN NEW.kind = 'model_call' AND NOT EXISTS (SELECT 1 FROM call_facts
+            WHERE ep = NEW.ep AND journal = NEW.journal AND seq = NEW.seq) BEGIN
            {"; ".join(_call_facts("NEW"))};
        END""",
     f"""CREATE TRIGGER IF NOT EXISTS call_facts_update AFTER UPDATE OF payload ON event_rows
