@@ -17,6 +17,7 @@ from sweepbench.store.readonly import ReadOnlyStore
 from sweepbench.store.reads import StoreReads
 from sweepbench.store.runstore import EpisodeMeta, RunStore
 from sweepbench.wire import EpisodeRecord, Usage
+from tests.support import call_facts
 
 
 def both(path, **kw) -> tuple[str, str]:
@@ -211,12 +212,7 @@ def both_oracle(path) -> str:
 def _facts(path) -> tuple[list, list]:
     db = sqlite3.connect(path)
     try:
-        text = "(SELECT text FROM fact_texts WHERE id = c.{})".format  # ids vary, texts not
-        return (db.execute(
-            f"SELECT c.ep, c.journal, c.seq, c.valid, {text('run_id')}, {text('endpoint')}, "
-            f"c.ts, {text('role')}, c.prompt, c.completion, c.cached, c.latency_s, c.attempts, "
-            f"{text('statuses')}, c.stalls, c.replica, c.failures FROM call_facts c "
-            "ORDER BY c.ep, c.journal, c.seq").fetchall(),
+        return (call_facts(db),
                 db.execute("SELECT * FROM episode_facts ORDER BY episode_key").fetchall())
     finally:
         db.close()

@@ -10,6 +10,7 @@ import msgspec
 
 from sweepbench.store.codec import register
 from sweepbench.store.runstore import RunStore
+from tests.support import call_facts
 
 ODD = [
     {"role": "agent", "usage": {"prompt_tokens": 100, "completion_tokens": 7,
@@ -30,15 +31,6 @@ ODD = [
 SPACED = b'{"role" : "agent", "statuses" : [ 200 , 429 ], "stalls": { "hung" : 1 } }'
 
 
-def _facts(db: sqlite3.Connection) -> list[tuple]:
-    text = "(SELECT text FROM fact_texts WHERE id = c.{})".format
-    return db.execute(
-        f"SELECT c.ep, c.journal, c.seq, c.valid, {text('run_id')}, {text('endpoint')}, c.ts, "
-        f"{text('role')}, c.prompt, c.completion, c.cached, c.latency_s, c.attempts, "
-        f"{text('statuses')}, c.stalls, c.replica, c.failures FROM call_facts c "
-        "ORDER BY c.ep, c.journal, c.seq").fetchall()
-
-
 def test_the_writers_facts_are_the_triggers(tmp_path):
     path = tmp_path / "s.sqlite"
     with RunStore(path, train_after=5) as store:  # most rows compressed
@@ -51,10 +43,10 @@ def test_the_writers_facts_are_the_triggers(tmp_path):
             store.event(f"e{n}", len(ODD) + 1, "message", {"n": n})
     db = sqlite3.connect(path, isolation_level=None)
     register(db)
-    written = _facts(db)
+    written = call_facts(db)
     assert len(written) == 3 * (len(ODD) + 1)
     assert db.execute("SELECT count(*) FROM event_rows WHERE typeof(payload) = 'blob' "
                       "AND kind = 'model_call'").fetchone()[0] > 10
     db.execute("UPDATE event_rows SET payload = payload")  # the trigger computes them again
-    assert _facts(db) == written
+    assert call_facts(db) == written
     db.close()
