@@ -200,19 +200,21 @@ def register(conn: sqlite3.Connection, schema: str = "main") -> Unpacker:
     ``sb_record(episode_key, record)`` (a record's JSON bytes, NULL where it does not)."""
     unpacker = Unpacker(_loader(conn, schema))
 
-    last: list = [None, None]  # the last value decoded and its text: a statement (the facts'
-    # trigger, :mod:`sweepbench.store.schema`) may ask for one payload a few times in a row
+    last: tuple[object, str | None] = (None, None)  # the last value decoded and its text:
+    # the facts' trigger (:mod:`sweepbench.store.schema`) asks for one payload a few times
 
     def sb_json(value: object) -> str | None:
+        nonlocal last
         if isinstance(value, str):
             return value
-        if value == last[0]:
-            return last[1]
+        seen = last  # one tuple, replaced whole
+        if value == seen[0]:
+            return seen[1]
         try:
             text = unpacker.payload(value).decode("utf-8")
         except (Damaged, UnicodeDecodeError):
             text = None
-        last[0], last[1] = value, text
+        last = (value, text)
         return text
 
     def sb_record(key: str, value: object) -> object:
