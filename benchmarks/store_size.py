@@ -2,9 +2,9 @@
 
 The store is built as ``viewer_latency.py`` builds it (a real scripted sweep with the LLM
 judges, its episodes written again through the store's API under other names until the store
-holds ``--episodes``): as this sweepbench writes it (schema 5: journal rows compressed with a
-per-benchmark dictionary, each record stored as the difference from its episode's journal,
-:mod:`sweepbench.store.codec`). The same store is then rewritten as schema 4 stored it (every
+holds ``--episodes``): as this sweepbench writes it (schema 6, with the facts reports sum;
+since 5 journal rows compressed with a per-benchmark dictionary, each record stored as the
+difference from its episode's journal, :mod:`sweepbench.store.codec`). The same store is then rewritten as schema 4 stored it (every
 journal payload and record as JSON text, ``hostile_cases/_stores.as_schema_4``) and
 vacuumed, which packs its pages tighter than a sweep's writes did: the old figure is, if
 anything, smaller than a sweep would leave it.

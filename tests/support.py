@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -128,3 +129,14 @@ async def interrupt_and_continue(tmp_path, interrupt, between, **store) -> str |
         assert len(b.model_calls()) == total  # the replayed calls are stored once
         assert b.damaged == []
         return b.migrated
+
+
+def call_facts(db: sqlite3.Connection) -> list[tuple]:
+    """Every ``call_facts`` row (schema 6) with its texts in place of their ids (which differ
+    between a store that wrote them as it went and one that was filled at once)."""
+    text = "(SELECT text FROM fact_texts WHERE id = c.{})".format
+    return db.execute(
+        f"SELECT c.ep, c.journal, c.seq, c.valid, {text('run_id')}, {text('endpoint')}, c.ts, "
+        f"{text('role')}, c.prompt, c.completion, c.cached, c.latency_s, c.attempts, "
+        f"{text('statuses')}, c.stalls, c.replica, c.failures FROM call_facts c "
+        "ORDER BY c.ep, c.journal, c.seq").fetchall()

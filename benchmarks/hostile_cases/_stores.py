@@ -52,6 +52,7 @@ def small_store(path: Path, run_id: str = "r1", episodes: int = 3) -> Path:
 
 def _write(path: Path, sql: str, params: tuple) -> None:
     db = sqlite3.connect(path)
+    register(db)  # the journal's triggers decode payloads with sb_json
     try:
         db.execute(sql, params)
         db.commit()
@@ -80,6 +81,12 @@ def as_schema_4(path: Path) -> Path:
     try:
         unpacker = register(db)
         db.execute("BEGIN")
+        for name in ("call_facts_insert", "call_facts_update", "call_facts_delete",
+                     "episode_facts_update", "episode_facts_journal_update",
+                     "episode_facts_journal_delete"):  # schema 6's facts: not in schema 4
+            db.execute(f"DROP TRIGGER IF EXISTS {name}")
+        for table in ("call_facts", "episode_facts", "fact_texts"):
+            db.execute(f"DROP TABLE IF EXISTS {table}")
         rows = db.execute("SELECT rowid, payload FROM event_rows").fetchall()
         records = db.execute("SELECT rowid, episode_key, record FROM episodes "
                              "WHERE record IS NOT NULL").fetchall()

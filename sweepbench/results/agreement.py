@@ -12,7 +12,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from msgspec import Struct
 
-__all__ = ["Agreement", "cohen_kappa", "judge_agreement", "kappa_from_confusion",
+__all__ = ["DECISION_KEYS", "RUBRIC_KEYS", "Agreement", "cohen_kappa", "judge_agreement",
+           "kappa_from_confusion",
            "rubric_decisions"]
 
 
@@ -43,8 +44,8 @@ def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float:
     return kappa_from_confusion(m)
 
 
-_RUBRIC_KEYS = ("rubric", "rubrics", "nl_rubrics")
-_DECISION_KEYS = ("met", "satisfied", "passed", "pass", "value")
+RUBRIC_KEYS = ("rubric", "rubrics", "nl_rubrics")
+DECISION_KEYS = ("met", "satisfied", "passed", "pass", "value")
 
 
 def rubric_decisions(details: Mapping[str, Any] | None) -> list[bool] | None:
@@ -56,7 +57,7 @@ def rubric_decisions(details: Mapping[str, Any] | None) -> list[bool] | None:
     """
     if not isinstance(details, Mapping):
         return None
-    raw = next((details[k] for k in _RUBRIC_KEYS if k in details), None)
+    raw = next((details[k] for k in RUBRIC_KEYS if k in details), None)
     if isinstance(raw, Mapping):
         raw = [raw[name] for name in sorted(raw)]
     if not isinstance(raw, list):
@@ -64,7 +65,7 @@ def rubric_decisions(details: Mapping[str, Any] | None) -> list[bool] | None:
     out = []
     for item in raw:
         if isinstance(item, Mapping):
-            item = next((item[k] for k in _DECISION_KEYS if k in item), None)
+            item = next((item[k] for k in DECISION_KEYS if k in item), None)
         if isinstance(item, bool) or (isinstance(item, (int, float)) and item in (0, 1)):
             out.append(bool(item))
         else:

@@ -19,8 +19,10 @@ from collections import defaultdict
 from typing import Any, Iterable, Mapping
 
 import msgspec
+import numpy as np
 from msgspec import Struct
 
+from sweepbench.results.calls import CallColumns
 from sweepbench.results.profile import Prices, as_prices, usage_cost
 from sweepbench.store.reads import ModelCallRow
 from sweepbench.wire import Usage
@@ -140,3 +142,97 @@ class Spend:
         for call in calls:
             s.add(call_cost(call, prices, override))
         return s
+
+    @classmethod
+    def of_columns(cls, cols: CallColumns, prices: Mapping[str, Mapping[str, Prices]],
+                   override: Mapping[str, Prices] | None = None) -> "Spend":
+        """``of`` over calls as columns (:mod:`sweepbench.results.calls`): the same sums,
+        each made in the calls' order (``np.add.at`` adds one at a time, in order), so they
+        come out bit for bit as ``of`` makes them."""
+        s = cls()
+        n = len(cols)
+        s.calls = n
+        if not n:
+            return s
+        # the prices of each (run, endpoint) pair present
+        pair = cols.run.astype(np.int64) * max(1, len(cols.endpoints)) + cols.endpoint
+        pairs, inverse = np.unique(pair, return_inverse=True)
+        table = np.full((len(pairs), 3), np.nan)
+        found = np.zeros(len(pairs), dtype=bool)
+        by_pair: list[Prices | None] = []
+        for i, code in enumerate(pairs.tolist()):
+            run = cols.runs[code // max(1, len(cols.endpoints))]
+            endpoint = cols.endpoints[code % max(1, len(cols.endpoints))]
+            p = _price(run, endpoint, prices, override)
+            by_pair.append(p)
+            if p is not None:
+                table[i] = (p.input, p.cached_input, p.output)
+                found[i] = True
+        pin, pcached, pout = table[inverse].T
+        prompt, cached = cols.prompt, cols.cached
+        cost = ((prompt - cached) * pin + cached * pcached + cols.completion * pout) / 1e6
+        priced = found[inverse]
+        for i, call in cols.rare.items():
+            p = by_pair[inverse[i]]
+            if p is not None and call.stalls is not None:  # losing hedge copies, as billed
+                cost[i] += _hedge_cost(call.stalls, p)
+        free = cols.has_attempts & (cols.attempts == 0)  # answered from the response cache
+        cost[free] = 0.0
+        priced |= free
+        roles = np.where(cols.judge, 2, np.where(
+            cols.role == _code(cols.roles, "agent"), 0, 1))  # ROLES' order
+        paid = np.flatnonzero(priced)
+        total = np.zeros(1)
+        np.add.at(total, np.zeros(len(paid), dtype=np.intp), cost[paid])
+        s.total = float(total[0])
+        by_role = np.zeros(3)
+        np.add.at(by_role, roles[paid], cost[paid])
+        s.by_role = dict(zip(ROLES, by_role.tolist()))
+        # endpoints (None counted as "?") and episodes, keyed in the order of their first
+        # priced call, as ``add`` keys its dicts
+        endpoint_names = [e or "?" for e in cols.endpoints]
+        ends = np.array([endpoint_names.index(e) for e in endpoint_names], dtype=np.int64)
+        for name, value in _ordered_sums(ends[cols.endpoint[paid]], cost[paid],
+                                         len(endpoint_names)):
+            s.by_endpoint[endpoint_names[name]] = value
+        episodes = cols.episode[paid].astype(np.int64)
+        for ep, value in _ordered_sums(episodes * 3 + roles[paid], cost[paid],
+                                       3 * len(cols.keys), by=episodes):
+            s.by_episode[cols.keys[ep // 3]][ROLES[ep % 3]] = value
+        unpaid = np.flatnonzero(~priced)
+        s.unpriced = len(unpaid)
+        for i in unpaid.tolist():
+            s.unpriced_roles[cols.keys[cols.episode[i]]].add(ROLES[roles[i]])
+            s.unpriced_endpoints.add(cols.endpoints[cols.endpoint[i]] or "?")
+        return s
+
+
+def _price(run: str | None, endpoint: str | None, prices: Mapping[str, Mapping[str, Prices]],
+           override: Mapping[str, Prices] | None) -> Prices | None:
+    """What ``call_cost`` prices a call of ``run`` to ``endpoint`` at (None: unpriced)."""
+    if endpoint is None:
+        return None
+    if override is not None and endpoint in override:
+        return override[endpoint]
+    return prices.get(run or "", {}).get(endpoint)
+
+
+def _code(values: list, value: object) -> int:
+    return values.index(value) if value in values else -1
+
+
+def _ordered_sums(groups: np.ndarray, values: np.ndarray, size: int,
+                  by: np.ndarray | None = None) -> list[tuple[int, float]]:
+    """(group, sum of its values added one at a time in order), the groups in the order
+    ``by`` (default: the groups) first shows them."""
+    sums = np.zeros(size)
+    np.add.at(sums, groups, values)
+    first = groups if by is None else by
+    _, at = np.unique(first, return_index=True)
+    order = first[np.sort(at)]
+    if by is None:
+        return [(g, float(sums[g])) for g in order.tolist()]
+    present = np.zeros(size, dtype=bool)
+    present[groups] = True
+    return [(g, float(sums[g])) for base in order.tolist()
+            for g in range(base * 3, base * 3 + 3) if present[g]]

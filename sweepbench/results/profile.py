@@ -43,6 +43,7 @@ from sweepbench.store.runstore import RunStore
 from sweepbench.wire import EpisodeRecord, Usage
 
 __all__ = ["Prices", "as_prices", "build_profiles", "call_event", "endpoint_stalls",
+           "stall_table",
            "profile_run", "usage_cost"]
 
 LATENCY_BINS = np.geomspace(1e-3, 1e3, 43)  # 1 ms .. 1000 s, 7 bins a decade
@@ -135,6 +136,11 @@ class _Group:
         self.replicas: dict[str, _Replica] = defaultdict(_Replica)
 
     def add_call(self, call: _Call) -> None:
+        self.add_fleet(call)
+        self.add_timing(call)
+
+    def add_fleet(self, call: _Call) -> None:
+        """What a call says of its replica, its failed requests and its stalls."""
         for failure in call.failures or ():
             if failure.replica:
                 self.replicas[failure.replica].errors += 1
@@ -151,6 +157,9 @@ class _Group:
             if call.stalls.hedge_usage is not None:
                 self.hedge_usage[call.role] += call.stalls.hedge_usage
             self.stalls = st
+
+    def add_timing(self, call: _Call) -> None:
+        """A call's latency, retries and rate limits."""
         if call.latency_s is not None and call.latency_s >= 0:
             self.latency[call.role].append(call.latency_s)
         if call.attempts is not None:
@@ -249,12 +258,7 @@ def build_profiles(
 
     ``calls``: (model, domain, model_call event payload as JSON bytes or a dict).
     """
-    table = {m: as_prices(p) for m, p in (prices or {}).items()}
-    user_prices = table.get(user_model) if user_model else None
-    groups: dict[tuple[str, str | None], _Group] = defaultdict(_Group)
-    for r in records:
-        groups[r.model, None].records.append(r)
-        groups[r.model, r.domain].records.append(r)
+    groups = _record_groups(records)
     for model, domain, payload in calls:
         try:
             call = (_call_decoder.decode(payload) if isinstance(payload, (bytes, str))
@@ -263,6 +267,21 @@ def build_profiles(
             continue  # a malformed journal entry says nothing about latency
         groups[model, None].add_call(call)
         groups[model, domain].add_call(call)
+    return _profiles(groups, prices, user_model)
+
+
+def _record_groups(records: Iterable[Any]) -> dict[tuple[str, str | None], _Group]:
+    groups: dict[tuple[str, str | None], _Group] = defaultdict(_Group)
+    for r in records:
+        groups[r.model, None].records.append(r)
+        groups[r.model, r.domain].records.append(r)
+    return groups
+
+
+def _profiles(groups: dict[tuple[str, str | None], _Group], prices: Mapping[str, Any] | None,
+              user_model: str | None) -> dict[str, dict]:
+    table = {m: as_prices(p) for m, p in (prices or {}).items()}
+    user_prices = table.get(user_model) if user_model else None
     out: dict[str, dict] = {}
     for model in sorted({m for m, _ in groups}):
         agent_prices = table.get(model)
@@ -280,12 +299,20 @@ def endpoint_stalls(calls: Iterable[ModelCallRow]) -> dict[str, dict[str, int]]:
     """endpoint -> its calls, hung requests (abandoned for want of a first byte), hedge
     copies sent and answers a copy won; every call, judges' too (a judge endpoint stalls
     like any), endpoints with no stall left out: a latency jump's reason, per server."""
+    return stall_table(calls)
+
+
+def stall_table(calls: Iterable[ModelCallRow], counts: Mapping[str, int] | None = None
+                ) -> dict[str, dict[str, int]]:
+    """``endpoint_stalls``; with ``counts`` (endpoint -> its calls), ``calls`` need only be
+    the calls that journaled stalls."""
     out: dict[str, dict[str, int]] = {}
-    calls_by: dict[str, int] = defaultdict(int)
+    calls_by: dict[str, int] = defaultdict(int) if counts is None else dict(counts)
     for c in calls:
         if not c.endpoint:
             continue
-        calls_by[c.endpoint] += 1
+        if counts is None:
+            calls_by[c.endpoint] += 1
         st = _stored_json(c.stalls)
         if not isinstance(st, dict):
             continue

@@ -54,51 +54,33 @@ in the selection: intervals over these tasks are ``summarize(adaptive=True)``'s,
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from itertools import combinations
 from typing import Any, Mapping, Sequence
 
 import msgspec
+import numpy as np
 
 from sweepbench.errors import ReportError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, TaskKey
 from sweepbench.results.cost import Spend
-from sweepbench.results.profile import as_prices, build_profiles, call_event, endpoint_stalls
+from sweepbench.results.calls import CallColumns
+from sweepbench.results.profile import (as_prices, build_profiles, call_event, endpoint_stalls,
+                                        stall_table)
+from sweepbench.results.profile_columns import row_profiles
 from sweepbench.results.runinfo import (adaptive_section, configuration, error_reasons,
                                         terminations, unjudged_by_judge)
+from sweepbench.results.details import numeric_details, report_details
 from sweepbench.results.comparisons import compare, leaderboard_order, task_rates
 from sweepbench.results.stats import DEFAULT_BOOT, Outcome, judge_agreement, summarize
+from sweepbench.store.facts import EpisodeFacts
 from sweepbench.store.reads import StoreReads
 from sweepbench.results.selection import EpisodeView, Selection, load_view
+from sweepbench.results.sources import Source, sources_of
 
-__all__ = ["ReportError", "Source", "build_report", "choose_source", "headline_sources",
-           "numeric_details", "render"]
+__all__ = ["ReportError", "build_report", "numeric_details", "render"]
 
 _STATE = (STATE_JUDGE, str(JudgeMethod.STATE))
-
-
-def numeric_details(details: Any, *, depth: int = 2) -> dict[str, bool | int | float]:
-    """The numeric values in a judgment's details, nested objects flattened with "_".
-
-    ``{"tool": {"f1": 0.5}, "output_em": 1.0, "why": "..."}`` -> ``{"tool_f1": 0.5,
-    "output_em": 1.0}``, values as written (bool, int or float); lists, text and non-finite
-    numbers are skipped; objects deeper than ``depth`` levels are not read.
-    """
-    out: dict[str, float] = {}
-
-    def walk(obj: Any, prefix: str, level: int) -> None:
-        for key, v in obj.items():
-            name = f"{prefix}{key}"
-            if isinstance(v, (bool, int, float)):
-                if math.isfinite(v):
-                    out[name] = v
-            elif isinstance(v, dict) and level < depth:
-                walk(v, f"{name}_", level + 1)
-
-    if isinstance(details, dict):
-        walk(details, "", 1)
-    return out
 
 
 def _judge_methods(judgments: list[dict]) -> list[dict]:
@@ -136,66 +118,6 @@ def _empty_entry() -> dict:
     }
 
 
-class Source(msgspec.Struct, kw_only=True):
-    """Where a benchmark's pass comes from."""
-
-    judge: str | None
-    method: str
-    label: str
-    explicit: bool = False
-    applicable: bool = True
-
-
-def choose_source(meta: Mapping[str, Any], verdicts: Mapping[tuple[str, str], int], *,
-                  method: str | None = None, judge: str | None = None) -> Source:
-    """Where one benchmark's pass comes from (see the module docstring). ``meta``: the
-    benchmark's info (headline, headline_label, judge_methods); ``verdicts``: how many
-    verdicts each (judge, method) pair gave on its selected episodes."""
-    headline = str(meta.get("headline") or JudgeMethod.STATE)
-    label = str(meta.get("headline_label") or ("the state check" if headline == "state"
-                                               else f"the {headline} judge"))
-    m = method or headline
-    applicable = m == JudgeMethod.STATE or m in (meta.get("judge_methods") or [m])
-    if m == JudgeMethod.STATE:
-        who: str | None = STATE_JUDGE
-    elif judge is not None:
-        who = judge
-    else:  # the judge with the most verdicts of this method on this benchmark
-        ranked = sorted(((jname, n) for (jname, jmethod), n in verdicts.items() if jmethod == m),
-                        key=lambda kv: (-kv[1], kv[0]))
-        who = ranked[0][0] if ranked and ranked[0][1] else None
-    explicit = method is not None or (judge is not None and m != JudgeMethod.STATE)
-    return Source(judge=who, method=m, label=label if not method else f"the {m} judge",
-                  explicit=explicit, applicable=applicable)
-
-
-def _sources(view: EpisodeView, benchmarks: Sequence[str], by_pair: dict,
-             info: Mapping[str, Mapping], method: str | None, judge: str | None
-             ) -> dict[str, Source]:
-    bench_of = {r["episode_key"]: r["benchmark"] for r in view.rows}
-    verdicts: dict[str, Counter] = defaultdict(Counter)
-    for pair, judged in by_pair.items():
-        for key, j in judged.items():
-            if j["passed"] is not None and key in bench_of:
-                verdicts[bench_of[key]][pair] += 1
-    return {b: choose_source(info.get(b) or {}, verdicts[b], method=method, judge=judge)
-            for b in benchmarks}
-
-
-def headline_sources(view: EpisodeView, judgments: list[dict],
-                     benchmarks: Mapping[str, Mapping[str, Any]] | None = None
-                     ) -> dict[str, dict]:
-    """benchmark -> where its headline pass comes from ({"judge", "method", "label", ...}),
-    as the leaderboards choose it (for exports)."""
-    by_pair: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
-    for j in judgments:
-        by_pair[j["judge"], j["method"]][j["episode_key"]] = j
-    info = {**view.info("benchmarks"), **(benchmarks or {})}
-    names = sorted({r["benchmark"] for r in view.rows})
-    return {b: msgspec.to_builtins(s)
-            for b, s in _sources(view, names, by_pair, info, None, None).items()}
-
-
 def build_report(
     store: StoreReads | Sequence[StoreReads],
     run_id: str | None = None,
@@ -210,6 +132,7 @@ def build_report(
     seed: int = 0,
     correction: str = "holm",
     profile: bool = True,
+    from_transcripts: bool = False,
 ) -> dict:
     """The leaderboards of the episodes in ``store`` (one store or several) that
     ``selection`` keeps; ``run_id`` restricts to that run's selection.
@@ -221,6 +144,12 @@ def build_report(
     -> prices replacing the stored ones. ``n_boot``, ``seed``: the comparisons' bootstrap
     and sign flips (same seed, same JSON); ``correction``: over each family of comparisons,
     ``holm`` or ``bh``. ``profile=False`` skips the token / latency profile.
+
+    Cost, profiles, stalls and error reasons come from the stores' facts (schema 6: a few
+    numbers per call and per episode, see :mod:`sweepbench.results.calls`);
+    ``from_transcripts=True``, or a store of an older schema read as it is, computes them
+    from the journals' payloads and the records instead: the same report, at the cost of
+    decoding every transcript (the tests' oracle).
     """
     stores = [store] if isinstance(store, StoreReads) else list(store)
     selection = selection or Selection()
@@ -228,7 +157,8 @@ def build_report(
         selection = msgspec.structs.replace(selection, run_id=run_id)
     view = load_view(stores, selection)
     info = {**view.info("benchmarks"), **(benchmarks or {})}
-    judgments = [j for j in view.judgments()]
+    # the facts path keeps only what it reads of the details
+    judgments = view.judgments(None if from_transcripts else report_details)
     available = _judge_methods(judgments)
     if method is not None or judge is not None:
         if not any((method is None or p["method"] == method) and
@@ -240,17 +170,34 @@ def build_report(
     for j in judgments:
         by_pair[j["judge"], j["method"]][j["episode_key"]] = j
     names = sorted({r["benchmark"] for r in view.rows})
-    sources = _sources(view, names, by_pair, info, method, judge)
+    sources = sources_of(view, names, by_pair, info, method, judge)
     adaptive_runs = [r for r in view.runs if isinstance((r["info"] or {}).get("adaptive"), dict)
                      and selection.run_id in (None, r["run_id"])]
     board = _Board(view, by_pair, sources, k=k, n_boot=n_boot, seed=seed,
                    correction=correction, adaptive=bool(adaptive_runs))
-    calls = view.calls()
-    spend = Spend.of(calls, view.prices(),
-                     None if prices is None else {n: as_prices(p) for n, p in prices.items()})
-    board.add_cost(spend)
-    if profile:
-        board.add_profiles(calls)
+    override = None if prices is None else {n: as_prices(p) for n, p in prices.items()}
+    if from_transcripts or not view.has_facts:
+        calls = view.calls()
+        spend = Spend.of(calls, view.prices(), override)
+        board.add_cost(spend)
+        if profile:
+            board.add_profiles(calls)
+        stalls = endpoint_stalls(calls)
+        errors = _error_texts(view)
+        del calls
+    else:
+        cols = view.call_columns()
+        facts = view.facts()
+        spend = Spend.of_columns(cols, view.prices(), override)
+        board.add_cost(spend)
+        if profile:
+            board.add_profiles_columns(cols, facts)
+        counts = np.bincount(cols.endpoint, minlength=len(cols.endpoints))
+        stalls = stall_table(cols.rare.values(), {
+            e: int(n) for e, n in zip(cols.endpoints, counts.tolist()) if e})
+        errors = {r["episode_key"]: facts[r["episode_key"]].error for r in view.rows
+                  if r["status"] == "error" and r["episode_key"] in facts}
+        del cols, facts
     run = stores[0].run(selection.run_id) if selection.run_id and len(stores) == 1 else None
     single = {(s.judge, s.method) for s in sources.values()}
     jm = next(iter(single)) if len(single) == 1 else None
@@ -283,10 +230,10 @@ def build_report(
         "comparisons": comparisons["pairs"],
         "comparisons_family": comparisons["family"],
         "judge_agreement": _agreements(by_pair, set(view.keys)),
-        "error_reasons": error_reasons(view.rows, _error_texts(view)),
+        "error_reasons": error_reasons(view.rows, errors),
         "unjudged_by_judge": unjudged_by_judge(judgments),
         "terminations": terminations(view.rows),
-        "stalls_by_endpoint": endpoint_stalls(calls),
+        "stalls_by_endpoint": stalls,
         "configuration": configuration(view.runs),
         "damaged": [f"run store {s.path}: {d}" for s in stores for d in s.damaged],
     }
@@ -488,6 +435,13 @@ class _Board:
             for name, p in build_profiles(recs[b], events[b]).items():
                 self._profiles[(name, b)] = _no_cost(p)
 
+    def add_profiles_columns(self, cols: CallColumns, facts: Mapping[str, EpisodeFacts]
+                             ) -> None:
+        """``add_profiles`` from the stores' facts (:mod:`sweepbench.results.profile_columns`):
+        the same profiles."""
+        for scope, p in row_profiles(cols, facts, self.row_of).items():
+            self._profiles[scope] = _no_cost(p)
+
     def add_cost(self, spend: Spend) -> None:
         """Per row (and row x benchmark): agent, user, judge and total dollars, per episode
         and per passed episode."""
@@ -519,7 +473,7 @@ class _Board:
         by_task: dict[str, float | None] = defaultdict(float)
         by_bench: dict[str, float | None] = defaultdict(float)
         by_model: dict[str, float | None] = defaultdict(float)
-        for key in spend.by_episode.keys() | spend.unpriced_roles.keys():
+        for key in {**spend.by_episode, **spend.unpriced_roles}:  # in order: the same sums
             r = self.row_of.get(key)
             if r is None:
                 continue

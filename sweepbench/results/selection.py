@@ -13,12 +13,14 @@ several rows (``model [user U, mode]``).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from msgspec import Struct
 
 from sweepbench.errors import ReportError
+from sweepbench.results.calls import CallColumns, load_calls
 from sweepbench.results.profile import Prices
+from sweepbench.store.facts import EpisodeFacts
 from sweepbench.store.reads import ModelCallRow
 from sweepbench.store.runstore import RunStore
 from sweepbench.wire import EpisodeRecord
@@ -104,11 +106,29 @@ class EpisodeView:
             out.update(self.stores[i].records(keys))
         return out
 
-    def judgments(self) -> list[dict]:
-        return list(self._gather(lambda s, keys: s.judgments(keys)))
+    def facts(self) -> dict[str, EpisodeFacts]:
+        """episode_key -> the facts of its record (schema 6), in ``records``' order."""
+        out: dict[str, EpisodeFacts] = {}
+        for i, keys in self._by_store.items():
+            out.update(self.stores[i].episode_facts(keys))
+        return out
+
+    def call_columns(self) -> CallColumns:
+        """The selected episodes' calls as columns (schema 6), in ``calls``' order."""
+        return load_calls((self.stores[i], keys) for i, keys in self._by_store.items())
+
+    @property
+    def has_facts(self) -> bool:
+        """Whether every store holds the facts reports sum (schema 6)."""
+        return all(s.has_facts for s in self.stores)
+
+    def judgments(self, keep: Callable[[Any], Any] | None = None) -> list[dict]:
+        """The selected episodes' judgments (``keep``: what to keep of their details)."""
+        return list(self._gather(lambda s, keys: s.judgments(keys, keep=keep)))
 
     def calls(self) -> list[ModelCallRow]:
-        return list(self._gather(lambda s, keys: s.model_calls(keys)))
+        """Every journaled call, read from the journals' payloads (the transcript path)."""
+        return list(self._gather(lambda s, keys: s.model_calls(keys, transcripts=True)))
 
     def prices(self) -> dict[str, dict[str, Prices]]:
         from sweepbench.results.cost import prices_by_run

@@ -45,6 +45,7 @@ Judge agreement (κ): :mod:`sweepbench.results.agreement`, re-exported here.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 from itertools import combinations
@@ -196,6 +197,18 @@ def _resample_weights(rng: np.random.Generator, tasks: int, n_boot: int) -> np.n
     return rng.multinomial(tasks, np.full(tasks, 1.0 / tasks), size=n_boot).astype(np.float64)
 
 
+@functools.lru_cache(maxsize=2)
+def _paired_draws(seed: int, tasks: int, n_boot: int) -> tuple[np.ndarray, np.ndarray]:
+    """The bootstrap weights and the sign flips of a paired comparison: they depend on the
+    seed and the sizes only, so a family of comparisons on the same number of tasks (a
+    leaderboard's) draws them once (read-only arrays)."""
+    rng = np.random.default_rng(seed)
+    w = _resample_weights(rng, tasks, n_boot)
+    signs = rng.integers(0, 2, size=(n_boot, tasks)) * 2.0 - 1.0
+    w.flags.writeable = signs.flags.writeable = False
+    return w, signs
+
+
 class PairedComparison(Struct, kw_only=True):
     """Model a minus model b on their common tasks (per-task mean scores)."""
 
@@ -228,10 +241,8 @@ def paired_bootstrap(
         raise ValueError(f"need two equal-length, non-empty score lists, got {a.size}, {b.size}")
     d = a - b
     observed = float(d.mean())
-    rng = np.random.default_rng(seed)
-    w = _resample_weights(rng, d.size, n_boot)
+    w, signs = _paired_draws(seed, d.size, n_boot)
     boot = (w @ d) / d.size
-    signs = rng.integers(0, 2, size=(n_boot, d.size)) * 2.0 - 1.0
     flipped = np.abs(signs @ d) / d.size
     tol = 1e-12 * max(1.0, abs(observed))
     extreme = int(np.count_nonzero(flipped >= abs(observed) - tol))

@@ -170,9 +170,9 @@ class JudgePool:
         self.n_workers = max(1, workers)
         # done: made by the same judge (same key) without error; a failed one is tried again
         current = {(j.model, j.method): j.key for j in judges}
-        self.done = {(j["episode_key"], j["judge"], j["method"]) for j in store.judgments(keys)
-                     if "error" not in (j.get("details") or {})
-                     and current.get((j["judge"], j["method"])) in (None, j["judge_key"])}
+        self.done = {(key, judge, method) for key, judge, method, judge_key, error
+                     in store.judgment_keys(keys)
+                     if not error and current.get((judge, method)) in (None, judge_key)}
         self.judged = self.failed = 0
         self.failures: dict[tuple[str, str], int] = defaultdict(int)
         self._workers: list[asyncio.Task] = []
@@ -181,8 +181,10 @@ class JudgePool:
         self._workers = [asyncio.create_task(self._work()) for _ in range(self.n_workers)]
 
     def submit(self, task: Task, key: str, record: Any, *, fresh: bool = False) -> None:
-        """Judge ``record`` (the episode ``key`` of ``task``); ``fresh``: it was just (re)run,
-        so judgments of an earlier record do not count."""
+        """Judge ``record`` (the episode ``key`` of ``task``; None: the stored record, read
+        when a worker takes it, so a pool holds one record per worker however many it is
+        given); ``fresh``: it was just (re)run, so judgments of an earlier record do not
+        count."""
         if fresh:
             for j in self.judges:
                 self.done.discard((key, j.model, j.method))
@@ -208,6 +210,10 @@ class JudgePool:
     async def _work(self) -> None:
         while (item := await self.queue.get()) is not None:
             task, key, record = item
+            if record is None:  # a stored episode: its record read when its turn comes
+                record = self.store.records([key]).get(key)
+                if record is None:  # not finished, or it does not decode (said by the store)
+                    continue
             for spec in self.judges:
                 if spec.applies_to(task.benchmark) and (key, spec.model, spec.method) not in self.done:
                     await self._judge(task, key, record, spec)

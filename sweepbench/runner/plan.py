@@ -36,6 +36,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+import numpy as np
 from rich.console import Group
 from rich.text import Text
 
@@ -135,6 +136,60 @@ class _History:
         runs = store.runs()
         configured = {run["run_id"]: _configured_latency(run["config"]) for run in runs}
         shapes: dict[str, Shape] = {k: Shape(source="history") for k in rows}
+        if store.has_facts:
+            self._from_facts(store, rows, shapes, configured)
+        else:
+            self._from_journals(store, rows, shapes, configured)
+        spans = store.call_spans()
+        created = {run["run_id"]: run["created_at"] for run in runs}
+        busy = [(hi - lo) / n for r, (n, lo, hi) in spans.items() if n >= 50]
+        self.harness_s = min(busy) if busy else None  # seconds of sweep per call, at best
+        starts = [lo - created[r] for r, (n, lo, _) in spans.items() if r in created and n >= 50]
+        self.startup_s = statistics.median(starts) if starts else None
+        for key, r in rows.items():
+            task = f"{r['benchmark']}:{r['domain']}:{r['lang']}:{r['task_id']}"
+            self.by_task[r["model"], task].append(shapes[key])
+            self.by_bench[r["model"], r["benchmark"]].append((shapes[key], task))
+
+    def _from_facts(self, store: RunStore, rows: dict[str, dict], shapes: dict[str, Shape],
+                    configured: dict[str, float | None]) -> None:
+        """Each episode's calls, tokens and time outside its calls, and the endpoints'
+        latencies, from the store's facts (schema 6): sums made by SQLite, no payload
+        decoded."""
+        spent: dict[str, float] = {}
+        for key, journal, agent, *sums in store.call_sums(list(rows)):
+            if journal is None:
+                spent[key] = sums[0]
+                continue
+            s = shapes[key]
+            if journal:
+                _, judge, method = journal.split("|", 2)
+                cell = s.judges.setdefault((judge, method), [0.0] * 4)
+            else:
+                cell = s.roles["agent" if agent else "user"]
+            for i, v in enumerate(sums):
+                cell[i] += v
+        texts, calls = store.call_latencies()
+        endpoint, run, latency = calls[:, 0].astype(int), calls[:, 1].astype(int), calls[:, 2]
+        for e in np.unique(endpoint).tolist():
+            name = texts.get(e)
+            if not name:
+                continue
+            mine = endpoint == e
+            self.latency[name] = latency[mine].tolist()
+            if name.startswith("scripted/"):
+                for r in np.unique(run[mine]).tolist():
+                    base = configured.get(texts.get(r) or "")
+                    if base is not None:
+                        self.overhead[name] += np.maximum(
+                            0.0, latency[mine & (run == r)] - base).tolist()
+        for key, f in store.episode_facts(list(rows)).items():
+            shapes[key].overhead_s = max(0.0, f.wall_s - spent.get(key, 0.0))
+
+    def _from_journals(self, store: RunStore, rows: dict[str, dict], shapes: dict[str, Shape],
+                       configured: dict[str, float | None]) -> None:
+        """``_from_facts`` from the journals' payloads and the records (a store of an older
+        schema read as it is)."""
         spent: dict[str, float] = defaultdict(float)
         for c in store.model_calls(list(rows)):
             s = shapes[c.episode_key]
@@ -154,16 +209,6 @@ class _History:
                     self.overhead[c.endpoint].append(max(0.0, c.latency_s - base))
         for key, rec in store.records(list(rows)).items():
             shapes[key].overhead_s = max(0.0, rec.wall_s - spent[key])
-        spans = store.call_spans()
-        created = {run["run_id"]: run["created_at"] for run in runs}
-        busy = [(hi - lo) / n for r, (n, lo, hi) in spans.items() if n >= 50]
-        self.harness_s = min(busy) if busy else None  # seconds of sweep per call, at best
-        starts = [lo - created[r] for r, (n, lo, _) in spans.items() if r in created and n >= 50]
-        self.startup_s = statistics.median(starts) if starts else None
-        for key, r in rows.items():
-            task = f"{r['benchmark']}:{r['domain']}:{r['lang']}:{r['task_id']}"
-            self.by_task[r["model"], task].append(shapes[key])
-            self.by_bench[r["model"], r["benchmark"]].append((shapes[key], task))
 
 
 def _configured_latency(config: Any) -> float | None:
@@ -221,6 +266,8 @@ class _Estimator:
         self.cfg, self.history = cfg, history
         self.sizes = _Sizes(data_dir, cfg.user_mode)
         self.tasks = tasks  # task key -> task, to size the tasks of the history
+        # (model, benchmark, judge, method) -> the history's mean judge shape, or None
+        self._judged: dict[tuple[str, str, str, str], list[float] | None] = {}
 
     def shape(self, item: WorkItem, *, judges: bool = True) -> Shape:
         task = item.task
@@ -275,14 +322,19 @@ class _Estimator:
         for judge, method in self.cfg.judges()[1:]:
             if method not in bench.judge_methods or (judge, method) in shape.judges:
                 continue
-            hist = [s.judges[judge, method] for s, _ in
-                    self.history.by_bench.get((item.model, item.task.benchmark), [])
-                    if (judge, method) in s.judges]
-            if not hist:  # any model's episodes of this benchmark judged by this judge
-                hist = [s.judges[judge, method] for (m, b), v in self.history.by_bench.items()
-                        if b == item.task.benchmark for s, _ in v if (judge, method) in s.judges]
-            if hist:
-                shape.judges[judge, method] = [fmean(h[i] for h in hist) for i in range(4)]
+            means = self._judged.get(key := (item.model, item.task.benchmark, judge, method))
+            if key not in self._judged:  # the same for every item of the model and benchmark
+                hist = [s.judges[judge, method] for s, _ in
+                        self.history.by_bench.get((item.model, item.task.benchmark), [])
+                        if (judge, method) in s.judges]
+                if not hist:  # any model's episodes of this benchmark judged by this judge
+                    hist = [s.judges[judge, method] for (m, b), v in
+                            self.history.by_bench.items() if b == item.task.benchmark
+                            for s, _ in v if (judge, method) in s.judges]
+                means = self._judged[key] = ([fmean(h[i] for h in hist) for i in range(4)]
+                                             if hist else None)
+            if means is not None:
+                shape.judges[judge, method] = list(means)
                 continue
             d = bench.plan_defaults
             calls = float(d["judge_calls"].get(method, 1))

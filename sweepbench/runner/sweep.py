@@ -420,10 +420,10 @@ class Sweep:
         self.progress("call", endpoint=endpoint, result=result)
 
     def _submit(self, pool: JudgePool, items: list[WorkItem]) -> None:
-        """Stored episodes to judge (their records read now)."""
-        by_key = {i.key: i for i in items}
-        for key, record in self.store.records(list(by_key)).items():
-            pool.submit(by_key[key].task, key, record)
+        """Stored episodes to judge (their records read when a judge worker takes them:
+        re-judging a large selection holds a few records at a time, not all)."""
+        for item in items:
+            pool.submit(item.task, item.key, None)
 
     def _observer(self, endpoint: str) -> Callable[[Any], None]:
         return lambda result: self._on_call(endpoint, result)

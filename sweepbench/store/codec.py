@@ -43,7 +43,7 @@ import msgspec
 import zstandard as zstd
 
 __all__ = ["CODEC_TABLE", "MAX_DECODED", "PAYLOAD", "RECORD", "RECORDS_AFTER", "TRAIN_AFTER",
-           "Damaged", "Packer", "Unpacker", "journal_prefix", "register"]
+           "Damaged", "Packer", "Unpacker", "journal_prefix", "register", "unregistered"]
 
 CODEC_TABLE = """CREATE TABLE codec_dicts (
     id    INTEGER PRIMARY KEY,
@@ -200,13 +200,22 @@ def register(conn: sqlite3.Connection, schema: str = "main") -> Unpacker:
     ``sb_record(episode_key, record)`` (a record's JSON bytes, NULL where it does not)."""
     unpacker = Unpacker(_loader(conn, schema))
 
+    last: tuple[object, str | None] = (None, None)  # the last value decoded and its text:
+    # the facts' trigger (:mod:`sweepbench.store.schema`) asks for one payload a few times
+
     def sb_json(value: object) -> str | None:
+        nonlocal last
         if isinstance(value, str):
             return value
+        seen = last  # one tuple, replaced whole
+        if value == seen[0]:
+            return seen[1]
         try:
-            return unpacker.payload(value).decode("utf-8")
+            text = unpacker.payload(value).decode("utf-8")
         except (Damaged, UnicodeDecodeError):
-            return None
+            text = None
+        last = (value, text)
+        return text
 
     def sb_record(key: str, value: object) -> object:
         if not _is(value, RECORD):
@@ -219,6 +228,17 @@ def register(conn: sqlite3.Connection, schema: str = "main") -> Unpacker:
     conn.create_function("sb_json", 1, sb_json, deterministic=True)
     conn.create_function("sb_record", 2, sb_record)
     return unpacker
+
+
+def unregistered(exc: BaseException) -> str | None:
+    """What to do, when ``exc`` is SQLite saying that a connection without :func:`register`'s
+    functions wrote the journal (the facts' trigger, :mod:`sweepbench.store.schema`, decodes
+    each model call's payload with ``sb_json``); None for any other error."""
+    if isinstance(exc, sqlite3.OperationalError) and "no such function: sb_" in str(exc):
+        return ("the store's journal can only be written on a connection with sweepbench's "
+                "SQL functions (sweepbench.store.codec.register(conn)), which decode the "
+                "compressed payloads the journal's triggers read")
+    return None
 
 
 class Packer:

@@ -145,7 +145,7 @@ def _merge_one(db: sqlite3.Connection) -> dict[str, int]:
                           OR {_RANK.format('s', 'src')} < {_RANK.format('m', 'main')}""")
         db.execute(f"INSERT INTO cut SELECT r.ep, r.journal, min(r.seq) FROM src.event_rows r "
                    f"WHERE {_BAD} GROUP BY r.ep, r.journal")
-        for table in ("episodes", "events", "judgments"):
+        for table in ("episodes", "events", "judgments", "episode_facts"):
             db.execute(f"DELETE FROM main.{table} "
                        "WHERE episode_key IN (SELECT episode_key FROM wins)")
             if table == "events":
@@ -157,8 +157,8 @@ def _merge_one(db: sqlite3.Connection) -> dict[str, int]:
                     db.execute(f"INSERT INTO main.episodes ({_EPISODE_COLUMNS}) "
                                f"SELECT {columns} FROM src.episodes WHERE episode_key IN "
                                f"(SELECT episode_key FROM wins WHERE whole = {whole})")
-            else:  # judgments of a record left out judged what is gone
-                db.execute("INSERT INTO main.judgments SELECT * FROM src.judgments "
+            else:  # judgments (and facts) of a record left out are of what is gone
+                db.execute(f"INSERT INTO main.{table} SELECT * FROM src.{table} "
                            "WHERE episode_key IN (SELECT episode_key FROM wins WHERE whole)")
         # journals of episodes that exist in neither table (an episode never started here)
         db.execute(f"""INSERT OR IGNORE INTO main.events {_JOURNALS}

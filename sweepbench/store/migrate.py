@@ -27,7 +27,13 @@ Version 5 compresses the journal and the records (:mod:`sweepbench.store.codec`)
 benchmark's dictionary is trained from its first journal rows, every journal row compressed
 with it, and every record compressed with its episode's journal; then the file is vacuumed so
 it shrinks (when the disk has no room for that, the store stays as large, and correct). Every
-older version ends with this step.
+older version goes through this step.
+
+Version 6 adds the facts reports sum (``fact_texts``, ``call_facts``, ``episode_facts``: see
+:mod:`sweepbench.store.schema`), filled once from the journal (decompressed by ``sb_json``:
+the connection has :func:`sweepbench.store.codec.register`'s functions) and the records
+already stored; nothing else changes. Every older version ends with this step, after the
+compression (so the compression's updates do not fire the facts' triggers).
 
 The file is first copied next to itself (``<name>.schema<version>.bak``, written under a
 partial name and renamed once whole, so a full disk leaves no partial backup); the conversion
@@ -47,9 +53,12 @@ import msgspec
 
 from sweepbench.errors import StoreError
 from sweepbench.ids import EPISODE_JOURNAL, EpisodeKey, judge_journal
-from sweepbench.store.codec import CODEC_TABLE, TRAIN_AFTER, Packer
+from sweepbench.store.codec import CODEC_TABLE, RECORD, TRAIN_AFTER, Packer, unregistered
+from sweepbench.store.facts import facts_row
 from sweepbench.store.identity import add_identity
-from sweepbench.store.schema import SCHEMA_VERSION, create_events, create_schema
+from sweepbench.store.schema import (SCHEMA_VERSION, WRITE_STATEMENTS, create_events,
+                                     create_facts, create_schema, fill_call_facts)
+from sweepbench.wire import EpisodeRecord
 
 __all__ = ["SCHEMA2_EVENTS", "migrate"]
 
@@ -73,7 +82,7 @@ it or writes it (``benchmarks/events_key.py``, the migration's tests)."""
 def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
     """Bring the store on connection ``c`` (autocommit mode) from ``version`` to the current
     schema; returns a one-line note for the user."""
-    if version not in (1, 2, 3, 4):
+    if version not in (1, 2, 3, 4, 5):
         raise StoreError(f"run store {path} has schema version {version}, which this "
                          f"sweepbench cannot migrate; use the sweepbench that wrote it")
     backup = path.with_name(f"{path.name}.schema{version}.bak")
@@ -83,8 +92,11 @@ def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
         if c.execute("PRAGMA user_version").fetchone()[0] != version:  # done by another process
             c.execute("COMMIT")
             return f"run store {path} was migrated by another process"
-        counts = {1: _convert, 2: _number_events, 3: _identify, 4: _nothing}[version](c)
-        counts.update(_compress(c))
+        counts = {1: _convert, 2: _number_events, 3: _identify, 4: _nothing,
+                  5: _nothing}[version](c)
+        if version < 5:
+            counts.update(_compress(c))
+        counts.update(_summarize(c))
         c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         c.execute("COMMIT")
     except BaseException as exc:
@@ -96,10 +108,15 @@ def migrate(c: sqlite3.Connection, path: Path, version: int) -> str:
                 f"version {SCHEMA_VERSION} ({exc}); the backup {backup} is untouched; "
                 f"{_advice(exc, path, 'the migration')}") from None
         raise
+    facts = (f"; the facts reports sum ({counts['calls']} model calls, {counts['episodes']} "
+             "finished episodes) filled in once")
+    if version == 5:
+        return (f"migrated run store {path} from schema 5 to {SCHEMA_VERSION} (backup: "
+                f"{backup.name}){facts}; nothing else changed")
     shrunk = _vacuum(c)
     small = (f"; its {counts['rows']} journal rows and {counts['records']} records compressed"
              f"{'' if shrunk is True else ' (the file was not shrunk: ' + str(shrunk) + ')'}")
-    return _note(path, version, backup, counts) + small
+    return _note(path, version, backup, counts) + small + facts
 
 
 def _note(path: Path, version: int, backup: Path, counts: dict[str, int]) -> str:
@@ -144,6 +161,9 @@ def _write_backup(c: sqlite3.Connection, path: Path, version: int, backup: Path)
 
 def _advice(exc: BaseException, path: Path, what: str) -> str:
     """What to do about a failed backup or migration, by its cause."""
+    hint = unregistered(exc)
+    if hint:
+        return hint
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "full" in str(exc):
         try:
             need = path.stat().st_size
@@ -222,7 +242,7 @@ def _convert(c: sqlite3.Connection) -> dict[str, int]:
     counts = {"runs": len(configs), "episodes": len(models)}
     for t in _V1_TABLES:
         c.execute(f"DROP TABLE v1_{t}")
-    return counts
+    return counts  # the facts: filled by the last step (_summarize)
 
 
 def _number_events(c: sqlite3.Connection) -> dict[str, int]:
@@ -242,15 +262,51 @@ def _number_events(c: sqlite3.Connection) -> dict[str, int]:
 
 
 def _nothing(c: sqlite3.Connection) -> dict[str, int]:
-    """Version 4 to 5 is all in :func:`_compress`."""
+    """Version 4 to 5 is all in :func:`_compress`, 5 to 6 in :func:`_summarize`."""
     return {}
 
 
 def _identify(c: sqlite3.Connection) -> dict[str, int]:
     """Version 3 to 4: the store gets its id (see :mod:`sweepbench.store.identity`)."""
     add_identity(c)
-    c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return {}
+
+
+def _summarize(c: sqlite3.Connection) -> dict[str, int]:
+    """Version 5 to 6: the facts reports sum, filled from the journal (``sb_json``) and the
+    records."""
+    create_facts(c)
+    fill_call_facts(c)
+    episodes = _fill_episode_facts(c)
+    return {"calls": c.execute("SELECT count(*) FROM call_facts").fetchone()[0],
+            "episodes": episodes}
+
+
+_record = msgspec.json.Decoder(EpisodeRecord)
+
+
+def _fill_episode_facts(c: sqlite3.Connection, batch: int = 2000) -> int:
+    """The facts of every stored record (decompressed by ``sb_record``), decoded a batch at
+    a time (bounded memory); a record that does not decode gets none (reports say so when they
+    read it)."""
+    insert = WRITE_STATEMENTS["episode_facts"]
+    done, last = 0, ""
+    while True:
+        rows = c.execute("SELECT episode_key, sb_record(episode_key, record) FROM episodes "
+                         "WHERE episode_key > ? AND record IS NOT NULL ORDER BY episode_key "
+                         "LIMIT ?",
+                         (last, batch)).fetchall()
+        if not rows:
+            return done
+        facts = []
+        for key, blob in rows:
+            try:
+                facts.append(facts_row(key, _record.decode(blob)))
+            except (msgspec.DecodeError, TypeError):
+                continue
+        c.executemany(insert, facts)
+        done += len(facts)
+        last = rows[-1][0]
 
 
 _BATCH = 2000
@@ -292,7 +348,8 @@ def _compress(c: sqlite3.Connection, train_after: int = TRAIN_AFTER) -> dict[str
     while batch := c.execute(records, (last, _BATCH)).fetchall():
         c.executemany("UPDATE episodes SET record = ? WHERE rowid = ?", [
             (packer.record(key, bench, r.encode("utf-8") if isinstance(r, str) else r), i)
-            for i, key, bench, r in batch if isinstance(r, (str, bytes))])
+            for i, key, bench, r in batch
+            if isinstance(r, str) or isinstance(r, bytes) and r[:1] != bytes((RECORD,))])
         counts["records"] += len(batch)
         last = batch[-1][0]
     return counts

@@ -15,7 +15,7 @@ import itertools
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 import msgspec
 from msgspec import Struct
@@ -24,9 +24,11 @@ from sweepbench.errors import StoreError
 from sweepbench.ids import EPISODE_JOURNAL
 from sweepbench.store.codec import Damaged, journal_prefix, register
 from sweepbench.store.damage import is_damaged, open_error
+from sweepbench.store.facts import EpisodeFacts, facts_of, facts_row
+from sweepbench.store.schema import CALL_FACTS_ODD
 from sweepbench.wire import EpisodeRecord
 
-__all__ = ["ModelCallRow", "StoreReads"]
+__all__ = ["CallFactChunk", "ModelCallRow", "StoreReads"]
 
 
 class ModelCallRow(Struct, array_like=True):
@@ -48,6 +50,15 @@ class ModelCallRow(Struct, array_like=True):
     failures: str | None = None  # JSON text of its failed requests, when it had any
 
 
+class CallFactChunk(NamedTuple):
+    """Some episodes' call facts, as ``StoreReads.call_fact_chunks`` reads them."""
+
+    keys: dict[int, str]  # ep -> episode key
+    rows: list[tuple]
+    rare: list[ModelCallRow]
+
+
+
 _EPISODE_COLUMNS = ("episode_key", "label", "model", "benchmark", "spec", "domain", "task_id",
                     "lang", "trial", "user_model", "user_mode", "unreachable", "status",
                     "termination", "run_id", "started_at", "finished_at")
@@ -66,6 +77,7 @@ class StoreReads:
         self._read_closed = False
         self._damaged: dict[str, None] = {}
         self._unpacker = register(conn)  # and the SQL functions sb_json, sb_record
+        self._has_facts: bool | None = None
 
     @property
     def damaged(self) -> list[str]:
@@ -161,6 +173,12 @@ class StoreReads:
         """(model, benchmark, domain, lang, task_id, its own model calls) of every finished
         episode: how long episodes of a task run, counted by the index (the scheduler's
         history, read at every sweep's start)."""
+        if self.has_facts:  # the call facts: one small row per call, not the journal's
+            return self._read(
+                "SELECT e.model, e.benchmark, e.domain, e.lang, e.task_id, count(*) "
+                "FROM episodes e JOIN event_keys k ON k.episode_key = e.episode_key "
+                "JOIN call_facts f ON f.ep = k.ep AND f.journal = '' "
+                "WHERE e.status = 'done' GROUP BY e.episode_key")
         return self._read(
             "SELECT e.model, e.benchmark, e.domain, e.lang, e.task_id, count(*) FROM episodes e "
             "JOIN events v ON v.episode_key = e.episode_key AND v.journal = '' "
@@ -239,9 +257,14 @@ class StoreReads:
         return [j for (j,) in self._read("SELECT DISTINCT journal FROM events WHERE "
                                          "episode_key = ? ORDER BY journal", (episode_key,))]
 
-    def model_calls(self, keys: Iterable[str] | None = None) -> list[ModelCallRow]:
+    def model_calls(self, keys: Iterable[str] | None = None, *,
+                    transcripts: bool = False) -> list[ModelCallRow]:
         """Every journaled model call (of ``keys``' episodes, or all), judges' included, with
-        its usage: what cost and profiles sum. Calls replayed from a journal are stored once."""
+        its usage: what cost and profiles sum. Calls replayed from a journal are stored once.
+        Read from the call facts (schema 6) unless ``transcripts`` (or an older store): the
+        same rows, extracted from the payloads now."""
+        if self.has_facts and not transcripts:
+            return [c for c, _ in self._fact_calls(keys)]
         rows = self._read_keys(
             f"SELECT episode_key, journal, run_id, endpoint, {_field('role')}, "
             f"coalesce({_field('usage.prompt_tokens')}, 0), "
@@ -256,15 +279,167 @@ class StoreReads:
         out = []
         for r in rows:
             if not r[-2]:
-                self._left_out(f"episode {r[0]}: journal {r[1]!r} row #{r[-1]} (a model "
-                               "call) does not decode")
+                self.left_out_call(r[0], r[1], r[-1])
                 continue
             out.append(ModelCallRow(*_sane_call(r[:-2])))
         return out
 
+    @property
+    def has_facts(self) -> bool:
+        """Whether this store holds the facts reports sum (schema 6; an older store read as
+        it is does not)."""
+        if self._has_facts is None:
+            self._has_facts = bool(self._read(
+                "SELECT count(*) FROM sqlite_master WHERE name IN ('call_facts', 'fact_texts', "
+                "'episode_facts')")[0][0] == 3)
+        return self._has_facts
+
+    def episode_facts(self, keys: Iterable[str]) -> dict[str, EpisodeFacts]:
+        """episode_key -> its facts (schema 6: what reports read of a record, see
+        :mod:`sweepbench.store.facts`), for those of ``keys`` that finished; each chunk of
+        keys in key order, as ``records`` returns them."""
+        out: dict[str, EpisodeFacts] = {}
+        for chunk in _chunks(keys):
+            cond, values = _in("episode_key", chunk)
+            rows = self._read(f"SELECT * FROM episode_facts WHERE {cond} ORDER BY episode_key",
+                              values)
+            # a record without facts (written outside the store, changed since): read itself
+            cond, values = _in("e.episode_key", chunk)
+            missing = [k for (k,) in self._read(
+                "SELECT e.episode_key FROM episodes e LEFT JOIN episode_facts f "
+                f"USING (episode_key) WHERE {cond} AND e.record IS NOT NULL "
+                "AND f.episode_key IS NULL", values)]
+            found = {r[0]: facts_of(r) for r in rows}
+            for key, rec in (self.records(missing) if missing else {}).items():
+                found[key] = facts_of(facts_row(key, rec))
+            out.update(sorted(found.items()))
+        return out
+
+    def fact_texts(self) -> dict[int, str]:
+        """id -> text of the texts ``call_facts`` refers to (runs, endpoints, roles,
+        statuses)."""
+        return dict(self._read("SELECT id, text FROM fact_texts"))
+
+    def call_fact_chunks(self, keys: Iterable[str]) -> Iterator[CallFactChunk]:
+        """The facts of every journaled model call of ``keys``' episodes (schema 6's
+        ``call_facts``: the fields ``model_calls`` extracts from the payloads, extracted when
+        the call was journaled), in chunks of episodes, in ``model_calls``' order; numbers
+        only, each row: (ep, whether a judge's journal, the ``fact_texts`` id (0: none) of
+        its run_id, endpoint, role and statuses, prompt, completion, cached, latency_s or
+        -inf, attempts is not NULL, attempts or 0, odd: whether it has stalls, a replica or
+        failures). ``rare``: the odd calls whole, in order. Calls whose payload does not
+        decode are left out and said (``damaged``), as ``model_calls`` does."""
+        if isinstance(keys, str):
+            raise TypeError(f"keys must be an iterable of episode keys, not one str {keys!r}")
+        texts = self.fact_texts()
+        odd: dict[str, list[tuple]] = {}
+        for r in self._read(
+                "SELECT k.episode_key, f.valid, f.journal, f.seq, f.run_id, f.endpoint, "
+                "f.role, f.prompt, f.completion, f.cached, f.latency_s, f.attempts, "
+                "f.statuses, f.stalls, f.replica, f.failures FROM call_facts f "
+                "INDEXED BY call_facts_odd JOIN event_keys k ON k.ep = f.ep "
+                f"WHERE {CALL_FACTS_ODD.format('f')} ORDER BY k.episode_key, f.journal, f.seq"):
+            odd.setdefault(r[0], []).append(r)
+        order = " ORDER BY k.episode_key, f.journal, f.seq"
+        for chunk in _chunks(keys):
+            cond, values = _in("k.episode_key", chunk)
+            rows = self._read(
+                "SELECT f.ep, f.journal != '', coalesce(f.run_id, 0), coalesce(f.endpoint, 0), "
+                "coalesce(f.role, 0), coalesce(f.statuses, 0), f.prompt, f.completion, "
+                "f.cached, coalesce(f.latency_s, -9e999), f.attempts IS NOT NULL, "
+                f"coalesce(f.attempts, 0), {CALL_FACTS_ODD.format('f')} FROM event_keys k "
+                f"JOIN call_facts f ON f.ep = k.ep WHERE {cond} AND f.valid{order}", values)
+            rare = []
+            for key in sorted(k for k in chunk if k in odd):
+                for (_, valid, journal, seq, run, endpoint, role, p, c, cached, latency,
+                     attempts, statuses, stalls, replica, failures) in odd[key]:
+                    if not valid:
+                        self.left_out_call(key, journal, seq)
+                        continue
+                    rare.append(ModelCallRow(
+                        key, journal, texts.get(run), texts.get(endpoint), texts.get(role), p,
+                        c, cached, latency, attempts, texts.get(statuses), stalls, replica,
+                        failures))
+            eps = dict(self._read(f"SELECT k.ep, k.episode_key FROM event_keys k WHERE {cond}",
+                                  values))
+            yield CallFactChunk(eps, rows, rare)
+
+    def call_sums(self, keys: Iterable[str]) -> Iterator[tuple]:
+        """Per episode of ``keys``, journal and whether the calls are the agent's (own journal
+        and recorded role 'agent'): (episode_key, journal, agent, calls, prompt, cached,
+        completion) of its journaled model calls that decode; then, per episode, (episode_key,
+        None, None, the sum of its own calls' latencies, in seq order): what a plan's history
+        reads, from the call facts (schema 6)."""
+        agent = self._read("SELECT id FROM fact_texts WHERE text = 'agent'")
+        agent_id = agent[0][0] if agent else -1
+        for chunk in _chunks(keys):
+            cond, values = _in("k.episode_key", chunk)
+            join = f"FROM event_keys k JOIN call_facts f ON f.ep = k.ep WHERE {cond} AND f.valid"
+            yield from self._read(
+                f"SELECT k.episode_key, f.journal, f.journal = '' AND f.role IS ?, count(*), "
+                f"sum(f.prompt), sum(f.cached), sum(f.completion) {join} "
+                "GROUP BY k.episode_key, f.journal, 3", (agent_id, *values))
+            yield from self._read(
+                f"SELECT k.episode_key, NULL, NULL, sum(coalesce(f.latency_s, 0.0)) {join} "
+                "AND f.journal = '' GROUP BY k.episode_key", values)
+
+    def call_latencies(self) -> tuple[dict[int, str], Any]:
+        """How fast endpoints answer: the ``fact_texts`` (id -> text), and an array of rows
+        (endpoint id, run_id id or 0, latency_s) of every journaled model call of a finished
+        ('done') episode that recorded an endpoint and a latency (the call facts, schema 6),
+        read a batch at a time into the array."""
+        import numpy as np
+
+        texts = self.fact_texts()
+        parts = []
+        with self._rlock:
+            if self._read_closed:
+                raise StoreError(f"run store {self.path} is closed")
+            try:
+                cur = self._rconn.execute(
+                    "SELECT f.endpoint, coalesce(f.run_id, 0), f.latency_s FROM episodes e "
+                    "JOIN event_keys k ON k.episode_key = e.episode_key "
+                    "JOIN call_facts f ON f.ep = k.ep WHERE e.status = 'done' AND f.valid "
+                    "AND f.latency_s IS NOT NULL AND f.endpoint IS NOT NULL")
+                while rows := cur.fetchmany(65_536):
+                    parts.append(np.array(rows, dtype=np.float64))
+            except sqlite3.Error as e:
+                raise StoreError(f"run store {self.path}: read failed: {e}") from e
+        return texts, (np.concatenate(parts) if parts else np.zeros((0, 3)))
+
+    def _fact_calls(self, keys: Iterable[str] | None, say: bool = True
+                    ) -> list[tuple[ModelCallRow, tuple[int, float]]]:
+        """``model_calls`` and ``model_call_times`` from the call facts."""
+        texts = self.fact_texts()
+        rows = self._read_keys(
+            "SELECT k.episode_key, f.journal, f.run_id, f.endpoint, f.role, f.prompt, "
+            "f.completion, f.cached, f.latency_s, f.attempts, f.statuses, f.stalls, f.replica, "
+            "f.failures, f.valid, f.seq, f.ts FROM event_keys k JOIN call_facts f "
+            "ON f.ep = k.ep WHERE true", "k.episode_key", keys,
+            order=" ORDER BY k.episode_key, f.journal, f.seq")
+        out = []
+        for (key, journal, run, endpoint, role, p, c, cached, latency, attempts, statuses,
+             stalls, replica, failures, valid, seq, ts) in rows:
+            if not valid:
+                if say:
+                    self.left_out_call(key, journal, seq)
+                continue
+            out.append((ModelCallRow(key, journal, texts.get(run), texts.get(endpoint),
+                                     texts.get(role), p, c, cached, latency, attempts,
+                                     texts.get(statuses), stalls, replica, failures),
+                        (seq, ts)))
+        return out
+
+    def left_out_call(self, episode_key: str, journal: str, seq: int) -> None:
+        """Say that a journaled model call was left out because it does not decode."""
+        self._left_out(f"episode {episode_key}: journal {journal!r} row #{seq} (a model "
+                       "call) does not decode")
+
     def model_call_times(self, keys: Iterable[str] | None = None) -> list[tuple[int, float]]:
         """(seq, ts) of every call ``model_calls(keys)`` returns, in the same order (exports
         place each call in its journal and in time)."""
+        if self.has_facts:
+            return [t for _, t in self._fact_calls(keys, say=False)]
         return self._read_keys("SELECT seq, ts FROM events WHERE kind = 'model_call' "
                                "AND coalesce(json_valid(sb_json(payload)), 0)",
                                "episode_key", keys,
@@ -277,23 +452,46 @@ class StoreReads:
                           "WHERE kind = 'model_call' AND run_id IS NOT NULL GROUP BY run_id")
         return {r: (n, lo, hi) for r, n, lo, hi in rows}
 
-    def judgments(self, keys: Iterable[str] | None = None) -> list[dict]:
-        """Judgments (all, or of ``keys``' episodes): episode_key, judge, method, passed,
-        score, details, created_at, run_id, judge_key."""
-        rows = self._read_keys(
-            "SELECT episode_key, judge, method, passed, score, details, created_at, run_id, "
-            "judge_key FROM judgments WHERE true", "episode_key", keys,
+    def judgment_keys(self, keys: Iterable[str] | None = None
+                      ) -> list[tuple[str, str, str, str, bool]]:
+        """(episode_key, judge, method, judge_key, whether its details hold an "error") of
+        the judgments (all, or of ``keys``' episodes) whose details decode: what a judge pool
+        skips, without decoding the details."""
+        return self._read_keys(
+            "SELECT episode_key, judge, method, judge_key, coalesce(json_type(details) = "
+            "'object' AND json_type(details, '$.error') IS NOT NULL, 0) FROM judgments "
+            "WHERE typeof(details) = 'text' AND json_valid(details)", "episode_key", keys,
             order=" ORDER BY episode_key, judge, method")
+
+    def judgments(self, keys: Iterable[str] | None = None, *,
+                  keep: Callable[[Any], Any] | None = None) -> list[dict]:
+        """Judgments (all, or of ``keys``' episodes): episode_key, judge, method, passed,
+        score, details, created_at, run_id, judge_key. ``keep``: what to keep of each
+        judgment's details (default: all), applied as each chunk of keys is read, so that
+        the whole details of a large store are never held at once."""
+        sql = ("SELECT episode_key, judge, method, passed, score, details, created_at, run_id, "
+               "judge_key FROM judgments WHERE true")
+        order = " ORDER BY episode_key, judge, method"
+        if isinstance(keys, str):
+            raise TypeError(f"keys must be an iterable of episode keys, not one str {keys!r}")
+        if keys is None:
+            chunks: Iterable[list[tuple]] = [self._read(sql + order)]
+        else:
+            chunks = (self._read_keys(sql, "episode_key", chunk, order=order)
+                      for chunk in _chunks(keys))
         out = []
-        for e, j, m, p, s, d, t, r, jk in rows:
-            try:
-                details = msgspec.json.decode(d)
-            except (msgspec.DecodeError, TypeError) as exc:
-                self._left_out(f"episode {e}: its judgment by {j}/{m} does not decode ({exc})")
-                continue
-            out.append({"episode_key": e, "judge": j, "method": m,
-                        "passed": None if p is None else bool(p), "score": s,
-                        "details": details, "created_at": t, "run_id": r, "judge_key": jk})
+        for rows in chunks:
+            for e, j, m, p, s, d, t, r, jk in rows:
+                try:
+                    details = msgspec.json.decode(d)
+                except (msgspec.DecodeError, TypeError) as exc:
+                    self._left_out(f"episode {e}: its judgment by {j}/{m} does not decode "
+                                   f"({exc})")
+                    continue
+                out.append({"episode_key": e, "judge": j, "method": m,
+                            "passed": None if p is None else bool(p), "score": s,
+                            "details": details if keep is None else keep(details),
+                            "created_at": t, "run_id": r, "judge_key": jk})
         return out
 
 

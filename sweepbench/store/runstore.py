@@ -30,8 +30,10 @@ from msgspec import Struct, field
 
 from sweepbench.errors import ConfigMismatchError, StoreError
 from sweepbench.ids import EPISODE_JOURNAL, EpisodeId, EpisodeKey, TaskKey
-from sweepbench.store.codec import TRAIN_AFTER, Packer
+from sweepbench.store.call_facts import CallFacts
+from sweepbench.store.codec import TRAIN_AFTER, Packer, register
 from sweepbench.store.damage import open_error, read_only_error
+from sweepbench.store.facts import facts_row
 from sweepbench.store.identity import TOUCH, check_wal
 from sweepbench.store.migrate import migrate
 from sweepbench.store.reads import StoreReads
@@ -189,6 +191,9 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
         try:
             conns.append(_connect(path, busy_timeout))
             self._wconn = conns[0]
+            # sb_json: the facts' trigger decodes each model call's payload with it, on every
+            # connection that writes the journal (migrations included; see store.schema)
+            register(self._wconn)
             self._init_schema(synchronous.upper())
             conns.append(_connect(path, busy_timeout))
             rconn = conns[1]
@@ -209,8 +214,10 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
         self._groups: dict[str, str] = {}  # episode key -> its benchmark, while it runs
         packer = Packer(self._wconn, train_after=train_after)  # the writer's thread's from now
         row, record = packer.row, packer.record
+        facts = CallFacts(self._wconn).write
 
         def events(rows: list[tuple]) -> list[tuple]:
+            facts(rows)  # before the rows: their trigger then has nothing to do
             return [(k, j, s, kind, row(k, j, s, grp, data), ts, run, endpoint)
                     for k, j, s, kind, data, ts, run, endpoint, grp in rows]
 
@@ -339,6 +346,7 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
             self._number(meta.key)
         self._groups[meta.key] = meta.benchmark  # its journal's compression dictionary
         self._put("clear_judgments", (meta.key,))
+        self._put("clear_facts", (meta.key,))
         self._put("episode_started", (
             meta.key, meta.label, meta.model, meta.benchmark, meta.spec, meta.domain,
             meta.task_id, meta.lang, meta.trial, meta.user_model, meta.user_mode,
@@ -398,6 +406,7 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
              record.lang, record.trial, status, termination, blob, run_id or record.run_id,
              now, now),
         )
+        self._put("episode_facts", facts_row(episode_key, record))
 
     def judgment(
         self,

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from sweepbench.errors import StoreError
+from sweepbench.store.codec import unregistered
 
 __all__ = ["CHECKPOINT_EVERY_S", "COMMIT_EVERY_S", "WAL_RESTART_PAGES", "StoreWriter"]
 
@@ -229,9 +230,11 @@ class StoreWriter:
                     try:
                         self._commit(writes)
                     except BaseException as e:  # noqa: BLE001 - recorded, surfaced on flush/close
+                        hint = unregistered(e)
                         err = StoreError(
                             f"run store {self.path}: writer failed, {len(writes)} queued writes "
-                            f"not committed ({type(e).__name__}: {e}); what was committed before "
+                            f"not committed ({type(e).__name__}: {e}"
+                            f"{'; ' + hint if hint else ''}); what was committed before "
                             "is kept: fix the cause and run the same command again to continue"
                         )
                         err.__cause__ = e

@@ -41,7 +41,7 @@ from sweepbench.errors import ConfigError, StoreError
 from sweepbench.ids import STATE_JUDGE
 from sweepbench.results.cost import prices_by_run
 from sweepbench.results.profile import Prices, as_prices
-from sweepbench.results.report import Source, choose_source
+from sweepbench.results.sources import Source, choose_source
 from sweepbench.store.damage import open_error
 from sweepbench.store.schema import READABLE_SINCE, SCHEMA_VERSION
 from sweepbench.results.selection import name_rows

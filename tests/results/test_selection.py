@@ -47,10 +47,12 @@ class Store:
     def records(self, keys: list[str]) -> dict[str, str]:
         return {k: f"{self.path}:{k}" for k in keys}
 
-    def judgments(self, keys: list[str]) -> list[dict]:
+    def judgments(self, keys: list[str], *, keep=None) -> list[dict]:  # noqa: ANN001
         return [{"episode_key": k, "store": self.path} for k in keys]
 
-    def model_calls(self, keys: list[str]) -> list[tuple[str, str]]:
+    def model_calls(self, keys: list[str], *, transcripts: bool = False
+                    ) -> list[tuple[str, str]]:
+        assert transcripts  # a view's calls are the transcripts' (the report's oracle)
         return [(self.path, k) for k in keys]
 
 

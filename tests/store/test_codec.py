@@ -22,7 +22,7 @@ from sweepbench.store.readonly import ReadOnlyStore
 from sweepbench.store.runstore import RunStore
 from sweepbench.store.schema import SCHEMA_VERSION
 from sweepbench.wire import EpisodeRecord, UserMessage
-from tests.support import interrupt_and_continue
+from tests.support import call_facts, interrupt_and_continue
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "hostile_cases"))
 from _stores import (
@@ -102,6 +102,13 @@ def test_a_sweeps_store_reads_the_same_compressed_as_text_and_migrated(swept, tm
     new, text, after = everything(swept), everything(old), everything(migrated)
     assert new == text
     assert after == text
+    facts = []  # the facts (schema 6): as the sweep wrote them, and as the migration filled them
+    for path in (swept, migrated):
+        with sqlite3.connect(path) as db:
+            facts.append((call_facts(db), db.execute(
+                "SELECT * FROM episode_facts ORDER BY episode_key").fetchall()))
+        db.close()
+    assert facts[0][0] and facts[0][1] and facts[1] == facts[0]
     assert old.stat().st_size > 2.5 * migrated.stat().st_size
 
 

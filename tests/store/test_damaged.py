@@ -15,6 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from sweepbench.cli import main
 from sweepbench.errors import StoreError
+from sweepbench.store.codec import register
 from sweepbench.store.merge import merge_stores
 from sweepbench.store.readonly import ReadOnlyStore
 from sweepbench.store.runstore import RunStore
@@ -117,6 +118,7 @@ def test_merge_copies_a_damaged_records_episode_unfinished_and_counts_it(bad_rec
 
 def test_merge_keeps_each_journal_up_to_its_first_undecodable_row(bad_event, tmp_path):
     db = sqlite3.connect(bad_event)
+    register(db)  # the journal's triggers decode payloads with sb_json
     db.execute("INSERT INTO events VALUES (?, '', 2, 'tool_call', '{}', 1.0, 'r1', NULL)",
                (key(1),))
     db.commit()

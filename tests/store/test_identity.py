@@ -105,7 +105,8 @@ def test_a_schema_3_store_gets_an_id_when_migrated_and_keeps_it(tmp_path):
         assert store.migrated == (
             f"migrated run store {ours} from schema 3 to {SCHEMA_VERSION} (backup: "
             "ours.sqlite.schema3.bak): the store has an id now, which tells its WAL file from "
-            "another's; its 0 journal rows and 0 records compressed")
+            "another's; its 0 journal rows and 0 records compressed; the facts reports sum "
+            "(0 model calls, 0 finished episodes) filled in once")
         assert [r["run_id"] for r in store.runs()] == ["mine"]
     first = main_identity(ours)
     assert first is not None and first[0].startswith("sweepbench-store:")

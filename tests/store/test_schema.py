@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 
+from sweepbench.store.codec import register, unregistered
 from sweepbench.store.runstore import RunStore
 from sweepbench.store.schema import SCHEMA_VERSION, canonical_json, config_hash
 
@@ -44,6 +45,7 @@ def test_the_events_view_takes_inserts_and_deletes_like_a_table(tmp_path):
         store.event("e2", 0, "message", {"n": 1})
         store.flush_sync()
         db = sqlite3.connect(path, isolation_level=None)
+        register(db)  # the journal's triggers decode payloads with sb_json
         insert = "INSERT {} INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
         again = ("e1", "", 0, "message", '{"n": 2}', 1.0, None, None)
         with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
@@ -74,3 +76,19 @@ def test_reads_of_a_journal_go_through_the_keys(tmp_path):
     db.close()
     assert len(plan) == 2 and "event_keys" in plan[0] and "(episode_key=?)" in plan[0]
     assert "event_rows" in plan[1] and "(ep=? AND journal=?)" in plan[1]
+
+
+def test_the_journal_is_written_only_with_the_codecs_functions_and_says_so(tmp_path):
+    """The call facts' trigger decodes a compressed payload with sb_json: a connection
+    without it cannot write the journal at all (any kind of row), and the store says why."""
+    path = tmp_path / "s.db"
+    RunStore(path).close()
+    db = sqlite3.connect(path, isolation_level=None)
+    row = ("e1", "", 0, "message", '{"n": 1}', 1.0, None, None)
+    with pytest.raises(sqlite3.OperationalError, match="no such function: sb_json") as info:
+        db.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+    assert "sweepbench.store.codec.register(conn)" in unregistered(info.value)
+    assert unregistered(sqlite3.OperationalError("no such table: x")) is None
+    register(db)
+    db.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+    db.close()

@@ -43,7 +43,7 @@ from sweepbench.results.cost import call_cost, role_of
 from sweepbench.results.export.tables import snake
 from sweepbench.results.files import replace_file
 from sweepbench.results.fmt import iso_utc
-from sweepbench.results.report import headline_sources
+from sweepbench.results.sources import headline_sources
 from sweepbench.results.runinfo import package_version
 from sweepbench.results.stats import Outcome, summarize
 from sweepbench.store.runstore import RunStore

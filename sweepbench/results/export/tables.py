@@ -15,16 +15,18 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import msgspec
 
 from sweepbench.results.cost import call_cost, role_of
-from sweepbench.results.report import headline_sources, numeric_details
+from sweepbench.results.report import numeric_details
+from sweepbench.results.sources import headline_sources
 from sweepbench.store.runstore import RunStore
 from sweepbench.results.selection import EpisodeView
 
-__all__ = ["COLUMNS", "ExportTables", "build_tables", "judge_prefix", "snake"]
+__all__ = ["CHUNK", "COLUMNS", "ExportTables", "TablePlan", "build_tables", "judge_prefix",
+           "plan_tables", "snake", "table_rows"]
 
 # (name, type, meaning); types: string, int64, float64, bool, timestamp
 COLUMNS: dict[str, list[tuple[str, str, str]]] = {
@@ -136,20 +138,92 @@ class ExportTables(msgspec.Struct):
     types: dict[str, dict[str, str]]
 
 
-def build_tables(store: RunStore, view: EpisodeView,
-                 benchmarks: Mapping[str, Mapping[str, Any]] | None = None) -> ExportTables:
-    """The three tables of ``view``'s episodes (read from ``store``)."""
-    keys = view.keys
-    records = store.records(keys)
-    judgments = store.judgments(keys)
-    calls = store.model_calls(keys)
-    times = store.model_call_times(keys)
-    prices = view.prices()
-    label = {r["episode_key"]: r["label"] for r in view.rows}
-    sources = headline_sources(view, judgments, benchmarks)
+class TablePlan(msgspec.Struct):
+    """What every chunk of the tables needs to know of all of them: the columns (fixed, and
+    one group per judge/method pair present) and where each benchmark's headline comes
+    from."""
 
+    types: dict[str, dict[str, str]]
+    pair_columns: list[tuple[tuple[str, str], str, str, str]]  # pair, field, column, type
+    sources: dict[str, dict]
+
+
+CHUNK = 900
+"""Episodes per chunk: the store's reads ask for keys in chunks of this size, so the rows
+come in the order one read of every key gives."""
+
+
+def plan_tables(store: RunStore, view: EpisodeView,
+                benchmarks: Mapping[str, Mapping[str, Any]] | None = None) -> TablePlan:
+    """The columns and headline sources of ``view``'s tables, from one pass over the
+    judgments (a chunk of episodes at a time: their details are not all held at once)."""
+    detail_keys: dict[tuple[str, str], set[str]] = defaultdict(set)
+    verdicts = []  # what headline_sources reads of a judgment
+    for keys in _chunks(view.keys):
+        for j in store.judgments(keys):
+            pair = (j["judge"], j["method"])
+            detail_keys[pair].update(k for k in numeric_details(j["details"])
+                                     if k not in ("passed", "score"))
+            verdicts.append({"episode_key": j["episode_key"], "judge": j["judge"],
+                             "method": j["method"], "passed": j["passed"]})
+    sources = headline_sources(view, verdicts, benchmarks)
+    fixed = {name for name, _, _ in COLUMNS["episodes"]}
+    pair_columns: list[tuple[tuple[str, str], str, str, str]] = []
+    taken: set[str] = set(fixed)
+    for pair in sorted(detail_keys):
+        prefix = judge_prefix(*pair)
+        while any(c.startswith(prefix + "_") for c in taken - fixed):
+            prefix += "_2"
+        for field, typ in (("passed", "bool"), ("score", "float64"),
+                           *((k, "float64") for k in sorted(detail_keys[pair]))):
+            col = f"{prefix}_{snake(field)}"
+            if col not in taken:
+                taken.add(col)
+                pair_columns.append((pair, field, col, typ))
+    types = {t: {name: typ for name, typ, _ in cols} for t, cols in COLUMNS.items()}
+    types["episodes"].update({col: typ for _, _, col, typ in pair_columns})
+    return TablePlan(types=types, pair_columns=pair_columns, sources=sources)
+
+
+def _chunks(keys: list[str]) -> Iterator[list[str]]:
+    for i in range(0, len(keys), CHUNK):
+        yield keys[i:i + CHUNK]
+
+
+def table_rows(store: RunStore, view: EpisodeView, plan: TablePlan, table: str,
+               benchmarks: Mapping[str, Mapping[str, Any]] | None = None
+               ) -> Iterator[list[dict[str, Any]]]:
+    """The rows of one table (``episodes``, ``calls`` or ``judgments``), a chunk of
+    episodes at a time: an export holds one chunk, whatever the store's size."""
+    label = {r["episode_key"]: r["label"] for r in view.rows}
+    bench_of = {r["episode_key"]: r["benchmark"] for r in view.rows}
+    prices = view.prices()
+    for i in range(0, len(view.rows), CHUNK):
+        rows = view.rows[i:i + CHUNK]
+        keys = [r["episode_key"] for r in rows]
+        if table == "judgments":
+            yield [_judgment_row(j, label, bench_of, plan.sources)
+                   for j in store.judgments(keys)]
+            continue
+        call_rows, per_episode = _calls(store, keys, label, prices)
+        if table == "calls":
+            yield call_rows
+            continue
+        mine: dict[str, dict[tuple[str, str], dict]] = defaultdict(dict)
+        for j in store.judgments(keys):
+            j["numeric"] = numeric_details(j["details"])
+            mine[j["episode_key"]][(j["judge"], j["method"])] = j
+        facts = store.episode_facts(keys) if store.has_facts else store.records(keys)
+        yield [_episode_row(r, facts.get(r["episode_key"]), per_episode, mine, plan,
+                            benchmarks) for r in rows]
+
+
+def _calls(store: RunStore, keys: list[str], label: Mapping[str, str], prices: Mapping
+           ) -> tuple[list[dict], dict[str, dict[str, float]]]:
+    """The calls table's rows of some episodes, and per episode the sums the episodes
+    table shows."""
     call_rows, per_episode = [], defaultdict(lambda: defaultdict(float))
-    for call, (seq, ts) in zip(calls, times):
+    for call, (seq, ts) in zip(store.model_calls(keys), store.model_call_times(keys)):
         cost = call_cost(call, prices)
         src = role_of(call)
         _, judge, method = (call.journal.split("|", 2) + ["", ""])[:3] if call.journal else (
@@ -177,90 +251,79 @@ def build_tables(store: RunStore, view: EpisodeView,
                 e["lat_n"] += 1
                 e["lat_sum"] += call.latency_s
                 e["lat_max"] = max(e["lat_max"], call.latency_s)
+    return call_rows, per_episode
 
-    mine: dict[str, dict[tuple[str, str], dict]] = defaultdict(dict)
-    detail_keys: dict[tuple[str, str], set[str]] = defaultdict(set)
-    judgment_rows = []
-    bench_of = {r["episode_key"]: r["benchmark"] for r in view.rows}
-    for j in judgments:
-        pair = (j["judge"], j["method"])
-        j["numeric"] = numeric_details(j["details"])
-        mine[j["episode_key"]][pair] = j
-        detail_keys[pair].update(k for k in j["numeric"] if k not in ("passed", "score"))
-        src = sources.get(bench_of.get(j["episode_key"], ""), {})
-        judgment_rows.append({
-            "episode_key": j["episode_key"], "episode_label": label.get(j["episode_key"]),
-            "judge": j["judge"], "method": j["method"], "passed": j["passed"],
-            "score": j["score"], "headline": (j["judge"], j["method"]) == (src.get("judge"),
-                                                                          src.get("method")),
-            "created_at": _ts(j["created_at"]), "run_id": j["run_id"],
-            "judge_key": j["judge_key"],
-            "details_json": msgspec.json.encode(j["details"]).decode("utf-8")})
 
-    fixed = {name for name, _, _ in COLUMNS["episodes"]}
-    pair_columns: list[tuple[tuple[str, str], str, str, str]] = []  # pair, field, column, type
-    taken: set[str] = set(fixed)
-    for pair in sorted(detail_keys):
-        prefix = judge_prefix(*pair)
-        while any(c.startswith(prefix + "_") for c in taken - fixed):
-            prefix += "_2"
-        for field, typ in (("passed", "bool"), ("score", "float64"),
-                           *((k, "float64") for k in sorted(detail_keys[pair]))):
-            col = f"{prefix}_{snake(field)}"
-            if col not in taken:
-                taken.add(col)
-                pair_columns.append((pair, field, col, typ))
+def _judgment_row(j: dict, label: Mapping[str, str], bench_of: Mapping[str, str],
+                  sources: Mapping[str, dict]) -> dict[str, Any]:
+    src = sources.get(bench_of.get(j["episode_key"], ""), {})
+    return {
+        "episode_key": j["episode_key"], "episode_label": label.get(j["episode_key"]),
+        "judge": j["judge"], "method": j["method"], "passed": j["passed"],
+        "score": j["score"], "headline": (j["judge"], j["method"]) == (src.get("judge"),
+                                                                      src.get("method")),
+        "created_at": _ts(j["created_at"]), "run_id": j["run_id"],
+        "judge_key": j["judge_key"],
+        "details_json": msgspec.json.encode(j["details"]).decode("utf-8")}
 
-    episode_rows = []
-    for r in view.rows:
-        key = r["episode_key"]
-        rec = records.get(key)
-        e = per_episode.get(key, {})
-        src = sources.get(r["benchmark"], {})
-        head = mine.get(key, {}).get((src.get("judge"), src.get("method")))
-        state = mine.get(key, {}).get(("state", "state"))
-        why = r["unreachable"] or ((state or {}).get("details") or {}).get("unreachable")
-        error = r["status"] == "error"
-        row = {
-            "episode_key": key, "episode_label": r["label"], "run_id": r["run_id"],
-            "model": r["model"], "benchmark": r["benchmark"], "spec": r["spec"],
-            "headline": (benchmarks or {}).get(r["benchmark"], {}).get("headline_label"),
-            "domain": r["domain"], "task_id": r["task_id"], "lang": r["lang"],
-            "trial": r["trial"], "user_model": r["user_model"], "user_mode": r["user_mode"],
-            "status": r["status"], "termination": r["termination"],
-            "error": rec.error if rec else None, "unreachable": why or None,
-            "started_at": _ts(r["started_at"]), "finished_at": _ts(r["finished_at"]),
-        }
-        for c in ("turns", "steps", "agent_calls", "user_calls", "tool_calls", "tool_errors",
-                  "wall_s"):
-            row[c] = getattr(rec, c) if rec else None
-        for who in ("agent", "user"):
-            u = getattr(rec, f"{who}_usage") if rec else None
-            for c in ("prompt_tokens", "cached_prompt_tokens", "completion_tokens",
-                      "reasoning_tokens"):
-                row[f"{who}_{c}"] = getattr(u, c) if u else None
-        row["judge_prompt_tokens"] = int(e.get("judge_prompt", 0))
-        row["judge_completion_tokens"] = int(e.get("judge_completion", 0))
-        row["agent_latency_mean_s"] = e["lat_sum"] / e["lat_n"] if e.get("lat_n") else None
-        row["agent_latency_max_s"] = e["lat_max"] if e.get("lat_n") else None
-        row["retries"] = int(e.get("retries", 0))
-        priced = bool(e.get("priced"))
-        for who in ("agent", "user", "judge"):
-            row[f"cost_{who}_usd"] = e.get(f"cost_{who}", 0.0) if priced else None
-        row["cost_total_usd"] = (sum(e.get(f"cost_{w}", 0.0) for w in ("agent", "user", "judge"))
-                                 if priced else None)
-        row["unpriced_calls"] = int(e.get("unpriced", 0))
-        row["headline_judge"] = src.get("judge")
-        row["headline_method"] = src.get("method")
-        row["passed"] = False if error else (None if head is None else head["passed"])
-        row["score"] = None if head is None else head["score"]
-        for pair, field, col, _ in pair_columns:
-            j = mine.get(key, {}).get(pair)
-            row[col] = (None if j is None else j[field] if field in ("passed", "score")
-                        else j["numeric"].get(field))
-        episode_rows.append(row)
 
-    types = {t: {name: typ for name, typ, _ in cols} for t, cols in COLUMNS.items()}
-    types["episodes"].update({col: typ for _, _, col, typ in pair_columns})
-    return ExportTables(rows={"episodes": episode_rows, "calls": call_rows,
-                              "judgments": judgment_rows}, types=types)
+def _episode_row(r: dict, rec: Any, per_episode: Mapping[str, Mapping[str, float]],
+                 mine: Mapping[str, Mapping[tuple[str, str], dict]], plan: TablePlan,
+                 benchmarks: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any]:
+    """One row of the episodes table (``rec``: its record, or its facts: the same numbers)."""
+    key = r["episode_key"]
+    e = per_episode.get(key, {})
+    src = plan.sources.get(r["benchmark"], {})
+    head = mine.get(key, {}).get((src.get("judge"), src.get("method")))
+    state = mine.get(key, {}).get(("state", "state"))
+    why = r["unreachable"] or ((state or {}).get("details") or {}).get("unreachable")
+    error = r["status"] == "error"
+    row = {
+        "episode_key": key, "episode_label": r["label"], "run_id": r["run_id"],
+        "model": r["model"], "benchmark": r["benchmark"], "spec": r["spec"],
+        "headline": (benchmarks or {}).get(r["benchmark"], {}).get("headline_label"),
+        "domain": r["domain"], "task_id": r["task_id"], "lang": r["lang"],
+        "trial": r["trial"], "user_model": r["user_model"], "user_mode": r["user_mode"],
+        "status": r["status"], "termination": r["termination"],
+        "error": rec.error if rec else None, "unreachable": why or None,
+        "started_at": _ts(r["started_at"]), "finished_at": _ts(r["finished_at"]),
+    }
+    for c in ("turns", "steps", "agent_calls", "user_calls", "tool_calls", "tool_errors",
+              "wall_s"):
+        row[c] = getattr(rec, c) if rec else None
+    for who in ("agent", "user"):
+        u = getattr(rec, f"{who}_usage") if rec else None
+        for c in ("prompt_tokens", "cached_prompt_tokens", "completion_tokens",
+                  "reasoning_tokens"):
+            row[f"{who}_{c}"] = getattr(u, c) if u else None
+    row["judge_prompt_tokens"] = int(e.get("judge_prompt", 0))
+    row["judge_completion_tokens"] = int(e.get("judge_completion", 0))
+    row["agent_latency_mean_s"] = e["lat_sum"] / e["lat_n"] if e.get("lat_n") else None
+    row["agent_latency_max_s"] = e["lat_max"] if e.get("lat_n") else None
+    row["retries"] = int(e.get("retries", 0))
+    priced = bool(e.get("priced"))
+    for who in ("agent", "user", "judge"):
+        row[f"cost_{who}_usd"] = e.get(f"cost_{who}", 0.0) if priced else None
+    row["cost_total_usd"] = (sum(e.get(f"cost_{w}", 0.0) for w in ("agent", "user", "judge"))
+                             if priced else None)
+    row["unpriced_calls"] = int(e.get("unpriced", 0))
+    row["headline_judge"] = src.get("judge")
+    row["headline_method"] = src.get("method")
+    row["passed"] = False if error else (None if head is None else head["passed"])
+    row["score"] = None if head is None else head["score"]
+    for pair, field, col, _ in plan.pair_columns:
+        j = mine.get(key, {}).get(pair)
+        row[col] = (None if j is None else j[field] if field in ("passed", "score")
+                    else j["numeric"].get(field))
+    return row
+
+
+def build_tables(store: RunStore, view: EpisodeView,
+                 benchmarks: Mapping[str, Mapping[str, Any]] | None = None) -> ExportTables:
+    """The three tables of ``view``'s episodes (read from ``store``), whole (exports write
+    them a chunk at a time: :func:`table_rows`)."""
+    plan = plan_tables(store, view, benchmarks)
+    return ExportTables(
+        rows={t: [row for chunk in table_rows(store, view, plan, t, benchmarks)
+                  for row in chunk] for t in ("episodes", "calls", "judgments")},
+        types=plan.types)

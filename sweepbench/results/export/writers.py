@@ -22,13 +22,13 @@ import csv
 import math
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import IO, Any, Iterator, Mapping
 
 import msgspec
 import orjson
 
 from sweepbench.errors import ReportError, StoreError
-from sweepbench.results.export.tables import COLUMNS, ExportTables, build_tables
+from sweepbench.results.export.tables import COLUMNS, plan_tables, table_rows
 from sweepbench.results.files import replace_file, replace_text
 from sweepbench.results.fmt import iso_utc
 from sweepbench.store.runstore import RunStore
@@ -111,29 +111,6 @@ def _text(v: Any) -> str:
     return str(v)
 
 
-def _write_csv(rows: list[dict], types: dict[str, str], path: Path) -> int:
-    def write(f: Any) -> int:
-        out = csv.writer(f)
-        out.writerow(list(types))
-        for r in rows:
-            out.writerow([_text(_value(r.get(c), t)) for c, t in types.items()])
-        return len(rows)
-
-    return replace_text(path, write)
-
-
-def _write_jsonl(rows: list[dict], types: dict[str, str], path: Path) -> int:
-    def write(f: Any) -> int:
-        for r in rows:
-            obj = {c: _value(r.get(c), t) for c, t in types.items()}
-            f.write(orjson.dumps({c: iso_utc(v.timestamp()) if isinstance(v, datetime) else v
-                                  for c, v in obj.items()}).decode("utf-8"))
-            f.write("\n")
-        return len(rows)
-
-    return replace_text(path, write)
-
-
 def _pyarrow() -> Any:
     try:
         import pyarrow
@@ -143,23 +120,100 @@ def _pyarrow() -> Any:
     return pyarrow
 
 
-def _write_parquet(rows: list[dict], types: dict[str, str], path: Path) -> int:
-    pa = _pyarrow()
-    arrow = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64(),
-             "bool": pa.bool_(), "timestamp": pa.timestamp("ms", tz="UTC")}
-    schema = pa.schema([(c, arrow[t]) for c, t in types.items()])
-    table = pa.Table.from_pydict({c: [_value(r.get(c), t) for r in rows]
-                                  for c, t in types.items()}, schema=schema)
-    replace_file(path, lambda target: pa.parquet.write_table(table, target))
-    return len(rows)
+class _Csv:
+    def __init__(self, f: IO[str], types: dict[str, str]) -> None:
+        self.out, self.types = csv.writer(f), types
+        self.out.writerow(list(types))
+
+    def write(self, rows: list[dict]) -> None:
+        self.out.writerows([_text(_value(r.get(c), t)) for c, t in self.types.items()]
+                           for r in rows)
 
 
-_WRITERS = {"parquet": _write_parquet, "csv": _write_csv, "jsonl": _write_jsonl}
+class _Jsonl:
+    def __init__(self, f: IO[str], types: dict[str, str]) -> None:
+        self.f, self.types = f, types
+
+    def write(self, rows: list[dict]) -> None:
+        for r in rows:
+            obj = {c: _value(r.get(c), t) for c, t in self.types.items()}
+            self.f.write(orjson.dumps({c: iso_utc(v.timestamp()) if isinstance(v, datetime)
+                                       else v for c, v in obj.items()}).decode("utf-8"))
+            self.f.write("\n")
 
 
-def _tables(store: RunStore, run_id: str | None,
-            benchmarks: Mapping[str, Mapping[str, Any]] | None) -> ExportTables:
-    return build_tables(store, _view(store, run_id), benchmarks)
+class _Parquet:
+    """Rows gathered into record batches of ``BATCH`` rows, each written as it fills."""
+
+    BATCH = 65_536
+
+    def __init__(self, target: Path, types: dict[str, str]) -> None:
+        pa = _pyarrow()
+        arrow = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64(),
+                 "bool": pa.bool_(), "timestamp": pa.timestamp("ms", tz="UTC")}
+        self.pa, self.types = pa, types
+        self.schema = pa.schema([(c, arrow[t]) for c, t in types.items()])
+        self.writer = pa.parquet.ParquetWriter(target, self.schema)
+        self.pending: list[dict] = []
+
+    def write(self, rows: list[dict]) -> None:
+        self.pending += rows
+        if len(self.pending) >= self.BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        batch = self.pa.RecordBatch.from_pydict(
+            {c: [_value(r.get(c), t) for r in self.pending] for c, t in self.types.items()},
+            schema=self.schema)
+        self.writer.write_batch(batch)
+        self.pending = []
+
+    def close(self) -> None:
+        if self.pending:
+            self._flush()
+        self.writer.close()
+
+
+def _write_streams(targets: list[tuple[str, Path]], types: dict[str, str],
+                   chunks: Iterator[list[dict]]) -> dict[str, int]:
+    """Write the rows of ``chunks`` to every (format, path) at once, each through a
+    temporary file renamed into place when whole; returns path -> rows."""
+    sinks: list[Any] = []
+    counts: dict[str, int] = {}
+
+    def stream() -> int:
+        n = 0
+        for rows in chunks:
+            for sink in sinks:
+                sink.write(rows)
+            n += len(rows)
+        return n
+
+    def nest(i: int) -> int:
+        if i == len(targets):
+            return stream()
+        fmt_name, path = targets[i]
+        if fmt_name == "parquet":
+            def write(target: Path) -> int:
+                sink = _Parquet(target, types)
+                sinks.append(sink)
+                n = nest(i + 1)
+                sink.close()
+                return n
+            n = replace_file(path, write)
+        else:
+            def write_text(f: IO[str]) -> int:
+                sinks.append((_Csv if fmt_name == "csv" else _Jsonl)(f, types))
+                return nest(i + 1)
+            n = replace_text(path, write_text)
+        counts[str(path)] = n
+        return n
+
+    nest(0)
+    return {str(p): counts[str(p)] for _, p in targets}
+
+
+_WRITERS = {"parquet", "csv", "jsonl"}
 
 
 def export_tables(store: RunStore, run_id: str | None, out_dir: str | Path,
@@ -167,28 +221,34 @@ def export_tables(store: RunStore, run_id: str | None, out_dir: str | Path,
                   benchmarks: Mapping[str, Mapping[str, Any]] | None = None
                   ) -> dict[str, int]:
     """Write ``episodes``, ``calls`` and ``judgments`` to ``out_dir`` in each format
-    (``episodes.parquet``, ``calls.csv``, ...); returns path -> rows written."""
+    (``episodes.parquet``, ``calls.csv``, ...); returns path -> rows written. Each table is
+    written a chunk of episodes at a time, every format at once: memory holds one chunk
+    (and one Parquet record batch), whatever the store's size."""
     bad = [f for f in formats if f not in _WRITERS]
     if bad:
         raise ValueError(f"unknown export format(s) {', '.join(bad)}; known: "
                          f"{', '.join(FORMATS)}")
     if "parquet" in formats:
         _pyarrow()  # fail before anything is written
-    tables = _tables(store, run_id, benchmarks)
-    out: dict[str, int] = {}
-    for fmt_name in formats:
-        for name, rows in tables.rows.items():
-            path = Path(out_dir) / f"{name}.{fmt_name}"
-            out[str(path)] = _WRITERS[fmt_name](rows, tables.types[name], path)
-    return out
+    view = _view(store, run_id)
+    plan = plan_tables(store, view, benchmarks)
+    written: dict[str, int] = {}
+    for name in ("episodes", "calls", "judgments"):
+        targets = [(f, Path(out_dir) / f"{name}.{f}") for f in formats]
+        written.update(_write_streams(targets, plan.types[name],
+                                      table_rows(store, view, plan, name, benchmarks)))
+    return {str(Path(out_dir) / f"{name}.{f}"): written[str(Path(out_dir) / f"{name}.{f}")]
+            for f in formats for name in ("episodes", "calls", "judgments")}
 
 
 def export_results_csv(store: RunStore, run_id: str | None, path: str | Path, *,
                        benchmarks: Mapping[str, Mapping[str, Any]] | None = None) -> int:
     """Write the ``episodes`` table (of ``run_id``'s selection, or all) to ``path`` as CSV;
     returns the number of rows."""
-    tables = _tables(store, run_id, benchmarks)
-    return _write_csv(tables.rows["episodes"], tables.types["episodes"], Path(path))
+    view = _view(store, run_id)
+    plan = plan_tables(store, view, benchmarks)
+    return _write_streams([("csv", Path(path))], plan.types["episodes"],
+                          table_rows(store, view, plan, "episodes", benchmarks))[str(path)]
 
 
 def columns_doc() -> str:

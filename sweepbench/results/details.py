@@ -1,0 +1,69 @@
+"""What a report reads of a judgment's details: its numbers (``numeric_details``: the
+``metrics`` columns), and for a large store only what it reads at all (``report_details``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from sweepbench.results.agreement import DECISION_KEYS, RUBRIC_KEYS
+
+__all__ = ["numeric_details", "report_details"]
+
+
+def numeric_details(details: Any, *, depth: int = 2) -> dict[str, bool | int | float]:
+    """The numeric values in a judgment's details, nested objects flattened with "_".
+
+    ``{"tool": {"f1": 0.5}, "output_em": 1.0, "why": "..."}`` -> ``{"tool_f1": 0.5,
+    "output_em": 1.0}``, values as written (bool, int or float); lists, text and non-finite
+    numbers are skipped; objects deeper than ``depth`` levels are not read.
+    """
+    out: dict[str, float] = {}
+
+    def walk(obj: Any, prefix: str, level: int) -> None:
+        for key, v in obj.items():
+            name = f"{prefix}{key}"
+            if isinstance(v, (bool, int, float)):
+                if math.isfinite(v):
+                    out[name] = v
+            elif isinstance(v, dict) and level < depth:
+                walk(v, f"{name}_", level + 1)
+
+    if isinstance(details, dict):
+        walk(details, "", 1)
+    return out
+
+
+def report_details(details: Any) -> Any:
+    """What a report reads of a judgment's details, the rest (reasons, logs) left out so that
+    a large store's judgments fit in memory: the numbers (to the depth ``numeric_details``
+    reads), the rubric items' decisions (``agreement.rubric_decisions``; any other item
+    kept as the empty string it reads the same), and ``error`` and ``unreachable``."""
+    if not isinstance(details, dict):
+        return details
+
+    def numbers(obj: dict, level: int) -> dict:
+        out = {}
+        for k, v in obj.items():
+            if isinstance(v, (bool, int, float)):
+                out[k] = v
+            elif isinstance(v, dict) and level < 2:
+                out[k] = numbers(v, level + 1)
+        return out
+
+    def item(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: "" if isinstance(x[k], str) else x[k] for k in DECISION_KEYS if k in x}
+        return "" if isinstance(x, str) else x
+
+    out = numbers(details, 1)
+    for k in ("error", "unreachable"):
+        if k in details:
+            out[k] = details[k]
+    for k in RUBRIC_KEYS:
+        if k in details:
+            v = details[k]
+            out[k] = ([item(x) for x in v] if isinstance(v, list) else
+                      {n: item(x) for n, x in v.items()} if isinstance(v, dict) else item(v))
+            break
+    return out
