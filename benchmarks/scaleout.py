@@ -218,19 +218,7 @@ def shared_limits(cluster: Cluster, seconds: float, tmp: Path) -> dict:
         with RunStore(tmp / "rpm.sqlite") as store:
             driver = Driver(cfg, store, cluster=cluster, workers=2)
 
-            async def bounded():
-                task = asyncio.create_task(driver.run())
-                while not server.arrivals:  # the workers have started
-                    await asyncio.sleep(0.01)
-                await asyncio.sleep(seconds)
-                driver.interrupted = signal.SIGINT  # a stop, as a signal would
-                task.cancel()
-                try:
-                    await task
-                except BaseException:  # noqa: BLE001 - the stop's Interrupted / cancel
-                    return
-
-            asyncio.run(bounded())
+            asyncio.run(_bounded(driver, server, seconds))
         # rpm is per model: the agent model's requests (it makes the most) against R
         ok = [t for t, status, model in server.arrivals
               if status == "200" and model == "scripted/oracle"]

@@ -176,7 +176,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_adaptive_options(p: argparse.ArgumentParser) -> None:
-    """`run` and `plan`: an adaptive sweep (docs/adaptive.md), --trials its first trials."""
+    """`run` and `plan`: an adaptive sweep (docs/sweeps/adaptive.md), --trials its first trials."""
     g = p.add_mutually_exclusive_group()
     g.add_argument("--target-ci", type=positive_float, metavar="W",
                    help="adaptive: after --trials trials of every (model, task), add trials "
