@@ -153,8 +153,9 @@ async def measure(path: Path, run_id: str, repeats: int) -> dict:
     try:
         async with aiohttp.ClientSession() as http:
             async def get(name: str, **params: object) -> dict:
+                scope = {} if name == "stores" else {"store": sid}  # /api/stores takes none
                 async with http.get(base + name, params={
-                        "store": sid, **{k: str(v) for k, v in params.items()}}) as r:
+                        **scope, **{k: str(v) for k, v in params.items()}}) as r:
                     assert r.status == 200, await r.text()
                     return await r.json()
 
@@ -185,9 +186,11 @@ async def measure(path: Path, run_id: str, repeats: int) -> dict:
                 await timed("run_first_page", ("summary", {"run": run_id}),
                             ("episodes", {"run": run_id, "page": 0}))
             # another source for VitaBench: computed on first request, then kept
+            vitabench = next(b["name"] for b in summary["benchmarks"]  # named by release
+                             if b["name"].split("@")[0] == "vitabench")
             for _ in range(repeats):
                 await timed("other_source_summary", ("summary", {
-                    "src.vitabench": "state/state"}))
+                    f"src.{vitabench}": "state/state"}))
             model = summary["cells"][0]["model"]
             for i in range(repeats):
                 await timed("filtered_deep_page", ("episodes", {
