@@ -212,13 +212,7 @@ def shared_limits(cluster: Cluster, seconds: float, tmp: Path) -> dict:
     trials = int(seconds / 10) + 2  # a trial of the oracle: ~620 calls, ~15 s at 2 x R
     out = {}
     with Threaded(latency_s=0.02, rpm_limit=rpm) as server:
-        cfg = load_config(None, dict(models=["scripted/oracle"], trials=trials,
-                                     max_concurrency=64,
-                                     endpoints=_endpoints(server.url, rpm=rpm)))
-        with RunStore(tmp / "rpm.sqlite") as store:
-            driver = Driver(cfg, store, cluster=cluster, workers=2)
-
-            asyncio.run(_bounded(driver, server, seconds))
+        _limited_sweep(cluster, server, trials, seconds, tmp / "rpm.sqlite", rpm=rpm)
         # rpm is per model: the agent model's requests (it makes the most) against R
         ok = [t for t, status, model in server.arrivals
               if status == "200" and model == "scripted/oracle"]
@@ -229,18 +223,12 @@ def shared_limits(cluster: Cluster, seconds: float, tmp: Path) -> dict:
         windows = [bisect.bisect_left(kept, t + 10) - i for i, t in enumerate(kept)
                    if t + 10 <= kept[-1]]
         out["max_window_ratio"] = max(windows) / (rpm / 6) if windows else None
-        out["limited_share"] = (sum(1 for _, s, _ in server.arrivals if s == "429")
-                                / max(1, len(server.arrivals)))
+        out["limited_share"] = _limited_share(server)
     # tpm: the same, with a token limit T per model (the server counts a request's prompt
     # and completion tokens against it); the agent model's tokens over the run against T
     tpm = 120_000
     with Threaded(latency_s=0.02, tpm_limit=tpm) as server:
-        cfg = load_config(None, dict(models=["scripted/oracle"], trials=trials,
-                                     max_concurrency=64,
-                                     endpoints=_endpoints(server.url, tpm=tpm)))
-        with RunStore(tmp / "tpm.sqlite") as store:
-            driver = Driver(cfg, store, cluster=cluster, workers=2)
-            asyncio.run(_bounded(driver, server, seconds))
+        _limited_sweep(cluster, server, trials, seconds, tmp / "tpm.sqlite", tpm=tpm)
         with RunStore(tmp / "tpm.sqlite") as store:  # tokens as the server counted them
             used = [(c["ts"], c["usage"]) for c in _agent_calls(store)]
         used.sort()
@@ -249,8 +237,7 @@ def shared_limits(cluster: Cluster, seconds: float, tmp: Path) -> dict:
         span = used[-1][0] - t0
         tokens = sum(u.get("prompt_tokens", 0) + u.get("completion_tokens", 0) for u in kept)
         out["tpm_ratio"] = tokens / (tpm * span / 60) if span > 0 else None
-        out["tpm_limited_share"] = (sum(1 for _, s, _ in server.arrivals if s == "429")
-                                    / max(1, len(server.arrivals)))
+        out["tpm_limited_share"] = _limited_share(server)
     cap = 8
     with Threaded(latency_s=0.05) as server:
         cfg = load_config(None, dict(models=["scripted/oracle"], trials=2, max_concurrency=64,
@@ -261,6 +248,22 @@ def shared_limits(cluster: Cluster, seconds: float, tmp: Path) -> dict:
             asyncio.run(Driver(cfg, store, cluster=cluster, workers=2).run())
         out["max_in_flight_ratio"] = server.max_in_flight / cap
     return out
+
+
+def _limited_sweep(cluster: Cluster, server: Server, trials: int, seconds: float, path: Path,
+                   **limits: int) -> None:
+    """The oracle's sweep on 2 workers against ``server``, every endpoint with ``limits``,
+    stopped ``seconds`` after the first answer."""
+    cfg = load_config(None, dict(models=["scripted/oracle"], trials=trials, max_concurrency=64,
+                                 endpoints=_endpoints(server.url, **limits)))
+    with RunStore(path) as store:
+        asyncio.run(_bounded(Driver(cfg, store, cluster=cluster, workers=2), server, seconds))
+
+
+def _limited_share(server: Server) -> float:
+    """The share of the server's answers that were 429s."""
+    return (sum(1 for _, status, _ in server.arrivals if status == "429")
+            / max(1, len(server.arrivals)))
 
 
 async def _bounded(driver: Driver, server: Server, seconds: float) -> None:
