@@ -47,7 +47,7 @@ from sweepbench.config import load_config
 from sweepbench.devserver.server import ReferenceServer, estimate_tokens
 from sweepbench.runner import build
 from sweepbench.runner.sweep import Sweep, install_uvloop
-from sweepbench.scaleout.cluster import Cluster
+from sweepbench.scaleout.cluster import Cluster, local_cluster_environment
 from sweepbench.scaleout.driver import Driver
 from sweepbench.simulator.scripted.models import SCRIPTED_MODELS
 from sweepbench.store.runstore import RunStore
@@ -70,6 +70,10 @@ class InProcess:
             warm(spec)
 
     async def post(self, body: bytes, headers=None):
+        # a transport suspends the request until its reply arrives; so does this one, for one
+        # turn of the loop: an episode that never suspended would run start to end in one go,
+        # and a worker could not report (or take new work) until every queued one had
+        await asyncio.sleep(0)
         req = msgspec.json.decode(body, type=ChatRequest)
         message = self.resolve(req.model)(req)
         digest = hashlib.blake2b(body, digest_size=16).digest()
@@ -360,6 +364,7 @@ def main() -> None:
     t0 = time.perf_counter()
     import ray
 
+    local_cluster_environment()  # as ``Cluster`` sets it up for ``sweepbench run --workers``
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     startup = {"ray_init_s": time.perf_counter() - t0}
     runs: list[dict] = []

@@ -19,7 +19,7 @@ from typing import Any
 
 from sweepbench.errors import ConfigError
 
-__all__ = ["RAY_MISSING", "Cluster", "check_reachable", "require_ray"]
+__all__ = ["RAY_MISSING", "Cluster", "check_reachable", "local_cluster_environment", "require_ray"]
 
 RAY_MISSING = ("--workers and --ray need Ray: pip install 'sweepbench[ray]' "
                "(or pip install ray)")
@@ -52,6 +52,19 @@ def check_reachable(address: str, *, timeout_s: float = 5.0) -> None:
                           "RAY_ADDRESS to run on a local cluster") from None
 
 
+def local_cluster_environment() -> None:
+    """Settings a cluster started here reads from the environment (a user's own win):
+
+    - ``RAY_worker_niceness`` 0: Ray starts its workers at nice 15, below the driver and below
+      anything else on the machine; the workers run the episodes, so on a shared machine they
+      would get the CPU last and the sweep would crawl while the driver waited on them.
+    - ``RAY_ENABLE_UV_RUN_RUNTIME_ENV`` 0: workers run in this interpreter's environment, not
+      one that ``uv run`` would build for them.
+    """
+    os.environ.setdefault("RAY_worker_niceness", "0")
+    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+
+
 class Cluster:
     """``with Cluster(workers=N, address=...) as cluster``: a local cluster of this machine's
     cores (``address`` None) or the cluster at ``address`` (``"auto"``, ``ray://...``, or
@@ -77,7 +90,7 @@ class Cluster:
                 options["runtime_env"] = self.runtime_env()
             else:
                 options["num_cpus"] = max(self.workers, os.cpu_count() or 1)
-            os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+            local_cluster_environment()
             ray.init(**options)
             self._started = True
         # Ray builds its serialization context (importing pydantic, ~0.1 s of CPU) on first

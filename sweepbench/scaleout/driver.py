@@ -2,7 +2,7 @@
 record; :class:`~sweepbench.runner.sweep.Sweep`), with its episodes run by workers on Ray.
 
 - **Pulled, not pre-split**: the work list stays here in its longest-first order
-  (:mod:`sweepbench.runner.schedule`); each worker asks for room for a few more (a quarter
+  (:mod:`sweepbench.runner.schedule`); each worker asks for room for a few more (half
   of its slots ahead) and gets the next items, so a slow or dead node holds little, and the
   sweep still ends with short episodes in flight.
 - **One writer**: workers' journal events, started and finished episodes arrive in batches
@@ -42,8 +42,10 @@ from sweepbench.wire import EpisodeRecord, Usage
 
 __all__ = ["Driver", "WorkerLost"]
 
-BATCH_SHARE, BATCH_MIN = 8, 4
-"""Work items per delivery: an eighth of a worker's slots, at least 4."""
+BATCH_SHARE, BATCH_MIN = 2, 4
+"""Work items per delivery: half a worker's slots, at least 4 (a worker keeps half its slots
+queued ahead, so one delivery refills it while its episodes run; smaller batches left a
+worker waiting on the round trip with its slots empty)."""
 LOCAL_LEASE_S = 0.02
 """Seconds between the driver's own leases (its judges' limits) when nothing asks sooner."""
 

@@ -30,13 +30,9 @@ CFG = dict(models=MODELS, trials=2, max_concurrency=8, reference_latency_s=0.02,
 
 @pytest.fixture(scope="module")
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             logging_level="ERROR")
-    try:
-        with Cluster(workers=2) as c:
-            yield c
-    finally:
-        ray.shutdown()
+    assert not ray.is_initialized()
+    with Cluster(workers=2) as c:  # starts the local cluster as ``run --workers 2`` does
+        yield c
 
 
 def metrics(report: dict) -> dict:
@@ -99,3 +95,16 @@ def test_a_killed_workers_episodes_continue_from_their_journals(cluster, referen
                  - sum(reference[1]["requests"].values()))
         # made again: at most the calls the dead worker had in flight or had not reported
         assert 0 <= extra <= seen["unacknowledged"]
+
+
+def test_workers_run_at_the_drivers_priority(cluster):
+    """Ray's default would start them at nice 15: last for a core on a busy machine."""
+    import os
+
+    handles = cluster.start(1, cfg=msgspec.to_builtins(load_config(None, CFG)), run_id="nice",
+                            slots=1, reference_url="http://127.0.0.1:9/v1")  # never called
+    try:
+        pid = ray.get(handles[0].pid.remote())
+        assert os.getpriority(os.PRIO_PROCESS, pid) == os.getpriority(os.PRIO_PROCESS, 0)
+    finally:
+        cluster.kill(handles)
