@@ -173,6 +173,8 @@ def _adaptive_table(a: dict) -> FitTable:
                          fmt.count(n["total"])])
     notes = [f"adaptive sweep {r['run_id']}: {r.get('stopping_rule') or r.get('rule')}; "
              f"stopped: {r.get('why')} after {r.get('rounds')} rounds" for r in a["runs"]]
+    notes += [f"{r['run_id']} on {bench}: {b['stopped']}" for r in a["runs"]
+              for bench, b in (r.get("benchmarks") or {}).items() if b.get("stopped")]
     for bench, b in a["benchmarks"].items():
         if b.get("trials_per_pair"):
             notes.append(f"{bench}: trials charged per neighbour pair: " + ", ".join(
