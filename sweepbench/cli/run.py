@@ -297,14 +297,17 @@ def _run_rounds(cfg: SweepConfig, store: RunStore, spec: Any, *, check_endpoints
     from sweepbench.runner.rounds import AdaptiveSweep
     from sweepbench.runner.sweep import Sweep
 
-    def make(*, items: Any, run_id: str, check_endpoints: bool, info: dict) -> Sweep:
+    def make(*, items: Any, run_id: str, check_endpoints: bool, info: dict,
+             retry_errors: Any) -> Sweep:
         return Sweep(cfg, store, items=items, run_id=run_id, info=info,
                      check_endpoints=check_endpoints and first, warn=lambda t: say(err, t),
-                     **sweep_args)
+                     retry_errors=retry_errors, **sweep_args)
 
     first = check_endpoints
+    retry = sweep_args.pop("retry_errors", False)
     rounds = AdaptiveSweep(cfg, store, spec, make, shard=sweep_args.get("shard"),
-                           say=lambda text: say(err, text), progress=sweep_args["progress"])
+                           say=lambda text: say(err, text), progress=sweep_args["progress"],
+                           retry_errors=retry)
     outcome, summary = asyncio.run(rounds.run())
     for bench, b in summary["benchmarks"].items():
         n = b["trials_per_cell"]

@@ -163,21 +163,27 @@ def _unmet(status: Any) -> dict[str, Any] | None:
 
 class AdaptiveSweep:
     """Runs rounds of :class:`~sweepbench.runner.sweep.Sweep` (built by ``make_sweep(items=,
-    run_id=, check_endpoints=, info=)``) until ``spec``'s rule holds on every benchmark, a
+    run_id=, check_endpoints=, info=, retry_errors=)``) until ``spec``'s rule holds on every benchmark, a
     cap is reached, or a round could not add what it asked (episodes without a verdict).
-    ``progress`` (the live display's ``update``) is told ``"round"`` (``round``: batches
+    ``retry_errors``: the episodes that ended in error before this run are run again, once,
+    when a round asks for them (until then they count as not on record); one that ends in
+    error in this run is a failure, never retried by a later round (which would pay for it
+    once per round). ``progress`` (the live display's ``update``) is told ``"round"`` (``round``: batches
     after the first trials, ``more=True``) before each round's sweep and once at the end
     (``more=False``, ``why``), so the display counts on across rounds."""
 
     def __init__(self, cfg: SweepConfig, store: RunStore, spec: AdaptiveSpec,
                  make_sweep: Callable[..., Any], *, shard: Shard | None = None,
                  run_id: str | None = None, say: Callable[[str], None] | None = None,
-                 progress: Callable[..., None] | None = None) -> None:
+                 progress: Callable[..., None] | None = None,
+                 retry_errors: bool = False) -> None:
         self.cfg, self.store, self.spec = cfg, store, spec
         self.make_sweep = make_sweep
         self.run_id = run_id or new_run_id()
         self.say = say or (lambda text: None)
         self.progress = progress or (lambda kind, **info: None)
+        self.retry_errors = retry_errors
+        self.retry: set[str] = set()  # ended in error before this run, not retried yet
         capped = msgspec.structs.replace(cfg, trials=spec.max_trials)
         self.all_items = build_work(capped, resolve_data_dir(cfg.data_dir), shard)
         self.benchmarks = benchmark_info(cfg.benchmarks)
@@ -186,6 +192,7 @@ class AdaptiveSweep:
     def decide(self) -> dict[str, dict]:
         """benchmark -> :func:`adaptive.replay`'s answer on the outcomes on record."""
         passed = outcomes_on_record(self.store, self.all_items, self.benchmarks)
+        passed.update(dict.fromkeys(self.retry))  # to be run again: not on record yet
         trials: dict[str, dict[str, dict[str, list]]] = defaultdict(
             lambda: defaultdict(lambda: defaultdict(list)))
         for item in self.all_items:
@@ -231,6 +238,9 @@ class AdaptiveSweep:
         outcome = None
         sweeps = 0
         before: dict[str, list[int]] | None = None
+        if self.retry_errors:
+            status = self.store.episode_status([i.key for i in self.all_items])
+            self.retry = {k for k, st in status.items() if st == EpisodeStatus.ERROR}
         while True:
             decision = self.decide()
             done = all(d["done"] for d in decision.values())
@@ -251,8 +261,11 @@ class AdaptiveSweep:
             self.progress("round", round=_round(decision), more=True)
             info = {"adaptive": self.summary(decision, "running", sweeps)}
             items = self._items(decision)
+            again = self.retry & {i.key for i in items}
             sweep = self.make_sweep(items=lambda items=items: items, run_id=self.run_id,
-                                    check_endpoints=outcome is None, info=info)
+                                    check_endpoints=outcome is None, info=info,
+                                    retry_errors=again)
+            self.retry -= again  # retried once: an error now is this run's, a failure
             outcome = await sweep.run()
             sweeps += 1
             for f in ("episodes", "errors", "resumed", "replayed_calls", "judged"):
@@ -269,8 +282,10 @@ class AdaptiveSweep:
                               (outcome.error_stop and "failing") or "done",
                               info={"adaptive": summary})
         await self.store.flush()
+        earlier = total["errors"] - outcome.errors  # this run's, stored for the last round
         outcome = dataclasses.replace(
             outcome, skipped=outcome.selected - total["episodes"] - outcome.not_started,
+            stored_errors=max(0, outcome.stored_errors - earlier),
             **{f: total[f] for f in ("episodes", "errors", "resumed", "replayed_calls",
                                      "judged")})
         return outcome, summary

@@ -6,6 +6,7 @@ other stop has its status, said on stderr with how to go on)."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 from pathlib import Path
 
@@ -236,3 +237,23 @@ def test_the_html_report_shows_how_the_adaptive_sweep_went(tmp_path, capsys):
         assert f"<td>{pair.replace('|', ' vs ')}</td><td class=\"n\">{n}</td>" in section
     k = report["benchmarks"]["t1"]["k"]["value"]
     assert f"Pass@{k} and Pass^{k} are shown only for rows whose every task" in section
+
+
+def test_retry_errors_runs_each_errored_episode_once_per_run_not_once_per_round(tmp_path,
+                                                                               capsys):
+    """Two endpoints that refuse every connection, until ranked (never: every trial
+    fails): with --retry-errors, a later round must not run again the episodes an earlier
+    round of the same run ended in error."""
+    config = str(_config(tmp_path / "dead.toml", ["m1", "m2"]))
+    argv = ["run", "--config", config, "--no-preflight", "--no-progress", "--json",
+            "--error-streak", "0", "--until-ranked", "--max-trials", "4", "--retry-errors",
+            "--out", str(tmp_path / "s.sqlite")]
+    for _ in range(2):  # a fresh store, then the same command again
+        code, report, err = run_all(capsys, *argv)
+        assert code == UNDECIDED_EXIT
+        [run] = report["adaptive"]["runs"]
+        trials = run["benchmarks"]["t1"]["trials"]
+        assert trials == 2 * 8 * 4 and run["rounds"] >= 1  # the cap, in more than a round
+        # every trial ran once: the first time new, the second time retried once
+        ran = re.search(r"run run-\S+: (\d+) episodes run.*?(\d+) ended in error", err)
+        assert ran and ran.groups() == (str(trials), str(trials))
