@@ -147,6 +147,26 @@ def _round(decision: dict[str, dict]) -> int:
     return max((d["rounds"] for d in decision.values()), default=0)
 
 
+def _by_pair(by_pair: dict[str, int], status: Any, models: set[str]) -> dict[str, int]:
+    """Trials charged per pair of models, whichever order the pair was in when charged (two
+    close models swap places between rounds: one pair, not two), the better one first and
+    the pairs in leaderboard order (as the last ranking had it; by name where unknown)."""
+    ranked = isinstance(status, list) and status
+    order = [p["a"] for p in status] + [status[-1]["b"]] if ranked else []
+    place = {m: i for i, m in enumerate(order)}
+
+    def where(m: str) -> tuple[int, str]:
+        return place.get(m, len(place)), m
+
+    out: Counter[tuple[str, ...]] = Counter()
+    for key, n in by_pair.items():
+        a = next((m for m in sorted(models)
+                  if key.startswith(m + "|") and key[len(m) + 1:] in models), None)
+        out[(key,) if a is None else tuple(sorted((a, key[len(a) + 1:]), key=where))] += n
+    return {"|".join(p): n for p, n in sorted(out.items(),
+                                              key=lambda kv: [where(m) for m in kv[0]])}
+
+
 def _unmet(status: Any) -> dict[str, Any] | None:
     """What a benchmark's stopping rule still lacked when it stopped (None when it held, or
     when no status was computed: a round cut short): for a target CI the models still wider
@@ -225,7 +245,8 @@ class AdaptiveSweep:
                       "rounds": d["rounds"],
                       "trials": sum(n), "cells": len(n), "trials_per_cell": {
                           "min": n[0], "median": n[len(n) // 2], "max": n[-1]},
-                      "by_pair": d["by_pair"]}
+                      "by_pair": _by_pair(d["by_pair"], d["status"],
+                                          {m for m, _ in d["targets"]})}
             unmet = _unmet(d["status"])
             if unmet:
                 per[b]["unmet"] = unmet
