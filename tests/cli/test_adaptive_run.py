@@ -5,10 +5,13 @@ other stop has its status, said on stderr with how to go on)."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import socket
 from pathlib import Path
+
+from rich.console import Console
 
 from sweepbench.cli import (
     BUDGET_EXIT,
@@ -18,7 +21,7 @@ from sweepbench.cli import (
     UNDECIDED_EXIT,
     main,
 )
-from sweepbench.results.report import build_report
+from sweepbench.results.report import build_report, render
 from sweepbench.store.runstore import RunStore
 
 from .helpers import call, run_json
@@ -88,6 +91,10 @@ def test_until_ranked_stops_at_once_for_a_clear_gap_and_charges_a_close_pair(tmp
             "told apart") in err
     assert (f"`sweepbench run --resume {tmp_path / 'close.sqlite'} --max-trials 8`; exit "
             "status 6") in err
+    terminal = Console(file=io.StringIO(), width=400)
+    terminal.print(render(report))
+    assert (f"{run['run_id']} on t1: --max-trials reached before the rule held; still open: "
+            "scripted/noisy:0.3 vs scripted/noisy:0.35") in terminal.file.getvalue()
     pairs = report["adaptive"]["benchmarks"]["t1"]["trials_per_pair"]
     cells = report["adaptive"]["benchmarks"]["t1"]["trials_per_cell"]
     added = sum(c["total"] for c in cells.values()) - 2 * 8 * 2
