@@ -32,12 +32,14 @@ SPEC = AdaptiveSpec(rule=adaptive.CI, start=2, target=0.2, max_trials=8, batch=3
 class Rounds:
     """An AdaptiveSweep whose rounds' sweeps are kept (their reference servers count
     requests); ``stop``: cancel the whole adaptive sweep once round ``stop[0]`` (0-based)
-    has finished ``stop[1]`` episodes; ``progress``: the live display's ``update``, told by
+    has finished ``stop[1]`` episodes (at that moment, from the sweep's own callback: a
+    sleep before cancelling let a loaded machine finish every episode in flight, leaving
+    none cut); ``progress``: the live display's ``update``, told by
     every round's sweep and by the adaptive sweep, as ``sweepbench run`` wires it."""
 
     def __init__(self, cfg, store, spec=SPEC, stop=None, progress=None):
         self.sweeps: list[Sweep] = []
-        self.stop, self.hit = stop, asyncio.Event()
+        self.stop, self.task = stop, None
 
         def make(**kw):
             sweep = Sweep(cfg, store, progress=progress, **kw)
@@ -47,8 +49,8 @@ class Rounds:
                 def count(kind, **info):
                     nonlocal finished
                     finished += kind == "finished"
-                    if finished == stop[1]:
-                        self.hit.set()
+                    if kind == "finished" and finished == stop[1]:
+                        self.task.cancel()
                 sweep.progress = count
             self.sweeps.append(sweep)
             return sweep
@@ -62,12 +64,9 @@ class Rounds:
     async def run(self):
         if self.stop is None:
             return await self.adaptive.run()
-        task = asyncio.create_task(self.adaptive.run())
-        await self.hit.wait()
-        await asyncio.sleep(0.03)  # let in-flight episodes get partway
-        task.cancel()
+        self.task = asyncio.create_task(self.adaptive.run())
         with pytest.raises(asyncio.CancelledError):
-            await task
+            await self.task
         return None
 
 
@@ -137,6 +136,7 @@ async def test_interrupted_adaptive_sweep_resumes_to_the_same_decision_paying_no
         partway = {k: len(b.events(k, kind="model_call")) for k, st in status.items()
                    if st == "running"}
         first = cut.requests
+        assert any(partway.values())  # ... with calls on record, to be answered from them
     with RunStore(path) as b:
         again = Rounds(cfg, b)
         outcome, summary_b = await again.run()
