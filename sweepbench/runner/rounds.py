@@ -183,14 +183,16 @@ def _unmet(status: Any) -> dict[str, Any] | None:
 
 class AdaptiveSweep:
     """Runs rounds of :class:`~sweepbench.runner.sweep.Sweep` (built by ``make_sweep(items=,
-    run_id=, check_endpoints=, info=, retry_errors=)``) until ``spec``'s rule holds on every benchmark, a
-    cap is reached, or a round could not add what it asked (episodes without a verdict).
+    run_id=, check_endpoints=, info=, retry_errors=)``) until ``spec``'s rule holds on every
+    benchmark, a cap is reached, or a round could not add what it asked (episodes without a
+    verdict).
+
     ``retry_errors``: the episodes that ended in error before this run are run again, once,
     when a round asks for them (until then they count as not on record); one that ends in
     error in this run is a failure, never retried by a later round (which would pay for it
-    once per round). ``progress`` (the live display's ``update``) is told ``"round"`` (``round``: batches
-    after the first trials, ``more=True``) before each round's sweep and once at the end
-    (``more=False``, ``why``), so the display counts on across rounds."""
+    once per round). ``progress`` (the live display's ``update``) is told ``"round"``
+    (``round``: batches after the first trials, ``more=True``) before each round's sweep and
+    once at the end (``more=False``, ``why``), so the display counts on across rounds."""
 
     def __init__(self, cfg: SweepConfig, store: RunStore, spec: AdaptiveSpec,
                  make_sweep: Callable[..., Any], *, shard: Shard | None = None,
