@@ -9,8 +9,10 @@ them (``parser``), what they share (``common``) and the entry point (``app.main`
 Re-exported here: ``main``, the parser and the exit statuses.
 """
 
-from sweepbench.cli.common import BUDGET_EXIT, ERRORS_EXIT, FAILING_EXIT
+from sweepbench.cli.common import (BUDGET_EXIT, ERRORS_EXIT, FAILING_EXIT, STUCK_EXIT,
+                                   UNDECIDED_EXIT)
 from sweepbench.cli.app import main
 from sweepbench.cli.parser import build_parser
 
-__all__ = ["BUDGET_EXIT", "ERRORS_EXIT", "FAILING_EXIT", "build_parser", "main"]
+__all__ = ["BUDGET_EXIT", "ERRORS_EXIT", "FAILING_EXIT", "STUCK_EXIT", "UNDECIDED_EXIT",
+           "build_parser", "main"]

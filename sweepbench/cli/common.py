@@ -43,6 +43,11 @@ ERRORS_EXIT = 4
 """Exit status of a sweep in which episodes ended in error."""
 FAILING_EXIT = 5
 """Exit status of a sweep stopped because every recent episode ended in error."""
+UNDECIDED_EXIT = 6
+"""Exit status of an adaptive sweep that reached ``--max-trials`` before its rule held."""
+STUCK_EXIT = 7
+"""Exit status of an adaptive sweep that cannot go on: trials it asked have no verdict that
+running again would give."""
 
 
 def say(console: Console, message: str, style: str = "", *, one_line: bool = False) -> None:

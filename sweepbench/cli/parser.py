@@ -12,7 +12,8 @@ from typing import NoReturn
 
 from sweepbench import __version__
 from sweepbench.cli import data, results, run, serve, tools
-from sweepbench.cli.common import BUDGET_EXIT, FAILING_EXIT, say_error
+from sweepbench.cli.common import (BUDGET_EXIT, FAILING_EXIT, STUCK_EXIT, UNDECIDED_EXIT,
+                                   say_error)
 from sweepbench.config import INT64
 from sweepbench.devserver.faults import FaultSpec, LatencySpec, parse_outage
 from sweepbench.ids import JudgeMethod, UserMode, WorkOrder
@@ -181,16 +182,21 @@ def _add_adaptive_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--target-ci", type=positive_float, metavar="W",
                    help="adaptive: after --trials trials of every (model, task), add trials "
                         "where they narrow most until every model's 95%% interval of Avg@k "
-                        "over these tasks has half-width <= W (e.g. 0.02), or a cap is hit")
+                        "over these tasks has half-width <= W (e.g. 0.02), or a cap is hit; "
+                        "exit status 0 only if the rule held (see --max-trials)")
     g.add_argument("--until-ranked", action="store_true",
                    help="adaptive: add trials to the models whose order is in doubt until "
                         "every pair of neighbours on each leaderboard is separated (paired "
-                        "test, the report's correction) or, with --margin, shown closer than M")
+                        "test, the report's correction) or, with --margin, shown closer than "
+                        "M; exit status 0 only if the rule held (see --max-trials)")
     p.add_argument("--margin", type=positive_float, metavar="M",
                    help="with --until-ranked: neighbours shown to differ by less than M "
                         "(e.g. 0.02) count as ranked")
     p.add_argument("--max-trials", type=positive_int, metavar="N",
-                   help="adaptive: trials of one (model, task) at most (default 32)")
+                   help="adaptive: trials of one (model, task) at most (default 32); the "
+                        f"rule not held when nothing more can be added: exit status "
+                        f"{UNDECIDED_EXIT}; trials that get no verdict however often they "
+                        f"run (no judge for the headline): {STUCK_EXIT}")
 
 
 def _add_inspect_options(p: argparse.ArgumentParser) -> None:

@@ -27,6 +27,8 @@ from sweepbench.cli.common import (
     BUDGET_EXIT,
     ERRORS_EXIT,
     FAILING_EXIT,
+    STUCK_EXIT,
+    UNDECIDED_EXIT,
     config_from_args,
     err,
     load_sweep_config,
@@ -70,7 +72,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
     else:
         out.print(render(report))
-    return _exit_status(outcome, args, reasons)
+    return _exit_status(outcome, args, reasons, report.get("adaptive"))
 
 
 def _scaled_out(args: argparse.Namespace) -> bool:
@@ -139,21 +141,25 @@ def _say_error_reasons(store: RunStore, run_id: str) -> Counter[str]:
 
 
 def _exit_status(outcome: SweepOutcome, args: argparse.Namespace,
-                 reasons: Counter[str] | None = None) -> int:
+                 reasons: Counter[str] | None = None, adaptive: dict | None = None) -> int:
     """Why the sweep stopped short, and what continues it, said; its exit status. Errors
-    that no retry fixes (``reasons``: why episodes ended in error) name their fix first."""
+    that no retry fixes (``reasons``: why episodes ended in error) name their fix first.
+    An adaptive sweep (``adaptive``: the report's section) whose rule did not hold exits
+    non-zero even when every episode ran: scripts must not take a cap for an answer."""
     needed = fixes(reasons or ())
     fix = f": {'; '.join(needed)}" if needed else ""
+    run = _adaptive_run(outcome, adaptive)
+    short = "the adaptive sweep stopped before its rule held; " if run else ""
     if outcome.budget_stop:
-        say(err, f"stopped by the spending cap: {outcome.budget_stop}; {outcome.not_started} "
-                 f"episodes not started; ${outcome.spent:,.4f} spent on this selection in "
-                 "all, once the episodes in flight ended and were judged; run again with a "
-                 "higher --max-cost to continue")
+        say(err, f"{short}stopped by the spending cap: {outcome.budget_stop}; "
+                 f"{outcome.not_started} episodes not started; ${outcome.spent:,.4f} spent on "
+                 "this selection in all, once the episodes in flight ended and were judged; "
+                 "run again with a higher --max-cost to continue")
         return BUDGET_EXIT
     if outcome.error_stop:
-        say(err, f"stopped: {outcome.error_stop}, so the setup looks broken (see the reasons "
-                 f"above){fix}; {outcome.not_started} episodes not started. Fix it, then run "
-                 f"`{_retry_command(args)}`")
+        say(err, f"{short}stopped: {outcome.error_stop}, so the setup looks broken (see the "
+                 f"reasons above){fix}; {outcome.not_started} episodes not started. Fix it, "
+                 f"then run `{_retry_command(args)}`")
         return FAILING_EXIT
     if outcome.errors or outcome.stored_errors:
         n = outcome.errors + outcome.stored_errors
@@ -164,8 +170,56 @@ def _exit_status(outcome: SweepOutcome, args: argparse.Namespace,
         else:
             say(err, f"{n} episodes of this selection ended in error; run them again with "
                      f"`{_retry_command(args)}`")
-        return ERRORS_EXIT
-    return 0
+        if run:
+            say(err, "the adaptive sweep decided with them counted as failures (as the report "
+                     "scores them); run again with --retry-errors and it decides anew")
+    undecided = _adaptive_exit(run, outcome.store_path) if run else 0
+    if undecided:
+        return undecided
+    return ERRORS_EXIT if outcome.errors or outcome.stored_errors else 0
+
+
+def _adaptive_run(outcome: SweepOutcome, adaptive: dict | None) -> dict | None:
+    """The report's entry for this run if it was an adaptive sweep (rule, why it stopped)."""
+    return next((r for r in (adaptive or {}).get("runs") or []
+                 if r.get("run_id") == outcome.run_id), None)
+
+
+def _adaptive_exit(run: dict, store: Path) -> int:
+    """An adaptive run that stopped before its rule held on some benchmark: why, what was
+    still lacking and how to go on, said; UNDECIDED_EXIT at ``--max-trials``, STUCK_EXIT
+    when trials have no verdict to be had. 0 when the rule held. The spending cap and the
+    error streak have their own statuses, before this."""
+    whys = {b: d.get("why") for b, d in (run.get("benchmarks") or {}).items()}
+    if run.get("why") == "stuck" or "stuck" in whys.values():
+        say(err, "adaptive sweep stopped before its rule held: the trials it asked have no "
+                 "verdict of their benchmark's headline, and running again would not give "
+                 f"one (what to do is said above); exit status {STUCK_EXIT}")
+        return STUCK_EXIT
+    capped = sorted(b for b, why in whys.items() if why == "max_trials")
+    if not capped:
+        return 0
+    lacking = []
+    for b in capped:
+        unmet = run["benchmarks"][b].get("unmet") or {}
+        if unmet.get("wide"):
+            lacking.append(f"{b}: " + ", ".join(
+                f"{m} at +-{w:.3g}" if w is not None else f"{m} (nothing scored)"
+                for m, w in unmet["wide"].items()) + f" (target +-{run.get('target'):g})")
+        elif unmet.get("open_pairs"):
+            lacking.append(f"{b}: " + ", ".join(p.replace("|", " vs ")
+                                                  for p in unmet["open_pairs"])
+                           + " not yet told apart")
+        else:
+            lacking.append(b)
+    more = 2 * int(run.get("max_trials") or 0)
+    go_on = shlex.join(["sweepbench", "run", "--resume", str(store),
+                        "--max-trials", str(more)])
+    say(err, f"adaptive sweep stopped before its rule held: every trial it would add is past "
+             f"--max-trials {run.get('max_trials')}; not met on {'; '.join(lacking)}. The "
+             f"report shows what was reached. To go on (the trials on record are reused): "
+             f"`{go_on}`; exit status {UNDECIDED_EXIT}")
+    return UNDECIDED_EXIT
 
 
 def _retry_command(args: argparse.Namespace) -> str:
@@ -243,18 +297,22 @@ def _run_rounds(cfg: SweepConfig, store: RunStore, spec: Any, *, check_endpoints
     from sweepbench.runner.rounds import AdaptiveSweep
     from sweepbench.runner.sweep import Sweep
 
-    def make(*, items: Any, run_id: str, check_endpoints: bool, info: dict) -> Sweep:
+    def make(*, items: Any, run_id: str, check_endpoints: bool, info: dict,
+             retry_errors: Any) -> Sweep:
         return Sweep(cfg, store, items=items, run_id=run_id, info=info,
                      check_endpoints=check_endpoints and first, warn=lambda t: say(err, t),
-                     **sweep_args)
+                     retry_errors=retry_errors, **sweep_args)
 
     first = check_endpoints
+    retry = sweep_args.pop("retry_errors", False)
     rounds = AdaptiveSweep(cfg, store, spec, make, shard=sweep_args.get("shard"),
-                           say=lambda text: say(err, text))
+                           say=lambda text: say(err, text), progress=sweep_args["progress"],
+                           retry_errors=retry)
     outcome, summary = asyncio.run(rounds.run())
     for bench, b in summary["benchmarks"].items():
         n = b["trials_per_cell"]
-        say(err, f"adaptive ({spec.rule}) on {bench}: {b['why']} after {b['rounds']} rounds; "
+        say(err, f"adaptive ({spec.rule}) on {bench}, after {b['rounds']} rounds: "
+                 f"{b['stopped']}; "
                  f"{b['trials']} trials over {b['cells']} cells ({n['min']}-{n['max']} each, "
                  f"median {n['median']})")
     return outcome

@@ -184,10 +184,11 @@ def adaptive_section(runs: list[dict], outcomes: Iterable[Any],
                        f"at least {k} scored trials (k = the fewest of any task); the "
                        "other rows are marked incomplete" if k else None)
         pairs: dict[str, int] = {}
-        for r in runs:
+        for r in runs:  # oldest first: a resumed sweep replays every round, so its run's
+            # count of a pair includes the earlier run's, and the newest one stands
             for pair, t in ((r["info"]["adaptive"].get("benchmarks") or {}).get(bench, {})
                             .get("by_pair") or {}).items():
-                pairs[pair] = pairs.get(pair, 0) + int(t)
+                pairs[pair] = int(t)
         if pairs:
             b["trials_per_pair"] = pairs
     return {"runs": [{"run_id": r["run_id"], **{key: r["info"]["adaptive"].get(key) for key in

@@ -7,7 +7,11 @@ client) so the display can ask each endpoint how it is doing right now (``client
 breaker state, latest failed request), and "slots" (the sweep's
 :class:`~sweepbench.runner.slots.Slots`) so the summary can say how many episodes in flight
 sleep before a retry with their slot lent to another (``lend_slots``), and "workers" (on Ray:
-a callable giving each worker's episodes, calls and calls per second) for a line of them. Updating only counts. In
+a callable giving each worker's episodes, calls and calls per second) for a line of them, and
+"round" (round, more, why) from an adaptive sweep (:mod:`sweepbench.runner.rounds`) before
+each round and when it stops: each round is a sweep of its own with its own "planned", whose
+new episodes are added to the totals (never reset), and the line says the round and that
+more may follow, so the count does not reach "all done" once a round. Updating only counts. In
 a terminal the display redraws a few times a second; otherwise (CI logs, nohup) a background
 thread prints a plain line every ``log_every_s`` seconds whether or not anything happened, so a
 stalled sweep is visible as one: per endpoint the seconds per call, the time since its last
@@ -87,6 +91,10 @@ class ProgressDisplay:
         self.log_every_s = log_every_s
         self.clock = clock
         self.total = self.skipped = self.started = self.done = self.failed = 0
+        self.round: int | None = None  # an adaptive sweep's round (batches after the first)
+        self.more = False  # more rounds may follow this one
+        self.why = ""  # why the adaptive sweep stopped, once it has
+        self._selection = -1  # episodes of the round planned last (-1: none yet)
         self.endpoints: dict[str, _Endpoint] = {}
         self.clients: dict[str, Any] = {}
         self.slots: Any = None  # the sweep's Slots, while it runs
@@ -133,8 +141,10 @@ class ProgressDisplay:
     def update(self, kind: str, **info: Any) -> None:
         with self._lock:  # the ticker thread reads these
             if kind == "planned":
-                self.total, self.skipped = info["total"], info["skipped"]
-                self.t0 = self._last_log = self.clock()
+                self._planned(info["total"], info["skipped"])
+            elif kind == "round":
+                self.round, self.more = info["round"], info["more"]
+                self.why = info.get("why") or ""
             elif kind == "started":
                 self.started += 1
             elif kind == "finished":
@@ -150,6 +160,19 @@ class ProgressDisplay:
             elif kind == "workers":
                 self.workers = info["workers"]
         self.tick()
+
+    def _planned(self, todo: int, stored: int) -> None:
+        """A sweep's plan: ``todo`` episodes to run, ``stored`` already finished. A later
+        round of an adaptive sweep selects the rounds before it again (now stored) and new
+        trials: those new ones to run join the total, those new ones already on record the
+        stored count, and the clock runs on."""
+        if self.round is not None and self._selection >= 0:
+            self.total += todo
+            self.skipped += max(0, stored - self._selection)
+        else:
+            self.total, self.skipped = todo, stored
+            self.t0 = self._last_log = self.clock()
+        self._selection = todo + stored
 
     def _count(self, endpoint: str, result: Any) -> None:
         e = self.endpoints.setdefault(endpoint, _Endpoint())
@@ -268,10 +291,22 @@ class ProgressDisplay:
         asleep = getattr(self.slots, "asleep", 0)
         lent = f" ({asleep:,} asleep, slot lent)" if asleep else ""
         return Text(
-            f"episodes {self.done:,}/{self.total:,} done · {self.started - self.done:,} in flight"
-            f"{lent} · "
+            f"{self._episodes()} · {self.started - self.done:,} in flight{lent} · "
             f"{self.failed:,} failed · {self.skipped:,} already stored · "
-            f"{speed}{stalls} · ${cost:,.4f} · {elapsed:,.0f}s · ETA {eta}")
+            f"{speed}{stalls} · ${cost:,.4f} · {elapsed:,.0f}s · ETA {eta}"
+            f"{' of those planned' if self.more and eta != '-' else ''}")
+
+    def _episodes(self) -> str:
+        """Episodes done of those planned; in an adaptive sweep, its round and whether more
+        may follow (the total then is what is planned so far, not the end)."""
+        if self.round is None:
+            return f"episodes {self.done:,}/{self.total:,} done"
+        stage = "first trials" if self.round == 0 else f"round {self.round}"
+        if self.more:
+            return (f"adaptive sweep, {stage} · episodes {self.done:,} done of {self.total:,} "
+                    "planned so far, more rounds may follow")
+        return (f"adaptive sweep stopped after {stage}: {self.why} · episodes "
+                f"{self.done:,}/{self.total:,} done")
 
     def _line(self, now: float) -> Text:
         """The plain (no terminal) line: the summary, then one clause per endpoint."""

@@ -46,6 +46,18 @@ DEFAULT_MAX_TRIALS = 32
 """A cell's trials at most when ``--max-trials`` is not given."""
 
 
+STOPPED = {
+    "target": "the target half-width was reached",
+    "ranked": "every pair of neighbours was told apart (or shown within the margin)",
+    "max_trials": "--max-trials reached before the rule held",
+    "budget": "--max-cost reached before the rule held",
+    "failing": "stopped by the error streak before the rule held",
+    "stuck": "trials it asked have no verdict, and running again would not give one",
+    "running": "still running (or cut short)",
+}
+"""Why an adaptive sweep stopped (``summary``'s ``why``), in words for the report."""
+
+
 @dataclasses.dataclass(frozen=True)
 class AdaptiveSpec:
     """The stopping rule (``adaptive.CI`` with ``target``, or ``adaptive.RANKED`` with an
@@ -130,18 +142,70 @@ def outcomes_on_record(store: RunStore, items: list[WorkItem],
     return out
 
 
+def _round(decision: dict[str, dict]) -> int:
+    """The adaptive round a decision is at: batches after the first trials (0: those)."""
+    return max((d["rounds"] for d in decision.values()), default=0)
+
+
+def _by_pair(by_pair: dict[str, int], status: Any, models: set[str]) -> dict[str, int]:
+    """Trials charged per pair of models, whichever order the pair was in when charged (two
+    close models swap places between rounds: one pair, not two), the better one first and
+    the pairs in leaderboard order (as the last ranking had it; by name where unknown)."""
+    ranked = isinstance(status, list) and status
+    order = [p["a"] for p in status] + [status[-1]["b"]] if ranked else []
+    place = {m: i for i, m in enumerate(order)}
+
+    def where(m: str) -> tuple[int, str]:
+        return place.get(m, len(place)), m
+
+    out: Counter[tuple[str, ...]] = Counter()
+    for key, n in by_pair.items():
+        a = next((m for m in sorted(models)
+                  if key.startswith(m + "|") and key[len(m) + 1:] in models), None)
+        out[(key,) if a is None else tuple(sorted((a, key[len(a) + 1:]), key=where))] += n
+    return {"|".join(p): n for p, n in sorted(out.items(),
+                                              key=lambda kv: [where(m) for m in kv[0]])}
+
+
+def _unmet(status: Any) -> dict[str, Any] | None:
+    """What a benchmark's stopping rule still lacked when it stopped (None when it held, or
+    when no status was computed: a round cut short): for a target CI the models still wider
+    than the target and their half-width, until ranked the neighbour pairs still open."""
+    if isinstance(status, dict):
+        wide = {m: (round(s["half_width"], 4) if math.isfinite(s["half_width"]) else None)
+                for m, s in status.items() if not s["done"]}
+        return {"wide": wide} if wide else None
+    if isinstance(status, list):
+        still = [f"{p['a']}|{p['b']}" for p in status if p["open"]]
+        return {"open_pairs": still} if still else None
+    return None
+
+
 class AdaptiveSweep:
     """Runs rounds of :class:`~sweepbench.runner.sweep.Sweep` (built by ``make_sweep(items=,
-    run_id=, check_endpoints=, info=)``) until ``spec``'s rule holds on every benchmark, a
-    cap is reached, or a round could not add what it asked (episodes without a verdict)."""
+    run_id=, check_endpoints=, info=, retry_errors=)``) until ``spec``'s rule holds on every
+    benchmark, a cap is reached, or a round could not add what it asked (episodes without a
+    verdict).
+
+    ``retry_errors``: the episodes that ended in error before this run are run again, once,
+    when a round asks for them (until then they count as not on record); one that ends in
+    error in this run is a failure, never retried by a later round (which would pay for it
+    once per round). ``progress`` (the live display's ``update``) is told ``"round"``
+    (``round``: batches after the first trials, ``more=True``) before each round's sweep and
+    once at the end (``more=False``, ``why``), so the display counts on across rounds."""
 
     def __init__(self, cfg: SweepConfig, store: RunStore, spec: AdaptiveSpec,
                  make_sweep: Callable[..., Any], *, shard: Shard | None = None,
-                 run_id: str | None = None, say: Callable[[str], None] | None = None) -> None:
+                 run_id: str | None = None, say: Callable[[str], None] | None = None,
+                 progress: Callable[..., None] | None = None,
+                 retry_errors: bool = False) -> None:
         self.cfg, self.store, self.spec = cfg, store, spec
         self.make_sweep = make_sweep
         self.run_id = run_id or new_run_id()
         self.say = say or (lambda text: None)
+        self.progress = progress or (lambda kind, **info: None)
+        self.retry_errors = retry_errors
+        self.retry: set[str] = set()  # ended in error before this run, not retried yet
         capped = msgspec.structs.replace(cfg, trials=spec.max_trials)
         self.all_items = build_work(capped, resolve_data_dir(cfg.data_dir), shard)
         self.benchmarks = benchmark_info(cfg.benchmarks)
@@ -150,6 +214,7 @@ class AdaptiveSweep:
     def decide(self) -> dict[str, dict]:
         """benchmark -> :func:`adaptive.replay`'s answer on the outcomes on record."""
         passed = outcomes_on_record(self.store, self.all_items, self.benchmarks)
+        passed.update(dict.fromkeys(self.retry))  # to be run again: not on record yet
         trials: dict[str, dict[str, dict[str, list]]] = defaultdict(
             lambda: defaultdict(lambda: defaultdict(list)))
         for item in self.all_items:
@@ -178,12 +243,16 @@ class AdaptiveSweep:
         per: dict[str, Any] = {}
         for b, d in decision.items():
             n = sorted(d["targets"].values())
-            per[b] = {"why": d["why"] or why, "rounds": d["rounds"],
+            per[b] = {"why": d["why"] or why, "stopped": STOPPED.get(d["why"] or why, why),
+                      "rounds": d["rounds"],
                       "trials": sum(n), "cells": len(n), "trials_per_cell": {
                           "min": n[0], "median": n[len(n) // 2], "max": n[-1]},
-                      "by_pair": d["by_pair"]}
-        rounds = max((d["rounds"] for d in decision.values()), default=0)
-        return {**self.spec.info(), "batch": self.batch, "why": why, "rounds": rounds,
+                      "by_pair": _by_pair(d["by_pair"], d["status"],
+                                          {m for m, _ in d["targets"]})}
+            unmet = _unmet(d["status"])
+            if unmet:
+                per[b]["unmet"] = unmet
+        return {**self.spec.info(), "batch": self.batch, "why": why, "rounds": _round(decision),
                 "sweeps": sweeps, "benchmarks": per}
 
     async def run(self) -> tuple[Any, dict[str, Any]]:
@@ -192,6 +261,9 @@ class AdaptiveSweep:
         outcome = None
         sweeps = 0
         before: dict[str, list[int]] | None = None
+        if self.retry_errors:
+            status = self.store.episode_status([i.key for i in self.all_items])
+            self.retry = {k for k, st in status.items() if st == EpisodeStatus.ERROR}
         while True:
             decision = self.decide()
             done = all(d["done"] for d in decision.values())
@@ -205,14 +277,18 @@ class AdaptiveSweep:
                 self.say(f"adaptive sweep stopped: {len(lacking)} (model, task) cells have "
                          "trials without a verdict of their benchmark's headline that running "
                          "again does not give (no judge of that method: add --judge-model, "
-                         "or judge the store with `sweepbench judge`; or episodes that ended "
-                         "in error: --retry-errors), then run again")
+                         "or judge the store with `sweepbench judge`; or the judge's calls "
+                         "failed for them: `sweepbench judge` again), then run again")
                 break
             before = lacking
+            self.progress("round", round=_round(decision), more=True)
             info = {"adaptive": self.summary(decision, "running", sweeps)}
             items = self._items(decision)
+            again = self.retry & {i.key for i in items}
             sweep = self.make_sweep(items=lambda items=items: items, run_id=self.run_id,
-                                    check_endpoints=outcome is None, info=info)
+                                    check_endpoints=outcome is None, info=info,
+                                    retry_errors=again)
+            self.retry -= again  # retried once: an error now is this run's, a failure
             outcome = await sweep.run()
             sweeps += 1
             for f in ("episodes", "errors", "resumed", "replayed_calls", "judged"):
@@ -224,12 +300,15 @@ class AdaptiveSweep:
                 why = "budget" if outcome.budget_stop else "failing"
                 break
         summary = self.summary(decision, why, sweeps)
+        self.progress("round", round=summary["rounds"], more=False, why=STOPPED.get(why, why))
         self.store.finish_run(self.run_id, outcome.budget_stop and "budget" or
                               (outcome.error_stop and "failing") or "done",
                               info={"adaptive": summary})
         await self.store.flush()
+        earlier = total["errors"] - outcome.errors  # this run's, stored for the last round
         outcome = dataclasses.replace(
-            outcome, skipped=outcome.selected - total["episodes"],
+            outcome, skipped=outcome.selected - total["episodes"] - outcome.not_started,
+            stored_errors=max(0, outcome.stored_errors - earlier),
             **{f: total[f] for f in ("episodes", "errors", "resumed", "replayed_calls",
                                      "judged")})
         return outcome, summary

@@ -28,7 +28,7 @@ import traceback
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 import msgspec
 
@@ -98,7 +98,8 @@ class Sweep:
     """
 
     def __init__(self, cfg: SweepConfig, store: RunStore, *,
-                 progress: Callable[..., None] | None = None, retry_errors: bool = False,
+                 progress: Callable[..., None] | None = None,
+                 retry_errors: bool | Collection[str] = False,
                  shard: "Shard | None" = None, run_id: str | None = None,
                  max_cost: float | None = None, prior: dict[str, float] | None = None,
                  command: str = "run", check_endpoints: bool = True,
@@ -138,17 +139,24 @@ class Sweep:
         """(work still to do, selected episodes the store already has finished).
 
         Finished episodes are skipped; unfinished ones (and, with ``retry_errors``, those that
-        ended in error) are continued from their journal.
+        ended in error; when it is a set of episode keys, those of them only: an adaptive
+        sweep's later rounds retry none it ran itself) are continued from their journal.
         """
         items = (self.items() if self.items is not None
                  else build_work(self.cfg, self.data_dir, self.shard))
         status = self.store.episode_status([i.key for i in items])
         self._journaled = {k for k, st in status.items()
                            if st in (EpisodeStatus.RUNNING, EpisodeStatus.ERROR)}
-        finished = ((EpisodeStatus.DONE,) if self.retry_errors
-                    else (EpisodeStatus.DONE, EpisodeStatus.ERROR))
-        todo = [i for i in items if status.get(i.key) not in finished]
-        stored = [i for i in items if status.get(i.key) in finished]
+        retry = self.retry_errors
+        only = None if isinstance(retry, bool) else retry
+
+        def finished(key: str) -> bool:
+            st = status.get(key)
+            return st == EpisodeStatus.DONE or (st == EpisodeStatus.ERROR and (
+                not retry or (only is not None and key not in only)))
+
+        todo = [i for i in items if not finished(i.key)]
+        stored = [i for i in items if finished(i.key)]
         self.stored_errors = sum(status.get(i.key) == EpisodeStatus.ERROR for i in stored)
         self._explain_new([i for i in todo if i.key not in status])
         return todo, stored

@@ -579,3 +579,47 @@ def test_the_ticker_wakes_at_most_every_second_and_the_exit_waits_five():
     display._ticker = types.SimpleNamespace(join=lambda timeout: joined.append(timeout))
     display.__exit__(None, None, None)
     assert joined == [5]
+
+
+# ---- an adaptive sweep's rounds (issue 40) ---------------------------------------------------
+
+
+def test_an_adaptive_sweeps_rounds_add_to_the_totals_and_never_start_over():
+    """Each round is a sweep with its own "planned" (its new episodes, and the rounds before
+    it as stored): the display adds them up, keeps its clock, and says the round."""
+    display, _, clock = plain(log_every_s=1e9)
+
+    def finish(n):
+        for _ in range(n):
+            display.update("started")
+            display.update("finished", record=None)
+
+    display.update("round", round=0, more=True)
+    display.update("planned", total=6, skipped=2)  # 2 on record from an earlier invocation
+    finish(6)
+    clock.t += 30
+    text = display._summary().plain
+    assert "adaptive sweep, first trials · episodes 6 done of 6 planned so far, more " \
+           "rounds may follow" in text and "2 already stored" in text
+    display.update("round", round=1, more=True)
+    display.update("planned", total=3, skipped=9)  # the 8 of round 0, 1 new one on record
+    assert (display.done, display.total, display.skipped) == (6, 9, 3)
+    assert display.t0 == 100.0  # the clock runs on: the rate is the whole sweep's
+    finish(2)
+    text = display._summary().plain
+    assert "adaptive sweep, round 1 · episodes 8 done of 9 planned so far" in text
+    assert "ETA 4s of those planned" in text  # 1 left at 8 episodes in 30 s
+    finish(1)
+    display.update("round", round=1, more=False, why="the target half-width was reached")
+    text = display._summary().plain
+    assert text.startswith("adaptive sweep stopped after round 1: the target half-width "
+                           "was reached · episodes 9/9 done")
+    assert "more rounds may follow" not in text
+
+
+def test_a_fixed_sweeps_plan_still_sets_the_totals():
+    display, _, _ = plain(log_every_s=1e9)
+    display.update("planned", total=5, skipped=1)
+    display.update("planned", total=4, skipped=2)  # a sweep planned anew (judge, say)
+    assert (display.total, display.skipped) == (4, 2)
+    assert display._summary().plain.startswith("episodes 0/4 done")

@@ -5,14 +5,17 @@ call twice and reaching the same decision."""
 from __future__ import annotations
 
 import asyncio
+import io
 from collections import Counter
 
 import pytest
+from rich.console import Console
 
 from sweepbench.config import load_config
 from sweepbench.results.report import build_report
 from sweepbench.results.stats import Outcome, summarize
 from sweepbench.runner import adaptive
+from sweepbench.runner.progress import ProgressDisplay
 from sweepbench.runner.rounds import AdaptiveSpec, AdaptiveSweep
 from sweepbench.runner.sweep import Sweep
 from sweepbench.store.runstore import RunStore
@@ -29,27 +32,30 @@ SPEC = AdaptiveSpec(rule=adaptive.CI, start=2, target=0.2, max_trials=8, batch=3
 class Rounds:
     """An AdaptiveSweep whose rounds' sweeps are kept (their reference servers count
     requests); ``stop``: cancel the whole adaptive sweep once round ``stop[0]`` (0-based)
-    has finished ``stop[1]`` episodes."""
+    has finished ``stop[1]`` episodes (at that moment, from the sweep's own callback: a
+    sleep before cancelling let a loaded machine finish every episode in flight, leaving
+    none cut); ``progress``: the live display's ``update``, told by
+    every round's sweep and by the adaptive sweep, as ``sweepbench run`` wires it."""
 
-    def __init__(self, cfg, store, spec=SPEC, stop=None):
+    def __init__(self, cfg, store, spec=SPEC, stop=None, progress=None):
         self.sweeps: list[Sweep] = []
-        self.stop, self.hit = stop, asyncio.Event()
+        self.stop, self.task = stop, None
 
         def make(**kw):
-            sweep = Sweep(cfg, store, **kw)
+            sweep = Sweep(cfg, store, progress=progress, **kw)
             if stop is not None and len(self.sweeps) == stop[0]:
                 finished = 0
 
-                def progress(kind, **info):
+                def count(kind, **info):
                     nonlocal finished
                     finished += kind == "finished"
-                    if finished == stop[1]:
-                        self.hit.set()
-                sweep.progress = progress
+                    if kind == "finished" and finished == stop[1]:
+                        self.task.cancel()
+                sweep.progress = count
             self.sweeps.append(sweep)
             return sweep
 
-        self.adaptive = AdaptiveSweep(cfg, store, spec, make)
+        self.adaptive = AdaptiveSweep(cfg, store, spec, make, progress=progress)
 
     @property
     def requests(self) -> int:
@@ -58,12 +64,9 @@ class Rounds:
     async def run(self):
         if self.stop is None:
             return await self.adaptive.run()
-        task = asyncio.create_task(self.adaptive.run())
-        await self.hit.wait()
-        await asyncio.sleep(0.03)  # let in-flight episodes get partway
-        task.cancel()
+        self.task = asyncio.create_task(self.adaptive.run())
         with pytest.raises(asyncio.CancelledError):
-            await task
+            await self.task
         return None
 
 
@@ -133,6 +136,7 @@ async def test_interrupted_adaptive_sweep_resumes_to_the_same_decision_paying_no
         partway = {k: len(b.events(k, kind="model_call")) for k, st in status.items()
                    if st == "running"}
         first = cut.requests
+        assert any(partway.values())  # ... with calls on record, to be answered from them
     with RunStore(path) as b:
         again = Rounds(cfg, b)
         outcome, summary_b = await again.run()
@@ -169,3 +173,39 @@ async def test_max_cost_caps_the_adaptive_sweep_over_all_its_rounds(tmp_path):
         assert store.run(capped.adaptive.run_id)["status"] == "budget"
     window = CFG["max_concurrency"] * 3 * per_episode  # what may be in flight at the stop
     assert spent <= cap + window and spent < total
+
+
+async def test_live_progress_counts_on_across_rounds_and_says_the_round(tmp_path):
+    """The display is told every round's plan: its totals only grow, done never passes
+    them, and the line says the round and that more may follow until the sweep stops."""
+    console = Console(file=io.StringIO(), force_terminal=False, width=400)
+    display = ProgressDisplay(console, log_every_s=1e9)
+    seen = []
+
+    def update(kind, **info):
+        display.update(kind, **info)
+        if kind in ("planned", "finished", "round"):
+            seen.append((kind, display.round, display.more, display.done, display.total,
+                         display._summary().plain))
+
+    cfg = load_config(None, CFG)
+    with RunStore(tmp_path / "a.sqlite") as store:
+        rounds = Rounds(cfg, store, progress=update)
+        outcome, summary = await rounds.run()
+    plans = [s for s in seen if s[0] == "planned"]
+    assert len(plans) == len(rounds.sweeps) > 2
+    assert [s[1] for s in plans] == sorted({s[1] for s in plans}) and plans[0][1] == 0
+    totals = [s[4] for s in seen]
+    assert totals == sorted(totals) and all(s[3] <= s[4] for s in seen)
+    assert len({s[4] for s in plans}) == len(plans)  # each round added to the total
+    assert all("planned so far, more rounds may follow" in s[5] for s in seen[:-1])
+    kind, last_round, more, done, total, text = seen[-1]
+    assert (kind, more, last_round) == ("round", False, summary["rounds"])
+    assert done == total == outcome.episodes == sum(trials_per_cell_totals(summary))
+    assert text.startswith(f"adaptive sweep stopped after round {summary['rounds']}: "
+                           f"{summary['benchmarks']['t1']['stopped']} · episodes "
+                           f"{done}/{done} done")
+
+
+def trials_per_cell_totals(summary):
+    return [b["trials"] for b in summary["benchmarks"].values()]

@@ -189,6 +189,48 @@ def _leaderboard(report: dict, figs: dict[str, str]) -> str:
     return "".join(parts)
 
 
+def _adaptive(report: dict) -> str:
+    """An adaptive sweep (``report["adaptive"]``, "" for none): per run its stopping rule,
+    why each benchmark stopped and after how many rounds (and what was still lacking); the
+    scored trials per (model, task) as fewest / median / most per model, the trials charged
+    to each neighbour pair, the k of Pass@k / Pass^k, and which interval is shown."""
+    a = report.get("adaptive")
+    if not a:
+        return ""
+    parts = ["<h3 id=adaptive>Adaptive sweep</h3>"]
+    for r in a.get("runs") or []:
+        parts.append(_p(f"Run {r['run_id']}: {r.get('stopping_rule') or r.get('rule')}."))
+        for bench, b in (r.get("benchmarks") or {}).items():
+            unmet = b.get("unmet") or {}
+            still = "; ".join(
+                [f"{m} at ±{w:.3g}" if w is not None else f"{m}: nothing scored"
+                 for m, w in (unmet.get("wide") or {}).items()]
+                + [p.replace("|", " vs ") for p in unmet.get("open_pairs") or []])
+            parts.append(_p(f"{bench}: stopped after {b.get('rounds')} rounds (batches after "
+                            f"the first trials), {b.get('trials')} trials over {b.get('cells')} "
+                            f"(model, task) cells: {b.get('stopped') or b.get('why')}."
+                            + (f" Still open: {still}." if still else "")))
+    benches = a.get("benchmarks") or {}
+    cells = [[bench, model, fmt.count(n["min"]), fmt.count(n["median"]), fmt.count(n["max"]),
+              fmt.count(n["total"])]
+             for bench, b in benches.items() for model, n in b["trials_per_cell"].items()]
+    if cells:
+        parts.append(_table(["Benchmark", "Model", "Fewest trials of a task", "Median",
+                             "Most", "Scored trials"], cells, text_cols=2,
+                            caption="Scored trials per (model, task)"))
+    pairs = [[bench, pair.replace("|", " vs "), fmt.count(n)]
+             for bench, b in benches.items() for pair, n in (b.get("trials_per_pair")
+                                                               or {}).items()]
+    if pairs:
+        parts.append(_table(["Benchmark", "Neighbours", "Trials charged"], pairs, text_cols=2,
+                            caption="Trials added to tell neighbours apart"))
+    parts += [_note(f"{bench}: {b['pass_k']}.") for bench, b in benches.items()
+              if b.get("pass_k")]
+    if a.get("interval"):
+        parts.append(_note(a["interval"][0].upper() + a["interval"][1:] + "."))
+    return "".join(parts)
+
+
 def _metrics(report: dict) -> str:
     """Per benchmark: the headline judgment's detail rates (T1's tool / parameter / output
     metrics) and every other judge's mean score, as percentages under human names."""
@@ -460,7 +502,8 @@ def render_html(report: dict, *, title: str | None = None) -> str:
     curves = "".join(figs.get(n, "") for n in ("pass_curves", "mse_vs_k")) or _note(
         "Pass@k and Pass^k curves need more than one trial per task.")
     body = {
-        "leaderboard": _leaderboard(report, figs), "metrics": _metrics(report),
+        "leaderboard": _leaderboard(report, figs) + _adaptive(report),
+        "metrics": _metrics(report),
         "curves": curves, "domains": _domains(report, figs), "cost": _cost(report, figs),
         "profile": _profiles(report, figs), "errors": _errors(report),
         "unreachable": _unreachable(report), "comparisons": _comparisons(report),

@@ -173,6 +173,9 @@ def _adaptive_table(a: dict) -> FitTable:
                          fmt.count(n["total"])])
     notes = [f"adaptive sweep {r['run_id']}: {r.get('stopping_rule') or r.get('rule')}; "
              f"stopped: {r.get('why')} after {r.get('rounds')} rounds" for r in a["runs"]]
+    notes += [f"{r['run_id']} on {bench}: {b['stopped']}{_still_open(b.get('unmet'))}"
+              for r in a["runs"] for bench, b in (r.get("benchmarks") or {}).items()
+              if b.get("stopped")]
     for bench, b in a["benchmarks"].items():
         if b.get("trials_per_pair"):
             notes.append(f"{bench}: trials charged per neighbour pair: " + ", ".join(
@@ -183,6 +186,15 @@ def _adaptive_table(a: dict) -> FitTable:
     return FitTable("adaptive sweep: scored trials per (model, task)",
                     ["Benchmark", "Model", "Trials per task", "Trials"], rows,
                     caption="\n".join(notes))
+
+
+def _still_open(unmet: dict | None) -> str:
+    """What an adaptive sweep that stopped short still lacked: models wider than its target
+    (their half-width), or neighbour pairs not told apart."""
+    wide = [f"{m} ±{w:.3g}" if w is not None else f"{m} (nothing scored)"
+            for m, w in ((unmet or {}).get("wide") or {}).items()]
+    pairs = [p.replace("|", " vs ") for p in (unmet or {}).get("open_pairs") or []]
+    return f"; still open: {', '.join(wide + pairs)}" if wide or pairs else ""
 
 
 def _source(src: dict) -> str:
