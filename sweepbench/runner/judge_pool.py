@@ -176,18 +176,22 @@ class JudgePool:
         self.judged = self.failed = 0
         self.failures: dict[tuple[str, str], int] = defaultdict(int)
         self._workers: list[asyncio.Task] = []
+        self._states: dict[str, Judgment] = {}  # key -> state check made elsewhere
 
     def start(self) -> None:
         self._workers = [asyncio.create_task(self._work()) for _ in range(self.n_workers)]
 
-    def submit(self, task: Task, key: str, record: Any, *, fresh: bool = False) -> None:
+    def submit(self, task: Task, key: str, record: Any, *, fresh: bool = False,
+               state: Judgment | None = None) -> None:
         """Judge ``record`` (the episode ``key`` of ``task``; None: the stored record, read
         when a worker takes it, so a pool holds one record per worker however many it is
         given); ``fresh``: it was just (re)run, so judgments of an earlier record do not
-        count."""
+        count; ``state``: its state check, already made (by the Ray worker that ran it)."""
         if fresh:
             for j in self.judges:
                 self.done.discard((key, j.model, j.method))
+        if state is not None:
+            self._states[key] = state
         self.queue.put_nowait((task, key, record))
 
     def pending(self, key: str, benchmark: str) -> bool:
@@ -227,7 +231,7 @@ class JudgePool:
         judge_raised: list[BaseException] = []  # what escaped the judge's own calls
         try:
             if spec.is_state:
-                judgment = state_judgment(task, record)
+                judgment = self._states.pop(key, None) or state_judgment(task, record)
             else:  # an episode that ended too early gets the benchmark's verdict, no call
                 benchmark = registry.get(task.benchmark)
                 judgment = (limit_judgment(record) if record.termination in LIMIT_TERMINATIONS

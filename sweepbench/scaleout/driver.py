@@ -218,7 +218,8 @@ class Driver(Sweep):
             self._counts[1] += failed
             self._streak(failed)
             w.episodes += 1
-            self._pool.submit(item.task, item.key, record, fresh=True)
+            self._pool.submit(item.task, item.key, record, fresh=True,
+                              state=None if done.state is None else _decode(done.state))
             self.progress("finished", item=item, record=record)
         w.running = report.running
         if report.calls or report.finished:
@@ -299,6 +300,7 @@ class Driver(Sweep):
 
 
 _unpack = msgspec.msgpack.Decoder(Report).decode
+_decode = msgspec.json.decode
 
 
 async def _awaited(ref: Any) -> Any:

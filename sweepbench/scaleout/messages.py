@@ -64,10 +64,13 @@ class Event(msgspec.Struct, array_like=True):
 
 
 class Finished(msgspec.Struct, array_like=True):
-    """An episode that ended on a worker: its record as JSON."""
+    """An episode that ended on a worker: its record as JSON, and the benchmark's state check
+    of it as JSON (made there, where the episode's task and record already are; None when it
+    raised or would not encode: the driver's judge pool then makes it, and records why)."""
 
     key: str
     record: bytes
+    state: bytes | None = None
 
 
 class Call(msgspec.Struct, array_like=True):

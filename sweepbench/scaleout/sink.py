@@ -29,9 +29,12 @@ class ForwardingStore:
 
     path = ":forwarded:"
 
-    def __init__(self, wake: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, wake: Callable[[], None] = lambda: None,
+                 judge: Callable[[Any, Any], Any] | None = None) -> None:
         self.journals: dict[str, list[dict[str, Any]]] = {}
+        self.tasks: dict[str, Any] = {}  # key -> task of each episode being run here
         self._wake = wake
+        self._judge = judge  # (task, record) -> the state check's judgment
         self._started: list[str] = []
         self._events: list[Event] = []
         self._finished: list[Finished] = []
@@ -48,9 +51,21 @@ class ForwardingStore:
 
     def episode_finished(self, episode_key: str, record: Any, *, run_id: str | None = None
                          ) -> None:
-        self._finished.append(Finished(episode_key, _encode(record)))
+        task = self.tasks.pop(episode_key, None)
+        self._finished.append(Finished(episode_key, _encode(record),
+                                       self._state(task, record) if task is not None else None))
         self.journals.pop(episode_key, None)
         self._wake()
+
+    def _state(self, task: Any, record: Any) -> bytes | None:
+        """The state check of a finished episode, judged here: on the driver it was most of
+        its CPU per call after storing (one driver serves every worker)."""
+        if self._judge is None:
+            return None
+        try:
+            return _encode(self._judge(task, record))
+        except Exception:  # noqa: BLE001 - the driver judges it again and records the error
+            return None
 
     def events(self, episode_key: str, *, kind: str | None = None) -> list[dict[str, Any]]:
         """The journal the driver sent with the episode (``model_call`` events only)."""

@@ -29,6 +29,7 @@ from sweepbench.client.facade import ModelClient, limits_key
 from sweepbench.client.fleet import client_for
 from sweepbench.config import SweepConfig
 from sweepbench.errors import SweepbenchError
+from sweepbench.runner.judge_pool import state_judgment
 from sweepbench.runner.sweep import Sweep, install_uvloop, tune_gc
 from sweepbench.runner.work import WorkItem
 from sweepbench.scaleout.leased import LeaseLimitsPool
@@ -70,7 +71,7 @@ class EpisodeWorker:
         self.running = 0
         self._news = asyncio.Event()
         self.limits = LeaseLimitsPool(wake=self._wake)
-        self.sink = ForwardingStore(wake=self._wake)
+        self.sink = ForwardingStore(wake=self._wake, judge=state_judgment)
         self.calls: list[Call] = []
         self.sweep: Sweep | None = None
         self._tasks: list[asyncio.Task] = []
@@ -159,10 +160,12 @@ class EpisodeWorker:
                 await self._have_work.wait()
             item = self.queue.popleft()
             self.running += 1
+            self.sink.tasks[item.key] = item.task
             try:
                 await sweep.run_item(item)
             finally:
                 self.running -= 1
+                self.sink.tasks.pop(item.key, None)
                 if not self.drained and len(self.queue) < max(1, self.ahead // 2):
                     self._wake()
 

@@ -585,3 +585,20 @@ async def test_cancelling_stops_the_workers_with_judgments_in_flight_unrecorded(
         assert all(w.cancelled() for w in pool._workers)
         await store.flush()
         assert store.judgments() == [] and pool.judged == 0
+
+
+async def test_a_state_check_made_elsewhere_is_stored_as_given_not_made_again(tmp_path, bench):
+    made = {"passed": False, "score": 0.25, "details": {"made": "on a worker"}}
+    with RunStore(tmp_path / "s.sqlite") as store:
+        pool = JudgePool(store, "run-1", judges=[STATE], clients={})
+        pool.start()
+        pool.submit(TASK, "ep-1", record(), fresh=True, state=made)
+        pool.submit(TASK, "ep-2", record(), fresh=True)  # none given: the pool checks it
+        await pool.drain()
+        await store.flush()
+        rows = {j["episode_key"]: (j["passed"], j["score"], j["details"])
+                for j in store.judgments()}
+    assert bench.calls == ["check"]  # ep-2's only
+    assert rows["ep-1"] == (False, 0.25, {"made": "on a worker"})
+    assert rows["ep-2"] == (True, 1.0, {"state": "matches"})
+    assert pool._states == {}
