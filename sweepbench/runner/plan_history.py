@@ -99,7 +99,7 @@ class _Facts:
 
     def __init__(self, store: RunStore) -> None:
         # the store's reads module owns its SQL; these aggregates are the plan's own reads
-        self.read_sql, self.store = store._read, store  # noqa: SLF001
+        self.read_sql, self.store = store._read, store
         self.texts = store.fact_texts()
 
     def read(self, cells: dict[tuple, Cell], history: History,
