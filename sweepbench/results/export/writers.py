@@ -30,7 +30,7 @@ import orjson
 
 from sweepbench.errors import ReportError, StoreError
 from sweepbench.results.export.columns import Coded, Column, Numbers, as_list, length
-from sweepbench.results.export.tables import COLUMNS, plan_tables, table_chunks
+from sweepbench.results.export.tables import CHUNK, COLUMNS, plan_tables, table_chunks
 from sweepbench.results.files import replace_file, replace_text
 from sweepbench.results.fmt import iso_utc
 from sweepbench.store.runstore import RunStore
@@ -52,27 +52,34 @@ def _view(store: RunStore, run_id: str | None) -> EpisodeView:
 
 def export_trajectories(store: RunStore, run_id: str | None, path: str | Path) -> int:
     """Write the finished episodes (of ``run_id``'s selection, or all) to ``path`` as JSONL,
-    each with its key, label, timestamps and judgments; returns how many."""
+    each with its key, label, timestamps and judgments; returns how many. Read and written a
+    chunk of episodes at a time: memory holds one chunk's records, whatever the store's size."""
     view = _view(store, run_id)
-    by_key = store.records(view.keys)
-    judged: dict[str, list[dict]] = {}
-    for j in store.judgments(view.keys):
-        judged.setdefault(j["episode_key"], []).append(
-            {"judge": j["judge"], "method": j["method"], "passed": j["passed"],
-             "score": j["score"], "created_at": iso_utc(j["created_at"]),
-             "details": j["details"]})
-    rows = [r for r in view.rows if r["episode_key"] in by_key]
 
     def write(f: Any) -> int:
-        for r in rows:
-            key = r["episode_key"]
-            line = {"episode_key": key, "episode_label": r["label"],
-                    "started_at": iso_utc(r["started_at"]),
-                    "finished_at": iso_utc(r["finished_at"]),
-                    **msgspec.to_builtins(by_key[key]), "judgments": judged.get(key, [])}
-            f.write(orjson.dumps(line).decode("utf-8"))
-            f.write("\n")
-        return len(rows)
+        n = 0
+        for i in range(0, len(view.rows), CHUNK):
+            rows = view.rows[i:i + CHUNK]
+            keys = [r["episode_key"] for r in rows]
+            by_key = store.records(keys)
+            judged: dict[str, list[dict]] = {}
+            for j in store.judgments(keys):
+                judged.setdefault(j["episode_key"], []).append(
+                    {"judge": j["judge"], "method": j["method"], "passed": j["passed"],
+                     "score": j["score"], "created_at": iso_utc(j["created_at"]),
+                     "details": j["details"]})
+            for r in rows:
+                key = r["episode_key"]
+                if key not in by_key:
+                    continue
+                line = {"episode_key": key, "episode_label": r["label"],
+                        "started_at": iso_utc(r["started_at"]),
+                        "finished_at": iso_utc(r["finished_at"]),
+                        **msgspec.to_builtins(by_key[key]), "judgments": judged.get(key, [])}
+                f.write(orjson.dumps(line).decode("utf-8"))
+                f.write("\n")
+                n += 1
+        return n
 
     return replace_text(Path(path), write)
 
