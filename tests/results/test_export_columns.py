@@ -9,6 +9,7 @@ from __future__ import annotations
 import filecmp
 import json
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -55,8 +56,7 @@ def test_every_call_is_the_stores_call_at_call_costs_price(odd, tmp_path):
             c.latency_s, c.attempts, c.statuses)
         assert row["cost_usd"] == call_cost(c, prices).cost  # exactly: same arithmetic
         assert row["ts"].endswith("Z") and abs(
-            __import__("datetime").datetime.fromisoformat(row["ts"][:-1] + "+00:00")
-            .timestamp() - ts) < 1e-3
+            datetime.fromisoformat(row["ts"][:-1] + "+00:00").timestamp() - ts) < 1e-3
 
 
 def test_an_episodes_sums_are_a_loop_over_its_calls(odd, tmp_path):
@@ -122,8 +122,6 @@ def test_parquet_timestamps_are_the_milliseconds_a_datetime_holds(tmp_path):
     """Vectorised: Unix seconds rounded to the microsecond half to even, then floored to the
     millisecond, as pyarrow converts a ``datetime``."""
     pa = pytest.importorskip("pyarrow", reason="the parquet extra installs pyarrow")
-    from datetime import datetime, timezone
-
     import numpy as np
 
     from sweepbench.results.export.writers import _ms
