@@ -3,9 +3,10 @@ commit, in one run?
 
 The store is built as ``results_scale.py`` builds it (``viewer_latency.py``'s ``seed_store``
 and ``grow``), in a child process so that this one stays small (Linux counts the parent's
-resident pages at fork in a child's peak RSS); ``--keep DIR`` keeps it (and reuses it). The baseline is ``git archive``'d into a
-temporary folder and run from there (``python -m sweepbench`` puts the working directory
-first on the path, so each tree runs from its own folder). Each step runs in a child process,
+resident pages at fork in a child's peak RSS); ``--keep DIR`` keeps it (and reuses it). The
+baseline is ``git archive``'d into a temporary folder and run from there (``python -m
+sweepbench`` puts the working directory first on the path, so each tree runs from its own
+folder). Each step runs in a child process,
 wall time and peak RSS (``os.wait4``) taken, the median wall of ``--repeats`` runs:
 
 - ``export``: ``sweepbench export STORE --tables DIR --format parquet``;
