@@ -39,3 +39,23 @@ def test_a_plans_history_from_facts_is_the_journals(tmp_path, monkeypatch):
         {k: (c.n, t) for k, (c, t) in journals.by_bench.items()}
     assert facts.latency == pytest.approx(journals.latency, rel=1e-12) and facts.latency
     assert facts.overhead == pytest.approx(journals.overhead, rel=1e-12)
+
+
+def test_an_episode_without_facts_is_read_from_its_record(tmp_path, monkeypatch):
+    """A finished episode whose facts row is missing (a record written outside the store)
+    still counts, its time outside its calls read from its record."""
+    import sqlite3
+
+    odd_store(tmp_path / "odd.sqlite")
+    db = sqlite3.connect(tmp_path / "odd.sqlite")
+    with db:
+        (key,) = db.execute("SELECT episode_key FROM episode_facts ORDER BY episode_key "
+                            "LIMIT 1").fetchone()
+        db.execute("DELETE FROM episode_facts WHERE episode_key = ?", (key,))
+    db.close()
+    (facts, _), (journals, _) = (_history(tmp_path / "odd.sqlite", f, monkeypatch)
+                                 for f in (True, False))
+    assert {k: c.n for k, c in facts.by_task.items()} == \
+        {k: c.n for k, c in journals.by_task.items()}
+    for k, cell in journals.by_task.items():
+        assert facts.by_task[k].overhead_s == pytest.approx(cell.overhead_s, rel=1e-12)
