@@ -507,7 +507,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         say(err, f"{n} judgments by {judge_name} failed (left unjudged)")
     with open_store(path) as store:
         keys = list(store.run_selection(outcome.run_id))
-        rows = store.judgments(keys)
+        rows = store.judgments(keys, keep=lambda details: None)  # verdicts: not the details
     by_episode: dict[str, dict[tuple[str, str], bool | None]] = {}
     for j in rows:
         by_episode.setdefault(j["episode_key"], {})[(j["judge"], j["method"])] = j["passed"]

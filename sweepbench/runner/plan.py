@@ -3,7 +3,8 @@
 The work list is the sweep's own (:func:`sweepbench.runner.work.build_work` against the
 store): episodes to run, to continue, already stored. Each episode to run gets an expected
 *shape*: agent, user and judge calls, prompt / cached / completion tokens per role, and the
-time it spends outside model calls. Where it comes from, best first:
+time it spends outside model calls. Where it comes from, best first (the store's history is
+read by :mod:`sweepbench.runner.plan_history`, summed by task in SQL):
 
 1. **history of the task**: the store's finished episodes of the same model on the same task
    (other trials): their measured means;
@@ -29,14 +30,12 @@ from __future__ import annotations
 
 import math
 import os
-import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
-from statistics import fmean
 from typing import Any
 
-import numpy as np
 from rich.console import Group
 from rich.text import Text
 
@@ -52,6 +51,7 @@ from sweepbench.results.render.terminal import FitTable
 from sweepbench.store.runstore import RunStore
 from sweepbench.results.text import literal
 from sweepbench.runner.build import endpoint_names, endpoint_prices
+from sweepbench.runner.plan_history import Cell, History, spec_mean
 from sweepbench.devserver.faults import LatencySpec
 from sweepbench.devserver.server import estimate_tokens
 from sweepbench.runner.work import Shard, WorkItem, build_work
@@ -96,140 +96,15 @@ class Shape:
     source: str = "defaults"
 
 
-def _mean_shapes(shapes: list[Shape], source: str) -> Shape:
+def _mean(cell: Cell, source: str) -> Shape:
+    """The mean shape of the episodes ``cell`` sums."""
     out = Shape(source=source)
-    for role in out.roles:
-        out.roles[role] = [fmean(s.roles[role][i] for s in shapes) for i in range(4)]
-    pairs = {p for s in shapes for p in s.judges}
-    for p in pairs:
-        judged = [s.judges[p] for s in shapes if p in s.judges]
-        out.judges[p] = [fmean(j[i] for j in judged) for i in range(4)]
-    out.overhead_s = fmean(s.overhead_s for s in shapes)
+    for role, sums in cell.roles.items():
+        out.roles[role] = [x / cell.n for x in sums]
+    for pair, (judged, *sums) in cell.judges.items():
+        out.judges[pair] = [x / judged for x in sums]
+    out.overhead_s = cell.overhead_s / cell.n
     return out
-
-
-class _History:
-    """Measured shapes of the store's finished episodes, by (model, task) and (model,
-    benchmark); per-call overheads by endpoint. ``calls_only``: their model calls alone (all
-    counted as agent calls), counted in one query, for the scheduler."""
-
-    def __init__(self, store: RunStore | None, *, calls_only: bool = False) -> None:
-        self.by_task: dict[tuple[str, str], list[Shape]] = defaultdict(list)
-        self.by_bench: dict[tuple[str, str], list[tuple[Shape, str]]] = defaultdict(list)
-        self.latency: dict[str, list[float]] = defaultdict(list)  # endpoint -> call latencies
-        self.overhead: dict[str, list[float]] = defaultdict(list)  # endpoint -> beyond config
-        self.harness_s: float | None = None
-        self.startup_s: float | None = None
-        if store is None:
-            return
-        if calls_only:
-            for model, benchmark, domain, lang, task_id, calls in store.call_counts():
-                shape, task = Shape(source="history"), f"{benchmark}:{domain}:{lang}:{task_id}"
-                shape.roles["agent"][0] = float(calls)
-                self.by_task[model, task].append(shape)
-                self.by_bench[model, benchmark].append((shape, task))
-            return
-        rows = {r["episode_key"]: r for r in store.episode_rows()
-                if r["status"] == EpisodeStatus.DONE}
-        if not rows:
-            return
-        runs = store.runs()
-        configured = {run["run_id"]: _configured_latency(run["config"]) for run in runs}
-        shapes: dict[str, Shape] = {k: Shape(source="history") for k in rows}
-        if store.has_facts:
-            self._from_facts(store, rows, shapes, configured)
-        else:
-            self._from_journals(store, rows, shapes, configured)
-        spans = store.call_spans()
-        created = {run["run_id"]: run["created_at"] for run in runs}
-        busy = [(hi - lo) / n for r, (n, lo, hi) in spans.items() if n >= 50]
-        self.harness_s = min(busy) if busy else None  # seconds of sweep per call, at best
-        starts = [lo - created[r] for r, (n, lo, _) in spans.items() if r in created and n >= 50]
-        self.startup_s = statistics.median(starts) if starts else None
-        for key, r in rows.items():
-            task = f"{r['benchmark']}:{r['domain']}:{r['lang']}:{r['task_id']}"
-            self.by_task[r["model"], task].append(shapes[key])
-            self.by_bench[r["model"], r["benchmark"]].append((shapes[key], task))
-
-    def _from_facts(self, store: RunStore, rows: dict[str, dict], shapes: dict[str, Shape],
-                    configured: dict[str, float | None]) -> None:
-        """Each episode's calls, tokens and time outside its calls, and the endpoints'
-        latencies, from the store's facts (schema 6): sums made by SQLite, no payload
-        decoded."""
-        spent: dict[str, float] = {}
-        for key, journal, agent, *sums in store.call_sums(list(rows)):
-            if journal is None:
-                spent[key] = sums[0]
-                continue
-            s = shapes[key]
-            if journal:
-                _, judge, method = journal.split("|", 2)
-                cell = s.judges.setdefault((judge, method), [0.0] * 4)
-            else:
-                cell = s.roles["agent" if agent else "user"]
-            for i, v in enumerate(sums):
-                cell[i] += v
-        texts, calls = store.call_latencies()
-        endpoint, run, latency = calls[:, 0].astype(int), calls[:, 1].astype(int), calls[:, 2]
-        for e in np.unique(endpoint).tolist():
-            name = texts.get(e)
-            if not name:
-                continue
-            mine = endpoint == e
-            self.latency[name] = latency[mine].tolist()
-            if name.startswith("scripted/"):
-                for r in np.unique(run[mine]).tolist():
-                    base = configured.get(texts.get(r) or "")
-                    if base is not None:
-                        self.overhead[name] += np.maximum(
-                            0.0, latency[mine & (run == r)] - base).tolist()
-        for key, f in store.episode_facts(list(rows)).items():
-            shapes[key].overhead_s = max(0.0, f.wall_s - spent.get(key, 0.0))
-
-    def _from_journals(self, store: RunStore, rows: dict[str, dict], shapes: dict[str, Shape],
-                       configured: dict[str, float | None]) -> None:
-        """``_from_facts`` from the journals' payloads and the records (a store of an older
-        schema read as it is)."""
-        spent: dict[str, float] = defaultdict(float)
-        for c in store.model_calls(list(rows)):
-            s = shapes[c.episode_key]
-            if c.journal:
-                _, judge, method = c.journal.split("|", 2)
-                cell = s.judges.setdefault((judge, method), [0.0] * 4)
-            else:
-                cell = s.roles["agent" if c.role == "agent" else "user"]
-                spent[c.episode_key] += c.latency_s or 0.0
-            for i, v in enumerate((1, c.prompt_tokens, c.cached_prompt_tokens,
-                                   c.completion_tokens)):
-                cell[i] += v
-            if c.latency_s is not None and c.endpoint:
-                self.latency[c.endpoint].append(c.latency_s)
-                base = configured.get(c.run_id or "")
-                if base is not None and c.endpoint.startswith("scripted/"):
-                    self.overhead[c.endpoint].append(max(0.0, c.latency_s - base))
-        for key, rec in store.records(list(rows)).items():
-            shapes[key].overhead_s = max(0.0, rec.wall_s - spent[key])
-
-
-def _configured_latency(config: Any) -> float | None:
-    """Mean latency of the reference server a stored run was configured with."""
-    if not isinstance(config, dict):
-        return None
-    try:
-        if config.get("reference_latency"):
-            return _spec_mean(LatencySpec.parse(config["reference_latency"]))
-        return float(config.get("reference_latency_s") or 0.0)
-    except (TypeError, ValueError):
-        return None
-
-
-def _spec_mean(spec: LatencySpec) -> float:
-    if spec.kind == "uniform":
-        return (spec.a + spec.b) / 2
-    if spec.kind == "lognormal":
-        mean = spec.a * math.exp(spec.b ** 2 / 2)
-        return mean if spec.cap is None else min(mean, spec.cap)
-    return spec.a
 
 
 class _Sizes:
@@ -261,7 +136,7 @@ class _Sizes:
 
 
 class _Estimator:
-    def __init__(self, cfg: SweepConfig, history: _History, data_dir: Path | None,
+    def __init__(self, cfg: SweepConfig, history: History, data_dir: Path | None,
                  tasks: dict[str, Task]) -> None:
         self.cfg, self.history = cfg, history
         self.sizes = _Sizes(data_dir, cfg.user_mode)
@@ -273,7 +148,7 @@ class _Estimator:
         task = item.task
         exact = self.history.by_task.get((item.model, task.key))
         if exact:
-            shape = _mean_shapes(exact, "history of the task")
+            shape = _mean(exact, "history of the task")
         elif self.history.by_bench.get((item.model, task.benchmark)):
             shape = self._scaled(item, self.history.by_bench[item.model, task.benchmark])
         else:
@@ -284,13 +159,15 @@ class _Estimator:
             self._fill_judges(shape, item)
         return shape
 
-    def _scaled(self, item: WorkItem, hist: list[tuple[Shape, str]]) -> Shape:
-        shape = _mean_shapes([s for s, _ in hist], "history of the benchmark")
+    def _scaled(self, item: WorkItem, hist: tuple[Cell, dict[str, int]]) -> Shape:
+        cell, tasks = hist
+        shape = _mean(cell, "history of the benchmark")
         own = self.sizes.of(item.task)[0]
-        theirs = [self._size_of(t) for _, t in hist]
-        known = [x for x in theirs if x is not None]
-        if known:
-            ratio = own / fmean(known)
+        known = [(size, n) for size, n in ((self._size_of(t), n) for t, n in tasks.items())
+                 if size is not None]
+        if known:  # the mean over the episodes of their tasks' sizes
+            mean = math.fsum(chain.from_iterable(repeat(size, n) for size, n in known))
+            ratio = own / (mean / sum(n for _, n in known))
             for i in (1, 2):
                 shape.roles["agent"][i] *= ratio
         return shape
@@ -324,15 +201,14 @@ class _Estimator:
                 continue
             means = self._judged.get(key := (item.model, item.task.benchmark, judge, method))
             if key not in self._judged:  # the same for every item of the model and benchmark
-                hist = [s.judges[judge, method] for s, _ in
-                        self.history.by_bench.get((item.model, item.task.benchmark), [])
-                        if (judge, method) in s.judges]
-                if not hist:  # any model's episodes of this benchmark judged by this judge
-                    hist = [s.judges[judge, method] for (m, b), v in
-                            self.history.by_bench.items() if b == item.task.benchmark
-                            for s, _ in v if (judge, method) in s.judges]
-                means = self._judged[key] = ([fmean(h[i] for h in hist) for i in range(4)]
-                                             if hist else None)
+                mine = self.history.by_bench.get((item.model, item.task.benchmark))
+                cells = ([mine[0]] if mine and (judge, method) in mine[0].judges else
+                         # any model's episodes of this benchmark judged by this judge
+                         [c for (_, b), (c, _) in self.history.by_bench.items()
+                          if b == item.task.benchmark and (judge, method) in c.judges])
+                sums = [sum(c.judges[judge, method][i] for c in cells) for i in range(5)]
+                means = self._judged[key] = ([x / sums[0] for x in sums[1:]] if cells
+                                             else None)
             if means is not None:
                 shape.judges[judge, method] = list(means)
                 continue
@@ -355,7 +231,7 @@ def make_plan(cfg: SweepConfig, store: RunStore | None, *, shard: Shard | None =
     finished = ((EpisodeStatus.DONE,) if retry_errors
                 else (EpisodeStatus.DONE, EpisodeStatus.ERROR))
     todo = [i for i in items if status.get(i.key) not in finished]
-    history = _History(store)
+    history = History(store)
     est = _Estimator(cfg, history, data_dir, {i.task.key: i.task for i in items})
     names = sorted(endpoint_names(cfg))
     prices = endpoint_prices(cfg, set(names))
@@ -434,15 +310,15 @@ def _priced(prices: Prices) -> bool:
     return bool(prices.input or prices.cached_input or prices.output)
 
 
-def _latency(cfg: SweepConfig, name: str, history: _History) -> float:
+def _latency(cfg: SweepConfig, name: str, history: History) -> float:
     """Expected seconds per call to endpoint ``name`` under ``cfg``."""
     if name.startswith("scripted/"):
-        configured = (_spec_mean(LatencySpec.parse(cfg.reference_latency))
+        configured = (spec_mean(LatencySpec.parse(cfg.reference_latency))
                       if cfg.reference_latency else cfg.reference_latency_s)
         over = history.overhead.get(name)
-        return configured + (fmean(over) if over else SCRIPTED_OVERHEAD_S)
+        return configured + (over if over is not None else SCRIPTED_OVERHEAD_S)
     measured = history.latency.get(name)
-    return fmean(measured) if measured else DEFAULT_LATENCY_S
+    return measured if measured is not None else DEFAULT_LATENCY_S
 
 
 def _wall_time(cfg: SweepConfig, durations: list[float], judge_time: list[float],
@@ -486,7 +362,7 @@ def episode_calls(cfg: SweepConfig, store: RunStore | None, items: list[WorkItem
                   data_dir: Path | None) -> list[tuple[float, str]]:
     """Expected agent + user model calls of each item, and where the estimate comes from (the
     scheduler's episode length; judges run apart and are left out)."""
-    est = _Estimator(cfg, _History(store, calls_only=True), data_dir,
+    est = _Estimator(cfg, History(store, calls_only=True), data_dir,
                      {i.task.key: i.task for i in items})
     seen: dict[tuple[str, str], tuple[float, str]] = {}  # the same for every trial
     out = []

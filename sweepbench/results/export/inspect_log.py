@@ -40,7 +40,7 @@ from sweepbench.errors import StoreError
 from sweepbench.ids import STATE_JUDGE, JudgeMethod
 from sweepbench.model_json import ArgumentsError, parse_arguments
 from sweepbench.results.cost import call_cost, role_of
-from sweepbench.results.export.tables import snake
+from sweepbench.results.export.tables import CHUNK, snake
 from sweepbench.results.files import replace_file
 from sweepbench.results.fmt import iso_utc
 from sweepbench.results.sources import headline_sources
@@ -153,32 +153,32 @@ def export_inspect(store: RunStore, view: EpisodeView, out_dir: str | Path, *,
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     keys = view.keys
-    records = store.records(keys)
-    judged: dict[str, list[dict]] = defaultdict(list)
-    judgments = store.judgments(keys)
-    for j in judgments:
-        judged[j["episode_key"]].append(j)
+    # the verdicts (details left out) and which episodes have a record, read a chunk at a
+    # time; each log's records, details and calls are read when it is written: memory holds
+    # one log, whatever the store's size
+    verdicts = store.judgments(keys, keep=lambda details: None)
+    verdicts_of: dict[str, list[dict]] = defaultdict(list)
+    for j in verdicts:
+        verdicts_of[j["episode_key"]].append(j)
     heads = {b: scorer_name(src["judge"], src["method"]) if src.get("judge") else None
-             for b, src in headline_sources(view, judgments, benchmarks).items()}
+             for b, src in headline_sources(view, verdicts, benchmarks).items()}
     prices = view.prices()
-    judge_usage: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(
-        lambda: [Usage(), 0.0]))
-    for c in store.model_calls(keys):
-        if role_of(c) == "judge":
-            judge = c.journal.split("|")[1]
-            slot = judge_usage[c.episode_key][judge]
-            slot[0] = slot[0] + Usage(c.prompt_tokens, c.completion_tokens,
-                                      c.cached_prompt_tokens)
-            slot[1] += call_cost(c, prices).cost or 0.0
+    finished = {k for i in range(0, len(keys), CHUNK) for k in store.records(keys[i:i + CHUNK])}
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for r in view.rows:
-        if r["episode_key"] in records:
+        if r["episode_key"] in finished:
             groups[r["name"], r["benchmark"]].append(r)
     runs = {run["run_id"]: run for run in view.runs}
-    headline = _headlines(groups, judged, heads)
+    headline = _headlines(groups, verdicts_of, heads)
     paths = []
     for (name, bench), rows in sorted(groups.items()):
         ids = _sample_ids(rows)
+        group = [r["episode_key"] for r in rows]
+        records = store.records(group)
+        judged: dict[str, list[dict]] = defaultdict(list)
+        for j in store.judgments(group):
+            judged[j["episode_key"]].append(j)
+        judge_usage = _judge_usage(store, group, prices)
         samples, totals = [], defaultdict(Usage)
         scored: dict[str, list] = defaultdict(list)
         for r in rows:
@@ -262,6 +262,19 @@ def export_inspect(store: RunStore, view: EpisodeView, out_dir: str | Path, *,
                                                              format="eval"), suffix=".eval")
         paths.append(path)
     return paths
+
+
+def _judge_usage(store: RunStore, keys: list[str], prices: Mapping
+                 ) -> dict[str, dict[str, list]]:
+    """episode key -> judge -> [its calls' usage, their dollars]."""
+    usage: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(lambda: [Usage(), 0.0]))
+    for c in store.model_calls(keys):
+        if role_of(c) == "judge":
+            slot = usage[c.episode_key][c.journal.split("|")[1]]
+            slot[0] = slot[0] + Usage(c.prompt_tokens, c.completion_tokens,
+                                      c.cached_prompt_tokens)
+            slot[1] += call_cost(c, prices).cost or 0.0
+    return usage
 
 
 def _headlines(groups: Mapping[tuple[str, str], list[dict]], judged: Mapping[str, list[dict]],

@@ -14,19 +14,20 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from datetime import datetime, timezone
 from typing import Any, Iterator, Mapping
 
 import msgspec
+import numpy as np
 
-from sweepbench.results.cost import call_cost, role_of
-from sweepbench.results.report import numeric_details
+from sweepbench.results.details import numeric_details
+from sweepbench.results.export.calls import EpisodeSums, read_calls
+from sweepbench.results.export.columns import Column, Numbers
 from sweepbench.results.sources import headline_sources
 from sweepbench.store.runstore import RunStore
 from sweepbench.results.selection import EpisodeView
 
-__all__ = ["CHUNK", "COLUMNS", "ExportTables", "TablePlan", "build_tables", "judge_prefix",
-           "plan_tables", "snake", "table_rows"]
+__all__ = ["CHUNK", "COLUMNS", "TablePlan", "judge_prefix", "plan_tables", "snake",
+           "table_chunks"]
 
 # (name, type, meaning); types: string, int64, float64, bool, timestamp
 COLUMNS: dict[str, list[tuple[str, str, str]]] = {
@@ -125,19 +126,6 @@ def judge_prefix(judge: str, method: str) -> str:
     return f"judge_{snake(judge)}_{snake(method)}"
 
 
-def _ts(x: Any) -> datetime | None:
-    if isinstance(x, (int, float)) and not isinstance(x, bool):
-        return datetime.fromtimestamp(x, timezone.utc)
-    return None
-
-
-class ExportTables(msgspec.Struct):
-    """Rows of each table and the types of its columns (fixed and per judge)."""
-
-    rows: dict[str, list[dict[str, Any]]]
-    types: dict[str, dict[str, str]]
-
-
 class TablePlan(msgspec.Struct):
     """What every chunk of the tables needs to know of all of them: the columns (fixed, and
     one group per judge/method pair present) and where each benchmark's headline comes
@@ -190,140 +178,110 @@ def _chunks(keys: list[str]) -> Iterator[list[str]]:
         yield keys[i:i + CHUNK]
 
 
-def table_rows(store: RunStore, view: EpisodeView, plan: TablePlan, table: str,
-               benchmarks: Mapping[str, Mapping[str, Any]] | None = None
-               ) -> Iterator[list[dict[str, Any]]]:
-    """The rows of one table (``episodes``, ``calls`` or ``judgments``), a chunk of
-    episodes at a time: an export holds one chunk, whatever the store's size."""
+def table_chunks(store: RunStore, view: EpisodeView, plan: TablePlan, table: str,
+                 benchmarks: Mapping[str, Mapping[str, Any]] | None = None, *,
+                 sums: list[EpisodeSums] | None = None) -> Iterator[dict[str, Column]]:
+    """The columns of one table (``episodes``, ``calls`` or ``judgments``), a chunk of
+    episodes at a time: an export holds one chunk, whatever the store's size. ``sums``: the
+    calls table appends each chunk's sums per episode to it, and the episodes table takes
+    them from it instead of reading the calls again (a few numbers per episode)."""
     label = {r["episode_key"]: r["label"] for r in view.rows}
     bench_of = {r["episode_key"]: r["benchmark"] for r in view.rows}
     prices = view.prices()
-    for i in range(0, len(view.rows), CHUNK):
+    for n, i in enumerate(range(0, len(view.rows), CHUNK)):
         rows = view.rows[i:i + CHUNK]
         keys = [r["episode_key"] for r in rows]
         if table == "judgments":
-            yield [_judgment_row(j, label, bench_of, plan.sources)
-                   for j in store.judgments(keys)]
+            yield _judgment_columns(store.judgments(keys), label, bench_of, plan.sources)
             continue
-        call_rows, per_episode = _calls(store, keys, label, prices)
+        if table == "episodes" and sums is not None:
+            per_episode = sums[n]
+        else:
+            calls = read_calls(store, keys, prices)
+            per_episode = EpisodeSums(calls, len(keys))
         if table == "calls":
-            yield call_rows
+            if sums is not None:
+                sums.append(per_episode)
+            yield calls.columns([label.get(k) for k in keys])
             continue
         mine: dict[str, dict[tuple[str, str], dict]] = defaultdict(dict)
         for j in store.judgments(keys):
             j["numeric"] = numeric_details(j["details"])
             mine[j["episode_key"]][(j["judge"], j["method"])] = j
         facts = store.episode_facts(keys) if store.has_facts else store.records(keys)
-        yield [_episode_row(r, facts.get(r["episode_key"]), per_episode, mine, plan,
-                            benchmarks) for r in rows]
+        yield _episode_columns(rows, [facts.get(k) for k in keys], per_episode,
+                               [mine.get(k, {}) for k in keys], plan, benchmarks)
 
 
-def _calls(store: RunStore, keys: list[str], label: Mapping[str, str], prices: Mapping
-           ) -> tuple[list[dict], dict[str, dict[str, float]]]:
-    """The calls table's rows of some episodes, and per episode the sums the episodes
-    table shows."""
-    call_rows, per_episode = [], defaultdict(lambda: defaultdict(float))
-    for call, (seq, ts) in zip(store.model_calls(keys), store.model_call_times(keys)):
-        cost = call_cost(call, prices)
-        src = role_of(call)
-        _, judge, method = (call.journal.split("|", 2) + ["", ""])[:3] if call.journal else (
-            "", None, None)
-        call_rows.append({
-            "episode_key": call.episode_key, "episode_label": label.get(call.episode_key),
-            "source": src, "judge": judge or None, "judge_method": method or None, "seq": seq,
-            "ts": _ts(ts), "run_id": call.run_id, "endpoint": call.endpoint, "role": call.role,
-            "prompt_tokens": call.prompt_tokens,
-            "cached_prompt_tokens": call.cached_prompt_tokens,
-            "completion_tokens": call.completion_tokens, "latency_s": call.latency_s,
-            "attempts": call.attempts, "http_statuses": call.statuses, "cost_usd": cost.cost})
-        e = per_episode[call.episode_key]
-        if cost.cost is None:
-            e["unpriced"] += 1
-        else:
-            e[f"cost_{src}"] += cost.cost
-            e["priced"] += 1
-        if src == "judge":
-            e["judge_prompt"] += call.prompt_tokens
-            e["judge_completion"] += call.completion_tokens
-        else:
-            e["retries"] += max(0, (call.attempts or 1) - 1)
-            if src == "agent" and call.latency_s is not None:
-                e["lat_n"] += 1
-                e["lat_sum"] += call.latency_s
-                e["lat_max"] = max(e["lat_max"], call.latency_s)
-    return call_rows, per_episode
+def _judgment_columns(judgments: list[dict], label: Mapping[str, str],
+                      bench_of: Mapping[str, str], sources: Mapping[str, dict]
+                      ) -> dict[str, Column]:
+    heads = {b: (src.get("judge"), src.get("method")) for b, src in sources.items()}
+    keys = [j["episode_key"] for j in judgments]
+    cols: dict[str, Column] = {"episode_key": keys, "episode_label": [label.get(k) for k in keys]}
+    for name in ("judge", "method", "passed", "score"):
+        cols[name] = [j[name] for j in judgments]
+    cols["headline"] = [(j["judge"], j["method"]) == heads.get(bench_of.get(k, ""), (None, None))
+                        for j, k in zip(judgments, keys)]
+    for name in ("created_at", "run_id", "judge_key"):
+        cols[name] = [j[name] for j in judgments]
+    encode = msgspec.json.encode
+    cols["details_json"] = [encode(j["details"]).decode("utf-8") for j in judgments]
+    return cols
 
 
-def _judgment_row(j: dict, label: Mapping[str, str], bench_of: Mapping[str, str],
-                  sources: Mapping[str, dict]) -> dict[str, Any]:
-    src = sources.get(bench_of.get(j["episode_key"], ""), {})
-    return {
-        "episode_key": j["episode_key"], "episode_label": label.get(j["episode_key"]),
-        "judge": j["judge"], "method": j["method"], "passed": j["passed"],
-        "score": j["score"], "headline": (j["judge"], j["method"]) == (src.get("judge"),
-                                                                      src.get("method")),
-        "created_at": _ts(j["created_at"]), "run_id": j["run_id"],
-        "judge_key": j["judge_key"],
-        "details_json": msgspec.json.encode(j["details"]).decode("utf-8")}
-
-
-def _episode_row(r: dict, rec: Any, per_episode: Mapping[str, Mapping[str, float]],
-                 mine: Mapping[str, Mapping[tuple[str, str], dict]], plan: TablePlan,
-                 benchmarks: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any]:
-    """One row of the episodes table (``rec``: its record, or its facts: the same numbers)."""
-    key = r["episode_key"]
-    e = per_episode.get(key, {})
-    src = plan.sources.get(r["benchmark"], {})
-    head = mine.get(key, {}).get((src.get("judge"), src.get("method")))
-    state = mine.get(key, {}).get(("state", "state"))
-    why = r["unreachable"] or ((state or {}).get("details") or {}).get("unreachable")
-    error = r["status"] == "error"
-    row = {
-        "episode_key": key, "episode_label": r["label"], "run_id": r["run_id"],
-        "model": r["model"], "benchmark": r["benchmark"], "spec": r["spec"],
-        "headline": (benchmarks or {}).get(r["benchmark"], {}).get("headline_label"),
-        "domain": r["domain"], "task_id": r["task_id"], "lang": r["lang"],
-        "trial": r["trial"], "user_model": r["user_model"], "user_mode": r["user_mode"],
-        "status": r["status"], "termination": r["termination"],
-        "error": rec.error if rec else None, "unreachable": why or None,
-        "started_at": _ts(r["started_at"]), "finished_at": _ts(r["finished_at"]),
-    }
+def _episode_columns(rows: list[dict], recs: list[Any], sums: EpisodeSums,
+                     mine: list[Mapping[tuple[str, str], dict]], plan: TablePlan,
+                     benchmarks: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Column]:
+    """The episodes table's columns of a chunk (``recs``: each one's record, or its facts:
+    the same numbers; None while it runs)."""
+    cols: dict[str, Column] = {}
+    for name, field in (("episode_key", "episode_key"), ("episode_label", "label"),
+                        ("run_id", "run_id"), ("model", "model"), ("benchmark", "benchmark"),
+                        ("spec", "spec")):
+        cols[name] = [r[field] for r in rows]
+    info = benchmarks or {}
+    cols["headline"] = [info.get(r["benchmark"], {}).get("headline_label") for r in rows]
+    for name in ("domain", "task_id", "lang", "trial", "user_model", "user_mode", "status",
+                 "termination"):
+        cols[name] = [r[name] for r in rows]
+    cols["error"] = [rec.error if rec else None for rec in recs]
+    cols["unreachable"] = [
+        r["unreachable"] or ((m.get(("state", "state")) or {}).get("details") or {}).get(
+            "unreachable") or None for r, m in zip(rows, mine)]
+    cols["started_at"] = [r["started_at"] for r in rows]
+    cols["finished_at"] = [r["finished_at"] for r in rows]
     for c in ("turns", "steps", "agent_calls", "user_calls", "tool_calls", "tool_errors",
               "wall_s"):
-        row[c] = getattr(rec, c) if rec else None
+        cols[c] = [getattr(rec, c) if rec else None for rec in recs]
     for who in ("agent", "user"):
-        u = getattr(rec, f"{who}_usage") if rec else None
+        usage = [getattr(rec, f"{who}_usage") if rec else None for rec in recs]
         for c in ("prompt_tokens", "cached_prompt_tokens", "completion_tokens",
                   "reasoning_tokens"):
-            row[f"{who}_{c}"] = getattr(u, c) if u else None
-    row["judge_prompt_tokens"] = int(e.get("judge_prompt", 0))
-    row["judge_completion_tokens"] = int(e.get("judge_completion", 0))
-    row["agent_latency_mean_s"] = e["lat_sum"] / e["lat_n"] if e.get("lat_n") else None
-    row["agent_latency_max_s"] = e["lat_max"] if e.get("lat_n") else None
-    row["retries"] = int(e.get("retries", 0))
-    priced = bool(e.get("priced"))
+            cols[f"{who}_{c}"] = [getattr(u, c) if u else None for u in usage]
+    cols["judge_prompt_tokens"] = Numbers(sums.judge_prompt)
+    cols["judge_completion_tokens"] = Numbers(sums.judge_completion)
+    timed = sums.lat_n > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cols["agent_latency_mean_s"] = Numbers(sums.lat_sum / sums.lat_n, ~timed)
+    cols["agent_latency_max_s"] = Numbers(sums.lat_max, ~timed)
+    cols["retries"] = Numbers(sums.retries)
+    unpriced = sums.priced == 0
     for who in ("agent", "user", "judge"):
-        row[f"cost_{who}_usd"] = e.get(f"cost_{who}", 0.0) if priced else None
-    row["cost_total_usd"] = (sum(e.get(f"cost_{w}", 0.0) for w in ("agent", "user", "judge"))
-                             if priced else None)
-    row["unpriced_calls"] = int(e.get("unpriced", 0))
-    row["headline_judge"] = src.get("judge")
-    row["headline_method"] = src.get("method")
-    row["passed"] = False if error else (None if head is None else head["passed"])
-    row["score"] = None if head is None else head["score"]
+        cols[f"cost_{who}_usd"] = Numbers(sums.cost[who], unpriced)
+    cols["cost_total_usd"] = Numbers(sums.cost["agent"] + sums.cost["user"]
+                                     + sums.cost["judge"], unpriced)
+    cols["unpriced_calls"] = Numbers(sums.unpriced)
+    heads = [plan.sources.get(r["benchmark"], {}) for r in rows]
+    cols["headline_judge"] = [src.get("judge") for src in heads]
+    cols["headline_method"] = [src.get("method") for src in heads]
+    head = [m.get((src.get("judge"), src.get("method"))) for m, src in zip(mine, heads)]
+    cols["passed"] = [False if r["status"] == "error" else (None if h is None else h["passed"])
+                      for r, h in zip(rows, head)]
+    cols["score"] = [None if h is None else h["score"] for h in head]
     for pair, field, col, _ in plan.pair_columns:
-        j = mine.get(key, {}).get(pair)
-        row[col] = (None if j is None else j[field] if field in ("passed", "score")
-                    else j["numeric"].get(field))
-    return row
-
-
-def build_tables(store: RunStore, view: EpisodeView,
-                 benchmarks: Mapping[str, Mapping[str, Any]] | None = None) -> ExportTables:
-    """The three tables of ``view``'s episodes (read from ``store``), whole (exports write
-    them a chunk at a time: :func:`table_rows`)."""
-    plan = plan_tables(store, view, benchmarks)
-    return ExportTables(
-        rows={t: [row for chunk in table_rows(store, view, plan, t, benchmarks)
-                  for row in chunk] for t in ("episodes", "calls", "judgments")},
-        types=plan.types)
+        got = [m.get(pair) for m in mine]
+        cols[col] = ([None if j is None else j[field] for j in got]
+                     if field in ("passed", "score") else
+                     [None if j is None else j["numeric"].get(field) for j in got])
+    return cols

@@ -20,15 +20,17 @@ from __future__ import annotations
 
 import csv
 import math
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, Iterator, Mapping
 
 import msgspec
+import numpy as np
 import orjson
 
 from sweepbench.errors import ReportError, StoreError
-from sweepbench.results.export.tables import COLUMNS, plan_tables, table_rows
+from sweepbench.results.export.columns import Coded, Column, Numbers, as_list, length
+from sweepbench.results.export.tables import CHUNK, COLUMNS, plan_tables, table_chunks
 from sweepbench.results.files import replace_file, replace_text
 from sweepbench.results.fmt import iso_utc
 from sweepbench.store.runstore import RunStore
@@ -50,27 +52,34 @@ def _view(store: RunStore, run_id: str | None) -> EpisodeView:
 
 def export_trajectories(store: RunStore, run_id: str | None, path: str | Path) -> int:
     """Write the finished episodes (of ``run_id``'s selection, or all) to ``path`` as JSONL,
-    each with its key, label, timestamps and judgments; returns how many."""
+    each with its key, label, timestamps and judgments; returns how many. Read and written a
+    chunk of episodes at a time: memory holds one chunk's records, whatever the store's size."""
     view = _view(store, run_id)
-    by_key = store.records(view.keys)
-    judged: dict[str, list[dict]] = {}
-    for j in store.judgments(view.keys):
-        judged.setdefault(j["episode_key"], []).append(
-            {"judge": j["judge"], "method": j["method"], "passed": j["passed"],
-             "score": j["score"], "created_at": iso_utc(j["created_at"]),
-             "details": j["details"]})
-    rows = [r for r in view.rows if r["episode_key"] in by_key]
 
     def write(f: Any) -> int:
-        for r in rows:
-            key = r["episode_key"]
-            line = {"episode_key": key, "episode_label": r["label"],
-                    "started_at": iso_utc(r["started_at"]),
-                    "finished_at": iso_utc(r["finished_at"]),
-                    **msgspec.to_builtins(by_key[key]), "judgments": judged.get(key, [])}
-            f.write(orjson.dumps(line).decode("utf-8"))
-            f.write("\n")
-        return len(rows)
+        n = 0
+        for i in range(0, len(view.rows), CHUNK):
+            rows = view.rows[i:i + CHUNK]
+            keys = [r["episode_key"] for r in rows]
+            by_key = store.records(keys)
+            judged: dict[str, list[dict]] = {}
+            for j in store.judgments(keys):
+                judged.setdefault(j["episode_key"], []).append(
+                    {"judge": j["judge"], "method": j["method"], "passed": j["passed"],
+                     "score": j["score"], "created_at": iso_utc(j["created_at"]),
+                     "details": j["details"]})
+            for r in rows:
+                key = r["episode_key"]
+                if key not in by_key:
+                    continue
+                line = {"episode_key": key, "episode_label": r["label"],
+                        "started_at": iso_utc(r["started_at"]),
+                        "finished_at": iso_utc(r["finished_at"]),
+                        **msgspec.to_builtins(by_key[key]), "judgments": judged.get(key, [])}
+                f.write(orjson.dumps(line).decode("utf-8"))
+                f.write("\n")
+                n += 1
+        return n
 
     return replace_text(Path(path), write)
 
@@ -89,7 +98,8 @@ def read_trajectories(path: str | Path) -> Iterator[EpisodeRecord]:
 
 
 def _value(v: Any, typ: str) -> Any:
-    """A cell as its column's type says (bools as details may be counted as numbers)."""
+    """A cell as its column's type says (bools as details may be counted as numbers;
+    timestamps, held as Unix seconds, as datetimes in UTC)."""
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return None
     if typ == "float64":
@@ -98,6 +108,15 @@ def _value(v: Any, typ: str) -> Any:
         return int(v)
     if typ == "bool":
         return bool(v)
+    if typ == "timestamp":
+        return None if _seconds(v) is None else datetime.fromtimestamp(v, timezone.utc)
+    return v
+
+
+def _seconds(v: Any) -> float | None:
+    """A timestamp's Unix seconds, None where it holds no finite number."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
     return v
 
 
@@ -120,30 +139,43 @@ def _pyarrow() -> Any:
     return pyarrow
 
 
+def _rows(chunk: dict[str, Column], types: dict[str, str]) -> Iterator[list[Any]]:
+    """The rows of a chunk, each cell as its column's type says."""
+    cols = [(as_list(chunk[c]), t) for c, t in types.items()]
+    for row in zip(*(values for values, _ in cols)):
+        yield [_value(v, t) for v, (_, t) in zip(row, cols)]
+
+
 class _Csv:
     def __init__(self, f: IO[str], types: dict[str, str]) -> None:
         self.out, self.types = csv.writer(f), types
         self.out.writerow(list(types))
 
-    def write(self, rows: list[dict]) -> None:
-        self.out.writerows([_text(_value(r.get(c), t)) for c, t in self.types.items()]
-                           for r in rows)
+    def write(self, chunk: dict[str, Column]) -> None:
+        self.out.writerows([_text(v) for v in row] for row in _rows(chunk, self.types))
 
 
 class _Jsonl:
     def __init__(self, f: IO[str], types: dict[str, str]) -> None:
-        self.f, self.types = f, types
+        self.f, self.names = f, list(types)
+        self.types = types
 
-    def write(self, rows: list[dict]) -> None:
-        for r in rows:
-            obj = {c: _value(r.get(c), t) for c, t in self.types.items()}
+    def write(self, chunk: dict[str, Column]) -> None:
+        for row in _rows(chunk, self.types):
             self.f.write(orjson.dumps({c: iso_utc(v.timestamp()) if isinstance(v, datetime)
-                                       else v for c, v in obj.items()}).decode("utf-8"))
+                                       else v for c, v in zip(self.names, row)}).decode("utf-8"))
             self.f.write("\n")
 
 
+def _ms(seconds: np.ndarray) -> np.ndarray:
+    """Unix seconds as whole milliseconds, as a datetime of them holds them (rounded to the
+    microsecond half to even, then floored to the millisecond)."""
+    frac, whole = np.modf(seconds)
+    return (whole.astype(np.int64) * 1_000_000 + np.rint(frac * 1e6).astype(np.int64)) // 1000
+
+
 class _Parquet:
-    """Rows gathered into record batches of ``BATCH`` rows, each written as it fills."""
+    """Chunks as Arrow record batches, written as a row group once ``BATCH`` rows gathered."""
 
     BATCH = 65_536
 
@@ -151,22 +183,42 @@ class _Parquet:
         pa = _pyarrow()
         arrow = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64(),
                  "bool": pa.bool_(), "timestamp": pa.timestamp("ms", tz="UTC")}
-        self.pa, self.types = pa, types
+        self.pa, self.types, self.arrow = pa, types, arrow
         self.schema = pa.schema([(c, arrow[t]) for c, t in types.items()])
         self.writer = pa.parquet.ParquetWriter(target, self.schema)
-        self.pending: list[dict] = []
+        self.pending: list[Any] = []
+        self.rows = 0
 
-    def write(self, rows: list[dict]) -> None:
-        self.pending += rows
-        if len(self.pending) >= self.BATCH:
+    def _array(self, col: Column, typ: str) -> Any:
+        pa = self.pa
+        if isinstance(col, Coded):
+            return pa.array(col.texts, pa.string()).take(pa.array(col.codes))
+        if isinstance(col, list):
+            if typ != "timestamp":
+                return pa.array([_value(v, typ) for v in col], self.arrow[typ])
+            seconds = [_seconds(v) for v in col]
+            col = Numbers(np.array([0.0 if v is None else v for v in seconds], dtype=np.float64),
+                          np.array([v is None for v in seconds], dtype=bool))
+        values, null = col
+        if typ == "float64" or typ == "timestamp":
+            bad = ~np.isfinite(values)
+            null = bad if null is None else null | bad
+            if typ == "timestamp":
+                values = _ms(np.where(null, 0.0, values))
+        return pa.array(values, self.arrow[typ], mask=null)
+
+    def write(self, chunk: dict[str, Column]) -> None:
+        batch = self.pa.RecordBatch.from_arrays(
+            [self._array(chunk[c], t) for c, t in self.types.items()], schema=self.schema)
+        self.pending.append(batch)
+        self.rows += batch.num_rows
+        if self.rows >= self.BATCH:
             self._flush()
 
     def _flush(self) -> None:
-        batch = self.pa.RecordBatch.from_pydict(
-            {c: [_value(r.get(c), t) for r in self.pending] for c, t in self.types.items()},
-            schema=self.schema)
-        self.writer.write_batch(batch)
-        self.pending = []
+        self.writer.write_table(self.pa.Table.from_batches(self.pending, self.schema),
+                                row_group_size=self.rows)
+        self.pending, self.rows = [], 0
 
     def close(self) -> None:
         if self.pending:
@@ -175,7 +227,7 @@ class _Parquet:
 
 
 def _write_streams(targets: list[tuple[str, Path]], types: dict[str, str],
-                   chunks: Iterator[list[dict]]) -> dict[str, int]:
+                   chunks: Iterator[dict[str, Column]]) -> dict[str, int]:
     """Write the rows of ``chunks`` to every (format, path) at once, each through a
     temporary file renamed into place when whole; returns path -> rows."""
     sinks: list[Any] = []
@@ -183,10 +235,10 @@ def _write_streams(targets: list[tuple[str, Path]], types: dict[str, str],
 
     def stream() -> int:
         n = 0
-        for rows in chunks:
+        for chunk in chunks:
             for sink in sinks:
-                sink.write(rows)
-            n += len(rows)
+                sink.write(chunk)
+            n += length(chunk[next(iter(types))])
         return n
 
     def nest(i: int) -> int:
@@ -233,10 +285,12 @@ def export_tables(store: RunStore, run_id: str | None, out_dir: str | Path,
     view = _view(store, run_id)
     plan = plan_tables(store, view, benchmarks)
     written: dict[str, int] = {}
-    for name in ("episodes", "calls", "judgments"):
+    sums: list = []  # the calls table's sums per episode, for the episodes table
+    for name in ("calls", "episodes", "judgments"):
         targets = [(f, Path(out_dir) / f"{name}.{f}") for f in formats]
         written.update(_write_streams(targets, plan.types[name],
-                                      table_rows(store, view, plan, name, benchmarks)))
+                                      table_chunks(store, view, plan, name, benchmarks,
+                                                   sums=sums)))
     return {str(Path(out_dir) / f"{name}.{f}"): written[str(Path(out_dir) / f"{name}.{f}")]
             for f in formats for name in ("episodes", "calls", "judgments")}
 
@@ -248,7 +302,7 @@ def export_results_csv(store: RunStore, run_id: str | None, path: str | Path, *,
     view = _view(store, run_id)
     plan = plan_tables(store, view, benchmarks)
     return _write_streams([("csv", Path(path))], plan.types["episodes"],
-                          table_rows(store, view, plan, "episodes", benchmarks))[str(path)]
+                          table_chunks(store, view, plan, "episodes", benchmarks))[str(path)]
 
 
 def columns_doc() -> str:
