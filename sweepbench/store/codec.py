@@ -79,6 +79,7 @@ records came out as small as at 32 KB (532 and 533 bytes) in 25% less time."""
 MAX_DECODED = 64 << 20
 """The most bytes one stored value may decode to; larger values are stored as text."""
 
+_ANY_ROW = "SELECT 1 FROM event_rows WHERE ep = ? AND journal = '' LIMIT 1"
 _JOURNAL_PREFIX = ("SELECT seq, payload FROM event_rows WHERE ep = (SELECT ep FROM event_keys "
                    "WHERE episode_key = ?) AND journal = '' ORDER BY seq")
 
@@ -267,6 +268,10 @@ class Packer:
         # until the episode's record: what record() need not decompress and check again
         self._kept: dict[str, dict[int, tuple[object, bytes]]] = {}
         self._kept_bytes = 0
+        # the episodes whose journal the store held no row of before the first one kept here:
+        # all of it is kept, and their records need not read it back (see record())
+        self._whole: set[str] = set()
+        self._evicted: set[str] = set()  # episodes whose kept rows went (see KEPT_BYTES)
 
     def _use(self, grp: str, dict_id: int, data: bytes) -> None:
         if grp.startswith("record:"):  # raw content before the journal's: see record()
@@ -302,10 +307,11 @@ class Packer:
         self._samples.pop(grp, None)
         self._use(grp, dict_id, data)
 
-    def row(self, episode_key: str, journal: str, seq: int, grp: str,
+    def row(self, episode_key: str, ep: int | None, journal: str, seq: int, grp: str,
             data: bytes | str) -> bytes | str:
         """A journal row's payload (JSON the store checked) as it is stored (see ``payload``);
-        an episode's own rows are kept for its record."""
+        an episode's own rows (its journal ``""``, episode number ``ep``) are kept for its
+        record."""
         packing = self._compressors.get(grp)
         if packing is not None and type(data) is bytes and len(data) <= MAX_DECODED:
             stored: bytes | str = packing[0] + packing[1].compress(data)  # the usual row
@@ -316,13 +322,19 @@ class Packer:
             kept = self._kept.get(episode_key)
             if kept is None:
                 kept = self._kept[episode_key] = {}
-            before = kept.get(seq)  # a seq written again (a replay): the first one is stored
-            if before is None:
+                # none stored yet: all its rows will be these (this run of writes is not
+                # inserted yet, so rows kept here and let go are remembered apart)
+                if (ep is not None and episode_key not in self._evicted
+                        and self._conn.execute(_ANY_ROW, (ep,)).fetchone() is None):
+                    self._whole.add(episode_key)
+            if seq not in kept:  # a seq written again (a replay): the first one is stored
                 kept[seq] = (stored, raw)
                 self._kept_bytes += len(raw)
             while self._kept_bytes > KEPT_BYTES and self._kept:
-                oldest = self._kept.pop(next(iter(self._kept)))
-                self._kept_bytes -= sum(len(raw) for _, raw in oldest.values())
+                key = next(iter(self._kept))
+                self._whole.discard(key)
+                self._evicted.add(key)
+                self._kept_bytes -= sum(len(raw) for _, raw in self._kept.pop(key).values())
         return stored
 
     def payload(self, grp: str, data: bytes | str) -> bytes | str:
@@ -353,7 +365,16 @@ class Packer:
         end = 0
         kept = self._kept.pop(episode_key, {})
         self._kept_bytes -= sum(len(raw) for _, raw in kept.values())
-        for seq, payload in journal_prefix(self._conn, episode_key)():
+        self._evicted.discard(episode_key)
+        if episode_key in self._whole:  # the journal is what was kept: JSON the store checked
+            self._whole.discard(episode_key)
+            seqs = sorted(kept)
+            used = [kept[seq][1] for seq in seqs]
+            end = seqs[-1] + 1 if seqs else 0
+            rows: list[tuple[int, object]] = []
+        else:
+            rows = journal_prefix(self._conn, episode_key)()
+        for seq, payload in rows:
             mine = kept.get(seq)
             if mine is not None and mine[0] == payload:  # the row as written here: JSON
                 plain = mine[1]
