@@ -58,6 +58,11 @@ _encode = msgspec.json.Encoder().encode  # the store's: what a payload dict is s
 _INSERT = ("INSERT OR IGNORE INTO call_facts VALUES "
            "(?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 _PLAIN = (int, float, bool)
+_JOURNAL_KEYS = frozenset((
+    "role", "request_hash", "message", "usage", "finish_reason", "latency_s", "queue_wait_s",
+    "backoff_s", "wall_s", "attempts", "statuses", "failures", "stalls", "replica", "error",
+    "status", "error_message"))
+"""What :mod:`sweepbench.runner.journal` writes in a model call's payload."""
 
 
 class _Unsure(Exception):
@@ -126,9 +131,10 @@ def source(payload: dict) -> tuple | None:
     cached, latency_s, attempts, statuses, stalls, replica, failures); None when the writer
     should decode the payload instead (a key that is not a str, a ``usage`` that is not a
     ``Usage`` or None, a value the store's encoder would not write as this reads it)."""
-    for k in payload:
-        if type(k) is not str:
-            return None
+    if not payload.keys() <= _JOURNAL_KEYS:  # each key equal to a str: a str, or one
+        for k in payload:                      # msgspec encodes as that str (a StrEnum)
+            if type(k) is not str:
+                return None
     get = payload.get
     role, usage, latency, attempts = (get("role"), get("usage"), get("latency_s"),
                                       get("attempts"))

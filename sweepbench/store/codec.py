@@ -42,6 +42,11 @@ from collections.abc import Callable
 import msgspec
 import zstandard as zstd
 
+try:  # Python 3.14's zstd, whose dictionaries load as a prefix: see Packer.record
+    from compression import zstd as prefixed  # type: ignore[import-not-found]
+except ImportError:  # its backport
+    from backports import zstd as prefixed  # type: ignore[import-not-found,no-redef]
+
 __all__ = ["CODEC_TABLE", "MAX_DECODED", "PAYLOAD", "RECORD", "RECORDS_AFTER", "TRAIN_AFTER",
            "Damaged", "Packer", "Unpacker", "journal_prefix", "register", "unregistered"]
 
@@ -79,6 +84,8 @@ records came out as small as at 32 KB (532 and 533 bytes) in 25% less time."""
 MAX_DECODED = 64 << 20
 """The most bytes one stored value may decode to; larger values are stored as text."""
 
+_PREFIXED = {prefixed.CompressionParameter.compression_level: RECORD_LEVEL,
+             prefixed.CompressionParameter.checksum_flag: 1}
 _ANY_ROW = "SELECT 1 FROM event_rows WHERE ep = ? AND journal = '' LIMIT 1"
 _JOURNAL_PREFIX = ("SELECT seq, payload FROM event_rows WHERE ep = (SELECT ep FROM event_keys "
                    "WHERE episode_key = ?) AND journal = '' ORDER BY seq")
@@ -387,9 +394,16 @@ class Packer:
             used.append(plain)
             end = seq + 1
         content = known + b"".join(used)
+        head = _RECORD_HEAD.pack(RECORD, dict_id, len(used), end)
+        if len(content) >= 8:  # shorter is no dictionary to zstd
+            # The content as a prefix: the same frame a raw-content dictionary gives (it is
+            # read with one), without zstd first building that dictionary's own tables
+            # (22 against 38 µs a record, the sizes within 3%: benchmarks/LOG.md).
+            return head + prefixed.ZstdCompressor(
+                options=_PREFIXED, zstd_dict=prefixed.ZstdDict(content, is_raw=True).as_prefix
+            ).compress(data, prefixed.ZstdCompressor.FLUSH_FRAME)
+        cctx = self._record_cctx
         if content:
             cctx = zstd.ZstdCompressor(level=RECORD_LEVEL, write_checksum=True, dict_data=(
                 zstd.ZstdCompressionDict(content, dict_type=zstd.DICT_TYPE_RAWCONTENT)))
-        else:
-            cctx = self._record_cctx
-        return _RECORD_HEAD.pack(RECORD, dict_id, len(used), end) + cctx.compress(data)
+        return head + cctx.compress(data)
