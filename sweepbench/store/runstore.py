@@ -160,10 +160,12 @@ def _prepare(conn: sqlite3.Connection, train_after: int) -> dict[str, Callable]:
         for k, j, s, kind, data, ts, run, endpoint, grp, src in rows:
             ep = eps.get(k) or number(k)
             if kind == "model_call":
-                calls.append(fact(ep, j, s, ts, run, endpoint, src, data))
+                f = fact(ep, j, s, ts, run, endpoint, src, data)
+                if f is not None:  # else the trigger computes it
+                    calls.append(f)
             out.append((ep, j, s, kind, row(k, ep, j, s, grp, data), ts, run, endpoint))
         if calls:
-            conn.executemany(insert, [f for f in calls if f is not None])
+            conn.executemany(insert, calls)
         return out
 
     def finished(rows: list[tuple]) -> list[tuple]:
