@@ -361,7 +361,8 @@ class Packer:
         """A record as it is stored: compressed with its benchmark's record dictionary and its
         episode's journal as it stands in this transaction, up to its first row that is not
         JSON (a damaged row; a merge copies a journal up to there, so the record never needs
-        what a merge leaves out)."""
+        what a merge leaves out). An episode whose rows this writer kept from its first on
+        (none stored before: see ``row``) is not read back: its kept rows are its journal."""
         if len(data) > MAX_DECODED:
             return data
         grp = f"record:{benchmark}"
