@@ -47,8 +47,9 @@ try:  # Python 3.14's zstd, whose dictionaries load as a prefix: see Packer.reco
 except ImportError:  # its backport
     from backports import zstd as prefixed  # type: ignore[import-not-found,no-redef]
 
-__all__ = ["CODEC_TABLE", "MAX_DECODED", "PAYLOAD", "RECORD", "RECORDS_AFTER", "TRAIN_AFTER",
-           "Damaged", "Packer", "Unpacker", "journal_prefix", "register", "unregistered"]
+__all__ = ["CODEC_TABLE", "MAX_DECODED", "PAYLOAD", "PREFIX_LEVEL", "RECORD", "RECORDS_AFTER",
+           "TRAIN_AFTER", "Damaged", "Packer", "Unpacker", "journal_prefix", "register",
+           "unregistered"]
 
 CODEC_TABLE = """CREATE TABLE codec_dicts (
     id    INTEGER PRIMARY KEY,
@@ -69,6 +70,11 @@ RECORD_LEVEL = 1
 """zstd level of records: against level 3 it takes about a third less of the writer's CPU
 (records are the larger part of it) for 7% larger records (``benchmarks/LOG.md``,
 2026-11-28)."""
+PREFIX_LEVEL = 3
+"""zstd level of records compressed with their content as a prefix (see Packer.record): a
+prefix is indexed more sparsely than a dictionary, so level 1 made records 6% larger than the
+dictionary's level 1 did; level 3 makes them 6% smaller, in 26 against 37 µs a record
+(``benchmarks/LOG.md``, 2026-11-28)."""
 KEPT_BYTES = 32 << 20
 """The most bytes of journal rows the writer keeps in memory, as it wrote them, for the
 records of their episodes (see :meth:`Packer.record`); the oldest episodes' go first."""
@@ -84,7 +90,7 @@ records came out as small as at 32 KB (532 and 533 bytes) in 25% less time."""
 MAX_DECODED = 64 << 20
 """The most bytes one stored value may decode to; larger values are stored as text."""
 
-_PREFIXED = {prefixed.CompressionParameter.compression_level: RECORD_LEVEL,
+_PREFIXED = {prefixed.CompressionParameter.compression_level: PREFIX_LEVEL,
              prefixed.CompressionParameter.checksum_flag: 1}
 _ANY_ROW = "SELECT 1 FROM event_rows WHERE ep = ? AND journal = '' LIMIT 1"
 _JOURNAL_PREFIX = ("SELECT seq, payload FROM event_rows WHERE ep = (SELECT ep FROM event_keys "
@@ -397,9 +403,9 @@ class Packer:
         content = known + b"".join(used)
         head = _RECORD_HEAD.pack(RECORD, dict_id, len(used), end)
         if len(content) >= 8:  # shorter is no dictionary to zstd
-            # The content as a prefix: the same frame a raw-content dictionary gives (it is
-            # read with one), without zstd first building that dictionary's own tables
-            # (22 against 38 µs a record, the sizes within 3%: benchmarks/LOG.md).
+            # The content as a prefix: the same frame format a raw-content dictionary gives
+            # (it is read with one), without zstd first building that dictionary's own tables
+            # (see PREFIX_LEVEL).
             return head + prefixed.ZstdCompressor(
                 options=_PREFIXED, zstd_dict=prefixed.ZstdDict(content, is_raw=True).as_prefix
             ).compress(data, prefixed.ZstdCompressor.FLUSH_FRAME)
