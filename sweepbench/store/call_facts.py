@@ -1,5 +1,12 @@
-"""A model call's facts (schema 6, ``call_facts``) computed by the store's writer from the
-payload it is about to compress, so that the hot path never decodes what it just encoded.
+"""A model call's facts (schema 6, ``call_facts``) computed by the store from the call it
+journals, so that the hot path never decodes what it just encoded.
+
+``source(payload)`` reads them from the payload dict the store encodes (the caller's thread,
+when ``RunStore.event`` is called: a dict changed later is not what is stored), about a
+microsecond; the writer then puts the texts' ids in (``CallFacts``). Decoding the encoded
+payload in the writer instead took 4-5 µs a call (``benchmarks/LOG.md``, 2026-11-28), and is
+what the writer still does for a payload given as bytes, or a dict with values whose JSON
+this cannot foresee cheaply.
 
 The journal's trigger (:mod:`sweepbench.store.schema`) computes the same row in SQL for every
 other way a row is written (merge, migrations, a program of its own); it skips a row whose
@@ -10,7 +17,9 @@ machines (decompressing through ``sb_json`` and some twenty JSON functions); her
 payload holds one (``true`` is 1), a text only when it is a string or JSON (an array or
 object, without whitespace, as SQLite renders it). A payload this cannot read exactly as
 SQLite would (not an object, a ``usage`` that is not one, a number beyond 64 bits) is left
-to the trigger.
+to the trigger. From a dict, each value is what the store's encoder makes of it: the JSON of
+a list or struct is its own encoding (msgspec writes no whitespace), a float that is not
+finite is ``null``.
 """
 
 from __future__ import annotations
@@ -20,7 +29,9 @@ import sqlite3
 
 import msgspec
 
-__all__ = ["CallFacts"]
+from sweepbench.wire import Usage
+
+__all__ = ["CallFacts", "source"]
 
 _INT64 = 1 << 63
 
@@ -43,8 +54,15 @@ class _Call(msgspec.Struct):
 
 
 _decode = msgspec.json.Decoder(_Call).decode
-_INSERT = ("INSERT OR IGNORE INTO call_facts VALUES ((SELECT ep FROM event_keys WHERE "
-           "episode_key = ?), ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_encode = msgspec.json.Encoder().encode  # the store's: what a payload dict is stored as
+_INSERT = ("INSERT OR IGNORE INTO call_facts VALUES "
+           "(?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_PLAIN = (int, float, bool)
+_JOURNAL_KEYS = frozenset((
+    "role", "request_hash", "message", "usage", "finish_reason", "latency_s", "queue_wait_s",
+    "backoff_s", "wall_s", "attempts", "statuses", "failures", "stalls", "replica", "error",
+    "status", "error_message"))
+"""What :mod:`sweepbench.runner.journal` writes in a model call's payload."""
 
 
 class _Unsure(Exception):
@@ -81,10 +99,86 @@ def _tokens(value: object) -> int:
     return 0 if n is None else max(0, int(n))
 
 
+def _text_of(value: object) -> str | None:
+    """``_text`` of ``value`` as the store's encoder writes it."""
+    if value is None:
+        return None
+    if type(value) is str:
+        return value
+    if type(value) in _PLAIN:
+        return None
+    data = _encode(value)
+    head = data[:1]
+    if head == b'"':
+        return msgspec.json.decode(data)
+    return data.decode("utf-8") if head in (b"[", b"{") else None
+
+
+def _num_of(value: object) -> int | float | None:
+    """``_num`` of ``value`` as the store's encoder writes it (not finite: ``null``)."""
+    if type(value) is float and not math.isfinite(value):
+        return None
+    return _num(value)
+
+
+def _tokens_of(value: object) -> int:
+    n = _num_of(value)
+    return 0 if n is None else max(0, int(n))
+
+
+def source(payload: dict) -> tuple | None:
+    """The facts of a model call's payload dict, texts as texts: (role, prompt, completion,
+    cached, latency_s, attempts, statuses, stalls, replica, failures); None when the writer
+    should decode the payload instead (a key that is not a str, a ``usage`` that is not a
+    ``Usage`` or None, a value the store's encoder would not write as this reads it)."""
+    if not payload.keys() <= _JOURNAL_KEYS:  # each key equal to a str: a str, or one
+        for k in payload:                      # msgspec encodes as that str (a StrEnum)
+            if type(k) is not str:
+                return None
+    get = payload.get
+    role, usage, latency, attempts = (get("role"), get("usage"), get("latency_s"),
+                                      get("attempts"))
+    statuses, failures = get("statuses"), get("failures")
+    # a live call's payload (runner.journal), read without a function call per field
+    if (type(usage) is Usage and type(role) is str and type(latency) is float
+            and type(attempts) is int and type(failures) is list and not failures
+            and get("stalls") is None and get("replica") is None
+            and (statuses is None or type(statuses) is list)):
+        prompt, completion, cached = (usage.prompt_tokens, usage.completion_tokens,
+                                      usage.cached_prompt_tokens)
+        if (type(prompt) is int and type(completion) is int and type(cached) is int
+                and 0 <= prompt < _INT64 and 0 <= completion < _INT64 and 0 <= cached < _INT64
+                and -_INT64 <= attempts < _INT64 and math.isfinite(latency)):
+            return (role, prompt, completion, min(cached, prompt), latency, attempts,
+                    None if statuses is None else _encode(statuses).decode("utf-8"),
+                    None, None, None)
+    try:
+        if usage is None:
+            prompt = completion = cached = 0
+        elif type(usage) is Usage:
+            prompt = _tokens_of(usage.prompt_tokens)
+            completion = _tokens_of(usage.completion_tokens)
+            cached = min(_tokens_of(usage.cached_prompt_tokens), prompt)
+        else:
+            return None
+        latency, attempts = _num_of(latency), _num_of(attempts)
+        failures = (None if type(failures) is list and not failures else _text_of(failures))
+        return (_text_of(role), prompt, completion, cached,
+                None if latency is None else float(latency),
+                None if attempts is None else int(attempts), _text_of(statuses),
+                _text_of(get("stalls")), _text_of(get("replica")),
+                None if failures == "[]" else failures)
+    except (_Unsure, TypeError, msgspec.EncodeError):
+        return None
+
+
 class CallFacts:
     """The writer's side, on its connection ``conn`` (its thread, inside the transaction
-    that writes the rows): ``write(rows)`` inserts the facts of the model calls among the
-    ``event`` rows about to be written, before them. Keeps the ids of ``fact_texts``."""
+    that writes the rows): ``row`` gives the ``call_facts`` row of a model call about to be
+    written (``INSERT`` inserts it, before the call's own row). Keeps the ids of
+    ``fact_texts``."""
+
+    INSERT = _INSERT
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
@@ -100,31 +194,38 @@ class CallFacts:
                 "SELECT id FROM fact_texts WHERE text = ?", (text,)).fetchone()[0]
         return found
 
-    def row(self, key: str, journal: str, seq: int, data: bytes | str, ts: float,
-            run_id: str | None, endpoint: str | None) -> tuple | None:
-        """The ``call_facts`` row of one model call (its ``ep`` looked up by ``key``), or
-        None when the trigger should compute it."""
+    def row(self, ep: int, journal: str, seq: int, ts: float, run_id: str | None,
+            endpoint: str | None, facts: tuple | None, data: bytes | str) -> tuple | None:
+        """The ``call_facts`` row of one model call of episode number ``ep``: from ``facts``
+        (what :func:`source` gave) or else by decoding its payload ``data``; None when the
+        trigger should compute it."""
+        if facts is None:
+            facts = self.decoded(data)
+            if facts is None:
+                return None
+        ids, text_id = self._ids, self._id
+        role, prompt, completion, cached, latency, attempts, statuses, stalls, replica, \
+            failures = facts
+        return (ep, journal, seq, ids.get(run_id) or text_id(run_id),
+                ids.get(endpoint) or text_id(endpoint), ts, ids.get(role) or text_id(role),
+                prompt, completion, cached, latency, attempts,
+                ids.get(statuses) or text_id(statuses), stalls, replica, failures)
+
+    @staticmethod
+    def decoded(data: bytes | str) -> tuple | None:
+        """What :func:`source` gives, read from the payload's JSON; None when the trigger
+        should compute the row."""
         try:
             call = _decode(data)
             usage = call.usage or _Usage()
             prompt = _tokens(usage.prompt_tokens)
             latency, attempts = _num(call.latency_s), _num(call.attempts)
             failures = _text(call.failures)
-            return (key, journal, seq, self._id(run_id), self._id(endpoint), ts,
-                    self._id(_text(call.role)), prompt, _tokens(usage.completion_tokens),
+            return (_text(call.role), prompt, _tokens(usage.completion_tokens),
                     min(_tokens(usage.cached_prompt_tokens), prompt),
                     None if latency is None else float(latency),
-                    None if attempts is None else int(attempts),
-                    self._id(_text(call.statuses)), _text(call.stalls), _text(call.replica),
+                    None if attempts is None else int(attempts), _text(call.statuses),
+                    _text(call.stalls), _text(call.replica),
                     None if failures == "[]" else failures)
         except (msgspec.DecodeError, _Unsure, UnicodeDecodeError):
             return None
-
-    def write(self, rows: list[tuple]) -> None:
-        """Insert the facts of the model calls among ``rows`` (the store's ``event``
-        parameters before compression: key, journal, seq, kind, data, ts, run_id, endpoint,
-        group)."""
-        facts = [self.row(k, j, s, data, ts, run, endpoint)
-                 for k, j, s, kind, data, ts, run, endpoint, _ in rows if kind == "model_call"]
-        if facts:
-            self._conn.executemany(_INSERT, [f for f in facts if f is not None])

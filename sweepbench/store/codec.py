@@ -42,8 +42,14 @@ from collections.abc import Callable
 import msgspec
 import zstandard as zstd
 
-__all__ = ["CODEC_TABLE", "MAX_DECODED", "PAYLOAD", "RECORD", "RECORDS_AFTER", "TRAIN_AFTER",
-           "Damaged", "Packer", "Unpacker", "journal_prefix", "register", "unregistered"]
+try:  # Python 3.14's zstd, whose dictionaries load as a prefix: see Packer.record
+    from compression import zstd as prefixed  # type: ignore[import-not-found]
+except ImportError:  # its backport
+    from backports import zstd as prefixed  # type: ignore[import-not-found,no-redef]
+
+__all__ = ["CODEC_TABLE", "MAX_DECODED", "PAYLOAD", "PREFIX_LEVEL", "RECORD", "RECORDS_AFTER",
+           "TRAIN_AFTER", "Damaged", "Packer", "Unpacker", "journal_prefix", "register",
+           "unregistered"]
 
 CODEC_TABLE = """CREATE TABLE codec_dicts (
     id    INTEGER PRIMARY KEY,
@@ -64,6 +70,11 @@ RECORD_LEVEL = 1
 """zstd level of records: against level 3 it takes about a third less of the writer's CPU
 (records are the larger part of it) for 7% larger records (``benchmarks/LOG.md``,
 2026-11-28)."""
+PREFIX_LEVEL = 3
+"""zstd level of records compressed with their content as a prefix (see Packer.record): a
+prefix is indexed more sparsely than a dictionary, so level 1 made records 6% larger than the
+dictionary's level 1 did; level 3 makes them 6% smaller, in 26 against 37 µs a record
+(``benchmarks/LOG.md``, 2026-11-28)."""
 KEPT_BYTES = 32 << 20
 """The most bytes of journal rows the writer keeps in memory, as it wrote them, for the
 records of their episodes (see :meth:`Packer.record`); the oldest episodes' go first."""
@@ -79,6 +90,9 @@ records came out as small as at 32 KB (532 and 533 bytes) in 25% less time."""
 MAX_DECODED = 64 << 20
 """The most bytes one stored value may decode to; larger values are stored as text."""
 
+_PREFIXED = {prefixed.CompressionParameter.compression_level: PREFIX_LEVEL,
+             prefixed.CompressionParameter.checksum_flag: 1}
+_ANY_ROW = "SELECT 1 FROM event_rows WHERE ep = ? AND journal = '' LIMIT 1"
 _JOURNAL_PREFIX = ("SELECT seq, payload FROM event_rows WHERE ep = (SELECT ep FROM event_keys "
                    "WHERE episode_key = ?) AND journal = '' ORDER BY seq")
 
@@ -267,6 +281,10 @@ class Packer:
         # until the episode's record: what record() need not decompress and check again
         self._kept: dict[str, dict[int, tuple[object, bytes]]] = {}
         self._kept_bytes = 0
+        # the episodes whose journal the store held no row of before the first one kept here:
+        # all of it is kept, and their records need not read it back (see record())
+        self._whole: set[str] = set()
+        self._evicted: set[str] = set()  # episodes whose kept rows went (see KEPT_BYTES)
 
     def _use(self, grp: str, dict_id: int, data: bytes) -> None:
         if grp.startswith("record:"):  # raw content before the journal's: see record()
@@ -302,10 +320,11 @@ class Packer:
         self._samples.pop(grp, None)
         self._use(grp, dict_id, data)
 
-    def row(self, episode_key: str, journal: str, seq: int, grp: str,
+    def row(self, episode_key: str, ep: int | None, journal: str, seq: int, grp: str,
             data: bytes | str) -> bytes | str:
         """A journal row's payload (JSON the store checked) as it is stored (see ``payload``);
-        an episode's own rows are kept for its record."""
+        an episode's own rows (its journal ``""``, episode number ``ep``) are kept for its
+        record."""
         packing = self._compressors.get(grp)
         if packing is not None and type(data) is bytes and len(data) <= MAX_DECODED:
             stored: bytes | str = packing[0] + packing[1].compress(data)  # the usual row
@@ -316,13 +335,19 @@ class Packer:
             kept = self._kept.get(episode_key)
             if kept is None:
                 kept = self._kept[episode_key] = {}
-            before = kept.get(seq)  # a seq written again (a replay): the first one is stored
-            if before is None:
+                # none stored yet: all its rows will be these (this run of writes is not
+                # inserted yet, so rows kept here and let go are remembered apart)
+                if (ep is not None and episode_key not in self._evicted
+                        and self._conn.execute(_ANY_ROW, (ep,)).fetchone() is None):
+                    self._whole.add(episode_key)
+            if seq not in kept:  # a seq written again (a replay): the first one is stored
                 kept[seq] = (stored, raw)
                 self._kept_bytes += len(raw)
             while self._kept_bytes > KEPT_BYTES and self._kept:
-                oldest = self._kept.pop(next(iter(self._kept)))
-                self._kept_bytes -= sum(len(raw) for _, raw in oldest.values())
+                key = next(iter(self._kept))
+                self._whole.discard(key)
+                self._evicted.add(key)
+                self._kept_bytes -= sum(len(raw) for _, raw in self._kept.pop(key).values())
         return stored
 
     def payload(self, grp: str, data: bytes | str) -> bytes | str:
@@ -342,7 +367,8 @@ class Packer:
         """A record as it is stored: compressed with its benchmark's record dictionary and its
         episode's journal as it stands in this transaction, up to its first row that is not
         JSON (a damaged row; a merge copies a journal up to there, so the record never needs
-        what a merge leaves out)."""
+        what a merge leaves out). An episode whose rows this writer kept from its first on
+        (none stored before: see ``row``) is not read back: its kept rows are its journal."""
         if len(data) > MAX_DECODED:
             return data
         grp = f"record:{benchmark}"
@@ -353,7 +379,16 @@ class Packer:
         end = 0
         kept = self._kept.pop(episode_key, {})
         self._kept_bytes -= sum(len(raw) for _, raw in kept.values())
-        for seq, payload in journal_prefix(self._conn, episode_key)():
+        self._evicted.discard(episode_key)
+        if episode_key in self._whole:  # the journal is what was kept: JSON the store checked
+            self._whole.discard(episode_key)
+            seqs = sorted(kept)
+            used = [kept[seq][1] for seq in seqs]
+            end = seqs[-1] + 1 if seqs else 0
+            rows: list[tuple[int, object]] = []
+        else:
+            rows = journal_prefix(self._conn, episode_key)()
+        for seq, payload in rows:
             mine = kept.get(seq)
             if mine is not None and mine[0] == payload:  # the row as written here: JSON
                 plain = mine[1]
@@ -366,9 +401,16 @@ class Packer:
             used.append(plain)
             end = seq + 1
         content = known + b"".join(used)
+        head = _RECORD_HEAD.pack(RECORD, dict_id, len(used), end)
+        if len(content) >= 8:  # shorter is no dictionary to zstd
+            # The content as a prefix: the same frame format a raw-content dictionary gives
+            # (it is read with one), without zstd first building that dictionary's own tables
+            # (see PREFIX_LEVEL).
+            return head + prefixed.ZstdCompressor(
+                options=_PREFIXED, zstd_dict=prefixed.ZstdDict(content, is_raw=True).as_prefix
+            ).compress(data, prefixed.ZstdCompressor.FLUSH_FRAME)
+        cctx = self._record_cctx
         if content:
             cctx = zstd.ZstdCompressor(level=RECORD_LEVEL, write_checksum=True, dict_data=(
                 zstd.ZstdCompressionDict(content, dict_type=zstd.DICT_TYPE_RAWCONTENT)))
-        else:
-            cctx = self._record_cctx
-        return _RECORD_HEAD.pack(RECORD, dict_id, len(used), end) + cctx.compress(data)
+        return head + cctx.compress(data)

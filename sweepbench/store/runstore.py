@@ -22,15 +22,16 @@ import hashlib
 import math
 import sqlite3
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import msgspec
 from msgspec import Struct, field
 
 from sweepbench.errors import ConfigMismatchError, StoreError
 from sweepbench.ids import EPISODE_JOURNAL, EpisodeId, EpisodeKey, TaskKey
-from sweepbench.store.call_facts import CallFacts
+from sweepbench.store.call_facts import CallFacts, source
 from sweepbench.store.codec import TRAIN_AFTER, Packer, register
 from sweepbench.store.damage import open_error, read_only_error
 from sweepbench.store.facts import facts_row
@@ -123,6 +124,56 @@ def _json_payload(what: str, payload: Any) -> str:
         raise TypeError(f"{what} is not JSON-serialisable: {e}") from e
 
 
+_EVENT = """
+    INSERT INTO event_rows (ep, journal, seq, kind, payload, ts, run_id, endpoint)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ep, journal, seq) DO NOTHING
+"""
+"""The writer's ``event``: schema's, with the episode's number looked up once per episode
+(:func:`_prepare`) instead of once per row and again for its facts."""
+_EPS_KEPT = 100_000
+"""Episode numbers the writer keeps looked up (a key never changes its number)."""
+
+
+def _prepare(conn: sqlite3.Connection, train_after: int) -> dict[str, Callable]:
+    """The writer's ``prepare`` (its thread, in the transaction, :mod:`.writer`): journal
+    rows get their episode's number, are compressed and their model calls' facts written
+    first (so the facts' trigger has nothing to do); records are compressed against their
+    journal (:mod:`.codec`)."""
+    packer = Packer(conn, train_after=train_after)
+    row, record = packer.row, packer.record
+    facts = CallFacts(conn)
+    fact, insert = facts.row, facts.INSERT
+    eps: dict[str, int] = {}
+
+    def number(key: str) -> int | None:
+        found = conn.execute("SELECT ep FROM event_keys WHERE episode_key = ?",
+                             (key,)).fetchone()  # None: the insert fails, as it should
+        if found is None:
+            return None
+        if len(eps) >= _EPS_KEPT:
+            eps.clear()
+        eps[key] = found[0]
+        return found[0]
+
+    def events(rows: list[tuple]) -> list[tuple]:
+        out, calls = [], []
+        for k, j, s, kind, data, ts, run, endpoint, grp, src in rows:
+            ep = eps.get(k) or number(k)
+            if kind == "model_call":
+                f = fact(ep, j, s, ts, run, endpoint, src, data)
+                if f is not None:  # else the trigger computes it
+                    calls.append(f)
+            out.append((ep, j, s, kind, row(k, ep, j, s, grp, data), ts, run, endpoint))
+        if calls:
+            conn.executemany(insert, calls)
+        return out
+
+    def finished(rows: list[tuple]) -> list[tuple]:
+        return [(*r[:10], record(r[0], r[3], r[10]), *r[11:]) for r in rows]
+
+    return {"event": events, "episode_finished": finished}
+
+
 def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
     # isolation_level=None: no implicit transactions; the writer says BEGIN/COMMIT itself.
     # check_same_thread=False: each connection is still used by one thread at a time.
@@ -212,23 +263,12 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
         super().__init__(path, rconn)
         self._run_hashes: dict[str, str] = {}
         self._groups: dict[str, str] = {}  # episode key -> its benchmark, while it runs
-        packer = Packer(self._wconn, train_after=train_after)  # the writer's thread's from now
-        row, record = packer.row, packer.record
-        facts = CallFacts(self._wconn).write
-
-        def events(rows: list[tuple]) -> list[tuple]:
-            facts(rows)  # before the rows: their trigger then has nothing to do
-            return [(k, j, s, kind, row(k, j, s, grp, data), ts, run, endpoint)
-                    for k, j, s, kind, data, ts, run, endpoint, grp in rows]
-
-        def finished(rows: list[tuple]) -> list[tuple]:
-            return [(*r[:10], record(r[0], r[3], r[10]), *r[11:]) for r in rows]
-
         self._writer = StoreWriter(
-            path, self._wconn, cconn, WRITE_STATEMENTS, every_commit=TOUCH, max_batch=max_batch,
+            path, self._wconn, cconn, {**WRITE_STATEMENTS, "event": _EVENT},
+            every_commit=TOUCH, max_batch=max_batch,
             commit_every_s=commit_every_s, checkpoint_every_s=checkpoint_every_s,
             wal_restart_pages=wal_restart_pages,
-            prepare={"event": events, "episode_finished": finished})
+            prepare=_prepare(self._wconn, train_after))
         # what every write calls, bound once (an event is the hot path)
         self._put = self._writer.put
         self._numbered = self._writer.queued_once  # episode keys whose "event_key" is queued
@@ -383,8 +423,10 @@ the reads are those of :class:`~sweepbench.store.reads.StoreReads`.
             text = _json_payload(f"event payload ({episode_key} {journal} #{seq})", payload)
         if episode_key not in self._numbered:  # a judge's journal, an orphan, a first event
             self._number(episode_key)
+        # a model call's facts read from its dict, not decoded again by the writer
+        facts = source(payload) if kind == "model_call" and type(payload) is dict else None
         self._put("event", (episode_key, journal, seq, kind, text, time.time(), run_id,
-                            endpoint, self._groups.get(episode_key, "")))
+                            endpoint, self._groups.get(episode_key, ""), facts))
 
     def episode_finished(self, episode_key: str, record: EpisodeRecord, *,
                          run_id: str | None = None) -> None:

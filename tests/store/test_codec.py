@@ -295,3 +295,38 @@ def test_records_are_whole_when_the_writer_kept_none_of_their_rows(tmp_path, mon
             store.episode_finished(key(i), written[key(i)])
         store.flush_sync()
         assert store.records() == written and store.damaged == []
+
+
+def test_a_record_written_again_in_the_same_store_reads_back(tmp_path):
+    """An episode retried by the store that wrote it: its second record is compressed against
+    all of its journal, the rows written before the first record included (the writer keeps
+    only what it wrote since; the store keeps the first payload of a seq written again), and
+    both records' episodes read back whole."""
+    def text(i: int, seq: int) -> str:
+        return f"{i}-{seq}: noodles with extra chilli, a side of rice and two spring rolls"
+
+    def record(i: int, n: int, termination: str) -> EpisodeRecord:
+        return EpisodeRecord(run_id="r", model="m", benchmark="vitabench", domain="delivery",
+                             task_id=f"T{i}", trial=0, termination=termination,
+                             messages=[UserMessage(text(i, seq)) for seq in range(n)])
+
+    with RunStore(tmp_path / "s.sqlite", train_after=3) as store:
+        for i in range(3):
+            meta = {"key": key(i), "label": f"m|vitabench:delivery:en:T{i}|0", "model": "m",
+                    "benchmark": "vitabench", "domain": "delivery", "task_id": f"T{i}",
+                    "trial": 0}
+            store.episode_started(meta, run_id="r")
+            for seq in range(3):
+                store.event(key(i), seq, "tool_call", {"result": text(i, seq)})
+            store.episode_finished(key(i), record(i, 3, "error"))
+            if i == 1:
+                store.flush_sync()  # one retried in a later transaction, the others in one
+            store.episode_started(meta, run_id="r")
+            for seq in range(5):  # three seqs again (not stored), then two more
+                store.event(key(i), seq, "tool_call", {"result": "!" + text(i, seq)})
+            store.episode_finished(key(i), record(i, 5, "agent_done"))
+        store.flush_sync()
+        assert store.records() == {key(i): record(i, 5, "agent_done") for i in range(3)}
+        assert store.damaged == []
+        assert [e["payload"]["result"][:4] for e in store.events(key(2))] == [
+            "2-0:", "2-1:", "2-2:", "!2-3", "!2-4"]
