@@ -22,11 +22,10 @@ from sweepbench.results.cost import ROLES, Spend
 from sweepbench.results.details import numeric_details
 from sweepbench.results.outcome_columns import OutcomeColumns, Texts
 from sweepbench.results.profile import build_profiles, call_event
-from sweepbench.results.profile_columns import row_profiles
+from sweepbench.results.profile_columns import FactColumns, row_profiles
 from sweepbench.results.selection import EpisodeView
 from sweepbench.results.sources import Source
 from sweepbench.results.stats import Outcome, summarize
-from sweepbench.store.facts import EpisodeFacts
 
 __all__ = ["Board", "k_of"]
 
@@ -334,8 +333,7 @@ class Board:
             for name, p in build_profiles(recs[b], events[b]).items():
                 self._profiles[(name, b)] = _no_cost(p)
 
-    def add_profiles_columns(self, cols: CallColumns, facts: Mapping[str, EpisodeFacts]
-                             ) -> None:
+    def add_profiles_columns(self, cols: CallColumns, facts: FactColumns) -> None:
         """``add_profiles`` from the stores' facts (:mod:`sweepbench.results.profile_columns`):
         the same profiles."""
         for scope, p in row_profiles(cols, facts, self.row_of).items():

@@ -17,12 +17,17 @@ from typing import Iterable
 
 import numpy as np
 
+from sweepbench.store.fact_scan import CallFactArrays
 from sweepbench.store.reads import ModelCallRow, StoreReads
 
 __all__ = ["CallColumns", "NO_LATENCY", "load_calls"]
 
 NO_LATENCY = float("-inf")
 """The latency of a call that recorded none (a profile counts latencies >= 0 only)."""
+
+SCAN_SHARE = 0.25
+"""A selection of at least this share of a store's episodes reads its call facts in one pass
+(:mod:`sweepbench.store.fact_scan`), a smaller one by its keys."""
 
 _NUMBERS = ("prompt", "completion", "cached", "latency", "has_attempts", "attempts")
 _TYPES = {"prompt": np.int64, "completion": np.int64, "cached": np.int64,
@@ -110,6 +115,25 @@ class CallColumns:
         self._parts.append(part)
         self.n += len(rows)
 
+    def _add_arrays(self, calls: CallFactArrays, codes: dict[str, np.ndarray]) -> None:
+        if not len(calls.episode):
+            return
+        index = np.empty(len(calls.keys), dtype=np.int64)
+        for j, key in enumerate(calls.keys):
+            if key not in self._key_index:
+                self._key_index[key] = len(self.keys)
+                self.keys.append(key)
+            index[j] = self._key_index[key]
+        part = {"episode": index[calls.episode].astype(np.int32), "judge": calls.judge}
+        for j, name in enumerate(_TEXT_COLUMNS):
+            part[name] = codes[name][calls.texts[:, j]].astype(np.int32)
+        for name in _NUMBERS:
+            part[name] = getattr(calls, name).astype(_TYPES[name])
+        for i, call in zip(np.flatnonzero(calls.odd).tolist(), calls.rare):
+            self.rare[self.n + i] = call
+        self._parts.append(part)
+        self.n += len(calls.episode)
+
     def _close(self) -> None:
         for name in ("episode", "judge", *_TEXT_COLUMNS, *_NUMBERS):
             parts = [p.pop(name) for p in self._parts]  # each column's parts freed as it goes
@@ -127,6 +151,9 @@ def load_calls(parts: Iterable[tuple[StoreReads, list[str]]]) -> CallColumns:
     cols = CallColumns()
     for store, keys in parts:
         codes = cols._codes(store.fact_texts())
+        if len(keys) >= SCAN_SHARE * store.episode_count():  # most of the store: one pass
+            cols._add_arrays(store.call_fact_arrays(keys), codes)
+            continue
         for chunk in store.call_fact_chunks(keys):
             cols._add(chunk.keys, chunk.rows, chunk.rare, codes)
     cols._close()

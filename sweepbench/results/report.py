@@ -154,7 +154,7 @@ def build_report(
         del calls
     else:
         cols = view.call_columns()
-        facts = view.facts()
+        facts = view.fact_columns()
         spend = Spend.of_columns(cols, view.prices(), override)
         board.add_cost(spend)
         if profile:
@@ -162,8 +162,9 @@ def build_report(
         counts = np.bincount(cols.endpoint, minlength=len(cols.endpoints))
         stalls = stall_table(cols.rare.values(), {
             e: int(n) for e, n in zip(cols.endpoints, counts.tolist()) if e})
-        errors = {r["episode_key"]: facts[r["episode_key"]].error for r in view.rows
-                  if r["status"] == "error" and r["episode_key"] in facts}
+        finished = set(facts.keys)
+        errors = {r["episode_key"]: facts.errors.get(r["episode_key"]) for r in view.rows
+                  if r["status"] == "error" and r["episode_key"] in finished}
         del cols, facts
     run = stores[0].run(selection.run_id) if selection.run_id and len(stores) == 1 else None
     single = {(s.judge, s.method) for s in sources.values()}

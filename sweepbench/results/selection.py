@@ -20,6 +20,7 @@ from msgspec import Struct
 from sweepbench.errors import ReportError
 from sweepbench.results.calls import CallColumns, load_calls
 from sweepbench.results.profile import Prices
+from sweepbench.results.profile_columns import FactColumns
 from sweepbench.store.facts import EpisodeFacts
 from sweepbench.store.reads import ModelCallRow
 from sweepbench.store.runstore import RunStore
@@ -112,6 +113,13 @@ class EpisodeView:
         for i, keys in self._by_store.items():
             out.update(self.stores[i].episode_facts(keys))
         return out
+
+    def fact_columns(self) -> FactColumns:
+        """``facts`` as columns (schema 6), in the same order."""
+        rows: list[tuple] = []
+        for i, keys in self._by_store.items():
+            rows += self.stores[i].episode_fact_rows(keys)
+        return FactColumns.of(rows)
 
     def call_columns(self) -> CallColumns:
         """The selected episodes' calls as columns (schema 6), in ``calls``' order."""

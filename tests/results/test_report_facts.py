@@ -244,3 +244,32 @@ def test_merged_stores_keep_their_facts(tmp_path):
     facts, oracle = both(tmp_path / "m.sqlite")
     assert "C" in json.loads(facts)["models"]
     assert facts == oracle
+
+
+def test_one_pass_over_the_call_facts_reads_what_the_keys_read(tmp_path, monkeypatch):
+    """A report over most of a store reads its call facts in one pass (store.fact_scan), a
+    small selection by its keys: the same calls, in the same order, the same left out."""
+    import numpy as np
+
+    from sweepbench.results import calls as calls_module
+    from sweepbench.results.selection import load_view
+    from sweepbench.store import call_rows, fact_scan, reads
+
+    odd_store(tmp_path / "odd.sqlite")
+    small = lambda values, n=3: call_rows.chunks(values, n)  # noqa: E731 - many chunks
+    monkeypatch.setattr(reads, "_chunks", small)
+    monkeypatch.setattr(fact_scan, "chunks", small)
+    monkeypatch.setattr(fact_scan, "_RANGE", 4)  # many ranges of episodes
+    read = {}
+    for share in (0.0, 2.0):  # one pass; by keys
+        monkeypatch.setattr(calls_module, "SCAN_SHARE", share)
+        with ReadOnlyStore(tmp_path / "odd.sqlite") as s:
+            read[share] = load_view([s]).call_columns(), s.damaged
+    (a, damaged_a), (b, damaged_b) = read[0.0], read[2.0]
+    assert len(a) > 100 and a.rare and len(damaged_a) == 2
+    assert a.keys == b.keys and a.texts == b.texts and damaged_a == damaged_b
+    for name in ("episode", "judge", "run", "endpoint", "role", "statuses", "prompt",
+                 "completion", "cached", "latency", "has_attempts", "attempts"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+    assert a.rare == b.rare
