@@ -17,6 +17,7 @@ from typing import Iterable
 
 import numpy as np
 
+from sweepbench.store import fact_scan
 from sweepbench.store.fact_scan import CallFactArrays
 from sweepbench.store.reads import ModelCallRow, StoreReads
 
@@ -24,10 +25,6 @@ __all__ = ["CallColumns", "NO_LATENCY", "load_calls"]
 
 NO_LATENCY = float("-inf")
 """The latency of a call that recorded none (a profile counts latencies >= 0 only)."""
-
-SCAN_SHARE = 0.25
-"""A selection of at least this share of a store's episodes reads its call facts in one pass
-(:mod:`sweepbench.store.fact_scan`), a smaller one by its keys."""
 
 _NUMBERS = ("prompt", "completion", "cached", "latency", "has_attempts", "attempts")
 _TYPES = {"prompt": np.int64, "completion": np.int64, "cached": np.int64,
@@ -126,7 +123,7 @@ class CallColumns:
             index[j] = self._key_index[key]
         part = {"episode": index[calls.episode].astype(np.int32), "judge": calls.judge}
         for j, name in enumerate(_TEXT_COLUMNS):
-            part[name] = codes[name][calls.texts[:, j]].astype(np.int32)
+            part[name] = codes[name][calls.texts[j]].astype(np.int32)
         for name in _NUMBERS:
             part[name] = getattr(calls, name).astype(_TYPES[name])
         for i, call in zip(np.flatnonzero(calls.odd).tolist(), calls.rare):
@@ -151,7 +148,7 @@ def load_calls(parts: Iterable[tuple[StoreReads, list[str]]]) -> CallColumns:
     cols = CallColumns()
     for store, keys in parts:
         codes = cols._codes(store.fact_texts())
-        if len(keys) >= SCAN_SHARE * store.episode_count():  # most of the store: one pass
+        if len(keys) >= fact_scan.SCAN_SHARE * store.episode_count():  # one pass
             cols._add_arrays(store.call_fact_arrays(keys), codes)
             continue
         for chunk in store.call_fact_chunks(keys):

@@ -15,22 +15,26 @@ import numpy as np
 from sweepbench.store.call_rows import ModelCallRow, chunks
 from sweepbench.store.schema import CALL_FACTS_ODD
 
-__all__ = ["CallFactArrays", "FactScans"]
+__all__ = ["CallFactArrays", "FactScans", "SCAN_SHARE"]
+
+SCAN_SHARE = 0.25
+"""Reads of at least this share of a store's episodes (their call facts, their judgments) go
+over the whole table in one pass, smaller ones by their keys."""
 
 _RANGE = 16_384  # episodes a query reads (a few MB of text per column)
 
 
 class CallFactArrays(NamedTuple):
     """The calls of some episodes, in ``model_calls``' order: ``keys`` (the episodes that have
-    calls, in that order) and per call ``episode`` (index into ``keys``), ``texts`` (rows of
-    ``fact_texts`` ids of its run, endpoint, role and statuses; 0: none), ``judge`` (a
+    calls, in that order) and per call ``episode`` (index into ``keys``), ``texts`` (the
+    ``fact_texts`` ids of the calls' runs, endpoints, roles and statuses; 0: none), ``judge`` (a
     judge's journal), ``prompt``, ``completion``, ``cached``, ``latency`` (-inf: none),
     ``has_attempts``, ``attempts`` (0 when none), ``odd`` (stalls, a replica or failures);
     ``rare``: the odd calls whole, in order."""
 
     keys: list[str]
     episode: np.ndarray
-    texts: np.ndarray
+    texts: tuple[np.ndarray, ...]
     judge: np.ndarray
     prompt: np.ndarray
     completion: np.ndarray
@@ -74,8 +78,8 @@ class FactScans:
         parts: list[list[np.ndarray]] = []
         for lo in range(0, top + 1, _RANGE):
             where = f"f.ep >= {lo} AND f.ep < {lo + _RANGE} AND f.valid"
-            texts = self._read(f"SELECT {concat} FROM (SELECT * FROM call_facts f WHERE "
-                               f"{where} ORDER BY f.ep, f.journal, f.seq) f")[0]
+            # a range of the primary key, read in its order (ep, journal, seq)
+            texts = self._read(f"SELECT {concat} FROM call_facts f WHERE {where}")[0]
             if texts[0] is None:
                 continue
             with self._rlock:
@@ -91,10 +95,11 @@ class FactScans:
         keep = np.flatnonzero(where >= 0)
         order = keep[np.argsort(where[keep], kind="stable")]
         ranks = where[order]
-        firsts, episode = np.unique(ranks, return_inverse=True)
-        texts = np.stack([pair[order] // size, pair[order] % size, pair2[order] // size,
-                          pair2[order] % size], axis=1) if len(order) else \
-            np.zeros((0, 4), dtype=np.int64)
+        starts = np.concatenate(([True], ranks[1:] != ranks[:-1])) if len(ranks) else \
+            np.zeros(0, dtype=bool)
+        firsts, episode = ranks[starts], np.cumsum(starts) - 1
+        pair, pair2 = pair[order], pair2[order]
+        texts = (pair // size, pair % size, pair2 // size, pair2 % size)
         # the odd calls, whole: invalid ones said in order, the others kept
         names = dict(self._read("SELECT id, text FROM fact_texts"))
         rare: list[ModelCallRow] = []
@@ -116,7 +121,7 @@ class FactScans:
                 cached_, latency_, attempts_, names.get(statuses), stalls, replica, failures))
         flags = flags[order]
         return CallFactArrays(
-            keys=[ordered[i] for i in firsts.tolist()], episode=episode.ravel(), texts=texts,
+            keys=[ordered[i] for i in firsts.tolist()], episode=episode, texts=texts,
             judge=(flags & 1) != 0, prompt=prompt[order], completion=completion[order],
             cached=cached[order], latency=latency[order], has_attempts=(flags & 2) != 0,
             attempts=attempts[order], odd=(flags & 4) != 0, rare=rare)
