@@ -18,8 +18,8 @@ from sweepbench.store.schema import CALL_FACTS_ODD
 __all__ = ["CallFactArrays", "FactScans", "SCAN_SHARE"]
 
 SCAN_SHARE = 0.25
-"""Reads of at least this share of a store's episodes (their call facts, their judgments) go
-over the whole table in one pass, smaller ones by their keys."""
+"""A read of the call facts of at least this share of a store's episodes goes over the whole
+table in one pass, a smaller one by its keys."""
 
 _RANGE = 16_384  # episodes a query reads (a few MB of text per column)
 

@@ -24,7 +24,7 @@ from sweepbench.store.call_rows import ModelCallRow
 from sweepbench.store.call_rows import chunks as _chunks
 from sweepbench.store.codec import Damaged, journal_prefix, register
 from sweepbench.store.damage import is_damaged, open_error
-from sweepbench.store.fact_scan import SCAN_SHARE, FactScans
+from sweepbench.store.fact_scan import FactScans
 from sweepbench.store.facts import EpisodeFacts, facts_of, facts_row
 from sweepbench.store.schema import CALL_FACTS_ODD
 from sweepbench.wire import EpisodeRecord
@@ -460,8 +460,7 @@ class StoreReads(FactScans):
         """Judgments (all, or of ``keys``' episodes): episode_key, judge, method, passed,
         score, details, created_at, run_id, judge_key. ``keep``: what to keep of each
         judgment's details (default: all), applied as each chunk of keys is read, so that
-        the whole details of a large store are never held at once. Keys that are most of
-        the store are read in one pass (then put in the chunks' order)."""
+        the whole details of a large store are never held at once."""
         sql = ("SELECT episode_key, judge, method, passed, score, details, created_at, run_id, "
                "judge_key FROM judgments WHERE true")
         order = " ORDER BY episode_key, judge, method"
@@ -470,57 +469,22 @@ class StoreReads(FactScans):
         if keys is None:
             chunks: Iterable[list[tuple]] = [self._read(sql + order)]
         else:
-            keys = list(keys)
-            if len(keys) >= SCAN_SHARE * self.episode_count():
-                return self._judgments_scan(keys, keep, sql + order)
             chunks = (self._read_keys(sql, "episode_key", chunk, order=order)
                       for chunk in _chunks(keys))
         out = []
         for rows in chunks:
-            for row in rows:
-                j = self._judgment(row, keep)
-                if isinstance(j, str):
-                    self._left_out(j)
-                else:
-                    out.append(j)
+            for e, j, m, p, s, d, t, r, jk in rows:
+                try:
+                    details = msgspec.json.decode(d)
+                except (msgspec.DecodeError, TypeError) as exc:
+                    self._left_out(f"episode {e}: its judgment by {j}/{m} does not decode "
+                                   f"({exc})")
+                    continue
+                out.append({"episode_key": e, "judge": j, "method": m,
+                            "passed": None if p is None else bool(p), "score": s,
+                            "details": details if keep is None else keep(details),
+                            "created_at": t, "run_id": r, "judge_key": jk})
         return out
-
-    def _judgments_scan(self, keys: list[str], keep: Callable[[Any], Any] | None,
-                        sql: str) -> list[dict]:
-        """``judgments(keys)`` in one pass over the table, a batch of rows at a time."""
-        rank = {k: i for i, k in enumerate(k for chunk in _chunks(keys) for k in sorted(chunk))}
-        found: list[tuple[int, dict | str]] = []
-        with self._rlock:
-            if self._read_closed:
-                raise StoreError(f"run store {self.path} is closed")
-            try:
-                cur = self._rconn.execute(sql)
-                while rows := cur.fetchmany(4096):
-                    found += [(rank[row[0]], self._judgment(row, keep)) for row in rows
-                              if row[0] in rank]
-            except sqlite3.Error as e:
-                raise StoreError(f"run store {self.path}: read failed: {e}") from e
-        found.sort(key=lambda x: x[0])  # stable: each episode's in (judge, method) order
-        out = []
-        for _, j in found:
-            if isinstance(j, str):
-                self._left_out(j)
-            else:
-                out.append(j)
-        return out
-
-    @staticmethod
-    def _judgment(row: tuple, keep: Callable[[Any], Any] | None) -> dict | str:
-        """A judgment row as ``judgments`` returns it, or why it is left out."""
-        e, j, m, p, s, d, t, r, jk = row
-        try:
-            details = msgspec.json.decode(d)
-        except (msgspec.DecodeError, TypeError) as exc:
-            return f"episode {e}: its judgment by {j}/{m} does not decode ({exc})"
-        return {"episode_key": e, "judge": j, "method": m,
-                "passed": None if p is None else bool(p), "score": s,
-                "details": details if keep is None else keep(details),
-                "created_at": t, "run_id": r, "judge_key": jk}
 
 
 _VALID = "(typeof(payload) = 'text' AND json_valid(payload))"
