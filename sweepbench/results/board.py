@@ -44,17 +44,29 @@ class _Means:
         self.codes: list[int] = []
         self.values: list[float] = []
         self._means: dict[tuple, float] | None = None
+        self.columns = False
 
     def add(self, row: int, name: str, value: float) -> None:
         self.rows.append(row)
         self.codes.append(self.names.code(name))
         self.values.append(value)
 
+    def add_columns(self, rows: np.ndarray, names: list[str], values: np.ndarray) -> None:
+        """Values of ``names`` (one column each) for ``rows``; every (row, name) once."""
+        self.columns = True
+        for j, name in enumerate(names):
+            self.rows += rows.tolist()
+            self.codes += [self.names.code(name)] * len(rows)
+            self.values += values[:, j].tolist()
+
     def of(self, scope: tuple, names: list[str]) -> dict[str, float]:
         if self._means is None:
-            self._means = self.scopes.means(np.array(self.rows, dtype=np.int64),
-                                            np.array(self.codes, dtype=np.int64),
-                                            np.array(self.values, dtype=np.float64),
+            rows = np.array(self.rows, dtype=np.int64)
+            # columns added together: each name's values put back in the rows' order
+            order = np.argsort(rows, kind="stable") if self.columns else slice(None)
+            self._means = self.scopes.means(rows[order],
+                                            np.array(self.codes, dtype=np.int64)[order],
+                                            np.array(self.values, dtype=np.float64)[order],
                                             self.names.values)
         return {name: self._means[(*scope, name)] for name in names
                 if (*scope, name) in self._means}
@@ -128,6 +140,7 @@ class Board:
                     for b, src in sources.items()}
         tasks: dict[tuple, int] = {}
         o_row, o_task, o_passed, o_error, o_unjudged, o_score, o_has = [], [], [], [], [], [], []
+        metric_rows: dict[tuple[str, ...], list[tuple]] = {}  # metric names -> (row, values)
         for i, r in enumerate(rows):
             key, b = r["episode_key"], r["benchmark"]
             self.row_of[key] = r
@@ -170,13 +183,21 @@ class Board:
             score = None
             if j is not None:
                 score = j["score"] if j["score"] is not None else float(bool(verdict))
-                for mname, v in numeric_details(j["details"]).items():
-                    metric_keys.add(mname)
-                    if (isinstance(v, int) and not isinstance(v, bool)) or not 0.0 <= v <= 1.0:
-                        not_rates.add(mname)
-                    self.metrics.add(i, mname, float(v))
+                numbers = numeric_details(j["details"])
+                if numbers:  # grouped by their names: most judgments of a kind share them
+                    metric_rows.setdefault(tuple(numbers), []).append(
+                        (i, *numbers.values()))
             o_score.append(0.0 if score is None else float(score))
             o_has.append(score is not None)
+        for mnames, entries in metric_rows.items():
+            columns = list(zip(*entries))
+            for mname, v in zip(mnames, columns[1:]):
+                metric_keys.add(mname)
+                if any(isinstance(x, int) and not isinstance(x, bool) for x in v) or \
+                        not all(0.0 <= x <= 1.0 for x in v):
+                    not_rates.add(mname)
+            self.metrics.add_columns(np.array(columns[0], dtype=np.int64), list(mnames),
+                                     np.array(entries, dtype=np.float64)[:, 1:])
         at = np.array(o_row, dtype=np.int64)
         self.o_row = at
         self.outcomes = OutcomeColumns(

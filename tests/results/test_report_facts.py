@@ -272,3 +272,31 @@ def test_one_pass_over_the_call_facts_reads_what_the_keys_read(tmp_path, monkeyp
         x, y = getattr(a, name), getattr(b, name)
         assert x.dtype == y.dtype and np.array_equal(x, y), name
     assert a.rare == b.rare
+
+
+def test_metric_means_add_in_the_episodes_order_whatever_their_details_hold(tmp_path):
+    """Judgments whose details hold different sets of numbers, interleaved: each metric's
+    mean is its values summed one at a time in the episodes' order (as a running sum)."""
+    path = tmp_path / "m.sqlite"
+    values = [0.375, 0.439, 0.508, 0.778, 0.521, 0.393, 0.49, 0.03]  # order shows in the sum
+    with RunStore(path) as s:
+        s.begin_run("r", {})
+        for trial, v in enumerate(values):
+            label = f"A|t1:d:en:t|{trial}"
+            meta = EpisodeMeta(key=f"ep-{trial}", label=label, model="A", benchmark="t1",
+                               domain="d", task_id="t", lang="en", trial=trial)
+            s.select("r", [meta])
+            s.episode_started(meta, run_id="r")
+            s.episode_finished(meta.key, EpisodeRecord(
+                run_id="r", model="A", benchmark="t1", domain="d", task_id="t", trial=trial,
+                termination="user_stop"))
+            details = {"x": v, "y": 0.5} if trial % 3 else {"x": v}  # two sets of names
+            s.judgment(meta.key, judge="state", method="state", passed=True, score=None,
+                       details=details)
+        s.finish_run("r", "done")
+    with ReadOnlyStore(path) as s:
+        report = build_report(s, benchmarks={"t1": {"headline": "state"}})
+    running = 0.0
+    for v in values:
+        running += v
+    assert report["models"]["A"]["metrics"]["x"] == running / len(values)
