@@ -44,7 +44,7 @@ class _Means:
         self.codes: list[int] = []
         self.values: list[float] = []
         self._means: dict[tuple, float] | None = None
-        self.columns = False
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # add_columns'
 
     def add(self, row: int, name: str, value: float) -> None:
         self.rows.append(row)
@@ -53,21 +53,22 @@ class _Means:
 
     def add_columns(self, rows: np.ndarray, names: list[str], values: np.ndarray) -> None:
         """Values of ``names`` (one column each) for ``rows``; every (row, name) once."""
-        self.columns = True
         for j, name in enumerate(names):
-            self.rows += rows.tolist()
-            self.codes += [self.names.code(name)] * len(rows)
-            self.values += values[:, j].tolist()
+            self.parts.append((rows, np.full(len(rows), self.names.code(name)),
+                               values[:, j].copy()))
 
     def of(self, scope: tuple, names: list[str]) -> dict[str, float]:
         if self._means is None:
-            rows = np.array(self.rows, dtype=np.int64)
-            # columns added together: each name's values put back in the rows' order
-            order = np.argsort(rows, kind="stable") if self.columns else slice(None)
-            self._means = self.scopes.means(rows[order],
-                                            np.array(self.codes, dtype=np.int64)[order],
-                                            np.array(self.values, dtype=np.float64)[order],
-                                            self.names.values)
+            rows, codes, values = (np.array(self.rows, dtype=np.int64),
+                                   np.array(self.codes, dtype=np.int64),
+                                   np.array(self.values, dtype=np.float64))
+            if self.parts:  # columns added together: each name's values in the rows' order
+                rows, codes, values = (np.concatenate([x, *p]) for x, p in
+                                       zip((rows, codes, values), zip(*self.parts)))
+                order = np.argsort(rows, kind="stable")
+                rows, codes, values = rows[order], codes[order], values[order]
+            self.parts = []
+            self._means = self.scopes.means(rows, codes, values, self.names.values)
         return {name: self._means[(*scope, name)] for name in names
                 if (*scope, name) in self._means}
 

@@ -123,9 +123,9 @@ class CallColumns:
             index[j] = self._key_index[key]
         part = {"episode": index[calls.episode].astype(np.int32), "judge": calls.judge}
         for j, name in enumerate(_TEXT_COLUMNS):
-            part[name] = codes[name][calls.texts[j]].astype(np.int32)
+            part[name] = codes[name].astype(np.int32)[calls.texts[j]]
         for name in _NUMBERS:
-            part[name] = getattr(calls, name).astype(_TYPES[name])
+            part[name] = getattr(calls, name).astype(_TYPES[name], copy=False)
         for i, call in zip(np.flatnonzero(calls.odd).tolist(), calls.rare):
             self.rare[self.n + i] = call
         self._parts.append(part)
@@ -134,6 +134,9 @@ class CallColumns:
     def _close(self) -> None:
         for name in ("episode", "judge", *_TEXT_COLUMNS, *_NUMBERS):
             parts = [p.pop(name) for p in self._parts]  # each column's parts freed as it goes
+            if len(parts) == 1:
+                setattr(self, name, parts[0])
+                continue
             setattr(self, name, np.concatenate(parts) if parts else
                     np.zeros(0, dtype=_TYPES.get(name, bool if name == "judge" else np.int32)))
         self._parts = []

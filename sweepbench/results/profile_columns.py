@@ -90,18 +90,19 @@ def _add_calls(groups: dict[tuple[str, str | None], _Group], calls: ProfileCalls
     # the role a profile files a call under: as recorded, "agent" when none
     roles = [r or "agent" for r in calls.roles]
     role_names = sorted(set(roles))
-    role = np.array([role_names.index(r) for r in roles], dtype=np.int64)[calls.role] \
-        if n else np.zeros(0, dtype=np.int64)
+    role = np.array([role_names.index(r) for r in roles], dtype=np.int32)[calls.role] \
+        if n else np.zeros(0, dtype=np.int32)
     statuses = [_statuses(t) for t in calls.status_texts]
     has_st = np.array([s is not None for s in statuses], dtype=bool)[calls.statuses]
     n_st = np.array([len(s or ()) for s in statuses], dtype=np.int64)[calls.statuses]
-    n429 = np.array([sum(x == 429 for x in s or ()) for s in statuses],
-                    dtype=np.int64)[calls.statuses]
     retry = np.where(calls.has_attempts, np.maximum(0, calls.attempts - 1),
                      np.where(has_st, np.maximum(0, n_st - 1), 0))
+    del n_st
+    n429 = np.array([sum(x == 429 for x in s or ()) for s in statuses],
+                    dtype=np.int32)[calls.statuses]
     counted = calls.has_attempts | has_st
-    model = np.asarray(calls.model, dtype=np.int64)
-    domain = np.asarray(calls.domain, dtype=np.int64)
+    model = np.asarray(calls.model, dtype=np.int32)
+    domain = np.asarray(calls.domain, dtype=np.int32)
     for scope, key in ((False, model), (True, model * len(calls.domains) + domain)):
         def group_of(k: int, scope: bool = scope) -> _Group:
             if not scope:
@@ -123,7 +124,11 @@ def _add_calls(groups: dict[tuple[str, str | None], _Group], calls: ProfileCalls
         timed = np.flatnonzero(keep & (calls.latency >= 0))
         by = key[timed] * len(role_names) + role[timed]
         order = np.argsort(by, kind="stable")  # each group's calls in their order
-        ranked, at = np.unique(by[order], return_index=True)
+        by = by[order]
+        at = np.flatnonzero(np.concatenate(([True], by[1:] != by[:-1]))) if len(by) else \
+            np.zeros(0, dtype=np.int64)
+        ranked = by[at]
+        del by
         for gk, a, b in zip(ranked.tolist(), at.tolist(), [*at[1:].tolist(), len(order)]):
             g = group_of(gk // len(role_names))
             g.latency[role_names[gk % len(role_names)]] = calls.latency[timed[order[a:b]]]
@@ -154,7 +159,7 @@ def row_profiles(cols: CallColumns, facts: FactColumns,
     benches: dict[str, int] = {}
 
     def codes_of(keys: list[str]) -> np.ndarray:
-        where = np.full((len(keys), 3), -1, dtype=np.int64)  # episode -> codes
+        where = np.full((len(keys), 3), -1, dtype=np.int32)  # episode -> codes
         for i, key in enumerate(keys):
             r = row_of.get(key)
             if r is not None:

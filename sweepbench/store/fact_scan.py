@@ -88,18 +88,29 @@ class FactScans:
                     "ORDER BY f.ep, f.journal, f.seq")
                 latency = np.fromiter(itertools.chain.from_iterable(cur), dtype=np.float64)
             parts.append([*(_ints(t) for t in texts), latency])
-        empty = [np.zeros(0, dtype=np.int64)] * 8 + [np.zeros(0)]
-        ep, pair, pair2, prompt, completion, cached, attempts, flags, latency = (
-            [np.concatenate(c) for c in zip(*parts)] if parts else empty)
-        where = rank[ep]
+        def column(j: int, dtype: type) -> np.ndarray:
+            """Column j of every range, in the calls' order (each range's part freed)."""
+            if not parts:
+                return np.zeros(0, dtype=dtype)
+            return np.concatenate([p.pop(j) for p in parts]).astype(dtype, copy=False)
+
+        where = rank[column(0, np.int64)]
         keep = np.flatnonzero(where >= 0)
         order = keep[np.argsort(where[keep], kind="stable")]
         ranks = where[order]
+        del where, keep
         starts = np.concatenate(([True], ranks[1:] != ranks[:-1])) if len(ranks) else \
             np.zeros(0, dtype=bool)
-        firsts, episode = ranks[starts], np.cumsum(starts) - 1
-        pair, pair2 = pair[order], pair2[order]
-        texts = (pair // size, pair % size, pair2 // size, pair2 % size)
+        firsts, episode = ranks[starts], (np.cumsum(starts) - 1).astype(np.int32)
+        del ranks, starts
+        pair = column(0, np.int64)[order]
+        run, endpoint = pair // size, pair % size
+        pair = column(0, np.int64)[order]
+        texts = (run, endpoint, pair // size, pair % size)
+        del pair
+        prompt, completion, cached, attempts = (column(0, np.int64)[order] for _ in range(4))
+        flags = column(0, np.int8)[order]
+        latency = column(0, np.float64)[order]
         # the odd calls, whole: invalid ones said in order, the others kept
         names = dict(self._read("SELECT id, text FROM fact_texts"))
         rare: list[ModelCallRow] = []
@@ -119,9 +130,8 @@ class FactScans:
             rare.append(ModelCallRow(
                 key, journal, names.get(run), names.get(endpoint), names.get(role), p, c,
                 cached_, latency_, attempts_, names.get(statuses), stalls, replica, failures))
-        flags = flags[order]
         return CallFactArrays(
             keys=[ordered[i] for i in firsts.tolist()], episode=episode, texts=texts,
-            judge=(flags & 1) != 0, prompt=prompt[order], completion=completion[order],
-            cached=cached[order], latency=latency[order], has_attempts=(flags & 2) != 0,
-            attempts=attempts[order], odd=(flags & 4) != 0, rare=rare)
+            judge=(flags & 1) != 0, prompt=prompt, completion=completion, cached=cached,
+            latency=latency, has_attempts=(flags & 2) != 0, attempts=attempts,
+            odd=(flags & 4) != 0, rare=rare)
