@@ -166,12 +166,14 @@ def load_view(stores: Sequence[RunStore], selection: Selection | None = None) ->
         raise ReportError(f"no run {selection.run_id!r} in {', '.join(str(s.path) for s in stores)} "
                           f"(runs: {', '.join(runs)})")
     best: dict[str, dict] = {}
+    filtered = bool(selection.models or selection.benchmarks or selection.splits
+                    or selection.trials)
     for i, s in enumerate(stores):
-        specs = s.specs()
+        specs = s.specs() if selection.splits else {}  # what --split matches, only then
         if selection.run_id is not None and s.run(selection.run_id) is None:
             continue
         for row in s.episode_rows(selection.run_id):
-            if not selection.keeps(row, specs.get(row["episode_key"], set())):
+            if filtered and not selection.keeps(row, specs.get(row["episode_key"], set())):
                 continue
             row["store"] = i
             old = best.get(row["episode_key"])
@@ -185,11 +187,14 @@ def load_view(stores: Sequence[RunStore], selection: Selection | None = None) ->
 
 def _newest(rows: list[dict]) -> tuple[list[dict], int]:
     """One row per (model, user, task, trial): the most recently started identity."""
-    groups: dict[tuple, list[dict]] = defaultdict(list)
+    best: dict[tuple, dict] = {}
     for r in rows:
-        groups[r["label"], r["user_model"], r["user_mode"]].append(r)
-    out = [max(g, key=lambda r: (r["started_at"] or 0.0, r["episode_key"]))
-           for g in groups.values()]
+        group = (r["label"], r["user_model"], r["user_mode"])
+        old = best.get(group)
+        if old is None or ((r["started_at"] or 0.0, r["episode_key"]) >
+                           (old["started_at"] or 0.0, old["episode_key"])):
+            best[group] = r
+    out = list(best.values())
     return out, len(rows) - len(out)
 
 
