@@ -10,7 +10,8 @@ did, so every mean comes out the same to the bit.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -37,7 +38,7 @@ class _Means:
     first ``of`` sums (per scope of a row: its name, name x benchmark, name x domain, name x
     benchmark x domain)."""
 
-    def __init__(self, scopes: "_Scopes") -> None:
+    def __init__(self, scopes: _Scopes) -> None:
         self.scopes = scopes
         self.names = Texts()
         self.rows: list[int] = []

@@ -5,7 +5,8 @@ public form); the report builds them from its episode rows directly."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,13 +53,13 @@ class OutcomeColumns:
         return (self.model, self.task, self.domain, self.benchmark, self.trial, self.passed,
                 self.error, self.unjudged, self.score, self.has_score)
 
-    def take(self, which: np.ndarray) -> "OutcomeColumns":
+    def take(self, which: np.ndarray) -> OutcomeColumns:
         """The outcomes ``which`` (a mask or indices) selects, in order; same tables."""
         return OutcomeColumns((self.models, self.tasks, self.domains, self.benchmarks),
                               [c[which] for c in self.columns()])
 
     @classmethod
-    def of(cls, outcomes: Iterable[Any]) -> "OutcomeColumns":
+    def of(cls, outcomes: Iterable[Any]) -> OutcomeColumns:
         """Columns of ``Outcome``s (anything with their fields as attributes)."""
         rows = list(outcomes)
         models, tasks, domains, benches = Texts(), Texts(), Texts(), Texts()

@@ -8,14 +8,15 @@ a B-tree search per episode and a tuple per call."""
 from __future__ import annotations
 
 import itertools
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 import numpy as np
 
 from sweepbench.store.call_rows import ModelCallRow, chunks
 from sweepbench.store.schema import CALL_FACTS_ODD
 
-__all__ = ["CallFactArrays", "FactScans", "SCAN_SHARE"]
+__all__ = ["SCAN_SHARE", "CallFactArrays", "FactScans"]
 
 SCAN_SHARE = 0.25
 """A read of the call facts of at least this share of a store's episodes goes over the whole

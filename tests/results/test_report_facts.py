@@ -255,7 +255,7 @@ def test_one_pass_over_the_call_facts_reads_what_the_keys_read(tmp_path, monkeyp
     from sweepbench.store import call_rows, fact_scan, reads
 
     odd_store(tmp_path / "odd.sqlite")
-    small = lambda values, n=3: call_rows.chunks(values, n)  # noqa: E731 - many chunks
+    small = lambda values, n=3: call_rows.chunks(values, n)
     monkeypatch.setattr(reads, "_chunks", small)
     monkeypatch.setattr(fact_scan, "chunks", small)
     monkeypatch.setattr(fact_scan, "_RANGE", 4)  # many ranges of episodes
