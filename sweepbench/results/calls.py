@@ -17,6 +17,8 @@ from typing import Iterable
 
 import numpy as np
 
+from sweepbench.store import fact_scan
+from sweepbench.store.fact_scan import CallFactArrays
 from sweepbench.store.reads import ModelCallRow, StoreReads
 
 __all__ = ["CallColumns", "NO_LATENCY", "load_calls"]
@@ -110,9 +112,31 @@ class CallColumns:
         self._parts.append(part)
         self.n += len(rows)
 
+    def _add_arrays(self, calls: CallFactArrays, codes: dict[str, np.ndarray]) -> None:
+        if not len(calls.episode):
+            return
+        index = np.empty(len(calls.keys), dtype=np.int64)
+        for j, key in enumerate(calls.keys):
+            if key not in self._key_index:
+                self._key_index[key] = len(self.keys)
+                self.keys.append(key)
+            index[j] = self._key_index[key]
+        part = {"episode": index[calls.episode].astype(np.int32), "judge": calls.judge}
+        for j, name in enumerate(_TEXT_COLUMNS):
+            part[name] = codes[name].astype(np.int32)[calls.texts[j]]
+        for name in _NUMBERS:
+            part[name] = getattr(calls, name).astype(_TYPES[name], copy=False)
+        for i, call in zip(np.flatnonzero(calls.odd).tolist(), calls.rare):
+            self.rare[self.n + i] = call
+        self._parts.append(part)
+        self.n += len(calls.episode)
+
     def _close(self) -> None:
         for name in ("episode", "judge", *_TEXT_COLUMNS, *_NUMBERS):
             parts = [p.pop(name) for p in self._parts]  # each column's parts freed as it goes
+            if len(parts) == 1:
+                setattr(self, name, parts[0])
+                continue
             setattr(self, name, np.concatenate(parts) if parts else
                     np.zeros(0, dtype=_TYPES.get(name, bool if name == "judge" else np.int32)))
         self._parts = []
@@ -127,6 +151,9 @@ def load_calls(parts: Iterable[tuple[StoreReads, list[str]]]) -> CallColumns:
     cols = CallColumns()
     for store, keys in parts:
         codes = cols._codes(store.fact_texts())
+        if len(keys) >= fact_scan.SCAN_SHARE * store.episode_count():  # one pass
+            cols._add_arrays(store.call_fact_arrays(keys), codes)
+            continue
         for chunk in store.call_fact_chunks(keys):
             cols._add(chunk.keys, chunk.rows, chunk.rare, codes)
     cols._close()

@@ -21,10 +21,11 @@ from typing import Any, Iterable, Mapping, Sequence
 import msgspec
 import numpy as np
 
+from sweepbench.results.outcome_columns import OutcomeColumns
 from sweepbench.results.stats import Outcome, paired_bootstrap
 
-__all__ = ["ALPHA", "ALL_PAIRS_UP_TO", "CORRECTIONS", "adjust", "compare", "leaderboard_order",
-           "task_rates"]
+__all__ = ["ALPHA", "ALL_PAIRS_UP_TO", "CORRECTIONS", "adjust", "column_task_rates", "compare",
+           "leaderboard_order", "task_rates"]
 
 ALPHA = 0.05
 ALL_PAIRS_UP_TO = 12
@@ -60,6 +61,21 @@ def task_rates(outcomes: Iterable[Outcome]) -> dict[str, dict[str, float]]:
         cell[0] += bool(o.passed) and not o.error
         cell[1] += 1
     return {m: {t: c / n for t, (c, n) in ts.items()} for m, ts in cells.items()}
+
+
+def column_task_rates(oc: OutcomeColumns) -> dict[str, dict[str, float]]:
+    """``task_rates`` of outcomes given as columns: the same rates, tasks in the order their
+    first outcome comes."""
+    size = max(1, len(oc.tasks))
+    cells, first, inverse = np.unique(oc.model * size + oc.task, return_index=True,
+                                      return_inverse=True)
+    n = np.bincount(inverse.ravel(), minlength=len(cells))
+    c = np.bincount(inverse.ravel(), weights=oc.passed & ~oc.error, minlength=len(cells))
+    out: dict[str, dict[str, float]] = {}
+    for i in np.argsort(first, kind="stable").tolist():
+        m, t = divmod(int(cells[i]), size)
+        out.setdefault(oc.models[m], {})[oc.tasks[t]] = int(c[i]) / int(n[i])
+    return out
 
 
 def leaderboard_order(models: Mapping[str, Mapping[str, Any]]) -> list[str]:

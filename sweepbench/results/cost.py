@@ -156,7 +156,11 @@ class Spend:
             return s
         # the prices of each (run, endpoint) pair present
         pair = cols.run.astype(np.int64) * max(1, len(cols.endpoints)) + cols.endpoint
-        pairs, inverse = np.unique(pair, return_inverse=True)
+        present = np.zeros(int(pair.max()) + 1, dtype=bool)
+        present[pair] = True
+        pairs = np.flatnonzero(present)  # as np.unique, without sorting every call
+        inverse = (np.cumsum(present) - 1)[pair]
+        del pair, present
         table = np.full((len(pairs), 3), np.nan)
         found = np.zeros(len(pairs), dtype=bool)
         by_pair: list[Prices | None] = []
@@ -168,19 +172,23 @@ class Spend:
             if p is not None:
                 table[i] = (p.input, p.cached_input, p.output)
                 found[i] = True
-        pin, pcached, pout = table[inverse].T
-        prompt, cached = cols.prompt, cols.cached
-        cost = ((prompt - cached) * pin + cached * pcached + cols.completion * pout) / 1e6
+        # ((prompt - cached) * input + cached * cached_input + completion * output) / 1e6,
+        # each step as numpy would take it in one expression, with fewer temporaries
+        cost = (cols.prompt - cols.cached) * table[:, 0][inverse]
+        cost += cols.cached * table[:, 1][inverse]
+        cost += cols.completion * table[:, 2][inverse]
+        cost /= 1e6
         priced = found[inverse]
         for i, call in cols.rare.items():
             p = by_pair[inverse[i]]
             if p is not None and call.stalls is not None:  # losing hedge copies, as billed
                 cost[i] += _hedge_cost(call.stalls, p)
+        del inverse
         free = cols.has_attempts & (cols.attempts == 0)  # answered from the response cache
         cost[free] = 0.0
         priced |= free
         roles = np.where(cols.judge, 2, np.where(
-            cols.role == _code(cols.roles, "agent"), 0, 1))  # ROLES' order
+            cols.role == _code(cols.roles, "agent"), 0, 1)).astype(np.int8)  # ROLES' order
         paid = np.flatnonzero(priced)
         total = np.zeros(1)
         np.add.at(total, np.zeros(len(paid), dtype=np.intp), cost[paid])

@@ -22,12 +22,14 @@ def numeric_details(details: Any, *, depth: int = 2) -> dict[str, bool | int | f
 
     def walk(obj: Any, prefix: str, level: int) -> None:
         for key, v in obj.items():
-            name = f"{prefix}{key}"
-            if isinstance(v, (bool, int, float)):
+            t = type(v)
+            if t is str or t is list or v is None:  # what JSON mostly holds besides numbers
+                continue
+            if t is float or t is int or t is bool or isinstance(v, (bool, int, float)):
                 if math.isfinite(v):
-                    out[name] = v
+                    out[f"{prefix}{key}"] = v
             elif isinstance(v, dict) and level < depth:
-                walk(v, f"{name}_", level + 1)
+                walk(v, f"{prefix}{key}_", level + 1)
 
     if isinstance(details, dict):
         walk(details, "", 1)

@@ -32,7 +32,7 @@ tokens; None for a model with one way in.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 import msgspec
 import numpy as np
@@ -125,10 +125,37 @@ class _Replica:
 _call_decoder = msgspec.json.Decoder(_Call)
 
 
+class Episodes(NamedTuple):
+    """A group's episodes as columns, in order: ``turns``, ``tool_calls``, ``agent`` and
+    ``user`` usage ((n, 4): prompt, completion, cached prompt, reasoning tokens) and
+    ``wall`` seconds."""
+
+    turns: np.ndarray
+    tool_calls: np.ndarray
+    agent: np.ndarray
+    user: np.ndarray
+    wall: np.ndarray
+
+
+def _usage_rows(usages: list[Usage]) -> np.ndarray:
+    return np.array([(u.prompt_tokens, u.completion_tokens, u.cached_prompt_tokens,
+                      u.reasoning_tokens) for u in usages], dtype=np.int64).reshape(-1, 4)
+
+
+def episodes_of(records: list[Any]) -> Episodes:
+    """The columns of records (anything with a record's counts, usages and wall time)."""
+    return Episodes(np.array([r.turns for r in records], dtype=np.int64),
+                    np.array([r.tool_calls for r in records], dtype=np.int64),
+                    _usage_rows([r.agent_usage for r in records]),
+                    _usage_rows([r.user_usage for r in records]),
+                    np.array([r.wall_s for r in records], dtype=np.float64))
+
+
 class _Group:
     def __init__(self) -> None:
         self.records: list[EpisodeRecord] = []
-        self.latency: dict[str, list[float]] = defaultdict(list)
+        self.episodes: Episodes | None = None  # the records as columns, when given so
+        self.latency: dict[str, Any] = defaultdict(list)  # role -> latencies, in order
         self.retries: int | None = None
         self.rate_limited: int | None = None
         self.stalls: dict[str, int] | None = None
@@ -179,18 +206,18 @@ def _dist(values: list[float] | np.ndarray) -> dict[str, float] | None:
             "p99": float(p99), "max": float(a.max())}
 
 
-def _tokens(usages: list[Usage]) -> dict[str, float]:
+def _tokens(usages: np.ndarray) -> dict[str, float]:
     n = len(usages) or 1
-    return {"prompt": sum(u.prompt_tokens for u in usages) / n,
-            "cached_prompt": sum(u.cached_prompt_tokens for u in usages) / n,
-            "completion": sum(u.completion_tokens for u in usages) / n,
+    prompt, completion, cached, reasoning = (int(x) for x in usages.sum(axis=0))
+    return {"prompt": prompt / n, "cached_prompt": cached / n, "completion": completion / n,
             # part of completion (and priced there): a thinking model's share of its output
-            "reasoning": sum(u.reasoning_tokens for u in usages) / n}
+            "reasoning": reasoning / n}
 
 
 def _profile(g: _Group, agent_prices: Prices | None, user_prices: Prices | None) -> dict:
     recs = g.records
-    n = len(recs)
+    eps = g.episodes if g.episodes is not None else episodes_of(recs)
+    n = len(eps.turns)
     cost = None
     if agent_prices is not None and n:
         agent = sum(usage_cost(r.agent_usage, agent_prices) for r in recs)
@@ -202,7 +229,7 @@ def _profile(g: _Group, agent_prices: Prices | None, user_prices: Prices | None)
                 "per_episode": total / n, "total": total}
     agent_lat = g.latency.get("agent", [])
     hist = None
-    if agent_lat:
+    if len(agent_lat):
         counts, _ = np.histogram(np.clip(agent_lat, LATENCY_BINS[0], LATENCY_BINS[-1]),
                                  LATENCY_BINS)
         used = np.flatnonzero(counts)  # only the span that holds calls: the JSON stays short
@@ -220,13 +247,13 @@ def _profile(g: _Group, agent_prices: Prices | None, user_prices: Prices | None)
         stalls = {**g.stalls, "hedge_usage": msgspec.to_builtins(billed), "hedge_cost": cost}
     return {
         "episodes": n,
-        "turns": _dist([r.turns for r in recs]),
-        "tool_calls": _dist([r.tool_calls for r in recs]),
-        "agent_tokens": _tokens([r.agent_usage for r in recs]) if n else None,
-        "user_tokens": _tokens([r.user_usage for r in recs]) if n else None,
+        "turns": _dist(eps.turns),
+        "tool_calls": _dist(eps.tool_calls),
+        "agent_tokens": _tokens(eps.agent) if n else None,
+        "user_tokens": _tokens(eps.user) if n else None,
         "cost": cost,
-        "wall_s": None if not n else {**_dist([r.wall_s for r in recs]),
-                                      "total": float(sum(r.wall_s for r in recs))},
+        "wall_s": None if not n else {**_dist(eps.wall),
+                                      "total": float(sum(eps.wall.tolist()))},
         "latency_s": {role: _dist(v) for role, v in sorted(g.latency.items())} or None,
         "agent_latency_hist": hist,
         "model_calls": sum(len(v) for v in g.latency.values()),

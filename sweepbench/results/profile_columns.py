@@ -6,19 +6,18 @@ pairwise sum over the same array) is the same to the bit; counts are sums of int
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 import msgspec
 import numpy as np
 from msgspec import Struct
 
 from sweepbench.results.calls import CallColumns
-from sweepbench.results.profile import (_Call, _Group, _profiles, _record_groups, _stored_json,
-                                        call_event)
-from sweepbench.store.facts import EpisodeFacts
+from sweepbench.results.profile import (Episodes, _Call, _Group, _profiles, _record_groups,
+                                        _stored_json, call_event)
 from sweepbench.store.reads import ModelCallRow
 
-__all__ = ["ProfileCalls", "build_profiles_columns", "row_profiles"]
+__all__ = ["FactColumns", "ProfileCalls", "build_profiles_columns", "row_profiles"]
 
 
 class ProfileCalls(Struct):
@@ -43,12 +42,41 @@ class ProfileCalls(Struct):
     rare: dict[int, ModelCallRow]
 
 
+class FactColumns(NamedTuple):
+    """Episodes' facts (schema 6) as columns, in the order ``EpisodeView.facts`` gives them:
+    ``keys``, ``episodes`` (:class:`~sweepbench.results.profile.Episodes`: counts, usages,
+    wall time) and ``errors`` (episode key -> its error, for those that have one)."""
+
+    keys: list[str]
+    episodes: Episodes
+    errors: dict[str, str]
+
+    @classmethod
+    def of(cls, rows: list[tuple]) -> "FactColumns":
+        """From ``StoreReads.episode_fact_rows``' rows (``facts.facts_row``'s layout)."""
+        if not rows:
+            z = np.zeros(0, dtype=np.int64)
+            return cls([], Episodes(z, z, z.reshape(0, 4), z.reshape(0, 4), np.zeros(0)), {})
+        ints = np.array([r[1:7] + r[8:16] for r in rows], dtype=np.int64)
+        return cls([r[0] for r in rows],
+                   Episodes(ints[:, 0], ints[:, 4], ints[:, 6:10], ints[:, 10:14],
+                            np.array([r[7] for r in rows], dtype=np.float64)),
+                   {r[0]: r[16] for r in rows if r[16] is not None})
+
+
 def build_profiles_columns(records: Iterable[Any], calls: ProfileCalls, *,
                            prices: Mapping[str, Any] | None = None,
                            user_model: str | None = None) -> dict[str, dict]:
     """``build_profiles`` of calls given as columns: the same profiles, each latency list
     in the calls' order (so its mean is the same to the bit), without a payload decoded."""
     groups = _record_groups(records)
+    _add_calls(groups, calls)
+    return _profiles(groups, prices, user_model)
+
+
+def _add_calls(groups: dict[tuple[str, str | None], _Group], calls: ProfileCalls) -> None:
+    """The calls' latencies (arrays, in the calls' order), retries, rate limits and fleet
+    on the groups of their (model) and (model, domain)."""
     n = len(calls.latency)
     keep = np.ones(n, dtype=bool)
     fleet: list[tuple[int, _Call]] = []
@@ -62,18 +90,19 @@ def build_profiles_columns(records: Iterable[Any], calls: ProfileCalls, *,
     # the role a profile files a call under: as recorded, "agent" when none
     roles = [r or "agent" for r in calls.roles]
     role_names = sorted(set(roles))
-    role = np.array([role_names.index(r) for r in roles], dtype=np.int64)[calls.role] \
-        if n else np.zeros(0, dtype=np.int64)
+    role = np.array([role_names.index(r) for r in roles], dtype=np.int32)[calls.role] \
+        if n else np.zeros(0, dtype=np.int32)
     statuses = [_statuses(t) for t in calls.status_texts]
     has_st = np.array([s is not None for s in statuses], dtype=bool)[calls.statuses]
     n_st = np.array([len(s or ()) for s in statuses], dtype=np.int64)[calls.statuses]
-    n429 = np.array([sum(x == 429 for x in s or ()) for s in statuses],
-                    dtype=np.int64)[calls.statuses]
     retry = np.where(calls.has_attempts, np.maximum(0, calls.attempts - 1),
                      np.where(has_st, np.maximum(0, n_st - 1), 0))
+    del n_st
+    n429 = np.array([sum(x == 429 for x in s or ()) for s in statuses],
+                    dtype=np.int32)[calls.statuses]
     counted = calls.has_attempts | has_st
-    model = np.asarray(calls.model, dtype=np.int64)
-    domain = np.asarray(calls.domain, dtype=np.int64)
+    model = np.asarray(calls.model, dtype=np.int32)
+    domain = np.asarray(calls.domain, dtype=np.int32)
     for scope, key in ((False, model), (True, model * len(calls.domains) + domain)):
         def group_of(k: int, scope: bool = scope) -> _Group:
             if not scope:
@@ -95,16 +124,18 @@ def build_profiles_columns(records: Iterable[Any], calls: ProfileCalls, *,
         timed = np.flatnonzero(keep & (calls.latency >= 0))
         by = key[timed] * len(role_names) + role[timed]
         order = np.argsort(by, kind="stable")  # each group's calls in their order
-        ranked, at = np.unique(by[order], return_index=True)
+        by = by[order]
+        at = np.flatnonzero(np.concatenate(([True], by[1:] != by[:-1]))) if len(by) else \
+            np.zeros(0, dtype=np.int64)
+        ranked = by[at]
+        del by
         for gk, a, b in zip(ranked.tolist(), at.tolist(), [*at[1:].tolist(), len(order)]):
             g = group_of(gk // len(role_names))
-            g.latency[role_names[gk % len(role_names)]] = \
-                calls.latency[timed[order[a:b]]].tolist()
+            g.latency[role_names[gk % len(role_names)]] = calls.latency[timed[order[a:b]]]
     for pos, call in fleet:
         k = int(calls.model[pos])
         groups[calls.models[k], None].add_fleet(call)
         groups[calls.models[k], calls.domains[int(calls.domain[pos])]].add_fleet(call)
-    return _profiles(groups, prices, user_model)
 
 
 def _statuses(text: str | None) -> list[int] | None:
@@ -117,36 +148,42 @@ def _statuses(text: str | None) -> list[int] | None:
 
 
 
-def row_profiles(cols: CallColumns, facts: Mapping[str, EpisodeFacts],
+def row_profiles(cols: CallColumns, facts: FactColumns,
                  row_of: Mapping[str, dict]) -> dict[tuple[str, ...], dict]:
     """(row name,) and (row name, benchmark) -> profile, as a report's ``add_profiles``
     makes them of the records and the episodes' own calls: ``facts`` and ``cols`` in their
     order, each episode under its row's name (``row_of``: episode key -> its row)."""
     out: dict[tuple[str, ...], dict] = {}
-    recs: dict[str, list] = defaultdict(list)  # benchmark -> facts, named by row
-    for key, f in facts.items():
-        r = row_of.get(key)
-        if r is not None:
-            recs[r["benchmark"]].append(msgspec.structs.replace(
-                f, model=r["name"], domain=r["domain"]))
     names: dict[str, int] = {}
     domains: dict[str, int] = {}
     benches: dict[str, int] = {}
-    where = np.full((len(cols.keys), 3), -1, dtype=np.int64)  # episode -> codes
-    for i, key in enumerate(cols.keys):
-        r = row_of.get(key)
-        if r is not None:
-            where[i] = (names.setdefault(r["name"], len(names)),
-                        domains.setdefault(r["domain"], len(domains)),
-                        benches.setdefault(r["benchmark"], len(benches)))
-    codes = where[cols.episode] if len(cols) else np.zeros((0, 3), dtype=np.int64)
-    own = np.flatnonzero(~cols.judge & (codes[:, 0] >= 0))  # not the judges' calls
-    # benchmarks in the order their first call comes, as add_profiles' dict has them
-    _, first = np.unique(codes[own, 2], return_index=True)
-    rank = np.zeros(max(1, len(benches)), dtype=np.int64)
-    rank[codes[own, 2][np.sort(first)]] = np.arange(len(first))
-    pooled = own[np.argsort(rank[codes[own, 2]], kind="stable")]
 
+    def codes_of(keys: list[str]) -> np.ndarray:
+        where = np.full((len(keys), 3), -1, dtype=np.int32)  # episode -> codes
+        for i, key in enumerate(keys):
+            r = row_of.get(key)
+            if r is not None:
+                where[i] = (names.setdefault(r["name"], len(names)),
+                            domains.setdefault(r["domain"], len(domains)),
+                            benches.setdefault(r["benchmark"], len(benches)))
+        return where
+
+    fcodes = codes_of(facts.keys)
+    mine = np.flatnonzero(fcodes[:, 0] >= 0)
+    codes = codes_of(cols.keys)[cols.episode] if len(cols) else np.zeros((0, 3), dtype=np.int64)
+    own = np.flatnonzero(~cols.judge & (codes[:, 0] >= 0))  # not the judges' calls
+    bench_names = list(benches)
+
+    def in_first_order(idx: np.ndarray, bench: np.ndarray) -> np.ndarray:
+        """``idx`` grouped by benchmark, the benchmarks in the order their first entry
+        comes (as add_profiles' dicts have them), each group in order."""
+        _, first = np.unique(bench, return_index=True)
+        rank = np.zeros(max(1, len(benches)), dtype=np.int64)
+        rank[bench[np.sort(first)]] = np.arange(len(first))
+        return idx[np.argsort(rank[bench], kind="stable")]
+
+    pooled = in_first_order(own, codes[own, 2])
+    pooled_eps = in_first_order(mine, fcodes[mine, 2])
     rare_at = np.fromiter(cols.rare, dtype=np.int64, count=len(cols.rare))
 
     def subset(idx: np.ndarray) -> ProfileCalls:
@@ -158,11 +195,30 @@ def row_profiles(cols: CallColumns, facts: Mapping[str, EpisodeFacts],
             has_attempts=cols.has_attempts[idx], attempts=cols.attempts[idx],
             statuses=cols.statuses[idx], rare={i: cols.rare[int(idx[i])] for i in at})
 
-    pooled_recs = [x for v in recs.values() for x in v]
-    for name, p in build_profiles_columns(pooled_recs, subset(pooled)).items():
+    def groups_of(eps: np.ndarray) -> dict[tuple[str, str | None], _Group]:
+        """The groups ``_record_groups`` makes of these episodes' facts, in order."""
+        groups: dict[tuple[str, str | None], _Group] = defaultdict(_Group)
+        name, domain = fcodes[eps, 0], fcodes[eps, 1]
+        nd = max(1, len(domains))
+        for by_domain, key in ((False, name), (True, name * nd + domain)):
+            order = np.argsort(key, kind="stable")
+            ranked, at = np.unique(key[order], return_index=True)
+            for k, a, b in zip(ranked.tolist(), at.tolist(), [*at[1:].tolist(), len(order)]):
+                g = groups[(list(names)[k // nd], list(domains)[k % nd]) if by_domain
+                           else (list(names)[k], None)]
+                rows = eps[order[a:b]]
+                g.episodes = Episodes(*(c[rows] for c in facts.episodes))
+        return groups
+
+    groups = groups_of(pooled_eps)
+    _add_calls(groups, subset(pooled))
+    for name, p in _profiles(groups, None, None).items():
         out[(name,)] = p
-    for b in recs:
-        idx = own[codes[own, 2] == benches.get(b, -1)]
-        for name, p in build_profiles_columns(recs[b], subset(idx)).items():
-            out[(name, b)] = p
+    eps_bench = fcodes[mine, 2]
+    for b in dict.fromkeys(eps_bench[np.sort(np.unique(eps_bench, return_index=True)[1])]
+                           .tolist()):
+        groups = groups_of(mine[eps_bench == b])
+        _add_calls(groups, subset(own[codes[own, 2] == b]))
+        for name, p in _profiles(groups, None, None).items():
+            out[(name, bench_names[b])] = p
     return out

@@ -62,26 +62,18 @@ import msgspec
 import numpy as np
 
 from sweepbench.errors import ReportError
-from sweepbench.ids import STATE_JUDGE, JudgeMethod, TaskKey
+from sweepbench.results.board import Board, k_of
 from sweepbench.results.cost import Spend
-from sweepbench.results.calls import CallColumns
-from sweepbench.results.profile import (as_prices, build_profiles, call_event, endpoint_stalls,
-                                        stall_table)
-from sweepbench.results.profile_columns import row_profiles
+from sweepbench.results.profile import as_prices, endpoint_stalls, stall_table
 from sweepbench.results.runinfo import (adaptive_section, configuration, error_reasons,
                                         terminations, unjudged_by_judge)
 from sweepbench.results.details import numeric_details, report_details
-from sweepbench.results.comparisons import compare, leaderboard_order, task_rates
-from sweepbench.results.stats import DEFAULT_BOOT, Outcome, judge_agreement, summarize
-from sweepbench.store.facts import EpisodeFacts
+from sweepbench.results.stats import DEFAULT_BOOT, judge_agreement
 from sweepbench.store.reads import StoreReads
 from sweepbench.results.selection import EpisodeView, Selection, load_view
-from sweepbench.results.sources import Source, sources_of
+from sweepbench.results.sources import sources_of
 
 __all__ = ["ReportError", "build_report", "numeric_details", "render"]
-
-_STATE = (STATE_JUDGE, str(JudgeMethod.STATE))
-
 
 def _judge_methods(judgments: list[dict]) -> list[dict]:
     pairs: dict[tuple[str, str], dict] = {}
@@ -91,31 +83,6 @@ def _judge_methods(judgments: list[dict]) -> list[dict]:
         p["episodes"] += 1
         p["verdicts"] += j["passed"] is not None
     return sorted(pairs.values(), key=lambda p: (-p["verdicts"], p["judge"], p["method"]))
-
-
-class _Means:
-    """Running means keyed by (scope..., name)."""
-
-    def __init__(self) -> None:
-        self.sum: defaultdict[tuple, float] = defaultdict(float)
-        self.n: Counter[tuple] = Counter()
-
-    def add(self, key: tuple, value: float) -> None:
-        self.sum[key] += value
-        self.n[key] += 1
-
-    def of(self, scope: tuple, names: list[str]) -> dict[str, float]:
-        return {name: self.sum[(*scope, name)] / self.n[(*scope, name)]
-                for name in names if self.n[(*scope, name)]}
-
-
-def _empty_entry() -> dict:
-    return {
-        "k": None, "tasks": 0, "incomplete_tasks": 0, "episodes": 0, "passed": 0,
-        "errors": 0, "avg": None, "pass_at_k": None, "pass_hat_k": None, "ci95": None,
-        "intervals": {}, "unjudged": 0, "bounds": None, "score": None, "scored": 0, "pass_at_k_curve": None, "pass_hat_k_curve": None,
-        "mse_vs_k": None, "domains": {}, "benchmarks": {},
-    }
 
 
 def build_report(
@@ -173,7 +140,7 @@ def build_report(
     sources = sources_of(view, names, by_pair, info, method, judge)
     adaptive_runs = [r for r in view.runs if isinstance((r["info"] or {}).get("adaptive"), dict)
                      and selection.run_id in (None, r["run_id"])]
-    board = _Board(view, by_pair, sources, k=k, n_boot=n_boot, seed=seed,
+    board = Board(view, by_pair, sources, k=k, n_boot=n_boot, seed=seed,
                    correction=correction, adaptive=bool(adaptive_runs))
     override = None if prices is None else {n: as_prices(p) for n, p in prices.items()}
     if from_transcripts or not view.has_facts:
@@ -187,7 +154,7 @@ def build_report(
         del calls
     else:
         cols = view.call_columns()
-        facts = view.facts()
+        facts = view.fact_columns()
         spend = Spend.of_columns(cols, view.prices(), override)
         board.add_cost(spend)
         if profile:
@@ -195,15 +162,15 @@ def build_report(
         counts = np.bincount(cols.endpoint, minlength=len(cols.endpoints))
         stalls = stall_table(cols.rare.values(), {
             e: int(n) for e, n in zip(cols.endpoints, counts.tolist()) if e})
-        errors = {r["episode_key"]: facts[r["episode_key"]].error for r in view.rows
-                  if r["status"] == "error" and r["episode_key"] in facts}
+        finished = set(facts.keys)
+        errors = {r["episode_key"]: facts.errors.get(r["episode_key"]) for r in view.rows
+                  if r["status"] == "error" and r["episode_key"] in finished}
         del cols, facts
     run = stores[0].run(selection.run_id) if selection.run_id and len(stores) == 1 else None
     single = {(s.judge, s.method) for s in sources.values()}
     jm = next(iter(single)) if len(single) == 1 else None
     models = board.overall()
-    comparisons = board.compare([o for o in board.outcomes
-                                 if "undefined" not in models[o.model]], models)
+    comparisons = board.compare(board.defined(models), models)
     leaderboards = board.benchmarks()
     return {
         "stores": [str(s.path) for s in stores],
@@ -218,8 +185,9 @@ def build_report(
         "method_score_keys": board.pair_names,
         "benchmarks": leaderboards,
         "models": models,
-        "adaptive": adaptive_section(adaptive_runs, board.outcomes, leaderboards),
-        "k": _k_of(models, k),
+        "adaptive": adaptive_section(adaptive_runs, board.outcome_list() if adaptive_runs else [],
+                                     leaderboards),
+        "k": k_of(models, k),
         "overall": {"label": ("pooled over " + ", ".join(names) + "; each episode scored by "
                               "its own benchmark's source") if len(names) > 1 else
                     (f"= {names[0]}" if names else "no episodes"),
@@ -252,285 +220,6 @@ def _error_texts(view: EpisodeView) -> dict[str, str | None]:
 def _status(view: EpisodeView) -> str:
     statuses = Counter(r["status"] for r in view.rows)
     return "running" if statuses.get("running") else ("done" if view.rows else "empty")
-
-
-class _Board:
-    """Outcomes and extra columns of every selected episode, grouped for the leaderboards."""
-
-    def __init__(self, view: EpisodeView, by_pair: dict, sources: dict[str, Source], *,
-                 k: int | None, n_boot: int, seed: int, correction: str,
-                 adaptive: bool = False) -> None:
-        self.view, self.sources, self.adaptive = view, sources, adaptive
-        self.k, self.n_boot, self.seed, self.correction = k, n_boot, seed, correction
-        self.outcomes: list[Outcome] = []
-        self.counts: dict[tuple, Counter] = defaultdict(Counter)  # scope -> gap counts
-        self.metrics, self.scores, self.state = _Means(), _Means(), _Means()
-        self.unreach: dict[str, dict] = {}
-        self.row_of: dict[str, dict] = {}
-        metric_keys: set[str] = set()
-        not_rates: set[str] = set()
-        state = by_pair.get(_STATE, {})
-        for r in view.rows:
-            key, name, bench = r["episode_key"], r["name"], r["benchmark"]
-            self.row_of[key] = r
-            src = sources[bench]
-            scopes = [(name,), (name, bench), (name, "d", r["domain"]),
-                      (name, bench, "d", r["domain"])]
-            why = r["unreachable"] or ((state.get(key) or {}).get("details") or {}).get(
-                "unreachable")
-            if why:
-                r["unreachable"] = why
-                u = self.unreach.setdefault(f"{bench}:{r['domain']}:{r['lang']}:{r['task_id']}", {
-                    "benchmark": bench, "domain": r["domain"], "lang": r["lang"],
-                    "task_id": r["task_id"], "reason": why, "episodes": 0})
-                u["episodes"] += 1
-            if r["status"] == "running":
-                self._count(scopes, "unfinished")
-                continue
-            error = r["status"] == "error"
-            s = state.get(key)
-            if s is not None or error:  # the state check: a column whatever the headline
-                for sc in scopes:
-                    self.state.add((*sc, "state"), float(bool(s and s["passed"]) and not error))
-            if not src.applicable:
-                self._count(scopes, "not_applicable")
-                continue
-            j = by_pair.get((src.judge, src.method), {}).get(key) if src.judge else None
-            verdict = None if j is None else j["passed"]
-            task_key = str(TaskKey(bench, r["domain"], r["lang"] or "", r["task_id"]))
-            if verdict is None and not error:
-                self._count(scopes, "unjudged")
-                self.outcomes.append(Outcome(
-                    model=name, domain=r["domain"], task_key=task_key, trial=r["trial"],
-                    passed=False, benchmark=bench, unjudged=True))
-                continue
-            score = None
-            if j is not None:
-                score = j["score"] if j["score"] is not None else float(bool(verdict))
-                for mname, v in numeric_details(j["details"]).items():
-                    metric_keys.add(mname)
-                    if (isinstance(v, int) and not isinstance(v, bool)) or not 0.0 <= v <= 1.0:
-                        not_rates.add(mname)
-                    for sc in scopes:
-                        self.metrics.add((*sc, mname), float(v))
-            self.outcomes.append(Outcome(
-                model=name, domain=r["domain"], task_key=task_key,
-                trial=r["trial"], passed=bool(verdict), error=error, score=score,
-                benchmark=bench))
-        pair_names = set()
-        for pair, judged in by_pair.items():
-            pname = f"{pair[0]}/{pair[1]}"
-            for key, j in judged.items():
-                r = self.row_of.get(key)
-                if j["score"] is not None and r is not None and r["status"] != "running":
-                    pair_names.add(pname)
-                    for sc in ((r["name"],), (r["name"], r["benchmark"]),
-                               (r["name"], "d", r["domain"]),
-                               (r["name"], r["benchmark"], "d", r["domain"])):
-                        self.scores.add((*sc, pname), j["score"])
-        self.pair_names = sorted(pair_names)
-        self.metric_keys = sorted(metric_keys - not_rates)
-        self._cost: dict[tuple, dict] = {}
-        self._profiles: dict[tuple, dict] = {}
-
-    def _count(self, scopes: list[tuple], what: str) -> None:
-        for sc in scopes:
-            self.counts[sc][what] += 1
-
-    def _extras(self, entry: dict, scope: tuple) -> None:
-        for gap in ("unjudged", "unfinished", "not_applicable"):
-            entry[gap] = self.counts[scope][gap]
-        entry["metrics"] = self.metrics.of(scope, self.metric_keys)
-        entry["method_scores"] = self.scores.of(scope, self.pair_names)
-        entry["state"] = self.state.of(scope, ["state"]).get("state")
-
-    def _leaderboard(self, outcomes: list[Outcome], scope: tuple[str, ...]) -> dict[str, dict]:
-        models: dict[str, dict] = {}
-        for name, stats in summarize(outcomes, k=self.k, adaptive=self.adaptive).items():
-            entry = msgspec.to_builtins(stats)
-            self._extras(entry, (name, *scope))
-            for domain, d in entry["domains"].items():
-                self._extras(d, (name, *scope, "d", domain))
-            mine = [o for o in outcomes if o.model == name]
-            reachable = [o for o in mine if o.task_key not in self.unreach]
-            if len(reachable) != len(mine):
-                entry["without_unreachable"] = _short(reachable, entry["k"], self.adaptive)
-            models[name] = entry
-        for sc, counts in self.counts.items():  # rows with nothing scored: listed, empty
-            if len(sc) == 1 + len(scope) and sc[1:] == scope and sc[0] not in models:
-                entry = _empty_entry()
-                self._extras(entry, sc)
-                models[sc[0]] = entry
-        return dict(sorted(models.items()))
-
-    def benchmarks(self) -> dict[str, dict]:
-        out = {}
-        for b, src in sorted(self.sources.items()):
-            outcomes = [o for o in self.outcomes if o.benchmark == b]
-            models = self._leaderboard(outcomes, (b,))
-            for name, entry in models.items():
-                entry.pop("benchmarks", None)
-                entry["cost"] = self._cost.get((name, b))
-                _attach(entry, self._profiles.get((name, b)))
-            out[b] = {
-                "source": msgspec.to_builtins(src),
-                "models": models,
-                "not_applicable": sum(e["not_applicable"] for e in models.values()),
-                "unreachable": [u for u in self.unreachable() if u["benchmark"] == b],
-                "k": _k_of(models, self.k),
-            }
-            cmp = self.compare(outcomes, models)
-            out[b]["comparisons"], out[b]["comparisons_family"] = cmp["pairs"], cmp["family"]
-        return out
-
-    def overall(self) -> dict[str, dict]:
-        """Every benchmark pooled, each episode scored by its own benchmark's source; a row
-        is *undefined* (no numbers, ``undefined`` says why) when one of its benchmarks has
-        nothing scored."""
-        scored = {(o.model, o.benchmark) for o in self.outcomes if not o.unjudged}
-        has = {(r["name"], r["benchmark"]) for r in self.view.rows}
-        missing = {name: sorted(b for n, b in has - scored if n == name) for name, _ in has}
-        models = self._leaderboard(
-            [o for o in self.outcomes if not missing.get(o.model)], ())
-        for name, benches in missing.items():
-            if benches:
-                entry = _empty_entry()
-                self._extras(entry, (name,))
-                entry["undefined"] = ("nothing scored by the headline of " + ", ".join(benches))
-                models[name] = entry
-        models = dict(sorted(models.items()))
-        for name, entry in models.items():
-            entry["cost"] = self._cost.get((name,))
-            _attach(entry, self._profiles.get((name,)))
-            for b, bstats in (entry.get("benchmarks") or {}).items():
-                self._extras(bstats, (name, b))
-                for domain, d in bstats["domains"].items():
-                    self._extras(d, (name, b, "d", domain))
-        return models
-
-    def compare(self, outcomes: list[Outcome], models: dict[str, dict]) -> dict:
-        """The leaderboard's family of paired comparisons (scored outcomes only)."""
-        return compare(task_rates(o for o in outcomes if not o.unjudged),
-                       leaderboard_order(models), n_boot=self.n_boot, seed=self.seed,
-                       correction=self.correction)
-
-    def add_profiles(self, calls: list) -> None:
-        """Tokens, turns, latency and retries per row, per row x benchmark, per domain (cost
-        is not here: it comes from the calls, see ``add_cost``)."""
-        recs: dict[str, list] = defaultdict(list)  # benchmark -> records, named by row
-        for key, rec in self.view.records().items():
-            r = self.row_of.get(key)
-            if r is not None:
-                recs[r["benchmark"]].append(msgspec.structs.replace(rec, model=r["name"]))
-        events: dict[str, list] = defaultdict(list)  # benchmark -> (row, domain, call)
-        for c in calls:
-            r = self.row_of.get(c.episode_key)
-            if r is not None and not c.journal:  # the episode's own calls, not its judges'
-                events[r["benchmark"]].append((r["name"], r["domain"], call_event(c)))
-        pooled = build_profiles([x for v in recs.values() for x in v],
-                                [x for v in events.values() for x in v])
-        for name, p in pooled.items():
-            self._profiles[(name,)] = _no_cost(p)
-        for b in recs:
-            for name, p in build_profiles(recs[b], events[b]).items():
-                self._profiles[(name, b)] = _no_cost(p)
-
-    def add_profiles_columns(self, cols: CallColumns, facts: Mapping[str, EpisodeFacts]
-                             ) -> None:
-        """``add_profiles`` from the stores' facts (:mod:`sweepbench.results.profile_columns`):
-        the same profiles."""
-        for scope, p in row_profiles(cols, facts, self.row_of).items():
-            self._profiles[scope] = _no_cost(p)
-
-    def add_cost(self, spend: Spend) -> None:
-        """Per row (and row x benchmark): agent, user, judge and total dollars, per episode
-        and per passed episode."""
-        passed: Counter[tuple] = Counter()
-        episodes: Counter[tuple] = Counter()
-        for o in self.outcomes:
-            for sc in ((o.model,), (o.model, o.benchmark)):
-                passed[sc] += o.passed and not o.error
-        sums: dict[tuple, dict[str, float | None]] = defaultdict(
-            lambda: {"agent": 0.0, "user": 0.0, "judge": 0.0})
-        for key, r in self.row_of.items():
-            for sc in ((r["name"],), (r["name"], r["benchmark"])):
-                episodes[sc] += 1
-                for role, v in spend.by_episode.get(key, {}).items():
-                    if sums[sc][role] is not None:
-                        sums[sc][role] += v
-                for role in spend.unpriced_roles.get(key, ()):
-                    sums[sc][role] = None  # unpriced, never a partial sum shown as its cost
-        for sc, roles in sums.items():
-            total = None if None in roles.values() else sum(roles.values())
-            if total is None:
-                self._cost[sc] = {**roles, "total": None, "per_episode": None, "per_pass": None}
-                continue
-            self._cost[sc] = {**roles, "total": total,
-                              "per_episode": total / episodes[sc] if episodes[sc] else None,
-                              "per_pass": total / passed[sc] if passed[sc] else None}
-
-    def cost_summary(self, spend: Spend) -> dict:
-        by_task: dict[str, float | None] = defaultdict(float)
-        by_bench: dict[str, float | None] = defaultdict(float)
-        by_model: dict[str, float | None] = defaultdict(float)
-        for key in {**spend.by_episode, **spend.unpriced_roles}:  # in order: the same sums
-            r = self.row_of.get(key)
-            if r is None:
-                continue
-            total = None if key in spend.unpriced_roles else sum(spend.by_episode[key].values())
-            for table, name in ((by_task, f"{r['benchmark']}:{r['domain']}:{r['lang']}:"
-                                          f"{r['task_id']}"),
-                                (by_bench, r["benchmark"]), (by_model, r["name"])):
-                table[name] = None if total is None or table[name] is None else table[name] + total
-        by_endpoint: dict[str, float | None] = {**spend.by_endpoint,
-                                                **dict.fromkeys(spend.unpriced_endpoints)}
-        return {"total": spend.total, "agent": spend.by_role["agent"],
-                "user": spend.by_role["user"], "judge": spend.by_role["judge"],
-                "by_endpoint": dict(sorted(by_endpoint.items())),
-                "by_model": dict(sorted(by_model.items())),
-                "by_benchmark": dict(sorted(by_bench.items())),
-                "by_task": dict(sorted(by_task.items())),
-                "calls": spend.calls, "unpriced_calls": spend.unpriced}
-
-    def unreachable(self) -> list[dict]:
-        return sorted(self.unreach.values(),
-                      key=lambda u: (u["benchmark"], u["domain"], u["task_id"]))
-
-
-def _attach(entry: dict, profile: dict | None) -> None:
-    """A row's profile on its entry, each domain's on the entry's domain."""
-    if profile is None:
-        return
-    profile = dict(profile)
-    for domain, p in profile.pop("domains", {}).items():
-        if domain in entry["domains"]:
-            entry["domains"][domain]["profile"] = p
-    entry["profile"] = profile
-
-
-def _no_cost(profile: dict) -> dict:
-    profile.pop("cost", None)
-    for d in (profile.get("domains") or {}).values():
-        d.pop("cost", None)
-    return profile
-
-
-def _short(outcomes: list[Outcome], k: int | None, adaptive: bool = False) -> dict | None:
-    """Avg@k, Pass@k, Pass^k and CI of one row's outcomes at its leaderboard's k (None when
-    there are none)."""
-    if not outcomes:
-        return None
-    [stats] = summarize(outcomes, k=k, adaptive=adaptive).values()
-    return {f: getattr(stats, f) for f in ("k", "tasks", "incomplete_tasks", "episodes",
-                                           "passed", "avg", "pass_at_k", "pass_hat_k", "ci95")}
-
-
-def _k_of(models: Mapping[str, dict], asked: int | None) -> dict:
-    """The leaderboard's one k: its value, whether it was asked for, and the rows that
-    cannot support it (incomplete: no Pass@k / Pass^k)."""
-    ks = {e["k"] for e in models.values() if e.get("k") is not None}
-    return {"value": ks.pop() if len(ks) == 1 else None, "requested": asked is not None,
-            "incomplete": sorted(m for m, e in models.items() if e.get("incomplete_tasks"))}
 
 
 def _agreements(by_pair: Mapping[tuple[str, str], dict[str, dict]], keys: set[str]) -> list[dict]:

@@ -20,6 +20,7 @@ from msgspec import Struct
 from sweepbench.errors import ReportError
 from sweepbench.results.calls import CallColumns, load_calls
 from sweepbench.results.profile import Prices
+from sweepbench.results.profile_columns import FactColumns
 from sweepbench.store.facts import EpisodeFacts
 from sweepbench.store.reads import ModelCallRow
 from sweepbench.store.runstore import RunStore
@@ -113,6 +114,13 @@ class EpisodeView:
             out.update(self.stores[i].episode_facts(keys))
         return out
 
+    def fact_columns(self) -> FactColumns:
+        """``facts`` as columns (schema 6), in the same order."""
+        rows: list[tuple] = []
+        for i, keys in self._by_store.items():
+            rows += self.stores[i].episode_fact_rows(keys)
+        return FactColumns.of(rows)
+
     def call_columns(self) -> CallColumns:
         """The selected episodes' calls as columns (schema 6), in ``calls``' order."""
         return load_calls((self.stores[i], keys) for i, keys in self._by_store.items())
@@ -158,12 +166,14 @@ def load_view(stores: Sequence[RunStore], selection: Selection | None = None) ->
         raise ReportError(f"no run {selection.run_id!r} in {', '.join(str(s.path) for s in stores)} "
                           f"(runs: {', '.join(runs)})")
     best: dict[str, dict] = {}
+    filtered = bool(selection.models or selection.benchmarks or selection.splits
+                    or selection.trials)
     for i, s in enumerate(stores):
-        specs = s.specs()
+        specs = s.specs() if selection.splits else {}  # what --split matches, only then
         if selection.run_id is not None and s.run(selection.run_id) is None:
             continue
         for row in s.episode_rows(selection.run_id):
-            if not selection.keeps(row, specs.get(row["episode_key"], set())):
+            if filtered and not selection.keeps(row, specs.get(row["episode_key"], set())):
                 continue
             row["store"] = i
             old = best.get(row["episode_key"])
@@ -177,11 +187,14 @@ def load_view(stores: Sequence[RunStore], selection: Selection | None = None) ->
 
 def _newest(rows: list[dict]) -> tuple[list[dict], int]:
     """One row per (model, user, task, trial): the most recently started identity."""
-    groups: dict[tuple, list[dict]] = defaultdict(list)
+    best: dict[tuple, dict] = {}
     for r in rows:
-        groups[r["label"], r["user_model"], r["user_mode"]].append(r)
-    out = [max(g, key=lambda r: (r["started_at"] or 0.0, r["episode_key"]))
-           for g in groups.values()]
+        group = (r["label"], r["user_model"], r["user_mode"])
+        old = best.get(group)
+        if old is None or ((r["started_at"] or 0.0, r["episode_key"]) >
+                           (old["started_at"] or 0.0, old["episode_key"])):
+            best[group] = r
+    out = list(best.values())
     return out, len(rows) - len(out)
 
 

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections import defaultdict
 from itertools import combinations
 from math import comb
 from typing import Any, Iterable, Mapping, NamedTuple
@@ -57,6 +56,7 @@ from msgspec import Struct, field
 
 from sweepbench.ids import TaskKey
 from sweepbench.results import intervals
+from sweepbench.results.outcome_columns import OutcomeColumns
 from sweepbench.results.agreement import (Agreement, cohen_kappa, judge_agreement,
                                           kappa_from_confusion, rubric_decisions)
 
@@ -333,32 +333,47 @@ def _coerce(row: Any) -> Outcome:
     return Outcome(*row)
 
 
-class _Task:
-    __slots__ = ("benchmark", "domain", "n", "c", "errors", "trials", "seen", "scores",
-                 "scored", "unjudged")
-
-    def __init__(self, benchmark: str, domain: str) -> None:
-        self.benchmark = benchmark
-        self.domain = domain
-        self.n = self.c = self.errors = self.scored = self.unjudged = 0
-        self.trials: dict[int, bool] = {}  # scored trial -> passed
-        self.seen: set[int] = set()  # every trial, unjudged ones too
-        self.scores = 0.0
-
-
 class _Options(NamedTuple):
     mse_k_max: int | None
     adaptive: bool = False
 
 
-def _bounds(tasks: list[_Task]) -> list[float] | None:
+class _Cells:
+    """Per (model, task) cell, numbered in the order its first outcome comes: trials scored
+    (``n``), passed (``c``), errors, unjudged, scored and summed scores (in the outcomes'
+    order), and ``trials``: each cell's scored results by trial number (row i: cell i's,
+    first ``n[i]`` entries)."""
+
+    def __init__(self, oc: OutcomeColumns, cell: np.ndarray, count: int) -> None:
+        scored = ~(oc.unjudged & ~oc.error)
+        ok = oc.passed & ~oc.error
+
+        def count_of(mask: np.ndarray) -> np.ndarray:
+            return np.bincount(cell[mask], minlength=count).astype(np.int64)
+
+        self.n, self.c = count_of(scored), count_of(scored & ok)
+        self.errors, self.unjudged = count_of(oc.error), count_of(~scored)
+        has = oc.has_score & ~oc.error
+        self.scored = count_of(has)
+        self.scores = np.bincount(cell[has], weights=oc.score[has], minlength=count)
+        at = np.flatnonzero(scored)
+        order = at[np.lexsort((oc.trial[at], cell[at]))]
+        starts = np.concatenate(([0], np.cumsum(self.n)[:-1]))
+        pos = np.arange(len(order)) - starts[cell[order]]
+        self.trials = np.zeros((count, int(self.n.max(initial=0))), dtype=bool)
+        self.trials[cell[order], pos] = ok[order]
+
+
+def _bounds(cells: _Cells, g: np.ndarray) -> list[float] | None:
     """Avg with every unjudged episode failed, and with every unjudged and errored one
     passed."""
-    with_gaps = [t for t in tasks if t.n + t.unjudged]
-    if not with_gaps:
+    total = cells.n[g] + cells.unjudged[g]
+    w = g[total > 0]
+    if not len(w):
         return None
-    low = [t.c / (t.n + t.unjudged) for t in with_gaps]
-    high = [(t.c + t.errors + t.unjudged) / (t.n + t.unjudged) for t in with_gaps]
+    total = cells.n[w] + cells.unjudged[w]
+    low = (cells.c[w] / total).tolist()
+    high = ((cells.c[w] + cells.errors[w] + cells.unjudged[w]) / total).tolist()
     return [sum(low) / len(low), sum(high) / len(high)]
 
 
@@ -366,38 +381,43 @@ def _both(values: np.ndarray, fixed: list[float] | None) -> dict[str, list[float
     return {"population": intervals.population(values), "fixed_set": fixed}
 
 
-def _stats(all_tasks: list[_Task], k: int, opt: _Options) -> Stats:
-    tasks = [t for t in all_tasks if t.n]
-    bounds = _bounds(all_tasks)
-    unjudged = sum(t.unjudged for t in all_tasks)
-    if not tasks:
+@functools.lru_cache(maxsize=65_536)
+def _pass_k(n: int, c: int, k: int) -> tuple[float, float]:
+    return pass_at_k(n, c, k), pass_hat_k(n, c, k)
+
+
+def _stats(cells: _Cells, g: np.ndarray, k: int, opt: _Options) -> Stats:
+    """The statistics of the cells ``g`` (indices, in the tasks' order)."""
+    bounds = _bounds(cells, g)
+    unjudged = int(cells.unjudged[g].sum())
+    tasks = g[cells.n[g] > 0]
+    if not len(tasks):
         return Stats(k=k, tasks=0, incomplete_tasks=0, episodes=0, passed=0, errors=0,
                      avg=None, pass_at_k=None, pass_hat_k=None, unjudged=unjudged,
                      bounds=bounds)
-    n = np.fromiter((t.n for t in tasks), np.int64, len(tasks))
-    c = np.fromiter((t.c for t in tasks), np.int64, len(tasks))
+    n, c = cells.n[tasks], cells.c[tasks]
     rate = c / n
     complete = n >= k
     at = hat = None
     ivals = {"avg": _both(rate, intervals.fixed_set(n, c, adaptive=opt.adaptive))}
     if complete.all():
         # exact integer estimators for the headline numbers
-        at_t = np.array([pass_at_k(int(a), int(b), k) for a, b in zip(n, c)])
-        hat_t = np.array([pass_hat_k(int(a), int(b), k) for a, b in zip(n, c)])
+        both = np.array([_pass_k(a, b, k) for a, b in zip(n.tolist(), c.tolist())])
+        at_t, hat_t = both[:, 0].copy(), both[:, 1].copy()
         at, hat = float(math.fsum(at_t) / len(tasks)), float(math.fsum(hat_t) / len(tasks))
         ivals["pass_at_k"] = _both(at_t, intervals.fixed_set_bound(at_t))
         ivals["pass_hat_k"] = _both(hat_t, intervals.fixed_set_bound(hat_t))
-    scored = sum(t.scored for t in tasks)
+    scored = int(cells.scored[tasks].sum())
     score = None
     if scored:
-        per_task = np.array([t.scores / t.n for t in tasks])
+        sums = cells.scores[tasks]
+        per_task = sums / n
         score = float(per_task.mean())
-        ivals["score"] = _both(per_task, intervals.fixed_set(n, [t.scores for t in tasks],
-                                                             adaptive=opt.adaptive))
+        ivals["score"] = _both(per_task, intervals.fixed_set(n, sums, adaptive=opt.adaptive))
 
     # Curves over the first m trials of every task: a (tasks, m) 0/1 matrix.
     m = int(n.min())
-    x = np.array([[v for _, v in sorted(t.trials.items())[:m]] for t in tasks], np.float64)
+    x = np.ascontiguousarray(cells.trials[tasks, :m], dtype=np.float64)
     cm = x.sum(axis=1)
     at_curve, hat_curve = pass_curves(np.full(len(tasks), m), cm, m)
     mse = None
@@ -410,7 +430,7 @@ def _stats(all_tasks: list[_Task], k: int, opt: _Options) -> Stats:
         incomplete_tasks=int((~complete).sum()),
         episodes=int(n.sum()),
         passed=int(c.sum()),
-        errors=sum(t.errors for t in tasks),
+        errors=int(cells.errors[tasks].sum()),
         avg=float(rate.mean()),
         pass_at_k=at,
         pass_hat_k=hat,
@@ -431,7 +451,7 @@ def _with(cls: type, base: Stats, **extra: Any) -> Any:
 
 
 def summarize(
-    outcomes: Iterable[Any],
+    outcomes: Iterable[Any] | OutcomeColumns,
     k: int | None = None,
     *,
     mse_k_max: int | None = None,
@@ -440,7 +460,8 @@ def summarize(
     """Per-model (and per-benchmark, per-domain) statistics of one leaderboard; the module
     docstring has the policy.
 
-    Rows are ``Outcome``s, tuples in its field order, or mappings with its field names.
+    Rows are ``Outcome``s, tuples in its field order, or mappings with its field names; or
+    all of them as ``OutcomeColumns`` (what a report passes: no object per episode).
     ``k``: the leaderboard's k (default: the fewest scored trials of any task of any model,
     so every row supports it). ``mse_k_max``: cap on the k of ``mse_vs_k``. ``adaptive``:
     the trials per task were chosen from the outcomes (an adaptive sweep): the intervals
@@ -452,58 +473,69 @@ def summarize(
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
             raise ValueError(f"{name} must be an int >= 1, got {v!r}")
     opt = _Options(mse_k_max, adaptive)
-    by_model: dict[str, dict[str, _Task]] = defaultdict(dict)
-    for raw in outcomes:
-        o = _coerce(raw)
-        tasks = by_model[o.model]
-        t = tasks.get(o.task_key)
-        if t is None:
-            bench = o.benchmark or _benchmark_of(o.task_key)
-            t = tasks[o.task_key] = _Task(bench, o.domain)
-        elif t.domain != o.domain:
-            raise ValueError(
-                f"task {o.task_key!r} of model {o.model!r} appears under domains "
-                f"{t.domain!r} and {o.domain!r}"
-            )
-        if o.trial in t.seen:
-            raise ValueError(f"duplicate outcome: model {o.model!r}, task {o.task_key!r}, "
-                             f"trial {o.trial}")
-        t.seen.add(o.trial)
-        if o.unjudged and not o.error:
-            t.unjudged += 1
-            continue
-        ok = bool(o.passed) and not o.error
-        t.trials[o.trial] = ok
-        t.n += 1
-        t.errors += bool(o.error)
-        t.c += ok
-        if o.score is not None and not o.error:  # an error scores 0 whatever it carries
-            t.scored += 1
-            t.scores += float(o.score)
-    scored_n = [t.n for ts in by_model.values() for t in ts.values() if t.n]
-    mk = k if k is not None else min(scored_n, default=1)
+    oc = outcomes if isinstance(outcomes, OutcomeColumns) else OutcomeColumns.of(
+        _coerce(o) for o in outcomes)
+    if not len(oc):
+        return {}
+    # cells (model, task), numbered in the order their first outcome comes
+    key = oc.model * max(1, len(oc.tasks)) + oc.task
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    cell, first = rank[inverse.ravel()], first[order]
+    _check_outcomes(oc, cell, first)
+    cells = _Cells(oc, cell, len(first))
+    scored_n = cells.n[cells.n > 0]
+    mk = k if k is not None else int(scored_n.min()) if len(scored_n) else 1
+    cmodel, cdomain = oc.model[first], oc.domain[first]
+    cbench = [oc.benchmarks[b] or _benchmark_of(oc.tasks[t])
+              for b, t in zip(oc.benchmark[first].tolist(), oc.task[first].tolist())]
+    bench_names = sorted(set(cbench))
+    bench_code = {b: i for i, b in enumerate(bench_names)}
+    cbench_i = np.array([bench_code[b] for b in cbench], dtype=np.int64)
+    domain_order = sorted(range(len(oc.domains)), key=oc.domains.__getitem__)
+
+    def per_domain(g: np.ndarray) -> dict[str, Stats]:
+        return {oc.domains[d]: _stats(cells, g[cdomain[g] == d], mk, opt)
+                for d in domain_order if (cdomain[g] == d).any()}
+
     out: dict[str, ModelStats] = {}
-    for model in sorted(by_model):
-        tasks = list(by_model[model].values())
-        domains: dict[str, list[_Task]] = defaultdict(list)
-        benches: dict[str, list[_Task]] = defaultdict(list)
-        for t in tasks:
-            domains[t.domain].append(t)
-            benches[t.benchmark].append(t)
-
-        def per_domain(ts: list[_Task]) -> dict[str, Stats]:
-            groups: dict[str, list[_Task]] = defaultdict(list)
-            for t in ts:
-                groups[t.domain].append(t)
-            return {d: _stats(g, mk, opt) for d, g in sorted(groups.items())}
-
-        out[model] = _with(
-            ModelStats, _stats(tasks, mk, opt),
-            domains={d: _stats(ts, mk, opt) for d, ts in sorted(domains.items())},
-            benchmarks={b: _with(BenchmarkStats, _stats(ts, mk, opt), domains=per_domain(ts))
-                        for b, ts in sorted(benches.items())},
-        )
+    by_model = np.argsort(cmodel, kind="stable")
+    bounds = np.searchsorted(cmodel[by_model], np.arange(len(oc.models) + 1))
+    for m in sorted(range(len(oc.models)), key=oc.models.__getitem__):
+        g = by_model[bounds[m]:bounds[m + 1]]  # the model's cells, in order
+        if not len(g):
+            continue
+        out[oc.models[m]] = _with(
+            ModelStats, _stats(cells, g, mk, opt), domains=per_domain(g),
+            benchmarks={bench_names[b]: _with(BenchmarkStats, _stats(cells, gb, mk, opt),
+                                              domains=per_domain(gb))
+                        for b in range(len(bench_names))
+                        if len(gb := g[cbench_i[g] == b])})
     return out
+
+
+def _check_outcomes(oc: OutcomeColumns, cell: np.ndarray, first: np.ndarray) -> None:
+    """ValueError at the first outcome whose task has another domain in that model, or
+    whose trial that model's task already has."""
+    other = np.flatnonzero(oc.domain != oc.domain[first][cell])
+    order = np.lexsort((np.arange(len(cell)), oc.trial, cell))
+    same = (cell[order][1:] == cell[order][:-1]) & (oc.trial[order][1:] == oc.trial[order][:-1])
+    dup = order[1:][same]
+    bad = [int(other.min())] if len(other) else []
+    if len(dup):
+        bad.append(int(dup.min()))
+    if not bad:
+        return
+    i = min(bad)
+    model, task = oc.models[oc.model[i]], oc.tasks[oc.task[i]]
+    if len(other) and i == other.min():
+        raise ValueError(f"task {task!r} of model {model!r} appears under domains "
+                         f"{oc.domains[oc.domain[first[cell[i]]]]!r} and "
+                         f"{oc.domains[oc.domain[i]]!r}")
+    raise ValueError(f"duplicate outcome: model {model!r}, task {task!r}, "
+                     f"trial {int(oc.trial[i])}")
 
 
 def _benchmark_of(task_key: str) -> str:

@@ -11,43 +11,25 @@ and every read returns what it returned for the same rows stored as text.
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 import msgspec
-from msgspec import Struct
 
 from sweepbench.errors import StoreError
 from sweepbench.ids import EPISODE_JOURNAL
+from sweepbench.store.call_rows import ModelCallRow
+from sweepbench.store.call_rows import chunks as _chunks
 from sweepbench.store.codec import Damaged, journal_prefix, register
 from sweepbench.store.damage import is_damaged, open_error
+from sweepbench.store.fact_scan import FactScans
 from sweepbench.store.facts import EpisodeFacts, facts_of, facts_row
 from sweepbench.store.schema import CALL_FACTS_ODD
 from sweepbench.wire import EpisodeRecord
 
 __all__ = ["CallFactChunk", "ModelCallRow", "StoreReads"]
-
-
-class ModelCallRow(Struct, array_like=True):
-    """One journaled model call, as cost and profile read it (usage from its payload)."""
-
-    episode_key: str
-    journal: str
-    run_id: str | None
-    endpoint: str | None
-    role: str | None
-    prompt_tokens: int
-    completion_tokens: int
-    cached_prompt_tokens: int
-    latency_s: float | None
-    attempts: int | None
-    statuses: str | None  # JSON text of the HTTP statuses of its attempts, when recorded
-    stalls: str | None = None  # JSON text of its hung and hedged requests, when it had any
-    replica: str | None = None  # the way in that answered, for a model with several
-    failures: str | None = None  # JSON text of its failed requests, when it had any
 
 
 class CallFactChunk(NamedTuple):
@@ -66,7 +48,7 @@ _EPISODE_COLUMNS = ("episode_key", "label", "model", "benchmark", "spec", "domai
 _record_decoder = msgspec.json.Decoder(EpisodeRecord)
 
 
-class StoreReads:
+class StoreReads(FactScans):
     """The read queries of the run store at ``path``, on connection ``conn`` (which this
     object closes in ``close_reads``). :class:`~sweepbench.store.runstore.RunStore` is one."""
 
@@ -150,6 +132,10 @@ class StoreReads:
                                     "WHERE spec IS NOT NULL"):
             out.setdefault(key, set()).add(spec)
         return out
+
+    def episode_count(self) -> int:
+        """How many episodes the store holds."""
+        return self._read("SELECT count(*) FROM episodes")[0][0]
 
     def episode_status(self, keys: Iterable[str] | None = None) -> dict[str, str]:
         """episode_key -> 'running' | 'done' | 'error' (what a sweep skips or continues)."""
@@ -298,7 +284,11 @@ class StoreReads:
         """episode_key -> its facts (schema 6: what reports read of a record, see
         :mod:`sweepbench.store.facts`), for those of ``keys`` that finished; each chunk of
         keys in key order, as ``records`` returns them."""
-        out: dict[str, EpisodeFacts] = {}
+        return {row[0]: facts_of(row) for row in self.episode_fact_rows(keys)}
+
+    def episode_fact_rows(self, keys: Iterable[str]) -> list[tuple]:
+        """``episode_facts`` as the rows ``facts.facts_row`` makes (no object per episode)."""
+        out: list[tuple] = []
         for chunk in _chunks(keys):
             cond, values = _in("episode_key", chunk)
             rows = self._read(f"SELECT * FROM episode_facts WHERE {cond} ORDER BY episode_key",
@@ -309,10 +299,12 @@ class StoreReads:
                 "SELECT e.episode_key FROM episodes e LEFT JOIN episode_facts f "
                 f"USING (episode_key) WHERE {cond} AND e.record IS NOT NULL "
                 "AND f.episode_key IS NULL", values)]
-            found = {r[0]: facts_of(r) for r in rows}
-            for key, rec in (self.records(missing) if missing else {}).items():
-                found[key] = facts_of(facts_row(key, rec))
-            out.update(sorted(found.items()))
+            if missing:
+                found = {r[0]: r for r in rows}
+                for key, rec in self.records(missing).items():
+                    found[key] = facts_row(key, rec)
+                rows = sorted(found.values())
+            out += rows
         return out
 
     def fact_texts(self) -> dict[int, str]:
@@ -524,10 +516,3 @@ def _sane_call(row: tuple) -> tuple:
 def _in(column: str, values: list[str]) -> tuple[str, tuple]:
     """``column IN (?, ?, ...)`` for a bounded number of values (SQLite's parameter limit)."""
     return f"{column} IN ({','.join('?' * len(values))})", tuple(values)
-
-
-def _chunks(values: Iterable[str], n: int = 900) -> Iterable[list[str]]:
-    it = iter(values)
-    while chunk := list(itertools.islice(it, n)):
-        yield chunk
-

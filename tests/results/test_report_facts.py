@@ -244,3 +244,59 @@ def test_merged_stores_keep_their_facts(tmp_path):
     facts, oracle = both(tmp_path / "m.sqlite")
     assert "C" in json.loads(facts)["models"]
     assert facts == oracle
+
+
+def test_one_pass_over_the_call_facts_reads_what_the_keys_read(tmp_path, monkeypatch):
+    """A report over most of a store reads its call facts in one pass (store.fact_scan), a
+    small selection by its keys: the same calls, in the same order, the same left out."""
+    import numpy as np
+
+    from sweepbench.results.selection import load_view
+    from sweepbench.store import call_rows, fact_scan, reads
+
+    odd_store(tmp_path / "odd.sqlite")
+    small = lambda values, n=3: call_rows.chunks(values, n)
+    monkeypatch.setattr(reads, "_chunks", small)
+    monkeypatch.setattr(fact_scan, "chunks", small)
+    monkeypatch.setattr(fact_scan, "_RANGE", 4)  # many ranges of episodes
+    read = {}
+    for share in (0.0, 2.0):  # one pass; by keys
+        monkeypatch.setattr(fact_scan, "SCAN_SHARE", share)
+        with ReadOnlyStore(tmp_path / "odd.sqlite") as s:
+            read[share] = load_view([s]).call_columns(), s.damaged
+    (a, damaged_a), (b, damaged_b) = read[0.0], read[2.0]
+    assert len(a) > 100 and a.rare and len(damaged_a) == 2
+    assert a.keys == b.keys and a.texts == b.texts and damaged_a == damaged_b
+    for name in ("episode", "judge", "run", "endpoint", "role", "statuses", "prompt",
+                 "completion", "cached", "latency", "has_attempts", "attempts"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+    assert a.rare == b.rare
+
+
+def test_metric_means_add_in_the_episodes_order_whatever_their_details_hold(tmp_path):
+    """Judgments whose details hold different sets of numbers, interleaved: each metric's
+    mean is its values summed one at a time in the episodes' order (as a running sum)."""
+    path = tmp_path / "m.sqlite"
+    values = [0.375, 0.439, 0.508, 0.778, 0.521, 0.393, 0.49, 0.03]  # order shows in the sum
+    with RunStore(path) as s:
+        s.begin_run("r", {})
+        for trial, v in enumerate(values):
+            label = f"A|t1:d:en:t|{trial}"
+            meta = EpisodeMeta(key=f"ep-{trial}", label=label, model="A", benchmark="t1",
+                               domain="d", task_id="t", lang="en", trial=trial)
+            s.select("r", [meta])
+            s.episode_started(meta, run_id="r")
+            s.episode_finished(meta.key, EpisodeRecord(
+                run_id="r", model="A", benchmark="t1", domain="d", task_id="t", trial=trial,
+                termination="user_stop"))
+            details = {"x": v, "y": 0.5} if trial % 3 else {"x": v}  # two sets of names
+            s.judgment(meta.key, judge="state", method="state", passed=True, score=None,
+                       details=details)
+        s.finish_run("r", "done")
+    with ReadOnlyStore(path) as s:
+        report = build_report(s, benchmarks={"t1": {"headline": "state"}})
+    running = 0.0
+    for v in values:
+        running += v
+    assert report["models"]["A"]["metrics"]["x"] == running / len(values)
