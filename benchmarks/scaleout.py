@@ -70,10 +70,6 @@ class InProcess:
             warm(spec)
 
     async def post(self, body: bytes, headers=None):
-        # a transport suspends the request until its reply arrives; so does this one, for one
-        # turn of the loop: an episode that never suspended would run start to end in one go,
-        # and a worker could not report (or take new work) until every queued one had
-        await asyncio.sleep(0)
         req = msgspec.json.decode(body, type=ChatRequest)
         message = self.resolve(req.model)(req)
         digest = hashlib.blake2b(body, digest_size=16).digest()
