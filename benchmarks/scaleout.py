@@ -156,11 +156,13 @@ def _timed(kind, cfg, path: Path, **kw) -> dict:
 # -- 2. shared limits, 3. a node dies: against a server in a thread ---------------------------
 
 class Server(ReferenceServer):
-    """The reference server, stamping each chat request's arrival and counting in flight."""
+    """The reference server, stamping each chat request's answer (and the tokens it counted)
+    and counting in flight."""
 
     def __init__(self, **kw) -> None:
         super().__init__(scripted_models(), models=SCRIPTED_MODELS, **kw)
         self.arrivals: list[tuple[float, str, str]] = []  # (time, status, model)
+        self.tokens: list[tuple[float, str, int]] = []  # (time, model, tokens) of each 200
         self.in_flight = self.max_in_flight = 0
 
     def app(self) -> web.Application:
@@ -177,7 +179,12 @@ class Server(ReferenceServer):
                 response = await handler(request)
             finally:
                 self.in_flight -= 1
-            self.arrivals.append((time.monotonic(), str(response.status), model))
+            now = time.monotonic()
+            self.arrivals.append((now, str(response.status), model))
+            if response.status == 200:
+                usage = msgspec.json.decode(response.body).get("usage") or {}
+                self.tokens.append((now, model, usage.get("prompt_tokens", 0)
+                                    + usage.get("completion_tokens", 0)))
             return response
 
         app.middlewares.insert(0, stamp)
@@ -225,18 +232,16 @@ def shared_limits(cluster: Cluster, seconds: float, tmp: Path) -> dict:
         out["max_window_ratio"] = max(windows) / (rpm / 6) if windows else None
         out["limited_share"] = _limited_share(server)
     # tpm: the same, with a token limit T per model (the server counts a request's prompt
-    # and completion tokens against it); the agent model's tokens over the run against T
+    # and completion tokens against it); the agent model's tokens over the run against T, as
+    # the server answered them (the store's times are when the driver stored a batch)
     tpm = 120_000
     with Threaded(latency_s=0.02, tpm_limit=tpm) as server:
         _limited_sweep(cluster, server, trials, seconds, tmp / "tpm.sqlite", tpm=tpm)
-        with RunStore(tmp / "tpm.sqlite") as store:  # tokens as the server counted them
-            used = [(c["ts"], c["usage"]) for c in _agent_calls(store)]
-        used.sort()
+        used = [(t, n) for t, model, n in server.tokens if model == "scripted/oracle"]
         t0 = used[0][0] + warm
-        kept = [u for t, u in used if t >= t0]
+        kept = [n for t, n in used if t >= t0]
         span = used[-1][0] - t0
-        tokens = sum(u.get("prompt_tokens", 0) + u.get("completion_tokens", 0) for u in kept)
-        out["tpm_ratio"] = tokens / (tpm * span / 60) if span > 0 else None
+        out["tpm_ratio"] = sum(kept) / (tpm * span / 60) if span > 0 else None
         out["tpm_limited_share"] = _limited_share(server)
     cap = 8
     with Threaded(latency_s=0.05) as server:
@@ -278,13 +283,6 @@ async def _bounded(driver: Driver, server: Server, seconds: float) -> None:
         await task
     except BaseException:  # noqa: BLE001 - the stop's Interrupted / cancel
         return
-
-
-def _agent_calls(store: RunStore) -> list[dict]:
-    rows = store._read("SELECT ts, payload FROM events WHERE kind = 'model_call'", ())
-    calls = [(ts, msgspec.json.decode(p)) for ts, p in rows]
-    return [{"ts": ts, "usage": p.get("usage") or {}} for ts, p in calls
-            if p.get("role") == "agent" and "error" not in p]
 
 
 def killed(cluster: Cluster, trials: int, tmp: Path, seed: int) -> dict:
