@@ -698,6 +698,12 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "without backups fallback finds nothing ready (only a backup sets it) and nothing "
          "pending: None, as the guard gives"),
     ],
+    "sweepbench/client/shapes.py": [
+        ("thinking = None", 'thinking = ""',
+         "only read as a truth value (`or`, `not reasoning`) and returned as `reasoning or None`"),
+        ('digest = ""', "digest = None",
+         "read only as a truth value, and set to the body's digest before its first use"),
+    ],
     "sweepbench/client/secrets.py": [
         (_INNER, _INNER.replace("pad * 8", "pad * 9"),
          "(8 pad + 5) // 6 and (9 pad + 5) // 6 are 0, 2 and 3 alike for the three alignments"),
