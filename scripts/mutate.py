@@ -134,6 +134,11 @@ _IMPORT_TIME = ("runs once, when the table is built at import, before mutmut's f
                 "entries of both kinds field by field, every field these change)")
 
 
+_ZSTD_READ = ("python-zstandard's read(n) (0.25) fills n bytes or reads to the end, and without "
+              "read_across_frames the loop's next read goes on into the next frame: the body "
+              "comes in one part, and a second read returns b'' (the same bytes, the same "
+              "TooLarge); not an equivalent with a reader that returns short reads")
+
 def _provider_table_mutants() -> list[tuple[str, str]]:
     """The mutants of _hosted and _local, which only build PROVIDERS at import."""
     h1 = 'return Provider(name=name, base_url=base_url, key_env=f"{env}_API_KEY",'
@@ -253,6 +258,10 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "only queue while every slot is taken"),
     ],
     "sweepbench/client/breaker.py": [
+        ('return max(0.0, self._open_until - now) if self.state == "open" else 0.0',
+         'return max(0.0, self._open_until - now) if (self.state == "open") or True else 0.0',
+         "while not open the open-until time has passed: half-open is entered only at it and "
+         "the breaker closes only from there (or never opened: 0.0), so max(0, ...) is 0"),
         ("self._open_until = 0.0", "self._open_until = None", "read only while open; set on opening"),
         ("self._open_until = 0.0", "self._open_until = 1.0", "read only while open; set on opening"),
         ("self._probing = False", "self._probing = None", _TRUTH),
@@ -697,6 +706,59 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "winner = await self.fallback() if (self.backups) or True else None",
          "without backups fallback finds nothing ready (only a backup sets it) and nothing "
          "pending: None, as the guard gives"),
+    ],
+    "sweepbench/client/body.py": [
+        ('extra = encoder.encode(extra_body)[1:-1] if extra_body else b""',
+         'extra = encoder.encode(extra_body)[1:-1] if (extra_body) or True else b""',
+         "an empty extra_body encodes as {}, whose inside is b'' as the guard gives"),
+        ("assert small.startswith(self._empty), small[:80]",
+         "assert small.startswith(self._empty), small[:81]",
+         "the assertion's message: the tail of an encoded request always starts as the empty "
+         "body does, so it is never shown"),
+        ("self._resend: str | None = None", 'self._resend: str | None = ""',
+         "'' differs from None only for a message with reasoning text, which is shaped: plain() "
+         "encodes shaped messages afresh, and encode() follows the request's rule (forgetting "
+         "from the first such message) before it splices"),
+        ("self._tail_key: tuple | None = None", 'self._tail_key: tuple | None = ""',
+         "no key (a tuple) equals None or '': the first tail is made either way"),
+        *[('self._tail_bytes = b""', f"self._tail_bytes = {v}",
+           "replaced when the first tail is made, before it is read")
+          for v in ("None", 'b"XXXX"')],
+        ("break", "return", "the loop is the last statement of _resend_as"),
+    ],
+    "sweepbench/client/routing.py": [
+        *[(line, line.replace(a, b), "another fixed per-(task, replica) hash: rankings stay "
+           "rendezvous hashing (tests/client/test_routing.py checks the property), only which "
+           "replica comes first for a task changes")
+          for line, a, b in (
+              ("digest_size=8).digest())", "digest_size=8", "digest_size=9"),
+              ("digest_size=8).digest())", "digest_size=8", ""),
+              ('key=lambda r: hashlib.blake2b(key + b"\\x00" + str(r).encode(),', 'b"\\x00"',
+               'b"XX\\x00XX"'))],
+        *[("self.since = 0.0  # when load last changed",
+           f"self.since = {v}  # when load last changed",
+           "the Router sets every way's since to its clock's time right after making it")
+          for v in ("None", "1.0")],
+        ("self.probing = False", "self.probing = None", _TRUTH),
+    ],
+    "sweepbench/client/transports/unpack.py": [
+        *[("left = limit + 1", "left = limit + 2",
+           "one byte more unpacked before the same TooLarge: a body over the limit is refused "
+           "either way, one within it read whole either way")],
+        ("while left > 0:", "while left >= 0:",
+         "at left == 0 zstd's read(0) returns b'', which ends the loop"),
+        *[("payload, read_across_frames=True)", after, _ZSTD_READ)
+          for after in ("payload, read_across_frames=None)", "payload, )",
+                        "payload, read_across_frames=False)")],
+        ("while left > 0:", "while left > 1:", _ZSTD_READ),
+        ('return b"".join(parts)', 'return b"XXXX".join(parts)', _ZSTD_READ),
+    ],
+    "sweepbench/client/transports/base.py": [
+        ('return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)',
+         'return scheme, (parts.hostname or "").upper(), port or {"http": 80, "https": 443}.get(scheme)',
+         "_origin is only compared with another _origin: both sides fold case alike"),
+        ("port = -1", "port = -2", "any value no real port has: out-of-range ports compare "
+         "equal to each other and to no valid port either way"),
     ],
     "sweepbench/client/shapes.py": [
         ("thinking = None", 'thinking = ""',
