@@ -726,6 +726,14 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
           for v in ("None", 'b"XXXX"')],
         ("break", "return", "the loop is the last statement of _resend_as"),
     ],
+    "sweepbench/client/facade.py": [
+        *[('if breaker.state != "closed" and breaker.down_since is not None:', after,
+           "the breaker's down_since is set exactly while it is not closed (set when it opens, "
+           "cleared when it closes): either test alone decides") for after in (
+              'if breaker.state != "closed" or breaker.down_since is not None:',
+              'if breaker.state != "XXclosedXX" and breaker.down_since is not None:',
+              'if breaker.state != "CLOSED" and breaker.down_since is not None:')],
+    ],
     "sweepbench/client/routing.py": [
         *[(line, line.replace(a, b), "another fixed per-(task, replica) hash: rankings stay "
            "rendezvous hashing (tests/client/test_routing.py checks the property), only which "
