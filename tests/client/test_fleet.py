@@ -227,3 +227,91 @@ async def test_a_5xx_sends_the_call_elsewhere_without_draining_the_replica():
     assert [f.status for f in result.failures] == [500, 500, 500]
     assert all(f.replica == urls[0] for f in result.failures)
     assert not fleet.router.ways[0].drained and fleet.router.ways[0].failed == 1
+
+
+# -- unit tests on in-memory members (exact values) -----------------------------------------
+
+
+def memory_fleet(*scripts, **kw) -> tuple[Fleet, "VirtualClock"]:
+    """A fleet of two replicas whose members answer from ``scripts`` (one per way), on a
+    virtual clock; each member makes one request per call."""
+    import msgspec
+
+    from sweepbench.client.limits import EndpointLimits
+    from sweepbench.client.transports.memory import MemoryTransport, VirtualClock
+
+    clock = VirtualClock()
+    ep = Endpoint(name="m", model="x", base_urls=["http://a.invalid/v1", "http://b.invalid/v1"],
+                  max_retries=2, hedge=False, **kw)
+    members = []
+    for way, script in zip(ep.ways(), scripts, strict=True):
+        way = msgspec.structs.replace(way, max_retries=0)
+        members.append(ModelClient(way, transport=MemoryTransport(*script, clock=clock),
+                                   limits=EndpointLimits.for_endpoint(way, clock=clock)))
+    return Fleet(ep, members=members), clock
+
+
+def hi() -> ChatRequest:
+    return ChatRequest(model="x", messages=[UserMessage("hi")])
+
+
+async def test_the_requests_of_the_ways_tried_first_are_carried_on_the_answer():
+    from .rig import OK, status
+
+    fleet, _ = memory_fleet([status(500, "melting")], [OK])
+    result = await fleet.complete(hi())
+    assert (result.replica, result.statuses, result.attempts, result.rate_limited) == (
+        "http://b.invalid/v1", [500, 200], 2, 0)
+    assert [(f.replica, f.status, f.message) for f in result.failures] == [
+        ("http://a.invalid/v1", 500, "HTTP 500: melting")]
+    fleet, _ = memory_fleet([status(429, "slow")], [OK])
+    result = await fleet.complete(hi())
+    assert (result.statuses, result.attempts, result.rate_limited) == ([429, 200], 2, 1)
+
+
+async def test_a_call_failing_on_every_way_carries_every_request():
+    from sweepbench.errors import RateLimitError
+
+    from .rig import status
+
+    fleet, _ = memory_fleet([status(429, "slow")], [status(429, "slow")])
+    with pytest.raises(RateLimitError) as info:
+        await fleet.complete(hi())
+    err = info.value  # max_retries 2: three ways tried in all, the first one twice
+    assert (err.statuses, err.attempts) == ([429, 429, 429], 3)
+    assert [f.replica for f in err.failures] == ["http://a.invalid/v1", "http://b.invalid/v1",
+                                                 "http://a.invalid/v1"]
+    assert fleet.replicas() == [
+        {"replica": "http://a.invalid/v1", "in_flight": 0, "calls": 2, "failed": 2, "drained": False},
+        {"replica": "http://b.invalid/v1", "in_flight": 0, "calls": 1, "failed": 1, "drained": False}]
+
+
+async def test_with_every_way_down_the_fleet_says_so_and_counts_only_the_requests_sent():
+    from sweepbench.errors import TransportError
+
+    down = TransportError("m: connection reset", endpoint="m")
+    fleet, clock = memory_fleet([down], [down], breaker_cooldown_s=5.0, breaker_max_wait_s=3.0)
+    with pytest.raises(EndpointUnavailableError) as info:
+        await fleet.complete(hi())
+    assert str(info.value) == ("m: every replica and key is down (waited 0.0s); last: m: "
+                               "connection reset")
+    assert info.value.attempts == 2 and len(info.value.failures) == 2  # two requests, no third
+    clock.advance(1.0)
+    health = fleet.health()
+    assert {k: v for k, v in health.items() if k != "replicas"} == {
+        "breaker": "open", "failing": 1, "last_failure": "connection reset", "since_ok_s": None,
+        "open_for_s": 1.0, "probe_in_s": 4.0, "max_wait_s": 3.0, "gives_up_in_s": 2.0}
+
+
+def test_a_way_is_named_by_what_tells_it_apart():
+    from sweepbench.client.fleet import way_label
+
+    both = Endpoint(name="m", model="x", base_urls=["http://a/v1", "http://b/v1/"],
+                    api_key_env="K1", api_key_envs=["K2"])
+    assert [way_label(both, w) for w in both.ways()] == [
+        "http://a/v1 key K1", "http://a/v1 key K2", "http://b/v1 key K1", "http://b/v1 key K2"]
+    keys = Endpoint(name="m", model="x", base_url="http://a/v1/", api_key_env="K1",
+                    api_key_envs=["K2"])
+    assert [way_label(keys, w) for w in keys.ways()] == ["key K1", "key K2"]
+    one = Endpoint(name="m", model="x", base_url="http://a/v1/")
+    assert [way_label(one, w) for w in one.ways()] == ["http://a/v1/"]
