@@ -6,11 +6,13 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import msgspec
 import pytest
 
 from sweepbench.client.fleet import Fleet, client_for
 from sweepbench.client.facade import ModelClient
-from sweepbench.client.limits import LimitsPool
+from sweepbench.client.limits import EndpointLimits, LimitsPool
+from sweepbench.client.transports.memory import MemoryTransport, VirtualClock
 from sweepbench.config import Endpoint, load_config
 from sweepbench.devserver.server import ReferenceServer
 from sweepbench.errors import ConfigError, EndpointUnavailableError
@@ -232,14 +234,9 @@ async def test_a_5xx_sends_the_call_elsewhere_without_draining_the_replica():
 # -- unit tests on in-memory members (exact values) -----------------------------------------
 
 
-def memory_fleet(*scripts, **kw) -> tuple[Fleet, "VirtualClock"]:
+def memory_fleet(*scripts, **kw) -> tuple[Fleet, VirtualClock]:
     """A fleet of two replicas whose members answer from ``scripts`` (one per way), on a
     virtual clock; each member makes one request per call."""
-    import msgspec
-
-    from sweepbench.client.limits import EndpointLimits
-    from sweepbench.client.transports.memory import MemoryTransport, VirtualClock
-
     clock = VirtualClock()
     ep = Endpoint(name="m", model="x", base_urls=["http://a.invalid/v1", "http://b.invalid/v1"],
                   max_retries=2, hedge=False, **kw)
