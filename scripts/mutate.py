@@ -734,6 +734,31 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
               'if breaker.state != "XXclosedXX" and breaker.down_since is not None:',
               'if breaker.state != "CLOSED" and breaker.down_since is not None:')],
     ],
+    "sweepbench/client/fleet.py": [
+        *[(before, after, "a sticky replica of '' is in no list of replicas: the router "
+           "treats it as no sticky replica, as None") for before, after in (
+              ("self.replica: int | None = None", 'self.replica: int | None = ""'),
+              ("sticky = None", 'sticky = ""'))],
+        ("router.finished(way, ok=False, down=down)", "router.finished(way, ok=None, down=down)",
+         _TRUTH),
+        ("body = request if isinstance(request, bytes) else self.encode(request)",
+         "body = request if (isinstance(request, bytes)) or True else self.encode(request)",
+         "a member encodes a ChatRequest with the template the fleet would (its first "
+         "member's; every member's is made from the same endpoint fields)"),
+        ('if out["breaker"] == "open" and router.down_since is not None:',
+         'if out["breaker"] == "open" or router.down_since is not None:',
+         "down_since is cleared by the answer that re-admits a way, and the breaker is only "
+         "'closed' while a way is admitted: closed means down_since is None"),
+        *[(line, after, "every way's base_url is one of the endpoint's urls (ways are made "
+           "from them), or '' for a scripted model whose urls are empty: the index is 0 "
+           "either way") for line, after in (
+              ('urls = endpoint.urls or [""]', 'urls = endpoint.urls or ["XXXX"]'),
+              ("self.router = Router([urls.index(w.base_url) if w.base_url in urls else 0",
+               "self.router = Router([urls.index(w.base_url) if (w.base_url in urls) or True "
+               "else 0"),
+              ("self.router = Router([urls.index(w.base_url) if w.base_url in urls else 0",
+               "self.router = Router([urls.index(w.base_url) if w.base_url in urls else 1"))],
+    ],
     "sweepbench/client/routing.py": [
         *[(line, line.replace(a, b), "another fixed per-(task, replica) hash: rankings stay "
            "rendezvous hashing (tests/client/test_routing.py checks the property), only which "

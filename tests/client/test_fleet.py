@@ -234,15 +234,15 @@ async def test_a_5xx_sends_the_call_elsewhere_without_draining_the_replica():
 # -- unit tests on in-memory members (exact values) -----------------------------------------
 
 
-def memory_fleet(*scripts, **kw) -> tuple[Fleet, VirtualClock]:
+def memory_fleet(*scripts, member_retries: int = 0, **kw) -> tuple[Fleet, VirtualClock]:
     """A fleet of two replicas whose members answer from ``scripts`` (one per way), on a
-    virtual clock; each member makes one request per call."""
+    virtual clock; each member makes ``member_retries + 1`` requests per call at most."""
     clock = VirtualClock()
     ep = Endpoint(name="m", model="x", base_urls=["http://a.invalid/v1", "http://b.invalid/v1"],
                   max_retries=2, hedge=False, **kw)
     members = []
     for way, script in zip(ep.ways(), scripts, strict=True):
-        way = msgspec.structs.replace(way, max_retries=0)
+        way = msgspec.structs.replace(way, max_retries=member_retries)
         members.append(ModelClient(way, transport=MemoryTransport(*script, clock=clock),
                                    limits=EndpointLimits.for_endpoint(way, clock=clock)))
     return Fleet(ep, members=members), clock
@@ -312,3 +312,103 @@ def test_a_way_is_named_by_what_tells_it_apart():
     assert [way_label(keys, w) for w in keys.ways()] == ["key K1", "key K2"]
     one = Endpoint(name="m", model="x", base_url="http://a/v1/")
     assert [way_label(one, w) for w in one.ways()] == ["http://a/v1/"]
+
+
+async def test_an_answer_counts_its_own_ways_requests_and_its_time():
+    from sweepbench.client.transports.memory import Answer
+
+    from .rig import status
+
+    fleet, clock = memory_fleet([status(429, "slow")], [status(429, "busy"), Answer(delay_s=2.0)],
+                                member_retries=1)
+    result = await fleet.complete(hi())  # a: 429 twice; b: 429, then an answer after 2 s
+    assert (result.replica, result.statuses, result.rate_limited) == (
+        "http://b.invalid/v1", [429, 429, 429, 200], 3)
+    assert [f.replica for f in result.failures] == ["http://a.invalid/v1"] * 2 + [
+        "http://b.invalid/v1"]
+    assert result.wall_s == clock.now() - 1000.0 and result.wall_s >= 2.0
+    assert fleet.health()["since_ok_s"] == 0.0
+
+
+async def test_a_conversation_stays_on_the_replica_it_used_last():
+    from .rig import OK
+
+    fleet, _ = memory_fleet([OK], [OK])
+    convo = fleet.conversation("task-1")
+    away = 1 - fleet.router.ranking("task-1")[0]
+    convo.replica = away  # as if its last call had gone there
+    result = await convo(hi())
+    assert result.replica == fleet.labels[away] and convo.replica == away
+
+
+async def test_a_cancelled_call_frees_its_way_without_draining_it():
+    from sweepbench.client.transports.memory import Answer
+
+    fleet, _ = memory_fleet([Answer(delay_s=5.0)], [Answer(delay_s=5.0)])
+    call = asyncio.ensure_future(fleet.complete(hi()))
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert [(r["in_flight"], r["calls"], r["failed"], r["drained"]) for r in fleet.replicas()] == [
+        (0, 1, 1, False), (0, 0, 0, False)]
+
+
+async def test_with_every_way_down_a_call_waits_for_the_probe_up_to_the_limit_exactly():
+    from sweepbench.errors import TransportError
+
+    from .rig import OK
+
+    for limit in (5.0, None):  # the probe is due after exactly the limit: it is waited for
+        fleet, clock = memory_fleet([TransportError("m: reset a", endpoint="m"), OK],
+                                    [TransportError("m: reset b", endpoint="m"), OK],
+                                    breaker_cooldown_s=5.0, breaker_max_wait_s=limit)
+        result = await fleet.complete(hi())
+        assert result.statuses == [0, 0, 200] and clock.now() == 1005.0
+        assert fleet.health()["breaker"] == "closed"
+    fleet, clock = memory_fleet([TransportError("m: reset a", endpoint="m")],
+                                [TransportError("m: reset b", endpoint="m")],
+                                breaker_cooldown_s=5.0, breaker_max_wait_s=None)
+    with pytest.raises(TransportError):
+        await fleet.complete(hi())  # two ways tried, then the probe of the first fails too
+    fleet, clock = memory_fleet([TransportError("m: reset a", endpoint="m")],
+                                [TransportError("m: reset b", endpoint="m")],
+                                breaker_cooldown_s=5.0, breaker_max_wait_s=1.0)
+    with pytest.raises(EndpointUnavailableError) as info:
+        await fleet.complete(hi())
+    assert str(info.value).endswith("; last: m: reset b") and info.value.endpoint == "m"
+    assert fleet.health()["gives_up_in_s"] == 1.0
+    with pytest.raises(EndpointUnavailableError) as info:
+        await fleet.complete(hi())  # every way drained before it starts: nothing tried
+    assert str(info.value) == "m: every replica and key is down (waited 0.0s)"
+    assert info.value.attempts == 0
+
+
+def test_members_fail_fast_and_retry_little_and_the_router_takes_the_endpoints_settings():
+    ep = fleet_endpoint(["http://a:1/v1", "http://b:1/v1"], max_retries=5, load_factor=1.5,
+                        breaker_max_wait_s=30.0)
+    fleet = Fleet(ep)
+    assert [(m.endpoint.breaker_max_wait_s, m.endpoint.max_retries) for m in fleet.members] == [
+        (0.0, 2), (0.0, 2)]
+    assert (fleet.router.load_factor, fleet.router.cooldown_s) == (1.5, 0.2)
+
+
+def test_client_for_passes_its_limits_and_cache_on(tmp_path):
+    from sweepbench.client.cache import ResponseCache
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    pool = LimitsPool()
+    one = client_for(Endpoint(name="m", base_url="http://a:1/v1"), limits=pool, cache=cache)
+    assert one.cache is cache and one.limits is pool.get("http://a:1/v1||m", None)
+    fleet = client_for(fleet_endpoint(["http://a:1/v1", "http://b:1/v1"]), limits=pool,
+                       cache=cache)
+    assert all(m.cache is cache for m in fleet.members) and len(pool) == 3
+    cache.close()
+
+
+def test_a_replica_url_is_named_without_its_trailing_slash_only():
+    from sweepbench.client.fleet import way_label
+
+    ep = Endpoint(name="m", model="x", base_urls=["http://a/X/", "http://b/vX"])
+    assert [way_label(ep, w) for w in ep.ways()] == ["http://a/X", "http://b/vX"]
