@@ -759,6 +759,15 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
               ("self.router = Router([urls.index(w.base_url) if w.base_url in urls else 0",
                "self.router = Router([urls.index(w.base_url) if w.base_url in urls else 1"))],
     ],
+    "sweepbench/client/transports/memory.py": [
+        ("self.closed = False", "self.closed = None", _TRUTH),
+        *[(line, line.replace("= False", "= None"), _TRUTH)
+          for line in ("self._scheduled = False",)],
+        ("if callable(reply) and not isinstance(reply, (Answer, BaseException, dict)):",
+         "if callable(reply) or not isinstance(reply, (Answer, BaseException, dict)):",
+         "every reply of a script that is not callable is an Answer, an exception or a dict "
+         "(Script): the second test decides alike"),
+    ],
     "sweepbench/client/routing.py": [
         *[(line, line.replace(a, b), "another fixed per-(task, replica) hash: rankings stay "
            "rendezvous hashing (tests/client/test_routing.py checks the property), only which "

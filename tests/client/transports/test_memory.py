@@ -59,8 +59,10 @@ async def test_delayed_answers_wait_on_the_clock_and_count_in_flight():
     t = MemoryTransport(Answer(delay_s=2.0), clock=clock)
     await asyncio.gather(t.post(b"{}", None), t.post(b"{}", None))
     assert clock.now() == 1002.0 and (t.in_flight, t.max_in_flight) == (0, 2)
-    with pytest.raises(RuntimeError, match="a delayed answer needs the transport's clock"):
+    with pytest.raises(RuntimeError) as info:
         await MemoryTransport(Answer(delay_s=1.0)).post(b"{}", None)
+    assert str(info.value) == "a delayed answer needs the transport's clock"
+    assert not t.closed
     await t.aclose()
     assert t.closed
 
@@ -85,3 +87,17 @@ async def test_the_virtual_clock_wakes_sleepers_in_time_order_once_the_loop_is_i
     assert woke == [("busy", 10.0), ("now", 10.0), ("a", 11.0), ("a2", 11.0), ("b", 12.0)]
     clock.advance(0.5)
     assert clock.now() == 12.5
+
+
+async def test_the_virtual_clock_refuses_a_loop_it_cannot_see_into():
+    clock = VirtualClock()
+    sleeper = asyncio.ensure_future(clock.sleep(1.0))
+    await asyncio.sleep(0)  # parked, its wake-up scheduled on this loop
+
+    class Opaque:  # an event loop without asyncio's ready queue (uvloop, say)
+        pass
+
+    with pytest.raises(RuntimeError) as info:
+        clock._drive(Opaque())
+    assert str(info.value) == "VirtualClock needs asyncio's default event loop"
+    sleeper.cancel()
