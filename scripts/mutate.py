@@ -741,6 +741,7 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
               ("sticky = None", 'sticky = ""'))],
         ("router.finished(way, ok=False, down=down)", "router.finished(way, ok=None, down=down)",
          _TRUTH),
+        ("router.finished(way, ok=False)", "router.finished(way, ok=None)", _TRUTH),
         ("body = request if isinstance(request, bytes) else self.encode(request)",
          "body = request if (isinstance(request, bytes)) or True else self.encode(request)",
          "a member encodes a ChatRequest with the template the fleet would (its first "

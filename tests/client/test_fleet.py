@@ -239,7 +239,7 @@ def memory_fleet(*scripts, member_retries: int = 0, **kw) -> tuple[Fleet, Virtua
     virtual clock; each member makes ``member_retries + 1`` requests per call at most."""
     clock = VirtualClock()
     ep = Endpoint(name="m", model="x", base_urls=["http://a.invalid/v1", "http://b.invalid/v1"],
-                  max_retries=2, hedge=False, **kw)
+                  **{"max_retries": 2, "hedge": False, **kw})
     members = []
     for way, script in zip(ep.ways(), scripts, strict=True):
         way = msgspec.structs.replace(way, max_retries=member_retries)
@@ -372,6 +372,9 @@ async def test_with_every_way_down_a_call_waits_for_the_probe_up_to_the_limit_ex
                                 breaker_cooldown_s=5.0, breaker_max_wait_s=None)
     with pytest.raises(TransportError):
         await fleet.complete(hi())  # two ways tried, then the probe of the first fails too
+    health = fleet.health()
+    assert (health["breaker"], health["max_wait_s"], health["gives_up_in_s"]) == (
+        "open", None, None)  # waiting calls never give up
     fleet, clock = memory_fleet([TransportError("m: reset a", endpoint="m")],
                                 [TransportError("m: reset b", endpoint="m")],
                                 breaker_cooldown_s=5.0, breaker_max_wait_s=1.0)
@@ -412,3 +415,19 @@ def test_a_replica_url_is_named_without_its_trailing_slash_only():
 
     ep = Endpoint(name="m", model="x", base_urls=["http://a/X/", "http://b/vX"])
     assert [way_label(ep, w) for w in ep.ways()] == ["http://a/X", "http://b/vX"]
+
+
+async def test_giving_up_names_the_last_failure_of_all_the_ways_tried():
+    from sweepbench.errors import TransportError
+
+    from .rig import status
+
+    # a answers 500 (not down: tried again later), b is down, a is then down too
+    fleet, _ = memory_fleet([status(500, "melting"), TransportError("m: reset a", endpoint="m")],
+                            [TransportError("m: reset b", endpoint="m")],
+                            max_retries=3, breaker_cooldown_s=5.0, breaker_max_wait_s=1.0)
+    with pytest.raises(EndpointUnavailableError) as info:
+        await fleet.complete(hi())
+    assert str(info.value) == ("m: every replica and key is down (waited 0.0s); last: m: "
+                               "reset a")
+    assert (info.value.attempts, info.value.statuses) == (3, [500, 0, 0])
