@@ -769,6 +769,18 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "every reply of a script that is not callable is an Answer, an exception or a dict "
          "(Script): the second test decides alike"),
     ],
+    "sweepbench/client/transports/proxy.py": [
+        ('host = host.lower().rstrip(".")', 'host = host.lower().rstrip("XX.XX")',
+         "the host is lower-cased first: it holds no X to strip"),
+        *[("if urllib.request.proxy_bypass_environment(netloc, env):", after,
+           "without proxies given, urllib reads the same environment itself") for after in (
+              "if urllib.request.proxy_bypass_environment(netloc, None):",
+              "if urllib.request.proxy_bypass_environment(netloc, ):")],
+        ('parts = urlsplit(value if "://" in value else "http://" + value)',
+         'parts = urlsplit(value if "://" in value else "HTTP://" + value)',
+         "urlsplit lower-cases the scheme"),
+        ("port = 0", "port = None", "read only as a truth value (`not port`): no port either way"),
+    ],
     "sweepbench/client/routing.py": [
         *[(line, line.replace(a, b), "another fixed per-(task, replica) hash: rankings stay "
            "rendezvous hashing (tests/client/test_routing.py checks the property), only which "
