@@ -134,6 +134,11 @@ _IMPORT_TIME = ("runs once, when the table is built at import, before mutmut's f
                 "entries of both kinds field by field, every field these change)")
 
 
+_ZSTD_READ = ("python-zstandard's read(n) (0.25) fills n bytes or reads to the end, and without "
+              "read_across_frames the loop's next read goes on into the next frame: the body "
+              "comes in one part, and a second read returns b'' (the same bytes, the same "
+              "TooLarge); not an equivalent with a reader that returns short reads")
+
 def _provider_table_mutants() -> list[tuple[str, str]]:
     """The mutants of _hosted and _local, which only build PROVIDERS at import."""
     h1 = 'return Provider(name=name, base_url=base_url, key_env=f"{env}_API_KEY",'
@@ -253,6 +258,10 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "only queue while every slot is taken"),
     ],
     "sweepbench/client/breaker.py": [
+        ('return max(0.0, self._open_until - now) if self.state == "open" else 0.0',
+         'return max(0.0, self._open_until - now) if (self.state == "open") or True else 0.0',
+         "while not open the open-until time has passed: half-open is entered only at it and "
+         "the breaker closes only from there (or never opened: 0.0), so max(0, ...) is 0"),
         ("self._open_until = 0.0", "self._open_until = None", "read only while open; set on opening"),
         ("self._open_until = 0.0", "self._open_until = 1.0", "read only while open; set on opening"),
         ("self._probing = False", "self._probing = None", _TRUTH),
@@ -697,6 +706,120 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "winner = await self.fallback() if (self.backups) or True else None",
          "without backups fallback finds nothing ready (only a backup sets it) and nothing "
          "pending: None, as the guard gives"),
+    ],
+    "sweepbench/client/body.py": [
+        ('extra = encoder.encode(extra_body)[1:-1] if extra_body else b""',
+         'extra = encoder.encode(extra_body)[1:-1] if (extra_body) or True else b""',
+         "an empty extra_body encodes as {}, whose inside is b'' as the guard gives"),
+        ("assert small.startswith(self._empty), small[:80]",
+         "assert small.startswith(self._empty), small[:81]",
+         "the assertion's message: the tail of an encoded request always starts as the empty "
+         "body does, so it is never shown"),
+        ("self._resend: str | None = None", 'self._resend: str | None = ""',
+         "'' differs from None only for a message with reasoning text, which is shaped: plain() "
+         "encodes shaped messages afresh, and encode() follows the request's rule (forgetting "
+         "from the first such message) before it splices"),
+        ("self._tail_key: tuple | None = None", 'self._tail_key: tuple | None = ""',
+         "no key (a tuple) equals None or '': the first tail is made either way"),
+        *[('self._tail_bytes = b""', f"self._tail_bytes = {v}",
+           "replaced when the first tail is made, before it is read")
+          for v in ("None", 'b"XXXX"')],
+        ("break", "return", "the loop is the last statement of _resend_as"),
+    ],
+    "sweepbench/client/facade.py": [
+        *[('if breaker.state != "closed" and breaker.down_since is not None:', after,
+           "the breaker's down_since is set exactly while it is not closed (set when it opens, "
+           "cleared when it closes): either test alone decides") for after in (
+              'if breaker.state != "closed" or breaker.down_since is not None:',
+              'if breaker.state != "XXclosedXX" and breaker.down_since is not None:',
+              'if breaker.state != "CLOSED" and breaker.down_since is not None:')],
+    ],
+    "sweepbench/client/fleet.py": [
+        *[(before, after, "a sticky replica of '' is in no list of replicas: the router "
+           "treats it as no sticky replica, as None") for before, after in (
+              ("self.replica: int | None = None", 'self.replica: int | None = ""'),
+              ("sticky = None", 'sticky = ""'))],
+        ("router.finished(way, ok=False, down=down)", "router.finished(way, ok=None, down=down)",
+         _TRUTH),
+        ("router.finished(way, ok=False)", "router.finished(way, ok=None)", _TRUTH),
+        ("body = request if isinstance(request, bytes) else self.encode(request)",
+         "body = request if (isinstance(request, bytes)) or True else self.encode(request)",
+         "a member encodes a ChatRequest with the template the fleet would (its first "
+         "member's; every member's is made from the same endpoint fields)"),
+        ('if out["breaker"] == "open" and router.down_since is not None:',
+         'if out["breaker"] == "open" or router.down_since is not None:',
+         "down_since is cleared by the answer that re-admits a way, and the breaker is only "
+         "'closed' while a way is admitted: closed means down_since is None"),
+        *[(line, after, "every way's base_url is one of the endpoint's urls (ways are made "
+           "from them), or '' for a scripted model whose urls are empty: the index is 0 "
+           "either way") for line, after in (
+              ('urls = endpoint.urls or [""]', 'urls = endpoint.urls or ["XXXX"]'),
+              ("self.router = Router([urls.index(w.base_url) if w.base_url in urls else 0",
+               "self.router = Router([urls.index(w.base_url) if (w.base_url in urls) or True "
+               "else 0"),
+              ("self.router = Router([urls.index(w.base_url) if w.base_url in urls else 0",
+               "self.router = Router([urls.index(w.base_url) if w.base_url in urls else 1"))],
+    ],
+    "sweepbench/client/transports/memory.py": [
+        ("self.closed = False", "self.closed = None", _TRUTH),
+        *[(line, line.replace("= False", "= None"), _TRUTH)
+          for line in ("self._scheduled = False",)],
+        ("if callable(reply) and not isinstance(reply, (Answer, BaseException, dict)):",
+         "if callable(reply) or not isinstance(reply, (Answer, BaseException, dict)):",
+         "every reply of a script that is not callable is an Answer, an exception or a dict "
+         "(Script): the second test decides alike"),
+    ],
+    "sweepbench/client/transports/proxy.py": [
+        ('host = host.lower().rstrip(".")', 'host = host.lower().rstrip("XX.XX")',
+         "the host is lower-cased first: it holds no X to strip"),
+        *[("if urllib.request.proxy_bypass_environment(netloc, env):", after,
+           "without proxies given, urllib reads the same environment itself") for after in (
+              "if urllib.request.proxy_bypass_environment(netloc, None):",
+              "if urllib.request.proxy_bypass_environment(netloc, ):")],
+        ('parts = urlsplit(value if "://" in value else "http://" + value)',
+         'parts = urlsplit(value if "://" in value else "HTTP://" + value)',
+         "urlsplit lower-cases the scheme"),
+        ("port = 0", "port = None", "read only as a truth value (`not port`): no port either way"),
+    ],
+    "sweepbench/client/routing.py": [
+        *[(line, line.replace(a, b), "another fixed per-(task, replica) hash: rankings stay "
+           "rendezvous hashing (tests/client/test_routing.py checks the property), only which "
+           "replica comes first for a task changes")
+          for line, a, b in (
+              ("digest_size=8).digest())", "digest_size=8", "digest_size=9"),
+              ("digest_size=8).digest())", "digest_size=8", ""),
+              ('key=lambda r: hashlib.blake2b(key + b"\\x00" + str(r).encode(),', 'b"\\x00"',
+               'b"XX\\x00XX"'))],
+        *[("self.since = 0.0  # when load last changed",
+           f"self.since = {v}  # when load last changed",
+           "the Router sets every way's since to its clock's time right after making it")
+          for v in ("None", "1.0")],
+        ("self.probing = False", "self.probing = None", _TRUTH),
+    ],
+    "sweepbench/client/transports/unpack.py": [
+        *[("left = limit + 1", "left = limit + 2",
+           "one byte more unpacked before the same TooLarge: a body over the limit is refused "
+           "either way, one within it read whole either way")],
+        ("while left > 0:", "while left >= 0:",
+         "at left == 0 zstd's read(0) returns b'', which ends the loop"),
+        *[("payload, read_across_frames=True)", after, _ZSTD_READ)
+          for after in ("payload, read_across_frames=None)", "payload, )",
+                        "payload, read_across_frames=False)")],
+        ("while left > 0:", "while left > 1:", _ZSTD_READ),
+        ('return b"".join(parts)', 'return b"XXXX".join(parts)', _ZSTD_READ),
+    ],
+    "sweepbench/client/transports/base.py": [
+        ('return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)',
+         'return scheme, (parts.hostname or "").upper(), port or {"http": 80, "https": 443}.get(scheme)',
+         "_origin is only compared with another _origin: both sides fold case alike"),
+        ("port = -1", "port = -2", "any value no real port has: out-of-range ports compare "
+         "equal to each other and to no valid port either way"),
+    ],
+    "sweepbench/client/shapes.py": [
+        ("thinking = None", 'thinking = ""',
+         "only read as a truth value (`or`, `not reasoning`) and returned as `reasoning or None`"),
+        ('digest = ""', "digest = None",
+         "read only as a truth value, and set to the body's digest before its first use"),
     ],
     "sweepbench/client/secrets.py": [
         (_INNER, _INNER.replace("pad * 8", "pad * 9"),

@@ -215,6 +215,7 @@ class Fleet:
             err = EndpointUnavailableError(
                 f"{self._name}: every replica and key is down (waited {waited:.1f}s){last}",
                 endpoint=self._name)
+            err.attempts = 0  # no request of its own: only those of the ways tried count
             raise _merged(err, tried)
         await clock.sleep(wait)
 

@@ -332,3 +332,99 @@ def test_a_scripted_model_keeps_its_task_field_under_any_endpoint_name() -> None
                     model="Qwen/Qwen3-8B")
     assert b'"sweepbench":{"task":"t"}' in BodyTemplate.for_endpoint(double).plain(req)
     assert b'"sweepbench"' not in BodyTemplate.for_endpoint(real).plain(req)
+
+
+# ---- the template's rules at their edges (unit tests, exact bytes) ---------------------------
+
+
+def _call_turn(content=None, reasoning=None) -> AssistantMessage:
+    return AssistantMessage(content, [ToolCall("c1", FunctionCall("f", "{}"))], reasoning=reasoning)
+
+
+def test_an_endpoints_fields_become_its_template() -> None:
+    from sweepbench.config import Endpoint
+
+    ep = Endpoint(name="ep", base_url="http://127.0.0.1:8000/v1", model="org/m", temperature=0.5,
+                  max_tokens=99, tool_choice="auto", extra_body={"top_k": 5},
+                  max_tokens_field="max_completion_tokens", send_reasoning=True,
+                  reasoning_field="reasoning", assistant_empty_content="")
+    req = ChatRequest(model="", messages=[_call_turn()], tools=[ToolSpec(function={"name": "f"})])
+    assert BodyTemplate.for_endpoint(ep).plain(req) == (
+        b'{"model":"org/m","messages":[{"role":"assistant","content":"","tool_calls":[{"type":'
+        b'"function","id":"c1","function":{"name":"f","arguments":"{}"}}],"reasoning":""}],'
+        b'"tools":[{"function":{"name":"f"},"type":"function"}],"tool_choice":"auto",'
+        b'"temperature":0.5,"max_completion_tokens":99,"top_k":5}')
+    # reasoning_field is only sent back where send_reasoning says so; no budget: none sent
+    plain = Endpoint(name="ep", base_url="http://127.0.0.1:8000/v1", model="m",
+                     reasoning_field="reasoning")
+    req = ChatRequest(model="", messages=[_call_turn("a", reasoning="why")])
+    assert BodyTemplate.for_endpoint(plain).plain(req) == (
+        b'{"model":"m","messages":[{"role":"assistant","content":"a","tool_calls":[{"type":'
+        b'"function","id":"c1","function":{"name":"f","arguments":"{}"}}]}]}')
+
+
+def test_the_budget_sent_as_max_completion_tokens() -> None:
+    template = BodyTemplate(model="m", defaults={"max_tokens": 64},
+                            budget_field="max_completion_tokens")
+    msgs = [UserMessage("u")]
+    cases = [({}, b',"max_completion_tokens":64}'), ({"max_tokens": 8}, b',"max_completion_tokens":8}'),
+             ({"max_completion_tokens": 5}, b',"max_completion_tokens":5}'),
+             ({"max_tokens": 8, "max_completion_tokens": 5}, b',"max_completion_tokens":5}')]
+    for fields, end in cases:
+        body = template.plain(ChatRequest(model="", messages=msgs, **fields))
+        assert body == b'{"model":"m","messages":[{"role":"user","content":"u"}]' + end
+    none = BodyTemplate(model="m", budget_field="max_completion_tokens")
+    assert none.plain(ChatRequest(model="", messages=msgs)) == \
+        b'{"model":"m","messages":[{"role":"user","content":"u"}]}'
+    extra = BodyTemplate(model="m", defaults={"max_tokens": 64}, budget_field="max_completion_tokens",
+                         extra_body={"max_completion_tokens": 7})
+    assert extra.plain(ChatRequest(model="", messages=msgs)) == \
+        b'{"model":"m","messages":[{"role":"user","content":"u"}],"max_completion_tokens":7}'
+    with pytest.raises(ValueError) as err:
+        BodyTemplate(model="m", budget_field="max_output_tokens")
+    assert str(err.value) == ("budget field must be one of max_tokens, max_completion_tokens, "
+                              "got 'max_output_tokens'")
+
+
+def test_which_messages_need_shaping() -> None:
+    plain, empty = BodyTemplate(model="m"), BodyTemplate(model="m", empty_content="")
+    back = BodyTemplate(model="m", reasoning_field="reasoning_content")
+    call = _call_turn("a")
+    cases = [(plain, AssistantMessage("a"), False), (empty, AssistantMessage("a"), False),
+             (plain, AssistantMessage(None, [call.tool_calls[0]]), False),
+             (empty, AssistantMessage(None, [call.tool_calls[0]]), True),
+             (back, AssistantMessage("a"), False), (plain, call, False), (back, call, True),
+             (plain, AssistantMessage("a", reasoning_details=[{}]), True),
+             (plain, AssistantMessage("a", reasoning=""), True), (back, UserMessage("u"), False)]
+    assert [t.needs_shaping(m) for t, m, _ in cases] == [want for _, _, want in cases]
+
+
+def test_tool_arrays_are_kept_for_the_last_64_lists() -> None:
+    template = BodyTemplate(model="m")
+    lists = [[ToolSpec(function={"name": f"f{i}"})] for i in range(65)]
+    for tools in lists:
+        template.tools_bytes(tools)
+    template.tools_bytes(lists[-1])
+    assert template.tools_encoded == 65
+    template.tools_bytes(lists[0])  # the least recently used, dropped
+    assert template.tools_encoded == 66
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_conversations_that_reorder_or_drop_messages_are_spliced_identically(seed: int) -> None:
+    """Any list of known messages, in any order, encodes as from scratch (the append-only
+    shortcut must not take a list whose first and last messages are where they were)."""
+    rng = random.Random(seed)
+    pool = [random_message(rng, i) for i in range(5)]
+    template = BodyTemplate(model="m")
+    splicer = template.splicer()
+    for _ in range(40):
+        messages = [rng.choice(pool) for _ in range(rng.randrange(1, 6))]
+        req = ChatRequest(model="", messages=messages)
+        assert splicer.encode(req) == template.plain(req)
+    a, b, c, x, z = pool
+    for before, after in (([a, b, c, x], [a, z, c]), ([a, b, c], [a, c, z]), ([a, b, c], [a, z, b]),
+                          ([a, b, c], [x, a, c]), ([a, b, c], [x, b, c]), ([a, b, c], [b, z, c])):
+        splicer.encode(ChatRequest(model="", messages=before))
+        req = ChatRequest(model="", messages=after)
+        assert splicer.encode(req) == template.plain(req), (before, after)

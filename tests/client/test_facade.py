@@ -437,3 +437,50 @@ async def test_missing_key_env_is_fatal_without_a_request(monkeypatch) -> None:
     with pytest.raises(AuthenticationError, match="SWEEPBENCH_UNSET_KEY"):
         await rig()
     assert rig.transport.count == 0
+
+
+def test_the_limits_key_is_the_url_the_account_and_the_model():
+    ep = endpoint(base_url="  http://h/v1//  ", api_key_env="KEY_A", model="m-1")
+    assert limits_key(ep) == "http://h/v1|KEY_A|m-1"
+    assert limits_key(ep, base_url="http://other/v1/") == "http://other/v1|KEY_A|m-1"
+    assert limits_key(endpoint(base_url="/v1", model="m")) == "/v1||m"  # no key, no account
+    assert limits_key(endpoint(model="m", limits_key="shared")) == "shared"
+
+
+async def test_health_before_any_answer_and_under_a_second_and_with_no_wait_limit() -> None:
+    rig = Rig(status(500, "melting"), OK, status(500, "again"), max_retries=0,
+              breaker_threshold=1, breaker_cooldown_s=60.0, breaker_max_wait_s=None)
+    with pytest.raises(ServerError):
+        await rig()
+    assert rig.client.health()["since_ok_s"] is None  # no success yet
+    health = rig.client.health()
+    assert (health["max_wait_s"], health["gives_up_in_s"]) == (None, None)  # waits forever
+    rig.clock.advance(60.0)
+    await rig()  # the probe answers: closed again
+    rig.clock.advance(0.25)
+    assert rig.client.health()["since_ok_s"] == 0.25
+
+
+async def test_a_wait_about_to_end_gives_up_in_under_a_second() -> None:
+    rig = Rig(status(500, "melting"), max_retries=0, breaker_threshold=1, breaker_cooldown_s=60.0,
+              breaker_max_wait_s=10.0)
+    with pytest.raises(ServerError):
+        await rig()
+    rig.clock.advance(9.5)
+    assert rig.client.health()["gives_up_in_s"] == 0.5
+
+
+def test_an_endpoint_the_client_cannot_use_is_refused_in_one_exact_line():
+    from sweepbench.errors import ConfigError
+
+    cases = [({"base_url": "  "}, "endpoint 'test-model' has no base_url"),
+             ({"base_url": "", "name": "scripted/oracle"},
+              ("endpoint 'scripted/oracle' has no base_url (scripted: pass the reference "
+               "server's URL)")),
+             ({"extra_body": {"stream": True, "model": "x", "top_k": 1}},
+              "endpoint 'test-model': extra_body may not set model, stream"),
+             ({"max_concurrency": 0}, "endpoint 'test-model': max_concurrency must be >= 1")]
+    for fields, message in cases:
+        with pytest.raises(ConfigError) as info:
+            ModelClient(endpoint(**fields))
+        assert str(info.value) == message

@@ -6,11 +6,13 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import msgspec
 import pytest
 
 from sweepbench.client.fleet import Fleet, client_for
 from sweepbench.client.facade import ModelClient
-from sweepbench.client.limits import LimitsPool
+from sweepbench.client.limits import EndpointLimits, LimitsPool
+from sweepbench.client.transports.memory import MemoryTransport, VirtualClock
 from sweepbench.config import Endpoint, load_config
 from sweepbench.devserver.server import ReferenceServer
 from sweepbench.errors import ConfigError, EndpointUnavailableError
@@ -227,3 +229,205 @@ async def test_a_5xx_sends_the_call_elsewhere_without_draining_the_replica():
     assert [f.status for f in result.failures] == [500, 500, 500]
     assert all(f.replica == urls[0] for f in result.failures)
     assert not fleet.router.ways[0].drained and fleet.router.ways[0].failed == 1
+
+
+# -- unit tests on in-memory members (exact values) -----------------------------------------
+
+
+def memory_fleet(*scripts, member_retries: int = 0, **kw) -> tuple[Fleet, VirtualClock]:
+    """A fleet of two replicas whose members answer from ``scripts`` (one per way), on a
+    virtual clock; each member makes ``member_retries + 1`` requests per call at most."""
+    clock = VirtualClock()
+    ep = Endpoint(name="m", model="x", base_urls=["http://a.invalid/v1", "http://b.invalid/v1"],
+                  **{"max_retries": 2, "hedge": False, **kw})
+    members = []
+    for way, script in zip(ep.ways(), scripts, strict=True):
+        way = msgspec.structs.replace(way, max_retries=member_retries)
+        members.append(ModelClient(way, transport=MemoryTransport(*script, clock=clock),
+                                   limits=EndpointLimits.for_endpoint(way, clock=clock)))
+    return Fleet(ep, members=members), clock
+
+
+def hi() -> ChatRequest:
+    return ChatRequest(model="x", messages=[UserMessage("hi")])
+
+
+async def test_the_requests_of_the_ways_tried_first_are_carried_on_the_answer():
+    from .rig import OK, status
+
+    fleet, _ = memory_fleet([status(500, "melting")], [OK])
+    result = await fleet.complete(hi())
+    assert (result.replica, result.statuses, result.attempts, result.rate_limited) == (
+        "http://b.invalid/v1", [500, 200], 2, 0)
+    assert [(f.replica, f.status, f.message) for f in result.failures] == [
+        ("http://a.invalid/v1", 500, "HTTP 500: melting")]
+    fleet, _ = memory_fleet([status(429, "slow")], [OK])
+    result = await fleet.complete(hi())
+    assert (result.statuses, result.attempts, result.rate_limited) == ([429, 200], 2, 1)
+
+
+async def test_a_call_failing_on_every_way_carries_every_request():
+    from sweepbench.errors import RateLimitError
+
+    from .rig import status
+
+    fleet, _ = memory_fleet([status(429, "slow")], [status(429, "slow")])
+    with pytest.raises(RateLimitError) as info:
+        await fleet.complete(hi())
+    err = info.value  # max_retries 2: three ways tried in all, the first one twice
+    assert (err.statuses, err.attempts) == ([429, 429, 429], 3)
+    assert [f.replica for f in err.failures] == ["http://a.invalid/v1", "http://b.invalid/v1",
+                                                 "http://a.invalid/v1"]
+    assert fleet.replicas() == [
+        {"replica": "http://a.invalid/v1", "in_flight": 0, "calls": 2, "failed": 2, "drained": False},
+        {"replica": "http://b.invalid/v1", "in_flight": 0, "calls": 1, "failed": 1, "drained": False}]
+
+
+async def test_with_every_way_down_the_fleet_says_so_and_counts_only_the_requests_sent():
+    from sweepbench.errors import TransportError
+
+    down = TransportError("m: connection reset", endpoint="m")
+    fleet, clock = memory_fleet([down], [down], breaker_cooldown_s=5.0, breaker_max_wait_s=3.0)
+    with pytest.raises(EndpointUnavailableError) as info:
+        await fleet.complete(hi())
+    assert str(info.value) == ("m: every replica and key is down (waited 0.0s); last: m: "
+                               "connection reset")
+    assert info.value.attempts == 2 and len(info.value.failures) == 2  # two requests, no third
+    clock.advance(1.0)
+    health = fleet.health()
+    assert {k: v for k, v in health.items() if k != "replicas"} == {
+        "breaker": "open", "failing": 1, "last_failure": "connection reset", "since_ok_s": None,
+        "open_for_s": 1.0, "probe_in_s": 4.0, "max_wait_s": 3.0, "gives_up_in_s": 2.0}
+
+
+def test_a_way_is_named_by_what_tells_it_apart():
+    from sweepbench.client.fleet import way_label
+
+    both = Endpoint(name="m", model="x", base_urls=["http://a/v1", "http://b/v1/"],
+                    api_key_env="K1", api_key_envs=["K2"])
+    assert [way_label(both, w) for w in both.ways()] == [
+        "http://a/v1 key K1", "http://a/v1 key K2", "http://b/v1 key K1", "http://b/v1 key K2"]
+    keys = Endpoint(name="m", model="x", base_url="http://a/v1/", api_key_env="K1",
+                    api_key_envs=["K2"])
+    assert [way_label(keys, w) for w in keys.ways()] == ["key K1", "key K2"]
+    one = Endpoint(name="m", model="x", base_url="http://a/v1/")
+    assert [way_label(one, w) for w in one.ways()] == ["http://a/v1/"]
+
+
+async def test_an_answer_counts_its_own_ways_requests_and_its_time():
+    from sweepbench.client.transports.memory import Answer
+
+    from .rig import status
+
+    fleet, clock = memory_fleet([status(429, "slow")], [status(429, "busy"), Answer(delay_s=2.0)],
+                                member_retries=1)
+    result = await fleet.complete(hi())  # a: 429 twice; b: 429, then an answer after 2 s
+    assert (result.replica, result.statuses, result.rate_limited) == (
+        "http://b.invalid/v1", [429, 429, 429, 200], 3)
+    assert [f.replica for f in result.failures] == ["http://a.invalid/v1"] * 2 + [
+        "http://b.invalid/v1"]
+    assert result.wall_s == clock.now() - 1000.0 and result.wall_s >= 2.0
+    assert fleet.health()["since_ok_s"] == 0.0
+
+
+async def test_a_conversation_stays_on_the_replica_it_used_last():
+    from .rig import OK
+
+    fleet, _ = memory_fleet([OK], [OK])
+    convo = fleet.conversation("task-1")
+    away = 1 - fleet.router.ranking("task-1")[0]
+    convo.replica = away  # as if its last call had gone there
+    result = await convo(hi())
+    assert result.replica == fleet.labels[away] and convo.replica == away
+
+
+async def test_a_cancelled_call_frees_its_way_without_draining_it():
+    from sweepbench.client.transports.memory import Answer
+
+    fleet, _ = memory_fleet([Answer(delay_s=5.0)], [Answer(delay_s=5.0)])
+    call = asyncio.ensure_future(fleet.complete(hi()))
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert [(r["in_flight"], r["calls"], r["failed"], r["drained"]) for r in fleet.replicas()] == [
+        (0, 1, 1, False), (0, 0, 0, False)]
+
+
+async def test_with_every_way_down_a_call_waits_for_the_probe_up_to_the_limit_exactly():
+    from sweepbench.errors import TransportError
+
+    from .rig import OK
+
+    for limit in (5.0, None):  # the probe is due after exactly the limit: it is waited for
+        fleet, clock = memory_fleet([TransportError("m: reset a", endpoint="m"), OK],
+                                    [TransportError("m: reset b", endpoint="m"), OK],
+                                    breaker_cooldown_s=5.0, breaker_max_wait_s=limit)
+        result = await fleet.complete(hi())
+        assert result.statuses == [0, 0, 200] and clock.now() == 1005.0
+        assert fleet.health()["breaker"] == "closed"
+    fleet, clock = memory_fleet([TransportError("m: reset a", endpoint="m")],
+                                [TransportError("m: reset b", endpoint="m")],
+                                breaker_cooldown_s=5.0, breaker_max_wait_s=None)
+    with pytest.raises(TransportError):
+        await fleet.complete(hi())  # two ways tried, then the probe of the first fails too
+    health = fleet.health()
+    assert (health["breaker"], health["max_wait_s"], health["gives_up_in_s"]) == (
+        "open", None, None)  # waiting calls never give up
+    fleet, clock = memory_fleet([TransportError("m: reset a", endpoint="m")],
+                                [TransportError("m: reset b", endpoint="m")],
+                                breaker_cooldown_s=5.0, breaker_max_wait_s=1.0)
+    with pytest.raises(EndpointUnavailableError) as info:
+        await fleet.complete(hi())
+    assert str(info.value).endswith("; last: m: reset b") and info.value.endpoint == "m"
+    assert fleet.health()["gives_up_in_s"] == 1.0
+    with pytest.raises(EndpointUnavailableError) as info:
+        await fleet.complete(hi())  # every way drained before it starts: nothing tried
+    assert str(info.value) == "m: every replica and key is down (waited 0.0s)"
+    assert info.value.attempts == 0
+
+
+def test_members_fail_fast_and_retry_little_and_the_router_takes_the_endpoints_settings():
+    ep = fleet_endpoint(["http://a:1/v1", "http://b:1/v1"], max_retries=5, load_factor=1.5,
+                        breaker_max_wait_s=30.0)
+    fleet = Fleet(ep)
+    assert [(m.endpoint.breaker_max_wait_s, m.endpoint.max_retries) for m in fleet.members] == [
+        (0.0, 2), (0.0, 2)]
+    assert (fleet.router.load_factor, fleet.router.cooldown_s) == (1.5, 0.2)
+
+
+def test_client_for_passes_its_limits_and_cache_on(tmp_path):
+    from sweepbench.client.cache import ResponseCache
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    pool = LimitsPool()
+    one = client_for(Endpoint(name="m", base_url="http://a:1/v1"), limits=pool, cache=cache)
+    assert one.cache is cache and one.limits is pool.get("http://a:1/v1||m", None)
+    fleet = client_for(fleet_endpoint(["http://a:1/v1", "http://b:1/v1"]), limits=pool,
+                       cache=cache)
+    assert all(m.cache is cache for m in fleet.members) and len(pool) == 3
+    cache.close()
+
+
+def test_a_replica_url_is_named_without_its_trailing_slash_only():
+    from sweepbench.client.fleet import way_label
+
+    ep = Endpoint(name="m", model="x", base_urls=["http://a/X/", "http://b/vX"])
+    assert [way_label(ep, w) for w in ep.ways()] == ["http://a/X", "http://b/vX"]
+
+
+async def test_giving_up_names_the_last_failure_of_all_the_ways_tried():
+    from sweepbench.errors import TransportError
+
+    from .rig import status
+
+    # a answers 500 (not down: tried again later), b is down, a is then down too
+    fleet, _ = memory_fleet([status(500, "melting"), TransportError("m: reset a", endpoint="m")],
+                            [TransportError("m: reset b", endpoint="m")],
+                            max_retries=3, breaker_cooldown_s=5.0, breaker_max_wait_s=1.0)
+    with pytest.raises(EndpointUnavailableError) as info:
+        await fleet.complete(hi())
+    assert str(info.value) == ("m: every replica and key is down (waited 0.0s); last: m: "
+                               "reset a")
+    assert (info.value.attempts, info.value.statuses) == (3, [500, 0, 0])

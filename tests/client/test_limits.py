@@ -254,3 +254,30 @@ def test_try_permit_keeps_its_share_of_the_token_bucket_to_the_token() -> None:
     assert lim.try_permit(40, keep=0.5).estimate == 10  # 60 -> 50: exactly half is left
     assert lim.try_permit(40, keep=0.5) is None  # 50 -> 40 would dip into the half kept
     assert (lim.concurrency.in_flight, lim.tokens.level) == (1, 50.0)
+
+
+async def test_a_permit_that_waited_for_its_slot_is_dated_when_it_got_it() -> None:
+    """A request that queued for a slot counts from when it got one: a cluster of 429s it
+    answers backs the in-flight cap off (one sent before the last back-off would not)."""
+    clock = FakeClock()
+    lim = EndpointLimits(max_concurrency=2, clock=clock)
+    for _ in range(2):
+        async with lim.permit(10) as p:
+            lim.rate_limited(p, retry_after=None)
+    first = lim.permit(10)
+    p1 = await first.__aenter__()
+    second = lim.permit(10)
+    p2 = await second.__aenter__()  # both slots taken
+    queued = asyncio.ensure_future(lim.permit(10).__aenter__())
+    await asyncio.sleep(0)
+    assert not queued.done()
+    t0 = clock.now()
+    clock.advance(5.0)
+    lim.succeeded(p1, 10, 0, 0)
+    await first.__aexit__(None, None, None)
+    p3 = await queued
+    assert p3.sent_at == t0 + 5.0
+    lim.rate_limited(p3, retry_after=None)  # the third of three: a cluster
+    assert (lim.concurrency.decreases, lim.concurrency.limit) == (1, pytest.approx(1.4))
+    lim.succeeded(p2, 10, 0, 0)
+    await second.__aexit__(None, None, None)

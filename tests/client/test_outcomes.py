@@ -49,3 +49,16 @@ def test_answer_window_share_needs_both_count_and_share() -> None:
     assert one.failing_share == 1.0 and not one.limit_hit()
     one.add(LIMITED)
     assert one.limit_hit() and one.failing_share == 0.0 and (one.limited, one.failed) == (1, 0)
+
+
+def test_the_share_may_be_0_or_1_and_nothing_outside() -> None:
+    w = AnswerWindow(size=2, share=0.0, min_count=1)  # any 429 at all is a cluster
+    w.add(ANSWERED)
+    w.add(LIMITED)
+    assert w.limit_hit()
+    assert AnswerWindow(size=1, share=1.0, min_count=1).share == 1.0
+    for bad in (-0.01, 1.01):
+        with pytest.raises(ValueError) as err:
+            AnswerWindow(size=2, share=bad, min_count=1)
+        assert str(err.value) == ("need size >= 1, min_count >= 1, share in [0, 1]; got "
+                                  f"2, 1, {bad}")

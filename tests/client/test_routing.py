@@ -162,3 +162,123 @@ def test_a_task_keeps_its_home_when_loads_change_and_returns_to_it_after_a_drain
     r.finished(probe, ok=True)  # replica 1 answers its probe: taken back
     assert probe.replica == 1 and not way.drained
     assert r.pick("new").replica == 1  # the task is home again
+
+
+# ---- the router's books at their edges (unit tests, exact values) ----------------------------
+
+
+def test_defaults_bound_of_1_2_and_a_cooldown_of_one_second():
+    clock = FakeClock()
+    r = Router([0, 1], ["a", "b"], clock=clock.now)
+    assert [w.label for w in r.ways] == ["a", "b"]
+    home = r.ranking("t")[0]
+    # 3 in flight: ceil(1.2 * 3 / 2) = 2 per replica (2.2 would allow 4)
+    assert [r.pick("t").replica for _ in range(3)] == [home, home, 1 - home]
+    way = r.ways[0]
+    r._start(way, clock.now())
+    r.finished(way, ok=False, down=True)
+    assert way.drained_until == clock.now() + 1.0 and r.due_in() == 1.0
+
+
+def test_replicas_and_labels_must_pair_up():
+    with pytest.raises(ValueError):
+        Router([0, 1], ["only one"], clock=FakeClock().now)
+
+
+def test_counters_count_every_call_failure_and_readmission():
+    clock = FakeClock()
+    r = router(replicas=(0,), clock=clock)
+    way = r.ways[0]
+    for _ in range(2):
+        assert r.pick("t") is way
+    assert (way.load, way.calls) == (2, 2)
+    r.finished(way, ok=False)  # not down by default: a 429
+    assert not way.drained and way.failed == 1
+    r.finished(way, ok=False, down=True)
+    assert way.failed == 2 and way.drained
+    for _ in range(2):
+        clock.advance(1.0)
+        probe = r.pick("t")
+        r.finished(probe, ok=True)
+        r._start(way, clock.now())
+        r.finished(way, ok=False, down=True)
+    assert r.readmitted == 2
+
+
+def test_down_since_is_when_the_last_way_was_drained_until_one_answers():
+    clock = FakeClock()
+    r = router(replicas=(0, 1, 2), clock=clock)
+    assert r.down_since is None
+    for i, way in enumerate(r.ways):
+        clock.advance(0.25)
+        r._start(way, clock.now())
+        r.finished(way, ok=False, down=True)
+        assert r.admitted() == 2 - i
+        assert r.down_since == (clock.now() if i == 2 else None)
+    t_down = clock.now()
+    clock.advance(0.5)
+    r._start(r.ways[2], clock.now())
+    r.finished(r.ways[2], ok=False, down=True)  # a later failure keeps the first time
+    assert r.down_since == t_down
+    clock.advance(1.0)
+    probe = r.pick("t")
+    r.finished(probe, ok=True)
+    assert r.down_since is None and r.admitted() == 1
+
+
+def test_due_in_and_probe_in():
+    clock = FakeClock()
+    r = router(clock=clock)
+    assert r.due_in() == 1.0 and r.probe_in() == 1.0  # nothing drained: one cool-down
+    w0 = r.ways[0]
+    r._start(w0, clock.now())
+    r.finished(w0, ok=False, down=True)
+    clock.advance(0.25)
+    assert r.due_in() == 0.75 and r.probe_in() == 0.75
+    clock.advance(0.75)
+    probe = r.pick("t")
+    assert probe is w0 and r.probe_in() == 0.0  # its answer decides first
+    assert r.due_in() == 1.0  # no other way drained
+    r.finished(probe, ok=True)
+    assert r.probe_in() == 1.0
+
+
+def test_an_episode_leaves_its_replica_at_the_bound():
+    clock = FakeClock()
+    r = router(clock=clock)
+    for _ in range(2):
+        r._start(r.ways[0], clock.now())
+    # loads [2, 0]: the bound is ceil(1.2 * 3 / 2) = 2, which replica 0 has reached
+    assert r.pick("t", sticky=0).replica == 1
+    assert r.pick("t", sticky=1).replica == 1  # loads [2, 1]: 1 < ceil(1.2 * 4 / 2) = 3
+
+
+def test_mean_loads_add_the_ways_of_a_replica_over_short_spans():
+    clock = FakeClock()
+    r = router(replicas=(0, 0, 1), clock=clock)
+    for way in r.ways[:2]:  # both keys of replica 0 carry a request
+        r._start(way, clock.now())
+    clock.advance(0.5)
+    assert r.mean_loads() == [2.0, 0.0]
+
+
+def test_rankings_are_rendezvous_hashing():
+    """Losing a replica moves only the tasks whose first choice it was: each ranking over
+    three replicas is the one over four without the fourth."""
+    small, big = router(replicas=(0, 1, 2)), router(replicas=(0, 1, 2, 3))
+    for i in range(200):
+        t = f"task-{i}"
+        assert small.ranking(t) == [k for k in big.ranking(t) if k != 3]
+        assert small.ranking(t) is small.ranking(t)  # kept
+
+
+def test_the_rankings_and_homes_kept_are_bounded(monkeypatch):
+    from sweepbench.client import routing
+
+    monkeypatch.setattr(routing, "_RANKINGS", 2)
+    r = router()
+    for t in ("a", "b"):
+        r.pick(t)
+    assert (len(r._rankings), len(r._homes)) == (2, 2)
+    r.pick("c")  # at the bound: both are cleared before c is kept
+    assert (len(r._rankings), len(r._homes)) == (1, 1)

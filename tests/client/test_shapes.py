@@ -270,3 +270,100 @@ def test_a_body_nested_deeper_than_any_reader_goes_is_no_reply():
     body = ('{"choices": [{"message": {"tool_calls": [{"function": {"name": "f", "arguments": '
             f'{{"a": {args}}}}}}}]}}}}]}}').encode()
     assert decode_reply(body).message.tool_calls[0].function.arguments == f'{{"a":{args}}}'
+
+
+# ---- decode_reply at its edges (unit tests, exact values) ------------------------------------
+
+def _decode(message: dict, **body) -> object:
+    return decode_reply(msgspec.json.encode({"choices": [{"message": message}], **body}))
+
+
+def test_content_parts_each_kind_read_exactly() -> None:
+    thinking = [{"type": "thinking", "thinking": "first"},
+                {"type": "thinking", "thinking": ["no dict", {"type": "x"}, {"text": 5},
+                                                  {"text": "second"}]},
+                {"type": "thinking", "thinking": 7}]
+    texts = ["bare", {"type": "text", "text": "typed"}, {"type": "text", "text": 9},
+             {"type": "image_url", "text": "a caption, not the answer"}]
+    msg = _decode({"content": [*thinking, *texts]}).message
+    assert (msg.content, msg.reasoning) == ("bare\ntyped", "first\nsecond")
+    with pytest.raises(ShapeError) as err:
+        _decode({"content": ["ok", 3]})
+    assert str(err.value) == "message.content[1] is int, not a part object"
+
+
+def test_reasoning_sources_in_order() -> None:
+    details = [{"type": "reasoning.text", "text": "t"}, {"type": "reasoning.summary", "summary": "s"},
+               {"type": "reasoning.encrypted", "text": "hidden"}, {"type": "reasoning.text", "text": ""},
+               {"type": "reasoning.text", "text": 5}, "not a dict"]
+    assert _decode({"content": "x", "reasoning_details": details}).message.reasoning == "t\ns"
+    # a reasoning field wins over the details, which are kept as sent
+    msg = _decode({"content": "x", "reasoning": "r", "reasoning_details": details}).message
+    assert (msg.reasoning, msg.reasoning_details) == ("r", details)
+    assert _decode({"content": "x", "reasoning_details": []}).message.reasoning is None
+    thought = _decode({"content": " \n<thought>plan</thought> answer"}).message
+    assert (thought.content, thought.reasoning) == ("answer", "plan")
+
+
+def test_tool_call_ids_replaced_from_the_body_digest() -> None:
+    calls = [{"function": {"name": "a", "arguments": "{}"}},
+             {"id": "x", "function": {"name": "b", "arguments": ""}},
+             {"id": "x", "function": {"name": "c"}}, {"id": "", "name": "d", "arguments": {"k": 1}}]
+    body = msgspec.json.encode({"choices": [{"message": {"tool_calls": calls}}]})
+    import hashlib
+    digest = hashlib.blake2b(body, digest_size=6).hexdigest()
+    got = decode_reply(body).message.tool_calls
+    assert [(c.id, c.function.name, c.function.arguments) for c in got] == [
+        (f"call_{digest}_0", "a", "{}"), ("x", "b", "{}"), (f"call_{digest}_2", "c", "{}"),
+        (f"call_{digest}_3", "d", '{"k":1}')]
+    with pytest.raises(ShapeError) as err:
+        _decode({"tool_calls": [{"type": "custom", "function": {"name": "a"}}]})
+    assert str(err.value) == "tool call 0 has type 'custom'; only function tools are supported"
+
+
+def test_undecodable_bodies_say_why_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ShapeError) as err:
+        decode_reply(b'{"choices": [{"message": {"content": "abc\xff"}}]}')
+    assert str(err.value) == "invalid UTF-8 at byte 3"
+    for body, says in ((b'{"id": "r"}', "no `choices` in the body"),
+                       (b'{"choices": null}', "no `choices` in the body"),
+                       (b'{"choices": []}', "`choices` is empty")):
+        with pytest.raises(ShapeError) as err:
+            decode_reply(body)
+        assert str(err.value) == says
+    # past the depth check (taken away here), the decoder's own recursion limit is a ShapeError
+    from sweepbench.client import shapes
+    monkeypatch.setattr(shapes, "deeper_than", lambda payload, depth: False)
+    with pytest.raises(ShapeError) as err:
+        decode_reply(b'{"x": ' + b"[" * 200_000 + b"]" * 200_000 + b"}")
+    assert str(err.value) == "JSON nested too deeply"
+
+
+@pytest.mark.parametrize("code, status", [(399, None), (400, 400), (599, 599), (600, None),
+                                          ("502", None), (True, None)])
+def test_in_band_error_status_only_a_4xx_or_5xx_code(code, status) -> None:
+    from sweepbench.client.shapes import InBandError
+
+    with pytest.raises(InBandError) as err:
+        decode_reply(msgspec.json.encode({"error": {"message": "m", "code": code}}))
+    assert err.value.status == status
+
+
+def test_in_band_error_without_words_shows_the_object() -> None:
+    from sweepbench.client.shapes import InBandError
+
+    error = {"detail": "d" * 300}
+    with pytest.raises(InBandError) as err:
+        decode_reply(msgspec.json.encode({"error": error}))
+    assert err.value.text == repr(error)[:200] and len(err.value.text) == 200
+
+
+def test_the_choice_of_index_0_and_the_ids() -> None:
+    def choice(index, text):
+        return {"index": index, "message": {"content": text}}
+
+    body = {"id": "chatcmpl-1", "model": "m-1", "choices": [choice(1, "one"), choice(0, "zero")]}
+    reply = decode_reply(msgspec.json.encode(body))
+    assert (reply.message.content, reply.response_id, reply.model) == ("zero", "chatcmpl-1", "m-1")
+    reply = decode_reply(msgspec.json.encode({"choices": [choice(2, "two"), choice(1, "one")]}))
+    assert (reply.message.content, reply.response_id, reply.model) == ("two", "", "")

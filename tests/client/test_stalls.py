@@ -293,3 +293,16 @@ async def test_answers_coming_all_the_while_do_not_postpone_the_watchdog():
     assert hung.done(), "the hung request outlived 3 s of answers after its budget was known"
     with pytest.raises(FirstByteTimeout, match=r"budget \(0\.1 s\)"):
         await hung
+
+
+def test_first_byte_marks_the_current_flight_only():
+    from sweepbench.client.stalls import FLIGHT, first_byte
+
+    first_byte()  # no flight on this context: nothing to mark, no error
+    flight, other = Flight(), Flight()
+    token = FLIGHT.set(flight)
+    try:
+        first_byte()
+    finally:
+        FLIGHT.reset(token)
+    assert flight.got_first_byte is True and other.got_first_byte is False

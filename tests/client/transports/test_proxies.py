@@ -324,3 +324,42 @@ def test_https_goes_through_the_proxys_tunnel_on_every_transport(tls_model, tmp_
         content, through = seen[transport]
         assert content == "hello False", transport  # no Proxy-Authorization at the model
         assert [(m, a) for m, _, a in through] == [("CONNECT", authorization)], transport
+
+
+# ---- proxy_for at its edges (unit tests, exact values) -------------------------------------------
+
+
+def _no_proxy_env(monkeypatch) -> None:
+    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy",
+                "ALL_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_the_environments_proxy_is_for_its_scheme_and_not_for_loopback_names(monkeypatch):
+    from sweepbench.client.transports.proxy import Proxy, proxy_for
+
+    _no_proxy_env(monkeypatch)
+    monkeypatch.setenv("HTTPS_PROXY", "http://p:3128")
+    assert proxy_for("http://h/v1", None, "e") is None  # no http_proxy, no all_proxy
+    assert proxy_for("https://h/v1", None, "e") == Proxy("p", 3128)
+    monkeypatch.setenv("HTTP_PROXY", "http://p:3128")
+    for url in ("http://localhost./v1", "http://api.localhost/v1", "http://LOCALHOST/v1"):
+        assert proxy_for(url, None, "e") is None, url
+    monkeypatch.setenv("NO_PROXY", "h:8080")
+    assert proxy_for("http://h:8080/v1", None, "e") is None
+    assert proxy_for("http://h:9090/v1", None, "e") == Proxy("p", 3128)
+
+
+def test_a_configured_proxy_is_read_as_http_host_and_port(monkeypatch):
+    from sweepbench.client.transports.proxy import Proxy, proxy_for
+    from sweepbench.errors import ConfigError
+
+    assert proxy_for("http://h/v1", "p:3128", "e") == Proxy("p", 3128)  # no scheme: http://
+    assert proxy_for("http://h/v1", "http://p", "e") == Proxy("p", 80)
+    assert proxy_for("http://h/v1", "", "e") is None
+    for value, shown in (("https://p:1", "https://p"), ("http://:3128", "http://"),
+                         ("http://p:99999", "http://p")):
+        with pytest.raises(ConfigError) as info:
+            proxy_for("http://h/v1", value, "e")
+        assert str(info.value) == (f"endpoint 'e': proxy ({shown}...) is not an http://host:port "
+                                   "proxy; only http:// proxies are supported")

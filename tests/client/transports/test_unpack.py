@@ -181,3 +181,60 @@ async def test_a_reply_in_an_encoding_no_transport_reads_is_an_invalid_response(
             await client.complete(req())
     assert str(info.value).endswith(": unsupported Content-Encoding 'br'")
     assert str(info.value).startswith("bomb: response from http://127.0.0.1:")
+
+
+# ---- the decoder at its edges (unit tests, exact values) ---------------------------------------
+
+
+def test_encodings_listed_with_blanks_and_identity_are_read_past_them() -> None:
+    body = b'{"ok": true}'
+    for listed in ("gzip, identity", "identity, gzip", "gzip,", ", gzip", "GZIP ,  "):
+        assert unpack(gzip.compress(body), listed, 100) == body, listed
+
+
+def test_gzip_is_gzip_and_deflate_is_one_stream() -> None:
+    body = b'{"ok": true}'
+    with pytest.raises(BadEncoding, match="^body not valid gzip "):
+        unpack(zlib.compress(body), "gzip", 100)  # zlib-wrapped is not gzip
+    assert unpack(zlib.compress(body) + b"\x00\x00junk", "deflate", 100) == body  # after: ignored
+
+
+def test_a_second_gzip_member_past_the_limit_is_too_large_not_dropped() -> None:
+    with pytest.raises(TooLarge):
+        unpack(gzip.compress(b"x" * 100) + gzip.compress(b"y"), "gzip", 100)
+    assert unpack(gzip.compress(b"x" * 99) + gzip.compress(b"y"), "gzip", 100) == b"x" * 99 + b"y"
+
+
+def test_a_member_filling_the_limit_exactly_is_not_followed_into_the_next() -> None:
+    """zlib reads max_length 0 as no bound: with the limit spent by the first member, the next
+    (here 64 MiB of zeros) must not be unpacked at all."""
+    first = gzip.compress(b"x" * 101)
+    tracemalloc.start()
+    try:
+        with pytest.raises(TooLarge):
+            unpack(first + bomb("gzip"), "gzip", 100)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < LIMIT, peak
+
+
+def test_a_stream_cut_short_at_the_limit_is_still_cut_short() -> None:
+    whole = gzip.compress(bytes(range(256)) * 40)
+    cut = whole[:len(whole) // 2]
+    got = len(zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(cut))
+    assert 0 < got < 256 * 40
+    with pytest.raises(BadEncoding) as info:
+        unpack(cut, "gzip", got)
+    assert str(info.value) == "body not valid gzip (cut short)"
+
+
+@pytest.mark.skipif(zstandard is None, reason="zstandard not installed")
+def test_zstd_frames_one_after_another_are_one_body() -> None:
+    frames = pack(b"x" * 100, "zstd") + pack(b"y", "zstd")
+    assert unpack(frames, "zstd", 101) == b"x" * 100 + b"y"
+    with pytest.raises(TooLarge):
+        unpack(frames, "zstd", 100)
+    with pytest.raises(BadEncoding) as info:
+        unpack(b"not zstd at all", "zstd", 100)
+    assert str(info.value).startswith("body not valid zstd (")
