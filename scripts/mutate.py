@@ -802,6 +802,36 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("adj = np.minimum(1.0, adj)", "adj = np.minimum(2.0, adj)",
          "BH's running minimum starts from the largest p times 1: no value exceeds a p <= 1"),
     ],
+    "sweepbench/runner/preflight.py": [
+        *[("what = \" and \".join(f\"{k} {word}{'s' if k > 1 else ''}\"",
+           f"what = \" and \".join(f\"{{k}} {{word}}{{'s' if {cond} else {alt}}}\"",
+           "the generator keeps only k > 1 (the filter after it): the plural is always taken")
+          for cond, alt in (("k >= 1", "''"), ("k > 1", "'XXXX'"), ("(k > 1) or True", "''"))],
+        *[('for where in ("/proc/self/fd", "/dev/fd"):', f'for where in ("{w}", "/dev/fd"):',
+           "on Linux /dev/fd is a link to /proc/self/fd: the fallback counts the same "
+           "descriptors (tests/runner/test_preflight.py checks the fallback's own count)")
+          for w in ("XX/proc/self/fdXX", "/PROC/SELF/FD")],
+        ('text = " ".join(KEYS.scrub(raw.decode("utf-8", "replace")).split())',
+         'text = " ".join(KEYS.scrub(raw.decode("UTF-8", "replace")).split())', _UTF8_CASE),
+        *[(line, line.replace(a, b), "HTTP header names are case-insensitive (aiohttp keeps "
+           "headers in a CIMultiDict and the server reads them so)") for line, a, b in (
+              ('headers = {"Content-Type": "application/json"}', "Content-Type", "content-type"),
+              ('headers = {"Content-Type": "application/json"}', "Content-Type", "CONTENT-TYPE"),
+              ('headers["Authorization"] = f"Bearer {os.environ[ep.api_key_env]}"',
+               "Authorization", "authorization"),
+              ('headers["Authorization"] = f"Bearer {os.environ[ep.api_key_env]}"',
+               "Authorization", "AUTHORIZATION"))],
+        *[('text = await _server_text(resp) if status >= 400 else ""', after,
+           "the server's text is quoted only for 404, 408 and 5xx: below 400 (and at 400) it "
+           "is never read, whatever it holds") for after in (
+              'text = await _server_text(resp) if (status >= 400) or True else ""',
+              'text = await _server_text(resp) if status > 400 else ""',
+              'text = await _server_text(resp) if status >= 401 else ""',
+              'text = await _server_text(resp) if status >= 400 else "XXXX"')],
+        ("request = ChatRequest(model=ep.model_name, messages=[UserMessage(PROBE_MESSAGE)],",
+         "request = ChatRequest(model=None, messages=[UserMessage(PROBE_MESSAGE)],",
+         "BodyTemplate sets the endpoint's model name on every body it encodes"),
+    ],
     "sweepbench/store/identity.py": [
         *[e for line, sql in (
             ('c.execute("INSERT INTO store_identity (id) VALUES (?)", (store_id,))',
