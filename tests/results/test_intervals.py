@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sweepbench.results.intervals import (fixed_set, fixed_set_bound, population, t_quantile,
-                                          wilson)
+                                          task_variance, wilson)
 
 Z = 1.959963984540054  # the normal 0.975 quantile
 
@@ -118,3 +118,13 @@ def test_fixed_set_adaptive_is_wider_only_through_the_floor():
     alo, ahi = fixed_set(n, c, adaptive=True)
     assert alo < lo and ahi > hi  # the all-fail and all-pass tasks now count
     assert fixed_set([4, 8], [2, 4], adaptive=True) == fixed_set([4, 8], [2, 4])
+
+
+def test_task_variance_divides_by_zero_without_a_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 0/0 and x/0 of one-trial and no-trial tasks
+        got = task_variance([1, 1, 0, 2], [0, 0.5, 0, 1])
+        floored = task_variance([1, 1, 0], [0, 0.5, 0], adaptive=True)
+    assert np.isnan(got[:3]).all() and got[3] == 0.25 and np.isnan(floored).all()
