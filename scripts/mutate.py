@@ -802,6 +802,43 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("adj = np.minimum(1.0, adj)", "adj = np.minimum(2.0, adj)",
          "BH's running minimum starts from the largest p times 1: no value exceeds a p <= 1"),
     ],
+    "sweepbench/results/intervals.py": [
+        *[(f"{v} = np.asarray({v}, dtype=np.float64){tail}", after.format(v=v, tail=tail), _DTYPE)
+          for v, tail in (("y", ".ravel()"), ("n", ".ravel()"), ("c", ".ravel()"),
+                          ("u", ".ravel()"), ("n", ""), ("c", ""))
+          for after in ("{v} = np.asarray({v}, dtype=None){tail}", "{v} = np.asarray({v}, ){tail}")],
+        *[(line, line.replace(", level, z=", after),
+           "wilson() reads the level only for the default quantile; given z, it is never read")
+          for line in ("return wilson(mean, mean * (1 - mean) * y.size / sd ** 2, level, "
+                       "z=_t(level, y.size - 1))",
+                       "return wilson(mean, mean * (1 - mean) / var, level, z=_t(level, n.size - 1))")
+          for after in (", None, z=", ", z=")
+          if not (after == ", None, z=" and "var," in line)],
+        *[("if sd <= 1e-12 or not 0.0 < mean < 1.0:", f"if sd <= 1e-12 or not {after}:",
+           "values in [0, 1] with a mean of 0 or 1 are all equal: sd is 0 and the first test "
+           "already holds") for after in ("0.0 <= mean < 1.0", "0.0 < mean <= 1.0",
+                                          "0.0 < mean < 2.0")],
+        ("return 1.0 - tail if t > 0 else tail", "return 1.0 - tail if t >= 0 else tail",
+         "at t = 0 the tail is 0.5 * I_1 = 0.5, and 1 - 0.5 is 0.5"),
+        *[("if 0.0 < x < 1.0 else 0.0)", after,
+           "x starts in [1e-6, 1 - 1e-6] and every step stays strictly inside the bracket "
+           "(lo, hi) within [0, 1]: the test is always true") for after in (
+              "if 0.0 < x <= 1.0 else 0.0)", "if 0.0 < x < 2.0 else 0.0)",
+              "if 0.0 < x < 1.0 else 1.0)")],
+        *[("step = x - f / pdf if pdf > 0 else -1.0  # no slope: bisect",
+           f"step = x - f / pdf if pdf > 0 else {v}  # no slope: bisect",
+           "any value outside the bracket (lo, hi) within [0, 1] sends the step to bisection; "
+           "1.0 is not below hi <= 1") for v in ("+1.0", "-2.0")],
+        *[(line, line.replace(a, b), "a loop bound never reached: the iteration has converged "
+           "and stopped long before (to 1e-15 or 1e-12) for every input of the callers")
+          for line, a, b in (("for m in range(1, 400):", "400", "401"),
+                             ("for _ in range(200):", "200", "201"))],
+        *[(line, line.replace("abs(d) > tiny", "abs(d) >= tiny").replace("abs(c) > tiny",
+                                                                             "abs(c) >= tiny"),
+           "differs only at |d| or |c| exactly 1e-300, where both branches use 1e-300")
+          for line in ("d = 1.0 / (d if abs(d) > tiny else tiny)",
+                       "c = c if abs(c) > tiny else tiny")],
+    ],
     "sweepbench/runner/preflight.py": [
         *[("what = \" and \".join(f\"{k} {word}{'s' if k > 1 else ''}\"",
            f"what = \" and \".join(f\"{{k}} {{word}}{{'s' if {cond} else {alt}}}\"",
