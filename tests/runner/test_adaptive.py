@@ -279,12 +279,15 @@ def test_next_batch_cut_to_the_budget_drops_the_pair_charges():
     assert next_batch(counts, RANKED, batch=4, margin=0.01, n_boot=50, budget=4) == full
     spent = next_batch(counts, RANKED, batch=4, margin=0.01, n_boot=50, budget=0)
     assert (spent["done"], spent["why"], spent["add"]) == (True, "budget", {})
-    with pytest.raises(ValueError, match="batch must be >= 1, got 0"):
-        next_batch(counts, RANKED, batch=0)
-    with pytest.raises(ValueError, match="the target-ci rule needs a target half-width"):
-        next_batch(counts, CI, batch=1)
-    with pytest.raises(ValueError, match="rule must be 'target-ci' or 'until-ranked', got 'x'"):
-        next_batch(counts, "x", batch=1)
+    for kw, said in (({"rule": RANKED, "batch": 0}, "batch must be >= 1, got 0"),
+                     ({"rule": CI, "batch": 1}, "the target-ci rule needs a target half-width"),
+                     ({"rule": "x", "batch": 1},
+                      "rule must be 'target-ci' or 'until-ranked', got 'x'")):
+        with pytest.raises(ValueError) as info:
+            next_batch(counts, **kw)
+        assert str(info.value) == said
+    one = next_batch(counts, RANKED, batch=1, margin=0.01, n_boot=50)
+    assert sum(one["add"].values()) == 1 and one["by_pair"] == {"a|b": 1}
 
 
 def test_replay_answers_in_full_before_and_after_a_round():
@@ -301,3 +304,44 @@ def test_replay_answers_in_full_before_and_after_a_round():
     with pytest.raises(ValueError, match="start must be >= 1, got 0"):
         replay(full, CI, start=0, batch=1, target=0.9)
     assert replay(full, CI, start=1, batch=1, target=0.9)["targets"][("a", "t1")] == 1
+
+
+SPREAD = {"a": {f"t{i}": (2, 2 if i < 4 else 1) for i in range(6)},
+          "b": {f"t{i}": (2, 0 if i < 3 else 2) for i in range(6)},
+          "c": {f"t{i}": (2, 0 if i < 5 else 1) for i in range(6)}}
+
+
+def test_next_batch_passes_its_arguments_to_the_rule():
+    args = {"margin": 0.3, "correction": "bh", "seed": 3, "n_boot": 40}
+    got = next_batch(SPREAD, RANKED, batch=2, **args)
+    assert got["status"] == ranking_status(SPREAD, **args)
+    assert next_batch(SPREAD, RANKED, batch=2, n_boot=50)["status"] == ranking_status(
+        SPREAD, n_boot=50, seed=0, correction="holm")
+    wide = next_batch(SPREAD, RANKED, batch=2, margin=2.0, n_boot=50)  # every pair within
+    assert (wide["done"], wide["why"], wide["add"], wide["by_pair"]) == (True, "ranked", {}, {})
+    for floor in (True, False):
+        got = next_batch(SPREAD, CI, batch=2, target=0.2, floor=floor)
+        status = ci_status(SPREAD, 0.2, floor=floor)
+        assert got["status"] == status
+        add = {}
+        for m in (m for m in sorted(SPREAD) if not status[m]["done"]):
+            add.update(allocate([(m, t) for t in SPREAD[m]], SPREAD, 2, floor=floor))
+        assert got["add"] == add and not got["done"]
+    assert next_batch(SPREAD, CI, batch=2, target=0.2) == next_batch(SPREAD, CI, batch=2,
+                                                                     target=0.2, floor=True)
+    done = next_batch(SPREAD, CI, batch=2, target=0.5)
+    assert done == {"done": True, "why": "target", "add": {}, "by_pair": {},
+                    "status": ci_status(SPREAD, 0.5)}
+
+
+def test_ci_status_at_the_target_exactly_and_without_the_floor():
+    w = half_width(SPREAD["a"])
+    assert ci_status({"a": SPREAD["a"]}, w)["a"] == {"half_width": w, "done": True}
+    assert ci_status(SPREAD, 0.2, floor=False)["b"]["half_width"] == half_width(
+        SPREAD["b"], floor=False) != half_width(SPREAD["b"])
+    with pytest.raises(ValueError) as info:
+        ci_status(SPREAD, -1)
+    assert str(info.value) == "the target half-width must be > 0, got -1"
+    # a task of one trial counts; a task of none does not
+    lo, hi = intervals.fixed_set([1, 4], [1, 2], adaptive=True)
+    assert half_width({"t1": (1, 1), "t2": (4, 2), "t3": (0, 0)}) == (hi - lo) / 2
