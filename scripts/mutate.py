@@ -839,6 +839,26 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
           for line in ("d = 1.0 / (d if abs(d) > tiny else tiny)",
                        "c = c if abs(c) > tiny else tiny")],
     ],
+    "sweepbench/runner/build.py": [
+        *[('endpoints = {n: cfg.endpoint(n, reference_url="http://reference.invalid") for n in '
+           'names}', f'endpoints = {{n: cfg.endpoint(n, reference_url="{u}") for n in names}}',
+           "only scripted models take the placeholder URL, and their prices do not depend on it")
+          for u in ("XXhttp://reference.invalidXX", "HTTP://REFERENCE.INVALID")],
+        ("url = None", 'url = ""', "the URL is read only for scripted models' endpoints, and set "
+         "to the reference server's whenever one is among the names"),
+    ],
+    "sweepbench/runner/forecast.py": [
+        ("high = totals[min(len(totals) - 1, int(0.9 * len(totals)))]",
+         "high = totals[min(len(totals) + 1, int(0.9 * len(totals)))]",
+         "int(0.9 n) <= n - 1 for every n >= 1: the bound never binds, at n - 1 or n + 1"),
+        ("passed = outcomes_on_record(store, items, benchmark_info(cfg.benchmarks)) if store else {}",
+         "passed = outcomes_on_record(store, items, benchmark_info(None)) if store else {}",
+         "every benchmark's info holds the config's benchmarks' under the same names, and only "
+         "those are looked up"),
+        ("draws = {m: {t: rng.random(cap) < p for t, p in tasks.items()} for m, tasks in",
+         "draws = {m: {t: rng.random(cap) <= p for t, p in tasks.items()} for m, tasks in",
+         "a draw equals a shrunk rate (never 0 or 1) with probability 0"),
+    ],
     "sweepbench/runner/preflight.py": [
         *[("what = \" and \".join(f\"{k} {word}{'s' if k > 1 else ''}\"",
            f"what = \" and \".join(f\"{{k}} {{word}}{{'s' if {cond} else {alt}}}\"",

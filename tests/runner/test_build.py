@@ -36,7 +36,7 @@ def test_judge_specs_are_the_state_check_then_each_judge_and_method_keyed():
 
 def test_benchmark_info_of_named_benchmarks_and_of_every_one():
     t1 = registry.get("t1")
-    got = build.benchmark_info(["t1:single", " T1 :flight", "vitabench:delivery"])
+    got = build.benchmark_info(["t1:single", " T1 :flight", "vitabench:delivery", "t1"])
     vita = registry.get("vitabench")
     assert sorted(got) == sorted({t1.name, vita.name})
     assert got[t1.name] == {"headline": str(t1.headline), "headline_label": t1.headline_label,
@@ -84,6 +84,7 @@ def test_reference_server_takes_the_configs_settings():
         0.25, 7, 100, 5000)
     assert server.fault_spec.rates == (("500", 0.1),) and server.outage == (1.0, 2.0)
     assert server._cache is None and server.hang_s == 3.0
+    assert callable(server._resolve)  # the scripted models it answers
     assert server.latency_spec.kind == "fixed"
     spread = build.reference_server(_cfg(reference_latency="lognormal:median=0.2,sigma=0.5",
                                          reference_cache_entries=5))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 import numpy as np
+import pytest
 
 from sweepbench.config import load_config
 from sweepbench.runner import adaptive
@@ -79,6 +80,14 @@ def test_simulate_stops_at_once_when_the_first_trials_decide():
     assert simulate({"a": {"t": 0.5, "u": 0.3}}, tight, 1, np.random.default_rng(0)) == {
         "a": {"t": 7, "u": 7}}
     assert fc.SIMULATIONS == 20 and fc.N_BOOT == 200 and fc.MIN_HISTORY == 2
+    # a ranking whose pairs are all within the margin stops at once; without one it goes on
+    even = {"a": dict.fromkeys(tasks, 0.5), "b": dict.fromkeys(tasks, 0.5)}
+    close = AdaptiveSpec(rule=adaptive.RANKED, start=3, margin=1.0, max_trials=9)
+    assert simulate(even, close, 4, np.random.default_rng(0)) == {
+        "a": dict.fromkeys(tasks, 3), "b": dict.fromkeys(tasks, 3)}
+    apart = AdaptiveSpec(rule=adaptive.RANKED, start=3, margin=None, max_trials=9)
+    assert simulate(even, apart, 4, np.random.default_rng(0)) != {
+        "a": dict.fromkeys(tasks, 3), "b": dict.fromkeys(tasks, 3)}
 
 
 class _Store:
@@ -95,9 +104,9 @@ class _Store:
                 for k in keys]
 
 
-def test_forecast_figures_by_hand_from_the_simulations():
+def test_forecast_figures_by_hand_from_the_simulations(monkeypatch):
     cfg = load_config(None, {**CFG, "seed": 7, "max_concurrency": 6})
-    spec = AdaptiveSpec(rule=adaptive.CI, start=2, target=0.15, max_trials=8)  # no batch
+    spec = AdaptiveSpec(rule=adaptive.CI, start=2, target=0.2, max_trials=8)  # no batch
     items = build_work(msgspec.structs.replace(cfg, trials=8), None)
     # 3 trials on record of each cell (one beyond the first 2), passing by the trial's parity
     # and the model; the batch is the default, 6 slots over 2 models
@@ -115,17 +124,26 @@ def test_forecast_figures_by_hand_from_the_simulations():
     totals = sorted(sum(max(k, 3) for tasks in simulate(rates, spec, 3, rng).values()
                         for k in tasks.values()) for _ in range(20))
     median = (totals[9] + totals[10]) / 2
+    assert totals[0] < totals[9] < totals[18] < totals[19]  # the draws matter
     assert f["episodes"] == {"median": median, "high": totals[18]}
     assert f["to_run"] == {"median": median - 36, "high": totals[18] - 36}
     assert f["dollars"] == {"median": (median - 36) * 0.5, "high": (totals[18] - 36) * 0.5}
     assert f["requests"] == {"median": (median - 36) * 10.0, "high": (totals[18] - 36) * 10.0}
+    # with few simulations the high figure is the last one (the 90th percentile's rank)
+    monkeypatch.setattr(fc, "SIMULATIONS", 5)
+    rng = np.random.default_rng(7)
+    five = sorted(sum(max(k, 3) for tasks in simulate(rates, spec, 3, rng).values()
+                      for k in tasks.values()) for _ in range(5))
+    assert five[3] < five[4]
+    assert forecast(cfg, _Store(passed), spec, COST)["episodes"]["high"] == five[4]
+    monkeypatch.undo()
     unpriced = forecast(cfg, _Store(passed), spec, {"dollars": None, "requests": 2.0})
     assert unpriced["dollars"] == {"median": None, "high": None}
     assert unpriced["cap"] == {"episodes": 96, "dollars": None}
     assert f["rule"] == spec.describe() and f["cap"] == {"episodes": 96, "dollars": 48.0}
 
 
-def test_forecast_counts_history_beyond_the_cap_as_stored_not_to_run():
+def test_forecast_counts_history_beyond_the_cap_as_stored_not_to_run(tmp_path):
     cfg = load_config(None, CFG)
     spec = AdaptiveSpec(rule=adaptive.CI, start=2, target=0.9, max_trials=2)
     items = build_work(msgspec.structs.replace(cfg, trials=5), None)
@@ -134,7 +152,19 @@ def test_forecast_counts_history_beyond_the_cap_as_stored_not_to_run():
     assert f["stored"] == 12 * 2  # only trials up to the cap count as stored
     assert f["episodes"] == {"median": 12 * 2, "high": 12 * 2}
     assert f["to_run"] == {"median": 0.0, "high": 0}
+    assert f["dollars"] == {"median": 0.0, "high": 0.0}
+    assert f["requests"] == {"median": 0.0, "high": 0.0}
     one = {i.key: True for i in items if i.trial == 0}
+    # two cells short of history, of two models: the first (by model, then task) is named
+    cells = sorted({(i.model, i.task.key) for i in items})
+    short = {cells[0], cells[-1]}
+    some = {i.key: True for i in items if i.trial < 2 and (i.model, i.task.key) not in short}
+    assert forecast(cfg, _Store(some), spec, COST)["cannot"].startswith(
+        f"2 of 12 (model, task) cells have fewer than 2 scored trials in the store (e.g. "
+        f"{cells[0][0]} on {cells[0][1]}): ")
+    with pytest.raises(Exception, match="no-such-dir"):
+        forecast(load_config(None, {**CFG, "data_dir": str(tmp_path / "no-such-dir")}), None,
+                 spec, COST)
     got = forecast(cfg, _Store(one), spec, COST)
     first = min((i.model, i.task.key) for i in items)
     assert got["cannot"] == (
