@@ -859,6 +859,23 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "draws = {m: {t: rng.random(cap) <= p for t, p in tasks.items()} for m, tasks in",
          "a draw equals a shrunk rate (never 0 or 1) with probability 0"),
     ],
+    "sweepbench/runner/rounds.py": [
+        ('verdicts[bench_of[j["episode_key"]]][j["judge"], j["method"]] += 1',
+         'verdicts[bench_of[j["episode_key"]]][j["judge"], j["method"]] += 2',
+         "choose_source only ranks the counts and asks whether the first is above 0: doubling "
+         "every count changes neither"),
+        ("self.benchmarks = benchmark_info(cfg.benchmarks)", "self.benchmarks = benchmark_info(None)",
+         "every benchmark's info holds the config's benchmarks' under the same names, and only "
+         "those are looked up"),
+        ("self.say = say or (lambda text: None)", "self.say = say or (lambda text: 0)",
+         "the callback's return value is never read"),
+        *[("seq.extend([None] * (item.trial + 1 - len(seq)))", f"seq.extend([None] * ({after}))",
+           "only a cell's first max_trials entries are read (replay looks below its targets): "
+           "Nones beyond them are not on record either way") for after in (
+              "item.trial + 1 + len(seq)", "item.trial + 2 - len(seq)")],
+        ("before: dict[str, list[int]] | None = None", 'before: dict[str, list[int]] | None = ""',
+         "compared only after the first round, which sets it"),
+    ],
     "sweepbench/runner/preflight.py": [
         *[("what = \" and \".join(f\"{k} {word}{'s' if k > 1 else ''}\"",
            f"what = \" and \".join(f\"{{k}} {{word}}{{'s' if {cond} else {alt}}}\"",

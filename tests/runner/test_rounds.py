@@ -209,6 +209,7 @@ def test_unit_spec_refuses_what_cannot_run_and_says_its_rule():
     assert AdaptiveSpec.from_info({**info, "start": "3", "max_trials": "9"}) == ci
     assert AdaptiveSpec.from_info({"rule": adaptive.RANKED, "start": 2, "max_trials": 4}) == (
         AdaptiveSpec(rule=adaptive.RANKED, start=2, max_trials=4))
+    assert AdaptiveSpec.from_info(ranked.info()) == ranked and ranked.margin == 0.03
 
 
 def test_unit_default_batch_fills_the_slots_for_every_model():
@@ -349,8 +350,11 @@ async def test_unit_rounds_stop_when_a_round_adds_no_verdict_or_a_cap_stops_it()
     sweeps = _Sweeps(store, lambda i: None)  # no verdict ever: the same gaps again
     outcome, summary = await AdaptiveSweep(cfg, store, spec, sweeps, say=said.append).run()
     assert summary["why"] == "stuck" and len(sweeps.made) == 1
-    assert said[-1].startswith("adaptive sweep stopped: 6 (model, task) cells have trials "
-                               "without a verdict")
+    assert said[-1] == (
+        "adaptive sweep stopped: 6 (model, task) cells have trials without a verdict of their "
+        "benchmark's headline that running again does not give (no judge of that method: add "
+        "--judge-model, or judge the store with `sweepbench judge`; or episodes that ended in "
+        "error: --retry-errors), then run again")
     assert store.finished[1] == "done" and outcome.episodes == 12
     for how, status in (("budget", "budget"), ("failing", "failing")):
         store = _Store({}, [])
@@ -372,15 +376,16 @@ def test_unit_summary_of_decisions_by_hand():
     cfg = _adaptive_cfg()
     spec = AdaptiveSpec(rule=adaptive.RANKED, start=2, margin=0.1, max_trials=6, batch=3)
     ad = AdaptiveSweep(cfg, _Store({}, []), spec, None, run_id="r")
-    decision = {"t1": {"targets": {("a", "x"): 2, ("a", "y"): 5, ("b", "x"): 3},
+    decision = {"t1": {"targets": {("a", "x"): 2, ("a", "y"): 5, ("b", "x"): 3, ("b", "y"): 4,
+                                   ("c", "x"): 6},
                        "why": None, "rounds": 2, "by_pair": {"a|b": 4}},
                 "t9": {"targets": {("a", "z"): 4}, "why": "ranked", "rounds": 1,
                        "by_pair": {}}}
     got = ad.summary(decision, "budget", 3)
     assert got == {**spec.info(), "batch": 3, "why": "budget", "rounds": 2, "sweeps": 3,
                    "benchmarks": {
-                       "t1": {"why": "budget", "rounds": 2, "trials": 10, "cells": 3,
-                              "trials_per_cell": {"min": 2, "median": 3, "max": 5},
+                       "t1": {"why": "budget", "rounds": 2, "trials": 20, "cells": 5,
+                              "trials_per_cell": {"min": 2, "median": 4, "max": 6},
                               "by_pair": {"a|b": 4}},
                        "t9": {"why": "ranked", "rounds": 1, "trials": 4, "cells": 1,
                               "trials_per_cell": {"min": 4, "median": 4, "max": 4},
@@ -388,3 +393,36 @@ def test_unit_summary_of_decisions_by_hand():
     assert ad.summary({}, "target", 0)["rounds"] == 0
     items = ad._items({"t1": {"targets": {(i.model, i.task.key): 1 for i in ad.all_items}}})
     assert sorted(i.trial for i in items) == [0] * 6
+
+
+async def test_unit_rounds_count_what_was_on_record_as_skipped_and_use_the_shard_and_margin(
+        tmp_path):
+    from sweepbench.runner.work import Shard
+
+    cfg = _adaptive_cfg()
+    spec = AdaptiveSpec(rule=adaptive.CI, start=2, target=0.3, max_trials=4, batch=2)
+    store = _Store({}, [])
+    first = AdaptiveSweep(cfg, store, spec, None)
+    for i in first.all_items:  # a run before this one finished every cell's first trial
+        if i.trial == 0:
+            store.status[i.key] = "done"
+            store._judgments.append(_j(i.key, "state", "state", True))
+    sweeps = _Sweeps(store, lambda i: i.trial % 2 == 0)
+    outcome, _ = await AdaptiveSweep(cfg, store, spec, sweeps).run()
+    assert outcome.skipped == outcome.selected - outcome.episodes == 6
+    half = AdaptiveSweep(cfg, _Store({}, []), spec, None, shard=Shard(0, 2))
+    assert 0 < len(half.all_items) < len(first.all_items)
+    assert {i.key for i in half.all_items} <= {i.key for i in first.all_items}
+    # the margin goes to the rule: pairs within 2.0 of each other are settled at once
+    ranked = AdaptiveSpec(rule=adaptive.RANKED, start=2, margin=2.0, max_trials=4)
+    store = _Store({}, [])
+    close = AdaptiveSweep(cfg, store, ranked, None)
+    for i in close.all_items:
+        if i.trial < 2:
+            store.status[i.key] = "done"
+            store._judgments.append(_j(i.key, "state", "state", i.trial == 0))
+    (d,) = close.decide().values()
+    assert d["done"] and d["why"] == "ranked"
+    with pytest.raises(Exception, match="no-such-dir"):
+        AdaptiveSweep(load_config(None, {**CFG, "data_dir": str(tmp_path / "no-such-dir")}),
+                      _Store({}, []), spec, None)
