@@ -284,7 +284,7 @@ class _Sweeps:
     def __init__(self, store, verdict, *, stop=None):
         self.store, self.verdict, self.stop, self.made = store, verdict, stop, []
 
-    def __call__(self, *, items, run_id, check_endpoints, info):
+    def __call__(self, *, items, run_id, check_endpoints, info, **_):
         self.made.append({"items": items(), "run_id": run_id, "check": check_endpoints,
                           "info": info})
         sweep_items, n = items(), len(self.made)
@@ -378,9 +378,9 @@ def test_unit_summary_of_decisions_by_hand():
     ad = AdaptiveSweep(cfg, _Store({}, []), spec, None, run_id="r")
     decision = {"t1": {"targets": {("a", "x"): 2, ("a", "y"): 5, ("b", "x"): 3, ("b", "y"): 4,
                                    ("c", "x"): 6},
-                       "why": None, "rounds": 2, "by_pair": {"a|b": 4}},
+                       "why": None, "rounds": 2, "by_pair": {"a|b": 4}, "status": None},
                 "t9": {"targets": {("a", "z"): 4}, "why": "ranked", "rounds": 1,
-                       "by_pair": {}}}
+                       "by_pair": {}, "status": None}}
     got = ad.summary(decision, "budget", 3)
     assert got == {**spec.info(), "batch": 3, "why": "budget", "rounds": 2, "sweeps": 3,
                    "benchmarks": {
