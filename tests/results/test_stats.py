@@ -562,7 +562,12 @@ def test_summarize_incomplete_rows_and_rows_without_a_verdict():
                       O("m", "d", "t", 1, False, unjudged=True)])["m"]
     assert (none.tasks, none.episodes, none.avg, none.unjudged, none.bounds) == (
         0, 0, None, 2, [0.0, 1.0])
-    assert none.k == 1 and none.intervals == {} and none.score is None
+    from sweepbench.results.stats import Stats
+
+    want = Stats(k=1, tasks=0, incomplete_tasks=0, episodes=0, passed=0, errors=0, avg=None,
+                 pass_at_k=None, pass_hat_k=None, unjudged=2, bounds=[0.0, 1.0])
+    assert {f: getattr(none, f) for f in Stats.__struct_fields__} == {
+        f: getattr(want, f) for f in Stats.__struct_fields__}
     # an errored episode marked unjudged is an error, scored as a failure
     err = summarize([O("m", "d", "t", 0, True, error=True, unjudged=True)])["m"]
     assert (err.episodes, err.errors, err.passed, err.unjudged) == (1, 1, 0, 0)
