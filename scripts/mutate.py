@@ -311,6 +311,10 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "msgspec reads strict=None as not strict (numbers given as text still convert)"),
     ],
     "sweepbench/results/stats.py": [
+        ("extreme = int(np.count_nonzero(flipped >= abs(observed) - tol))",
+         "extreme = int(np.count_nonzero(flipped > abs(observed) - tol))",
+         "the tolerance is what counts a tie: a flipped mean exactly 1e-12 below the observed "
+         "one (not a tie) is a rounding accident no sum of the differences lands on"),
         *[(line, line.replace(a, b), _DTYPE) for line in (
             "return rng.multinomial(tasks, np.full(tasks, 1.0 / tasks), size=n_boot).astype(np.float64)",
             "n = np.fromiter((t.n for t in tasks), np.int64, len(tasks))",

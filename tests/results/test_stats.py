@@ -571,3 +571,29 @@ def test_summarize_incomplete_rows_and_rows_without_a_verdict():
     # an errored episode marked unjudged is an error, scored as a failure
     err = summarize([O("m", "d", "t", 0, True, error=True, unjudged=True)])["m"]
     assert (err.episodes, err.errors, err.passed, err.unjudged) == (1, 1, 0, 0)
+
+
+def test_mse_vs_k_enumerates_up_to_its_limit_and_says_why_not_beyond(monkeypatch):
+    import numpy as np
+
+    from sweepbench.results import stats
+    from sweepbench.results.stats import mse_vs_k
+
+    x = np.array([[1, 0, 1, 1], [0, 0, 1, 0]], np.float64)  # 4 + 6 + 4 + 1 = 15 combinations
+    monkeypatch.setattr(stats, "_ENUMERATE_LIMIT", 15)
+    assert mse_vs_k(x, method="enumerate") == pytest.approx(mse_vs_k(x), rel=1e-12)
+    monkeypatch.setattr(stats, "_ENUMERATE_LIMIT", 14)
+    with pytest.raises(ValueError) as info:
+        mse_vs_k(x, method="enumerate")
+    assert str(info.value) == "enumerating 15 combinations is too many; use 'exact'"
+    with pytest.raises(ValueError) as info:
+        mse_vs_k(x[:, :1], against="true_mean")
+    assert str(info.value) == "the MSE against the true mean needs >= 2 runs to estimate it"
+
+
+def test_paired_bootstrap_is_seeded_by_default():
+    from sweepbench.results.stats import paired_bootstrap
+
+    a, b = [1.0, 0.5, 0.0, 1.0, 0.25, 0.75], [0.0, 0.5, 0.5, 0.25, 0.0, 1.0]
+    assert paired_bootstrap(a, b, n_boot=300) == paired_bootstrap(a, b, n_boot=300, seed=0)
+    assert paired_bootstrap(a, b, n_boot=300) != paired_bootstrap(a, b, n_boot=300, seed=1)
