@@ -124,8 +124,8 @@ def test_the_migrations_backfill_writes_the_facts_the_trigger_writes(tmp_path):
             ("e1", "", 1, "message", '{"n": 1}', 11.0, "run-1", None),
             ("e1", "u", 0, "model_call", odd, 12.0, "run-1", "ep-b"),
             ("e2", "", 0, "model_call", "not json", 13.0, None, None),
-            ("e2", "", 1, "model_call", '{"usage": {"prompt_tokens": 30, '
-                                        '"cached_prompt_tokens": 50}}', 14.0, "run-2", "ep-a")]
+            ("e2", "", 1, "model_call",
+             '{"usage": {"prompt_tokens": 30, "cached_prompt_tokens": 50}}', 14.0, "run-2", "ep-a")]
     for row in rows:
         db.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
     by_trigger = _facts(db)
