@@ -444,6 +444,9 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "the open tabs are a dict for its order; their values are never read"),
     ],
     "sweepbench/store/schema.py": [
+        ('for stmt in (*filter(str.strip, FACT_TABLES.split(";")), *_CALL_FACTS_TRIGGERS):',
+         'for stmt in (*filter(None, FACT_TABLES.split(";")), *_CALL_FACTS_TRIGGERS):',
+         _NO_BLANK_STATEMENT),
         ('for stmt in filter(str.strip, _SCHEMA.split(";")):  # executescript() would commit',
          'for stmt in filter(None, _SCHEMA.split(";")):  # executescript() would commit',
          _NO_BLANK_STATEMENT),
