@@ -290,3 +290,32 @@ def test_a_schema_1_stores_rows_by_hand(tmp_path):
                      ("run-d", key["run-d"], 0): "5",  # the config's user model, as it was
                      ("run-x", key["run-x"], 0): None}
     assert info == [('{"migrated_from_schema": 1}',)] and judge_keys == [("",)]
+
+
+def test_advice_by_the_cause_of_a_failed_backup_or_migration(tmp_path, monkeypatch):
+    import errno
+    import shutil
+    from collections import namedtuple
+
+    from sweepbench.store import migrate as mg
+
+    store = tmp_path / "s.sqlite"
+    store.write_bytes(b"x" * 2_500_000)
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(0, 0, 1_250_000))
+    full = ("the backup needs about 2.5 MB beside the store and its disk has 1.2 MB free: free "
+            "some space there and run the command again, or copy the store to a disk with "
+            "room and open the copy")
+    assert mg._advice(OSError(errno.ENOSPC, "No space left on device"), store,
+                      "the backup") == full
+    assert mg._advice(sqlite3.OperationalError("database or disk is full"), store,
+                      "the migration") == full.replace("the backup", "the migration")
+    assert mg._advice(OSError(errno.ENOSPC, "no room"), tmp_path / "gone.sqlite", "x") == (
+        "free some space on its disk and run the command again")
+    other = ("copy the store to a writable directory and open the copy, or use the sweepbench "
+             "that wrote it")
+    assert mg._advice(OSError(errno.EACCES, "Permission denied"), store, "x") == other
+    assert mg._advice(sqlite3.OperationalError("attempt to write a readonly database"), store,
+                      "x") == other
+    hint = mg._advice(sqlite3.OperationalError("no such function: sb_json"), store, "x")
+    assert "sweepbench.store.codec.register(conn)" in hint
