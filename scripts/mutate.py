@@ -79,6 +79,10 @@ _JOINED = ("the finalizer joining one thread joins both: the checkpointer ends o
            "writer has committed the last batch, and the writer joins the checkpointer")
 _NO_BLANK_STATEMENT = ("no piece of the split is blank (the last statement has no ';' after it), "
                       "so both filters keep the same statements")
+_TRIGGER_TIME = ("_call_facts('NEW') runs once, at import, to build the triggers: mutmut's "
+                 "forked runs keep the original triggers, and the runtime call (the migration's "
+                 "backfill) takes the other branch. tests/store/test_schema.py checks the "
+                 "trigger's rows by hand and against the backfill's")
 _SQL_CASE = ("SQLite reads keywords, pragma names and values, and the names of tables, columns, "
              "aliases and attached databases without regard to case")
 
@@ -444,6 +448,40 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "the open tabs are a dict for its order; their values are never read"),
     ],
     "sweepbench/store/schema.py": [
+        *[(line, line.replace(a, b), _TRIGGER_TIME) for line, a, b in (
+            *(('decoded = (_DECODED.format("NEW.", "") if source == "NEW" else',
+               '_DECODED.format("NEW.", "")', x) for x in (
+                '_DECODED.format("NEW.", "XXXX")', '_DECODED.format(None, "")',
+                '_DECODED.format("NEW.", None)', '_DECODED.format("")',
+                '_DECODED.format("NEW.", )', '_DECODED.format("XXNEW.XX", "")',
+                '_DECODED.format("new.", "")')),
+            *((line, 'source == "NEW"', x) for line in (
+                'decoded = (_DECODED.format("NEW.", "") if source == "NEW" else',
+                'f"WHERE NEW.{v} IS NOT NULL") if source == "NEW" else')
+              for x in ('source == "XXNEWXX"', 'source == "new"', '(source == "NEW") and False')))],
+        *[(line, line.replace(a, b), "SQLite reads keywords and the names of columns and aliases "
+           "without regard to case, and gives a CAST the affinity its type name contains (INT, "
+           "REAL): XXINTEGERXX is INTEGER, XXREALXX is REAL") for line, a, b in (
+            ('_DECODED.format("", " FROM event_rows WHERE kind = \'model_call\'"))',
+             "FROM event_rows WHERE", "from event_rows where"),
+            ('row = "r"', '"r"', '"R"'),
+            ('return f"max(0, coalesce({num(path, \'INTEGER\')}, 0))"', "'INTEGER'", "'XXINTEGERXX'"),
+            ('return f"max(0, coalesce({num(path, \'INTEGER\')}, 0))"', "'INTEGER'", "'integer'"),
+            ('f"{num(\'latency_s\', \'REAL\')}, {num(\'attempts\', \'INTEGER\')}, "',
+             "'REAL'", "'XXREALXX'"),
+            ('f"{num(\'latency_s\', \'REAL\')}, {num(\'attempts\', \'INTEGER\')}, "',
+             "'REAL'", "'real'"),
+            ('f"{num(\'latency_s\', \'REAL\')}, {num(\'attempts\', \'INTEGER\')}, "',
+             "'INTEGER'", "'XXINTEGERXX'"),
+            ('f"{num(\'latency_s\', \'REAL\')}, {num(\'attempts\', \'INTEGER\')}, "',
+             "'INTEGER'", "'integer'"),
+            ('f"WHERE kind = \'model_call\' AND {v} IS NOT NULL") for v in ("run_id", "endpoint")]',
+             '"run_id"', '"RUN_ID"'),
+            ('f"WHERE kind = \'model_call\' AND {v} IS NOT NULL") for v in ("run_id", "endpoint")]',
+             '"endpoint"', '"ENDPOINT"'))],
+        *[('for stmt in _call_facts("event_rows"):', f"for stmt in _call_facts({x}):",
+           "the source is only compared with 'NEW' (the trigger's): any other value selects "
+           "every stored call") for x in ("None", '"XXevent_rowsXX"', '"EVENT_ROWS"')],
         ('for stmt in (*filter(str.strip, FACT_TABLES.split(";")), *_CALL_FACTS_TRIGGERS):',
          'for stmt in (*filter(None, FACT_TABLES.split(";")), *_CALL_FACTS_TRIGGERS):',
          _NO_BLANK_STATEMENT),

@@ -125,7 +125,10 @@ def test_the_migrations_backfill_writes_the_facts_the_trigger_writes(tmp_path):
             ("e1", "u", 0, "model_call", odd, 12.0, "run-1", "ep-b"),
             ("e2", "", 0, "model_call", "not json", 13.0, None, None),
             ("e2", "", 1, "model_call",
-             '{"usage": {"prompt_tokens": 30, "cached_prompt_tokens": 50}}', 14.0, "run-2", "ep-a")]
+             '{"usage": {"prompt_tokens": 30, "cached_prompt_tokens": 50}}', 14.0, "run-2", "ep-a"),
+            ("e2", "", 2, "model_call",  # numbers of the other kind: cast to the column's
+             '{"usage": {"prompt_tokens": 12.9}, "latency_s": 2, "attempts": 3.7}', 15.0, None,
+             None)]
     for row in rows:
         db.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
     by_trigger = _facts(db)
@@ -135,11 +138,17 @@ def test_the_migrations_backfill_writes_the_facts_the_trigger_writes(tmp_path):
         (1, "u", 0, 1, "run-1", "ep-b", 12.0, None, 0, 0, 0, None, 1, "x", None, None, None),
         (2, "", 0, 0, None, None, 13.0, None, 0, 0, 0, None, None, None, None, None, None),
         (2, "", 1, 1, "run-2", "ep-a", 14.0, None, 30, 0, 30, None, None, None, None, None,
-         None)]
+         None),
+        (2, "", 2, 1, None, None, 15.0, None, 12, 0, 0, 2.0, 3, None, None, None, None)]
+    kinds = "SELECT typeof(prompt), typeof(latency_s), typeof(attempts) FROM call_facts"
+    assert db.execute(kinds + " WHERE seq = 2 AND ep = 2").fetchone() == ("integer", "real",
+                                                                           "integer")
     db.execute("DELETE FROM call_facts")
     db.execute("DELETE FROM fact_texts")
     fill_call_facts(db)
     assert _facts(db) == by_trigger
+    assert db.execute(kinds + " WHERE seq = 2 AND ep = 2").fetchone() == ("integer", "real",
+                                                                           "integer")
     fill_call_facts(db)  # again: the same rows, no second copy
     assert _facts(db) == by_trigger
     db.close()
