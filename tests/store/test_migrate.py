@@ -269,9 +269,9 @@ def test_a_schema_1_stores_rows_by_hand(tmp_path):
     with sqlite3.connect(path) as db:
         rows = db.execute("SELECT run_id, episode_key, label, user_model, user_mode, identity "
                           "FROM episodes ORDER BY run_id").fetchall()
-        calls = dict(((r, k, s), e) for r, k, s, e in db.execute(
+        calls = {(r, k, s): e for r, k, s, e in db.execute(
             "SELECT run_id, episode_key, seq, endpoint FROM events WHERE kind = 'model_call' "
-            "AND journal = ''"))
+            "AND journal = ''")}
         info = db.execute("SELECT DISTINCT info FROM runs").fetchall()
         judge_keys = db.execute("SELECT DISTINCT judge_key FROM judgments").fetchall()
     key = {r: str(EpisodeKey.legacy("schema1", r, eid)) for r in ("run-a", "run-b", "run-c",
