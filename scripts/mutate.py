@@ -283,6 +283,9 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "str() of a str is the same str"),
     ],
     "sweepbench/runner/journal.py": [
+        ('**({"replica": g(result, "replica")} if g(result, "replica", "") else {}),',
+         '**({"replica": g(result, "replica")} if g(result, "replica", None) else {}),',
+         _TRUTH),
         ("if len(msgs) < self._n:  # not append-only: hash from scratch",
          "if len(msgs) <= self._n:  # not append-only: hash from scratch",
          "append-only messages of the same length are the same messages, and hashing them from "
