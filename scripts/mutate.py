@@ -924,6 +924,18 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("before: dict[str, list[int]] | None = None", 'before: dict[str, list[int]] | None = ""',
          "compared only after the first round, which sets it"),
     ],
+    "sweepbench/runner/adaptive.py": [
+        ("return 0.25 / max(n, 1)", "return 0.25 * max(n, 1)",
+         "reached only for n of 0 or 1 trials, where max(n, 1) is 1"),
+        ("avg = {m: (sum(r.values()) / len(r) if r else 0.0) for m, r in rates.items()}",
+         "avg = {m: (sum(r.values()) / len(r) if r else 1.0) for m, r in rates.items()}",
+         "a model without rates is left out of the order, so its mean is never read"),
+        *[(line, line.replace("(0, 0))", "(0, 1))"),
+           "the default is read only for a cell with nothing on record, whose gain is infinite "
+           "while n is 0 whatever c is") for line in (
+              "n, c = counts.get(cell[0], {}).get(cell[1], (0, 0))",
+              "n, c = counts.get(model, {}).get(task, (0, 0))")],
+    ],
     "sweepbench/runner/preflight.py": [
         *[("what = \" and \".join(f\"{k} {word}{'s' if k > 1 else ''}\"",
            f"what = \" and \".join(f\"{{k}} {{word}}{{'s' if {cond} else {alt}}}\"",

@@ -345,3 +345,45 @@ def test_ci_status_at_the_target_exactly_and_without_the_floor():
     # a task of one trial counts; a task of none does not
     lo, hi = intervals.fixed_set([1, 4], [1, 2], adaptive=True)
     assert half_width({"t1": (1, 1), "t2": (4, 2), "t3": (0, 0)}) == (hi - lo) / 2
+
+
+def test_ranking_order_is_the_mean_rate_and_the_correction_is_passed_on():
+    counts = {"few": {"t1": (2, 2)}, "many": {f"t{i}": (2, 1) for i in range(4)}}
+    assert [(p["a"], p["b"]) for p in ranking_status(counts, n_boot=50)] == [("few", "many")]
+    holm = ranking_status(SPREAD, n_boot=50)
+    bh = ranking_status(SPREAD, n_boot=50, correction="bh")
+    assert holm[1]["p_adjusted"] != bh[1]["p_adjusted"]
+
+
+def test_allocate_edges_unseen_cells_no_trials_and_the_floor():
+    assert allocate([("m", "a")], {"m": {"a": (4, 2)}}, 0) == {}
+    assert allocate([("m", "a")], {"m": {"a": (4, 2)}}, -3) == {}
+    # a cell of a model with nothing on record: first, every time, up to the cap
+    assert allocate([("new", "t"), ("m", "a")], {"m": {"a": (4, 2)}}, 2) == {("new", "t"): 2}
+    assert allocate([("new", "t")], {}, 3, max_trials=1) == {("new", "t"): 1}
+    floor = {"m": {"a": (4, 0), "b": (30, 15)}}
+    cells = [("m", "a"), ("m", "b")]
+    assert allocate(cells, floor, 1) == allocate(cells, floor, 1, floor=True) == {("m", "a"): 1}
+    assert allocate(cells, floor, 1, floor=False) == {("m", "b"): 1}
+
+
+def test_cut_of_tied_cells_alternates_and_unseen_cells_come_first():
+    tie = {"m": {"a": (4, 2), "b": (4, 2)}}
+    add = {("m", "a"): 3, ("m", "b"): 3}
+    a, b = ("m", "a"), ("m", "b")
+    assert [ad._cut(add, tie, k, True) for k in (2, 3, 4, 5)] == [
+        {a: 1, b: 1}, {a: 2, b: 1}, {a: 2, b: 2}, {a: 3, b: 2}]
+    assert ad._cut({("x", "new"): 2, a: 1}, tie, 2, True) == {("x", "new"): 2}
+    floor = {"m": {"a": (4, 0), "b": (30, 15)}}
+    # without the floor a's later trials gain less than b's first: b comes second
+    assert ad._cut({a: 2, b: 1}, floor, 2, False) == {b: 1, a: 1}
+    assert ad._cut({a: 2, b: 1}, floor, 2, True) == {a: 2}
+
+
+def test_replay_counts_its_rounds_and_charges_each_pair_its_trials():
+    ups = {m: {f"t{i}": [(j + i + (m == "b")) % 3 == 0 for j in range(12)] for i in range(4)}
+           for m in ("a", "b")}
+    got = replay(ups, RANKED, start=2, batch=2, margin=0.001, n_boot=50, max_trials=8)
+    added = sum(got["targets"].values()) - 2 * 8
+    assert got["rounds"] >= 2 and added == 2 * got["rounds"]
+    assert got["by_pair"] == {"a|b": added}
