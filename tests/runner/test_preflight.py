@@ -354,7 +354,8 @@ _FAILED = ("failed a chat request (HTTP {}: no such); the server is not answerin
 @pytest.mark.parametrize("status,said", [
     (401, "rejected requests without a key (HTTP 401); check the key (and api_key_env)"),
     (403, "rejected requests without a key (HTTP 403); check the key (and api_key_env)"),
-    (404, "answered a chat request for model 'mm' with HTTP 404: no such; check base_url and model"),
+    (404, ("answered a chat request for model 'mm' with HTTP 404: no such; check base_url "
+           "and model")),
     (408, _FAILED.format(408)), (500, _FAILED.format(500)), (599, _FAILED.format(599))])
 async def test_probe_names_each_failing_status(status_server, status, said) -> None:
     status_server["status"], status_server["body"] = status, b"  no \n\t such  "
