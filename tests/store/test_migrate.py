@@ -300,10 +300,11 @@ def test_advice_by_the_cause_of_a_failed_backup_or_migration(tmp_path, monkeypat
     from sweepbench.store import migrate as mg
 
     store = tmp_path / "s.sqlite"
-    store.write_bytes(b"x" * 2_500_000)
+    store.write_bytes(b"x" * 50_000)  # 0.05 MB: shown as 0.1 (in MB of 10^6 bytes)
     usage = namedtuple("usage", "total used free")
-    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(0, 0, 1_250_000))
-    full = ("the backup needs about 2.5 MB beside the store and its disk has 1.2 MB free: free "
+    monkeypatch.setattr(shutil, "disk_usage",
+                        lambda p: usage(0, 0, 50_000 if p == tmp_path else 1 << 40))
+    full = ("the backup needs about 0.1 MB beside the store and its disk has 0.1 MB free: free "
             "some space there and run the command again, or copy the store to a disk with "
             "room and open the copy")
     assert mg._advice(OSError(errno.ENOSPC, "No space left on device"), store,
