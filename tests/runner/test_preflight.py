@@ -1,6 +1,8 @@
 """Fail fast on a broken setup: the preflight names an endpoint that is down, rejects the key,
 has no key or a bad URL, before any episode starts; a sweep whose recent episodes all fail
-stops; errors give a non-zero exit with the retry command; concurrency fits the fd limit."""
+stops; errors give a non-zero exit with the retry command; concurrency fits the fd limit.
+Over 600 lines: the module's end-to-end runs and its unit tests at the edges (each status,
+message and the fd arithmetic) in the one test file named for it."""
 
 from __future__ import annotations
 
