@@ -320,3 +320,33 @@ def test_advice_by_the_cause_of_a_failed_backup_or_migration(tmp_path, monkeypat
                       "x") == other
     hint = mg._advice(sqlite3.OperationalError("no such function: sb_json"), store, "x")
     assert "sweepbench.store.codec.register(conn)" in hint
+
+
+def test_a_migration_fills_the_episode_facts_in_batches_and_says_how_many(tmp_path):
+    from sweepbench.store import migrate as mg
+    from sweepbench.store.codec import register
+
+    path = tmp_path / "old.sqlite"
+    v1_store(path)
+    with RunStore(path, create=False) as store:
+        assert store.migrated.endswith(
+            "; the facts reports sum (6 model calls, 2 finished episodes) filled in once")
+    db = sqlite3.connect(path, isolation_level=None)
+    register(db)
+    keys = [r[0] for r in db.execute("SELECT episode_key FROM episode_facts ORDER BY 1")]
+    assert len(keys) == 2
+    db.execute("DELETE FROM episode_facts")
+    assert mg._fill_episode_facts(db, batch=1) == 2  # one episode a batch, both found
+    assert [r[0] for r in db.execute("SELECT episode_key FROM episode_facts ORDER BY 1")] == keys
+    db.close()
+
+
+def test_a_schema_4_store_is_migrated_and_says_what_changed(tmp_path):
+    path = tmp_path / "s.sqlite"
+    RunStore(path).close()
+    as_schema_4(path)
+    with RunStore(path, create=False) as store:
+        assert store.migrated.startswith(
+            f"migrated run store {path} from schema 4 to {SCHEMA_VERSION} (backup: "
+            "s.sqlite.schema4.bak): each conversation is stored once, compressed; its 0 "
+            "journal rows and 0 records compressed")
