@@ -597,3 +597,9 @@ def test_paired_bootstrap_is_seeded_by_default():
     a, b = [1.0, 0.5, 0.0, 1.0, 0.25, 0.75], [0.0, 0.5, 0.5, 0.25, 0.0, 1.0]
     assert paired_bootstrap(a, b, n_boot=300) == paired_bootstrap(a, b, n_boot=300, seed=0)
     assert paired_bootstrap(a, b, n_boot=300) != paired_bootstrap(a, b, n_boot=300, seed=1)
+
+
+def test_bounds_of_a_task_with_as_many_unjudged_episodes_as_scored_ones():
+    s = summarize([Outcome("m", "d", "t", 0, True), Outcome("m", "d", "t", 1, False,
+                                                           unjudged=True)])["m"]
+    assert s.bounds == [0.5, 1.0]
