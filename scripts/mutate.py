@@ -79,6 +79,10 @@ _JOINED = ("the finalizer joining one thread joins both: the checkpointer ends o
            "writer has committed the last batch, and the writer joins the checkpointer")
 _NO_BLANK_STATEMENT = ("no piece of the split is blank (the last statement has no ';' after it), "
                       "so both filters keep the same statements")
+_TRIGGER_TIME = ("_call_facts('NEW') runs once, at import, to build the triggers: mutmut's "
+                 "forked runs keep the original triggers, and the runtime call (the migration's "
+                 "backfill) takes the other branch. tests/store/test_schema.py checks the "
+                 "trigger's rows by hand and against the backfill's")
 _SQL_CASE = ("SQLite reads keywords, pragma names and values, and the names of tables, columns, "
              "aliases and attached databases without regard to case")
 
@@ -288,6 +292,9 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "str() of a str is the same str"),
     ],
     "sweepbench/runner/journal.py": [
+        ('**({"replica": g(result, "replica")} if g(result, "replica", "") else {}),',
+         '**({"replica": g(result, "replica")} if g(result, "replica", None) else {}),',
+         _TRUTH),
         ("if len(msgs) < self._n:  # not append-only: hash from scratch",
          "if len(msgs) <= self._n:  # not append-only: hash from scratch",
          "append-only messages of the same length are the same messages, and hashing them from "
@@ -320,6 +327,10 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "msgspec reads strict=None as not strict (numbers given as text still convert)"),
     ],
     "sweepbench/results/stats.py": [
+        ("extreme = int(np.count_nonzero(flipped >= abs(observed) - tol))",
+         "extreme = int(np.count_nonzero(flipped > abs(observed) - tol))",
+         "the tolerance is what counts a tie: a flipped mean exactly 1e-12 below the observed "
+         "one (not a tie) is a rounding accident no sum of the differences lands on"),
         *[(line, line.replace(a, b), _DTYPE) for line in (
             "return rng.multinomial(tasks, np.full(tasks, 1.0 / tasks), size=n_boot).astype(np.float64)",
             "n = np.fromiter((t.n for t in tasks), np.int64, len(tasks))",
@@ -449,6 +460,43 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "the open tabs are a dict for its order; their values are never read"),
     ],
     "sweepbench/store/schema.py": [
+        *[(line, line.replace(a, b), _TRIGGER_TIME) for line, a, b in (
+            *(('decoded = (_DECODED.format("NEW.", "") if source == "NEW" else',
+               '_DECODED.format("NEW.", "")', x) for x in (
+                '_DECODED.format("NEW.", "XXXX")', '_DECODED.format(None, "")',
+                '_DECODED.format("NEW.", None)', '_DECODED.format("")',
+                '_DECODED.format("NEW.", )', '_DECODED.format("XXNEW.XX", "")',
+                '_DECODED.format("new.", "")')),
+            *((line, 'source == "NEW"', x) for line in (
+                'decoded = (_DECODED.format("NEW.", "") if source == "NEW" else',
+                'f"WHERE NEW.{v} IS NOT NULL") if source == "NEW" else')
+              for x in ('source == "XXNEWXX"', 'source == "new"', '(source == "NEW") and False')))],
+        *[(line, line.replace(a, b), "SQLite reads keywords and the names of columns and aliases "
+           "without regard to case, and gives a CAST the affinity its type name contains (INT, "
+           "REAL): XXINTEGERXX is INTEGER, XXREALXX is REAL") for line, a, b in (
+            ('_DECODED.format("", " FROM event_rows WHERE kind = \'model_call\'"))',
+             "FROM event_rows WHERE", "from event_rows where"),
+            ('row = "r"', '"r"', '"R"'),
+            ('return f"max(0, coalesce({num(path, \'INTEGER\')}, 0))"', "'INTEGER'", "'XXINTEGERXX'"),
+            ('return f"max(0, coalesce({num(path, \'INTEGER\')}, 0))"', "'INTEGER'", "'integer'"),
+            ('f"{num(\'latency_s\', \'REAL\')}, {num(\'attempts\', \'INTEGER\')}, "',
+             "'REAL'", "'XXREALXX'"),
+            ('f"{num(\'latency_s\', \'REAL\')}, {num(\'attempts\', \'INTEGER\')}, "',
+             "'REAL'", "'real'"),
+            ('f"{num(\'latency_s\', \'REAL\')}, {num(\'attempts\', \'INTEGER\')}, "',
+             "'INTEGER'", "'XXINTEGERXX'"),
+            ('f"{num(\'latency_s\', \'REAL\')}, {num(\'attempts\', \'INTEGER\')}, "',
+             "'INTEGER'", "'integer'"),
+            ('f"WHERE kind = \'model_call\' AND {v} IS NOT NULL") for v in ("run_id", "endpoint")]',
+             '"run_id"', '"RUN_ID"'),
+            ('f"WHERE kind = \'model_call\' AND {v} IS NOT NULL") for v in ("run_id", "endpoint")]',
+             '"endpoint"', '"ENDPOINT"'))],
+        *[('for stmt in _call_facts("event_rows"):', f"for stmt in _call_facts({x}):",
+           "the source is only compared with 'NEW' (the trigger's): any other value selects "
+           "every stored call") for x in ("None", '"XXevent_rowsXX"', '"EVENT_ROWS"')],
+        ('for stmt in (*filter(str.strip, FACT_TABLES.split(";")), *_CALL_FACTS_TRIGGERS):',
+         'for stmt in (*filter(None, FACT_TABLES.split(";")), *_CALL_FACTS_TRIGGERS):',
+         _NO_BLANK_STATEMENT),
         ('for stmt in filter(str.strip, _SCHEMA.split(";")):  # executescript() would commit',
          'for stmt in filter(None, _SCHEMA.split(";")):  # executescript() would commit',
          _NO_BLANK_STATEMENT),
@@ -924,6 +972,219 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
                         'order = np.argsort(p, kind="STABLE")')],
         ("adj = np.minimum(1.0, adj)", "adj = np.minimum(2.0, adj)",
          "BH's running minimum starts from the largest p times 1: no value exceeds a p <= 1"),
+    ],
+    "sweepbench/results/intervals.py": [
+        *[(f"{v} = np.asarray({v}, dtype=np.float64){tail}", after.format(v=v, tail=tail), _DTYPE)
+          for v, tail in (("y", ".ravel()"), ("n", ".ravel()"), ("c", ".ravel()"),
+                          ("u", ".ravel()"), ("n", ""), ("c", ""))
+          for after in ("{v} = np.asarray({v}, dtype=None){tail}", "{v} = np.asarray({v}, ){tail}")],
+        *[(line, line.replace(", level, z=", after),
+           "wilson() reads the level only for the default quantile; given z, it is never read")
+          for line in ("return wilson(mean, mean * (1 - mean) * y.size / sd ** 2, level, "
+                       "z=_t(level, y.size - 1))",
+                       "return wilson(mean, mean * (1 - mean) / var, level, z=_t(level, n.size - 1))")
+          for after in (", None, z=", ", z=")
+          if not (after == ", None, z=" and "var," in line)],
+        *[("if sd <= 1e-12 or not 0.0 < mean < 1.0:", f"if sd <= 1e-12 or not {after}:",
+           "values in [0, 1] with a mean of 0 or 1 are all equal: sd is 0 and the first test "
+           "already holds") for after in ("0.0 <= mean < 1.0", "0.0 < mean <= 1.0",
+                                          "0.0 < mean < 2.0")],
+        ("return 1.0 - tail if t > 0 else tail", "return 1.0 - tail if t >= 0 else tail",
+         "at t = 0 the tail is 0.5 * I_1 = 0.5, and 1 - 0.5 is 0.5"),
+        *[("if 0.0 < x < 1.0 else 0.0)", after,
+           "x starts in [1e-6, 1 - 1e-6] and every step stays strictly inside the bracket "
+           "(lo, hi) within [0, 1]: the test is always true") for after in (
+              "if 0.0 < x <= 1.0 else 0.0)", "if 0.0 < x < 2.0 else 0.0)",
+              "if 0.0 < x < 1.0 else 1.0)")],
+        *[("step = x - f / pdf if pdf > 0 else -1.0  # no slope: bisect",
+           f"step = x - f / pdf if pdf > 0 else {v}  # no slope: bisect",
+           "any value outside the bracket (lo, hi) within [0, 1] sends the step to bisection; "
+           "1.0 is not below hi <= 1") for v in ("+1.0", "-2.0")],
+        *[(line, line.replace(a, b), "a loop bound never reached: the iteration has converged "
+           "and stopped long before (to 1e-15 or 1e-12) for every input of the callers")
+          for line, a, b in (("for m in range(1, 400):", "400", "401"),
+                             ("for _ in range(200):", "200", "201"))],
+        *[(line, line.replace("abs(d) > tiny", "abs(d) >= tiny").replace("abs(c) > tiny",
+                                                                             "abs(c) >= tiny"),
+           "differs only at |d| or |c| exactly 1e-300, where both branches use 1e-300")
+          for line in ("d = 1.0 / (d if abs(d) > tiny else tiny)",
+                       "c = c if abs(c) > tiny else tiny")],
+    ],
+    "sweepbench/runner/build.py": [
+        *[('endpoints = {n: cfg.endpoint(n, reference_url="http://reference.invalid") for n in '
+           'names}', f'endpoints = {{n: cfg.endpoint(n, reference_url="{u}") for n in names}}',
+           "only scripted models take the placeholder URL, and their prices do not depend on it")
+          for u in ("XXhttp://reference.invalidXX", "HTTP://REFERENCE.INVALID")],
+        ("url = None", 'url = ""', "the URL is read only for scripted models' endpoints, and set "
+         "to the reference server's whenever one is among the names"),
+    ],
+    "sweepbench/runner/forecast.py": [
+        ("high = totals[min(len(totals) - 1, int(0.9 * len(totals)))]",
+         "high = totals[min(len(totals) + 1, int(0.9 * len(totals)))]",
+         "int(0.9 n) <= n - 1 for every n >= 1: the bound never binds, at n - 1 or n + 1"),
+        ("passed = outcomes_on_record(store, items, benchmark_info(cfg.benchmarks)) if store else {}",
+         "passed = outcomes_on_record(store, items, benchmark_info(None)) if store else {}",
+         "every benchmark's info holds the config's benchmarks' under the same names, and only "
+         "those are looked up"),
+        ("draws = {m: {t: rng.random(cap) < p for t, p in tasks.items()} for m, tasks in",
+         "draws = {m: {t: rng.random(cap) <= p for t, p in tasks.items()} for m, tasks in",
+         "a draw equals a shrunk rate (never 0 or 1) with probability 0"),
+    ],
+    "sweepbench/runner/rounds.py": [
+        ('verdicts[bench_of[j["episode_key"]]][j["judge"], j["method"]] += 1',
+         'verdicts[bench_of[j["episode_key"]]][j["judge"], j["method"]] += 2',
+         "choose_source only ranks the counts and asks whether the first is above 0: doubling "
+         "every count changes neither"),
+        ("self.benchmarks = benchmark_info(cfg.benchmarks)", "self.benchmarks = benchmark_info(None)",
+         "every benchmark's info holds the config's benchmarks' under the same names, and only "
+         "those are looked up"),
+        ("self.say = say or (lambda text: None)", "self.say = say or (lambda text: 0)",
+         "the callback's return value is never read"),
+        *[("seq.extend([None] * (item.trial + 1 - len(seq)))", f"seq.extend([None] * ({after}))",
+           "only a cell's first max_trials entries are read (replay looks below its targets): "
+           "Nones beyond them are not on record either way") for after in (
+              "item.trial + 1 + len(seq)", "item.trial + 2 - len(seq)")],
+        ("before: dict[str, list[int]] | None = None", 'before: dict[str, list[int]] | None = ""',
+         "compared only after the first round, which sets it"),
+    ],
+    "sweepbench/runner/adaptive.py": [
+        ("return 0.25 / max(n, 1)", "return 0.25 * max(n, 1)",
+         "reached only for n of 0 or 1 trials, where max(n, 1) is 1"),
+        ("avg = {m: (sum(r.values()) / len(r) if r else 0.0) for m, r in rates.items()}",
+         "avg = {m: (sum(r.values()) / len(r) if r else 1.0) for m, r in rates.items()}",
+         "a model without rates is left out of the order, so its mean is never read"),
+        *[(line, line.replace("(0, 0))", "(0, 1))"),
+           "the default is read only for a cell with nothing on record, whose gain is infinite "
+           "while n is 0 whatever c is") for line in (
+              "n, c = counts.get(cell[0], {}).get(cell[1], (0, 0))",
+              "n, c = counts.get(model, {}).get(task, (0, 0))")],
+    ],
+    "sweepbench/store/migrate.py": [
+        *[(before, after, _SQL_CASE + " (and the names of functions made with "
+           "create_function)") for before, after in (
+            ('"tells its WAL file from another\'s)")',
+             '"tells its wal file from another\'s)")'),
+            ('"tells its WAL file from another\'s)")',
+             '"TELLS ITS WAL FILE FROM ANOTHER\'S)")'),
+            ('configs = {r: _decode(cfg) for r, cfg in c.execute("SELECT run_id, config FROM v1_runs")}',
+             'configs = {r: _decode(cfg) for r, cfg in c.execute("select run_id, config from v1_runs")}'),
+            ('configs = {r: _decode(cfg) for r, cfg in c.execute("SELECT run_id, config FROM v1_runs")}',
+             'configs = {r: _decode(cfg) for r, cfg in c.execute("SELECT RUN_ID, CONFIG FROM V1_RUNS")}'),
+            ('c.execute("SELECT run_id, episode_id, model FROM v1_episodes")}',
+             'c.execute("select run_id, episode_id, model from v1_episodes")}'),
+            ('c.execute("SELECT run_id, episode_id, model FROM v1_episodes")}',
+             'c.execute("SELECT RUN_ID, EPISODE_ID, MODEL FROM V1_EPISODES")}'),
+            ('for name, fn, n in (("v1_key", key, 2), ("v1_journal", journal, 1),',
+             'for name, fn, n in (("V1_KEY", key, 2), ("v1_journal", journal, 1),'),
+            ('for name, fn, n in (("v1_key", key, 2), ("v1_journal", journal, 1),',
+             'for name, fn, n in (("v1_key", key, 2), ("V1_JOURNAL", journal, 1),'),
+            ('("v1_endpoint", endpoint, 3), ("v1_run_field", run_field, 2),',
+             '("V1_ENDPOINT", endpoint, 3), ("v1_run_field", run_field, 2),'),
+            ('("v1_endpoint", endpoint, 3), ("v1_run_field", run_field, 2),',
+             '("v1_endpoint", endpoint, 3), ("V1_RUN_FIELD", run_field, 2),'),
+            ('("v1_identity", identity, 2)):',
+             '("V1_IDENTITY", identity, 2)):'),
+            ('c.execute("ALTER TABLE events RENAME TO v2_events")',
+             'c.execute("alter table events rename to v2_events")'),
+            ('c.execute("ALTER TABLE events RENAME TO v2_events")',
+             'c.execute("ALTER TABLE EVENTS RENAME TO V2_EVENTS")'),
+            ('counts = {"keys": c.execute("SELECT count(*) FROM event_keys").fetchone()[0],',
+             'counts = {"keys": c.execute("select count(*) from event_keys").fetchone()[0],'),
+            ('counts = {"keys": c.execute("SELECT count(*) FROM event_keys").fetchone()[0],',
+             'counts = {"keys": c.execute("SELECT COUNT(*) FROM EVENT_KEYS").fetchone()[0],'),
+            ('"events": c.execute("SELECT count(*) FROM event_rows").fetchone()[0]}',
+             '"events": c.execute("select count(*) from event_rows").fetchone()[0]}'),
+            ('"events": c.execute("SELECT count(*) FROM event_rows").fetchone()[0]}',
+             '"events": c.execute("SELECT COUNT(*) FROM EVENT_ROWS").fetchone()[0]}'),
+            ('return {"calls": c.execute("SELECT count(*) FROM call_facts").fetchone()[0],',
+             'return {"calls": c.execute("select count(*) from call_facts").fetchone()[0],'),
+            ('return {"calls": c.execute("SELECT count(*) FROM call_facts").fetchone()[0],',
+             'return {"calls": c.execute("SELECT COUNT(*) FROM CALL_FACTS").fetchone()[0],'),
+            ('rows = c.execute("SELECT episode_key, sb_record(episode_key, record) FROM episodes "',
+             'rows = c.execute("select episode_key, sb_record(episode_key, record) from episodes "'),
+            ('rows = c.execute("SELECT episode_key, sb_record(episode_key, record) FROM episodes "',
+             'rows = c.execute("SELECT EPISODE_KEY, SB_RECORD(EPISODE_KEY, RECORD) FROM EPISODES "'),
+            ('"WHERE episode_key > ? AND record IS NOT NULL ORDER BY episode_key "',
+             '"where episode_key > ? and record is not null order by episode_key "'),
+            ('"WHERE episode_key > ? AND record IS NOT NULL ORDER BY episode_key "',
+             '"WHERE EPISODE_KEY > ? AND RECORD IS NOT NULL ORDER BY EPISODE_KEY "'),
+            ('"LIMIT ?",',
+             '"limit ?",'),
+            ('if not c.execute("SELECT 1 FROM sqlite_master WHERE name = \'codec_dicts\'").fetchone():',
+             'if not c.execute("select 1 from sqlite_master where name = \'codec_dicts\'").fetchone():'),
+            ('rows = ("SELECT r.rowid, coalesce(e.benchmark, \'\'), r.payload FROM event_rows r "',
+             'rows = ("select r.rowid, coalesce(e.benchmark, \'\'), r.payload from event_rows r "'),
+            ('rows = ("SELECT r.rowid, coalesce(e.benchmark, \'\'), r.payload FROM event_rows r "',
+             'rows = ("SELECT R.ROWID, COALESCE(E.BENCHMARK, \'\'), R.PAYLOAD FROM EVENT_ROWS R "'),
+            ('"JOIN event_keys k ON k.ep = r.ep LEFT JOIN episodes e "',
+             '"join event_keys k on k.ep = r.ep left join episodes e "'),
+            ('"JOIN event_keys k ON k.ep = r.ep LEFT JOIN episodes e "',
+             '"JOIN EVENT_KEYS K ON K.EP = R.EP LEFT JOIN EPISODES E "'),
+            ('"ON e.episode_key = k.episode_key AND r.journal = \'\' WHERE r.rowid > ? "',
+             '"on e.episode_key = k.episode_key and r.journal = \'\' where r.rowid > ? "'),
+            ('"ON e.episode_key = k.episode_key AND r.journal = \'\' WHERE r.rowid > ? "',
+             '"ON E.EPISODE_KEY = K.EPISODE_KEY AND R.JOURNAL = \'\' WHERE R.ROWID > ? "'),
+            ('"ORDER BY r.rowid LIMIT ?")',
+             '"order by r.rowid limit ?")'),
+            ('"ORDER BY r.rowid LIMIT ?")',
+             '"ORDER BY R.ROWID LIMIT ?")'),
+            ('c.executemany("UPDATE event_rows SET payload = ? WHERE rowid = ?",',
+             'c.executemany("update event_rows set payload = ? where rowid = ?",'),
+            ('c.executemany("UPDATE event_rows SET payload = ? WHERE rowid = ?",',
+             'c.executemany("UPDATE EVENT_ROWS SET PAYLOAD = ? WHERE ROWID = ?",'),
+            ('records = ("SELECT rowid, episode_key, benchmark, record FROM episodes "',
+             'records = ("select rowid, episode_key, benchmark, record from episodes "'),
+            ('records = ("SELECT rowid, episode_key, benchmark, record FROM episodes "',
+             'records = ("SELECT ROWID, EPISODE_KEY, BENCHMARK, RECORD FROM EPISODES "'),
+            ('c.execute("DROP TABLE v2_events")',
+             'c.execute("drop table v2_events")'),
+            ('c.execute("DROP TABLE v2_events")',
+             'c.execute("DROP TABLE V2_EVENTS")'),
+        )],
+        *[(before, after, "the functions are called only in INSERT ... SELECT statements, "
+           "where SQLite calls a function once per row whether or not it is deterministic "
+           "(the flag matters in indexes and generated columns)") for before, after in (
+            ('c.create_function(name, n, fn, deterministic=True)', 'c.create_function(name, n, fn, deterministic=None)'),
+            ('c.create_function(name, n, fn, deterministic=True)', 'c.create_function(name, n, fn, )'),
+            ('c.create_function(name, n, fn, deterministic=True)', 'c.create_function(name, n, fn, deterministic=False)'),
+        )],
+        *[('return journal_id.split("|", 3)[1]', after, "only the second piece is read: "
+           "any split at '|' gives the same one") for after in (
+            'return journal_id.split("|", )[1]', 'return journal_id.split("|", 4)[1]')],
+        ('samples[grp].append(payload.encode("utf-8"))',
+         'samples[grp].append(payload.encode("UTF-8"))', _UTF8_CASE),
+        ('done, last = 0, ""', 'done, last = 0, "XXXX"',
+         "every episode key starts with 'ep-', above both '' and 'XXXX'"),
+    ],
+    "sweepbench/runner/preflight.py": [
+        *[("what = \" and \".join(f\"{k} {word}{'s' if k > 1 else ''}\"",
+           f"what = \" and \".join(f\"{{k}} {{word}}{{'s' if {cond} else {alt}}}\"",
+           "the generator keeps only k > 1 (the filter after it): the plural is always taken")
+          for cond, alt in (("k >= 1", "''"), ("k > 1", "'XXXX'"), ("(k > 1) or True", "''"))],
+        *[('for where in ("/proc/self/fd", "/dev/fd"):', f'for where in ("{w}", "/dev/fd"):',
+           "on Linux /dev/fd is a link to /proc/self/fd: the fallback counts the same "
+           "descriptors (tests/runner/test_preflight.py checks the fallback's own count)")
+          for w in ("XX/proc/self/fdXX", "/PROC/SELF/FD")],
+        ('text = " ".join(KEYS.scrub(raw.decode("utf-8", "replace")).split())',
+         'text = " ".join(KEYS.scrub(raw.decode("UTF-8", "replace")).split())', _UTF8_CASE),
+        *[(line, line.replace(a, b), "HTTP header names are case-insensitive (aiohttp keeps "
+           "headers in a CIMultiDict and the server reads them so)") for line, a, b in (
+              ('headers = {"Content-Type": "application/json"}', "Content-Type", "content-type"),
+              ('headers = {"Content-Type": "application/json"}', "Content-Type", "CONTENT-TYPE"),
+              ('headers["Authorization"] = f"Bearer {os.environ[ep.api_key_env]}"',
+               "Authorization", "authorization"),
+              ('headers["Authorization"] = f"Bearer {os.environ[ep.api_key_env]}"',
+               "Authorization", "AUTHORIZATION"))],
+        *[('text = await _server_text(resp) if status >= 400 else ""', after,
+           "the server's text is quoted only for 404, 408 and 5xx: below 400 (and at 400) it "
+           "is never read, whatever it holds") for after in (
+              'text = await _server_text(resp) if (status >= 400) or True else ""',
+              'text = await _server_text(resp) if status > 400 else ""',
+              'text = await _server_text(resp) if status >= 401 else ""',
+              'text = await _server_text(resp) if status >= 400 else "XXXX"')],
+        ("request = ChatRequest(model=ep.model_name, messages=[UserMessage(PROBE_MESSAGE)],",
+         "request = ChatRequest(model=None, messages=[UserMessage(PROBE_MESSAGE)],",
+         "BodyTemplate sets the endpoint's model name on every body it encodes"),
     ],
     "sweepbench/store/identity.py": [
         *[e for line, sql in (

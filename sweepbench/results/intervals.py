@@ -189,8 +189,8 @@ def task_variance(n: Any, c: Any, *, adaptive: bool = False) -> np.ndarray:
     spends 0.78 of the fixed-k sweep's at the same width, not 0.39."""
     n = np.asarray(n, dtype=np.float64)
     c = np.asarray(c, dtype=np.float64)
-    rate = c / n
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # NaN, not a warning, below 2
+        rate = c / n
         var = np.where(n >= 2, rate * (1 - rate) / (n - 1), np.nan)
         if adaptive:
             q = (c + ADAPTIVE_PRIOR) / (n + 2 * ADAPTIVE_PRIOR)

@@ -133,7 +133,7 @@ def _note(path: Path, version: int, backup: Path, counts: dict[str, int]) -> str
                 f"({counts['events']} events) renumbered, and the store given an id (which "
                 "tells its WAL file from another's)")
     return (f"migrated run store {path} from schema 1 to {SCHEMA_VERSION} (backup: "
-            f"{backup.name}): {counts['episodes']} episodes of {counts['runs']} runs kept for "
+            f"{backup.name}): {counts['kept']} episodes of {counts['runs']} runs kept for "
             "reports; they are never reused by new runs (their task content and prompt "
             "versions were not recorded) and their calls are unpriced")
 
@@ -239,7 +239,7 @@ def _convert(c: sqlite3.Connection) -> dict[str, int]:
                      details, created_at, run_id, judge_key)
                  SELECT v1_key(run_id, episode_id), judge, method, passed, score, details,
                         created_at, run_id, '' FROM v1_judgments""")
-    counts = {"runs": len(configs), "episodes": len(models)}
+    counts = {"runs": len(configs), "kept": len(models)}  # "episodes": the facts' (finished)
     for t in _V1_TABLES:
         c.execute(f"DROP TABLE v1_{t}")
     return counts  # the facts: filled by the last step (_summarize)

@@ -1,4 +1,5 @@
-"""Pass metrics, validated against brute-force enumeration of all k-subsets."""
+"""Pass metrics, validated against brute-force enumeration of all k-subsets; summarize's rows
+by hand. Over 600 lines: one test file for the module's estimators, bootstrap and rows."""
 
 from __future__ import annotations
 
@@ -483,3 +484,123 @@ def test_summarize_mse_k_max_must_be_a_positive_int():
         with pytest.raises(ValueError, match="mse_k_max must be an int >= 1"):
             summarize(data, mse_k_max=bad)
     assert summarize(data, mse_k_max=1)["A"].mse_vs_k == [pytest.approx(1 / 3)]  # s^2 of 1,1,0,0
+
+
+# ---- summarize by hand: every field of a row, its domains and benchmarks -------------------
+
+def _row():
+    from sweepbench.results.stats import Outcome as O
+
+    return [O("m", "d1", "t1", 0, True, score=1.0, benchmark="b"),
+            O("m", "d1", "t1", 1, False, score=0.2, benchmark="b"),
+            O("m", "d1", "t1", 2, True, score=0.8, benchmark="b"),
+            O("m", "d1", "t2", 0, True, error=True, score=0.9, benchmark="b"),  # an error
+            O("m", "d1", "t2", 1, True, score=0.5, benchmark="b"),
+            O("m", "d1", "t2", 2, True, unjudged=True, benchmark="b"),  # no verdict
+            O("m", "d1", "t2", 3, True, benchmark="b"),
+            O("m", "d2", "t3", 0, True, benchmark="b"),
+            O("m", "d2", "t3", 1, True, benchmark="b"),
+            O("m", "d2", "t3", 2, True, benchmark="b")]
+
+
+def test_summarize_every_field_by_hand():
+    import numpy as np
+
+    from sweepbench.results import intervals
+    from sweepbench.results.stats import mse_vs_k
+
+    s = summarize(_row())["m"]
+    n, c = np.array([3, 3, 3]), np.array([2, 2, 3])
+    rate = c / n
+    assert (s.k, s.tasks, s.incomplete_tasks, s.episodes, s.passed, s.errors) == (3, 3, 0, 9, 7, 1)
+    assert s.avg == float(rate.mean()) and s.unjudged == 1
+    assert (s.pass_at_k, s.pass_hat_k) == (1.0, 1 / 3)
+    # bounds: t2's unjudged trial failed / passed, and its error passed
+    assert s.bounds == [(2 / 3 + 2 / 4 + 1) / 3, (2 / 3 + 4 / 4 + 1) / 3]
+    assert (s.scored, s.score) == (4, float(np.mean([2.0 / 3, 0.5 / 3, 0.0])))
+    assert s.intervals["avg"] == {"population": intervals.population(rate),
+                                  "fixed_set": intervals.fixed_set(n, c)}
+    assert s.ci95 == s.intervals["avg"]["population"]
+    at_t, hat_t = np.array([1.0, 1.0, 1.0]), np.array([0.0, 0.0, 1.0])
+    assert s.intervals["pass_at_k"] == {"population": intervals.population(at_t),
+                                        "fixed_set": intervals.fixed_set_bound(at_t)}
+    assert s.intervals["pass_hat_k"] == {"population": intervals.population(hat_t),
+                                         "fixed_set": intervals.fixed_set_bound(hat_t)}
+    per_task = np.array([2.0 / 3, 0.5 / 3, 0.0])
+    assert s.intervals["score"] == {"population": intervals.population(per_task),
+                                    "fixed_set": intervals.fixed_set(n, [2.0, 0.5, 0.0])}
+    assert s.pass_at_k_curve == pytest.approx([7 / 9, 1.0, 1.0], rel=1e-15)
+    assert s.pass_hat_k_curve == pytest.approx([7 / 9, 5 / 9, 1 / 3], rel=1e-15)
+    x = np.array([[1, 0, 1], [0, 1, 1], [1, 1, 1]], np.float64)  # t2's trials 0, 1, 3
+    assert s.mse_vs_k == mse_vs_k(x, 3, against="true_mean").tolist()
+    assert len(summarize(_row(), mse_k_max=2)["m"].mse_vs_k) == 2
+    assert summarize(_row(), adaptive=True)["m"].intervals["avg"]["fixed_set"] == (
+        intervals.fixed_set(n, c, adaptive=True))
+    assert summarize(_row(), adaptive=True)["m"].intervals["score"]["fixed_set"] == (
+        intervals.fixed_set(n, [2.0, 0.5, 0.0], adaptive=True))
+    # by domain and benchmark: the same rules on their tasks
+    d1, d2 = s.domains["d1"], s.domains["d2"]
+    assert (d1.tasks, d1.episodes, d1.passed, d1.errors, d1.unjudged) == (2, 6, 4, 1, 1)
+    assert (d2.tasks, d2.avg, d2.score, d2.bounds) == (1, 1.0, None, [1.0, 1.0])
+    b = s.benchmarks["b"]
+    assert b.avg == s.avg and sorted(b.domains) == ["d1", "d2"]
+    assert b.domains["d1"].avg == d1.avg == (2 / 3 + 2 / 3) / 2
+
+
+def test_summarize_incomplete_rows_and_rows_without_a_verdict():
+    from sweepbench.results.stats import Outcome as O
+
+    s = summarize(_row(), k=4)["m"]
+    assert s.k == 4 and s.incomplete_tasks == 3 and s.pass_at_k is None
+    assert s.pass_hat_k is None and "pass_at_k" not in s.intervals
+    few = summarize([O("m", "d", "t", 0, True), O("m", "d", "t", 1, False),
+                     O("m", "d", "u", 0, True), O("m", "d", "u", 1, True),
+                     O("m", "d", "u", 2, False)], k=3)["m"]
+    assert few.incomplete_tasks == 1 and few.mse_vs_k is not None and len(few.mse_vs_k) == 2
+    one = summarize([O("m", "d", "t", 0, True)])["m"]
+    assert one.mse_vs_k is None and one.pass_at_k_curve == [1.0]
+    none = summarize([O("m", "d", "t", 0, True, unjudged=True),
+                      O("m", "d", "t", 1, False, unjudged=True)])["m"]
+    assert (none.tasks, none.episodes, none.avg, none.unjudged, none.bounds) == (
+        0, 0, None, 2, [0.0, 1.0])
+    from sweepbench.results.stats import Stats
+
+    want = Stats(k=1, tasks=0, incomplete_tasks=0, episodes=0, passed=0, errors=0, avg=None,
+                 pass_at_k=None, pass_hat_k=None, unjudged=2, bounds=[0.0, 1.0])
+    assert {f: getattr(none, f) for f in Stats.__struct_fields__} == {
+        f: getattr(want, f) for f in Stats.__struct_fields__}
+    # an errored episode marked unjudged is an error, scored as a failure
+    err = summarize([O("m", "d", "t", 0, True, error=True, unjudged=True)])["m"]
+    assert (err.episodes, err.errors, err.passed, err.unjudged) == (1, 1, 0, 0)
+
+
+def test_mse_vs_k_enumerates_up_to_its_limit_and_says_why_not_beyond(monkeypatch):
+    import numpy as np
+
+    from sweepbench.results import stats
+    from sweepbench.results.stats import mse_vs_k
+
+    x = np.array([[1, 0, 1, 1], [0, 0, 1, 0]], np.float64)  # 4 + 6 + 4 + 1 = 15 combinations
+    monkeypatch.setattr(stats, "_ENUMERATE_LIMIT", 15)
+    assert mse_vs_k(x, method="enumerate") == pytest.approx(mse_vs_k(x), rel=1e-12)
+    monkeypatch.setattr(stats, "_ENUMERATE_LIMIT", 14)
+    with pytest.raises(ValueError) as info:
+        mse_vs_k(x, method="enumerate")
+    assert str(info.value) == "enumerating 15 combinations is too many; use 'exact'"
+    with pytest.raises(ValueError) as info:
+        mse_vs_k(x[:, :1], against="true_mean")
+    assert str(info.value) == "the MSE against the true mean needs >= 2 runs to estimate it"
+
+
+def test_paired_bootstrap_is_seeded_by_default():
+    from sweepbench.results.stats import paired_bootstrap
+
+    a, b = [1.0, 0.5, 0.0, 1.0, 0.25, 0.75], [0.0, 0.5, 0.5, 0.25, 0.0, 1.0]
+    assert paired_bootstrap(a, b, n_boot=300) == paired_bootstrap(a, b, n_boot=300, seed=0)
+    assert paired_bootstrap(a, b, n_boot=300) != paired_bootstrap(a, b, n_boot=300, seed=1)
+
+
+def test_bounds_of_a_task_with_as_many_unjudged_episodes_as_scored_ones():
+    s = summarize([Outcome("m", "d", "t", 0, True), Outcome("m", "d", "t", 1, False,
+                                                           unjudged=True)])["m"]
+    assert s.bounds == [0.5, 1.0]

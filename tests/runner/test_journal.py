@@ -287,6 +287,11 @@ def test_a_live_calls_event_holds_what_the_result_has_and_defaults_for_the_rest(
         "role": "user", "request_hash": "h2", "finish_reason": "length", "queue_wait_s": 1.5,
         "backoff_s": 2.5, "wall_s": 4.5, "attempts": 3, "statuses": [500, 429, 200],
         "failures": ["f1", "f2"]}
+    # a fleet's call says which replica answered; a call of one way in says nothing
+    routed = SimpleNamespace(**vars(full), replica="http://r2/v1")
+    assert call_payload("agent", "h3", routed)["replica"] == "http://r2/v1"
+    assert "replica" not in call_payload("agent", "h3", SimpleNamespace(**vars(full), replica=""))
+    assert "replica" not in payload
 
 
 async def test_a_failed_call_is_journaled_under_its_role_and_request_hash() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 from rich.console import Console
@@ -16,8 +17,10 @@ from sweepbench.results.report import build_report
 from sweepbench.results.stats import Outcome, summarize
 from sweepbench.runner import adaptive
 from sweepbench.runner.progress import ProgressDisplay
+
+from sweepbench.runner import rounds as rd
 from sweepbench.runner.rounds import AdaptiveSpec, AdaptiveSweep
-from sweepbench.runner.sweep import Sweep
+from sweepbench.runner.sweep import Sweep, SweepOutcome
 from sweepbench.store.runstore import RunStore
 
 from ..support import without_backups
@@ -209,3 +212,256 @@ async def test_live_progress_counts_on_across_rounds_and_says_the_round(tmp_path
 
 def trials_per_cell_totals(summary):
     return [b["trials"] for b in summary["benchmarks"].values()]
+
+# ---- unit tests (test doubles of the store and of the sweep): the spec, the outcomes on
+# ---- record, the rounds' loop and its summary ----------------------------------------------
+
+def test_unit_spec_refuses_what_cannot_run_and_says_its_rule():
+    for kw, said in (({"rule": adaptive.CI, "start": 2}, "--target-ci needs a half-width > 0"),
+                     ({"rule": adaptive.CI, "start": 2, "target": 0.0},
+                      "--target-ci needs a half-width > 0"),
+                     ({"rule": "other", "start": 2}, "unknown stopping rule 'other'"),
+                     ({"rule": adaptive.RANKED, "start": 1},
+                      ("an adaptive sweep starts every cell with --trials >= 2 (a task's "
+                       "variance needs two trials), got 1")),
+                     ({"rule": adaptive.RANKED, "start": 4, "max_trials": 3},
+                      "--max-trials 3 is below --trials 4")):
+        with pytest.raises(ValueError) as info:
+            AdaptiveSpec(**kw)
+        assert str(info.value) == said
+    assert AdaptiveSpec(rule=adaptive.RANKED, start=2, max_trials=2).max_trials == 2
+    assert AdaptiveSpec(rule=adaptive.RANKED, start=2).max_trials == rd.DEFAULT_MAX_TRIALS == 32
+    ci = AdaptiveSpec(rule=adaptive.CI, start=3, target=0.05, max_trials=9, batch=5)
+    assert ci.describe() == ("target half-width 0.05: every model's 95% interval of Avg@k over "
+                             "these tasks at most that wide on each side; 3 trials of every "
+                             "cell first, at most 9")
+    ranked = AdaptiveSpec(rule=adaptive.RANKED, start=2, margin=0.03)
+    assert ranked.describe() == (
+        "until ranked: every pair of neighbours on each leaderboard separated (paired test, the "
+        "report's correction) or shown within 0.03 of each other; 2 trials of every cell "
+        "first, at most 32")
+    assert AdaptiveSpec(rule=adaptive.RANKED, start=2).describe().startswith(
+        "until ranked: every pair of neighbours on each leaderboard separated (paired test, "
+        "the report's correction); 2 trials")
+    info = ci.info()
+    assert info == {"rule": adaptive.CI, "target": 0.05, "margin": None, "start": 3,
+                    "max_trials": 9, "batch": 5, "stopping_rule": ci.describe()}
+    assert AdaptiveSpec.from_info({**info, "start": "3", "max_trials": "9"}) == ci
+    assert AdaptiveSpec.from_info({"rule": adaptive.RANKED, "start": 2, "max_trials": 4}) == (
+        AdaptiveSpec(rule=adaptive.RANKED, start=2, max_trials=4))
+    assert AdaptiveSpec.from_info(ranked.info()) == ranked and ranked.margin == 0.03
+
+
+def test_unit_default_batch_fills_the_slots_for_every_model():
+    cfg = SimpleNamespace
+    assert rd.default_batch(cfg(max_concurrency=10, models=["a", "b", "c"])) == 4
+    assert rd.default_batch(cfg(max_concurrency=9, models=["a", "b", "c"])) == 3
+    assert rd.default_batch(cfg(max_concurrency=2, models=["a", "b", "c"])) == 1
+    assert rd.default_batch(cfg(max_concurrency=0, models=["a"])) == 1
+    assert rd.default_batch(cfg(max_concurrency=5, models=[])) == 5
+
+
+class _Store:
+    """A test double of the store: episode statuses and judgments as given."""
+
+    def __init__(self, status, judgments):
+        self.status, self._judgments, self.asked = status, judgments, None
+        self.finished, self.flushed = None, False
+
+    def episode_status(self, keys):
+        return {k: v for k, v in self.status.items() if k in keys}
+
+    def judgments(self, keys):
+        self.asked = sorted(keys)
+        return [j for j in self._judgments if j["episode_key"] in keys]
+
+    def finish_run(self, run_id, status, info):
+        self.finished = (run_id, status, info)
+
+    async def flush(self):
+        self.flushed = True
+
+
+def _item(key, bench="b1"):
+    return SimpleNamespace(key=key, task=SimpleNamespace(benchmark=bench))
+
+
+def _j(key, judge, method, passed):
+    return {"episode_key": key, "judge": judge, "method": method, "passed": passed}
+
+
+def test_unit_outcomes_on_record_read_the_headline_as_the_report_does():
+    items = [_item(k) for k in ("done-pass", "done-fail", "error", "running", "unrun",
+                                "unjudged")] + [_item("llm", "b2"), _item("llm2", "b2")]
+    status = {"done-pass": "done", "done-fail": "done", "error": "error", "running": "running",
+              "unjudged": "done", "llm": "done", "llm2": "done"}
+    store = _Store(status, [
+        _j("done-pass", "state", "state", 1), _j("done-fail", "state", "state", 0),
+        _j("error", "state", "state", 1), _j("running", "state", "state", 1),
+        _j("unjudged", "state", "state", None),
+        # b2's headline is an LLM judge's: the judge with the most verdicts is the source
+        _j("llm", "j1", "rubric", 1), _j("llm2", "j1", "rubric", None),
+        _j("llm", "j2", "rubric", 0), _j("llm2", "j2", "rubric", 0)])
+    got = rd.outcomes_on_record(store, items, {"b2": {"headline": "rubric"}})
+    assert got == {"done-pass": True, "done-fail": False, "error": False, "running": None,
+                   "unrun": None, "unjudged": None, "llm": False, "llm2": False}
+    assert "unrun" not in store.asked  # judgments only of episodes on record
+    # without any verdict of the headline's method there is no source: nothing on record
+    store = _Store({"x": "done"}, [_j("x", "j1", "other", 1)])
+    assert rd.outcomes_on_record(store, [_item("x")], {"b1": {"headline": "rubric"}}) == {
+        "x": None}
+
+
+def _outcome(**kw):
+    base = {"run_id": "r", "store_path": None, "episodes": 0, "skipped": 0, "errors": 0}
+    return SweepOutcome(**{**base, **kw})
+
+
+class _Sweeps:
+    """make_sweep's test double: each sweep "runs" by storing the verdicts ``verdict``
+    gives its items (None: none) and returns an outcome counting them."""
+
+    def __init__(self, store, verdict, *, stop=None):
+        self.store, self.verdict, self.stop, self.made = store, verdict, stop, []
+
+    def __call__(self, *, items, run_id, check_endpoints, info, **_):
+        self.made.append({"items": items(), "run_id": run_id, "check": check_endpoints,
+                          "info": info})
+        sweep_items, n = items(), len(self.made)
+
+        async def run():
+            new = [i for i in sweep_items if i.key not in self.store.status]
+            for i in new:
+                v = self.verdict(i)
+                self.store.status[i.key] = "done"
+                if v is not None:
+                    self.store._judgments.append(_j(i.key, "state", "state", v))
+            stop = self.stop if self.stop and self.stop[0] == n else None
+            return _outcome(run_id=run_id, episodes=len(new), errors=1, resumed=2,
+                            replayed_calls=3, judged=len(new), selected=len(sweep_items),
+                            budget_stop=stop and stop[1] == "budget" and "max_cost_usd",
+                            error_stop=stop and stop[1] == "failing" and "streak")
+        return SimpleNamespace(run=run)
+
+
+def _adaptive_cfg():
+    return load_config(None, {"models": ["scripted/noisy:0.15", "scripted/noisy:0.45"],
+                              "trials": 2, "max_concurrency": 4, "limit": 3,
+                              "benchmarks": ["t1:single"]})
+
+
+async def test_unit_rounds_run_until_the_rule_holds_and_sum_their_counts():
+    cfg = _adaptive_cfg()
+    store = _Store({}, [])
+    spec = AdaptiveSpec(rule=adaptive.CI, start=2, target=0.3, max_trials=4, batch=2)
+    sweeps = _Sweeps(store, lambda i: i.trial % 2 == 0)
+    said = []
+    ad = AdaptiveSweep(cfg, store, spec, sweeps, run_id="run-1", say=said.append)
+    assert ad.batch == 2 and len(ad.all_items) == 2 * 3 * 4
+    outcome, summary = await ad.run()
+    made = sweeps.made
+    assert [m["check"] for m in made] == [True] + [False] * (len(made) - 1)
+    assert {m["run_id"] for m in made} == {"run-1"}
+    assert len(made[0]["items"]) == 2 * 3 * 2  # every cell's first 2 trials
+    assert made[0]["info"]["adaptive"]["why"] == "running"
+    assert made[0]["info"]["adaptive"]["sweeps"] == 0 and made[-1]["info"]["adaptive"][
+        "sweeps"] == len(made) - 1
+    ran = len(store.status)
+    assert outcome.episodes == ran and outcome.judged == ran
+    assert (outcome.errors, outcome.resumed, outcome.replayed_calls) == (
+        len(made), 2 * len(made), 3 * len(made))
+    assert outcome.skipped == outcome.selected - ran == len(made[-1]["items"]) - ran
+    assert said[0] == "adaptive sweep, pass 1: 12 episodes run, 12 selected"
+    assert summary["sweeps"] == len(made) and summary["why"] in ("target", "max_trials")
+    assert store.finished == ("run-1", "done", {"adaptive": summary}) and store.flushed
+    t1 = summary["benchmarks"]["t1"]
+    assert t1["trials"] == ran and t1["cells"] == 6 and t1["why"] == summary["why"]
+    assert t1["trials_per_cell"]["min"] >= 2 and t1["trials_per_cell"]["max"] <= 4
+    assert summary["rounds"] == t1["rounds"] == len(made) - 1
+    assert {k: summary[k] for k in ("rule", "target", "start", "max_trials", "batch")} == {
+        "rule": adaptive.CI, "target": 0.3, "start": 2, "max_trials": 4, "batch": 2}
+
+
+async def test_unit_rounds_stop_when_a_round_adds_no_verdict_or_a_cap_stops_it():
+    cfg = _adaptive_cfg()
+    spec = AdaptiveSpec(rule=adaptive.CI, start=2, target=0.01, max_trials=4, batch=2)
+    store = _Store({}, [])
+    said = []
+    sweeps = _Sweeps(store, lambda i: None)  # no verdict ever: the same gaps again
+    outcome, summary = await AdaptiveSweep(cfg, store, spec, sweeps, say=said.append).run()
+    assert summary["why"] == "stuck" and len(sweeps.made) == 1
+    assert said[-1] == (
+        "adaptive sweep stopped: 6 (model, task) cells have trials without a verdict of their "
+        "benchmark's headline that running again does not give (no judge of that method: add "
+        "--judge-model, or judge the store with `sweepbench judge`; or the judge's calls "
+        "failed for them: `sweepbench judge` again), then run again")
+    assert store.finished[1] == "done" and outcome.episodes == 12
+    for how, status in (("budget", "budget"), ("failing", "failing")):
+        store = _Store({}, [])
+        sweeps = _Sweeps(store, lambda i: i.trial % 2 == 0, stop=(2, how))
+        outcome, summary = await AdaptiveSweep(cfg, store, spec, sweeps).run()
+        assert summary["why"] == how and len(sweeps.made) == 2
+        assert store.finished[1] == status
+        assert summary["benchmarks"]["t1"]["why"] == how  # the rule had not decided
+    store = _Store({}, [])
+    sweeps = _Sweeps(store, lambda i: i.trial % 2 == 0)
+    spec = AdaptiveSpec(rule=adaptive.RANKED, start=2, margin=0.5, max_trials=2)
+    outcome, summary = await AdaptiveSweep(cfg, store, spec, sweeps).run()
+    assert summary["why"] == "max_trials" and summary["batch"] == 2  # 4 slots, 2 models
+    assert len(sweeps.made) == 1 and summary["benchmarks"]["t1"]["trials_per_cell"] == {
+        "min": 2, "median": 2, "max": 2}
+
+
+def test_unit_summary_of_decisions_by_hand():
+    cfg = _adaptive_cfg()
+    spec = AdaptiveSpec(rule=adaptive.RANKED, start=2, margin=0.1, max_trials=6, batch=3)
+    ad = AdaptiveSweep(cfg, _Store({}, []), spec, None, run_id="r")
+    decision = {"t1": {"targets": {("a", "x"): 2, ("a", "y"): 5, ("b", "x"): 3, ("b", "y"): 4,
+                                   ("c", "x"): 6},
+                       "why": None, "rounds": 2, "by_pair": {"a|b": 4}, "status": None},
+                "t9": {"targets": {("a", "z"): 4}, "why": "ranked", "rounds": 1,
+                       "by_pair": {}, "status": None}}
+    got = ad.summary(decision, "budget", 3)
+    assert got == {**spec.info(), "batch": 3, "why": "budget", "rounds": 2, "sweeps": 3,
+                   "benchmarks": {
+                       "t1": {"why": "budget", "rounds": 2, "trials": 20, "cells": 5,
+                              "stopped": "--max-cost reached before the rule held",
+                              "trials_per_cell": {"min": 2, "median": 4, "max": 6},
+                              "by_pair": {"a|b": 4}},
+                       "t9": {"why": "ranked", "rounds": 1, "trials": 4, "cells": 1,
+                              "stopped": "every pair of neighbours was told apart (or shown "
+                                         "within the margin)",
+                              "trials_per_cell": {"min": 4, "median": 4, "max": 4},
+                              "by_pair": {}}}}
+    assert ad.summary({}, "target", 0)["rounds"] == 0
+    items = ad._items({"t1": {"targets": {(i.model, i.task.key): 1 for i in ad.all_items}}})
+    assert sorted(i.trial for i in items) == [0] * 6
+
+
+async def test_unit_rounds_count_what_was_on_record_as_skipped_and_use_the_shard_and_margin():
+    from sweepbench.runner.work import Shard
+
+    cfg = _adaptive_cfg()
+    spec = AdaptiveSpec(rule=adaptive.CI, start=2, target=0.3, max_trials=4, batch=2)
+    store = _Store({}, [])
+    first = AdaptiveSweep(cfg, store, spec, None)
+    for i in first.all_items:  # a run before this one finished every cell's first trial
+        if i.trial == 0:
+            store.status[i.key] = "done"
+            store._judgments.append(_j(i.key, "state", "state", True))
+    sweeps = _Sweeps(store, lambda i: i.trial % 2 == 0)
+    outcome, _ = await AdaptiveSweep(cfg, store, spec, sweeps).run()
+    assert outcome.skipped == outcome.selected - outcome.episodes == 6
+    half = AdaptiveSweep(cfg, _Store({}, []), spec, None, shard=Shard(0, 2))
+    assert 0 < len(half.all_items) < len(first.all_items)
+    assert {i.key for i in half.all_items} <= {i.key for i in first.all_items}
+    # the margin goes to the rule: pairs within 2.0 of each other are settled at once
+    ranked = AdaptiveSpec(rule=adaptive.RANKED, start=2, margin=2.0, max_trials=4)
+    store = _Store({}, [])
+    close = AdaptiveSweep(cfg, store, ranked, None)
+    for i in close.all_items:
+        if i.trial < 2:
+            store.status[i.key] = "done"
+            store._judgments.append(_j(i.key, "state", "state", i.trial == 0))
+    (d,) = close.decide().values()
+    assert d["done"] and d["why"] == "ranked"

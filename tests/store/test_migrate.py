@@ -239,3 +239,114 @@ def test_merge_of_a_schema_2_and_a_schema_3_store(tmp_path):
 async def test_an_interrupted_sweep_continues_from_its_migrated_journal(tmp_path, interrupt):
     migrated = await interrupt_and_continue(tmp_path, interrupt, to_schema_2)
     assert migrated and "from schema 2" in migrated
+
+
+def test_a_schema_1_stores_rows_by_hand(tmp_path):
+    """Each migrated row as schema 1 had it: the legacy key and identity, the user model and
+    mode from the run's config when they are text, each call's endpoint by its role."""
+    path = tmp_path / "old.sqlite"
+    v1_store(path)
+    db = sqlite3.connect(path)
+    eid = "scripted/oracle|vitabench:delivery:en:SB-D-001|0"
+    # a run whose config is not an object, and one whose user fields are not text
+    for run, config in (("run-c", "[1, 2]"), ("run-d", json.dumps({"user_model": 5,
+                                                                    "user_mode": None}))):
+        db.execute("INSERT INTO runs VALUES (?, 1.0, 2.0, 'done', ?, 'h')", (run, config))
+        db.execute("INSERT INTO episodes VALUES (?, ?, 'scripted/oracle', 'vitabench', "
+                   "'delivery', 'SB-D-001', 'en', 0, 'done', 'user_stop', NULL, 1.0, 2.0)",
+                   (run, eid))
+        db.execute("INSERT INTO events VALUES (?, ?, 0, 'model_call', ?, 1.0)",
+                   (run, eid, json.dumps({"role": "user"})))
+    # a call of a run schema 1 never recorded, and one of neither role
+    db.execute("INSERT INTO events VALUES ('run-x', ?, 0, 'model_call', ?, 1.0)",
+               (eid, json.dumps({"role": "user"})))
+    db.execute("INSERT INTO events VALUES ('run-a', ?, 5, 'model_call', ?, 1.0)",
+               (eid, json.dumps({"role": "tool"})))
+    db.commit()
+    db.close()
+    with RunStore(path, create=False) as store:
+        assert "4 episodes of 4 runs" in store.migrated
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT run_id, episode_key, label, user_model, user_mode, identity "
+                          "FROM episodes ORDER BY run_id").fetchall()
+        calls = {(r, k, s): e for r, k, s, e in db.execute(
+            "SELECT run_id, episode_key, seq, endpoint FROM events WHERE kind = 'model_call' "
+            "AND journal = ''")}
+        info = db.execute("SELECT DISTINCT info FROM runs").fetchall()
+        judge_keys = db.execute("SELECT DISTINCT judge_key FROM judgments").fetchall()
+    key = {r: str(EpisodeKey.legacy("schema1", r, eid)) for r in ("run-a", "run-b", "run-c",
+                                                                  "run-d", "run-x")}
+    user = {"run-a": ("scripted/user", "default"), "run-b": ("scripted/user", "default"),
+            "run-c": (None, None), "run-d": (None, None)}
+    assert rows == [(r, key[r], eid, *user[r], json.dumps(
+        {"legacy": {"schema": 1, "run_id": r, "episode_id": eid}}, separators=(",", ":")))
+        for r in ("run-a", "run-b", "run-c", "run-d")]
+    assert calls == {("run-a", key["run-a"], 0): "scripted/user",
+                     ("run-a", key["run-a"], 1): "scripted/oracle",
+                     ("run-a", key["run-a"], 5): None,
+                     ("run-b", key["run-b"], 0): "scripted/user",
+                     ("run-b", key["run-b"], 1): "scripted/oracle",
+                     ("run-c", key["run-c"], 0): None,
+                     ("run-d", key["run-d"], 0): "5",  # the config's user model, as it was
+                     ("run-x", key["run-x"], 0): None}
+    assert info == [('{"migrated_from_schema": 1}',)] and judge_keys == [("",)]
+
+
+def test_advice_by_the_cause_of_a_failed_backup_or_migration(tmp_path, monkeypatch):
+    import errno
+    import shutil
+    from collections import namedtuple
+
+    from sweepbench.store import migrate as mg
+
+    store = tmp_path / "s.sqlite"
+    store.write_bytes(b"x" * 50_000)  # 0.05 MB: shown as 0.1 (in MB of 10^6 bytes)
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage",
+                        lambda p: usage(0, 0, 50_000 if p == tmp_path else 1 << 40))
+    full = ("the backup needs about 0.1 MB beside the store and its disk has 0.1 MB free: free "
+            "some space there and run the command again, or copy the store to a disk with "
+            "room and open the copy")
+    assert mg._advice(OSError(errno.ENOSPC, "No space left on device"), store,
+                      "the backup") == full
+    assert mg._advice(sqlite3.OperationalError("database or disk is full"), store,
+                      "the migration") == full.replace("the backup", "the migration")
+    assert mg._advice(OSError(errno.ENOSPC, "no room"), tmp_path / "gone.sqlite", "x") == (
+        "free some space on its disk and run the command again")
+    other = ("copy the store to a writable directory and open the copy, or use the sweepbench "
+             "that wrote it")
+    assert mg._advice(OSError(errno.EACCES, "Permission denied"), store, "x") == other
+    assert mg._advice(sqlite3.OperationalError("attempt to write a readonly database"), store,
+                      "x") == other
+    hint = mg._advice(sqlite3.OperationalError("no such function: sb_json"), store, "x")
+    assert "sweepbench.store.codec.register(conn)" in hint
+
+
+def test_a_migration_fills_the_episode_facts_in_batches_and_says_how_many(tmp_path):
+    from sweepbench.store import migrate as mg
+    from sweepbench.store.codec import register
+
+    path = tmp_path / "old.sqlite"
+    v1_store(path)
+    with RunStore(path, create=False) as store:
+        assert store.migrated.endswith(
+            "; the facts reports sum (6 model calls, 2 finished episodes) filled in once")
+    db = sqlite3.connect(path, isolation_level=None)
+    register(db)
+    keys = [r[0] for r in db.execute("SELECT episode_key FROM episode_facts ORDER BY 1")]
+    assert len(keys) == 2
+    db.execute("DELETE FROM episode_facts")
+    assert mg._fill_episode_facts(db, batch=1) == 2  # one episode a batch, both found
+    assert [r[0] for r in db.execute("SELECT episode_key FROM episode_facts ORDER BY 1")] == keys
+    db.close()
+
+
+def test_a_schema_4_store_is_migrated_and_says_what_changed(tmp_path):
+    path = tmp_path / "s.sqlite"
+    RunStore(path).close()
+    as_schema_4(path)
+    with RunStore(path, create=False) as store:
+        assert store.migrated.startswith(
+            f"migrated run store {path} from schema 4 to {SCHEMA_VERSION} (backup: "
+            "s.sqlite.schema4.bak): each conversation is stored once, compressed; its 0 "
+            "journal rows and 0 records compressed")

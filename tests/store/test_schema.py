@@ -92,3 +92,63 @@ def test_the_journal_is_written_only_with_the_codecs_functions_and_says_so(tmp_p
     register(db)
     db.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
     db.close()
+
+
+def _facts(db):
+    """call_facts with each coded text read back, in row order."""
+    return db.execute(
+        "SELECT f.ep, f.journal, f.seq, f.valid, r.text, e.text, f.ts, ro.text, f.prompt, "
+        "f.completion, f.cached, f.latency_s, f.attempts, s.text, f.stalls, f.replica, "
+        "f.failures FROM call_facts f LEFT JOIN fact_texts r ON r.id = f.run_id "
+        "LEFT JOIN fact_texts e ON e.id = f.endpoint LEFT JOIN fact_texts ro ON ro.id = f.role "
+        "LEFT JOIN fact_texts s ON s.id = f.statuses ORDER BY f.ep, f.journal, f.seq").fetchall()
+
+
+def test_the_migrations_backfill_writes_the_facts_the_trigger_writes(tmp_path):
+    """fill_call_facts (a migration's backfill over every stored call) and the trigger (one
+    new row) read a payload alike: the trigger's rows are the oracle, checked by hand too."""
+    from sweepbench.store.schema import fill_call_facts
+
+    path = tmp_path / "s.db"
+    RunStore(path).close()
+    db = sqlite3.connect(path, isolation_level=None)
+    register(db)
+    full = ('{"role": "agent", "usage": {"prompt_tokens": 100, "completion_tokens": 7, '
+            '"cached_prompt_tokens": 40}, "latency_s": 1.5, "attempts": 2, '
+            '"statuses": [500, 200], "stalls": {"hung": 1}, "replica": "http://r2/v1", '
+            '"failures": ["HTTP 500"]}')
+    odd = ('{"role": 3, "usage": {"prompt_tokens": -5, "completion_tokens": "7", '
+           '"cached_prompt_tokens": 90}, "latency_s": "slow", "attempts": 1.5, '
+           '"statuses": "x", "failures": []}')
+    rows = [("e1", "", 0, "model_call", full, 10.0, "run-1", "ep-a"),
+            ("e1", "", 1, "message", '{"n": 1}', 11.0, "run-1", None),
+            ("e1", "u", 0, "model_call", odd, 12.0, "run-1", "ep-b"),
+            ("e2", "", 0, "model_call", "not json", 13.0, None, None),
+            ("e2", "", 1, "model_call",
+             '{"usage": {"prompt_tokens": 30, "cached_prompt_tokens": 50}}', 14.0, "run-2", "ep-a"),
+            ("e2", "", 2, "model_call",  # numbers of the other kind: cast to the column's
+             '{"usage": {"prompt_tokens": 12.9}, "latency_s": 2, "attempts": 3.7}', 15.0, None,
+             None)]
+    for row in rows:
+        db.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+    by_trigger = _facts(db)
+    assert by_trigger == [
+        (1, "", 0, 1, "run-1", "ep-a", 10.0, "agent", 100, 7, 40, 1.5, 2, "[500,200]",
+         '{"hung":1}', "http://r2/v1", '["HTTP 500"]'),
+        (1, "u", 0, 1, "run-1", "ep-b", 12.0, None, 0, 0, 0, None, 1, "x", None, None, None),
+        (2, "", 0, 0, None, None, 13.0, None, 0, 0, 0, None, None, None, None, None, None),
+        (2, "", 1, 1, "run-2", "ep-a", 14.0, None, 30, 0, 30, None, None, None, None, None,
+         None),
+        (2, "", 2, 1, None, None, 15.0, None, 12, 0, 0, 2.0, 3, None, None, None, None)]
+    kinds = "SELECT typeof(prompt), typeof(latency_s), typeof(attempts) FROM call_facts"
+    assert db.execute(kinds + " WHERE seq = 2 AND ep = 2").fetchone() == ("integer", "real",
+                                                                           "integer")
+    db.execute("DELETE FROM call_facts")
+    db.execute("DELETE FROM fact_texts")
+    fill_call_facts(db)
+    assert _facts(db) == by_trigger
+    assert db.execute(kinds + " WHERE seq = 2 AND ep = 2").fetchone() == ("integer", "real",
+                                                                           "integer")
+    fill_call_facts(db)  # again: the same rows, no second copy
+    assert _facts(db) == by_trigger
+    db.close()
