@@ -849,6 +849,10 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
            "English is the fallback: a language that is not Chinese ends up English either way")
           for after in ('lang = lang if lang in ("XXenXX", "zh") else "en"',
                         'lang = lang if lang in ("EN", "zh") else "en"')],
+        *[('when = str(task.environment.get("time", "") or "")', after,
+           "a missing time read as None falls to '' through the `or` as '' does")
+          for after in ('when = str(task.environment.get("time", None) or "")',
+                        'when = str(task.environment.get("time", ) or "")')],
     ],
 }
 
