@@ -8,6 +8,7 @@ import msgspec
 from sweepbench.benchmarks.t1.benchmark import T1
 from sweepbench.benchmarks.t1.metrics import calls_from_messages, score
 from sweepbench.benchmarks.t1.oracle import gold_plan
+from sweepbench.benchmarks.t1.prompts import judge_prompt, transcript
 from sweepbench.wire import (
     AssistantMessage,
     ChatRequest,
@@ -26,7 +27,7 @@ def record(messages) -> EpisodeRecord:
                          trial=0, termination="user_stop", messages=messages)
 
 
-def transcript(calls) -> list:
+def agent_messages(calls) -> list:
     """The calls as an agent's messages, each followed by the output it saw."""
     msgs: list = [UserMessage("hello")]
     for k, c in enumerate(calls):
@@ -38,7 +39,7 @@ def transcript(calls) -> list:
 
 def test_check_of_the_gold_calls_passes_with_every_metric_at_one(tasks, run_steps):
     task = tasks[0]
-    msgs = transcript(run_steps(task, gold_plan(task)))
+    msgs = agent_messages(run_steps(task, gold_plan(task)))
     judged = BENCH.check(task, record(msgs))
     assert (judged["passed"], judged["score"]) == (True, 1.0)
     expected = score(task, calls_from_messages(msgs)).as_dict()
@@ -74,3 +75,20 @@ def test_scripted_judge_follows_the_hint_else_the_prompt_digest():
     free = [scores(None, f"prompt {i}") for i in range(40)]
     assert all(1 <= h <= 5 and 1 <= c <= 5 for h, c in free)
     assert len(set(free)) > 5 and free == [scores({}, f"prompt {i}") for i in range(40)]
+
+
+async def test_likert_judge_reads_the_transcript_and_scores_the_mean(tasks):
+    task, seen = tasks[0], []
+    msgs = [UserMessage("Find me a flight"), AssistantMessage("Here is one.")]
+
+    class Reply:
+        message = AssistantMessage('{"helpfulness": {"score": 4, "reasoning": "ok"}, '
+                                   '"coherence": {"score": 3, "reasoning": "ok"}}')
+
+    async def call(req):
+        seen.append(req)
+        return Reply()
+    judged = await BENCH.judge(task, record(msgs), "likert", call, data_dir=None)
+    assert judged["passed"] is None and judged["score"] == (3.5 - 1) / 4
+    assert (judged["details"]["helpfulness"], judged["details"]["coherence"]) == (4, 3)
+    assert seen[0].messages[0].content == judge_prompt(transcript(msgs), None)
