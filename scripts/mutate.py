@@ -409,8 +409,8 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         (_W, _W.replace("* levels + (g == p)", "/ levels + (g == p)"),
          "an exact partner has the most overlap its call can have; no difference in 100,000 "
          "random pairings (weights compared by brute force)"),
-        ('args = msgspec.json.decode(tc.function.arguments or "{}")',
-         'args = msgspec.json.decode(tc.function.arguments or "XX{}XX")',
+        ('args = parse_arguments(tc.function.arguments or "{}")',
+         'args = parse_arguments(tc.function.arguments or "XX{}XX")',
          "empty arguments become {} either way (the undecodable text falls back to {})"),
         ("args = {}", "args = None", "a non-object falls back to {} on the next line"),
     ],
@@ -1216,6 +1216,27 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "for _ in range(6):  # the WAL may start over (a running sweep's checkpoint) while read",
          "the sixth read only happens when a WAL restarted during each of five reads in a row; "
          "no test can hold a checkpoint on that"),
+    ],
+    "sweepbench/benchmarks/vitabench/judge.py": [
+        ("args = python_arguments(arguments) if arguments else {}",
+         "args = python_arguments(arguments) if (arguments) or True else {}",
+         "empty text is no JSON: python_arguments raises, the raw '' is shown, and name() is "
+         "what an empty dict shows"),
+        ('text: str | None = getattr(m, "content", None)', 'text: str | None = getattr(m, "content", )',
+         "every message type of the wire (system, user, assistant, tool) has a content field"),
+        *[('"window_idx": 1, "total_windows": 1, "window_size": window,', after,
+           "the fields given at construction only pick the template's source; system() renders "
+           "each window with its own index and count") for after in (
+            '"window_idx": 2, "total_windows": 1, "window_size": window,',
+            '"window_idx": 1, "total_windows": 2, "window_size": window,')],
+        *[('lang = lang if lang in ("en", "zh") else "en"', after,
+           "English is the fallback: a language that is not Chinese ends up English either way")
+          for after in ('lang = lang if lang in ("XXenXX", "zh") else "en"',
+                        'lang = lang if lang in ("EN", "zh") else "en"')],
+        *[('when = str(task.environment.get("time", "") or "")', after,
+           "a missing time read as None falls to '' through the `or` as '' does")
+          for after in ('when = str(task.environment.get("time", None) or "")',
+                        'when = str(task.environment.get("time", ) or "")')],
     ],
 }
 

@@ -8,11 +8,16 @@ import msgspec
 import pytest
 
 from sweepbench.benchmarks.vitabench.judge import (
+    env_info,
     judge_episode,
     render_trajectory,
     task_rubrics,
 )
 from sweepbench.benchmarks.vitabench.judge_double import scripted_judge
+from sweepbench.benchmarks.vitabench.judge_prompts import (
+    judge_system_prompt,
+    retry_nudge,
+)
 from sweepbench.datasets.task import Task
 from sweepbench.judge.rubric import make_windows
 from sweepbench.wire import (
@@ -159,6 +164,70 @@ def test_arguments_no_tool_would_read_are_shown_as_written(arguments):
     text = render_trajectory(msgs)
     assert text == f"[1] assistant: search({arguments})"
     text.encode("utf-8")
+
+
+def test_rubrics_of_malformed_evaluations_are_skipped_not_crashed_on():
+    def rubrics(**evaluation):
+        return task_rubrics(Task(id="x", benchmark="vitabench", domain="delivery",
+                                 instructions="", evaluation=evaluation))
+    assert rubrics(expected_states=5, overall_rubrics=["a"]) == ["a"]
+    assert rubrics(expected_states=["s", {"state_rubrics": ["b"]}]) == ["b"]
+    assert rubrics(overall_rubrics="ab") == []  # text is not a list of rubrics
+    assert task_rubrics(Task(id="x", benchmark="vitabench", domain="delivery", instructions="",
+                             evaluation=None)) == []
+
+
+@pytest.mark.parametrize("environment,lang,expected", [
+    ({"time": "2025-06-21 11:20:00"}, "en", "2025-06-21 11:20:00 Saturday"),
+    ({"time": "2025-06-21 11:20:00"}, "zh", "2025-06-21 11:20:00 星期六"),
+    ({"time": "2025-06-23 08:00:00"}, "fr", "2025-06-23 08:00:00 Monday"),  # other: English
+    ({"time": "2025-06-21"}, "en", "2025-06-21 "),  # no clock time: no weekday
+    ({"time": ""}, "en", ""),
+    ({"time": None}, "en", ""),
+    ({}, "en", ""),
+])
+def test_environment_line_as_upstream_prints_it(environment, lang, expected):
+    task = Task(id="x", benchmark="vitabench", domain="delivery", instructions="",
+                environment=environment)
+    assert env_info(task, lang) == str({"system_time": expected, "database": []})
+
+
+def test_long_messages_are_clipped_only_when_asked_and_only_past_the_limit():
+    msgs = [UserMessage("abcdef"), AssistantMessage("abcdefgh")]
+    assert render_trajectory(msgs, max_message_chars=6) == (
+        "[1] user: abcdef\n[2] assistant: abcdef …[2 more characters]")
+    assert render_trajectory(msgs) == "[1] user: abcdef\n[2] assistant: abcdefgh"
+    assert render_trajectory(msgs, 1, 2, max_message_chars=7) == (
+        "[2] assistant: abcdefg …[1 more characters]")
+
+
+async def test_language_from_the_task_unless_given_and_english_for_any_other():
+    zh = msgspec.structs.replace(TASK, lang="zh")
+    for task, lang, expected in ((zh, None, "zh"), (TASK, None, "en"), (TASK, "zh", "zh"),
+                                 (zh, "en", "en"), (zh, "fr", "en")):
+        judge = FakeJudge(lambda w, a, r: "garbage" if a == 0 else verdicts(rubric_0=True))
+        res = await judge_episode(task, conversation(3), call=judge, method="full", lang=lang)
+        assert res.lang == expected, (task.lang, lang)
+        fields = {"env_info": env_info(task, expected), "user_instruction": task.instructions,
+                  "window_idx": 1, "total_windows": 1, "window_size": 10, "overlap": 2}
+        first, retry = judge.requests
+        assert first.messages[0].content == judge_system_prompt(
+            "full", expected, data_dir=None, fields=fields)[0]
+        assert retry.messages[-1].content == retry_nudge(expected)
+
+
+async def test_arguments_reach_the_engine():
+    long = [UserMessage("x" * 30)] * 7
+    judge = FakeJudge(lambda w, a, r: verdicts(rubric_0=True))
+    res = await judge_episode(TASK, long, call=judge, window=3, overlap=1, max_tokens=77,
+                              temperature=0.5, max_message_chars=4)
+    assert [(o.start, o.end) for o in res.window_log] == [(0, 3), (2, 5), (4, 7)]
+    assert {(r.max_tokens, r.temperature) for r in judge.requests} == {(77, 0.5)}
+    assert "[1] user: xxxx …[26 more characters]" in judge.requests[0].messages[1].content
+    assert "windows of 3 messages; consecutive windows share 1 messages. This is window 2 of " \
+        "3." in " ".join(judge.requests[1].messages[0].content.split())
+    states = judge.requests[0].messages[1].content.split("<current_rubrics>")[1]
+    assert states.count('"justification": "Not evaluated yet"') == len(RUBRICS)
 
 
 # ---- the sliding judge ----------------------------------------------------------------------

@@ -9,7 +9,7 @@ import msgspec
 import pytest
 
 from sweepbench.benchmarks.vitabench.oracle import gold_plan
-from sweepbench.benchmarks.vitabench.state_check import check_vitabench
+from sweepbench.benchmarks.vitabench.state_check import _spec, check_vitabench
 from sweepbench.benchmarks.vitabench.tasks import load_tasks
 from sweepbench.benchmarks.vitabench.tools.db import Database, status_class
 from sweepbench.benchmarks.vitabench.tools.expected import expected_states, parsed_task
@@ -195,3 +195,11 @@ def test_tasks_without_expected_states_or_with_broken_ones_fail_with_a_reason():
     assert "no expected state" in check_vitabench(empty, {"orders": {}}).why
     broken = msgspec.structs.replace(task, environment={**task.environment, "time": "soon"})
     assert "task cannot be checked" in check_vitabench(broken, {"orders": {}}).why
+
+
+def test_attributes_fold_to_sorted_parts_shown_as_compared():
+    """The parts a reason shows (``got 'extra hot, no dressing'``) are the folded ones; the
+    cache is cleared so that they are folded now, not remembered from an earlier test."""
+    _spec.cache_clear()
+    assert _spec(" No dressing；Extra \t  HOT,, ") == ("extra hot", "no dressing")
+    assert _spec("") == ()
