@@ -2,7 +2,7 @@
 record; :class:`~sweepbench.runner.sweep.Sweep`), with its episodes run by workers on Ray.
 
 - **Pulled, not pre-split**: the work list stays here in its longest-first order
-  (:mod:`sweepbench.runner.schedule`); each worker asks for room for a few more (half
+  (:mod:`sweepbench.runner.schedule`); each worker asks for room for a few more (a quarter
   of its slots ahead) and gets the next items, so a slow or dead node holds little, and the
   sweep still ends with short episodes in flight.
 - **One writer**: workers' journal events, started and finished episodes arrive in batches
@@ -43,9 +43,12 @@ from sweepbench.wire import EpisodeRecord, Usage
 __all__ = ["Driver", "WorkerLost"]
 
 BATCH_SHARE, BATCH_MIN = 2, 4
-"""Work items per delivery: half a worker's slots, at least 4 (a worker keeps half its slots
-queued ahead, so one delivery refills it while its episodes run; smaller batches left a
-worker waiting on the round trip with its slots empty)."""
+"""Work items per delivery: up to half a worker's slots, at least 4. An eighth left a worker
+whose episodes never wait (answers computed in its own process) running its 32 items and
+then waiting out the round trip with its slots empty. A worker still keeps only a quarter
+of its slots queued ahead (``EpisodeWorker.ahead``): with half, an RPM-limited account's
+first seconds showed a dip and then a catch-up burst (busiest 10-s window 1.02-1.055 of its
+limit against 0.98; benchmarks/LOG.md, 2026-11-28 08:15)."""
 LOCAL_LEASE_S = 0.02
 """Seconds between the driver's own leases (its judges' limits) when nothing asks sooner."""
 

@@ -63,7 +63,7 @@ class EpisodeWorker:
             self.cfg = msgspec.structs.replace(self.cfg, data_dir=data_dir_here(data_dir))
         self.run_id = run_id
         self.slots = slots
-        self.ahead = max(2, slots // 2)  # items kept queued beyond the slots
+        self.ahead = max(2, slots // 4)  # items kept queued beyond the slots
         self.reference_url = reference_url
         self.transport = transport
         self.queue: deque[WorkItem] = deque()
