@@ -154,31 +154,10 @@ class Spend:
         s.calls = n
         if not n:
             return s
-        # the prices of each (run, endpoint) pair present
-        pair = cols.run.astype(np.int64) * max(1, len(cols.endpoints)) + cols.endpoint
-        present = np.zeros(int(pair.max()) + 1, dtype=bool)
-        present[pair] = True
-        pairs = np.flatnonzero(present)  # as np.unique, without sorting every call
-        inverse = (np.cumsum(present) - 1)[pair]
-        del pair, present
-        table = np.full((len(pairs), 3), np.nan)
-        found = np.zeros(len(pairs), dtype=bool)
-        by_pair: list[Prices | None] = []
-        for i, code in enumerate(pairs.tolist()):
-            run = cols.runs[code // max(1, len(cols.endpoints))]
-            endpoint = cols.endpoints[code % max(1, len(cols.endpoints))]
-            p = _price(run, endpoint, prices, override)
-            by_pair.append(p)
-            if p is not None:
-                table[i] = (p.input, p.cached_input, p.output)
-                found[i] = True
-        # ((prompt - cached) * input + cached * cached_input + completion * output) / 1e6,
-        # each step as numpy would take it in one expression, with fewer temporaries
-        cost = (cols.prompt - cols.cached) * table[:, 0][inverse]
-        cost += cols.cached * table[:, 1][inverse]
-        cost += cols.completion * table[:, 2][inverse]
-        cost /= 1e6
-        priced = found[inverse]
+        cost, inverse, by_pair = column_costs(
+            cols.run, cols.runs, cols.endpoint, cols.endpoints, cols.prompt, cols.cached,
+            cols.completion, prices, override)
+        priced = ~np.isnan(cost)
         for i, call in cols.rare.items():
             p = by_pair[inverse[i]]
             if p is not None and call.stalls is not None:  # losing hedge copies, as billed
@@ -213,6 +192,38 @@ class Spend:
             s.unpriced_roles[cols.keys[cols.episode[i]]].add(ROLES[roles[i]])
             s.unpriced_endpoints.add(cols.endpoints[cols.endpoint[i]] or "?")
         return s
+
+
+def column_costs(run: np.ndarray, runs: list[str | None], endpoint: np.ndarray,
+                 endpoints: list[str | None], prompt: np.ndarray, cached: np.ndarray,
+                 completion: np.ndarray, prices: Mapping[str, Mapping[str, Prices]],
+                 override: Mapping[str, Prices] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, list[Prices | None]]:
+    """``call_cost``'s tokens-times-prices for calls as columns (``run`` / ``endpoint``: codes
+    into ``runs`` / ``endpoints``): each call's dollars (NaN: unpriced; hedged copies and
+    the response cache left to the caller), each call's (run, endpoint) pair, and each
+    pair's prices. Priced once per pair present, not per call."""
+    width = max(1, len(endpoints))
+    pair = run.astype(np.int64) * width + endpoint
+    present = np.zeros(int(pair.max()) + 1 if len(pair) else 0, dtype=bool)
+    present[pair] = True
+    pairs = np.flatnonzero(present)  # as np.unique, without sorting every call
+    inverse = (np.cumsum(present) - 1)[pair]
+    del pair, present
+    table = np.full((len(pairs), 3), np.nan)
+    by_pair: list[Prices | None] = []
+    for i, code in enumerate(pairs.tolist()):
+        p = _price(runs[code // width], endpoints[code % width], prices, override)
+        by_pair.append(p)
+        if p is not None:
+            table[i] = (p.input, p.cached_input, p.output)
+    # ((prompt - cached) * input + cached * cached_input + completion * output) / 1e6,
+    # each step as numpy would take it in one expression, with fewer temporaries
+    cost = (prompt - cached) * table[:, 0][inverse]
+    cost += cached * table[:, 1][inverse]
+    cost += completion * table[:, 2][inverse]
+    cost /= 1e6
+    return cost, inverse, by_pair
 
 
 def _price(run: str | None, endpoint: str | None, prices: Mapping[str, Mapping[str, Prices]],

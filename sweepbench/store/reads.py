@@ -375,30 +375,6 @@ class StoreReads(FactScans):
                 f"SELECT k.episode_key, NULL, NULL, sum(coalesce(f.latency_s, 0.0)) {join} "
                 "AND f.journal = '' GROUP BY k.episode_key", values)
 
-    def call_latencies(self) -> tuple[dict[int, str], Any]:
-        """How fast endpoints answer: the ``fact_texts`` (id -> text), and an array of rows
-        (endpoint id, run_id id or 0, latency_s) of every journaled model call of a finished
-        ('done') episode that recorded an endpoint and a latency (the call facts, schema 6),
-        read a batch at a time into the array."""
-        import numpy as np
-
-        texts = self.fact_texts()
-        parts = []
-        with self._rlock:
-            if self._read_closed:
-                raise StoreError(f"run store {self.path} is closed")
-            try:
-                cur = self._rconn.execute(
-                    "SELECT f.endpoint, coalesce(f.run_id, 0), f.latency_s FROM episodes e "
-                    "JOIN event_keys k ON k.episode_key = e.episode_key "
-                    "JOIN call_facts f ON f.ep = k.ep WHERE e.status = 'done' AND f.valid "
-                    "AND f.latency_s IS NOT NULL AND f.endpoint IS NOT NULL")
-                while rows := cur.fetchmany(65_536):
-                    parts.append(np.array(rows, dtype=np.float64))
-            except sqlite3.Error as e:
-                raise StoreError(f"run store {self.path}: read failed: {e}") from e
-        return texts, (np.concatenate(parts) if parts else np.zeros((0, 3)))
-
     def _fact_calls(self, keys: Iterable[str] | None, say: bool = True
                     ) -> list[tuple[ModelCallRow, tuple[int, float]]]:
         """``model_calls`` and ``model_call_times`` from the call facts."""

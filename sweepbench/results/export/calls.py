@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from sweepbench.errors import StoreError
-from sweepbench.results.cost import call_cost
+from sweepbench.results.cost import call_cost, column_costs
 from sweepbench.results.export.columns import Coded, Column, Numbers
 from sweepbench.results.profile import Prices
 from sweepbench.store.reads import ModelCallRow, StoreReads
@@ -90,17 +90,8 @@ class CallChunk:
 
     def _cost(self, prices: Mapping[str, Mapping[str, Prices]],
               stalls: dict[int, str]) -> np.ndarray:
-        width = len(self.texts)
-        uniq, inverse = np.unique(self.run * width + self.endpoint, return_inverse=True)
-        table = np.full((len(uniq), 3), np.nan)
-        for i, u in enumerate(uniq.tolist()):
-            run, endpoint = self.texts[u // width], self.texts[u % width]
-            p = None if endpoint is None else prices.get(run or "", {}).get(endpoint)
-            if p is not None:
-                table[i] = (p.input, p.cached_input, p.output)
-        rate = table[inverse.reshape(-1)]
-        cost = ((self.prompt - self.cached) * rate[:, 0] + self.cached * rate[:, 1]
-                + self.completion * rate[:, 2]) / 1e6
+        cost, _, _ = column_costs(self.run, self.texts, self.endpoint, self.texts,
+                                  self.prompt, self.cached, self.completion, prices)
         cost[~self.attempts_null & (self.attempts == 0)] = 0.0  # from the response cache
         for i, s in stalls.items():  # hedged copies: rare, priced as cost.call_cost prices them
             cost[i] = _nan(call_cost(self.row(i, s), prices).cost)
