@@ -24,7 +24,7 @@ from sweepbench.store.call_rows import ModelCallRow
 from sweepbench.store.call_rows import chunks as _chunks
 from sweepbench.store.codec import Damaged, journal_prefix, register
 from sweepbench.store.damage import is_damaged, open_error
-from sweepbench.store.fact_scan import FactScans
+from sweepbench.store.fact_scan import SCAN_SHARE, FactScans
 from sweepbench.store.facts import EpisodeFacts, facts_of, facts_row
 from sweepbench.store.schema import CALL_FACTS_ODD
 from sweepbench.wire import EpisodeRecord
@@ -46,6 +46,8 @@ _EPISODE_COLUMNS = ("episode_key", "label", "model", "benchmark", "spec", "domai
                     "termination", "run_id", "started_at", "finished_at")
 
 _record_decoder = msgspec.json.Decoder(EpisodeRecord)
+
+_ROWS = 65_536  # rows of a table a one-pass read holds at once
 
 
 class StoreReads(FactScans):
@@ -286,8 +288,28 @@ class StoreReads(FactScans):
         keys in key order, as ``records`` returns them."""
         return {row[0]: facts_of(row) for row in self.episode_fact_rows(keys)}
 
+    def _scan_ranks(self, keys: list[str]) -> dict[str, int] | None:
+        """For ``keys`` (distinct) that are at least ``SCAN_SHARE`` of the store's episodes:
+        key -> its place in the order a read by chunks of keys returns them (chunk by chunk,
+        each in key order), so that one pass over a table, sorted by it, returns the same
+        rows in the same order without a B-tree search per key. None: read by the keys."""
+        if len(keys) < SCAN_SHARE * max(self.episode_count(), 1):
+            return None
+        rank = {k: i for i, k in enumerate(k for chunk in _chunks(keys) for k in sorted(chunk))}
+        return rank if len(rank) == len(keys) else None
+
     def episode_fact_rows(self, keys: Iterable[str]) -> list[tuple]:
         """``episode_facts`` as the rows ``facts.facts_row`` makes (no object per episode)."""
+        keys = list(keys)
+        rank = self._scan_ranks(keys)
+        if rank is not None:  # most of the store: the table and the unfaceted records once
+            found = {r[0]: r for r in self._read("SELECT * FROM episode_facts") if r[0] in rank}
+            # the others' records (running episodes have none), asked by their keys
+            for chunk in _chunks(sorted((k for k in rank if k not in found),
+                                        key=rank.__getitem__)):
+                for key, rec in self.records(chunk).items():
+                    found[key] = facts_row(key, rec)
+            return sorted(found.values(), key=lambda r: rank[r[0]])
         out: list[tuple] = []
         for chunk in _chunks(keys):
             cond, values = _in("episode_key", chunk)
@@ -442,25 +464,47 @@ class StoreReads(FactScans):
         order = " ORDER BY episode_key, judge, method"
         if isinstance(keys, str):
             raise TypeError(f"keys must be an iterable of episode keys, not one str {keys!r}")
+        rank = None
         if keys is None:
             chunks: Iterable[list[tuple]] = [self._read(sql + order)]
         else:
-            chunks = (self._read_keys(sql, "episode_key", chunk, order=order)
-                      for chunk in _chunks(keys))
+            keys = list(keys)
+            rank = self._scan_ranks(keys)
+            if rank is not None:  # most of the store: the table in ranges of rows, once
+                chunks = ([r for r in part if r[0] in rank] for part in self._row_ranges(
+                    sql.replace("WHERE true", "WHERE rowid >= ? AND rowid < ?"), "judgments"))
+            else:
+                chunks = (self._read_keys(sql, "episode_key", chunk, order=order)
+                          for chunk in _chunks(keys))
         out = []
+        notes: list[tuple[tuple, str]] = []
         for rows in chunks:
             for e, j, m, p, s, d, t, r, jk in rows:
                 try:
                     details = msgspec.json.decode(d)
                 except (msgspec.DecodeError, TypeError) as exc:
-                    self._left_out(f"episode {e}: its judgment by {j}/{m} does not decode "
-                                   f"({exc})")
+                    notes.append(((e, j, m), f"episode {e}: its judgment by {j}/{m} does not "
+                                             f"decode ({exc})"))
                     continue
                 out.append({"episode_key": e, "judge": j, "method": m,
                             "passed": None if p is None else bool(p), "score": s,
                             "details": details if keep is None else keep(details),
                             "created_at": t, "run_id": r, "judge_key": jk})
+        if rank is not None:  # read in rows' order: put back in the chunks' and key order
+            place = lambda x: (rank[x[0]], x[1], x[2])  # noqa: E731
+            out.sort(key=lambda o: place((o["episode_key"], o["judge"], o["method"])))
+            notes.sort(key=lambda n: place(n[0]))
+        for _, note in notes:
+            self._left_out(note)
         return out
+
+    def _row_ranges(self, sql: str, table: str) -> Iterator[list[tuple]]:
+        """``sql`` (with ``rowid >= ? AND rowid < ?``) over ``table``'s rowids, ``_ROWS`` at a
+        time: one sequential pass, a bounded part of the table held at once."""
+        low, top = self._read(f"SELECT coalesce(min(rowid), 0), coalesce(max(rowid), -1) "
+                              f"FROM {table}")[0]
+        for lo in range(low, top + 1, _ROWS):
+            yield self._read(sql, (lo, lo + _ROWS))
 
 
 _VALID = "(typeof(payload) = 'text' AND json_valid(payload))"

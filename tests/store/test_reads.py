@@ -95,3 +95,57 @@ def test_specs_and_call_counts(tmp_path):
         assert store.specs() == {"a": {"b:d", "b:all"}, "c": {"b:d"}}
         assert sorted(store.call_counts()) == [("m", "b", "d", "en", "a", 2),
                                                ("m", "b", "d", "en", "b", 1)]
+
+
+def test_a_read_over_most_of_a_store_in_one_pass_returns_what_reads_by_keys_return(
+        tmp_path, monkeypatch):
+    """Judgments and episode facts of most of a store are read in one pass over the table,
+    of a few episodes by their keys: the same rows, in the same order (chunk by chunk of the
+    keys given, each in key order), the same left out and said, and the facts of a record
+    that has none in the table computed from the record in both."""
+    import sqlite3
+
+    from sweepbench.store import call_rows, reads
+
+    path = tmp_path / "s.db"
+    keys = [f"ep-{i:02}" for i in range(12)]
+    with RunStore(path) as s:
+        s.begin_run("r", {})
+        for i, key in enumerate(keys):
+            meta = EpisodeMeta(key=key, label=f"A|t1:d:en:t{i}|0", model="A", benchmark="t1",
+                               domain="d", task_id=f"t{i}", lang="en", trial=0)
+            s.select("r", [meta])
+            s.episode_started(meta, run_id="r")
+            if i == 7:
+                continue  # still running: no record, no facts
+            s.episode_finished(key, EpisodeRecord(
+                run_id="r", model="A", benchmark="t1", domain="d", task_id=f"t{i}", trial=0,
+                termination="user_stop", turns=i))
+            for judge in ("state", "b-judge", "a-judge"):
+                s.judgment(key, judge=judge, method="m", passed=i % 2 == 0, score=i / 10,
+                           details={"x": i, "why": "text", "rubric": [{"met": True}]})
+        s.finish_run("r", "done")
+    db = sqlite3.connect(path)  # one details text that does not decode; facts lost
+    with db:
+        db.execute("UPDATE judgments SET details = '{bad' WHERE episode_key = 'ep-03' "
+                   "AND judge = 'b-judge'")
+        db.execute("DELETE FROM episode_facts WHERE episode_key = 'ep-05'")
+    db.close()
+    monkeypatch.setattr(reads, "_chunks", lambda values, n=4: call_rows.chunks(values, n))
+    monkeypatch.setattr(reads, "_ROWS", 5)  # several ranges of rows
+    order = keys[6:] + keys[:6]  # chunks of 4 keys, each read in key order
+    got = {}
+    for share in (0.0, 2.0):  # one pass; by keys
+        monkeypatch.setattr(reads, "SCAN_SHARE", share)
+        with RunStore(path) as s:
+            got[share] = (s.judgments(order), s.episode_fact_rows(order), s.damaged)
+    (judged, facts, damaged), by_keys = got[0.0], got[2.0]
+    assert (judged, facts, damaged) == by_keys
+    assert [(j["episode_key"], j["judge"]) for j in judged][:4] == [
+        ("ep-06", "a-judge"), ("ep-06", "b-judge"), ("ep-06", "state"), ("ep-08", "a-judge")]
+    assert len(judged) == 11 * 3 - 1 and damaged == [
+        "episode ep-03: its judgment by b-judge/m does not decode (JSON is malformed: "
+        "object keys must be strings (byte 1)): left out"]
+    assert [r[0] for r in facts] == ["ep-06", "ep-08", "ep-09", "ep-00", "ep-01", "ep-10",
+                                     "ep-11", "ep-02", "ep-03", "ep-04", "ep-05"]
+    assert [r[1] for r in facts] == [6, 8, 9, 0, 1, 10, 11, 2, 3, 4, 5]  # ep-05's from its record
