@@ -17,11 +17,12 @@ import pkgutil
 import sys
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from sweepbench.benchmarks.base import Benchmark
 from sweepbench.errors import ConfigError, TaskError
 
-__all__ = ["all_judge_methods", "get", "judge_owner", "names", "register"]
+__all__ = ["all_judge_methods", "benchmark_info", "get", "judge_owner", "names", "register"]
 
 _PACKAGE = "sweepbench.benchmarks"
 _registered: dict[str, Benchmark] = {}
@@ -103,3 +104,33 @@ def judge_owner(method: str) -> Benchmark:
     if owner is None:
         raise TaskError(f"no benchmark has the judge method {method!r}")
     return get(owner)
+
+
+def benchmark_info(specs: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Each benchmark's headline (the method that scores its leaderboard, in words too) and
+    its LLM judge methods: what runs record and reports score by, under the name its episodes
+    carry. ``specs``: benchmark specs or names (default: every registered benchmark, each of
+    its releases and variants, and its bare family name, which stores written before
+    releases had names hold)."""
+    if specs is not None:
+        wanted = [get(n.partition(":")[0].strip().lower())
+                  for n in sorted(set(specs))]
+        return {b.name: _info(b) for b in wanted}
+    out = {}
+    for family in names():
+        b = get(family)
+        out[family] = _info(b)
+        if b.releases:  # a store's episodes named before releases had names: the first one
+            out[family]["headline_label"] += (f"; recorded as plain {family}, i.e. release "
+                                              f"{b.releases[0]}")
+        for release in b.releases:
+            for suffix in ("", *(f"+{v}" for v in b.variants)):
+                other = b.with_release(release + suffix)
+                out[other.name] = _info(other)
+        out[b.name] = _info(b)
+    return out
+
+
+def _info(b: Benchmark) -> dict[str, Any]:
+    return {"headline": str(b.headline), "headline_label": b.headline_label,
+            "judge_methods": [str(m) for m in b.judge_methods]}

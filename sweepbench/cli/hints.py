@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from sweepbench.client.shapes import is_context_overflow
-
 __all__ = ["fix_for", "fixes"]
 
 _STATUS = re.compile(r"\bHTTP (\d{3})\b")
@@ -46,6 +44,10 @@ def fix_for(reason: str) -> str | None:
     match = _STATUS.search(reason)
     if match is None:
         return None
+    # here, not at the top: the client package brings aiohttp, which commands over stored
+    # results (report, export) never use
+    from sweepbench.client.shapes import is_context_overflow
+
     status = int(match.group(1))
     if is_context_overflow(status, reason):
         return _CONTEXT

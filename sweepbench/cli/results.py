@@ -34,9 +34,9 @@ def _selection(args: argparse.Namespace):  # noqa: ANN202
 def cmd_report(args: argparse.Namespace) -> int:
     from contextlib import ExitStack
 
+    from sweepbench.benchmarks.registry import benchmark_info
     from sweepbench.errors import ReportError
     from sweepbench.results.report import build_report, render
-    from sweepbench.runner.build import benchmark_info
 
     for p in args.paths:
         if not Path(p).is_file():
@@ -66,13 +66,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from sweepbench.benchmarks.registry import benchmark_info
     from sweepbench.results.export.writers import (
         columns_doc,
         export_results_csv,
         export_tables,
         export_trajectories,
     )
-    from sweepbench.runner.build import benchmark_info
 
     if args.columns:
         print(columns_doc())

@@ -109,8 +109,8 @@ def _say_outcome(outcome: SweepOutcome) -> None:
 def _stored_report(outcome: SweepOutcome) -> tuple[dict, Counter[str]]:
     """The run's report from its store, and the reasons its selection's episodes ended in
     error (said when episodes run now did)."""
+    from sweepbench.benchmarks.registry import benchmark_info
     from sweepbench.results.report import build_report
-    from sweepbench.runner.build import benchmark_info
 
     reasons: Counter[str] = Counter()
     with open_store(outcome.store_path) as store:

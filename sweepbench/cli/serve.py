@@ -41,7 +41,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from sweepbench.runner.build import benchmark_info
+    from sweepbench.benchmarks.registry import benchmark_info
     from sweepbench.view.server import serve
 
     with _listening(args.host, args.port):

@@ -9,8 +9,8 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from sweepbench.benchmarks import registry
 from sweepbench.benchmarks.doubles import scripted_models
+from sweepbench.benchmarks.registry import benchmark_info  # noqa: F401 - its old home
 from sweepbench.config import SweepConfig
 from sweepbench.ids import content_hash
 from sweepbench.results.profile import Prices, as_prices
@@ -31,36 +31,6 @@ def judge_specs(cfg: SweepConfig) -> list[JudgeSpec]:
         JudgeSpec(model, method, content_hash({"judge": ident.endpoint(model),
                                                "method": method})[:16])
         for model, method in cfg.judges()[1:]]
-
-
-def benchmark_info(names: list[str] | None = None) -> dict[str, dict[str, Any]]:
-    """Each benchmark's headline (the method that scores its leaderboard, in words too) and
-    its LLM judge methods: what runs record and reports score by, under the name its episodes
-    carry. ``names``: benchmark specs or names (default: every registered benchmark, each of
-    its releases and variants, and its bare family name, which stores written before
-    releases had names hold)."""
-    if names is not None:
-        wanted = [registry.get(n.partition(":")[0].strip().lower())
-                  for n in sorted(set(names))]
-        return {b.name: _info(b) for b in wanted}
-    out = {}
-    for family in registry.names():
-        b = registry.get(family)
-        out[family] = _info(b)
-        if b.releases:  # a store's episodes named before releases had names: the first one
-            out[family]["headline_label"] += (f"; recorded as plain {family}, i.e. release "
-                                              f"{b.releases[0]}")
-        for release in b.releases:
-            for suffix in ("", *(f"+{v}" for v in b.variants)):
-                other = b.with_release(release + suffix)
-                out[other.name] = _info(other)
-        out[b.name] = _info(b)
-    return out
-
-
-def _info(b: Any) -> dict[str, Any]:
-    return {"headline": str(b.headline), "headline_label": b.headline_label,
-            "judge_methods": [str(m) for m in b.judge_methods]}
 
 
 def endpoint_names(cfg: SweepConfig, *, episodes: bool = True) -> set[str]:

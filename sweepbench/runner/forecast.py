@@ -28,7 +28,7 @@ import numpy as np
 from sweepbench.config import SweepConfig
 from sweepbench.datasets.data_dir import resolve_data_dir
 from sweepbench.runner import adaptive
-from sweepbench.runner.build import benchmark_info
+from sweepbench.benchmarks.registry import benchmark_info
 from sweepbench.runner.rounds import AdaptiveSpec, default_batch, outcomes_on_record
 from sweepbench.runner.work import build_work
 from sweepbench.store.runstore import RunStore

@@ -36,7 +36,7 @@ from sweepbench.datasets.data_dir import resolve_data_dir
 from sweepbench.ids import EpisodeStatus
 from sweepbench.results.sources import choose_source
 from sweepbench.runner import adaptive
-from sweepbench.runner.build import benchmark_info
+from sweepbench.benchmarks.registry import benchmark_info
 from sweepbench.runner.work import Shard, WorkItem, build_work, new_run_id
 from sweepbench.store.runstore import RunStore
 

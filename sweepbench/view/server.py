@@ -382,7 +382,7 @@ def build_app(stores: list[Path], *, prices: Mapping[str, Any] | None = None,
 
     ``prices``: endpoint -> prices (or an endpoint config) replacing the stored ones, as
     ``report --config`` does; ``benchmarks``: name -> headline info (the registry's,
-    ``runner.build.benchmark_info``; default: what the stores' runs recorded)."""
+    ``benchmarks.registry.benchmark_info``; default: what the stores' runs recorded)."""
     readers: dict[str, StoreReader] = {}
     try:
         for sid, path in store_ids(stores).items():

@@ -8,7 +8,6 @@ import sqlite3
 
 import pytest
 
-from sweepbench.benchmarks import registry
 from sweepbench.client.cache import ResponseCache
 from sweepbench.client.facade import limits_key
 from sweepbench.config import load_config
@@ -32,29 +31,6 @@ def test_judge_specs_are_the_state_check_then_each_judge_and_method_keyed():
     got = build.judge_specs(cfg)
     assert got == want and len({s.key for s in got}) == 5 and len(got[1].key) == 16
     assert build.judge_specs(_cfg()) == [STATE]
-
-
-def test_benchmark_info_of_named_benchmarks_and_of_every_one():
-    t1 = registry.get("t1")
-    got = build.benchmark_info(["t1:single", " T1 :flight", "vitabench:delivery", "t1"])
-    vita = registry.get("vitabench")
-    assert sorted(got) == sorted({t1.name, vita.name})
-    assert got[t1.name] == {"headline": str(t1.headline), "headline_label": t1.headline_label,
-                            "judge_methods": [str(m) for m in t1.judge_methods]}
-    every = build.benchmark_info()
-    for family in registry.names():
-        b = registry.get(family)
-        assert every[b.name] == build._info(b)
-        if b.releases:
-            assert every[family]["headline_label"] == (
-                f"{b.headline_label}; recorded as plain {family}, i.e. release {b.releases[0]}")
-            for release in b.releases:
-                for suffix in ("", *(f"+{v}" for v in b.variants)):
-                    other = b.with_release(release + suffix)
-                    assert every[other.name] == build._info(other)
-        else:
-            assert every[family] == build._info(b)
-    assert any(registry.get(f).releases for f in registry.names())  # the branch is exercised
 
 
 def test_endpoint_names_of_a_sweep_and_of_judging_alone():
