@@ -18,22 +18,24 @@ def numeric_details(details: Any, *, depth: int = 2) -> dict[str, bool | int | f
     "output_em": 1.0}``, values as written (bool, int or float); lists, text and non-finite
     numbers are skipped; objects deeper than ``depth`` levels are not read.
     """
-    out: dict[str, float] = {}
-
-    def walk(obj: Any, prefix: str, level: int) -> None:
-        for key, v in obj.items():
-            t = type(v)
-            if t is str or t is list or v is None:  # what JSON mostly holds besides numbers
-                continue
-            if t is float or t is int or t is bool or isinstance(v, (bool, int, float)):
-                if math.isfinite(v):
-                    out[f"{prefix}{key}"] = v
-            elif isinstance(v, dict) and level < depth:
-                walk(v, f"{prefix}{key}_", level + 1)
-
+    out: dict[str, bool | int | float] = {}
     if isinstance(details, dict):
-        walk(details, "", 1)
+        _walk(details, "", 1, depth, out)
     return out
+
+
+def _walk(obj: dict, prefix: str, level: int, depth: int, out: dict) -> None:
+    # a function of the module, not a closure: a recursive closure is a reference cycle,
+    # garbage for the cyclic collector once per judgment read
+    for key, v in obj.items():
+        t = type(v)
+        if t is str or t is list or v is None:  # what JSON mostly holds besides numbers
+            continue
+        if t is float or t is int or t is bool or isinstance(v, (bool, int, float)):
+            if math.isfinite(v):
+                out[f"{prefix}{key}"] = v
+        elif isinstance(v, dict) and level < depth:
+            _walk(v, f"{prefix}{key}_", level + 1, depth, out)
 
 
 def report_details(details: Any) -> Any:
@@ -44,28 +46,30 @@ def report_details(details: Any) -> Any:
     if not isinstance(details, dict):
         return details
 
-    def numbers(obj: dict, level: int) -> dict:
-        out = {}
-        for k, v in obj.items():
-            if isinstance(v, (bool, int, float)):
-                out[k] = v
-            elif isinstance(v, dict) and level < 2:
-                out[k] = numbers(v, level + 1)
-        return out
-
-    def item(x: Any) -> Any:
-        if isinstance(x, dict):
-            return {k: "" if isinstance(x[k], str) else x[k] for k in DECISION_KEYS if k in x}
-        return "" if isinstance(x, str) else x
-
-    out = numbers(details, 1)
+    out = _numbers(details, 1)
     for k in ("error", "unreachable"):
         if k in details:
             out[k] = details[k]
     for k in RUBRIC_KEYS:
         if k in details:
             v = details[k]
-            out[k] = ([item(x) for x in v] if isinstance(v, list) else
-                      {n: item(x) for n, x in v.items()} if isinstance(v, dict) else item(v))
+            out[k] = ([_item(x) for x in v] if isinstance(v, list) else
+                      {n: _item(x) for n, x in v.items()} if isinstance(v, dict) else _item(v))
             break
     return out
+
+
+def _numbers(obj: dict, level: int) -> dict:
+    out = {}
+    for k, v in obj.items():
+        if isinstance(v, (bool, int, float)):
+            out[k] = v
+        elif isinstance(v, dict) and level < 2:
+            out[k] = _numbers(v, level + 1)
+    return out
+
+
+def _item(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: "" if isinstance(x[k], str) else x[k] for k in DECISION_KEYS if k in x}
+    return "" if isinstance(x, str) else x
