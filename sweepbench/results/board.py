@@ -17,13 +17,11 @@ import msgspec
 import numpy as np
 
 from sweepbench.ids import STATE_JUDGE, JudgeMethod, TaskKey
-from sweepbench.results.calls import CallColumns
+from sweepbench.results.call_side import CallSide
 from sweepbench.results.comparisons import column_task_rates, compare, leaderboard_order
-from sweepbench.results.cost import ROLES, Spend
+from sweepbench.results.cost import ROLES
 from sweepbench.results.details import numeric_details
 from sweepbench.results.outcome_columns import OutcomeColumns, Texts
-from sweepbench.results.profile import build_profiles, call_event
-from sweepbench.results.profile_columns import FactColumns, row_profiles
 from sweepbench.results.selection import EpisodeView
 from sweepbench.results.sources import Source
 from sweepbench.results.stats import Outcome, summarize
@@ -335,54 +333,20 @@ class Board:
                        leaderboard_order(models), n_boot=self.n_boot, seed=self.seed,
                        correction=self.correction)
 
-    def add_profiles(self, calls: list) -> None:
-        """Tokens, turns, latency and retries per row, per row x benchmark, per domain (cost
-        is not here: it comes from the calls, see ``add_cost``)."""
-        recs: dict[str, list] = defaultdict(list)  # benchmark -> records, named by row
-        for key, rec in self.view.records().items():
-            r = self.row_of.get(key)
-            if r is not None:
-                recs[r["benchmark"]].append(msgspec.structs.replace(rec, model=r["name"]))
-        events: dict[str, list] = defaultdict(list)  # benchmark -> (row, domain, call)
-        for c in calls:
-            r = self.row_of.get(c.episode_key)
-            if r is not None and not c.journal:  # the episode's own calls, not its judges'
-                events[r["benchmark"]].append((r["name"], r["domain"], call_event(c)))
-        pooled = build_profiles([x for v in recs.values() for x in v],
-                                [x for v in events.values() for x in v])
-        for name, p in pooled.items():
-            self._profiles[(name,)] = _no_cost(p)
-        for b in recs:
-            for name, p in build_profiles(recs[b], events[b]).items():
-                self._profiles[(name, b)] = _no_cost(p)
-
-    def add_profiles_columns(self, cols: CallColumns, facts: FactColumns) -> None:
-        """``add_profiles`` from the stores' facts (:mod:`sweepbench.results.profile_columns`):
-        the same profiles."""
-        for scope, p in row_profiles(cols, facts, self.row_of).items():
-            self._profiles[scope] = _no_cost(p)
-
-    def add_cost(self, spend: Spend) -> None:
-        """Per row (and row x benchmark): agent, user, judge and total dollars, per episode
-        and per passed episode."""
+    def add_call_side(self, side: CallSide) -> None:
+        """Cost per row (and row x benchmark: agent, user, judge and total dollars, per
+        episode and per passed episode) and profiles (tokens, turns, latency, retries per
+        row, row x benchmark and domain), from :mod:`sweepbench.results.call_side`."""
+        if side.profiles is not None:
+            self._profiles.update(side.profiles)
         sc, oc, rows = self.scopes, self.outcomes, self.view.rows
         passed = _tally(sc, self.o_row[oc.passed & ~oc.error])
-        costs = np.zeros((len(rows), 3))
-        unpriced = np.zeros((len(rows), 3), dtype=bool)
-        touched = np.zeros(len(rows), dtype=bool)  # rows with a priced or unpriced call
-        for i, r in enumerate(rows):
-            key = r["episode_key"]
-            spent = spend.by_episode.get(key)
-            if spent is not None:
-                touched[i] = True
-                costs[i] = [spent.get(role, 0.0) for role in ROLES]
-            for role in spend.unpriced_roles.get(key, ()):
-                touched[i] = unpriced[i, ROLES.index(role)] = True
+        costs, unpriced = side.costs, side.unpriced
         everyone = np.arange(len(rows))
         episodes = _tally(sc, everyone)
         sums = [_tally(sc, everyone, costs[:, j]) for j in range(3)]
         gaps = [_tally(sc, np.flatnonzero(unpriced[:, j])) for j in range(3)]
-        for scope in _tally(sc, np.flatnonzero(touched)):
+        for scope in _tally(sc, np.flatnonzero(side.touched)):
             by_role = {role: None if gaps[j].get(scope) else sums[j][scope]
                        for j, role in enumerate(ROLES)}
             total = None if None in by_role.values() else sum(by_role.values())
@@ -394,29 +358,6 @@ class Board:
             self._cost[scope] = {**by_role, "total": total,
                                  "per_episode": total / n if n else None,
                                  "per_pass": total / won if won else None}
-
-    def cost_summary(self, spend: Spend) -> dict:
-        by_task: dict[str, float | None] = defaultdict(float)
-        by_bench: dict[str, float | None] = defaultdict(float)
-        by_model: dict[str, float | None] = defaultdict(float)
-        for key in {**spend.by_episode, **spend.unpriced_roles}:  # in order: the same sums
-            r = self.row_of.get(key)
-            if r is None:
-                continue
-            total = None if key in spend.unpriced_roles else sum(spend.by_episode[key].values())
-            for table, name in ((by_task, f"{r['benchmark']}:{r['domain']}:{r['lang']}:"
-                                          f"{r['task_id']}"),
-                                (by_bench, r["benchmark"]), (by_model, r["name"])):
-                table[name] = None if total is None or table[name] is None else table[name] + total
-        by_endpoint: dict[str, float | None] = {**spend.by_endpoint,
-                                                **dict.fromkeys(spend.unpriced_endpoints)}
-        return {"total": spend.total, "agent": spend.by_role["agent"],
-                "user": spend.by_role["user"], "judge": spend.by_role["judge"],
-                "by_endpoint": dict(sorted(by_endpoint.items())),
-                "by_model": dict(sorted(by_model.items())),
-                "by_benchmark": dict(sorted(by_bench.items())),
-                "by_task": dict(sorted(by_task.items())),
-                "calls": spend.calls, "unpriced_calls": spend.unpriced}
 
     def unreachable(self) -> list[dict]:
         return sorted(self.unreach.values(),
@@ -448,13 +389,6 @@ def _attach(entry: dict, profile: dict | None) -> None:
         if domain in entry["domains"]:
             entry["domains"][domain]["profile"] = p
     entry["profile"] = profile
-
-
-def _no_cost(profile: dict) -> dict:
-    profile.pop("cost", None)
-    for d in (profile.get("domains") or {}).values():
-        d.pop("cost", None)
-    return profile
 
 
 def _short(outcomes: OutcomeColumns, k: int | None, adaptive: bool = False) -> dict | None:

@@ -58,13 +58,14 @@ from collections import Counter, defaultdict
 from itertools import combinations
 from typing import Any, Mapping, Sequence
 
+import gc
+
 import msgspec
-import numpy as np
 
 from sweepbench.errors import ReportError
+from sweepbench.results import call_side
 from sweepbench.results.board import Board, k_of
-from sweepbench.results.cost import Spend
-from sweepbench.results.profile import as_prices, endpoint_stalls, stall_table
+from sweepbench.results.profile import as_prices
 from sweepbench.results.runinfo import (adaptive_section, configuration, error_reasons,
                                         terminations, unjudged_by_judge)
 from sweepbench.results.details import numeric_details, report_details
@@ -122,50 +123,61 @@ def build_report(
     selection = selection or Selection()
     if run_id is not None:
         selection = msgspec.structs.replace(selection, run_id=run_id)
+    # The rows and judgments read are a few hundred thousand small objects without cycles:
+    # the cyclic collector, run every 700 of them, would go over all of them again and again
+    # (a tenth of the report's time). It is paused while they are read, then they are set
+    # apart from its passes (freeze), in this process and in the one forked for the calls.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _build(stores, selection, method, judge, k, prices, benchmarks, n_boot, seed,
+                      correction, profile, from_transcripts, collecting)
+    finally:
+        gc.unfreeze()
+        if collecting:
+            gc.enable()
+
+
+def _build(stores: list[StoreReads], selection: Selection, method: str | None,
+           judge: str | None, k: int | None, prices: Mapping[str, Any] | None,
+           benchmarks: Mapping[str, Mapping[str, Any]] | None, n_boot: int, seed: int,
+           correction: str, profile: bool, from_transcripts: bool, collecting: bool) -> dict:
     view = load_view(stores, selection)
-    info = {**view.info("benchmarks"), **(benchmarks or {})}
-    # the facts path keeps only what it reads of the details
-    judgments = view.judgments(None if from_transcripts else report_details)
-    available = _judge_methods(judgments)
-    if method is not None or judge is not None:
-        if not any((method is None or p["method"] == method) and
-                   (judge is None or p["judge"] == judge) for p in available):
-            have = ", ".join(f"{p['judge']}/{p['method']}" for p in available) or "none"
-            raise ReportError(f"no judgments with method={method!r} judge={judge!r} in this "
-                              f"selection (judge/method pairs present: {have})")
-    by_pair: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
-    for j in judgments:
-        by_pair[j["judge"], j["method"]][j["episode_key"]] = j
-    names = sorted({r["benchmark"] for r in view.rows})
-    sources = sources_of(view, names, by_pair, info, method, judge)
-    adaptive_runs = [r for r in view.runs if isinstance((r["info"] or {}).get("adaptive"), dict)
-                     and selection.run_id in (None, r["run_id"])]
-    board = Board(view, by_pair, sources, k=k, n_boot=n_boot, seed=seed,
-                   correction=correction, adaptive=bool(adaptive_runs))
+    gc.freeze()
     override = None if prices is None else {n: as_prices(p) for n, p in prices.items()}
-    if from_transcripts or not view.has_facts:
-        calls = view.calls()
-        spend = Spend.of(calls, view.prices(), override)
-        board.add_cost(spend)
-        if profile:
-            board.add_profiles(calls)
-        stalls = endpoint_stalls(calls)
-        errors = _error_texts(view)
-        del calls
-    else:
-        cols = view.call_columns()
-        facts = view.fact_columns()
-        spend = Spend.of_columns(cols, view.prices(), override)
-        board.add_cost(spend)
-        if profile:
-            board.add_profiles_columns(cols, facts)
-        counts = np.bincount(cols.endpoint, minlength=len(cols.endpoints))
-        stalls = stall_table(cols.rare.values(), {
-            e: int(n) for e, n in zip(cols.endpoints, counts.tolist()) if e})
-        finished = set(facts.keys)
-        errors = {r["episode_key"]: facts.errors.get(r["episode_key"]) for r in view.rows
-                  if r["status"] == "error" and r["episode_key"] in finished}
-        del cols, facts
+    # the calls' side needs the rows only: begun now, in a second process for a large
+    # selection, while this one reads and counts the judgments
+    calls = call_side.start(view, override, profile=profile, transcripts=from_transcripts)
+    try:
+        info = {**view.info("benchmarks"), **(benchmarks or {})}
+        # the facts path keeps only what it reads of the details
+        judgments = view.judgments(None if from_transcripts else report_details)
+        gc.collect()  # what was garbage among them, once
+        gc.freeze()
+        if collecting:
+            gc.enable()
+        available = _judge_methods(judgments)
+        if method is not None or judge is not None:
+            if not any((method is None or p["method"] == method) and
+                       (judge is None or p["judge"] == judge) for p in available):
+                have = ", ".join(f"{p['judge']}/{p['method']}" for p in available) or "none"
+                raise ReportError(f"no judgments with method={method!r} judge={judge!r} in "
+                                  f"this selection (judge/method pairs present: {have})")
+        by_pair: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
+        for j in judgments:
+            by_pair[j["judge"], j["method"]][j["episode_key"]] = j
+        names = sorted({r["benchmark"] for r in view.rows})
+        sources = sources_of(view, names, by_pair, info, method, judge)
+        adaptive_runs = [r for r in view.runs
+                         if isinstance((r["info"] or {}).get("adaptive"), dict)
+                         and selection.run_id in (None, r["run_id"])]
+        board = Board(view, by_pair, sources, k=k, n_boot=n_boot, seed=seed,
+                      correction=correction, adaptive=bool(adaptive_runs))
+    except BaseException:
+        calls.cancel()
+        raise
+    side = calls.result()
+    board.add_call_side(side)
     run = stores[0].run(selection.run_id) if selection.run_id and len(stores) == 1 else None
     single = {(s.judge, s.method) for s in sources.values()}
     jm = next(iter(single)) if len(single) == 1 else None
@@ -194,27 +206,17 @@ def build_report(
                     "benchmarks": names},
         "superseded": view.superseded,
         "unreachable": board.unreachable(),
-        "cost": board.cost_summary(spend),
+        "cost": side.summary,
         "comparisons": comparisons["pairs"],
         "comparisons_family": comparisons["family"],
         "judge_agreement": _agreements(by_pair, set(view.keys)),
-        "error_reasons": error_reasons(view.rows, errors),
+        "error_reasons": error_reasons(view.rows, side.errors),
         "unjudged_by_judge": unjudged_by_judge(judgments),
         "terminations": terminations(view.rows),
-        "stalls_by_endpoint": stalls,
+        "stalls_by_endpoint": side.stalls,
         "configuration": configuration(view.runs),
         "damaged": [f"run store {s.path}: {d}" for s in stores for d in s.damaged],
     }
-
-
-def _error_texts(view: EpisodeView) -> dict[str, str | None]:
-    """episode_key -> its record's error, for the episodes that ended in error."""
-    keys: dict[int, list[str]] = defaultdict(list)
-    for r in view.rows:
-        if r["status"] == "error":
-            keys[r["store"]].append(r["episode_key"])
-    return {k: rec.error for i, ks in keys.items()
-            for k, rec in view.stores[i].records(ks).items()}
 
 
 def _status(view: EpisodeView) -> str:

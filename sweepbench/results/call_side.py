@@ -1,0 +1,254 @@
+"""What a report reads of the stores' calls and records rather than of the judgments: spend
+(per episode row, and the ``"cost"`` section), the token / latency profiles, stalls per
+endpoint and the error texts of episodes that ended in error.
+
+It needs the selected rows, never the judgments or the outcomes, so for a large selection it
+is made in a second process (``fork``: the rows are inherited, not copied) while the first
+reads and counts the judgments; on a machine with two free cores the report then takes the
+longer half rather than the sum. What comes back is small: a few numbers per episode row as
+arrays, and dicts per leaderboard row. A second process that cannot start or dies is not a
+failed report: the same work is then done in the first.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from sweepbench.results.cost import ROLES, Spend
+from sweepbench.results.profile import Prices, endpoint_stalls, stall_table
+from sweepbench.results.profile_columns import row_profiles
+from sweepbench.results.selection import EpisodeView
+
+__all__ = ["APART_FROM", "CallSide", "call_side", "start"]
+
+APART_FROM = 20_000
+"""Selections of at least this many episode rows are read in a second process (where
+``fork`` exists); smaller ones, which take well under a second, in this one."""
+
+
+class CallSide(NamedTuple):
+    """``costs`` (dollars per episode row and role, in ``view.rows``' order), ``unpriced``
+    (whether that row and role made an unpriced call), ``touched`` (whether the row made any
+    call); ``summary`` (the report's ``"cost"``), ``profiles`` (scope -> profile, or None),
+    ``stalls`` (per endpoint), ``errors`` (episode key -> its error text) and ``damaged``
+    (per store: what the reads left out, in the order they said it)."""
+
+    costs: np.ndarray
+    unpriced: np.ndarray
+    touched: np.ndarray
+    summary: dict
+    profiles: dict[tuple[str, ...], dict] | None
+    stalls: dict[str, dict[str, int]]
+    errors: dict[str, str | None]
+    damaged: list[list[str]]
+
+
+def call_side(view: EpisodeView, override: Mapping[str, Prices] | None, *, profile: bool,
+              transcripts: bool = False) -> CallSide:
+    """The call side of ``view``'s report: from the stores' facts (schema 6), or from the
+    journals' payloads and the records (``transcripts``, or a store without facts)."""
+    rows = view.rows
+    row_of = {r["episode_key"]: r for r in rows}
+    before = [len(s.damaged) for s in view.stores]
+    if transcripts or not view.has_facts:
+        calls = view.calls()
+        spend = Spend.of(calls, view.prices(), override)
+        profiles = _record_profiles(view, row_of, calls) if profile else None
+        stalls = endpoint_stalls(calls)
+        errors = _error_texts(view)
+        del calls
+    else:
+        cols = view.call_columns()
+        facts = view.fact_columns()
+        spend = Spend.of_columns(cols, view.prices(), override)
+        profiles = row_profiles(cols, facts, row_of) if profile else None
+        counts = np.bincount(cols.endpoint, minlength=len(cols.endpoints))
+        stalls = stall_table(cols.rare.values(), {
+            e: int(n) for e, n in zip(cols.endpoints, counts.tolist()) if e})
+        finished = set(facts.keys)
+        errors = {r["episode_key"]: facts.errors.get(r["episode_key"]) for r in rows
+                  if r["status"] == "error" and r["episode_key"] in finished}
+        del cols, facts
+    costs, unpriced, touched = _episode_costs(spend, rows)
+    return CallSide(costs, unpriced, touched, cost_summary(spend, row_of),
+                    None if profiles is None else {k: _no_cost(p) for k, p in profiles.items()},
+                    stalls, errors, [s.damaged[n:] for s, n in zip(view.stores, before)])
+
+
+def _episode_costs(spend: Spend, rows: list[dict]) -> tuple[np.ndarray, ...]:
+    costs = np.zeros((len(rows), 3))
+    unpriced = np.zeros((len(rows), 3), dtype=bool)
+    touched = np.zeros(len(rows), dtype=bool)  # rows with a priced or unpriced call
+    for i, r in enumerate(rows):
+        key = r["episode_key"]
+        spent = spend.by_episode.get(key)
+        if spent is not None:
+            touched[i] = True
+            costs[i] = [spent.get(role, 0.0) for role in ROLES]
+        for role in spend.unpriced_roles.get(key, ()):
+            touched[i] = unpriced[i, ROLES.index(role)] = True
+    return costs, unpriced, touched
+
+
+def cost_summary(spend: Spend, row_of: Mapping[str, dict]) -> dict:
+    """The report's ``"cost"``: total, by role, endpoint, row, benchmark and task."""
+    by_task: dict[str, float | None] = defaultdict(float)
+    by_bench: dict[str, float | None] = defaultdict(float)
+    by_model: dict[str, float | None] = defaultdict(float)
+    for key in {**spend.by_episode, **spend.unpriced_roles}:  # in order: the same sums
+        r = row_of.get(key)
+        if r is None:
+            continue
+        total = None if key in spend.unpriced_roles else sum(spend.by_episode[key].values())
+        for table, name in ((by_task, f"{r['benchmark']}:{r['domain']}:{r['lang']}:"
+                                      f"{r['task_id']}"),
+                            (by_bench, r["benchmark"]), (by_model, r["name"])):
+            table[name] = None if total is None or table[name] is None else table[name] + total
+    by_endpoint: dict[str, float | None] = {**spend.by_endpoint,
+                                            **dict.fromkeys(spend.unpriced_endpoints)}
+    return {"total": spend.total, "agent": spend.by_role["agent"],
+            "user": spend.by_role["user"], "judge": spend.by_role["judge"],
+            "by_endpoint": dict(sorted(by_endpoint.items())),
+            "by_model": dict(sorted(by_model.items())),
+            "by_benchmark": dict(sorted(by_bench.items())),
+            "by_task": dict(sorted(by_task.items())),
+            "calls": spend.calls, "unpriced_calls": spend.unpriced}
+
+
+def _record_profiles(view: EpisodeView, row_of: Mapping[str, dict],
+                     calls: list) -> dict[tuple[str, ...], dict]:
+    """Profiles per row and per row x benchmark from the records and the episodes' own
+    calls (the transcript path)."""
+    import msgspec
+
+    from sweepbench.results.profile import build_profiles, call_event
+
+    recs: dict[str, list] = defaultdict(list)  # benchmark -> records, named by row
+    for key, rec in view.records().items():
+        r = row_of.get(key)
+        if r is not None:
+            recs[r["benchmark"]].append(msgspec.structs.replace(rec, model=r["name"]))
+    events: dict[str, list] = defaultdict(list)  # benchmark -> (row, domain, call)
+    for c in calls:
+        r = row_of.get(c.episode_key)
+        if r is not None and not c.journal:  # the episode's own calls, not its judges'
+            events[r["benchmark"]].append((r["name"], r["domain"], call_event(c)))
+    out: dict[tuple[str, ...], dict] = {}
+    pooled = build_profiles([x for v in recs.values() for x in v],
+                            [x for v in events.values() for x in v])
+    for name, p in pooled.items():
+        out[(name,)] = p
+    for b in recs:
+        for name, p in build_profiles(recs[b], events[b]).items():
+            out[(name, b)] = p
+    return out
+
+
+def _error_texts(view: EpisodeView) -> dict[str, str | None]:
+    """episode_key -> its record's error, for the episodes that ended in error."""
+    keys: dict[int, list[str]] = defaultdict(list)
+    for r in view.rows:
+        if r["status"] == "error":
+            keys[r["store"]].append(r["episode_key"])
+    return {k: rec.error for i, ks in keys.items()
+            for k, rec in view.stores[i].records(ks).items()}
+
+
+def _no_cost(profile: dict) -> dict:
+    profile.pop("cost", None)
+    for d in (profile.get("domains") or {}).values():
+        d.pop("cost", None)
+    return profile
+
+
+class _Here:
+    """The call side made in this process, when asked for."""
+
+    def __init__(self, view: EpisodeView, override: Mapping[str, Prices] | None,
+                 options: dict[str, Any]) -> None:
+        self._args = (view, override, options)
+
+    def result(self) -> CallSide:
+        view, override, options = self._args
+        return call_side(view, override, **options)
+
+    def cancel(self) -> None:
+        """Not wanted after all (the report failed first)."""
+
+
+class _Apart:
+    """The call side made in a forked process, on connections of its own."""
+
+    def __init__(self, view: EpisodeView, override: Mapping[str, Prices] | None,
+                 options: dict[str, Any]) -> None:
+        self._here = _Here(view, override, options)
+        ctx = multiprocessing.get_context("fork")
+        self._recv, send = ctx.Pipe(duplex=False)
+        self._proc = ctx.Process(target=_child, args=(view, override, options, send),
+                                 daemon=True, name="sweepbench-report-calls")
+        self._proc.start()
+        send.close()
+
+    def result(self) -> CallSide:
+        try:
+            status, value = self._recv.recv()
+        except (EOFError, OSError):  # it died (killed, out of memory): made here instead
+            status, value = "died", None
+        finally:
+            self._recv.close()
+            self._proc.join()
+        if status == "ok":
+            view = self._here._args[0]
+            for store, notes in zip(view.stores, value.damaged):
+                for note in notes:  # what its reads left out, said as this one's reads say it
+                    store._damaged[note] = None
+            return value
+        if status == "error":
+            raise value
+        return self._here.result()
+
+    def cancel(self) -> None:
+        """Not wanted after all (the report failed first): the process ended."""
+        if self._proc.is_alive():
+            self._proc.terminate()
+        self._proc.join()
+        self._recv.close()
+
+
+def _child(view: EpisodeView, override: Mapping[str, Prices] | None,
+           options: dict[str, Any], send: Any) -> None:
+    from contextlib import ExitStack
+
+    from sweepbench.store.readonly import ReadOnlyStore
+
+    try:
+        with ExitStack() as stack:  # never the parent's connections: SQLite's are not fork-safe
+            stores = [stack.enter_context(ReadOnlyStore(s.path)) for s in view.stores]
+            mine = EpisodeView(stores, view.rows, view.superseded, view.runs)
+            out: tuple[str, Any] = ("ok", call_side(mine, override, **options))
+    except KeyboardInterrupt:
+        return
+    except Exception as exc:  # noqa: BLE001 - raised again in the parent
+        out = ("error", exc)
+    send.send(out)
+    send.close()
+
+
+def start(view: EpisodeView, override: Mapping[str, Prices] | None, *, profile: bool,
+          transcripts: bool = False) -> _Here | _Apart:
+    """The call side of ``view``'s report, begun: ``.result()`` gives it. In a second
+    process for ``APART_FROM`` rows or more on a system with ``fork``; here otherwise."""
+    options = {"profile": profile, "transcripts": transcripts}
+    if (len(view.rows) >= APART_FROM and sys.platform == "linux"
+            and "fork" in multiprocessing.get_all_start_methods()):
+        try:
+            return _Apart(view, override, options)
+        except OSError:  # no process to spare: made here
+            pass
+    return _Here(view, override, options)
