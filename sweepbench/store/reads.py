@@ -49,6 +49,10 @@ _record_decoder = msgspec.json.Decoder(EpisodeRecord)
 
 _ROWS = 65_536  # rows of a table a one-pass read holds at once
 
+_REPEATED = ("model", "benchmark", "spec", "domain", "lang", "user_model", "user_mode",
+             "status", "termination", "run_id")
+"""The episode columns that take a few values across a store's rows (held once each)."""
+
 
 class StoreReads(FactScans):
     """The read queries of the run store at ``path``, on connection ``conn`` (which this
@@ -155,7 +159,16 @@ class StoreReads(FactScans):
             rows = self._read(f"SELECT {cols} FROM episodes e JOIN run_episodes r ON "
                               "r.episode_key = e.episode_key WHERE r.run_id = ?" + order,
                               (run_id,))
-        return [dict(zip(_EPISODE_COLUMNS, r)) for r in rows]
+        share = {}.setdefault  # SQLite returns a new string per row: one object per value
+        out = []
+        for r in rows:
+            row = dict(zip(_EPISODE_COLUMNS, r))
+            for c in _REPEATED:
+                v = row[c]
+                if type(v) is str:  # (only texts: 1 and 1.0 and True are equal keys)
+                    row[c] = share(v, v)
+            out.append(row)
+        return out
 
     def call_counts(self) -> list[tuple[str, str, str, str, str, int]]:
         """(model, benchmark, domain, lang, task_id, its own model calls) of every finished
@@ -478,8 +491,11 @@ class StoreReads(FactScans):
                           for chunk in _chunks(keys))
         out = []
         notes: list[tuple[tuple, str]] = []
+        share = {}.setdefault  # judges, methods, runs: one object per value
         for rows in chunks:
             for e, j, m, p, s, d, t, r, jk in rows:
+                j, m, jk = share(j, j), share(m, m), share(jk, jk)  # NOT NULL texts
+                r = share(r, r) if type(r) is str else r
                 try:
                     details = msgspec.json.decode(d)
                 except (msgspec.DecodeError, TypeError) as exc:
