@@ -89,15 +89,18 @@ HAND = Task(id="hand", benchmark="vitabench", domain="delivery", lang="zh", inst
 
 @pytest.fixture
 def upstream_dir(tmp_path) -> Path:
-    """A data dir with upstream's parts as stand-ins: five recognisable prompt templates and a
-    tool descriptions file naming no tool (it fits either release)."""
+    """A data dir with upstream's parts as stand-ins: four recognisable prompt templates and a
+    tool descriptions file describing one tool (named alike in both releases)."""
     folder = tmp_path / "upstream" / "prompts"
     folder.mkdir(parents=True)
     for name, text in (("agent_system_prompt", "UP AGENT {time}"), ("solo_agent_system_prompt", "UP SOLO {time}"),
                        ("user_system_prompt", "UP USER {instructions}"),
                        ("dummy_user_system_prompt", "UP DUMMY {instructions}")):
         (folder / f"{name}.yaml").write_text(f"english: '{text}'\nchinese: '{text} zh'\n", encoding="utf-8")
-    (tmp_path / "upstream" / "tool_descriptions.json").write_text("{}", encoding="utf-8")
+    described = {lang: {"get_delivery_store_info": {"description": f"UP STORE INFO {lang}"}}
+                 for lang in ("en", "zh")}
+    (tmp_path / "upstream" / "tool_descriptions.json").write_bytes(
+        msgspec.json.encode({"delivery": described}))
     return tmp_path
 
 
@@ -238,6 +241,10 @@ def test_fingerprint_is_the_code_tool_schemas_and_every_mode_s_prompts(upstream_
     probe = template_probe(HAND)
     assert prompts.agent_system_prompt(probe, data_dir=upstream_dir).startswith("UP AGENT")
     assert prompts.dummy_user_system_prompt(probe, data_dir=upstream_dir).startswith("UP DUMMY")
+    described = upstream.tool_descriptions(HAND, upstream_dir)
+    assert described["get_delivery_store_info"]["description"].startswith("UP STORE INFO zh")
+    kit = upstream.toolkit(HAND)
+    assert specs_hash(kit.specs(described)) != specs_hash(kit.specs(None))
     for task in (HAND, english):
         assert upstream.fingerprint(task, upstream_dir) == expected(upstream, upstream_dir, task)
         assert own.fingerprint(task, upstream_dir) == expected(own, None, task)
