@@ -169,7 +169,23 @@ def _provider_table_mutants() -> list[tuple[str, str]]:
             (l2, "kind=SELF_HOSTED)"), (l2, 'base_url_env=f"{env}_BASE_URL", )')]
 
 
+_SKIP_TEXT = "if t is str or t is list or v is None:  # what JSON mostly holds besides numbers"
+_NUMBER = "if t is float or t is int or t is bool or isinstance(v, (bool, int, float)):"
+_FAST_SKIP = ("a fast path for what JSON mostly holds: a text, a list or None fails the number "
+              "and object tests after it, and is skipped by them alike")
+
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
+    "sweepbench/results/details.py": [
+        *[("t = type(v)", after, _FAST_SKIP) for after in ("t = None", "t = type(None)")],
+        *[(_SKIP_TEXT, _SKIP_TEXT.replace(a, b, 1), _FAST_SKIP)
+          for a, b in (("t is list or v", "t is list and v"), ("t is str or", "t is str and"))],
+        *[(_NUMBER, _NUMBER.replace(a, b, 1), "the exact-type tests are a fast path of the "
+           "isinstance test after them") for a, b in (("t is int or", "t is int and"),
+                                                      ("t is float or", "t is float and"))],
+        ("out[k] = numbers(v, level + 1)", "out[k] = numbers(v, level + 2)",
+         "numbers() is called at level 1 only: what it reads inside an object is at level 2 or "
+         "3, and neither reads any deeper (level < 2)"),
+    ],
     "sweepbench/client/cache.py": _cache_sql_case(),
     "sweepbench/client/classify.py": [
         ("data = None", 'data = ""',

@@ -21,6 +21,12 @@ def test_numeric_details_flattens_objects_and_keeps_numbers_as_written():
     assert [type(v) for v in got.values()] == [float, int, float, bool]
 
 
+def test_numeric_details_reads_on_past_what_it_skips():
+    got = numeric_details({"why": "text", "a": 1, "items": [], "b": 2.5, "none": None, "c": True,
+                           "inf": float("inf"), "d": 4})
+    assert got == {"a": 1, "b": 2.5, "c": True, "d": 4}
+
+
 def test_numeric_details_skips_non_finite_numbers_and_reads_number_subclasses():
     got = numeric_details({"inf": float("inf"), "ninf": float("-inf"), "nan": float("nan"),
                            "np": np.float64(0.25), "level": Level.HIGH, "zero": 0})
