@@ -175,6 +175,11 @@ _FAST_SKIP = ("a fast path for what JSON mostly holds: a text, a list or None fa
               "and object tests after it, and is skipped by them alike")
 
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
+    "sweepbench/results/sources.py": [
+        ("verdicts[bench_of[key]][pair] += 1", "verdicts[bench_of[key]][pair] += 2",
+         "choose_source only ranks the counts and asks whether the first is above 0: doubling "
+         "every count changes neither"),
+    ],
     "sweepbench/results/details.py": [
         *[("t = type(v)", after, _FAST_SKIP) for after in ("t = None", "t = type(None)")],
         *[(_SKIP_TEXT, _SKIP_TEXT.replace(a, b, 1), _FAST_SKIP)
