@@ -175,6 +175,35 @@ _FAST_SKIP = ("a fast path for what JSON mostly holds: a text, a list or None fa
               "and object tests after it, and is skipped by them alike")
 
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
+    "sweepbench/results/calls.py": [
+        ("self._text_index: dict[str, dict[str | None, int]] = {c: {None: 0}",
+         "self._text_index: dict[str, dict[str | None, int]] = {c: {None: 1}",
+         "fact_texts maps ids to texts (never None): the None entry is never looked up, it "
+         "only keeps code 0 for no text"),
+        *[(line, line.replace(a, b), _DTYPE + "; every use casts them to int32 or the column's "
+           "type") for line, a, b in (
+            ("lookup = np.zeros(int(ep.max()) + 1, dtype=np.int64)", ", dtype=np.int64)", ", dtype=None)"),
+            ("lookup = np.zeros(int(ep.max()) + 1, dtype=np.int64)", ", dtype=np.int64)", ", )"),
+            ("a = np.array(rows, dtype=np.float64)  # numbers only: ints below 2**53 stay exact",
+             "dtype=np.float64", "dtype=None"),
+            ("a = np.array(rows, dtype=np.float64)  # numbers only: ints below 2**53 stay exact",
+             "rows, dtype=np.float64)", "rows, )"),
+            ("index = np.empty(len(calls.keys), dtype=np.int64)", ", dtype=np.int64)", ", dtype=None)"),
+            ("index = np.empty(len(calls.keys), dtype=np.int64)", ", dtype=np.int64)", ", )"),
+            ("codes = np.zeros(size, dtype=np.int64)", ", dtype=np.int64)", ", dtype=None)"),
+            ("codes = np.zeros(size, dtype=np.int64)", ", dtype=np.int64)", ", )"))],
+        *[("part[name] = getattr(calls, name).astype(_TYPES[name], copy=False)",
+           f"part[name] = getattr(calls, name).astype(_TYPES[name], {after}",
+           "a copy or a view of the store's arrays, the same values: neither is written to")
+          for after in ("copy=None)", ")", "copy=True)")],
+        ("self._parts = []", "self._parts = None",
+         "_close is the last call on the columns (load_calls returns them): nothing reads it"),
+        *[(line, after, _SIZE) for line, after in (
+            ("lookup = np.zeros(int(ep.max()) + 1, dtype=np.int64)",
+             "lookup = np.zeros(int(ep.max()) + 2, dtype=np.int64)"),
+            ("size = max(store_texts, default=0) + 1", "size = max(store_texts, default=1) + 1"),
+            ("size = max(store_texts, default=0) + 1", "size = max(store_texts, default=0) + 2"))],
+    ],
     "sweepbench/results/sources.py": [
         ("verdicts[bench_of[key]][pair] += 1", "verdicts[bench_of[key]][pair] += 2",
          "choose_source only ranks the counts and asks whether the first is above 0: doubling "

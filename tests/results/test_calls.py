@@ -143,6 +143,14 @@ def test_one_pass_and_chunks_share_the_tables_and_numbering():
     assert dtypes(cols) == DTYPES
 
 
+def test_the_stores_after_one_read_in_one_pass_are_read_too():
+    whole = FactStore(TEXTS, 1, arrays=arrays(["k3"], [0], ([1], [2], [3], [4])))
+    chunked = FactStore(TEXTS, 100, [CallFactChunk({7: "k2"}, ROWS[:1], [])])
+    cols = load_calls([(whole, ["k3"]), (chunked, ["k2"])])
+    assert cols.keys == ["k3", "k2"] and columns(cols)["prompt"] == [0, 10]
+    assert chunked.asked == [("chunks", ["k2"])]
+
+
 def test_no_calls_are_empty_columns_of_their_types():
     for parts in ([], [(FactStore({}, 10, [CallFactChunk({}, [], [])]), ["k"])]):
         cols = load_calls(parts)
