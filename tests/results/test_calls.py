@@ -44,16 +44,16 @@ ROWS = [(7, 0, 1, 2, 3, 4, 10, 5, 2, 0.5, 1, 2, 0),
         (7, 0, 1, 0, 3, 4, 30, 7, 1, 1.5, 1, 1, 0)]
 
 
+NAMES = ("episode", "judge", "run", "endpoint", "role", "statuses", "prompt", "completion",
+         "cached", "latency", "has_attempts", "attempts")
+
+
 def columns(cols) -> dict:
-    names = ("episode", "judge", "run", "endpoint", "role", "statuses", "prompt", "completion",
-             "cached", "latency", "has_attempts", "attempts")
-    return {n: getattr(cols, n).tolist() for n in names}
+    return {n: getattr(cols, n).tolist() for n in NAMES}
 
 
 def dtypes(cols) -> list[str]:
-    return [str(getattr(cols, n).dtype) for n in ("episode", "judge", "run", "endpoint", "role",
-                                                  "statuses", "prompt", "completion", "cached",
-                                                  "latency", "has_attempts", "attempts")]
+    return [str(getattr(cols, n).dtype) for n in NAMES]
 
 
 DTYPES = ["int32", "bool", "int32", "int32", "int32", "int32", "int64", "int64", "int64",
