@@ -169,7 +169,57 @@ def _provider_table_mutants() -> list[tuple[str, str]]:
             (l2, "kind=SELF_HOSTED)"), (l2, 'base_url_env=f"{env}_BASE_URL", )')]
 
 
+_SKIP_TEXT = "if t is str or t is list or v is None:  # what JSON mostly holds besides numbers"
+_NUMBER = "if t is float or t is int or t is bool or isinstance(v, (bool, int, float)):"
+_FAST_SKIP = ("a fast path for what JSON mostly holds: a text, a list or None fails the number "
+              "and object tests after it, and is skipped by them alike")
+
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
+    "sweepbench/results/calls.py": [
+        ("self._text_index: dict[str, dict[str | None, int]] = {c: {None: 0}",
+         "self._text_index: dict[str, dict[str | None, int]] = {c: {None: 1}",
+         "fact_texts maps ids to texts (never None): the None entry is never looked up, it "
+         "only keeps code 0 for no text"),
+        *[(line, line.replace(a, b), _DTYPE + "; every use casts them to int32 or the column's "
+           "type") for line, a, b in (
+            ("lookup = np.zeros(int(ep.max()) + 1, dtype=np.int64)", ", dtype=np.int64)", ", dtype=None)"),
+            ("lookup = np.zeros(int(ep.max()) + 1, dtype=np.int64)", ", dtype=np.int64)", ", )"),
+            ("a = np.array(rows, dtype=np.float64)  # numbers only: ints below 2**53 stay exact",
+             "dtype=np.float64", "dtype=None"),
+            ("a = np.array(rows, dtype=np.float64)  # numbers only: ints below 2**53 stay exact",
+             "rows, dtype=np.float64)", "rows, )"),
+            ("index = np.empty(len(calls.keys), dtype=np.int64)", ", dtype=np.int64)", ", dtype=None)"),
+            ("index = np.empty(len(calls.keys), dtype=np.int64)", ", dtype=np.int64)", ", )"),
+            ("codes = np.zeros(size, dtype=np.int64)", ", dtype=np.int64)", ", dtype=None)"),
+            ("codes = np.zeros(size, dtype=np.int64)", ", dtype=np.int64)", ", )"))],
+        *[("part[name] = getattr(calls, name).astype(_TYPES[name], copy=False)",
+           f"part[name] = getattr(calls, name).astype(_TYPES[name], {after}",
+           "a copy or a view of the store's arrays, the same values: neither is written to")
+          for after in ("copy=None)", ")", "copy=True)")],
+        ("self._parts = []", "self._parts = None",
+         "_close is the last call on the columns (load_calls returns them): nothing reads it"),
+        *[(line, after, _SIZE) for line, after in (
+            ("lookup = np.zeros(int(ep.max()) + 1, dtype=np.int64)",
+             "lookup = np.zeros(int(ep.max()) + 2, dtype=np.int64)"),
+            ("size = max(store_texts, default=0) + 1", "size = max(store_texts, default=1) + 1"),
+            ("size = max(store_texts, default=0) + 1", "size = max(store_texts, default=0) + 2"))],
+    ],
+    "sweepbench/results/sources.py": [
+        ("verdicts[bench_of[key]][pair] += 1", "verdicts[bench_of[key]][pair] += 2",
+         "choose_source only ranks the counts and asks whether the first is above 0: doubling "
+         "every count changes neither"),
+    ],
+    "sweepbench/results/details.py": [
+        *[("t = type(v)", after, _FAST_SKIP) for after in ("t = None", "t = type(None)")],
+        *[(_SKIP_TEXT, _SKIP_TEXT.replace(a, b, 1), _FAST_SKIP)
+          for a, b in (("t is list or v", "t is list and v"), ("t is str or", "t is str and"))],
+        *[(_NUMBER, _NUMBER.replace(a, b, 1), "the exact-type tests are a fast path of the "
+           "isinstance test after them") for a, b in (("t is int or", "t is int and"),
+                                                      ("t is float or", "t is float and"))],
+        ("out[k] = numbers(v, level + 1)", "out[k] = numbers(v, level + 2)",
+         "numbers() is called at level 1 only: what it reads inside an object is at level 2 or "
+         "3, and neither reads any deeper (level < 2)"),
+    ],
     "sweepbench/client/cache.py": _cache_sql_case(),
     "sweepbench/client/classify.py": [
         ("data = None", 'data = ""',

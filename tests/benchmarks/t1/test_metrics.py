@@ -123,6 +123,7 @@ def test_unreadable_arguments_are_a_call_without_arguments_never_an_exception(ar
 
 from decimal import Decimal  # noqa: E402
 from itertools import permutations  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
 
 from sweepbench.benchmarks.t1 import metrics  # noqa: E402
 from sweepbench.benchmarks.t1.metrics import reference_outputs  # noqa: E402
@@ -134,12 +135,45 @@ def fresh_reference_outputs(monkeypatch):
     monkeypatch.setattr(metrics, "_outputs_cache", {})
 
 
+class ScriptedTools:
+    """Test double of T1's tools, without the knowledge base: a call's output names the task's
+    domain and id (a fresh episode per task), the call's place in that episode, the tool and
+    the JSON it was given; ``calls`` counts the calls made."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def toolkit(self, task: Task) -> ScriptedTools._Kit:
+        return ScriptedTools._Kit(self, task.domain)
+
+    def new_state(self, task: Task) -> list[str]:
+        return [f"{task.id}@{task.environment.get('time')}"]
+
+    class _Kit:
+        def __init__(self, tools: ScriptedTools, domain: str) -> None:
+            self.tools, self.domain = tools, domain
+
+        def call(self, state: list[str], name: str, arguments: bytes) -> SimpleNamespace:
+            self.tools.calls += 1
+            state.append(name)
+            return SimpleNamespace(content=f"{self.domain}/{state[0]}#{len(state) - 1} {name} "
+                                           f"{arguments.decode()}")
+
+
+@pytest.fixture
+def scripted_tools(monkeypatch) -> ScriptedTools:
+    """The metrics read their reference outputs from a ScriptedTools: fast, and exact."""
+    tools = ScriptedTools()
+    monkeypatch.setattr(metrics, "TOOLS", tools)
+    return tools
+
+
 def hand_task(*gold: tuple[str, dict], id: str = "hand", time: str = "2026-04-20 09:00:00") -> Task:
     return Task(id=id, benchmark="t1", domain="hotel", instructions="", environment={"time": time},
                 evaluation={"gold_calls": [{"tool": t, "arguments": a} for t, a in gold]})
 
 
-def test_pairing_maximises_total_overlap_not_greedy(kb):
+def test_pairing_maximises_total_overlap_not_greedy(scripted_tools):
     g1 = {"city": "Denver", "has_gym": True, "has_pool": True}
     g2 = {"has_pool": True, "has_spa": True}
     task = hand_task(("search_hotel", g1), ("search_hotel", g2))
@@ -171,7 +205,7 @@ def _brute_param_rates(gold, pred):
     return matched / gold_params, (matched / passed if passed else 0.0), exact / len(gold)
 
 
-def test_pairing_equals_the_best_one_to_one_pairing_on_random_calls(kb):
+def test_pairing_equals_the_best_one_to_one_pairing_on_random_calls(scripted_tools):
     rng = random.Random(13)
     pool = {"city": ["denver", "boston"], "has_gym": [True, False], "has_pool": [True, False],
             "has_spa": [True, False], "has_digital_key": [True]}
@@ -193,7 +227,7 @@ def test_pairing_equals_the_best_one_to_one_pairing_on_random_calls(kb):
         assert s.param.accuracy == pytest.approx(accuracy), (gold, pred)
 
 
-def test_values_compare_after_case_spacing_and_number_normalisation_only(kb):
+def test_values_compare_after_case_spacing_and_number_normalisation_only(scripted_tools):
     gold = {"city": "New York", "price_per_night_max": 200, "has_gym": True}
     task = hand_task(("search_hotel", gold))
 
@@ -238,7 +272,7 @@ DENVER = {"city": "Denver", "has_gym": True}
 BOSTON = {"city": "Boston"}
 
 
-def test_pass_needs_every_gold_output_observed(kb):
+def test_pass_needs_every_gold_output_observed(scripted_tools):
     task = hand_task(("search_hotel", DENVER), ("search_hotel", BOSTON))
     calls = _observed(task)
     assert score(task, calls).passed
@@ -247,7 +281,7 @@ def test_pass_needs_every_gold_output_observed(kb):
     assert (s.tool.recall, s.param.recall, s.output_em) == (1.0, 1.0, 0.5) and not s.passed
 
 
-def test_pass_needs_recall_not_precision(kb):
+def test_pass_needs_recall_not_precision(scripted_tools):
     task = hand_task(("search_hotel", DENVER))
     right = _observed(task)[0]
     # an extra call, and an extra argument beside the gold call: precision drops, recall holds
@@ -264,7 +298,7 @@ def test_pass_needs_recall_not_precision(kb):
     assert not s.passed
 
 
-def test_tool_accuracy_needs_the_gold_order(kb):
+def test_tool_accuracy_needs_the_gold_order(scripted_tools):
     task = hand_task(("search_hotel", DENVER), ("filter_hotel", BOSTON))
     calls = _observed(task)
     s = score(task, calls)
@@ -276,18 +310,18 @@ def test_tool_accuracy_needs_the_gold_order(kb):
     assert score(task, calls + calls[:1]).tool.accuracy == 0.0  # a repeat is not the sequence
 
 
-def test_one_predicted_call_pairs_with_one_gold_call(kb):
+def test_one_predicted_call_pairs_with_one_gold_call(scripted_tools):
     task = hand_task(("search_hotel", DENVER), ("search_hotel", DENVER))  # asked twice
     once = _observed(task)[:1]
     s = score(task, once)
     assert (s.tool.precision, s.tool.recall) == (1.0, 0.5)
     assert (s.param.precision, s.param.recall, s.param.accuracy) == (1.0, 0.5, 0.5)
-    assert s.output_em == 0.5 and not s.passed  # the second search caches under another key
+    assert s.output_em == 0.5 and not s.passed  # the second search's output is another one
     s = score(task, _observed(task))
     assert (s.param.recall, s.param.accuracy) == (1.0, 1.0) and s.passed
 
 
-def test_empty_sides(kb):
+def test_empty_sides(scripted_tools):
     nothing = hand_task()
     assert values(score(nothing, [])) == [1.0] * 9 and score(nothing, []).passed
     s = score(nothing, [Call("search_hotel", DENVER, "x")])  # calls nobody asked for
@@ -306,13 +340,13 @@ def test_empty_sides(kb):
     assert (s.param.precision, s.param.recall, s.param.accuracy) == (0.0, 1.0, 0.0)
 
 
-def test_arguments_that_are_not_an_object_count_as_none(kb):
+def test_arguments_that_are_not_an_object_count_as_none(scripted_tools):
     task = hand_task(("search_hotel", DENVER))
     s = score(task, [("search_hotel", ["Denver", True], "x")])  # rows may be plain tuples
     assert (s.tool.recall, s.param.precision, s.param.recall) == (1.0, 0.0, 0.0)
 
 
-def test_nested_values_compare_element_by_element(kb):
+def test_nested_values_compare_element_by_element(scripted_tools):
     gold = {"amenities": ["Pool", "Gym"], "window": {"from": "09:00", "to": 5}}
     task = hand_task(("search_hotel", gold))
 
@@ -340,3 +374,70 @@ def test_calls_from_messages_take_untrusted_arguments_and_missing_outputs():
     assert calls_from_messages(messages) == [Call("search_bars", {}, ""),
                                              Call("search_bars", {}, "out-b"),
                                              Call("search_bars", {}, "")]
+
+
+def test_reference_outputs_run_the_gold_calls_in_order_on_one_episode_per_task_content(scripted_tools):
+    denver, gym = ("search_hotel", {"city": "Denver"}), ("filter_hotel", {"has_gym": True})
+    task = hand_task(denver, gym, id="a")
+    expected = ['hotel/a@2026-04-20 09:00:00#1 search_hotel {"city":"Denver"}',
+                'hotel/a@2026-04-20 09:00:00#2 filter_hotel {"has_gym":true}']
+    assert reference_outputs(task) == expected and scripted_tools.calls == 2
+    assert reference_outputs(task) == expected and scripted_tools.calls == 2  # kept, not rerun
+    # a task differing in one part of its content alone gets its own outputs
+    assert reference_outputs(hand_task(denver, gym, id="b"))[1] == \
+        'hotel/b@2026-04-20 09:00:00#2 filter_hotel {"has_gym":true}'
+    assert reference_outputs(hand_task(denver, gym, id="a", time="2026-05-01 10:00:00"))[0] == \
+        'hotel/a@2026-05-01 10:00:00#1 search_hotel {"city":"Denver"}'
+    assert reference_outputs(hand_task(gym, id="a")) == [
+        'hotel/a@2026-04-20 09:00:00#1 filter_hotel {"has_gym":true}']
+    assert reference_outputs(msgspec.structs.replace(task, domain="bar"))[0].startswith("bar/a@")
+    calls = scripted_tools.calls
+    assert reference_outputs(msgspec.structs.replace(task, lang="zh")) == expected  # another key
+    assert scripted_tools.calls == calls + 2
+    assert reference_outputs(hand_task(id="a")) == [] and scripted_tools.calls == calls + 2
+
+
+def test_every_rate_of_a_partly_right_conversation(scripted_tools):
+    task = hand_task(("search_hotel", {"city": "Denver", "has_gym": True}),
+                     ("filter_hotel", {"cache_key": "k"}))
+    ref = reference_outputs(task)
+    s = score(task, [Call("search_hotel", {"city": " denver", "has_gym": True, "has_pool": True}, ref[0]),
+                     Call("search_hotel", {"city": "Boston"}, ""),
+                     Call("get_results_from_cache", {}, ref[1])])
+    assert (s.tool.precision, s.tool.recall, s.tool.accuracy) == (1 / 3, 0.5, 0.0)
+    assert s.tool.f1 == pytest.approx(0.4)
+    # the search pairs with the call sharing two of its parameters; the filter has no partner
+    assert (s.param.precision, s.param.recall, s.param.accuracy) == (2 / 3, 2 / 3, 0.0)
+    assert s.param.f1 == pytest.approx(2 / 3)
+    assert s.output_em == 1.0 and not s.passed
+    assert s.as_dict() == {"tool": {"precision": 1 / 3, "recall": 0.5, "f1": s.tool.f1, "accuracy": 0.0},
+                           "param": {"precision": 2 / 3, "recall": 2 / 3, "f1": s.param.f1,
+                                     "accuracy": 0.0},
+                           "output_em": 1.0, "passed": False}
+
+
+def test_pass_needs_the_tool_recall_too(scripted_tools):
+    # a gold call without arguments: missing it costs no parameter, only the tool's recall
+    task = hand_task(("search_hotel", DENVER), ("get_results_from_cache", {}))
+    ref = reference_outputs(task)
+    s = score(task, [Call("search_hotel", DENVER, ref[0]), Call("filter_hotel", {}, ref[1])])
+    assert (s.tool.recall, s.param.recall, s.output_em) == (0.5, 1.0, 1.0) and not s.passed
+
+
+def test_a_pairing_takes_most_shared_then_fewest_extra_parameters(scripted_tools):
+    gold = {"city": "Denver", "has_gym": True}
+    task = hand_task(("search_hotel", gold))
+    # the same overlap: the partner passing fewer extra parameters
+    s = score(task, [Call("search_hotel", {"city": "Denver", "has_spa": True}, ""),
+                     Call("search_hotel", {"city": "Denver"}, "")])
+    assert (s.param.precision, s.param.recall, s.param.accuracy) == (1.0, 0.5, 0.0)
+    # more overlap wins over any number of extra parameters
+    many = {**gold, "has_pool": True, "has_spa": True, "has_digital_key": True}
+    s = score(task, [Call("search_hotel", {"city": "Denver"}, ""), Call("search_hotel", many, "")])
+    assert (s.param.precision, s.param.recall, s.param.accuracy) == (0.4, 1.0, 0.0)
+    # more gold calls of a name than predicted ones: the one call goes where it fits best
+    task = hand_task(("search_hotel", {"city": "Denver"}), ("search_hotel", gold))
+    s = score(task, [Call("search_hotel", gold, "")])
+    assert (s.param.precision, s.param.recall, s.param.accuracy) == (1.0, 2 / 3, 0.5)
+    s = score(task, [Call("search_hotel", {"city": "Denver"}, "")])
+    assert (s.param.precision, s.param.recall, s.param.accuracy) == (1.0, 1 / 3, 0.5)
