@@ -192,9 +192,23 @@ def mse_vs_k(
 # ---- bootstrap ----------------------------------------------------------------------------
 
 
+_BLOCK = 1 << 22  # draws counted at once (32 MB of indices)
+
+
 def _resample_weights(rng: np.random.Generator, tasks: int, n_boot: int) -> np.ndarray:
-    """(n_boot, tasks) counts: how often each task is drawn in each bootstrap replicate."""
-    return rng.multinomial(tasks, np.full(tasks, 1.0 / tasks), size=n_boot).astype(np.float64)
+    """(n_boot, tasks) counts: how often each task is drawn in each bootstrap replicate of
+    ``tasks`` draws with replacement. The draws are made and counted (``bincount``), a block
+    of replicates at a time: a multinomial drawn category by category costs a binomial per
+    task and replicate, seconds at 20,000 tasks."""
+    out = np.empty((n_boot, tasks), dtype=np.float64)
+    step = max(1, _BLOCK // max(tasks, 1))
+    for lo in range(0, n_boot, step):
+        rows = min(step, n_boot - lo)
+        draws = rng.integers(0, tasks, size=(rows, tasks))
+        draws += (np.arange(rows) * tasks)[:, None]
+        out[lo:lo + rows] = np.bincount(draws.ravel(), minlength=rows * tasks).reshape(
+            rows, tasks)
+    return out
 
 
 @functools.lru_cache(maxsize=2)

@@ -604,3 +604,21 @@ def test_bounds_of_a_task_with_as_many_unjudged_episodes_as_scored_ones():
     s = summarize([Outcome("m", "d", "t", 0, True), Outcome("m", "d", "t", 1, False,
                                                            unjudged=True)])["m"]
     assert s.bounds == [0.5, 1.0]
+
+
+def test_bootstrap_weights_are_draws_with_replacement_counted_whatever_the_block(monkeypatch):
+    """Each replicate draws ``tasks`` tasks with replacement: counts summing to the tasks,
+    mean 1 and variance 1 - 1/tasks per task (the multinomial's), the same counts however
+    many replicates are counted at once."""
+    from sweepbench.results import stats
+
+    w = stats._resample_weights(np.random.default_rng(5), 50, 4000)
+    assert w.shape == (4000, 50) and w.dtype == np.float64
+    assert (w.sum(axis=1) == 50).all() and (w >= 0).all() and (w == np.round(w)).all()
+    assert w.mean() == pytest.approx(1.0)
+    assert w.var() == pytest.approx(1 - 1 / 50, rel=0.05)
+    assert w[:, 0].max() >= 4  # a task drawn several times in some replicate
+    monkeypatch.setattr(stats, "_BLOCK", 50 * 3 + 7)  # three replicates a block, the last short
+    again = stats._resample_weights(np.random.default_rng(5), 50, 4000)
+    assert np.array_equal(again, w)
+    assert not np.array_equal(stats._resample_weights(np.random.default_rng(6), 50, 4000), w)
