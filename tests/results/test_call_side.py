@@ -8,6 +8,7 @@ import json
 import os
 import signal
 
+import numpy as np
 import pytest
 
 from sweepbench.errors import StoreError
@@ -92,3 +93,117 @@ def test_a_report_that_fails_first_ends_the_second_process(odd, monkeypatch):
     with pytest.raises(ReportError, match="no judgments with method='nope'"):
         _report(odd, method="nope")
     assert len(procs) == 1 and not procs[0].is_alive()
+
+
+def _row(key, name, bench="t1", domain="d", lang="en", task="t", status="done"):
+    return {"episode_key": key, "name": name, "benchmark": bench, "domain": domain,
+            "lang": lang, "task_id": task, "status": status}
+
+
+def _spend():
+    from sweepbench.results.cost import CallCost, Spend
+
+    s = Spend()
+    for c in [CallCost("e1", "agent", "A", 0.5), CallCost("e1", "user", "U", 0.25),
+              CallCost("e2", "agent", "A", 1.0), CallCost("e2", "judge", "J", 0.125),
+              CallCost("e3", "agent", "B", 2.0), CallCost("e3", "user", None, None),
+              CallCost("e9", "agent", "A", 4.0)]:  # e9: not a selected row
+        s.add(c)
+    return s
+
+
+def test_costs_per_row_and_role_in_the_rows_order():
+    rows = [_row("e3", "B"), _row("e0", "A"), _row("e1", "A"), _row("e2", "A")]
+    costs, unpriced, touched = call_side._episode_costs(_spend(), rows)
+    assert costs.tolist() == [[2.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.5, 0.25, 0.0],
+                              [1.0, 0.0, 0.125]]
+    assert unpriced.tolist() == [[False, True, False], [False] * 3, [False] * 3, [False] * 3]
+    assert touched.tolist() == [True, False, True, True]
+    from sweepbench.results.cost import CallCost, Spend
+
+    s = Spend()
+    s.add(CallCost("e4", "judge", "J", None))  # a row with an unpriced call and nothing else
+    costs, unpriced, touched = call_side._episode_costs(s, [_row("e4", "A")])
+    assert costs.tolist() == [[0.0, 0.0, 0.0]] and unpriced.tolist() == [[False, False, True]]
+    assert touched.tolist() == [True]
+
+
+def test_the_cost_section_sums_by_endpoint_row_benchmark_and_task_and_says_unpriced():
+    row_of = {"e1": _row("e1", "A", task="t1"), "e2": _row("e2", "A", bench="vb", task="t2"),
+              "e3": _row("e3", "B", task="t1")}
+    got = call_side.cost_summary(_spend(), row_of)
+    assert got == {
+        "total": 7.875, "agent": 7.5, "user": 0.25, "judge": 0.125,
+        "by_endpoint": {"?": None, "A": 5.5, "B": 2.0, "J": 0.125, "U": 0.25},
+        "by_model": {"A": 1.875, "B": None},
+        "by_benchmark": {"t1": None, "vb": 1.125},
+        "by_task": {"t1:d:en:t1": None, "vb:d:en:t2": 1.125},
+        "calls": 7, "unpriced_calls": 1}
+    assert list(got["by_endpoint"]) == sorted(got["by_endpoint"])
+
+
+def test_profiles_lose_their_cost_at_every_level():
+    p = {"cost": 1.0, "tokens": 3, "domains": {"d": {"cost": 2.0, "turns": 1}, "e": {}}}
+    assert call_side._no_cost(p) == {"tokens": 3, "domains": {"d": {"turns": 1}, "e": {}}}
+    assert call_side._no_cost({"tokens": 1, "domains": None}) == {"tokens": 1, "domains": None}
+
+
+def _view(path):
+    from sweepbench.results.selection import load_view
+
+    store = ReadOnlyStore(path)
+    return store, load_view([store])
+
+
+def test_the_call_side_of_facts_and_of_transcripts_agree_and_say_what_they_hold(odd):
+    store, view = _view(odd)
+    with store:
+        facts = call_side.call_side(view, None, profile=True)
+        oracle = call_side.call_side(view, None, profile=True, transcripts=True)
+        priced = call_side.call_side(view, {"A": call_side.Prices(input=1.0)}, profile=False)
+    for a, b in zip(facts[:-1], oracle[:-1]):  # damaged: said once, by the first read
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+        else:
+            assert a == b
+    assert facts.costs.shape == (len(view.rows), 3) and facts.touched.all()
+    assert facts.unpriced.any() and facts.summary["unpriced_calls"] > 0
+    assert facts.profiles and all("cost" not in p for p in facts.profiles.values())
+    assert {("A",), ("A", "vitabench"), ("B",)} <= set(facts.profiles)
+    assert facts.stalls["A"]["calls"] > 0 and facts.stalls["A"]["hung"] > 0
+    errors = {r["episode_key"] for r in view.rows if r["status"] == "error"}
+    assert set(facts.errors) == errors and all(facts.errors[k] == "boom 12345" for k in errors)
+    assert facts.damaged == [store.damaged] and len(store.damaged) == 2
+    assert oracle.damaged == [[]]
+    assert priced.profiles is None and priced.summary["by_endpoint"]["A"] > \
+        facts.summary["by_endpoint"].get("A", 0.0)  # the override priced A's calls
+
+
+def test_a_large_selection_goes_apart_only_where_fork_exists(odd, monkeypatch):
+    store, view = _view(odd)
+    with store:
+        monkeypatch.setattr(call_side, "APART_FROM", len(view.rows))
+        job = call_side.start(view, None, profile=False)
+        assert isinstance(job, call_side._Apart)
+        job.cancel()
+        monkeypatch.setattr(call_side, "APART_FROM", len(view.rows) + 1)
+        assert isinstance(call_side.start(view, None, profile=False), call_side._Here)
+        monkeypatch.setattr(call_side, "APART_FROM", 0)
+        monkeypatch.setattr(call_side.sys, "platform", "darwin")
+        assert isinstance(call_side.start(view, None, profile=False), call_side._Here)
+
+
+def test_what_the_second_process_made_is_not_made_again_here(odd, monkeypatch):
+    store, view = _view(odd)
+    with store:
+        monkeypatch.setattr(call_side, "APART_FROM", 0)
+        job = call_side.start(view, None, profile=True, transcripts=True)
+        assert isinstance(job, call_side._Apart)
+
+        def here(*args, **kw):
+            raise AssertionError("made again in the first process")
+
+        monkeypatch.setattr(call_side, "call_side", here)  # the child forked before this
+        side = job.result()
+    assert side.profiles and side.errors and not job._proc.is_alive()
+    assert len(store.damaged) == 2  # said by the child, told to this store
