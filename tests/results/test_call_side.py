@@ -11,10 +11,10 @@ import signal
 import numpy as np
 import pytest
 
+from sweepbench.benchmarks.registry import benchmark_info
 from sweepbench.errors import StoreError
 from sweepbench.results import call_side
 from sweepbench.results.report import build_report
-from sweepbench.benchmarks.registry import benchmark_info
 from sweepbench.store.readonly import ReadOnlyStore
 from tests.results.test_report_facts import odd_store
 
