@@ -175,6 +175,27 @@ _FAST_SKIP = ("a fast path for what JSON mostly holds: a text, a list or None fa
               "and object tests after it, and is skipped by them alike")
 
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
+    "sweepbench/results/call_side.py": [
+        *[("costs[i] = [spent.get(role, 0.0) for role in ROLES]",
+           f"costs[i] = [spent.get(role, {d}) for role in ROLES]",
+           "Spend.by_episode's entries hold every role (dict.fromkeys(ROLES, 0.0)): the "
+           "default is never read") for d in ("None", "1.0")],
+        ("costs[i] = [spent.get(role, 0.0) for role in ROLES]",
+         "costs[i] = [spent.get(role, ) for role in ROLES]",
+         "Spend.by_episode's entries hold every role: the default is never read"),
+        ("counts = np.bincount(cols.endpoint, minlength=len(cols.endpoints))",
+         "counts = np.bincount(cols.endpoint, )",
+         "cols.endpoints are the endpoints of the calls read: the last code has a call, and "
+         "zip stops at the shorter of the two"),
+        ("store._damaged[note] = None", 'store._damaged[note] = ""',
+         "the notes are a dict kept as an ordered set: its values are never read"),
+        *[("self._recv, send = ctx.Pipe(duplex=False)",
+           f"self._recv, send = ctx.Pipe(duplex={d})",
+           "a two-way pipe carries the one message one way as well") for d in ("None", "True")],
+        *[('status, value = "died", None', f'status, value = "{d}", None',
+           "any status but ok and error takes the same way: the work made here")
+          for d in ("XXdiedXX", "DIED")],
+    ],
     "sweepbench/results/calls.py": [
         ("self._text_index: dict[str, dict[str | None, int]] = {c: {None: 0}",
          "self._text_index: dict[str, dict[str | None, int]] = {c: {None: 1}",

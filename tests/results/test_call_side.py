@@ -55,23 +55,29 @@ def test_a_report_made_in_two_processes_is_the_report_made_in_one(odd, monkeypat
     assert report["error_reasons"]
 
 
-def test_a_second_process_that_dies_leaves_the_work_to_the_first(odd, monkeypatch):
+@pytest.mark.parametrize("kw", [{}, {"prices": {"A": {"input": 1.5}}}])
+def test_a_second_process_that_dies_leaves_the_work_to_the_first(odd, monkeypatch, kw):
     monkeypatch.setattr(call_side, "APART_FROM", 10**9)
-    one, damaged_one = _report(odd)
+    one, damaged_one = _report(odd, **kw)
     monkeypatch.setattr(call_side, "APART_FROM", 0)
 
     def killed(*args):
         os.kill(os.getpid(), signal.SIGKILL)
 
     monkeypatch.setattr(call_side, "_child", killed)
-    assert _report(odd) == (one, damaged_one)
+    assert _report(odd, **kw) == (one, damaged_one)
 
 
 def test_an_error_in_the_second_process_is_the_reports_error(odd, monkeypatch):
     monkeypatch.setattr(call_side, "APART_FROM", 0)
 
-    def failing(view, *args, **kw):
-        raise StoreError(f"run store {view.stores[0].path}: read failed: disk I/O error")
+    parent = os.getpid()
+    real = call_side.call_side
+
+    def failing(view, *args, **kw):  # in the second process only
+        if os.getpid() != parent:
+            raise StoreError(f"run store {view.stores[0].path}: read failed: disk I/O error")
+        return real(view, *args, **kw)
 
     monkeypatch.setattr(call_side, "call_side", failing)
     with pytest.raises(StoreError, match="read failed: disk I/O error"):
@@ -104,21 +110,22 @@ def _spend():
     from sweepbench.results.cost import CallCost, Spend
 
     s = Spend()
-    for c in [CallCost("e1", "agent", "A", 0.5), CallCost("e1", "user", "U", 0.25),
+    for c in [CallCost("e0", "agent", "A", 4.0),  # e0: not a selected row, first
+              CallCost("e1", "agent", "A", 0.5), CallCost("e1", "user", "U", 0.25),
               CallCost("e2", "agent", "A", 1.0), CallCost("e2", "judge", "J", 0.125),
-              CallCost("e3", "agent", "B", 2.0), CallCost("e3", "user", None, None),
-              CallCost("e9", "agent", "A", 4.0)]:  # e9: not a selected row
+              CallCost("e3", "agent", "B", 2.0), CallCost("e3", "user", None, None)]:
         s.add(c)
     return s
 
 
 def test_costs_per_row_and_role_in_the_rows_order():
-    rows = [_row("e3", "B"), _row("e0", "A"), _row("e1", "A"), _row("e2", "A")]
+    rows = [_row("e3", "B"), _row("e5", "A"), _row("e1", "A"), _row("e2", "A")]
     costs, unpriced, touched = call_side._episode_costs(_spend(), rows)
     assert costs.tolist() == [[2.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.5, 0.25, 0.0],
                               [1.0, 0.0, 0.125]]
     assert unpriced.tolist() == [[False, True, False], [False] * 3, [False] * 3, [False] * 3]
     assert touched.tolist() == [True, False, True, True]
+    assert (costs.dtype, unpriced.dtype, touched.dtype) == (np.float64, bool, bool)
     from sweepbench.results.cost import CallCost, Spend
 
     s = Spend()
@@ -158,9 +165,19 @@ def _view(path):
 def test_the_call_side_of_facts_and_of_transcripts_agree_and_say_what_they_hold(odd):
     store, view = _view(odd)
     with store:
+        calls, columns = view.calls, view.call_columns
+
+        def refused(*args):
+            raise AssertionError("read the other way")
+
+        view.calls = refused  # the facts path decodes no transcript
         facts = call_side.call_side(view, None, profile=True)
+        view.calls, view.call_columns = calls, refused  # and the transcripts' reads no facts
         oracle = call_side.call_side(view, None, profile=True, transcripts=True)
-        priced = call_side.call_side(view, {"A": call_side.Prices(input=1.0)}, profile=False)
+        override = {"A": call_side.Prices(input=1.0)}
+        priced_oracle = call_side.call_side(view, override, profile=False, transcripts=True)
+        view.call_columns = columns
+        priced = call_side.call_side(view, override, profile=False)
     for a, b in zip(facts[:-1], oracle[:-1]):  # damaged: said once, by the first read
         if isinstance(a, np.ndarray):
             assert a.dtype == b.dtype and np.array_equal(a, b)
@@ -177,6 +194,16 @@ def test_the_call_side_of_facts_and_of_transcripts_agree_and_say_what_they_hold(
     assert oracle.damaged == [[]]
     assert priced.profiles is None and priced.summary["by_endpoint"]["A"] > \
         facts.summary["by_endpoint"].get("A", 0.0)  # the override priced A's calls
+    assert priced_oracle.profiles is None and priced_oracle.summary == priced.summary
+    assert np.array_equal(priced_oracle.costs, priced.costs)
+
+
+def test_record_profiles_are_filed_under_each_rows_name(odd):
+    store, view = _view(odd)
+    with store:
+        row_of = {r["episode_key"]: {**r, "name": "X " + r["model"]} for r in view.rows}
+        got = call_side._record_profiles(view, row_of, view.calls())
+    assert {("X A",), ("X B",)} <= set(got) and ("A",) not in got
 
 
 def test_a_large_selection_goes_apart_only_where_fork_exists(odd, monkeypatch):
@@ -185,9 +212,15 @@ def test_a_large_selection_goes_apart_only_where_fork_exists(odd, monkeypatch):
         monkeypatch.setattr(call_side, "APART_FROM", len(view.rows))
         job = call_side.start(view, None, profile=False)
         assert isinstance(job, call_side._Apart)
+        proc = job._proc  # forked (shares the rows), ends with this process, named in ps
+        assert type(proc).__name__ == "ForkProcess" and proc.daemon
+        assert proc.name == "sweepbench-report-calls"
         job.cancel()
         monkeypatch.setattr(call_side, "APART_FROM", len(view.rows) + 1)
-        assert isinstance(call_side.start(view, None, profile=False), call_side._Here)
+        here = call_side.start(view, None, profile=False)
+        assert isinstance(here, call_side._Here)
+        view.calls = None  # by default from the facts, not the transcripts
+        assert here.result().summary["calls"] > 0
         monkeypatch.setattr(call_side, "APART_FROM", 0)
         monkeypatch.setattr(call_side.sys, "platform", "darwin")
         assert isinstance(call_side.start(view, None, profile=False), call_side._Here)
