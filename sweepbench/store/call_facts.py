@@ -187,14 +187,16 @@ class CallFacts:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
         self._ids: dict[str, int] = {}
+        self._odd = False  # a row given since the last insert has stalls, replica or failures
 
     def insert(self, rows: list[tuple]) -> None:
         """Insert ``row``'s rows in their order (of two for one call, the first stays)."""
-        if all(len(r) == _PLAIN_LEN for r in rows):
+        if not self._odd:
             self._conn.executemany(_INSERT_PLAIN, rows)
-        else:
-            self._conn.executemany(_INSERT, [r if len(r) > _PLAIN_LEN else (*r, None, None, None)
-                                             for r in rows])
+            return
+        self._odd = False
+        self._conn.executemany(_INSERT, [r if len(r) > _PLAIN_LEN else (*r, None, None, None)
+                                         for r in rows])
 
     def _id(self, text: str | None) -> int | None:
         if text is None:
@@ -225,6 +227,7 @@ class CallFacts:
                ids.get(statuses) or text_id(statuses))
         if stalls is None and replica is None and failures is None:
             return row
+        self._odd = True
         return (*row, stalls, replica, failures)
 
     @staticmethod

@@ -343,7 +343,7 @@ class Packer:
         else:
             stored = self.payload(grp, data)
         if journal == "":
-            raw = data.encode("utf-8") if isinstance(data, str) else data
+            raw = data if type(data) is bytes else data.encode("utf-8")
             kept = self._kept.get(episode_key)
             if kept is None:
                 kept = self._kept[episode_key] = {}
@@ -355,12 +355,17 @@ class Packer:
             if seq not in kept:  # a seq written again (a replay): the first one is stored
                 kept[seq] = (stored, raw)
                 self._kept_bytes += len(raw)
-            while self._kept_bytes > KEPT_BYTES and self._kept:
-                key = next(iter(self._kept))
-                self._whole.discard(key)
-                self._evicted.add(key)
-                self._kept_bytes -= sum(len(raw) for _, raw in self._kept.pop(key).values())
+                if self._kept_bytes > KEPT_BYTES:
+                    self._let_go()
         return stored
+
+    def _let_go(self) -> None:
+        """The oldest episodes' kept rows let go, until they hold ``KEPT_BYTES`` at most."""
+        while self._kept_bytes > KEPT_BYTES and self._kept:
+            key = next(iter(self._kept))
+            self._whole.discard(key)
+            self._evicted.add(key)
+            self._kept_bytes -= sum(len(raw) for _, raw in self._kept.pop(key).values())
 
     def payload(self, grp: str, data: bytes | str) -> bytearray | str:
         """A journal payload as it is stored: compressed once its group has a dictionary, else
@@ -412,7 +417,7 @@ class Packer:
                     break
             used.append(plain)
             end = seq + 1
-        content = known + b"".join(used)
+        content = b"".join([known, *used])
         head = bytearray(_RECORD_HEAD.pack(RECORD, dict_id, len(used), end))  # see _use
         if len(content) >= 8:  # shorter is no dictionary to zstd
             # The content as a prefix: the same frame format a raw-content dictionary gives
