@@ -6,21 +6,34 @@ compressed values."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import sqlite3
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
+import zstandard
 
 from sweepbench.cli import main
 from sweepbench.errors import StoreError
 from sweepbench.store import codec
-from sweepbench.store.codec import MAX_DECODED, RECORD, Damaged, Unpacker
+from sweepbench.store.codec import (
+    MAX_DECODED,
+    PAYLOAD,
+    RECORD,
+    Damaged,
+    Packer,
+    Unpacker,
+    journal_prefix,
+    register,
+    unregistered,
+)
 from sweepbench.store.merge import merge_stores
 from sweepbench.store.readonly import ReadOnlyStore
 from sweepbench.store.runstore import RunStore
-from sweepbench.store.schema import SCHEMA_VERSION
+from sweepbench.store.schema import SCHEMA_VERSION, create_schema
 from sweepbench.wire import EpisodeRecord, UserMessage
 from tests.support import call_facts, interrupt_and_continue
 
@@ -330,3 +343,272 @@ def test_a_record_written_again_in_the_same_store_reads_back(tmp_path):
         assert store.damaged == []
         assert [e["payload"]["result"][:4] for e in store.events(key(2))] == [
             "2-0:", "2-1:", "2-2:", "!2-3", "!2-4"]
+
+
+# ---- the codec's parts, value by value -------------------------------------------------------
+
+
+def _db() -> sqlite3.Connection:
+    """An empty store's tables in memory, with the SQL functions the journal's triggers use."""
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    register(db)
+    create_schema(db)
+    return db
+
+
+def _rows(n: int, width: int = 40) -> list[bytes]:
+    return [msgspec.json.encode({"name": "find", "result": f"order {i % 7} " + "noodles " * width,
+                                 "i": i}) for i in range(n)]
+
+
+def test_a_dictionarys_id_is_the_first_eight_bytes_of_its_blake2b_signed():
+    data = b"some dictionary bytes"
+    digest = hashlib.blake2b(data, digest_size=8).digest()
+    assert codec._dict_id(data) == int.from_bytes(digest, "little", signed=True)
+    assert codec._dict_id(b"\x00") != codec._dict_id(b"\x01")
+    assert any(codec._dict_id(bytes([i])) < 0 for i in range(16))  # signed: SQLite's INTEGER
+
+
+def test_a_frame_is_read_up_to_max_decoded_bytes_and_refused_beyond(monkeypatch):
+    frame = zstandard.ZstdCompressor().compress(b"x" * 100)
+    dctx = zstandard.ZstdDecompressor()
+    monkeypatch.setattr(codec, "MAX_DECODED", 100)
+    assert codec._frame(frame, dctx) == b"x" * 100
+    monkeypatch.setattr(codec, "MAX_DECODED", 99)
+    with pytest.raises(Damaged, match=r"^compressed and damaged: declares 100 decoded bytes "
+                                      r"\(at most 99 bytes are read\)$"):
+        codec._frame(frame, dctx)
+    unsized = zstandard.ZstdCompressor(write_content_size=False).compress(b"y" * 10)
+    with pytest.raises(Damaged, match=r"declares no decoded bytes \(at most 99 bytes"):
+        codec._frame(unsized, dctx)
+    with pytest.raises(Damaged, match=r"^compressed and damaged: not a zstd frame \("):
+        codec._frame(b"not a frame at all", dctx)
+    monkeypatch.setattr(codec, "MAX_DECODED", 100)
+    with pytest.raises(Damaged, match=r"^compressed and damaged: zstd: "):
+        codec._frame(frame[:-3] + b"\x00\x00\x00", dctx)  # its checksum or end torn
+
+
+def test_tags_tell_stored_forms_apart():
+    assert codec._is(b"\x01abc", PAYLOAD) and codec._is(bytearray(b"\x01"), PAYLOAD)
+    assert not codec._is(b"\x02abc", PAYLOAD) and codec._is(b"\x02", RECORD)
+    assert not codec._is("\x01abc", PAYLOAD) and not codec._is(b"", PAYLOAD)
+    assert not codec._is(None, RECORD)
+
+
+def test_the_unpacker_reads_text_plain_frames_and_dictionary_frames():
+    data = b'{"a": 1}'
+    unpacker = Unpacker(lambda _: None)
+    assert unpacker.payload('{"a": 1}') == data
+    plain = bytes([PAYLOAD]) + (0).to_bytes(8, "little") + zstandard.ZstdCompressor(
+        write_checksum=True).compress(data)
+    assert unpacker.payload(plain) == data
+    with pytest.raises(Damaged, match="^neither JSON text nor a compressed payload$"):
+        unpacker.payload(b"\x05" + plain[1:])
+    with pytest.raises(Damaged, match="^neither JSON text nor a compressed payload$"):
+        unpacker.payload(plain[:8])  # a head cut short
+    with pytest.raises(Damaged, match="^its compression dictionary 7 is not in the store$"):
+        unpacker.payload(bytes([PAYLOAD]) + (7).to_bytes(8, "little") + plain[9:])
+    samples = _rows(400)
+    trained = zstandard.train_dictionary(4096, samples, k=64, d=8)
+    asked = []
+
+    def load(dict_id: int) -> bytes | None:
+        asked.append(dict_id)
+        return {5: trained.as_bytes(), 6: b"\x37\xa4\x30\xec broken"}.get(dict_id)
+
+    unpacker = Unpacker(load)
+    packed = bytes([PAYLOAD]) + (5).to_bytes(8, "little") + zstandard.ZstdCompressor(
+        dict_data=trained).compress(samples[3])
+    assert unpacker.payload(packed) == samples[3]
+    assert unpacker.payload(packed) == samples[3] and asked == [5]  # loaded once
+    with pytest.raises(Damaged, match="^its compression dictionary 6 is damaged"):
+        unpacker.payload(bytes([PAYLOAD]) + (6).to_bytes(8, "little") + plain[9:])
+
+
+def test_sql_functions_decode_once_and_say_null_where_a_value_does_not_decode():
+    db = _db()
+    packer = Packer(db, train_after=10)
+    for i, row in enumerate(_rows(12)):
+        packer.payload("b", row)
+    stored = packer.payload("b", _rows(13)[12])
+    assert codec._is(stored, PAYLOAD)
+    assert db.execute("SELECT sb_json(?)", (bytes(stored),)).fetchone()[0] == _rows(13)[12].decode()
+    assert db.execute("SELECT sb_json(?)", ("text",)).fetchone()[0] == "text"
+    assert db.execute("SELECT sb_json(?)", (b"\x01broken",)).fetchone()[0] is None
+    assert db.execute("SELECT sb_json(?), sb_json(?)", (bytes(stored), bytes(stored))
+                      ).fetchone() == (_rows(13)[12].decode(),) * 2
+    assert db.execute("SELECT sb_record('k', ?)", ("plain",)).fetchone()[0] == "plain"
+    assert db.execute("SELECT sb_record('k', ?)", (b"\x02short",)).fetchone()[0] is None
+    db.close()
+
+
+def test_unregistered_says_what_to_do_only_for_a_missing_sb_function():
+    hint = unregistered(sqlite3.OperationalError("no such function: sb_json"))
+    assert hint is not None and "codec.register(conn)" in hint
+    assert unregistered(sqlite3.OperationalError("no such function: other")) is None
+    assert unregistered(sqlite3.OperationalError("database is locked")) is None
+    assert unregistered(ValueError("no such function: sb_json")) is None
+
+
+def test_the_packer_trains_after_exactly_train_after_samples_and_stores_the_dictionary():
+    db = _db()
+    packer = Packer(db, train_after=30)
+    rows = _rows(31)
+    for row in rows[:29]:
+        assert packer.payload("b", row) == row.decode()  # text until the dictionary
+    assert db.execute("SELECT count(*) FROM codec_dicts").fetchone()[0] == 0
+    assert packer.payload("b", rows[29].decode()) == rows[29].decode()  # the 30th: trained
+    (dict_id, grp, data), = db.execute("SELECT id, grp, dict FROM codec_dicts").fetchall()
+    assert grp == "b" and dict_id == codec._dict_id(data)
+    stored = packer.payload("b", rows[30])
+    assert type(stored) is bytearray  # bound by sqlite3 without its adapter lookup
+    assert stored[:9] == bytes([PAYLOAD]) + dict_id.to_bytes(8, "little", signed=True)
+    assert Unpacker(codec._loader(db)).payload(bytes(stored)) == rows[30]
+    assert packer.payload("b", rows[30].decode())[:9] == stored[:9]  # text in, compressed out
+    packer.train("b", _rows(40)[::-1])  # has one: kept
+    assert db.execute("SELECT count(*) FROM codec_dicts").fetchone()[0] == 1
+    other = Packer(db, train_after=30)  # a later writer uses the stored dictionary at once
+    assert other.payload("b", rows[0])[:9] == stored[:9]
+    assert other.payload("c", rows[0]) == rows[0].decode()
+    db.close()
+
+
+def test_a_payload_beyond_max_decoded_stays_text(monkeypatch):
+    db = _db()
+    packer = Packer(db, train_after=20)
+    rows = _rows(21)
+    for row in rows[:20]:
+        packer.payload("b", row)
+    monkeypatch.setattr(codec, "MAX_DECODED", len(rows[20]))
+    assert codec._is(packer.payload("b", rows[20]), PAYLOAD)
+    assert codec._is(packer.row("k", None, "j", 0, "b", rows[20]), PAYLOAD)
+    monkeypatch.setattr(codec, "MAX_DECODED", len(rows[20]) - 1)
+    assert packer.payload("b", rows[20]) == rows[20].decode()
+    assert packer.row("k", None, "j", 1, "b", rows[20]) == rows[20].decode()
+    db.close()
+
+
+def _episode(db: sqlite3.Connection, key: str) -> int:
+    db.execute("INSERT INTO event_keys (episode_key) VALUES (?)", (key,))
+    return db.execute("SELECT ep FROM event_keys WHERE episode_key = ?", (key,)).fetchone()[0]
+
+
+def _write(db: sqlite3.Connection, packer: Packer, key: str, ep: int, seq: int, data: bytes,
+           journal: str = "") -> None:
+    stored = packer.row(key, ep, journal, seq, "b", data)
+    db.execute("INSERT OR IGNORE INTO event_rows VALUES (?, ?, ?, 'tool_call', ?, 1.0, 'r', NULL)",
+               (ep, journal, seq, stored))
+
+
+def test_a_record_is_its_frame_against_its_journal_with_a_head_that_says_so():
+    db = _db()
+    packer = Packer(db, train_after=10, records_after=1000)
+    rows = _rows(14)
+    for row in rows[:10]:
+        packer.payload("b", row)  # the journal's dictionary
+    ep = _episode(db, "k")
+    for seq, row in enumerate(rows[10:]):
+        _write(db, packer, "k", ep, seq, row)
+    _write(db, packer, "k", ep, 0, rows[0], journal="judge")  # another journal: not content
+    data = b'{"messages": ' + b"[" + b",".join(rows[10:]) + b"]}"
+    stored = packer.record("k", "bench", data)
+    tag, dict_id, n, end = codec._RECORD_HEAD.unpack_from(stored)
+    assert (tag, dict_id, n, end) == (RECORD, 0, 4, 4)
+    assert len(stored) < len(data) // 4  # the journal's messages are back-references
+    unpacker = Unpacker(codec._loader(db))
+    assert unpacker.record(bytes(stored), journal_prefix(db, "k")) == data
+    # read back (not kept: another writer's rows) it is the same
+    assert Packer(db, train_after=10).record("k", "bench", data)[:codec._RECORD_HEAD.size] == (
+        stored[:codec._RECORD_HEAD.size])
+    with pytest.raises(Damaged, match="^it was compressed with 4 journal rows and the journal "
+                                      "has 3 of them$"):
+        unpacker.record(bytes(stored), lambda: journal_prefix(db, "k")()[:3])
+    with pytest.raises(Damaged, match="^a compressed record cut short$"):
+        unpacker.record(bytes(stored[:codec._RECORD_HEAD.size - 1]), list)
+    assert unpacker.record("text", list) == b"text"
+    assert unpacker.record(b"{}", list) == b"{}"
+    db.close()
+
+
+def test_a_record_without_content_and_one_with_little():
+    db = _db()
+    packer = Packer(db, train_after=10, records_after=1000)
+    data = b'{"messages": []}'
+    stored = packer.record("none", "bench", data)  # no journal, no dictionary
+    assert codec._RECORD_HEAD.unpack_from(stored) == (RECORD, 0, 0, 0)
+    unpacker = Unpacker(codec._loader(db))
+    assert unpacker.record(bytes(stored), list) == data
+    ep = _episode(db, "short")
+    db.execute("INSERT INTO event_rows VALUES (?, '', 0, 'm', '{}', 1.0, 'r', NULL)", (ep,))
+    stored = packer.record("short", "bench", b'{"m": {}}')  # 2 bytes of content: no prefix
+    assert codec._RECORD_HEAD.unpack_from(stored) == (RECORD, 0, 1, 1)
+    assert unpacker.record(bytes(stored), journal_prefix(db, "short")) == b'{"m": {}}'
+    db.close()
+
+
+def test_records_train_their_dictionary_after_records_after_and_use_it():
+    db = _db()
+    packer = Packer(db, train_after=1000, records_after=40)
+    records = [msgspec.json.encode({"system": "You are a delivery agent. " * 20, "task": i,
+                                    "messages": [f"hello {i}"]}) for i in range(41)]
+    for data in records[:39]:
+        assert codec._RECORD_HEAD.unpack_from(packer.record("x", "bench", data))[1] == 0
+    assert db.execute("SELECT count(*) FROM codec_dicts").fetchone()[0] == 0
+    packer.record("x", "bench", records[39])
+    (dict_id, grp), = db.execute("SELECT id, grp FROM codec_dicts").fetchall()
+    assert grp == "record:bench"
+    stored = packer.record("x", "bench", records[40])
+    assert codec._RECORD_HEAD.unpack_from(stored)[1] == dict_id
+    assert Unpacker(codec._loader(db)).record(bytes(stored), list) == records[40]
+    later = Packer(db, train_after=1000, records_after=40)  # loads it; trains no other
+    assert codec._RECORD_HEAD.unpack_from(later.record("y", "bench", records[0]))[1] == dict_id
+    db.close()
+
+
+def test_a_record_beyond_max_decoded_is_stored_as_it_is(monkeypatch):
+    db = _db()
+    packer = Packer(db, train_after=10)
+    data = b'{"messages": ["' + b"x" * 50 + b'"]}'
+    monkeypatch.setattr(codec, "MAX_DECODED", len(data))
+    assert codec._is(packer.record("k", "bench", data), RECORD)
+    monkeypatch.setattr(codec, "MAX_DECODED", len(data) - 1)
+    assert packer.record("k", "bench", data) is data
+    db.close()
+
+
+def test_kept_rows_are_let_go_oldest_episode_first_beyond_kept_bytes(monkeypatch):
+    db = _db()
+    packer = Packer(db, train_after=1000)
+    rows = [b'{"r": "' + bytes([97 + i]) * 16 + b'"}' for i in range(6)]  # 25 bytes each
+    monkeypatch.setattr(codec, "KEPT_BYTES", 75)
+    eps = {k: _episode(db, k) for k in ("a", "b")}
+    for seq in range(2):
+        _write(db, packer, "a", eps["a"], seq, rows[seq])
+    _write(db, packer, "b", eps["b"], 0, rows[2])
+    assert packer._kept_bytes == 75 and set(packer._kept) == {"a", "b"}  # at the limit: kept
+    _write(db, packer, "b", eps["b"], 0, rows[3])  # a seq again: the first one stays kept
+    assert packer._kept_bytes == 75
+    _write(db, packer, "b", eps["b"], 1, rows[4])  # one byte over: "a" goes, all of it
+    assert set(packer._kept) == {"b"} and packer._kept_bytes == 50
+    assert packer._evicted == {"a"} and packer._whole == {"b"}
+    # both records decode: "a" reads its journal back, "b" is what was kept
+    unpacker = Unpacker(codec._loader(db))
+    for k in ("a", "b"):
+        data = b'{"k": "' + k.encode() + b'"}'
+        assert unpacker.record(bytes(packer.record(k, "bench", data)), journal_prefix(db, k)
+                               ) == data
+    assert packer._kept == {} and packer._kept_bytes == 0 and packer._evicted == set()
+    db.close()
+
+
+def test_the_journal_prefix_reads_another_schema():
+    db = _db()
+    db.execute("ATTACH ':memory:' AS other")
+    db.execute("CREATE TABLE other.event_keys (ep INTEGER PRIMARY KEY, episode_key TEXT)")
+    db.execute("CREATE TABLE other.event_rows (ep, journal, seq, payload)")
+    db.execute("INSERT INTO other.event_keys VALUES (3, 'k')")
+    db.executemany("INSERT INTO other.event_rows VALUES (3, ?, ?, ?)",
+                   [("", 1, "b"), ("", 0, "a"), ("j", 2, "x")])
+    assert journal_prefix(db, "k", "other")() == [(0, "a"), (1, "b")]
+    assert journal_prefix(db, "k")() == []
+    db.close()
