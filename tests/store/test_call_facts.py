@@ -4,6 +4,7 @@ on odd payloads written through the store, the facts SQL computes again from the
 
 from __future__ import annotations
 
+import enum
 import sqlite3
 
 import msgspec
@@ -126,6 +127,9 @@ def test_facts_of_payload_dicts_are_the_triggers(tmp_path):
 # ---- the module's parts, value by value (exact values at the edges) ------------------------
 
 INT64 = 1 << 63
+JOURNAL_KEYS = {"role", "request_hash", "message", "usage", "finish_reason", "latency_s",
+                "queue_wait_s", "backoff_s", "wall_s", "attempts", "statuses", "failures",
+                "stalls", "replica", "error", "status", "error_message"}
 
 
 def test_text_reads_strings_arrays_and_objects_only():
@@ -185,6 +189,11 @@ def test_text_of_and_num_of_read_values_as_the_encoder_writes_them():
     assert _num_of(2.5) == 2.5 and _num_of(3) == 3 and _num_of(True) == 1
     assert _num_of("3") is None
 
+    class Level(enum.IntEnum):
+        LOW = 1
+
+    assert _text_of(Level.LOW) is None  # written as the number 1: no text
+
 
 LIVE = {"role": "agent", "request_hash": "h", "usage": None, "latency_s": 0.25, "attempts": 2,
         "statuses": [429, 200], "failures": [], "stalls": None, "replica": None}
@@ -231,6 +240,26 @@ def test_source_of_a_live_call_and_of_each_departure_from_one():
     assert source({**_live(), "extra": 1}) == source(_live())  # other str keys: read the same
     assert source(_live(latency_s=float("inf"), attempts=None))[4:6] == (None, None)
     assert source(_live(latency_s=2.0 ** 63))[4] == 2.0 ** 63  # a REAL to SQLite too
+    assert source(_live(usage=Usage(1, INT64, 0))) is None
+    assert source(_live(usage=Usage(1, 0, INT64))) is None
+    assert source(_live(replica="http://r/v1"))[7:] == (None, "http://r/v1", None)
+    assert source(_live(failures={}))[9] == "{}" and source(_live(failures=""))[9] == ""
+    assert source(_live(failures="[]"))[9] is None  # as the trigger's '[]' text
+    # zero counts and the lowest attempts are a live call's too: read the fast way, which
+    # takes a latency the general reading would leave to the trigger
+    huge = 2.0 ** 63
+    assert source(_live(usage=Usage(0, 5, 0), latency_s=huge)) == (
+        "agent", 0, 5, 0, huge, 2, "[429,200]", None, None, None)
+    assert source(_live(usage=Usage(5, 0, 3), latency_s=huge))[1:5] == (5, 0, 3, huge)
+    assert source(_live(usage=Usage(5, 1, 0), latency_s=huge))[1:5] == (5, 1, 0, huge)
+    assert source(_live(attempts=-INT64, latency_s=huge))[4:6] == (huge, -INT64)
+
+    class Key(enum.StrEnum):
+        role = "role"
+
+    every = {**{k: None for k in JOURNAL_KEYS}, **_live()}
+    every[Key.role] = every.pop("role")  # a key equal to a str, as msgspec writes it
+    assert every.keys() == JOURNAL_KEYS and source(every) == source(_live())
     assert source(_live(attempts=2.0 ** 63)) is None  # an INTEGER SQLite would clamp
 
 

@@ -560,6 +560,11 @@ def test_records_train_their_dictionary_after_records_after_and_use_it():
     stored = packer.record("x", "bench", records[40])
     assert codec._RECORD_HEAD.unpack_from(stored)[1] == dict_id
     assert Unpacker(codec._loader(db)).record(bytes(stored), list) == records[40]
+    # read as raw content, not as the trained dictionary it is (whose repeat offsets differ
+    # from raw content's 1, 4 and 8): a run at the start is an offset-1 repeat
+    run = b"zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz" + records[7]
+    assert Unpacker(codec._loader(db)).record(bytes(packer.record("y", "bench", run)), list
+                                              ) == run
     later = Packer(db, train_after=1000, records_after=40)  # loads it; trains no other
     assert codec._RECORD_HEAD.unpack_from(later.record("y", "bench", records[0]))[1] == dict_id
     db.close()
@@ -611,4 +616,202 @@ def test_the_journal_prefix_reads_another_schema():
                    [("", 1, "b"), ("", 0, "a"), ("j", 2, "x")])
     assert journal_prefix(db, "k", "other")() == [(0, "a"), (1, "b")]
     assert journal_prefix(db, "k")() == []
+    db.close()
+
+
+def test_an_empty_frame_reads_as_no_bytes():
+    frame = zstandard.ZstdCompressor().compress(b"")
+    assert zstandard.frame_content_size(frame) == 0
+    assert codec._frame(frame, zstandard.ZstdDecompressor()) == b""
+
+
+def test_a_value_of_a_head_alone_is_not_a_frame():
+    unpacker = Unpacker(lambda _: None)
+    head = bytes([PAYLOAD]) + (0).to_bytes(8, "little")
+    with pytest.raises(Damaged, match="^compressed and damaged: not a zstd frame"):
+        unpacker.payload(head)
+    record_head = codec._RECORD_HEAD.pack(RECORD, 0, 0, 0)
+    with pytest.raises(Damaged, match="^compressed and damaged: not a zstd frame"):
+        unpacker.record(record_head, list)
+
+
+def test_unregistered_says_exactly_what_to_do():
+    assert unregistered(sqlite3.OperationalError("no such function: sb_record")) == (
+        "the store's journal can only be written on a connection with sweepbench's SQL "
+        "functions (sweepbench.store.codec.register(conn)), which decode the compressed "
+        "payloads the journal's triggers read")
+
+
+def _store_with_record(path: Path) -> tuple[str, bytes]:
+    """A store file with one compressed journal and its compressed record."""
+    db = sqlite3.connect(path, isolation_level=None)
+    register(db)
+    create_schema(db)
+    packer = Packer(db, train_after=10, records_after=1000)
+    rows = _rows(14)
+    for row in rows[:10]:
+        packer.payload("b", row)
+    ep = _episode(db, "k")
+    for seq, row in enumerate(rows[10:]):
+        _write(db, packer, "k", ep, seq, row)
+    data = b'{"messages": [' + b",".join(rows[10:]) + b"]}"
+    db.execute("INSERT INTO episodes (episode_key, label, model, benchmark, domain, task_id, "
+               "trial, status, record, started_at) VALUES ('k', 'l', 'm', 'b', 'd', 't', 0, "
+               "'done', ?, 1.0)", (bytes(packer.record("k", "b", data)),))
+    db.close()
+    return "k", data
+
+
+def test_sql_functions_read_the_schema_they_were_registered_for(tmp_path):
+    key_, data = _store_with_record(tmp_path / "s.sqlite")
+    db = sqlite3.connect(":memory:")
+    db.execute("ATTACH ? AS src", (str(tmp_path / "s.sqlite"),))
+    register(db, "src")
+    texts = [t for (t,) in db.execute("SELECT sb_json(payload) FROM src.event_rows "
+                                      "WHERE journal = '' ORDER BY seq")]
+    assert texts == [r.decode() for r in _rows(14)[10:]]
+    assert db.execute("SELECT sb_record(episode_key, record) FROM src.episodes").fetchone()[0] \
+        == data
+    db.close()
+    db = sqlite3.connect(tmp_path / "s.sqlite")
+    register(db)
+    assert db.execute("SELECT sb_record(episode_key, record) FROM episodes").fetchone()[0] == data
+    assert db.execute("SELECT sb_record('other', record) FROM episodes").fetchone()[0] is None
+    db.close()
+
+
+def test_a_damaged_record_says_whether_its_journal_was_part_of_it(tmp_path):
+    key_, data = _store_with_record(tmp_path / "s.sqlite")
+    db = sqlite3.connect(tmp_path / "s.sqlite")
+    blob = db.execute("SELECT record FROM episodes").fetchone()[0]
+    unpacker = Unpacker(codec._loader(db))
+    torn = blob[:-6] + b"\x00" * 6
+    with pytest.raises(Damaged) as e:
+        unpacker.record(torn, journal_prefix(db, key_))
+    assert str(e.value).startswith(
+        "it is stored as the difference from its journal's first 4 rows, which no longer give "
+        "it back: the record or one of those rows is damaged; zstd: ")
+    alone = codec._RECORD_HEAD.pack(RECORD, 0, 0, 0) + zstandard.ZstdCompressor(
+        write_checksum=True).compress(b'{"a": 1}')
+    with pytest.raises(Damaged, match="^compressed and damaged: zstd: "):
+        unpacker.record(alone[:-4] + b"\x00" * 4, list)
+    db.close()
+
+
+def test_a_packer_reads_a_store_without_dictionaries_and_uses_a_groups_first_one():
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    register(db)
+    assert Packer(db).payload("b", b'{"a": 1}') == '{"a": 1}'  # no codec_dicts table yet
+    db.close()
+    db = _db()
+    first = zstandard.train_dictionary(4096, _rows(200), k=64, d=8).as_bytes()
+    second = zstandard.train_dictionary(4096, _rows(200, 20), k=64, d=8).as_bytes()
+    for data in (first, second):  # two stores merged: two dictionaries of one group
+        db.execute("INSERT INTO codec_dicts VALUES (?, 'b', ?)", (codec._dict_id(data), data))
+    stored = Packer(db).payload("b", _rows(1)[0])
+    assert stored[1:9] == codec._dict_id(first).to_bytes(8, "little", signed=True)
+    db.close()
+
+
+def test_rows_and_their_frames_as_the_writer_makes_them():
+    db = _db()
+    packer = Packer(db, train_after=20)
+    rows = _rows(22)
+    for row in rows[:20]:
+        packer.payload("b", row)
+    (data,) = db.execute("SELECT dict FROM codec_dicts").fetchone()
+    assert data == zstandard.train_dictionary(codec.DICT_SIZE, rows[:20], k=64, d=8,
+                                              f=codec.TRAIN_F, threads=0).as_bytes()
+    assert "b" not in packer._samples
+    ep = _episode(db, "k")
+    stored = packer.row("k", ep, "", 0, "b", rows[20].decode())  # text in
+    frame = zstandard.get_frame_parameters(bytes(stored[9:]))
+    assert frame.has_checksum and frame.dict_id == zstandard.ZstdCompressionDict(data).dict_id()
+    assert Unpacker(codec._loader(db)).payload(bytes(stored)) == rows[20]
+    db.execute("INSERT INTO event_rows VALUES (?, '', 0, 'tool_call', ?, 1.0, 'r', NULL)",
+               (ep, stored))
+    record = packer.record("k", "b", b'{"m": [' + rows[20] + b"]}")  # the kept row: bytes
+    assert Unpacker(codec._loader(db)).record(bytes(record), journal_prefix(db, "k")) == (
+        b'{"m": [' + rows[20] + b"]}")
+    db.close()
+
+
+def test_dictionaries_train_per_group_and_records_at_their_own_size():
+    db = _db()
+    packer = Packer(db, train_after=10, records_after=60)
+    for row in _rows(9):
+        packer.payload("b", row)
+    for row in _rows(5):
+        packer.payload("c", row)
+    assert db.execute("SELECT count(*) FROM codec_dicts").fetchone()[0] == 0
+    records = [msgspec.json.encode({"system": f"You deliver food in city {i % 9}. " * 30,
+                                    "task": i, "notes": "lunch " * (i % 13)})
+               for i in range(60)]
+    for data in records:
+        packer.record("x", "bench", data)
+    (data,) = db.execute("SELECT dict FROM codec_dicts WHERE grp = 'record:bench'").fetchone()
+    assert data == zstandard.train_dictionary(codec.RECORD_DICT_SIZE, records, k=64, d=8,
+                                              f=codec.TRAIN_F, threads=0).as_bytes()
+    fresh = Packer(_db(), train_after=1000)
+    fresh.train("z", _rows(40))  # migrate's way: samples given, none of its own
+    assert "z" in fresh._compressors
+    db.close()
+
+
+def test_kept_rows_let_go_stop_at_kept_bytes_and_count_what_stays(monkeypatch):
+    db = _db()
+    packer = Packer(db, train_after=1000)
+    monkeypatch.setattr(codec, "KEPT_BYTES", 50)
+    rows = [b'{"r": "' + bytes([97 + i]) * 16 + b'"}' for i in range(3)]  # 25 bytes each
+    for i, k in enumerate("abc"):
+        _write(db, packer, k, _episode(db, k), 0, rows[i])
+    assert set(packer._kept) == {"b", "c"} and packer._kept_bytes == 50
+    db.close()
+
+
+def test_a_record_after_a_retry_reads_its_journal_back():
+    """A record's episode is whole once; started again, its new rows sit on rows stored
+    before (one of its seqs written again, the stored one being the first)."""
+    db = _db()
+    packer = Packer(db, train_after=1000)
+    ep = _episode(db, "k")
+    unpacker = Unpacker(codec._loader(db))
+    _write(db, packer, "k", ep, 0, b'{"first": "noodles with rice and chilli"}')
+    first = b'{"m": ["noodles with rice and chilli"]}'
+    assert unpacker.record(bytes(packer.record("k", "b", first)), journal_prefix(db, "k")) == first
+    _write(db, packer, "k", ep, 0, b'{"again": "dumplings, not what is stored"}')
+    _write(db, packer, "k", ep, 1, b'{"second": "spring rolls and tea, twice over"}')
+    second = b'{"m": ["noodles with rice and chilli", "spring rolls and tea, twice over"]}'
+    stored = packer.record("k", "b", second)
+    assert codec._RECORD_HEAD.unpack_from(stored)[2:] == (2, 2)
+    assert unpacker.record(bytes(stored), journal_prefix(db, "k")) == second
+    db.close()
+
+
+def _prefixed(content: bytes, data: bytes) -> bytes:
+    return codec.prefixed.ZstdCompressor(
+        options=codec._PREFIXED, zstd_dict=codec.prefixed.ZstdDict(content, is_raw=True).as_prefix
+    ).compress(data, codec.prefixed.ZstdCompressor.FLUSH_FRAME)
+
+
+def test_a_records_frame_is_the_prefix_compression_of_its_content():
+    db = _db()
+    packer = Packer(db, train_after=1000, records_after=1000)
+    for key_, row in (("eight", b'{"a":12}'), ("seven", b'{"a":1}'), ("long", _rows(1)[0])):
+        ep = _episode(db, key_)
+        _write(db, packer, key_, ep, 0, row)
+        data = b'{"m": [' + row + b'], "XXXX": "XXXXXXXXXXXXXXXX"}'
+        stored = packer.record(key_, "b", data)
+        frame = bytes(stored[codec._RECORD_HEAD.size:])
+        if len(row) >= 8:  # the content as a prefix
+            assert frame == _prefixed(row, data), key_
+        else:  # too short for one: a raw-content dictionary
+            assert frame == zstandard.ZstdCompressor(
+                level=codec.RECORD_LEVEL, write_checksum=True, dict_data=zstandard.
+                ZstdCompressionDict(row, dict_type=zstandard.DICT_TYPE_RAWCONTENT)).compress(data)
+        assert Unpacker(codec._loader(db)).record(bytes(stored), journal_prefix(db, key_)) == data
+    data = msgspec.json.encode({"notes": "lunch " * 40, "log": [
+        f"order {i} of noodles, {i * 7 % 13} spring rolls" for i in range(30)]})
+    assert packer.record("none", "b", data)[codec._RECORD_HEAD.size:] == zstandard.ZstdCompressor(
+        level=codec.RECORD_LEVEL, write_checksum=True).compress(data)
     db.close()
