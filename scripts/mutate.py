@@ -204,6 +204,13 @@ _MORE_BEFORE = ("bytes before all a frame's content that no match reaches (recor
 _DCTX_CACHE = ("the decompressors are a cache: rebuilt from the kept dictionary bytes, the "
                "same bytes come out (only slower)")
 _EMPTY_RAW = "an empty raw-content dictionary decodes a frame made without one"
+_TRAIN_DEFAULTS = ("with k and d given there is nothing to search: zstd's default d (0: 8) and "
+                   "threads (0), or one thread, train the same dictionary")
+_TINY_RAW = ("zstd ignores raw content of 8 bytes or fewer (HASH_READ_SIZE): the same frame "
+             "without it")
+_TRAINED_AS_RAW = ("a record dictionary is zstd's trained format: read as one, its content is "
+                   "the same tail of the bytes, its repeat offsets raw content's 1, 4 and 8 "
+                   "(what training writes), and a record's frame declares its own tables")
 
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
     "sweepbench/client/cache.py": _cache_sql_case(),
@@ -732,6 +739,20 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          'return value.encode("UTF-8") if isinstance(value, str) else value  # type: ignore', _UTF8_CASE),
         ('content, dict_type=zstd.DICT_TYPE_RAWCONTENT)) if content else self._dctx[0]',
          'content, dict_type=zstd.DICT_TYPE_RAWCONTENT)) if (content) or True else self._dctx[0]', _EMPTY_RAW),
+        ('d = zstd.train_dictionary(size, samples, k=64, d=8, f=TRAIN_F, threads=0)',
+         'd = zstd.train_dictionary(size, samples, k=64, f=TRAIN_F, threads=0)', _TRAIN_DEFAULTS),
+        ('d = zstd.train_dictionary(size, samples, k=64, d=8, f=TRAIN_F, threads=0)',
+         'd = zstd.train_dictionary(size, samples, k=64, d=8, f=TRAIN_F, )', _TRAIN_DEFAULTS),
+        ('d = zstd.train_dictionary(size, samples, k=64, d=8, f=TRAIN_F, threads=0)',
+         'd = zstd.train_dictionary(size, samples, k=64, d=8, f=TRAIN_F, threads=1)', _TRAIN_DEFAULTS),
+        ('cctx = zstd.ZstdCompressor(level=RECORD_LEVEL, write_checksum=True, dict_data=( zstd.ZstdCompressionDict(content, dict_type=zstd.DICT_TYPE_RAWCONTENT)))',
+         'cctx = zstd.ZstdCompressor(level=RECORD_LEVEL, write_checksum=True, dict_data=None)', _TINY_RAW),
+        ('cctx = zstd.ZstdCompressor(level=RECORD_LEVEL, write_checksum=True, dict_data=( zstd.ZstdCompressionDict(content, dict_type=zstd.DICT_TYPE_RAWCONTENT)))',
+         'cctx = zstd.ZstdCompressor(level=RECORD_LEVEL, write_checksum=True, )', _TINY_RAW),
+        ('return value.encode("utf-8")',
+         'return value.encode("UTF-8")', _UTF8_CASE),
+        ('content, dict_type=zstd.DICT_TYPE_RAWCONTENT)) if content else self._dctx[0]',
+         'content, )) if content else self._dctx[0]', _TRAINED_AS_RAW),
     ],
     "sweepbench/store/writer.py": [
         ("self._closed = False", "self._closed = None", _TRUTH),

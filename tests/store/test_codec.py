@@ -745,13 +745,16 @@ def test_dictionaries_train_per_group_and_records_at_their_own_size():
         packer.payload("c", row)
     assert db.execute("SELECT count(*) FROM codec_dicts").fetchone()[0] == 0
     records = [msgspec.json.encode({"system": f"You deliver food in city {i % 9}. " * 30,
-                                    "task": i, "notes": "lunch " * (i % 13)})
-               for i in range(60)]
+                                    "task": i, "notes": "lunch " * (i % 13),
+                                    "log": [f"order {j * i} of {j % 5} noodles and {i * j % 7} "
+                                            f"rolls to street {j + i}" for j in range(40)]})
+               for i in range(60)]  # enough for 32 KB: a record dictionary is 16
     for data in records:
         packer.record("x", "bench", data)
     (data,) = db.execute("SELECT dict FROM codec_dicts WHERE grp = 'record:bench'").fetchone()
     assert data == zstandard.train_dictionary(codec.RECORD_DICT_SIZE, records, k=64, d=8,
                                               f=codec.TRAIN_F, threads=0).as_bytes()
+    assert len(data) == codec.RECORD_DICT_SIZE < codec.DICT_SIZE
     fresh = Packer(_db(), train_after=1000)
     fresh.train("z", _rows(40))  # migrate's way: samples given, none of its own
     assert "z" in fresh._compressors
@@ -781,7 +784,10 @@ def test_a_record_after_a_retry_reads_its_journal_back():
     assert unpacker.record(bytes(packer.record("k", "b", first)), journal_prefix(db, "k")) == first
     _write(db, packer, "k", ep, 0, b'{"again": "dumplings, not what is stored"}')
     _write(db, packer, "k", ep, 1, b'{"second": "spring rolls and tea, twice over"}')
-    second = b'{"m": ["noodles with rice and chilli", "spring rolls and tea, twice over"]}'
+    # it names what the store does not hold too: compressed against the rows written again,
+    # not the stored ones, it would not decode
+    second = (b'{"m": ["noodles with rice and chilli", "spring rolls and tea, twice over"], '
+              b'"not": "dumplings, not what is stored"}')
     stored = packer.record("k", "b", second)
     assert codec._RECORD_HEAD.unpack_from(stored)[2:] == (2, 2)
     assert unpacker.record(bytes(stored), journal_prefix(db, "k")) == second
@@ -800,7 +806,9 @@ def test_a_records_frame_is_the_prefix_compression_of_its_content():
     for key_, row in (("eight", b'{"a":12}'), ("seven", b'{"a":1}'), ("long", _rows(1)[0])):
         ep = _episode(db, key_)
         _write(db, packer, key_, ep, 0, row)
-        data = b'{"m": [' + row + b'], "XXXX": "XXXXXXXXXXXXXXXX"}'
+        data = (b'{"m": [' + row + b'], "XXXX": "XXXXXXXXXXXXXXXX", "log": '
+                + msgspec.json.encode([f"order {i} of noodles, {i * 7 % 13} rolls"
+                                       for i in range(30)]) + b"}")
         stored = packer.record(key_, "b", data)
         frame = bytes(stored[codec._RECORD_HEAD.size:])
         if len(row) >= 8:  # the content as a prefix
