@@ -663,7 +663,7 @@ def _store_with_record(path: Path) -> tuple[str, bytes]:
 
 
 def test_sql_functions_read_the_schema_they_were_registered_for(tmp_path):
-    key_, data = _store_with_record(tmp_path / "s.sqlite")
+    _, data = _store_with_record(tmp_path / "s.sqlite")
     db = sqlite3.connect(":memory:")
     db.execute("ATTACH ? AS src", (str(tmp_path / "s.sqlite"),))
     register(db, "src")
@@ -681,7 +681,7 @@ def test_sql_functions_read_the_schema_they_were_registered_for(tmp_path):
 
 
 def test_a_damaged_record_says_whether_its_journal_was_part_of_it(tmp_path):
-    key_, data = _store_with_record(tmp_path / "s.sqlite")
+    key_, _ = _store_with_record(tmp_path / "s.sqlite")
     db = sqlite3.connect(tmp_path / "s.sqlite")
     blob = db.execute("SELECT record FROM episodes").fetchone()[0]
     unpacker = Unpacker(codec._loader(db))
