@@ -823,3 +823,16 @@ def test_a_records_frame_is_the_prefix_compression_of_its_content():
     assert packer.record("none", "b", data)[codec._RECORD_HEAD.size:] == zstandard.ZstdCompressor(
         level=codec.RECORD_LEVEL, write_checksum=True).compress(data)
     db.close()
+
+
+def test_a_journal_dictionary_is_dict_size_and_a_record_one_record_dict_size():
+    db = _db()
+    packer = Packer(db, train_after=400)
+    rows = [msgspec.json.encode({"name": "find", "i": i, "result": [
+        f"order {j * i} of {j % 5} noodles and {i * j % 7} rolls to street {j + i}"
+        for j in range(12)]}) for i in range(400)]  # enough for 32 KB
+    for row in rows:
+        packer.payload("b", row)
+    (data,) = db.execute("SELECT dict FROM codec_dicts WHERE grp = 'b'").fetchone()
+    assert len(data) == codec.DICT_SIZE > codec.RECORD_DICT_SIZE
+    db.close()
