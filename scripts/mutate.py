@@ -174,6 +174,49 @@ _NUMBER = "if t is float or t is int or t is bool or isinstance(v, (bool, int, f
 _FAST_SKIP = ("a fast path for what JSON mostly holds: a text, a list or None fails the number "
               "and object tests after it, and is skipped by them alike")
 
+# store/codec.py and store/call_facts.py (issue 37; the writer's side of issue 43)
+_NEG_INDENT = "msgspec's format writes no whitespace at any negative indent"
+_STR_JSON = ("a str's JSON is a string, which the encoding path reads back as the same str "
+             "(only slower)")
+_PLAIN_JSON = ("a number's or a boolean's JSON starts with neither a quote nor a bracket: the "
+               "encoding path gives None too")
+_EMPTY_FAILURES = "an empty list's text is '[]', which the return maps to None as well"
+_ODD_ANYWAY = ("the statement that binds stalls, replica and failures inserts the same rows "
+               "(the plain ones padded with None): only slower")
+_ID_CACHE = ("the ids are a cache of fact_texts: without it text_id reads the same id back "
+             "from the table (only slower)")
+_SIZE_SAID = ("the message is only made for a size below 0 or above MAX_DECODED (at least 0), "
+              "so never for 0")
+_DECLARED = ("only frames that declare a size within MAX_DECODED reach decompress, which "
+             "python-zstandard sizes by that declaration; max_output_size only bounds frames "
+             "that declare none")
+_LAST_TEXT = ("compared with the last text instead of the last value, a blob never matches "
+              "and is decoded again: the same text (NULL matches only a NULL text, and decodes "
+              "to NULL too)")
+_DETERMINISTIC = ("deterministic only lets SQLite reuse or hoist a call's result; no index, "
+                  "view or generated column calls sb_json, and it returns the same either way")
+_GENERAL_PATH = ("payload(), the general path, compresses with the same compressor and head: "
+                 "the same bytes, only slower")
+_LET_GO_CHECKS = "at exactly KEPT_BYTES _let_go's own check keeps every row"
+_WHOLE_HAS_ROWS = ("an episode is whole only once one of its rows is kept, and letting its "
+                   "rows go drops it: its kept seqs are never empty there")
+_KEPT_CACHE = ("the kept copy caches the row's JSON: decoding the stored row gives the same "
+               "bytes (only slower)")
+_RAW_AUTO = ("content shorter than 8 bytes is JSON, never a zstd dictionary's magic number: "
+             "zstd reads it as raw content either way")
+_MORE_BEFORE = ("bytes before all a frame's content that no match reaches (records made "
+                "without a dictionary) decode it the same")
+_DCTX_CACHE = ("the decompressors are a cache: rebuilt from the kept dictionary bytes, the "
+               "same bytes come out (only slower)")
+_EMPTY_RAW = "an empty raw-content dictionary decodes a frame made without one"
+_TRAIN_DEFAULTS = ("with k and d given there is nothing to search: zstd's default d (0: 8) and "
+                   "threads (0), or one thread, train the same dictionary")
+_TINY_RAW = ("zstd ignores raw content of 8 bytes or fewer (HASH_READ_SIZE): the same frame "
+             "without it")
+_TRAINED_AS_RAW = ("a record dictionary is zstd's trained format: read as one, its content is "
+                   "the same tail of the bytes, its repeat offsets raw content's 1, 4 and 8 "
+                   "(what training writes), and a record's frame declares its own tables")
+
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
     "sweepbench/results/call_side.py": [
         *[("costs[i] = [spent.get(role, 0.0) for role in ROLES]",
@@ -641,6 +684,146 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "break_long_words=True, break_on_hyphens=None)) or text",
          "textwrap splits on hyphens only when break_on_hyphens is True, and breaks a long word "
          "at a hyphen only when it is truthy: None acts as False in both"),
+    ],
+    "sweepbench/store/call_facts.py": [
+        ('return msgspec.json.format(raw, indent=-1).decode("utf-8")',
+         'return msgspec.json.format(raw, indent=-2).decode("utf-8")', _NEG_INDENT),
+        ('return msgspec.json.format(raw, indent=-1).decode("utf-8")',
+         'return msgspec.json.format(raw, indent=-1).decode("UTF-8")', _UTF8_CASE),
+        ('return data.decode("utf-8") if head in (b"[", b"{") else None',
+         'return data.decode("UTF-8") if head in (b"[", b"{") else None', _UTF8_CASE),
+        ('None if statuses is None else _encode(statuses).decode("utf-8"),',
+         'None if statuses is None else _encode(statuses).decode("UTF-8"),', _UTF8_CASE),
+        ('if type(value) is str:',
+         'if type(None) is str:', _STR_JSON),
+        ('if type(value) in _PLAIN:',
+         'if type(None) in _PLAIN:', _PLAIN_JSON),
+        ('failures = (None if type(failures) is list and not failures else _text_of(failures))',
+         'failures = (None if (type(failures) is list and not failures) and False else _text_of(failures))', _EMPTY_FAILURES),
+        ('failures = (None if type(failures) is list and not failures else _text_of(failures))',
+         'failures = (None if type(None) is list and not failures else _text_of(failures))', _EMPTY_FAILURES),
+        ('self._odd = False  # a row given since the last insert has stalls, replica or failures',
+         'self._odd = None  # a row given since the last insert has stalls, replica or failures', _TRUTH),
+        ('self._odd = False',
+         'self._odd = None', _TRUTH),
+        ('self._odd = False  # a row given since the last insert has stalls, replica or failures',
+         'self._odd = True  # a row given since the last insert has stalls, replica or failures', _ODD_ANYWAY),
+        ('self._odd = False',
+         'self._odd = True', _ODD_ANYWAY),
+        ('self._conn.execute("INSERT OR IGNORE INTO fact_texts (text) VALUES (?)", (text,))',
+         'self._conn.execute("insert or ignore into fact_texts (text) values (?)", (text,))', _SQL_CASE),
+        ('self._conn.execute("INSERT OR IGNORE INTO fact_texts (text) VALUES (?)", (text,))',
+         'self._conn.execute("INSERT OR IGNORE INTO FACT_TEXTS (TEXT) VALUES (?)", (text,))', _SQL_CASE),
+        ('"SELECT id FROM fact_texts WHERE text = ?", (text,)).fetchone()[0]',
+         '"select id from fact_texts where text = ?", (text,)).fetchone()[0]', _SQL_CASE),
+        ('"SELECT id FROM fact_texts WHERE text = ?", (text,)).fetchone()[0]',
+         '"SELECT ID FROM FACT_TEXTS WHERE TEXT = ?", (text,)).fetchone()[0]', _SQL_CASE),
+        ('found = self._ids.get(text)',
+         'found = None', _ID_CACHE),
+        ('found = self._ids.get(text)',
+         'found = self._ids.get(None)', _ID_CACHE),
+        ('row = (ep, journal, seq, ids.get(run_id) or text_id(run_id),',
+         'row = (ep, journal, seq, ids.get(None) or text_id(run_id),', _ID_CACHE),
+        ('ids.get(endpoint) or text_id(endpoint), ts, ids.get(role) or text_id(role),',
+         'ids.get(None) or text_id(endpoint), ts, ids.get(role) or text_id(role),', _ID_CACHE),
+        ('ids.get(endpoint) or text_id(endpoint), ts, ids.get(role) or text_id(role),',
+         'ids.get(endpoint) or text_id(endpoint), ts, ids.get(None) or text_id(role),', _ID_CACHE),
+        ('ids.get(statuses) or text_id(statuses))',
+         'ids.get(None) or text_id(statuses))', _ID_CACHE),
+    ],
+    "sweepbench/store/codec.py": [
+        ('raise Damaged(f"compressed and damaged: declares {\'no\' if size < 0 else size} decoded "',
+         'raise Damaged(f"compressed and damaged: declares {\'no\' if size <= 0 else size} decoded "', _SIZE_SAID),
+        ('raise Damaged(f"compressed and damaged: declares {\'no\' if size < 0 else size} decoded "',
+         'raise Damaged(f"compressed and damaged: declares {\'no\' if size < 1 else size} decoded "', _SIZE_SAID),
+        ('return dctx.decompress(data, max_output_size=MAX_DECODED)',
+         'return dctx.decompress(data, )', _DECLARED),
+        ('def _loader(conn: sqlite3.Connection, schema: str = "main") -> Callable[[int], bytes | None]:',
+         'def _loader(conn: sqlite3.Connection, schema: str = "MAIN") -> Callable[[int], bytes | None]:', _SQL_CASE),
+        ('def register(conn: sqlite3.Connection, schema: str = "main") -> Unpacker:',
+         'def register(conn: sqlite3.Connection, schema: str = "MAIN") -> Unpacker:', _SQL_CASE),
+        ('schema: str = "main") -> Callable[[], list[tuple[int, object]]]:',
+         'schema: str = "MAIN") -> Callable[[], list[tuple[int, object]]]:', _SQL_CASE),
+        ('if value == seen[0]:',
+         'if value == seen[1]:', _LAST_TEXT),
+        ('text = unpacker.payload(value).decode("utf-8")',
+         'text = unpacker.payload(value).decode("UTF-8")', _UTF8_CASE),
+        ('conn.create_function("sb_json", 1, sb_json, deterministic=True)',
+         'conn.create_function("sb_json", 1, sb_json, deterministic=None)', _DETERMINISTIC),
+        ('conn.create_function("sb_json", 1, sb_json, deterministic=True)',
+         'conn.create_function("sb_json", 1, sb_json, )', _DETERMINISTIC),
+        ('conn.create_function("sb_json", 1, sb_json, deterministic=True)',
+         'conn.create_function("sb_json", 1, sb_json, deterministic=False)', _DETERMINISTIC),
+        ('conn.create_function("sb_json", 1, sb_json, deterministic=True)',
+         'conn.create_function("SB_JSON", 1, sb_json, deterministic=True)', _SQL_CASE),
+        ('conn.create_function("sb_record", 2, sb_record)',
+         'conn.create_function("SB_RECORD", 2, sb_record)', _SQL_CASE),
+        ('stored = conn.execute("SELECT grp, id FROM codec_dicts ORDER BY rowid").fetchall()',
+         'stored = conn.execute("select grp, id from codec_dicts order by rowid").fetchall()', _SQL_CASE),
+        ('stored = conn.execute("SELECT grp, id FROM codec_dicts ORDER BY rowid").fetchall()',
+         'stored = conn.execute("SELECT GRP, ID FROM CODEC_DICTS ORDER BY ROWID").fetchall()', _SQL_CASE),
+        ('self._conn.execute("INSERT OR IGNORE INTO codec_dicts (id, grp, dict) VALUES (?, ?, ?)",',
+         'self._conn.execute("insert or ignore into codec_dicts (id, grp, dict) values (?, ?, ?)",', _SQL_CASE),
+        ('self._conn.execute("INSERT OR IGNORE INTO codec_dicts (id, grp, dict) VALUES (?, ?, ?)",',
+         'self._conn.execute("INSERT OR IGNORE INTO CODEC_DICTS (ID, GRP, DICT) VALUES (?, ?, ?)",', _SQL_CASE),
+        ('self._sample(grp, data.encode("utf-8") if isinstance(data, str) else data)',
+         'self._sample(grp, data.encode("UTF-8") if isinstance(data, str) else data)', _UTF8_CASE),
+        ('return data if isinstance(data, str) else data.decode("utf-8")',
+         'return data if isinstance(data, str) else data.decode("UTF-8")', _UTF8_CASE),
+        ('raw = data.encode("utf-8") if isinstance(data, str) else data',
+         'raw = data.encode("UTF-8") if isinstance(data, str) else data', _UTF8_CASE),
+        ('return raw.decode("utf-8")',
+         'return raw.decode("UTF-8")', _UTF8_CASE),
+        ('raw = data if type(data) is bytes else data.encode("utf-8")',
+         'raw = data if type(data) is bytes else data.encode("UTF-8")', _UTF8_CASE),
+        ('packing = self._compressors.get(grp)',
+         'packing = None', _GENERAL_PATH),
+        ('packing = self._compressors.get(grp)',
+         'packing = self._compressors.get(None)', _GENERAL_PATH),
+        ('if packing is not None and type(data) is bytes and len(data) <= MAX_DECODED:',
+         'if packing is not None and type(None) is bytes and len(data) <= MAX_DECODED:', _GENERAL_PATH),
+        ('if packing is not None and type(data) is bytes and len(data) <= MAX_DECODED:',
+         'if packing is not None and type(data) is bytes and len(data) < MAX_DECODED:', _GENERAL_PATH),
+        ('if self._kept_bytes > KEPT_BYTES:',
+         'if self._kept_bytes >= KEPT_BYTES:', _LET_GO_CHECKS),
+        ('end = seqs[-1] + 1 if seqs else 0',
+         'end = seqs[-1] + 1 if (seqs) or True else 0', _WHOLE_HAS_ROWS),
+        ('end = seqs[-1] + 1 if seqs else 0',
+         'end = seqs[-1] + 1 if seqs else 1', _WHOLE_HAS_ROWS),
+        ('mine = kept.get(seq)',
+         'mine = None', _KEPT_CACHE),
+        ('mine = kept.get(seq)',
+         'mine = kept.get(None)', _KEPT_CACHE),
+        ('if mine is not None and mine[0] == payload:  # the row as written here: JSON',
+         'if mine is not None and mine[1] == payload:  # the row as written here: JSON', _KEPT_CACHE),
+        ('zstd.ZstdCompressionDict(content, dict_type=zstd.DICT_TYPE_RAWCONTENT)))',
+         'zstd.ZstdCompressionDict(content, )))', _RAW_AUTO),
+        ('self._dicts: dict[int, bytes] = {0: b""}',
+         'self._dicts: dict[int, bytes] = {0: b"XXXX"}', _MORE_BEFORE),
+        ('dctx = self._dctx.get(dict_id)',
+         'dctx = None', _DCTX_CACHE),
+        ('dctx = self._dctx.get(dict_id)',
+         'dctx = self._dctx.get(None)', _DCTX_CACHE),
+        ('self._dctx[dict_id] = dctx',
+         'self._dctx[dict_id] = None', _DCTX_CACHE),
+        ('return value.encode("utf-8") if isinstance(value, str) else value  # type: ignore',
+         'return value.encode("UTF-8") if isinstance(value, str) else value  # type: ignore', _UTF8_CASE),
+        ('content, dict_type=zstd.DICT_TYPE_RAWCONTENT)) if content else self._dctx[0]',
+         'content, dict_type=zstd.DICT_TYPE_RAWCONTENT)) if (content) or True else self._dctx[0]', _EMPTY_RAW),
+        ('d = zstd.train_dictionary(size, samples, k=64, d=8, f=TRAIN_F, threads=0)',
+         'd = zstd.train_dictionary(size, samples, k=64, f=TRAIN_F, threads=0)', _TRAIN_DEFAULTS),
+        ('d = zstd.train_dictionary(size, samples, k=64, d=8, f=TRAIN_F, threads=0)',
+         'd = zstd.train_dictionary(size, samples, k=64, d=8, f=TRAIN_F, )', _TRAIN_DEFAULTS),
+        ('d = zstd.train_dictionary(size, samples, k=64, d=8, f=TRAIN_F, threads=0)',
+         'd = zstd.train_dictionary(size, samples, k=64, d=8, f=TRAIN_F, threads=1)', _TRAIN_DEFAULTS),
+        ('cctx = zstd.ZstdCompressor(level=RECORD_LEVEL, write_checksum=True, dict_data=( zstd.ZstdCompressionDict(content, dict_type=zstd.DICT_TYPE_RAWCONTENT)))',
+         'cctx = zstd.ZstdCompressor(level=RECORD_LEVEL, write_checksum=True, dict_data=None)', _TINY_RAW),
+        ('cctx = zstd.ZstdCompressor(level=RECORD_LEVEL, write_checksum=True, dict_data=( zstd.ZstdCompressionDict(content, dict_type=zstd.DICT_TYPE_RAWCONTENT)))',
+         'cctx = zstd.ZstdCompressor(level=RECORD_LEVEL, write_checksum=True, )', _TINY_RAW),
+        ('return value.encode("utf-8")',
+         'return value.encode("UTF-8")', _UTF8_CASE),
+        ('content, dict_type=zstd.DICT_TYPE_RAWCONTENT)) if content else self._dctx[0]',
+         'content, )) if content else self._dctx[0]', _TRAINED_AS_RAW),
     ],
     "sweepbench/store/writer.py": [
         ("self._closed = False", "self._closed = None", _TRUTH),

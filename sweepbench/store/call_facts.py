@@ -57,6 +57,12 @@ _decode = msgspec.json.Decoder(_Call).decode
 _encode = msgspec.json.Encoder().encode  # the store's: what a payload dict is stored as
 _INSERT = ("INSERT OR IGNORE INTO call_facts VALUES "
            "(?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_INSERT_PLAIN = ("INSERT OR IGNORE INTO call_facts VALUES "
+                 "(?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL)")
+"""A call without stalls, replica or failures (nearly every call): their NULLs written in the
+statement, not bound. Python's ``sqlite3`` binds a None through its adapter lookup, about
+0.35 µs a value against 0.05 for a number (``benchmarks/LOG.md``, 2026-11-28)."""
+_PLAIN_LEN = 13
 _PLAIN = (int, float, bool)
 _JOURNAL_KEYS = frozenset((
     "role", "request_hash", "message", "usage", "finish_reason", "latency_s", "queue_wait_s",
@@ -175,14 +181,22 @@ def source(payload: dict) -> tuple | None:
 class CallFacts:
     """The writer's side, on its connection ``conn`` (its thread, inside the transaction
     that writes the rows): ``row`` gives the ``call_facts`` row of a model call about to be
-    written (``INSERT`` inserts it, before the call's own row). Keeps the ids of
+    written, ``insert`` inserts a run of them (before the calls' own rows). Keeps the ids of
     ``fact_texts``."""
-
-    INSERT = _INSERT
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
         self._ids: dict[str, int] = {}
+        self._odd = False  # a row given since the last insert has stalls, replica or failures
+
+    def insert(self, rows: list[tuple]) -> None:
+        """Insert ``row``'s rows in their order (of two for one call, the first stays)."""
+        if not self._odd:
+            self._conn.executemany(_INSERT_PLAIN, rows)
+            return
+        self._odd = False
+        self._conn.executemany(_INSERT, [r if len(r) > _PLAIN_LEN else (*r, None, None, None)
+                                         for r in rows])
 
     def _id(self, text: str | None) -> int | None:
         if text is None:
@@ -196,7 +210,8 @@ class CallFacts:
 
     def row(self, ep: int, journal: str, seq: int, ts: float, run_id: str | None,
             endpoint: str | None, facts: tuple | None, data: bytes | str) -> tuple | None:
-        """The ``call_facts`` row of one model call of episode number ``ep``: from ``facts``
+        """The ``call_facts`` row of one model call of episode number ``ep`` (without its
+        stalls, replica and failures when all three are None), for ``insert``: from ``facts``
         (what :func:`source` gave) or else by decoding its payload ``data``; None when the
         trigger should compute it."""
         if facts is None:
@@ -206,10 +221,14 @@ class CallFacts:
         ids, text_id = self._ids, self._id
         role, prompt, completion, cached, latency, attempts, statuses, stalls, replica, \
             failures = facts
-        return (ep, journal, seq, ids.get(run_id) or text_id(run_id),
-                ids.get(endpoint) or text_id(endpoint), ts, ids.get(role) or text_id(role),
-                prompt, completion, cached, latency, attempts,
-                ids.get(statuses) or text_id(statuses), stalls, replica, failures)
+        row = (ep, journal, seq, ids.get(run_id) or text_id(run_id),
+               ids.get(endpoint) or text_id(endpoint), ts, ids.get(role) or text_id(role),
+               prompt, completion, cached, latency, attempts,
+               ids.get(statuses) or text_id(statuses))
+        if stalls is None and replica is None and failures is None:
+            return row
+        self._odd = True
+        return (*row, stalls, replica, failures)
 
     @staticmethod
     def decoded(data: bytes | str) -> tuple | None:

@@ -64,17 +64,22 @@ PAYLOAD = 0x01
 RECORD = 0x02
 _PAYLOAD_HEAD = struct.Struct("<Bq")  # tag, dictionary id (0: none)
 _RECORD_HEAD = struct.Struct("<BqII")  # tag, dictionary id, journal rows, seq after the last
-LEVEL = 3
-"""zstd level of journal rows (level 1 saves 0.2 µs a row and makes them 5% larger)."""
+LEVEL = 1
+"""zstd level of journal rows: against level 3, 0.5-0.7 µs less of the writer's CPU a call in a
+sweep (0.2 a row in isolation, where the dictionary's tables stay in the cache) for rows 5%
+larger (``benchmarks/LOG.md``, 2026-11-28, issue 43's CPU bar)."""
 RECORD_LEVEL = 1
 """zstd level of records: against level 3 it takes about a third less of the writer's CPU
 (records are the larger part of it) for 7% larger records (``benchmarks/LOG.md``,
 2026-11-28)."""
-PREFIX_LEVEL = 3
-"""zstd level of records compressed with their content as a prefix (see Packer.record): a
-prefix is indexed more sparsely than a dictionary, so level 1 made records 6% larger than the
-dictionary's level 1 did; level 3 makes them 6% smaller, in 26 against 37 µs a record
-(``benchmarks/LOG.md``, 2026-11-28)."""
+PREFIX_LEVEL = 2
+"""zstd level of records compressed with their content as a prefix (see Packer.record), with
+matches of at least ``PREFIX_MIN_MATCH`` bytes: 21 µs a record against level 3's 26 (its
+default matches), for records 7% larger; level 1 made them 15% larger (``benchmarks/LOG.md``,
+2026-11-28)."""
+PREFIX_MIN_MATCH = 7
+"""A record's messages are its journal's, long runs of the prefix: shorter matches (zstd's 5
+or 6 at these levels) cost more searching and made level 2's records 5-10% larger."""
 KEPT_BYTES = 32 << 20
 """The most bytes of journal rows the writer keeps in memory, as it wrote them, for the
 records of their episodes (see :meth:`Packer.record`); the oldest episodes' go first."""
@@ -87,10 +92,15 @@ DICT_SIZE = 32 << 10
 RECORD_DICT_SIZE = 16 << 10
 """A record dictionary is raw content the writer indexes again for every record: at 16 KB
 records came out as small as at 32 KB (532 and 533 bytes) in 25% less time."""
+TRAIN_F = 18
+"""log2 of the entries of zstd's frequency table when it trains a dictionary (its default,
+20, is a 4 MB table that training fills and clears: about 7 ms a dictionary against 1.4,
+for rows 1.5% larger; a store trains two per benchmark, inside the sweep that fills it)."""
 MAX_DECODED = 64 << 20
 """The most bytes one stored value may decode to; larger values are stored as text."""
 
 _PREFIXED = {prefixed.CompressionParameter.compression_level: PREFIX_LEVEL,
+             prefixed.CompressionParameter.min_match: PREFIX_MIN_MATCH,
              prefixed.CompressionParameter.checksum_flag: 1}
 _ANY_ROW = "SELECT 1 FROM event_rows WHERE ep = ? AND journal = '' LIMIT 1"
 _JOURNAL_PREFIX = ("SELECT seq, payload FROM event_rows WHERE ep = (SELECT ep FROM event_keys "
@@ -125,7 +135,7 @@ _is_json = msgspec.json.Decoder(msgspec.Raw).decode
 
 
 def _is(value: object, tag: int) -> bool:
-    return isinstance(value, bytes) and value[:1] == bytes((tag,))
+    return isinstance(value, (bytes, bytearray)) and value[:1] == bytes((tag,))
 
 
 class Unpacker:
@@ -292,7 +302,9 @@ class Packer:
             return
         d = zstd.ZstdCompressionDict(data)
         d.precompute_compress(level=LEVEL)
-        self._compressors[grp] = (_PAYLOAD_HEAD.pack(PAYLOAD, dict_id),
+        # a bytearray head makes each stored value a bytearray: Python's sqlite3 binds one as
+        # it is, and a bytes through its adapter lookup (0.4 against 0.1 µs, LOG 2026-11-28)
+        self._compressors[grp] = (bytearray(_PAYLOAD_HEAD.pack(PAYLOAD, dict_id)),
                                   zstd.ZstdCompressor(dict_data=d, write_checksum=True))
 
     def _sample(self, grp: str, raw: bytes) -> None:
@@ -310,7 +322,7 @@ class Packer:
     def _train(self, grp: str, samples: list[bytes]) -> None:
         try:
             size = RECORD_DICT_SIZE if grp.startswith("record:") else DICT_SIZE
-            d = zstd.train_dictionary(size, samples, k=64, d=8, threads=0)
+            d = zstd.train_dictionary(size, samples, k=64, d=8, f=TRAIN_F, threads=0)
         except zstd.ZstdError:  # too few or too alike to train on: keep trying with more
             return
         data = d.as_bytes()
@@ -321,17 +333,17 @@ class Packer:
         self._use(grp, dict_id, data)
 
     def row(self, episode_key: str, ep: int | None, journal: str, seq: int, grp: str,
-            data: bytes | str) -> bytes | str:
+            data: bytes | str) -> bytearray | str:
         """A journal row's payload (JSON the store checked) as it is stored (see ``payload``);
         an episode's own rows (its journal ``""``, episode number ``ep``) are kept for its
         record."""
         packing = self._compressors.get(grp)
         if packing is not None and type(data) is bytes and len(data) <= MAX_DECODED:
-            stored: bytes | str = packing[0] + packing[1].compress(data)  # the usual row
+            stored: bytearray | str = packing[0] + packing[1].compress(data)  # the usual row
         else:
             stored = self.payload(grp, data)
         if journal == "":
-            raw = data.encode("utf-8") if isinstance(data, str) else data
+            raw = data if type(data) is bytes else data.encode("utf-8")
             kept = self._kept.get(episode_key)
             if kept is None:
                 kept = self._kept[episode_key] = {}
@@ -343,14 +355,19 @@ class Packer:
             if seq not in kept:  # a seq written again (a replay): the first one is stored
                 kept[seq] = (stored, raw)
                 self._kept_bytes += len(raw)
-            while self._kept_bytes > KEPT_BYTES and self._kept:
-                key = next(iter(self._kept))
-                self._whole.discard(key)
-                self._evicted.add(key)
-                self._kept_bytes -= sum(len(raw) for _, raw in self._kept.pop(key).values())
+                if self._kept_bytes > KEPT_BYTES:
+                    self._let_go()
         return stored
 
-    def payload(self, grp: str, data: bytes | str) -> bytes | str:
+    def _let_go(self) -> None:
+        """The oldest episodes' kept rows let go, until they hold ``KEPT_BYTES`` at most."""
+        while self._kept_bytes > KEPT_BYTES and self._kept:
+            key = next(iter(self._kept))
+            self._whole.discard(key)
+            self._evicted.add(key)
+            self._kept_bytes -= sum(len(raw) for _, raw in self._kept.pop(key).values())
+
+    def payload(self, grp: str, data: bytes | str) -> bytearray | str:
         """A journal payload as it is stored: compressed once its group has a dictionary, else
         text (a sample towards the dictionary)."""
         packing = self._compressors.get(grp)
@@ -363,7 +380,7 @@ class Packer:
             return raw.decode("utf-8")
         return head + cctx.compress(raw)
 
-    def record(self, episode_key: str, benchmark: str, data: bytes) -> bytes:
+    def record(self, episode_key: str, benchmark: str, data: bytes) -> bytes | bytearray:
         """A record as it is stored: compressed with its benchmark's record dictionary and its
         episode's journal as it stands in this transaction, up to its first row that is not
         JSON (a damaged row; a merge copies a journal up to there, so the record never needs
@@ -400,8 +417,8 @@ class Packer:
                     break
             used.append(plain)
             end = seq + 1
-        content = known + b"".join(used)
-        head = _RECORD_HEAD.pack(RECORD, dict_id, len(used), end)
+        content = b"".join([known, *used])
+        head = bytearray(_RECORD_HEAD.pack(RECORD, dict_id, len(used), end))  # see _use
         if len(content) >= 8:  # shorter is no dictionary to zstd
             # The content as a prefix: the same frame format a raw-content dictionary gives
             # (it is read with one), without zstd first building that dictionary's own tables

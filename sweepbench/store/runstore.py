@@ -142,7 +142,7 @@ def _prepare(conn: sqlite3.Connection, train_after: int) -> dict[str, Callable]:
     packer = Packer(conn, train_after=train_after)
     row, record = packer.row, packer.record
     facts = CallFacts(conn)
-    fact, insert = facts.row, facts.INSERT
+    fact, insert = facts.row, facts.insert
     eps: dict[str, int] = {}
 
     def number(key: str) -> int | None:
@@ -165,7 +165,7 @@ def _prepare(conn: sqlite3.Connection, train_after: int) -> dict[str, Callable]:
                     calls.append(f)
             out.append((ep, j, s, kind, row(k, ep, j, s, grp, data), ts, run, endpoint))
         if calls:
-            conn.executemany(insert, calls)
+            insert(calls)
         return out
 
     def finished(rows: list[tuple]) -> list[tuple]:
