@@ -216,8 +216,8 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         *[(_NUMBER, _NUMBER.replace(a, b, 1), "the exact-type tests are a fast path of the "
            "isinstance test after them") for a, b in (("t is int or", "t is int and"),
                                                       ("t is float or", "t is float and"))],
-        ("out[k] = numbers(v, level + 1)", "out[k] = numbers(v, level + 2)",
-         "numbers() is called at level 1 only: what it reads inside an object is at level 2 or "
+        ("out[k] = _numbers(v, level + 1)", "out[k] = _numbers(v, level + 2)",
+         "_numbers() is called at level 1 only: what it reads inside an object is at level 2 or "
          "3, and neither reads any deeper (level < 2)"),
     ],
     "sweepbench/client/cache.py": _cache_sql_case(),
