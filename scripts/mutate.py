@@ -220,6 +220,23 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "_numbers() is called at level 1 only: what it reads inside an object is at level 2 or "
          "3, and neither reads any deeper (level < 2)"),
     ],
+    "sweepbench/results/outcome_columns.py": [
+        *[(f"np.fromiter(({it} for {v} in {src}), dtype={d}, count=len(rows)),",
+           f"np.fromiter(({it} for {v} in {src}), dtype={d}, ),",
+           "count is a size hint: the iterable has len(rows) items either way")
+          for it, v, src, d in (("o.trial", "o", "rows", "np.int64"),
+                                ("bool(o.passed)", "o", "rows", "bool"),
+                                ("bool(o.error)", "o", "rows", "bool"),
+                                ("bool(o.unjudged)", "o", "rows", "bool"))],
+        ("np.fromiter((s is not None for s in scores), dtype=bool, count=len(rows))])",
+         "np.fromiter((s is not None for s in scores), dtype=bool, )])",
+         "count is a size hint: the iterable has len(rows) items either way"),
+        ("count=len(rows)),", "),", "count is a size hint: the iterable has len(rows) items "
+         "either way"),
+        ("np.fromiter((0.0 if s is None else float(s) for s in scores), dtype=np.float64,",
+         "np.fromiter((0.0 if s is None else float(s) for s in scores), dtype=None,",
+         "numpy's default dtype is float64 (tests/results/test_outcome_columns.py checks it)"),
+    ],
     "sweepbench/client/cache.py": _cache_sql_case(),
     "sweepbench/client/classify.py": [
         ("data = None", 'data = ""',
