@@ -151,3 +151,16 @@ def test_a_model_with_several_replicas_is_profiled_per_replica_through_the_store
     b = replicas["http://b/v1"]
     assert (b["calls"], b["errors"], b["cached_share"]) == (2, 0, pytest.approx(1000 / 3000))
     assert b["latency_s"]["mean"] == pytest.approx(0.5)
+
+
+def test_a_profile_whose_calls_stalled_keeps_its_cost():
+    """The losing copies' cost goes in ``stalls``; the episodes' cost stays the cost's."""
+    records = [rec("A", "d", 0, turns=2, wall=1.0, agent=Usage(1_000_000, 0),
+                   user=Usage(0, 0))]
+    calls = [("A", "d", {"latency_s": 1.0,
+                         "stalls": {"hedged": 1, "hedge_usage": {"prompt_tokens": 500_000}}})]
+    p = build_profiles(records, calls, prices={"A": {"input": 2.0}})["A"]
+    assert p["cost"] == {"agent_per_episode": 2.0, "user_per_episode": None,
+                         "per_episode": 2.0, "total": 2.0}
+    assert p["stalls"]["hedge_cost"] == 1.0
+    assert p["domains"]["d"]["cost"] == p["cost"]
