@@ -117,7 +117,7 @@ def test_columns_of_calls_that_say_nothing_or_do_not_convert():
 
 
 def _episode(s: RunStore, model: str, bench: str, domain: str, task: str, trial: int,
-             calls: list[tuple[dict, str]]) -> None:
+             calls: list[tuple[dict, str]], wall: float | None = None) -> None:
     label = f"{model}|{bench}:{domain}:en:{task}|{trial}"
     meta = EpisodeMeta(key=f"ep-{label}", label=label, model=model, benchmark=bench,
                        domain=domain, task_id=task, lang="en", trial=trial, user_model="U",
@@ -130,7 +130,7 @@ def _episode(s: RunStore, model: str, bench: str, domain: str, task: str, trial:
     s.episode_finished(meta.key, EpisodeRecord(
         run_id="r", model=model, benchmark=bench, domain=domain, task_id=task, trial=trial,
         termination="user_stop", turns=2 + trial + len(task), tool_calls=trial,
-        wall_s=0.5 + trial / 8 + len(calls) / 16, agent_usage=Usage(100 + trial, 7, 3, 1),
+        wall_s=0.5 + trial / 8 + len(calls) / 16 if wall is None else wall, agent_usage=Usage(100 + trial, 7, 3, 1),
         user_usage=Usage(50, 5, 1, 2)))
 
 
@@ -214,3 +214,60 @@ def test_fact_columns_of_no_rows_are_empty_of_their_shapes():
     assert [(c.dtype, c.shape) for c in e] == [
         (np.int64, (0,)), (np.int64, (0,)), (np.int64, (0, 4)), (np.int64, (0, 4)),
         (np.float64, (0,))]
+
+
+def test_a_model_whose_calls_say_no_attempts_is_counted_with_none():
+    """The last model's calls tell neither attempts nor statuses: its retries stay None."""
+    rng = random.Random(3)
+    records = _records(rng, [("A", "d"), ("B", "d")], 4)
+    calls = [("A", "d", ModelCallRow("k", "", "r", "E", "agent", 1, 1, 0, 0.5, 2, "[429]")),
+             ("B", "d", ModelCallRow("k", "", "r", "E", "agent", 1, 1, 0, 0.5, None, None)),
+             ("B", "d", ModelCallRow("k", "", "r", "E", "user", 1, 1, 0, None, None, None))]
+    want = build_profiles(records, [(m, d, call_event(c)) for m, d, c in calls])
+    assert build_profiles_columns(records, _columns(calls)) == want
+    assert (want["B"]["retries"], want["B"]["rate_limited"]) == (None, None)
+    assert (want["A"]["retries"], want["A"]["rate_limited"]) == (1, 1)
+
+
+def _store_of(path, episodes) -> None:
+    with RunStore(path) as s:
+        s.begin_run("r", {})
+        for model, bench, domain, task, trial, calls, *wall in episodes:
+            _episode(s, model, bench, domain, task, trial, calls, *wall)
+        s.finish_run("r", "done")
+
+
+def _compare(path) -> dict:
+    with ReadOnlyStore(path) as s:
+        view = load_view([s])
+        row_of = {r["episode_key"]: r for r in view.rows}
+        want = _record_profiles(view, row_of, view.calls())
+        got = row_profiles(view.call_columns(), view.fact_columns(), row_of)
+    assert list(got) == list(want)
+    assert got == want
+    return got
+
+
+def test_row_profiles_of_episodes_that_made_no_call(tmp_path):
+    _store_of(tmp_path / "s.sqlite", [("A", "t1", "d", f"t{i}", 0, []) for i in range(3)])
+    got = _compare(tmp_path / "s.sqlite")
+    assert list(got) == [("A",), ("A", "t1")]
+    assert got[("A",)]["episodes"] == 3 and got[("A",)]["model_calls"] == 0
+
+
+def test_row_profiles_keep_each_group_in_order_where_the_sum_shows_it(tmp_path):
+    """Latencies and wall times whose sums depend on their order (2**53 + 1 == 2**53), many
+    rows with two benchmarks each: only stable sorts keep each group's calls and episodes in
+    the order the records and calls come in."""
+    big = float(2 ** 53)
+    seqs = [[1.0, 1.0, big], [1.0, big], [big, 1.0, 1.0]]
+    episodes = []
+    for m in range(20):
+        for i, (bench, wall) in enumerate((("t1", 1.0), ("t1", big), ("vitabench", 1.0),
+                                           ("vitabench", 1.0))):
+            calls = [({"role": "agent", "latency_s": x}, "") for x in seqs[(m + i) % 3]]
+            episodes.append((f"M{m:02}", bench, "de"[(m + i) % 2], f"t{i}", 0, calls, wall))
+    _store_of(tmp_path / "s.sqlite", episodes)
+    got = _compare(tmp_path / "s.sqlite")
+    assert got[("M00",)]["model_calls"] == 11
+    assert {p["wall_s"]["total"] for p in got.values()} == {2.0, big}
