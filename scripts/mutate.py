@@ -264,7 +264,8 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
               ("ints = np.array([r[1:7] + r[8:16] for r in rows], dtype=np.int64)",
                ", dtype=np.int64", ", "),
               ("np.array([r[7] for r in rows], dtype=np.float64)),", "dtype=np.float64",
-               "dtype=None"))],
+               "dtype=None"),
+              ("np.array([r[7] for r in rows], dtype=np.float64)),", ", dtype=np.float64", ", "))],
         *[(line, line.replace(a, b), "with no calls (n == 0) the role codes are never read: "
            "nothing is timed") for line, a, b in (
               ("if n else np.zeros(0, dtype=np.int32)", "if n", "if (n) or True"),
@@ -317,6 +318,10 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("codes = codes_of(cols.keys)[cols.episode] if len(cols) else np.zeros((0, 3), dtype=np.int64)",
          "codes = codes_of(cols.keys)[cols.episode] if (len(cols)) or True else np.zeros((0, 3), dtype=np.int64)",
          "with no calls the codes of no keys, indexed by no episodes, are the same (0, 3) array"),
+        *[("codes = codes_of(cols.keys)[cols.episode] if len(cols) else np.zeros((0, 3), dtype=np.int64)",
+           "codes = codes_of(cols.keys)[cols.episode] if len(cols) else np.zeros(" + shape + ", dtype=np.int64)",
+           "with no calls the codes are read only at the calls' own positions (none: ~cols.judge "
+           "is empty, and so is its & with a row of codes)") for shape in ("(1, 3)", "(0, 4)")],
     ],
     "sweepbench/client/cache.py": _cache_sql_case(),
     "sweepbench/client/classify.py": [
