@@ -154,3 +154,53 @@ def test_episodes_without_calls_give_empty_columns_of_their_types(tmp_path):
             for name, dtype in _DTYPES.items():
                 col = getattr(got, name)
                 assert (col.dtype, col.shape) == (np.dtype(dtype), (0,)), name
+
+
+def test_odd_calls_come_whole_in_journal_then_seq_order(tmp_path):
+    """Odd calls journaled out of order, in two journals, with runs whose text ids do not
+    follow their seq: the episode's own journal first, each by seq; statuses read back."""
+    with RunStore(tmp_path / "s.sqlite") as s:
+        s.begin_run("r", {})
+        meta = EpisodeMeta(key="e", label="A|t1:d:en:e|0", model="A", benchmark="t1",
+                           domain="d", task_id="e", lang="en", trial=0)
+        s.select("r", [meta])
+        s.episode_started(meta, run_id="r")
+        for seq, journal, run, extra in (
+                (1, "", "x", {"replica": "a", "statuses": [429, 200]}),
+                (0, "judge|J|m", "x", {"stalls": {"hung": 1}}),
+                (0, "", "y", {"replica": "b"}),
+                (2, "", "y", {"latency_s": 0.5})):
+            s.event("e", seq, "model_call", {"role": "agent", **extra}, journal=journal,
+                    run_id=run, endpoint="A")
+        s.episode_finished("e", EpisodeRecord(run_id="r", model="A", benchmark="t1", domain="d",
+                                              task_id="e", trial=0, termination="user_stop"))
+        s.finish_run("r", "done")
+    with ReadOnlyStore(tmp_path / "s.sqlite") as s:
+        got = s.call_fact_arrays(["e"])
+        assert_same(got, by_chunks(s, ["e"]))
+    assert [(c.journal, c.run_id, c.replica, c.statuses, c.stalls) for c in got.rare] == [
+        ("", "y", "b", None, None), ("", "x", "a", "[429,200]", None),
+        ("judge|J|m", "x", None, None, '{"hung":1}')]
+    assert got.odd.tolist() == [True, True, False, True]
+
+
+@pytest.mark.parametrize("events", [False, True])
+def test_a_store_without_calls_gives_empty_columns(tmp_path, events):
+    """No episode at all, or episodes whose journals hold no model call."""
+    with RunStore(tmp_path / "s.sqlite") as s:
+        s.begin_run("r", {})
+        if events:
+            meta = EpisodeMeta(key="e", label="A|t1:d:en:e|0", model="A", benchmark="t1",
+                               domain="d", task_id="e", lang="en", trial=0)
+            s.select("r", [meta])
+            s.episode_started(meta, run_id="r")
+            s.event("e", 0, "tool_call", {"name": "x"})
+        s.finish_run("r", "done")
+    with ReadOnlyStore(tmp_path / "s.sqlite") as s:
+        for keys in ([], ["e"]):
+            got = s.call_fact_arrays(keys)
+            assert got.keys == [] and got.rare == []
+            assert [(t.dtype, t.tolist()) for t in got.texts] == [(np.int64, [])] * 4
+            for name, dtype in _DTYPES.items():
+                col = getattr(got, name)
+                assert (col.dtype, col.shape) == (np.dtype(dtype), (0,)), name
