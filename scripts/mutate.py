@@ -403,6 +403,28 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "group_concat is NULL for every column at once: only a range without calls has none, "
          "and the packed ids are never NULL (coalesce)"),
     ],
+    "sweepbench/results/profile.py": [
+        *[(line, line.replace(a, b), "numpy's default dtypes for these lists (ints, float "
+           "seconds) are the same; an empty list's float64 is never read (no episodes)")
+          for line in ("a = np.asarray(values, dtype=np.float64)",
+                       "return Episodes(np.array([r.turns for r in records], dtype=np.int64),",
+                       "np.array([r.tool_calls for r in records], dtype=np.int64),",
+                       "np.array([r.wall_s for r in records], dtype=np.float64))",
+                       "u.reasoning_tokens) for u in usages], dtype=np.int64).reshape(-1, 4)")
+          for a, b in ((", dtype=np.float64", ", "), ("dtype=np.float64", "dtype=None"),
+                       (", dtype=np.int64", ", "), ("dtype=np.int64", "dtype=None"))
+          if a in line],
+        ("u.reasoning_tokens) for u in usages], dtype=np.int64).reshape(-1, 4)",
+         "u.reasoning_tokens) for u in usages], dtype=np.int64).reshape(-2, 4)",
+         "numpy reads any negative size as the one to infer"),
+        ("counts, _ = np.histogram(np.clip(agent_lat, LATENCY_BINS[0], LATENCY_BINS[-1]),",
+         "counts, _ = np.histogram(np.clip(agent_lat, LATENCY_BINS[0], LATENCY_BINS[-2]),",
+         "the last bin holds [LATENCY_BINS[-2], LATENCY_BINS[-1]], both ends included: a "
+         "latency clipped to either end is counted there alike"),
+        ("n = len(usages) or 1", "n = len(usages) or 2", "sums over no usages are 0: 0/1 == 0/2"),
+        ("records = store.records(list(where))", "records = store.records(None)",
+         "every record, then only those of the selection's keys are taken: the same list"),
+    ],
     "sweepbench/client/cache.py": _cache_sql_case(),
     "sweepbench/client/classify.py": [
         ("data = None", 'data = ""',

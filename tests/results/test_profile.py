@@ -345,7 +345,11 @@ def test_profiles_are_sorted_by_model_and_domain_and_priced_by_their_models():
     assert list(out["A"]["domains"]) == ["y"]
     assert out["A"]["cost"]["agent_per_episode"] == 800 / 1e6
     assert out["A"]["cost"]["user_per_episode"] == 300 * 2.0 / 1e6
+    assert out["A"]["domains"]["y"]["cost"]["user_per_episode"] == 300 * 2.0 / 1e6
     assert out["B"]["cost"] is None and out["B"]["domains"]["z"]["cost"] is None
+    # no user model ("" is none): the user's tokens are not priced, whatever the table holds
+    empty = _profiles(groups, {"A": {"input": 1.0}, "": {"input": 2.0}}, "")["A"]
+    assert empty["cost"]["user_per_episode"] is None
     assert _profiles(groups, {"A": {"input": 1.0}}, None)["A"]["cost"]["user_per_episode"] is None
     assert _profiles(groups, {"A": {"input": 1.0}}, "V")["A"]["cost"]["user_per_episode"] is None
     assert _profiles(groups, None, "U")["A"]["cost"] is None
