@@ -582,6 +582,40 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "msgspec reads strict=None as not strict (numbers given as text still convert)"),
     ],
     "sweepbench/results/stats.py": [
+        ("w = g[total > 0]", "w = g[total >= 0]",
+         "every cell has an outcome, scored or unjudged: its total is at least 1"),
+        *[("x = np.ascontiguousarray(cells.trials[tasks, :m], dtype=np.float64)", after,
+           "the 0/1 matrix is summed (the same counts) and mse_vs_k reads it as float64")
+          for after in ("x = np.ascontiguousarray(cells.trials[tasks, :m], dtype=None)",
+                        "x = np.ascontiguousarray(cells.trials[tasks, :m], )")],
+        ('by_model = np.argsort(cmodel, kind="stable")',
+         'by_model = np.argsort(cmodel, kind="STABLE")',
+         "numpy reads a sort kind without regard to case"),
+        *[('order = np.argsort(first, kind="stable")', after,
+           "first holds distinct positions: every sort of them is the same")
+          for after in ('order = np.argsort(first, kind=None)', "order = np.argsort(first, )",
+                        'order = np.argsort(first, kind="STABLE")')],
+        ("bounds = np.searchsorted(cmodel[by_model], np.arange(len(oc.models) + 1))",
+         "bounds = np.searchsorted(cmodel[by_model], np.arange(len(oc.models) + 2))",
+         "only bounds[m] and bounds[m + 1] of a model m are read"),
+        ("key = oc.model * max(1, len(oc.tasks)) + oc.task",
+         "key = oc.model * max(1, len(oc.tasks)) - oc.task",
+         "model * T - task is one-to-one too (tasks < T): the cells are the same, then "
+         "numbered by their first outcome"),
+        ("key = oc.model * max(1, len(oc.tasks)) + oc.task",
+         "key = oc.model * max(2, len(oc.tasks)) + oc.task",
+         "any multiplier of at least the number of tasks keeps the cells apart"),
+        *[("cbench_i = np.array([bench_code[b] for b in cbench], dtype=np.int64)", after,
+           "numpy's dtype for Python ints is int64") for after in (
+              "cbench_i = np.array([bench_code[b] for b in cbench], dtype=None)",
+              "cbench_i = np.array([bench_code[b] for b in cbench], )")],
+        *[("self.trials = np.zeros((count, int(self.n.max(initial=0))), dtype=bool)", after,
+           "0/1 as floats are cast to float64 where read; outcomes are never empty here (count "
+           ">= 1), and a width of 1 with no scored trial is never read (no task to read)")
+          for after in ("self.trials = np.zeros((count, int(self.n.max(initial=0))), dtype=None)",
+                        "self.trials = np.zeros((count, int(self.n.max(initial=0))), )",
+                        "self.trials = np.zeros((count, int(self.n.max(initial=None))), dtype=bool)",
+                        "self.trials = np.zeros((count, int(self.n.max(initial=1))), dtype=bool)")],
         ("extreme = int(np.count_nonzero(flipped >= abs(observed) - tol))",
          "extreme = int(np.count_nonzero(flipped > abs(observed) - tol))",
          "the tolerance is what counts a tie: a flipped mean exactly 1e-12 below the observed "
