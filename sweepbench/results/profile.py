@@ -239,12 +239,13 @@ def _profile(g: _Group, agent_prices: Prices | None, user_prices: Prices | None)
     stalls = None
     if g.stalls is not None:
         billed = sum(g.hedge_usage.values(), Usage())
-        cost = None
+        hedge_cost = None  # apart from ``cost``: the episodes' cost stays theirs
         if agent_prices is not None:
-            cost = sum(usage_cost(u, user_prices if role == "user" else agent_prices)
-                       for role, u in g.hedge_usage.items()
-                       if role != "user" or user_prices is not None)
-        stalls = {**g.stalls, "hedge_usage": msgspec.to_builtins(billed), "hedge_cost": cost}
+            hedge_cost = sum(usage_cost(u, user_prices if role == "user" else agent_prices)
+                             for role, u in g.hedge_usage.items()
+                             if role != "user" or user_prices is not None)
+        stalls = {**g.stalls, "hedge_usage": msgspec.to_builtins(billed),
+                  "hedge_cost": hedge_cost}
     return {
         "episodes": n,
         "turns": _dist(eps.turns),

@@ -622,3 +622,64 @@ def test_bootstrap_weights_are_draws_with_replacement_counted_whatever_the_block
     again = stats._resample_weights(np.random.default_rng(5), 50, 4000)
     assert np.array_equal(again, w)
     assert not np.array_equal(stats._resample_weights(np.random.default_rng(6), 50, 4000), w)
+
+# -- summarize's cells and orders, at their edges ------------------------------------------
+
+def _o(model, task, trial, passed=True, domain="d", **kw):
+    return Outcome(model, domain, f"vb:{domain}:en:{task}", trial, passed, **kw)
+
+
+def test_bounds_count_a_task_with_a_single_outcome():
+    rows = [_o("A", "t1", 0, True), _o("A", "t2", 0, False), _o("A", "t2", 1, True,
+                                                               unjudged=True)]
+    s = summarize(rows, k=1)["A"]
+    # t1: 1/1 either way; t2: 0/2 with the unjudged failed, 1/2 with it passed
+    assert s.bounds == [(1.0 + 0.0) / 2, (1.0 + 0.5) / 2]
+
+
+@pytest.mark.parametrize("rows, shown", [
+    ([_o("A", "t1", 0), _o("A", "t2", 0), _o("A", "t2", 0)], "task 'vb:d:en:t2', trial 0"),
+    ([_o("A", "t1", 0), _o("A", "t1", 1), _o("A", "t1", 1)], "task 'vb:d:en:t1', trial 1"),
+])
+def test_a_duplicate_past_the_first_cell_or_trial_is_refused(rows, shown):
+    with pytest.raises(ValueError, match=f"duplicate outcome: model 'A', {shown}"):
+        summarize(rows)
+
+
+def test_models_and_domains_come_sorted_by_name_not_by_first_appearance():
+    rows = [_o("B", "t1", 0, domain="z"), _o("B", "t2", 0, domain="a"),
+            _o("A", "t3", 0, domain="z")]
+    out = summarize(rows)
+    assert list(out) == ["A", "B"]
+    assert list(out["B"].domains) == ["a", "z"]
+    assert list(out["B"].benchmarks["vb"].domains) == ["a", "z"]
+
+
+def test_columns_with_a_model_left_out_summarize_the_others():
+    from sweepbench.results.outcome_columns import OutcomeColumns
+
+    rows = [_o("A", "t1", 0), _o("B", "t1", 0, False), _o("C", "t1", 0)]
+    cols = OutcomeColumns.of(rows)
+    kept = cols.take(cols.model != 0)  # A's code stays in the table, with no outcome
+    out = summarize(kept)
+    assert list(out) == ["B", "C"]
+    assert (out["B"].avg, out["C"].avg) == (0.0, 1.0)
+    assert summarize(cols) == summarize(rows)
+
+
+def test_more_models_than_tasks_keep_each_cell_apart():
+    rows = [_o("A", "t2", 0, False), _o("B", "t1", 0, True), _o("C", "t1", 0, True),
+            _o("A", "t1", 0, True), _o("C", "t2", 0, False), _o("B", "t2", 0, True)]
+    out = summarize(rows)
+    assert {m: (s.tasks, s.episodes, s.passed) for m, s in out.items()} == {
+        "A": (2, 2, 1), "B": (2, 2, 2), "C": (2, 2, 1)}
+
+
+def test_a_model_s_statistics_do_not_depend_on_other_models_interleaved():
+    """Each model's cells in the order of their first outcome, whatever other models'
+    outcomes come between (the intervals resample in that order)."""
+    rows_a = [_o("A", f"t{t:02}", i, (t * 7 + i) % 3 != 0) for t in range(40) for i in range(3)]
+    rows_b = [_o("B", f"t{t:02}", i, (t + i) % 2 == 0) for t in range(40) for i in range(3)]
+    mixed = [r for pair in zip(rows_b, rows_a) for r in pair]
+    assert summarize(mixed)["A"] == summarize(rows_a)["A"]
+    assert summarize(mixed)["B"] == summarize(rows_b)["B"]
