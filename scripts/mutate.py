@@ -544,6 +544,9 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "RunStore(p, create=None).close()  # validates (a store, a schema we read); migrates",
          "create is only read as a truth value (a missing input is refused either way)"),
     ],
+    "sweepbench/results/export/columns.py": [
+        ("count=len(values))", ")", _DTYPE),
+    ],
     "sweepbench/results/selection.py": [
         ('names = {row["domain"]} | specs | {s.partition(":")[2] for s in specs}',
          'names = {row["domain"]} | specs | {s.rpartition(":")[2] for s in specs}',
