@@ -125,15 +125,15 @@ def test_each_call_costs_its_hand_worked_dollars(chunk):
 def test_a_call_that_does_not_decode_is_left_out_and_said(chunk):
     store, c = chunk
     assert c.n == 8
-    assert store.damaged == ["episode e2: journal '' row #7 (a model call) does not decode: "
-                             "left out"]
+    assert store.damaged == [("episode e2: journal '' row #7 (a model call) does not decode: "
+                              "left out")]
 
 
 def test_a_row_is_the_stores_call_back(chunk):
     store, c = chunk
     rows = [c.row(i, stalls) for i, stalls in enumerate(
-        [None, None, None, '{"hung":1,"hedged":1,"hedge_usage":{"prompt_tokens":100,'
-         '"completion_tokens":1}}', None, None, None, None])]
+        [None, None, None, ('{"hung":1,"hedged":1,"hedge_usage":{"prompt_tokens":100,'
+                            '"completion_tokens":1}}'), None, None, None, None])]
     want = store.model_calls(["e2", "e1"])
     assert [r.episode_key for r in rows] == [w.episode_key for w in want]
     for r, w in zip(rows, want):
