@@ -110,6 +110,12 @@ _RECORDED = 'self.recorded[e["payload"].get("request_hash", "")].append(e["paylo
 _ESCAPE = r'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'
 
 
+_EXPORT_SLOT = "one slot more at the end of a lookup list, never read (no id or index reaches it)"
+_EXPORT_FLOATS = ("every row holds a float (ts is a REAL column, latency a REAL or -inf), so "
+                  "numpy makes a float64 array without the hint, and an empty one is float64")
+_EXPORT_RESHAPE = "numpy infers the size of a negative dimension, whichever negative it is"
+
+
 def _cache_sql_case() -> list[tuple[str, str, str]]:
     lines = {'self._db.execute("PRAGMA journal_mode=WAL")': "PRAGMA journal_mode=WAL",
              'self._db.execute("PRAGMA synchronous=NORMAL")': "PRAGMA synchronous=NORMAL",
@@ -543,6 +549,50 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("RunStore(p, create=False).close()  # validates (a store, a schema we read); migrates",
          "RunStore(p, create=None).close()  # validates (a store, a schema we read); migrates",
          "create is only read as a truth value (a missing input is refused either way)"),
+    ],
+    "sweepbench/results/export/calls.py": [
+        *_sql_case('order = " ORDER BY k.episode_key, f.journal, f.seq"',
+                   " ORDER BY k.episode_key, f.journal, f.seq"),
+        ("texts: list[str | None] = [None] * (max(ids, default=0) + 1)",
+         "texts: list[str | None] = [None] * (max(ids, default=1) + 1)", _EXPORT_SLOT),
+        ("lookup = np.zeros(max(eps, default=0) + 1, dtype=np.int64)",
+         "lookup = np.zeros(max(eps, default=1) + 1, dtype=np.int64)", _EXPORT_SLOT),
+        ("lookup = np.zeros(max(eps, default=0) + 1, dtype=np.int64)",
+         "lookup = np.zeros(max(eps, default=0) + 2, dtype=np.int64)", _EXPORT_SLOT),
+        ("a = np.array(rows, dtype=np.float64).reshape(-1, 11)",
+         "a = np.array(rows, dtype=None).reshape(-1, 11)", _EXPORT_FLOATS),
+        ("return CallChunk(keys, ep, np.array(rows, dtype=np.float64), odd, list(texts), prices)",
+         "return CallChunk(keys, ep, np.array(rows, dtype=None), odd, list(texts), prices)",
+         _EXPORT_FLOATS),
+        ("return CallChunk(keys, ep, np.array(rows, dtype=np.float64), odd, list(texts), prices)",
+         "return CallChunk(keys, ep, np.array(rows, ), odd, list(texts), prices)",
+         _EXPORT_FLOATS),
+        ("a = np.array(rows, dtype=np.float64).reshape(-1, 11)",
+         "a = np.array(rows, dtype=np.float64).reshape(-2, 11)", _EXPORT_RESHAPE),
+        ("a = a.reshape(-1, 12)", "a = a.reshape(-2, 12)", _EXPORT_RESHAPE),
+        ("ints = [None if i in (2, 10) else a[:, i].astype(np.int64) for i in range(12)]",
+         "ints = [None if (i in (2, 10)) and False else a[:, i].astype(np.int64) for i in range(12)]",
+         "ts and latency are read from the float array itself; their integer copies are never "
+         "read"),
+        *[('agent = np.array([t == "agent" for t in texts], dtype=bool)', after,
+           "a list of bools makes a bool array without the hint")
+          for after in ('agent = np.array([t == "agent" for t in texts], dtype=None)',
+                        'agent = np.array([t == "agent" for t in texts], )')],
+        *[('_, who, how = (j.split("|", 2) + ["", ""])[:3] if j else ("", None, None)', after,
+           "the episode's own journal (\"\") splits into empty parts, which are null like the "
+           "else branch's, and the first part is never read")
+          for after in ('_, who, how = (j.split("|", 2) + ["", ""])[:3] if (j) or True else '
+                        '("", None, None)',
+                        '_, who, how = (j.split("|", 2) + ["", ""])[:3] if j else '
+                        '("XXXX", None, None)')],
+        *[("attempts = np.where(calls.attempts_null | (calls.attempts == 0), 1, calls.attempts)",
+           after, "a retry count is max(0, attempts - 1): 0 for attempts 0 and 1 alike, and an "
+           "attempts left unrecorded is held as 0")
+          for after in ("attempts = np.where(None, 1, calls.attempts)",
+                        "attempts = np.where(calls.attempts_null & (calls.attempts == 0), 1, "
+                        "calls.attempts)",
+                        "attempts = np.where(calls.attempts_null | (calls.attempts == 1), 1, "
+                        "calls.attempts)")],
     ],
     "sweepbench/results/export/columns.py": [
         ("count=len(values))", ")", _DTYPE),

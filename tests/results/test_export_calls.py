@@ -171,19 +171,22 @@ def test_sums_add_each_callers_own_calls_at_the_edges():
         [0, 0, 5.0, 1, 2, 3, 0, 10, 1, 0, 0.75, 5],
         [0, 1, 6.0, 1, 2, 4, 0, 20, 2, 0, 3.0, 2],
         [1, 0, 7.0, 1, 2, 4, 0, 30, 3, 0, 4.0, 7],
-        [4, 2, 8.0, 1, 2, 3, 0, 40, 4, 0, -np.inf, 0],
+        [4, 2, -np.inf, 1, 2, 3, 0, 40, 4, 0, -np.inf, 0],
     ], dtype=np.float64)
-    c = CallChunk(["x", "y", "z"], np.array([2, 2, 2, 0]), rows, [("judge|J|m", None)], texts,
-                  {"r": {}})
+    c = CallChunk(["x", "y", "z", "w"], np.array([2, 2, 2, 0]), rows, [("judge|J|m", None)],
+                  texts, {"r": {}})
     assert c.source.tolist() == [0, 1, 2, 0]
     assert c.journals == ["", "judge|J|m"] and c.journal.tolist() == [0, 0, 1, 0]
     assert c.attempts_null.tolist() == [False, False, False, True]
-    s = EpisodeSums(c, 3)
-    assert s.retries.tolist() == [0, 0, 4 + 1]
-    assert s.lat_n.tolist() == [0, 0, 1] and s.lat_sum.tolist() == [0.0, 0.0, 0.75]
-    assert s.lat_max.tolist() == [0.0, 0.0, 0.75]
-    assert s.judge_prompt.tolist() == [0, 0, 30] and s.judge_completion.tolist() == [0, 0, 3]
-    assert s.priced.tolist() == [0, 0, 0] and s.unpriced.tolist() == [1, 0, 3]
+    s = EpisodeSums(c, 4)  # "w" made no call: zeros, as long as the others
+    assert s.retries.tolist() == [0, 0, 4 + 1, 0]
+    assert s.lat_n.tolist() == [0, 0, 1, 0] and s.lat_sum.tolist() == [0.0, 0.0, 0.75, 0.0]
+    assert s.lat_max.tolist() == [0.0, 0.0, 0.75, 0.0]
+    assert s.judge_prompt.tolist() == [0, 0, 30, 0]
+    assert s.judge_completion.tolist() == [0, 0, 3, 0] and s.judge_completion.dtype == np.int64
+    assert s.priced.tolist() == [0, 0, 0, 0] and s.unpriced.tolist() == [1, 0, 3, 0]
+    assert all(len(x) == 4 for x in s.cost.values())
+    assert as_list(c.columns(["lx", "ly", "lz", "lw"])["ts"]) == [5.0, 6.0, 7.0, None]
     assert all(math.isnan(x) for x in c.cost.tolist())  # no price for A in run r
     assert c.row(3, None).latency_s is None and c.row(3, None).attempts is None
     assert c.row(0, None).attempts == 5 and c.row(0, None).latency_s == 0.75
@@ -210,3 +213,44 @@ def test_more_texts_than_an_export_packs_are_refused(store, monkeypatch):
     monkeypatch.setattr(store, "fact_texts", lambda: {**real, 14: "padding"})
     c = read_calls(store, ["e2", "e1"], prices)  # 15 texts: still packed two to a number
     assert _columns(c)["endpoint"] == ["A", "free", "A", "A", "J", "J", "A", "A"]
+
+
+def test_a_chunk_of_some_episodes_reads_theirs_alone(chunk):
+    store, _ = chunk
+    c = read_calls(store, ["e1"], prices_by_run(store.runs()))
+    assert c.n == 6 and set(c.ep.tolist()) == {0}
+    assert _columns(c)["seq"] == [0, 1, 2, 3, 0, 0]
+
+
+def test_a_store_without_calls(tmp_path):
+    with RunStore(tmp_path / "empty.sqlite") as s:
+        s.begin_run("r", {})
+        s.flush_sync()
+        assert s.has_facts and s.fact_texts() == {}
+        c = read_calls(s, ["k"], prices_by_run(s.runs()))
+    assert c.n == 0 and c.cost.tolist() == []
+
+
+@pytest.mark.parametrize("facts", [True, False])
+def test_journals_of_any_shape_and_an_unpriced_hedged_call(tmp_path, monkeypatch, facts):
+    """A judge's journal is ``judge|<judge>|<method>``; the method keeps any further '|', a
+    part missing is null. A hedged call without a price is unpriced, not free."""
+    with RunStore(tmp_path / "s.sqlite") as s:
+        s.begin_run("r", {}, prices=PRICES)
+        meta = EpisodeMeta(key="e", label="m|t1:hotel:en:e|0", model="m", benchmark="t1",
+                           domain="hotel", task_id="e", lang="en", trial=0)
+        s.select("r", [meta])
+        s.episode_started(meta, run_id="r")
+        s.event("e", 0, "model_call", {"role": "agent", "usage": {"prompt_tokens": 5},
+                                        "stalls": HEDGED}, run_id="r", endpoint="free")
+        for journal in ("judge|J|m|x", "judge|J", "judge"):
+            s.event("e", 0, "model_call", {"role": "judge", "usage": {"prompt_tokens": 1}},
+                    journal=journal, run_id="r", endpoint="J")
+        s.flush_sync()
+        if not facts:
+            monkeypatch.setattr(StoreReads, "has_facts", property(lambda self: False))
+        cols = _columns(read_calls(s, ["e"], prices_by_run(s.runs())))
+    assert cols["judge"] == [None, None, "J", "J"]
+    assert cols["judge_method"] == [None, None, None, "m|x"]
+    assert cols["source"] == ["agent", "judge", "judge", "judge"]
+    assert cols["cost_usd"] == [None, 1e-6, 1e-6, 1e-6]
