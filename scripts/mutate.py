@@ -113,6 +113,10 @@ _ESCAPE = r'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'
 _EXPORT_SLOT = "one slot more at the end of a lookup list, never read (no id or index reaches it)"
 _EXPORT_FLOATS = ("every row holds a float (ts is a REAL column, latency a REAL or -inf), so "
                   "numpy makes a float64 array without the hint, and an empty one is float64")
+_EXPORT_OWN = ("every benchmark of the view has a headline source (plan_tables makes one of "
+               "each) and every judgment read is of an episode of the view: the defaults are "
+               "never used")
+_HEADLINE = 'cols["headline"] = [(j["judge"], j["method"]) == heads.get(bench_of.get(k, ""), (None, None))'
 _EXPORT_RESHAPE = "numpy infers the size of a negative dimension, whichever negative it is"
 
 
@@ -593,6 +597,45 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
                         "calls.attempts)",
                         "attempts = np.where(calls.attempts_null | (calls.attempts == 1), 1, "
                         "calls.attempts)")],
+    ],
+    "sweepbench/results/export/tables.py": [
+        ("for i in range(0, len(keys), CHUNK):", "for i in range(0, len(keys), ):",
+         "a step of 1 reads overlapping chunks: the same judgments again, gathered into sets "
+         "and into dicts keyed by episode"),
+        *[('with np.errstate(invalid="ignore", divide="ignore"):', after,
+           "the only division is a sum of latencies by their count, and the sum is 0 where the "
+           "count is: 0 / 0 is invalid, never a division of a nonzero by zero")
+          for after in ('with np.errstate(invalid="ignore", divide=None):',
+                        'with np.errstate(invalid="ignore", ):')],
+        *[('heads = [plan.sources.get(r["benchmark"], {}) for r in rows]', after, _EXPORT_OWN)
+          for after in ('heads = [plan.sources.get(r["benchmark"], None) for r in rows]',
+                        'heads = [plan.sources.get(r["benchmark"], ) for r in rows]')],
+        *[(_HEADLINE, _HEADLINE.replace(old, new), _EXPORT_OWN)
+          for old, new in (('(None, None))', 'None)'), ('(None, None))', ')'),
+                           ('get(k, "")', 'get(k, None)'), ('get(k, "")', 'get(k, )'),
+                           ('get(k, "")', 'get(k, "XXXX")'))],
+        ('cols["details_json"] = [encode(j["details"]).decode("utf-8") for j in judgments]',
+         'cols["details_json"] = [encode(j["details"]).decode("UTF-8") for j in judgments]',
+         _UTF8_CASE),
+        *[('if k not in ("passed", "score"))', f'if k not in ({a}, {b}))',
+           "a detail named passed or score makes the column its pair's own passed / score "
+           "already took, which the loop then skips")
+          for a, b in (('"XXpassedXX"', '"score"'), ('"PASSED"', '"score"'),
+                       ('"passed"', '"XXscoreXX"'), ('"passed"', '"SCORE"'))],
+        ('return re.sub(r"[^0-9a-z]+", "_", text.lower()).strip("_") or "x"',
+         'return re.sub(r"[^0-9a-z]+", "_", text.lower()).strip("XX_XX") or "x"',
+         "the text is lower case by then: no X to strip"),
+        ("for j in store.judgments(keys):", "for j in store.judgments(None):",
+         "reads every episode's judgments; each row looks up its own key (the plan's pass over "
+         "the judgments, where more would add columns, is tested)"),
+        ("facts = store.episode_facts(keys) if store.has_facts else store.records(keys)",
+         "facts = store.episode_facts(keys) if store.has_facts else store.records(None)",
+         "reads every record; each row looks up its own key"),
+        ("facts = store.episode_facts(keys) if store.has_facts else store.records(keys)",
+         "facts = store.episode_facts(keys) if (store.has_facts) and False else "
+         "store.records(keys)",
+         "the records hold the numbers the facts were extracted from (schema 6): the same "
+         "cells, read more slowly"),
     ],
     "sweepbench/results/export/columns.py": [
         ("count=len(values))", ")", _DTYPE),

@@ -5,6 +5,8 @@ the same cells whatever the chunk size."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from sweepbench.results.export import tables as tables_mod
@@ -18,6 +20,7 @@ from sweepbench.results.export.tables import (
 )
 from sweepbench.results.selection import Selection, load_view
 from sweepbench.runner.build import benchmark_info
+from sweepbench.store.reads import StoreReads
 from sweepbench.store.runstore import EpisodeMeta, RunStore
 from sweepbench.wire import EpisodeRecord, Usage
 
@@ -58,6 +61,8 @@ def store(tmp_path):
                 journal="judge|J|likert", run_id="r", endpoint="J")
         s.event("k2", 0, "model_call", {"role": "user", "usage": {"prompt_tokens": 9}},
                 run_id="r", endpoint="free")
+        s.event("k3", 0, "model_call", {"role": "user", "usage": {"prompt_tokens": 500}},
+                run_id="r", endpoint="m")
         s.judgment("k0", judge="state", method="state", passed=True, score=1.0,
                    details={"tool": {"f1": 0.5}, "n": 3, "why": "x", "passed": True,
                             "score": 0.9})
@@ -194,12 +199,13 @@ def test_the_episodes_table_by_hand(store):
     assert t["agent_latency_max_s"] == [1.5, None, None, None]
     assert t["retries"] == [2, 0, 0, 0]
     # k0: two agent calls of 1000 prompt and 10 completion tokens at 1 and 2 $/M, a judge
-    # call of 100 prompt tokens at 4 $/M; k2's one call is unpriced, k1 and k3 made none
-    assert t["cost_agent_usd"] == [2 * (1000 * 1.0 + 10 * 2.0) / 1e6, None, None, None]
-    assert t["cost_user_usd"] == [0.0, None, None, None]
-    assert t["cost_judge_usd"] == [100 * 4.0 / 1e6, None, None, None]
+    # call of 100 prompt tokens at 4 $/M; k2's one call is unpriced, k1 made none, k3 one
+    # user call of 500 prompt tokens at 1 $/M
+    assert t["cost_agent_usd"] == [2 * (1000 * 1.0 + 10 * 2.0) / 1e6, None, None, 0.0]
+    assert t["cost_user_usd"] == [0.0, None, None, 500 / 1e6]
+    assert t["cost_judge_usd"] == [100 * 4.0 / 1e6, None, None, 0.0]
     assert t["cost_total_usd"] == [2 * (1000 * 1.0 + 10 * 2.0) / 1e6 + 100 * 4.0 / 1e6, None,
-                                   None, None]
+                                   None, 500 / 1e6]
     assert t["unpriced_calls"] == [0, 0, 1, 0]
     assert t["headline_judge"] == ["state", "state", "state", "J"]
     assert t["headline_method"] == ["state", "state", "state", "sliding"]
@@ -218,10 +224,11 @@ def test_the_episodes_table_by_hand(store):
 
 def test_the_calls_table_is_the_chunks_calls(store):
     t = _table(store, "calls")
-    assert t["episode_key"] == ["k0", "k0", "k0", "k2"]
-    assert t["episode_label"] == ["m|t1:hotel:en:k0|0"] * 3 + ["m|t1:hotel:en:k2|0"]
-    assert t["source"] == ["agent", "agent", "judge", "user"]
-    assert t["cost_usd"] == [(1000 * 1.0 + 10 * 2.0) / 1e6] * 2 + [400 / 1e6, None]
+    assert t["episode_key"] == ["k0", "k0", "k0", "k2", "k3"]
+    assert t["episode_label"] == ["m|t1:hotel:en:k0|0"] * 3 + ["m|t1:hotel:en:k2|0",
+                                                               "m|vitabench:hotel:en:k3|0"]
+    assert t["source"] == ["agent", "agent", "judge", "user", "user"]
+    assert t["cost_usd"] == [(1000 * 1.0 + 10 * 2.0) / 1e6] * 2 + [400 / 1e6, None, 500 / 1e6]
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 3])
@@ -235,3 +242,41 @@ def test_every_chunk_size_gives_the_same_tables(store, monkeypatch, chunk):
     assert _table(store, "calls", sums=sums) == whole["calls"]
     assert len(sums) == -(-4 // chunk)
     assert _table(store, "episodes", sums=sums) == whole["episodes"]
+
+
+def test_an_episode_without_timed_calls_warns_of_nothing(store):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's 0 / 0 for a mean of no latencies
+        assert _table(store, "episodes")["agent_latency_mean_s"] == [1.0, None, None, None]
+
+
+def test_the_episodes_table_takes_the_calls_sums_instead_of_reading_them_again(store,
+                                                                            monkeypatch):
+    whole = _table(store, "episodes")
+    sums: list = []
+    _table(store, "calls", sums=sums)
+    monkeypatch.setattr(tables_mod, "read_calls", lambda *a: pytest.fail("read again"))
+    assert _table(store, "episodes", sums=sums) == whole
+
+
+def test_an_older_store_without_facts_gives_the_same_episodes_from_its_records(store,
+                                                                            monkeypatch):
+    whole = _table(store, "episodes")
+    monkeypatch.setattr(StoreReads, "has_facts", property(lambda self: False))
+    monkeypatch.setattr(StoreReads, "episode_facts", lambda *a: pytest.fail("no facts"))
+    assert _table(store, "episodes") == whole
+
+
+def test_a_runs_tables_have_only_its_episodes_judges(store):
+    meta = EpisodeMeta(key="other", label="m|t1:hotel:en:o|0", model="m", benchmark="t1",
+                       domain="hotel", task_id="o", lang="en", trial=0)
+    store.begin_run("r2", {})
+    store.select("r2", [meta])
+    store.episode_started(meta, run_id="r2")
+    store.judgment("other", judge="X", method="y", passed=True, score=1.0, details={"z": 1})
+    store.flush_sync()
+    everything = plan_tables(store, load_view([store], Selection()))
+    assert ("X", "y") in {pair for pair, _, _, _ in everything.pair_columns}
+    mine = plan_tables(store, load_view([store], Selection(run_id="r")))
+    assert {pair for pair, _, _, _ in mine.pair_columns} == {
+        ("J", "likert"), ("J", "sliding"), ("state", "state")}
