@@ -295,3 +295,15 @@ def test_the_columns_text():
     assert len(lines) == 3 + 1 + sum(n.values())
     assert lines[-1] == ("  details_json                 string    the judgment's details "
                          "(rubrics, metrics, reasons), JSON")
+
+
+def test_a_trajectory_line_that_is_not_utf8_is_named_too(tmp_path):
+    good = json.dumps({"run_id": "r", "model": "m", "benchmark": "t1", "domain": "d",
+                       "task_id": "t", "trial": 0, "termination": "user_stop"})
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(good.encode() + b'\n{"run_id": "\xff"}\n')
+    records = read_trajectories(path)
+    assert next(records).task_id == "t"
+    with pytest.raises(ValueError, match=r":2: not an EpisodeRecord: 'utf-8' codec can't "
+                                         r"decode byte 0xff"):
+        next(records)
