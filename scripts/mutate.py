@@ -117,6 +117,14 @@ _EXPORT_OWN = ("every benchmark of the view has a headline source (plan_tables m
                "each) and every judgment read is of an episode of the view: the defaults are "
                "never used")
 _HEADLINE = 'cols["headline"] = [(j["judge"], j["method"]) == heads.get(bench_of.get(k, ""), (None, None))'
+_SECONDS = "col = Numbers(np.array([0.0 if v is None else v for v in seconds], dtype=np.float64),"
+_PARQUET_NULL = ("the value under a null is masked out of the Arrow array (None reads as NaN "
+                 "in a float array, ints become floats where nulls are zeroed)")
+_ARROW_CAST = ("the record batch is built against the table's schema and the Parquet writer "
+               "writes each column as the schema's type (an inferred null, int64 or string "
+               "array is cast to it): the same file, read back with the same types and values "
+               "(tests/results/test_export_writers.py checks an all-null, an integer-in-float "
+               "and a timestamp column)")
 _EXPORT_RESHAPE = "numpy infers the size of a negative dimension, whichever negative it is"
 
 
@@ -636,6 +644,54 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "store.records(keys)",
          "the records hold the numbers the facts were extracted from (schema 6): the same "
          "cells, read more slowly"),
+    ],
+    "sweepbench/results/export/writers.py": [
+        ('return iso_utc(v.timestamp()) or ""', 'return iso_utc(v.timestamp()) or "XXXX"',
+         "a datetime's timestamp is finite: iso_utc never gives None for it"),
+        *[('table_chunks(store, view, plan, "episodes", benchmarks))[str(path)]',
+           f"table_chunks(store, view, plan, {name}, benchmarks))[str(path)]",
+           "table_chunks builds the episodes table for any name but judgments and calls")
+          for name in ("None", '"XXepisodesXX"', '"EPISODES"')],
+        ('f.write(orjson.dumps(line).decode("utf-8"))',
+         'f.write(orjson.dumps(line).decode("UTF-8"))', _UTF8_CASE),
+        ('else v for c, v in zip(self.names, row)}).decode("utf-8"))',
+         'else v for c, v in zip(self.names, row)}).decode("UTF-8"))', _UTF8_CASE),
+        *[('if typ != "timestamp":', f'if typ != "{name}":',
+           "a list of timestamps then goes through _value's datetimes, which pyarrow turns "
+           "into the same milliseconds (_ms copies that conversion; tests compare them)")
+          for name in ("XXtimestampXX", "TIMESTAMP")],
+        *[(_SECONDS, _SECONDS.replace(a, b), _PARQUET_NULL)
+          for a, b in (("dtype=np.float64),", "dtype=None),"), (", dtype=np.float64),", ", ),"),
+                       ("0.0 if v is None", "0.0 if (v is None) and False"),
+                       ("0.0 if v is None", "1.0 if v is None"))],
+        *[("np.array([v is None for v in seconds], dtype=bool))", after,
+           "a list of bools makes a bool array without the hint")
+          for after in ("np.array([v is None for v in seconds], dtype=None))",
+                        "np.array([v is None for v in seconds], ))")],
+        ("values = _ms(np.where(null, 0.0, values))", "values = _ms(np.where(null, 1.0, values))",
+         _PARQUET_NULL),
+        *[(before, after, _ARROW_CAST) for before, after in (
+            ("return pa.array(col.texts, pa.string()).take(pa.array(col.codes))",
+             "return pa.array(col.texts, None).take(pa.array(col.codes))"),
+            ("return pa.array(col.texts, pa.string()).take(pa.array(col.codes))",
+             "return pa.array(col.texts, ).take(pa.array(col.codes))"),
+            ("return pa.array([_value(v, typ) for v in col], self.arrow[typ])",
+             "return pa.array([_value(v, typ) for v in col], None)"),
+            ("return pa.array([_value(v, typ) for v in col], self.arrow[typ])",
+             "return pa.array([_value(v, typ) for v in col], )"),
+            ("return pa.array(values, self.arrow[typ], mask=null)",
+             "return pa.array(values, None, mask=null)"),
+            ("return pa.array(values, self.arrow[typ], mask=null)",
+             "return pa.array(values, mask=null)"))],
+        *[("row_group_size=self.rows)", after,
+           "one write_table call writes its rows as one row group below pyarrow's default "
+           "size (1,048,576 rows); BATCH is 65,536 rows and a chunk's calls fewer than that "
+           "default in every store measured")
+          for after in ("row_group_size=None)", ")")],
+        *[("self.writer.write_table(self.pa.Table.from_batches(self.pending, self.schema),",
+           after, "the batches carry the schema they were built with")
+          for after in ("self.writer.write_table(self.pa.Table.from_batches(self.pending, None),",
+                        "self.writer.write_table(self.pa.Table.from_batches(self.pending, ),")],
     ],
     "sweepbench/results/export/columns.py": [
         ("count=len(values))", ")", _DTYPE),

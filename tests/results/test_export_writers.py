@@ -6,9 +6,11 @@ refusals' exact words, the trajectories a chunk at a time, and the columns' text
 from __future__ import annotations
 
 import builtins
+import csv
 import io
 import json
-from datetime import UTC, datetime
+import warnings
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -105,16 +107,19 @@ def test_parquet_cells_nulls_and_row_groups(tmp_path, monkeypatch):
     pq = pytest.importorskip("pyarrow.parquet", reason="the parquet extra installs pyarrow")
     monkeypatch.setattr(writers_mod._Parquet, "BATCH", 4)
     types = {**TYPES, "tl": "timestamp", "fl": "float64", "il": "int64", "sl": "string",
-             "bn": "bool", "fn": "float64"}
+             "bn": "bool", "fn": "float64", "nl": "string", "nc": "string", "fi": "float64"}
 
     def chunk() -> dict:
-        return {**_chunk(), "tl": [0, None, float("nan")], "fl": [1, None, float("-inf")],
+        return {**_chunk(), "tl": [86400.5, None, float("nan")], "fl": [1, None, float("-inf")],
                 "il": [2.0, None, True], "sl": ["x", None, "y"],
                 "bn": Numbers(np.array([True, False, True]), np.array([False, False, True])),
-                "fn": Numbers(np.array([1.5, np.nan, np.inf]))}
+                "fn": Numbers(np.array([1.5, np.nan, np.inf])), "nl": [None, None, None],
+                "nc": Coded(np.array([0, 0, 0]), [None]), "fi": Numbers(np.array([1, 2, 3]))}
 
-    written = _write_streams([("parquet", tmp_path / "t.parquet")], types,
-                             iter([chunk(), chunk(), chunk()]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no cast of a null's NaN or infinity to an integer
+        written = _write_streams([("parquet", tmp_path / "t.parquet")], types,
+                                 iter([chunk(), chunk(), chunk()]))
     assert written == {str(tmp_path / "t.parquet"): 9}
     meta = pq.ParquetFile(tmp_path / "t.parquet").metadata
     # a row group once 4 rows gathered: after the second chunk (6), then the last 3 at close
@@ -122,17 +127,17 @@ def test_parquet_cells_nulls_and_row_groups(tmp_path, monkeypatch):
     table = pq.read_table(tmp_path / "t.parquet")
     assert [str(t) for t in table.schema.types] == [
         "string", "int64", "double", "bool", "timestamp[ms, tz=UTC]", "timestamp[ms, tz=UTC]",
-        "double", "int64", "string", "bool", "double"]
+        "double", "int64", "string", "bool", "double", "string", "string", "double"]
     rows = table.to_pylist()[:3]
     assert rows == [
         {"s": "a", "i": 1, "f": 0.5, "b": True, "t": datetime(1970, 1, 1, tzinfo=UTC),
-         "tl": datetime(1970, 1, 1, tzinfo=UTC), "fl": 1.0, "il": 2, "sl": "x", "bn": True,
-         "fn": 1.5},
+         "tl": datetime(1970, 1, 2, 0, 0, 0, 500000, tzinfo=UTC), "fl": 1.0, "il": 2,
+         "sl": "x", "bn": True, "fn": 1.5, "nl": None, "nc": None, "fi": 1.0},
         {"s": None, "i": None, "f": None, "b": None, "t": None, "tl": None, "fl": None,
-         "il": None, "sl": None, "bn": False, "fn": None},
+         "il": None, "sl": None, "bn": False, "fn": None, "nl": None, "nc": None, "fi": 2.0},
         {"s": "b,c", "i": 3, "f": None, "b": False,
          "t": datetime(1970, 1, 2, 0, 0, 0, 250000, tzinfo=UTC), "tl": None, "fl": None,
-         "il": 1, "sl": "y", "bn": None, "fn": None},
+         "il": 1, "sl": "y", "bn": None, "fn": None, "nl": None, "nc": None, "fi": 3.0},
     ]
     assert table.to_pylist()[3:6] == rows
 
@@ -307,3 +312,75 @@ def test_a_trajectory_line_that_is_not_utf8_is_named_too(tmp_path):
     with pytest.raises(ValueError, match=r":2: not an EpisodeRecord: 'utf-8' codec can't "
                                          r"decode byte 0xff"):
         next(records)
+
+
+@pytest.mark.parametrize("sizes, groups", [([2, 2, 3, 3, 3], [4, 6, 3]), ([3, 3, 3, 3], [6, 6]),
+                                           ([5], [5]), ([1, 1], [2])])
+def test_parquet_row_groups_close_once_a_batch_gathered(tmp_path, monkeypatch, sizes, groups):
+    pq = pytest.importorskip("pyarrow.parquet", reason="the parquet extra installs pyarrow")
+    monkeypatch.setattr(writers_mod._Parquet, "BATCH", 4)
+    chunks = iter([{"i": list(range(n))} for n in sizes])
+    _write_streams([("parquet", tmp_path / "t.parquet")], {"i": "int64"}, chunks)
+    meta = pq.ParquetFile(tmp_path / "t.parquet").metadata
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == groups
+
+
+def test_milliseconds_are_a_datetimes_floored():
+    seconds = [0.9989994, 0.0009995, 1.0000005, 2.5e-7, 0.999, 12.3456789]
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    want = [(datetime.fromtimestamp(s, UTC) - epoch) // timedelta(milliseconds=1)
+            for s in seconds]
+    assert want == [998, 1, 1000, 0, 999, 12345]
+    assert writers_mod._ms(np.array(seconds)).tolist() == want
+
+
+BENCH = {"t1": {"headline": "likert", "headline_label": "the judge's Likert"}}
+
+
+def test_export_tables_and_the_results_csv_take_the_benchmarks_headlines(store, tmp_path):
+    export_tables(store, None, tmp_path, ("jsonl",), benchmarks=BENCH)
+    rows = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
+    assert [(r["headline"], r["headline_judge"], r["headline_method"], r["passed"])
+            for r in rows] == [("the judge's Likert", None, "likert", None)] * 3
+    judged = [json.loads(line) for line in (tmp_path / "judgments.jsonl").read_text().splitlines()]
+    assert [(j["judge"], j["headline"]) for j in judged] == [
+        ("J", False), ("state", False), ("state", False)]  # not the state check's any more
+    n = writers_mod.export_results_csv(store, None, tmp_path / "r.csv", benchmarks=BENCH)
+    with open(tmp_path / "r.csv", newline="", encoding="utf-8") as f:
+        csv_rows = list(csv.DictReader(f))
+    assert n == 3 and [(r["headline"], r["headline_method"]) for r in csv_rows] == [
+        ("the judge's Likert", "likert")] * 3
+    assert list(csv_rows[0]) == [c for c, _, _ in COLUMNS["episodes"]] + [
+        "judge_j_likert_passed", "judge_j_likert_score", "judge_state_state_passed",
+        "judge_state_state_score", "judge_state_state_f1"]
+
+
+def test_export_tables_of_one_run_reads_the_calls_once(store, tmp_path, monkeypatch):
+    from sweepbench.results.export import tables as tables_mod
+
+    store.begin_run("r2", {})
+    other = _meta("x9")
+    store.select("r2", [other])
+    store.episode_started(other, run_id="r2")
+    store.flush_sync()
+    reads = []
+    real = tables_mod.read_calls
+    monkeypatch.setattr(tables_mod, "read_calls", lambda s, keys, p: reads.append(keys) or
+                        real(s, keys, p))
+    written = export_tables(store, "r", tmp_path, ("csv",))
+    assert written[str(tmp_path / "episodes.csv")] == 3  # x9 is r2's
+    assert reads == [["k0", "k1", "k2"]]  # the episodes table took the calls table's sums
+    assert export_tables(store, None, tmp_path / "all", ("csv",))[
+        str(tmp_path / "all" / "episodes.csv")] == 4
+
+
+def test_trajectories_read_a_chunk_of_keys_at_a_time(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(writers_mod, "CHUNK", 2)
+    asked = []
+    for name in ("records", "judgments"):
+        real = getattr(store, name)
+        monkeypatch.setattr(store, name, lambda keys=None, _r=real, _n=name: (
+            asked.append((_n, keys)), _r(keys))[1])
+    assert export_trajectories(store, None, tmp_path / "t.jsonl") == 2
+    assert asked == [("records", ["k0", "k1"]), ("judgments", ["k0", "k1"]),
+                     ("records", ["k2"]), ("judgments", ["k2"])]
