@@ -693,6 +693,23 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
           for after in ("self.writer.write_table(self.pa.Table.from_batches(self.pending, None),",
                         "self.writer.write_table(self.pa.Table.from_batches(self.pending, ),")],
     ],
+    "sweepbench/results/render/terminal.py": [
+        ('report["models"], state_column=False))', 'report["models"], state_column=None))',
+         _TRUTH),
+        *[("Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,", after, _TRUTH)
+          for after in ("Table(box=box.SIMPLE_HEAD, show_edge=None, pad_edge=False,",
+                        "Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=None,")],
+        ('yield literal(title, "bold")', 'yield literal(title, "BOLD")',
+         "rich reads style names without regard to case"),
+        ('table.add_column(_t(self.head[i]), width=w, overflow="fold",',
+         "table.add_column(_t(self.head[i]), width=w, overflow=None,",
+         "rich folds a table cell's long word when the column's overflow is None, as with "
+         "\"fold\" (the test of a folded word kills the ellipsis, rich's Column default)"),
+        *[('justify="left" if i in self.wrap else "right")',
+           f'justify="{j}" if i in self.wrap else "right")',
+           "rich justifies a cell left unless told center, right or full")
+          for j in ("XXleftXX", "LEFT")],
+    ],
     "sweepbench/results/export/columns.py": [
         ("count=len(values))", ")", _DTYPE),
     ],

@@ -400,3 +400,52 @@ def test_a_rendered_report_is_printed_whole_at_any_width(width):
     text = console.export_text()
     assert text.splitlines()[0] == "t1: pass from L (state check)"
     assert max(map(len, text.splitlines())) <= width and "50.0%" in text
+
+
+def test_titles_are_bold_and_a_long_word_folds_rather_than_being_cut():
+    t = FitTable("title", ["Key", "aaaa"], [["k" * 50, "1"], ["x y", "2"]], key_min=10)
+    console = Console(record=True, width=30, file=io.StringIO(), force_terminal=True,
+                      color_system="standard")
+    console.print(t)
+    assert console.export_text(styles=True).splitlines()[0] == "\x1b[1mtitle\x1b[0m"
+    assert _lines(t, 30)[4:7] == ["│ kkkkkkkkkkkkkkkkkkk │    1 │",
+                                  "│ kkkkkkkkkkkkkkkkkkk │      │",
+                                  "│ kkkkkkkkkkkk        │      │"]
+
+
+def test_an_empty_header_needs_a_column_of_one():
+    assert FitTable("t", [""], [[""]])._need(0) == 1
+    assert FitTable("t", ["", ""], [["", ""]])._need(1) == 1
+    assert FitTable("t", [""], [["abc"]])._need(0) == 3
+
+
+def test_the_edges_of_the_optional_columns():
+    base = {"k": 2, "tasks": 3, "pass_at_k": 0.5, "pass_hat_k": 0.5}
+    at = term._leaderboard("x", {"a": {**base, "avg": 0.0, "score": 1e-9}}, state_column=True)
+    assert "Score" not in at.head  # 1e-9 from the average is no different score
+    errors = term._leaderboard("x", {"a": {**base, "avg": 0.5, "errors": 1}}, state_column=True)
+    assert errors.head[-2:] == ["Errors", "Avg@2 if gaps failed–passed"]
+    unjudged = term._leaderboard("x", {"a": {**base, "avg": 0.5, "unjudged": 1}},
+                                 state_column=True)
+    assert unjudged.head[-2:] == ["Unjudged", "Avg@2 if gaps failed–passed"]
+    unfinished = term._leaderboard("x", {"a": {**base, "avg": 0.5, "unfinished": 1}},
+                                   state_column=True)
+    assert unfinished.head[-1] == "Unfinished"  # no bounds: those are not scored either way
+    t = term._domain_table("vb", {"models": {
+        "a": {"avg": 0.5, "k": 1, "domains": {"d": {"tasks": 2, "avg": 0.5}, "zz": None}},
+        "b": {"avg": 0.4, "k": 1, "domains": {"d": None}}}})
+    assert t.rows == [["d", "2", "50.0%", "—"], ["zz", "0", "—", "—"]]
+    a = {"benchmarks": {"t1": {"trials_per_cell": {}, "trials_per_pair": {"a|b": 6, "b|c": 2}}},
+         "runs": [], "interval": "i"}
+    assert term._adaptive_table(a).caption.split("\n")[0] == (
+        "t1: trials charged per neighbour pair: a vs b 6, b vs c 2")
+
+
+def test_render_gives_each_benchmark_its_own_metrics_and_no_state_column_under_the_check():
+    src = {"label": "L", "method": "state", "judge": "state"}
+    models = _models(a={"state": 0.5, "metrics": {"tool_f1": 0.5}})
+    group = term.render(_report(benchmarks={"t1": {"source": src, "models": models}}))
+    assert _texts(group) == ["t1: pass from L (state check)",
+                             ("t1: metrics and other judges (means over the episodes that have "
+                              "them)")]
+    assert "State" not in group.renderables[0].head
