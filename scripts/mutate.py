@@ -710,6 +710,50 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
            "rich justifies a cell left unless told center, right or full")
           for j in ("XXleftXX", "LEFT")],
     ],
+    "sweepbench/results/export/inspect_log.py": [
+        ('model=name, domain=r["domain"], trial=r["trial"],',
+         'model=name, domain=None, trial=r["trial"],',
+         "the Avg@k and k that _headlines reads of summarize come from the task keys, which "
+         "hold the domain; Outcome.domain only groups the per-domain rates, not read here"),
+        ('None if j["passed"] is None else float(j["passed"]))',
+         'None if (j["passed"] is None) and False else float(j["passed"]))',
+         "a judgment with neither score nor verdict is never scored (export_inspect skips it, "
+         "and inspect's Score refuses a None value): the branch is reached with a score only"),
+        ("usage[rec.model] += rec.agent_usage", "usage[rec.model] = rec.agent_usage",
+         "the agent's usage is the first entry of a new table: adding it to nothing is "
+         "setting it"),
+        ("costs[judge] = costs.get(judge, 0.0) + cost",
+         "costs[judge] = costs.get(None, 0.0) + cost",
+         "each judge appears once in an episode's judge usage (a table by judge): costs has "
+         "no entry for it yet"),
+        *[("verdicts = store.judgments(keys, keep=lambda details: None)", after,
+           "headline_sources reads the verdicts' judge, method and passed, never their details "
+           "(left out only to hold less)")
+          for after in ("verdicts = store.judgments(keys, keep=None)",
+                        "verdicts = store.judgments(keys, )",
+                        "verdicts = store.judgments(keys, keep=lambda details: 0)")],
+        *[("sample_ids=sorted({x.id for x in samples}, key=str)),", after,
+           "sample ids are text (task ids), so sorting them as text or as they are is one "
+           "order; and inspect's writer fills a dataset's sample ids from its samples")
+          for after in ("sample_ids=sorted({x.id for x in samples}, key=None)),",
+                        "sample_ids=sorted({x.id for x in samples}, )),", "),")],
+        ("completed_at=iso_utc(max(r[\"finished_at\"] or 0 for r in rows)),",
+         "completed_at=iso_utc(max(r[\"finished_at\"] or 1 for r in rows)),",
+         "a log holds finished episodes only, and a finished row has its finish time"),
+        ('stamp = (iso_utc(created) or "").replace(":", "-").replace(".", "-")',
+         'stamp = (iso_utc(created) or "XXXX").replace(":", "-").replace(".", "-")',
+         "created is a run's creation time or an episode's start, never missing"),
+        ("finished = {k for i in range(0, len(keys), CHUNK) for k in store.records(keys[i:i + CHUNK])}",
+         "finished = {k for i in range(0, len(keys), ) for k in store.records(keys[i:i + CHUNK])}",
+         "a step of 1 reads overlapping chunks: the same records again, gathered into a set"),
+        *[('format="eval"), suffix=".eval")', after,
+           "write_eval_log is told the format: the temporary file's name does not choose it")
+          for after in ('format="eval"), suffix=None)', 'format="eval"), )',
+                        'format="eval"), suffix="XX.evalXX")', 'format="eval"), suffix=".EVAL")')],
+        ('format="eval"), suffix=".eval")', '), suffix=".eval")',
+         "without the format, write_eval_log takes it from the temporary file's name, which "
+         "ends in .eval"),
+    ],
     "sweepbench/results/export/columns.py": [
         ("count=len(values))", ")", _DTYPE),
     ],

@@ -19,6 +19,8 @@ import inspect_ai.scorer as isc
 import inspect_ai.tool as it
 
 from sweepbench.errors import StoreError
+from sweepbench.model_json import ArgumentsError, parse_arguments
+from sweepbench.results.export import inspect_log as inspect_mod
 from sweepbench.results.export.inspect_log import (
     _explanation,
     _headlines,
@@ -31,6 +33,7 @@ from sweepbench.results.export.inspect_log import (
     scorer_name,
 )
 from sweepbench.results.fmt import iso_utc
+from sweepbench.results.runinfo import package_version
 from sweepbench.results.selection import Selection, load_view
 from sweepbench.store.runstore import EpisodeMeta, RunStore
 from sweepbench.wire import (
@@ -89,7 +92,9 @@ def test_messages_with_tool_calls_and_their_results():
         ("c1", "search", {"q": 1}), ("c2", "list", {}), ("c3", "bad", {}), ("c4", "none", {})]
     assert calls[0].parse_error is None and calls[3].parse_error is None
     assert calls[1].parse_error == "arguments are not an object"
-    assert calls[2].parse_error and calls[2].parse_error != "arguments are not an object"
+    with pytest.raises(ArgumentsError) as bad:
+        parse_arguments("{oops")
+    assert calls[2].parse_error == str(bad.value)
     # a result's function: its own name, else its call's, else none
     assert [(x.tool_call_id, x.function, x.content) for x in out[3:6]] == [
         ("c1", "search", "found"), ("c2", "named", "listed"), ("c9", None, "lost")]
@@ -258,6 +263,8 @@ def test_a_log_by_hand(store, tmp_path):
     assert list(k2.scores) == ["state"]  # A/full judged nothing: no score
     assert list(k3.scores) == ["J/likert"]
     assert k0.input == "first" and k0.output.completion == "last" and k0.target == ""
+    assert [(x.role, x.text) for x in k0.messages] == [
+        ("user", "first"), ("assistant", "one"), ("user", "second"), ("assistant", "last")]
     assert k0.output.model == "m" and k0.output.choices[0].stop_reason == "stop"
     assert k0.total_time == 1.25 and k0.error is None
     assert k1.error.message == "boom"
@@ -324,3 +331,96 @@ def test_without_inspect_ai_the_export_says_how_to_get_it(store, tmp_path, monke
     assert isinstance(err.value.__cause__, ImportError)
     assert not (tmp_path / "out").exists()
 
+
+
+def _odd_store(path):
+    """Episodes at the edges: no user model, a user model that is the agent's, a judge that
+    is the user model, three scorers, no messages, an error without words, a benchmark whose
+    headline judge has judged nothing, a cached and an unpriced judge call."""
+    with RunStore(path) as s:
+        s.begin_run("r", {}, prices={"U": {"input": 1.0, "cached_input": 0.5}})
+
+        def episode(key, *, model="m", user=None, bench="t1", messages=True, error=None):
+            meta = EpisodeMeta(key=key, label=f"{model}|{bench}:d:en:{key}|0", model=model,
+                               benchmark=bench, domain="d", task_id=key, lang="en", trial=0,
+                               user_model=user)
+            s.select("r", [meta])
+            s.episode_started(meta, run_id="r")
+            rec = _record(key, "d", 0, run_id="r")
+            s.episode_finished(key, EpisodeRecord(
+                run_id="r", model=model, benchmark=bench, domain="d", task_id=key, trial=0,
+                termination="error" if error == "" else "user_stop", error=error or None,
+                agent_usage=Usage(10, 1), user_usage=Usage(20, 2),
+                messages=rec.messages if messages else []))
+
+        episode("e0")  # no user model: "user"
+        episode("e1", user="m")  # the user simulator is the agent's model
+        episode("e2", user="U", messages=False, error="")
+        episode("v0", bench="vitabench")
+        s.event("e2", 0, "model_call", {"role": "judge", "usage": {
+            "prompt_tokens": 100, "cached_prompt_tokens": 40, "completion_tokens": 5}},
+            journal="judge|U|likert", run_id="r", endpoint="U")
+        s.event("e2", 0, "model_call", {"role": "judge", "usage": {"prompt_tokens": 7}},
+                journal="judge|K|full", run_id="r", endpoint="K")  # no price
+        for key in ("e0", "e1", "e2"):
+            s.judgment(key, judge="state", method="state", passed=True, score=None, details={})
+        s.judgment("e2", judge="U", method="likert", passed=None, score=0.5, details={})
+        s.judgment("e2", judge="K", method="full", passed=False, score=None, details={})
+        s.flush_sync()
+
+
+def test_a_log_at_its_edges(tmp_path):
+    _odd_store(tmp_path / "s.sqlite")
+    with RunStore(tmp_path / "s.sqlite") as s:
+        paths = export_inspect(s, load_view([s], Selection()), tmp_path / "a" / "b",
+                               benchmarks={"vitabench": {"headline": "sliding"}})
+    evs = [log.read_eval_log(str(p)) for p in paths]  # a log per row: model, user model
+    assert sorted((ev.eval.task, ev.eval.metadata["sweepbench_row"]) for ev in evs) == [
+        ("t1", "m [user None, None]"), ("t1", "m [user U, None]"), ("t1", "m [user m, None]"),
+        ("vitabench", "m [user None, None]")]
+    assert all(ev.eval.packages == {"sweepbench": package_version()} for ev in evs)
+    of = {x.metadata["episode_key"]: (ev, x) for ev in evs for x in ev.samples}
+    (l0, e0), (l1, e1), (l2, e2), (vb, _) = (of[k] for k in ("e0", "e1", "e2", "v0"))
+    assert (l0.eval.metadata["user_models"], l1.eval.metadata["user_models"]) == ([""], ["m"])
+    assert {k: (u.input_tokens, u.output_tokens) for k, u in e0.model_usage.items()} == {
+        "m": (10, 1), "user": (20, 2)}
+    assert {k: (u.input_tokens, u.output_tokens) for k, u in e1.model_usage.items()} == {
+        "m": (30, 3)}  # agent and user simulator on one model: summed
+    u = e2.model_usage
+    assert (u["U"].input_tokens, u["U"].input_tokens_cache_read, u["U"].output_tokens) == (
+        20 + 60, 40, 2 + 5)  # the user simulator's and the judge's, cached apart
+    assert (u["K"].input_tokens, u["K"].output_tokens) == (7, 0)
+    assert e2.metadata["judge_cost_usd"] == {"U": (60 * 1.0 + 40 * 0.5) / 1e6, "K": 0.0}
+    assert list(e2.scores) == ["state", "K/full", "U/likert"]  # the headline, then by name
+    assert [x.name for x in l2.results.scores] == ["state", "K/full", "U/likert"]
+    assert e2.input == "" and e2.output.choices == [] and e2.messages == []
+    assert e2.error.message == "error"
+    # no sliding judgment yet: no headline scorer
+    assert vb.results.metadata == {"headline_scorer": None} and vb.results.scores == []
+
+
+def test_a_log_takes_the_benchmarks_headlines(tmp_path):
+    _odd_store(tmp_path / "s.sqlite")
+    with RunStore(tmp_path / "s.sqlite") as s:
+        paths = export_inspect(s, load_view([s], Selection()), tmp_path / "out",
+                               benchmarks={"t1": {"headline": "full"}})
+    evs = [log.read_eval_log(str(p)) for p in paths]
+    e2 = next(ev for ev in evs if any(x.metadata["episode_key"] == "e2" for x in ev.samples))
+    assert e2.results.metadata == {"headline_scorer": "K/full"}
+    assert [x.name for x in e2.results.scores] == ["K/full", "U/likert", "state"]
+
+
+def test_a_log_reads_a_chunk_of_keys_at_a_time(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(inspect_mod, "CHUNK", 1)
+    asked = []
+    for name in ("records", "judgments", "model_calls"):
+        real = getattr(store, name)
+        monkeypatch.setattr(store, name, lambda keys=None, _r=real, _n=name, **kw: (
+            asked.append((_n, keys)), _r(keys, **kw))[1])
+    paths = export_inspect(store, load_view([store], Selection()), tmp_path)
+    assert len(log.read_eval_log(str(paths[0])).samples) == 4
+    assert all(keys is not None for _, keys in asked)
+    first = [keys for n, keys in asked if n == "records"][:5]
+    assert sorted(first) == [["k0"], ["k1"], ["k2"], ["k3"], ["k9"]]
+    assert [sorted(keys) for n, keys in asked if n == "model_calls"] == [
+        ["k0", "k1", "k2", "k3"]]  # the log's episodes
