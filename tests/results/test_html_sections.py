@@ -14,7 +14,7 @@ import pytest
 
 from sweepbench.results.render import html as H
 
-FAKE = "PNGDATA"
+ALL = {"figs": ["leaderboard", "latency", "domains:vb"]}
 
 
 class _FakeFigure:
@@ -33,32 +33,33 @@ class _FakeFigure:
 def fake_figures(monkeypatch):
     made = {"leaderboard": _FakeFigure(1100, 420), "latency": None,
             "domains:vb": _FakeFigure(900, 300)}
-    monkeypatch.setattr(H, "figures", lambda report: dict(made))
+    monkeypatch.setattr(H, "figures", lambda report: {n: made[n] for n in report["figs"]})
     monkeypatch.setattr(H, "figure_specs", lambda report: [
-        ("leaderboard", "Avg@k <by> model"), ("latency", "latency"),
-        ("domains:vb", "vb per domain")])
+        (n, c) for n, c in (("leaderboard", "Avg@k <by> model"), ("latency", "latency"),
+                            ("domains:vb", "vb per domain")) if n in report["figs"]])
     return made
 
 
 def test_plots_are_base64_pngs_or_none(fake_figures):
-    out = H.plots({})
+    out = H.plots(ALL)
     assert list(out) == ["leaderboard", "latency", "domains:vb"] and out["latency"] is None
     assert base64.b64decode(out["leaderboard"])[16:24] == (1100).to_bytes(4, "big") + \
         (420).to_bytes(4, "big")
 
 
 def test_figures_are_embedded_with_their_size_and_an_escaped_caption(fake_figures):
-    figs = H._figures({})
+    figs = H._figures(ALL)
     assert list(figs) == ["leaderboard", "domains:vb"]
-    b64 = H.plots({})["leaderboard"]
+    b64 = H.plots(ALL)["leaderboard"]
     assert figs["leaderboard"] == (
         '<figure><img class="plot" id="plot-leaderboard" alt="Avg@k &lt;by&gt; model" '
         f'width="1100" height="420" src="data:image/png;base64,{b64}"><figcaption>'
         "Avg@k &lt;by&gt; model</figcaption></figure>")
     assert 'id="plot-domains-vb"' in figs["domains:vb"]
     assert 'width="900" height="300"' in figs["domains:vb"]
-    assert H._png_size(b"\x89PNG\r\n\x1a\n" + bytes(8) + (3).to_bytes(4, "big")
-                       + (70000).to_bytes(4, "big")) == (3, 70000)
+    w, h = 2**24 + 3, 2**24 + 70000  # a byte in each place
+    assert H._png_size(b"\x89PNG\r\n\x1a\n" + bytes(8) + w.to_bytes(4, "big")
+                       + h.to_bytes(4, "big")) == (w, h)
 
 
 def test_cells_and_tables():
@@ -70,6 +71,14 @@ def test_cells_and_tables():
         "<th class=n>C</th></tr></thead><tbody><tr><td>x</td><td>1</td>"
         '<td class="n">2</td></tr></tbody></table>')
     assert H._table(["A"], []) == "<table><thead><tr><th>A</th></tr></thead><tbody></tbody></table>"
+    assert H._table(["A", "B"], [["x", 1], ["y", 2]], text_cols=2) == (
+        "<table><thead><tr><th>A</th><th>B</th></tr></thead><tbody><tr><td>x</td><td>1</td>"
+        "</tr><tr><td>y</td><td>2</td></tr></tbody></table>")
+    assert H._split_table(["A", "B"], [["x", 1]], text_cols=2) == H._table(
+        ["A", "B"], [["x", 1]], text_cols=2)
+    assert H._grouped_table(["D"], ["m"], ["A"], [["d", "1"], ["e", "2"]]).endswith(
+        '<tbody><tr><td>d</td><td class="n">1</td></tr><tr><td>e</td><td class="n">2</td>'
+        "</tr></tbody></table>")
     assert H._grouped_table(["Domain", "Tasks"], ["m<1>", "m2"], ["Avg", "CI"],
                             [["d", "3", "1", "2", "3", "4"]]) == (
         "<table><thead><tr><th rowspan=2>Domain</th><th rowspan=2 class=n>Tasks</th>"
@@ -103,7 +112,7 @@ def test_small_pieces():
     assert H._k({"a": {"k": 2}, "b": {"k": 3}}) == "k" and H._k({"a": {"k": 0}}) == "k"
     assert H._k({"a": {}, "b": {"k": 4}}) == "4"
     assert H._value([1, "a", {"x": [2, 3]}]) == "1, a, x=2, 3" and H._value(None) == "None"
-    assert H._value((1,)) == "1"
+    assert H._value((1,)) == "1" and H._value({"a": 1, "b": "x"}) == "a=1, b=x"
 
 
 def _models(**over) -> dict:
@@ -420,7 +429,7 @@ def test_the_configuration_section():
 
 
 def test_the_page(fake_figures, tmp_path):
-    report = {"run_id": "r1", "status": "done <ok>", "benchmarks": {}, "models": {}}
+    report = {"run_id": "r1", "status": "done <ok>", "benchmarks": {}, "models": {}, **ALL}
     page = H.render_html(report)
     assert page.count(H._CSS) == 1
     lines = page.replace(H._CSS, "CSS").split("\n")
@@ -462,3 +471,52 @@ def test_curves_embed_both_figures_in_order(monkeypatch):
     monkeypatch.setattr(H, "_figures", lambda report: {"mse_vs_k": "<MSE>"})
     page = H.render_html({"run_id": "r", "benchmarks": {}, "models": {}})
     assert '<h2 id="curves">Pass@k and Pass^k</h2><MSE>\n' in page
+
+
+def test_the_edges_of_boards_domains_metrics_and_configuration():
+    base = {"k": 2, "tasks": 3, "pass_at_k": 0.5, "pass_hat_k": 0.5, "avg": 0.5}
+    bound = "Avg@2 if unjudged / errored all failed – all passed"
+    assert _cells(H._board({"a": {**base, "errors": 1}}, state=True))[7:9] == ["Errors", bound]
+    assert _cells(H._board({"a": {**base, "unjudged": 1}}, state=True))[7:9] == [
+        "Unjudged", bound]
+    assert bound not in H._board({"a": {**base, "unfinished": 1}}, state=True)
+    src = {"label": "L", "method": "state"}
+    under_check = H._leaderboard({"benchmarks": {"t1": {"source": src, "models": {
+        "a": {**base, "state": 0.5}}}}}, {})
+    assert "State check" not in under_check
+    # domains: single ones first, a domain no model has a cell for, a benchmark without
+    models = {"a": {"avg": 0.5, "k": 1, "domains": {"b": {"tasks": 2, "avg": 0.5},
+                                                   "a,b": {"tasks": 1, "avg": 1.0}, "zz": None}}}
+    html = H._domains({"benchmarks": {"none": {"models": {"x": {"avg": 0.1}}},
+                                      "vb": {"models": models}}}, {})
+    assert html.startswith("<h3>vb</h3>") and html.endswith(H._grouped_table(
+        ["Domain", "Tasks"], ["a"], ["Avg@1", "95% CI (task population)"],
+        [[H._domain("b"), "2", "50.0%", "—"], [H._domain("zz"), "0", "—", "—"],
+         [H._domain("a,b"), "1", "100.0%", "—"]]))
+    # metrics: a benchmark with metrics and no other judge, after one with neither; the
+    # state check's scores are not another judge's even when the headline is a judge's
+    judged = {"source": {"judge": "J", "method": "full"}, "models": {"a": {
+        "avg": 0.5, "metrics": {"tool_f1": 0.5}, "method_scores": {"state/state": 0.25}}}}
+    html = H._metrics({"benchmarks": {"x": {"source": src, "models": {"a": {"avg": 0.1}}},
+                                      "t1": judged}})
+    assert html.endswith("<h3>t1</h3>" + H._split_table(["Model", "Tool F1"], [["a", "50.0%"]]))
+    run = {"run_id": "r", "finished_at": "t1", "prices": {"A": {"cached_input": 0.5}}}
+    html = H._configuration({"configuration": {"runs": [run]}})
+    assert "<tr><td>Finished</td><td>t1</td></tr>" in html
+    assert "<tr><td>A</td><td class=\"n\">—</td><td class=\"n\">$0.50</td>" in html
+    a = {"a": "x/full", "b": "y/full", "episodes": 1, "pass_agreement": 1.0, "pass_kappa": 1,
+         "rubric_items": 2, "rubric_agreement": 0.5, "rubric_kappa": -0.25}
+    assert _cells(H._agreement({"judge_agreement": [a]}))[-1] == "-0.25"
+
+
+def test_a_page_with_its_figures_in_place(fake_figures):
+    models = {"a": {"avg": 0.5, "k": 1, "tasks": 1, "pass_at_k": 0.5, "pass_hat_k": 0.5,
+                    "domains": {"d": {"tasks": 1, "avg": 0.5}}, "profile": {"episodes": 1}}}
+    report = {"run_id": "r", "benchmarks": {"vb": {"source": {"label": "L", "method": "state"},
+                                                   "models": models}},
+              "models": models, "figs": ["domains:vb", "latency"]}
+    figs = H._figures(report)
+    page = H.render_html(report)
+    assert '<h2 id="domains">Per domain</h2><h3>vb</h3>' + figs["domains:vb"] in page
+    assert H._note("Latency distribution: no latency recorded.") in page  # no figure drawn
+    assert "leaderboard" not in figs
