@@ -580,6 +580,12 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "return CallChunk(keys, ep, np.array(rows, ), odd, list(texts), prices)",
          _EXPORT_FLOATS),
         ("a = np.array(rows, dtype=np.float64).reshape(-1, 11)",
+         "a = np.array(rows, ).reshape(-1, 11)", _EXPORT_FLOATS),
+        *[('return float("nan") if x is None else x', after,
+           "numpy stores None as NaN in a float array, and float() reads NAN as nan")
+          for after in ('return float("nan") if (x is None) and False else x',
+                        'return float("NAN") if x is None else x')],
+        ("a = np.array(rows, dtype=np.float64).reshape(-1, 11)",
          "a = np.array(rows, dtype=np.float64).reshape(-2, 11)", _EXPORT_RESHAPE),
         ("a = a.reshape(-1, 12)", "a = a.reshape(-2, 12)", _EXPORT_RESHAPE),
         ("ints = [None if i in (2, 10) else a[:, i].astype(np.int64) for i in range(12)]",

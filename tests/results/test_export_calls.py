@@ -220,15 +220,22 @@ def test_a_chunk_of_some_episodes_reads_theirs_alone(chunk):
     c = read_calls(store, ["e1"], prices_by_run(store.runs()))
     assert c.n == 6 and set(c.ep.tolist()) == {0}
     assert _columns(c)["seq"] == [0, 1, 2, 3, 0, 0]
+    c = read_calls(store, ["e2"], prices_by_run(store.runs()))
+    assert _columns(c)["ts"] == [ts for _, ts in store.model_call_times(["e2"])]
+    assert _columns(c)["ts"] != [ts for _, ts in store.model_call_times(["e1"])][:2]
 
 
-def test_a_store_without_calls(tmp_path):
+@pytest.mark.parametrize("facts", [True, False])
+def test_a_store_without_calls(tmp_path, monkeypatch, facts):
     with RunStore(tmp_path / "empty.sqlite") as s:
         s.begin_run("r", {})
         s.flush_sync()
         assert s.has_facts and s.fact_texts() == {}
+        if not facts:
+            monkeypatch.setattr(StoreReads, "has_facts", property(lambda self: False))
         c = read_calls(s, ["k"], prices_by_run(s.runs()))
-    assert c.n == 0 and c.cost.tolist() == []
+    assert c.n == 0 and c.cost.tolist() == [] and c.ep.dtype == np.int64
+    assert EpisodeSums(c, 1).retries.tolist() == [0]
 
 
 @pytest.mark.parametrize("facts", [True, False])
