@@ -125,6 +125,8 @@ _ARROW_CAST = ("the record batch is built against the table's schema and the Par
                "array is cast to it): the same file, read back with the same types and values "
                "(tests/results/test_export_writers.py checks an all-null, an integer-in-float "
                "and a timestamp column)")
+_GRAY = ('handles += [Line2D([], [], color="gray", ls="-"), Line2D([], [], color="gray", '
+         'ls="--")]')
 _EXPORT_RESHAPE = "numpy infers the size of a negative dimension, whichever negative it is"
 
 
@@ -779,6 +781,26 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         *[('return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")', after, "int.from_bytes reads big-endian unless told otherwise (Python 3.11)")
           for after in ('return int.from_bytes(head[16:20], ), int.from_bytes(head[20:24], "big")',
                         'return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], )')],
+    ],
+    "sweepbench/results/render/figures.py": [
+        ("axes = fig.subplots(rows, cols, squeeze=False).ravel().tolist()",
+         "axes = fig.subplots(rows, cols, squeeze=None).ravel().tolist()", _TRUTH),
+        ("ax.set_visible(False)", "ax.set_visible(None)",
+         "matplotlib draws an artist only when its visible flag is true: None hides it too"),
+        *[(line, line.replace('"left"', '"LEFT"'),
+           "matplotlib reads a title's loc in lower case")
+          for line in ('ax.set_title(_t(f"{b}: {title}"), loc="left")',
+                       'ax.set_title("Agent model-call latency", loc="left")')],
+        *[("draw(ax, s, m, colors[m], field)", "draw(ax, s, None, colors[m], field)",
+           "neither draw function reads the model's name (its colour is passed)")],
+        *[(_GRAY, _GRAY.replace(a, b), "matplotlib reads colour names without regard "
+           "to case") for a, b in (('color="gray", ls="-")', 'color="GRAY", ls="-")'),
+                                   ('color="gray", ls="--")', 'color="GRAY", ls="--")'))],
+        ("decades = math.log10(hi / lo) if lo > 0 else 6",
+         "decades = math.log10(hi / lo) if lo > 0 else 7",
+         "any span past 5 decades gets decade ticks: 6 and 7 alike"),
+        ("axis.set_major_locator(LogLocator(base=10, subs=subs))",
+         "axis.set_major_locator(LogLocator(subs=subs))", "LogLocator's base is 10 by default"),
     ],
     "sweepbench/results/export/columns.py": [
         ("count=len(values))", ")", _DTYPE),

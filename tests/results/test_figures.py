@@ -171,14 +171,16 @@ def test_pass_curves_and_mse():
     report = _report(
         t1={"a": _entry(0.5, pass_at_k_curve=[0.5, 0.75, 0.875],
                         pass_hat_k_curve=[0.5, 0.25, 0.125], mse_vs_k=[0.2, 0.1]),
-            "b": _entry(0.4, pass_at_k_curve=[0.4], pass_hat_k_curve=[0.4], mse_vs_k=[0.3])},
+            "0": _entry(0.4, pass_at_k_curve=[0.4], pass_hat_k_curve=[0.4], mse_vs_k=[0.3])},
         vb={"c": _entry(0.4, pass_at_k_curve=[0.4])})
     colors = F._model_colors(report)
     fig = F.figures(report, ["pass_curves"])["pass_curves"]
     (ax,) = fig.axes
     solid, dashed = ax.lines
     assert list(solid.get_xdata()) == [1, 2, 3] and list(solid.get_ydata()) == [0.5, 0.75, 0.875]
+    assert list(dashed.get_xdata()) == [1, 2, 3]
     assert list(dashed.get_ydata()) == [0.5, 0.25, 0.125]
+    assert colors["a"] == "C1"  # not the colour matplotlib would give a first line
     assert (solid.get_linestyle(), solid.get_marker(), dashed.get_linestyle(),
             dashed.get_marker()) == ("-", "o", "--", "s")
     assert solid.get_markersize() == dashed.get_markersize() == 3
@@ -189,10 +191,16 @@ def test_pass_curves_and_mse():
     assert ax.xaxis.get_major_locator()._integer is True
     _style_ok(ax)
     assert _legend(fig)[0] == ["a", "Pass@k (solid)", "Pass^k (dashed)"]
+    handles = fig.legends[0].legend_handles
+    assert [(to_hex(h.get_color()), h.get_linestyle()) for h in handles] == [
+        (to_hex("C1"), "-"), ("#808080", "-"), ("#808080", "--")]
+    assert handles[0].get_linewidth() == 2
+    assert fig.get_size_inches()[1] == pytest.approx(3.0 + 0.9)  # one row of 3 in
     fig = F.figures(report, ["mse_vs_k"])["mse_vs_k"]
     (ax,) = fig.axes
     (line,) = ax.lines
     assert list(line.get_xdata()) == [1, 2] and list(line.get_ydata()) == [0.2, 0.1]
+    assert to_hex(line.get_color()) == to_hex("C1")
     assert (line.get_linestyle(), line.get_marker(), line.get_markersize()) == ("-", "o", 3)
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("k", "MSE vs true Avg (s²/k)")
     assert ax.get_title(loc="left") == "t1: MSE of the k-trial Avg"
@@ -255,7 +263,7 @@ def _dom(avg, prompt=None, cached=None, completion=None, turns=None) -> dict:
 def test_the_per_domain_panels():
     report = _report(vb={
         "a": _entry(0.5, domains={"hotel": _dom(0.5, 1000, 400, 50, 3),
-                                  "x,y": _dom(1.0, 2000, None, 70, 5)}),
+                                  "a,z": _dom(1.0, 2000, None, 70, 5)}),
         "b": _entry(0.9, domains={"hotel": _dom(0.25, 3000, 1000, 90, 7)}),
         "n": _entry(0.1)})
     colors = F._model_colors(report)
@@ -268,7 +276,7 @@ def test_the_per_domain_panels():
     band = max(LINE + 0.06, 0.16 * 2 + 0.08)
     centers = [band + band / 2, band / 2]
     bar = band * 0.8 / 2
-    assert [t.get_text() for t in axes[0].get_yticklabels()] == ["hotel", "x, y"]
+    assert [t.get_text() for t in axes[0].get_yticklabels()] == ["hotel", "a, z"]
     assert list(axes[0].get_yticks()) == pytest.approx(centers)
     assert all(ax.get_ylim() == pytest.approx((0, 2 * band)) for ax in axes)
     avg = axes[0].patches
@@ -334,30 +342,34 @@ def test_many_models_widen_a_domains_band():
 def test_the_latency_histogram():
     report = {"benchmarks": {}, "models": {
         "a": {"episodes": 2, "profile": {"agent_latency_hist": {
-            "counts": [1, 4, 2], "edges": [0.01, 0.1, 1.0, 10.0]}}},
+            "counts": [1, 4, 2], "edges": [0.01, 0.1, 1.0, 30.0]}}},
         "b": {"episodes": 1, "profile": {"agent_latency_hist": {
             "counts": [3], "edges": [0.02, 20.0]}}},
-        "c": {"episodes": 1, "profile": {}}, "d": {"episodes": 0}}}
+        "0": {"episodes": 1, "profile": {}}, "d": {"episodes": 0}}}
     colors = F._model_colors(report)
     fig = F._latency(report, colors)
     (ax,) = fig.axes
     stairs = ax.patches
     assert [list(s.get_data().values) for s in stairs] == [[1, 4, 2], [3]]
-    assert [list(s.get_data().edges) for s in stairs] == [[0.01, 0.1, 1.0, 10.0], [0.02, 20.0]]
+    assert [list(s.get_data().edges) for s in stairs] == [[0.01, 0.1, 1.0, 30.0], [0.02, 20.0]]
+    assert (colors["a"], colors["b"]) == ("C1", "C2")
     assert [to_hex(s.get_edgecolor()) for s in stairs] == [to_hex(colors["a"]),
                                                            to_hex(colors["b"])]
     assert all(s.get_linewidth() == 1.5 for s in stairs)
-    assert ax.get_xlim() == pytest.approx((0.01, 20.0)) and ax.get_xscale() == "log"
+    assert ax.get_xlim() == pytest.approx((0.01, 30.0)) and ax.get_xscale() == "log"
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("latency of one agent model call", "calls")
     assert ax.get_title(loc="left") == "Agent model-call latency"
     assert ax.xaxis.get_major_formatter()(0.02, 0) == "20 ms"
     _style_ok(ax)
     assert _legend(fig)[0] == ["a", "b"]
+    assert [(to_hex(h.get_color()), h.get_linewidth()) for h in fig.legends[0].legend_handles] \
+        == [(to_hex("C1"), 2), (to_hex("C2"), 2)]
     assert fig.get_size_inches()[1] == pytest.approx(3.6)
     assert F._latency({"models": {"a": {"episodes": 1}}}, {}) is None
 
 
 @pytest.mark.parametrize("lo, hi, subs", [(0.01, 3.16, (1.0, 2.0, 5.0)),
+                                          (1.0, 10 ** 2.5, (1.0, 2.0, 5.0)),
                                           (0.01, 3.17, (1.0, 3.0)), (0.01, 1000, (1.0, 3.0)),
                                           (0.01, 1001, (1.0,)), (0.0, 1.0, (1.0,))])
 def test_a_log_axis_in_seconds_has_fewer_ticks_over_longer_spans(lo, hi, subs):
@@ -391,6 +403,13 @@ def test_which_figures_a_report_has():
     assert figs["domains:vb"].get_suptitle().startswith("vb: per domain")
     assert F.figure_specs({}) == [s for s in F.figure_specs(report)
                                   if not s[0].startswith("domains:")]
+    full = {"benchmarks": {"t1": {"source": {"label": "L"}, "models": {
+        "a": _entry(0.5, cost={"per_episode": 0.01})}}},
+        "models": {"a": {"episodes": 1, "profile": {"agent_latency_hist": {
+            "counts": [1], "edges": [0.1, 1.0]}}}}}
+    figs = F.figures(full, ["cost_vs_score", "latency"])
+    assert figs["cost_vs_score"].axes[0].get_title(loc="left").startswith("Cost against score")
+    assert figs["latency"].axes[0].get_title(loc="left") == "Agent model-call latency"
 
 
 def test_without_matplotlib_the_report_says_how_to_get_it(monkeypatch):
