@@ -115,6 +115,8 @@ def test_the_leaderboard_plots_each_rows_avg_ci_and_marks():
     assert segs == [[[0.8, 3.0], [1.0, 3.0]], [[0.5, 2.0], [0.5, 2.0]],
                     [[0.25, 1.0], [0.625, 1.0]]]
     assert all(to_hex(c.lines[2][0].get_colors()[0]) == "#000000" for c in errs)
+    assert all(c.lines[0] is None and list(c.lines[2][0].get_linewidths()) == [1.0]
+               for c in errs)  # bars only: no marker or line at the value
     assert all(len(c.lines[1]) == 2 and c.lines[1][0].get_markersize() == 2 * 3 for c in errs)
     marks = [(ln.get_xdata()[0], ln.get_ydata()[0], ln.get_marker(), to_hex(ln.get_color()))
              for ln in ax.lines if ln.get_marker() in ("^", "v")]
@@ -265,8 +267,9 @@ def test_the_per_domain_panels():
         "a": _entry(0.5, domains={"hotel": _dom(0.5, 1000, 400, 50, 3),
                                   "a,z": _dom(1.0, 2000, None, 70, 5)}),
         "b": _entry(0.9, domains={"hotel": _dom(0.25, 3000, 1000, 90, 7)}),
-        "n": _entry(0.1)})
+        "0": _entry(0.1)})
     colors = F._model_colors(report)
+    assert (colors["a"], colors["b"]) == ("C1", "C2")
     fig = F._domains(report, "vb", colors)
     axes = fig.axes
     assert [ax.get_title(loc="left") for ax in axes] == [
@@ -295,6 +298,10 @@ def test_the_per_domain_panels():
     assert [to_hex(p.get_edgecolor()[:3]) for p in hatched] == [to_hex(colors["a"]),
                                                                  to_hex(colors["b"])]
     assert [to_hex(p.get_facecolor()[:3]) for p in hatched] == ["#ffffff", "#ffffff"]
+    assert all(p.get_linewidth() == 0 and p.get_height() == pytest.approx(bar * 0.95)
+               for p in hatched)
+    assert [p.get_y() + p.get_height() / 2 for p in hatched] == pytest.approx(
+        [centers[0] + bar / 2, centers[0] - bar / 2])  # over its model's bar
     assert [p.get_width() for p in axes[2].patches] == [50, 70, 90]
     assert [p.get_width() for p in axes[3].patches] == [3, 5, 7]
     assert axes[0].get_xlim() == (0, 1.02)
@@ -307,6 +314,10 @@ def test_the_per_domain_panels():
     assert fig.get_suptitle() == ("vb: per domain (means over its episodes; hatched: cached "
                                   "prompt tokens)")
     assert _legend(fig)[0] == ["a", "b"]
+    assert [to_hex(h.get_facecolor()) for h in fig.legends[0].legend_handles] == [
+        to_hex("C1"), to_hex("C2")]
+    title = fig._suptitle
+    assert (title.get_position()[0], title.get_ha()) == (0.01, "left")
     assert fig.get_size_inches()[1] == pytest.approx(2 * band + 1.3 + 0.25)
     assert axes[1].get_shared_y_axes().joined(axes[0], axes[3])
 
@@ -329,10 +340,11 @@ def test_domain_labels_keep_full_names_where_short_ones_clash():
 
 
 def test_many_models_widen_a_domains_band():
-    models = {f"m{i}": _entry(0.5, domains={"d": _dom(0.5, 10)}) for i in range(6)}
+    models = {f"m{i}": _entry(0.5, domains={"d": _dom(0.5, 10)}) for i in range(5)}
     fig = F._domains(_report(vb=models), "vb", F._model_colors(_report(vb=models)))
-    band = max(LINE + 0.06, 0.16 * 6 + 0.08)
+    band = max(LINE + 0.06, 0.16 * 5 + 0.08)
     assert fig.axes[0].get_ylim() == pytest.approx((0, band))
+    # a quarter inch per row of four legend entries: two rows for five models
     assert fig.get_size_inches()[1] == pytest.approx(max(2.2, band + 1.3 + 0.25 * 2))
     two_line = F._domains(_report(vb={"a": _entry(0.5, domains={
         "a very long domain name, and more": _dom(0.5, 10)})}), "vb", {"a": "C0"})
@@ -427,3 +439,24 @@ def test_without_matplotlib_the_report_says_how_to_get_it(monkeypatch):
         F._new(1)
     assert str(err.value) == "the HTML report needs matplotlib: pip install matplotlib"
     assert isinstance(err.value.__cause__, ImportError)
+
+
+def test_leaderboard_rows_of_no_score_and_long_names():
+    report = _report(t1={"a": _entry(0.0), "b": _entry(0.5)})
+    fig = F._leaderboard(report, F._model_colors(report))
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["b", "a"]
+    name = "x" * 20 + " " + "y" * 14  # 35 characters: two lines at 34
+    many = _report(t1={**{f"model {i}": _entry(i / 10) for i in range(7)}, name: _entry(0.0)})
+    fig = F._leaderboard(many, F._model_colors(many))
+    assert list(fig.axes[0].get_subplotspec().get_gridspec().get_height_ratios()) == [
+        9 * LINE + 0.25 * 8]
+
+
+def test_domain_bands_of_one_model_and_of_three_domains():
+    report = _report(vb={"a": _entry(0.5, domains={d: _dom(0.5, 10) for d in "xyz"})})
+    fig = F._domains(report, "vb", {"a": "C0"})
+    band = max(LINE + 0.06, 0.16 + 0.08)
+    assert list(fig.axes[0].get_yticks()) == pytest.approx([2.5 * band, 1.5 * band, 0.5 * band])
+    assert fig.axes[0].get_ylim() == pytest.approx((0, 3 * band))
+    assert [ax.get_subplotspec().get_geometry() for ax in fig.axes] == [
+        (1, 4, i, i) for i in range(4)]
