@@ -807,6 +807,26 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "axes = fig.subplots(len(benches), squeeze=False,",
          "subplots has one column unless told otherwise"),
         ("marks = False", "marks = None", _TRUTH),
+        *[('fig = Figure(figsize=(width_in, max(2.2, height_in)), dpi=DPI, layout="constrained")',
+           after, "matplotlib's default figure dpi is 100, which DPI is")
+          for after in ('fig = Figure(figsize=(width_in, max(2.2, height_in)), dpi=None, '
+                        'layout="constrained")',
+                        'fig = Figure(figsize=(width_in, max(2.2, height_in)), '
+                        'layout="constrained")')],
+        *[("axis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=0))", after,
+           "without decimals PercentFormatter picks them from the axis' span, and every "
+           "percent axis here spans 0-100%: no decimals either way")
+          for after in ("axis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=None))",
+                        "axis.set_major_formatter(PercentFormatter(xmax=1.0, ))")],
+        *[("ax.grid(True, alpha=0.3)", after,
+           "matplotlib turns the grid on when line properties are given and the flag is not")
+          for after in ("ax.grid(None, alpha=0.3)", "ax.grid(alpha=0.3)")],
+        ('ax.set_title("Cost against score (bars: 95% CI)", loc="left")',
+         'ax.set_title("Cost against score (bars: 95% CI)", loc="LEFT")',
+         "matplotlib reads a title's loc in lower case"),
+        ('handles += [Line2D([], [], color="gray", marker=mk, ls="none") for mk in shapes.values()]',
+         'handles += [Line2D([], [], color="GRAY", marker=mk, ls="none") for mk in shapes.values()]',
+         "matplotlib reads colour names without regard to case"),
         ("continue", "break",
          "rows without an average sort last (and domains' cells are looked up, not skipped): "
          "no row follows the one skipped"),

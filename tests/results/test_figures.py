@@ -7,6 +7,7 @@ reports and checks that no label overlaps."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 
@@ -89,6 +90,10 @@ def test_a_legend_has_as_many_columns_as_fit_and_none_without_entries():
     fig = F._new(3)
     F._legend(fig, h, ["x" * 400] * 3)
     assert _legend(fig)[1] == 1
+    fig = F._new(3)
+    # 11 in * 72 / (9 * 0.62 * 3 + 40) = 13.96: thirteen columns of three-letter labels
+    F._legend(fig, h * 5, ["abc"] * 15)
+    assert _legend(fig)[1] == 13 and fig.legends[0].get_frame_on() is False
 
 
 def test_the_leaderboard_plots_each_rows_avg_ci_and_marks():
@@ -239,7 +244,11 @@ def test_cost_against_score():
     labels, _ = _legend(fig)
     assert labels == ["a", "b", "t1", "vb"]
     leg = fig.legends[0]
-    assert [h.get_marker() for h in leg.legend_handles] == ["o", "o", "o", "s"]
+    assert [(h.get_marker(), to_hex(h.get_color()), h.get_linestyle())
+            for h in leg.legend_handles] == [
+        ("o", to_hex(colors["a"]), "None"), ("o", to_hex(colors["b"]), "None"),
+        ("o", "#808080", "None"), ("s", "#808080", "None")]
+    assert all(len(c.lines[1]) == 2 and c.lines[1][0].get_markersize() == 2 * 3 for c in errs)
     assert fig.get_size_inches()[1] == pytest.approx(4.2)
     wide = _report(t1={"a": _entry(0.5, cost=cost(0.001)), "b": _entry(0.5, cost=cost(0.031))})
     fig = F._cost_vs_score(wide, F._model_colors(wide))
@@ -443,7 +452,9 @@ def test_without_matplotlib_the_report_says_how_to_get_it(monkeypatch):
 
 def test_leaderboard_rows_of_no_score_and_long_names():
     report = _report(t1={"a": _entry(0.0), "b": _entry(0.5)})
-    fig = F._leaderboard(report, F._model_colors(report))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. grid(False, alpha=...) warns it draws a grid
+        fig = F._leaderboard(report, F._model_colors(report))
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["b", "a"]
     name = "x" * 20 + " " + "y" * 14  # 35 characters: two lines at 34
     many = _report(t1={**{f"model {i}": _entry(i / 10) for i in range(7)}, name: _entry(0.0)})
