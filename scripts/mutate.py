@@ -807,6 +807,16 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "axes = fig.subplots(len(benches), squeeze=False,",
          "subplots has one column unless told otherwise"),
         ("marks = False", "marks = None", _TRUTH),
+        *[(line, line.replace(c, c.upper()), "matplotlib reads colour names without regard to "
+           "case") for line, c in (
+            ('ax.plot(s["pass_at_k"], y, marker="^", color="black", ms=5, ls="none")', "black"),
+            ('ax.plot(s["pass_hat_k"], y, marker="v", color="dimgray", ms=5, ls="none")',
+             "dimgray"),
+            ('_legend(fig, [Line2D([], [], marker="^", color="black", ls="none"),', "black"),
+            ('Line2D([], [], marker="v", color="dimgray", ls="none")],', "dimgray"))],
+        ("ax.set_title(_t(f\"{b}: {k_text} with 95% CI (pass from {src['label']})\"), loc=\"left\",",
+         "ax.set_title(_t(f\"{b}: {k_text} with 95% CI (pass from {src['label']})\"), loc=\"LEFT\",",
+         "matplotlib reads a title's loc in lower case"),
         *[('fig = Figure(figsize=(width_in, max(2.2, height_in)), dpi=DPI, layout="constrained")',
            after, "matplotlib's default figure dpi is 100, which DPI is")
           for after in ('fig = Figure(figsize=(width_in, max(2.2, height_in)), dpi=None, '

@@ -136,6 +136,10 @@ def test_the_leaderboard_plots_each_rows_avg_ci_and_marks():
     assert [m.get_marker() for m in ax2.lines if m.get_marker() in ("^", "v")] == []
     _style_ok(ax)
     assert _legend(fig) == (["Pass@k", "Pass^k"], 2)
+    assert [(h.get_marker(), to_hex(h.get_color()), h.get_linestyle())
+            for h in fig.legends[0].legend_handles] == [("^", "#000000", "None"),
+                                                        ("v", "#696969", "None")]
+    assert ax._left_title.get_wrap() is True  # a long benchmark label wraps
     # heights: a line per row (none wraps at 34) plus a quarter inch each, at least an inch
     heights = [max(1.0, 4 * LINE + 0.25 * 4), max(1.0, 1 * LINE + 0.25)]
     assert list(ax.get_subplotspec().get_gridspec().get_height_ratios()) == heights
