@@ -340,7 +340,8 @@ def _odd_store(path):
     with RunStore(path) as s:
         s.begin_run("r", {}, prices={"U": {"input": 1.0, "cached_input": 0.5}})
 
-        def episode(key, *, model="m", user=None, bench="t1", messages=True, error=None):
+        def episode(key, *, model="m", user=None, bench="t1", messages=True, error=None,
+                    extra=()):
             meta = EpisodeMeta(key=key, label=f"{model}|{bench}:d:en:{key}|0", model=model,
                                benchmark=bench, domain="d", task_id=key, lang="en", trial=0,
                                user_model=user)
@@ -351,9 +352,10 @@ def _odd_store(path):
                 run_id="r", model=model, benchmark=bench, domain="d", task_id=key, trial=0,
                 termination="error" if error == "" else "user_stop", error=error or None,
                 agent_usage=Usage(10, 1), user_usage=Usage(20, 2),
-                messages=rec.messages if messages else []))
+                messages=[*rec.messages, *extra] if messages else []))
 
-        episode("e0")  # no user model: "user"
+        episode("e0", extra=[AssistantMessage(tool_calls=[_call("c1", "find", '{"a": 1}')]),
+                             ToolMessage("c1", "found")])  # no user model: "user"
         episode("e1", user="m")  # the user simulator is the agent's model
         episode("e2", user="U", messages=False, error="")
         episode("v0", bench="vitabench")
@@ -382,6 +384,9 @@ def test_a_log_at_its_edges(tmp_path):
     of = {x.metadata["episode_key"]: (ev, x) for ev in evs for x in ev.samples}
     (l0, e0), (l1, e1), (l2, e2), (vb, _) = (of[k] for k in ("e0", "e1", "e2", "v0"))
     assert (l0.eval.metadata["user_models"], l1.eval.metadata["user_models"]) == ([""], ["m"])
+    call = e0.messages[4].tool_calls[0]
+    assert (call.id, call.function, call.arguments) == ("c1", "find", {"a": 1})
+    assert e0.messages[5].function == "find"
     assert {k: (u.input_tokens, u.output_tokens) for k, u in e0.model_usage.items()} == {
         "m": (10, 1), "user": (20, 2)}
     assert {k: (u.input_tokens, u.output_tokens) for k, u in e1.model_usage.items()} == {
