@@ -807,6 +807,11 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "axes = fig.subplots(len(benches), squeeze=False,",
          "subplots has one column unless told otherwise"),
         ("marks = False", "marks = None", _TRUTH),
+        (_GRAY, _GRAY.replace('color="gray", ls="-")', 'color="gray", )'),
+         "a Line2D's line style is solid unless told otherwise"),
+        ('ax.set_title(wrap_label(title, 22), loc="left")',
+         'ax.set_title(wrap_label(title, 22), loc="LEFT")',
+         "matplotlib reads a title's loc in lower case"),
         *[(line, line.replace(c, c.upper()), "matplotlib reads colour names without regard to "
            "case") for line, c in (
             ('ax.plot(s["pass_at_k"], y, marker="^", color="black", ms=5, ls="none")', "black"),
