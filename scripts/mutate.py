@@ -110,6 +110,26 @@ _RECORDED = 'self.recorded[e["payload"].get("request_hash", "")].append(e["paylo
 _ESCAPE = r'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'
 
 
+_EXPORT_SLOT = "one slot more at the end of a lookup list, never read (no id or index reaches it)"
+_EXPORT_FLOATS = ("every row holds a float (ts is a REAL column, latency a REAL or -inf), so "
+                  "numpy makes a float64 array without the hint, and an empty one is float64")
+_EXPORT_OWN = ("every benchmark of the view has a headline source (plan_tables makes one of "
+               "each) and every judgment read is of an episode of the view: the defaults are "
+               "never used")
+_HEADLINE = 'cols["headline"] = [(j["judge"], j["method"]) == heads.get(bench_of.get(k, ""), (None, None))'
+_SECONDS = "col = Numbers(np.array([0.0 if v is None else v for v in seconds], dtype=np.float64),"
+_PARQUET_NULL = ("the value under a null is masked out of the Arrow array (None reads as NaN "
+                 "in a float array, ints become floats where nulls are zeroed)")
+_ARROW_CAST = ("the record batch is built against the table's schema and the Parquet writer "
+               "writes each column as the schema's type (an inferred null, int64 or string "
+               "array is cast to it): the same file, read back with the same types and values "
+               "(tests/results/test_export_writers.py checks an all-null, an integer-in-float "
+               "and a timestamp column)")
+_GRAY = ('handles += [Line2D([], [], color="gray", ls="-"), Line2D([], [], color="gray", '
+         'ls="--")]')
+_EXPORT_RESHAPE = "numpy infers the size of a negative dimension, whichever negative it is"
+
+
 def _cache_sql_case() -> list[tuple[str, str, str]]:
     lines = {'self._db.execute("PRAGMA journal_mode=WAL")': "PRAGMA journal_mode=WAL",
              'self._db.execute("PRAGMA synchronous=NORMAL")': "PRAGMA synchronous=NORMAL",
@@ -896,6 +916,305 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("RunStore(p, create=False).close()  # validates (a store, a schema we read); migrates",
          "RunStore(p, create=None).close()  # validates (a store, a schema we read); migrates",
          "create is only read as a truth value (a missing input is refused either way)"),
+    ],
+    "sweepbench/results/export/calls.py": [
+        *_sql_case('order = " ORDER BY k.episode_key, f.journal, f.seq"',
+                   " ORDER BY k.episode_key, f.journal, f.seq"),
+        ("texts: list[str | None] = [None] * (max(ids, default=0) + 1)",
+         "texts: list[str | None] = [None] * (max(ids, default=1) + 1)", _EXPORT_SLOT),
+        ("lookup = np.zeros(max(eps, default=0) + 1, dtype=np.int64)",
+         "lookup = np.zeros(max(eps, default=1) + 1, dtype=np.int64)", _EXPORT_SLOT),
+        ("lookup = np.zeros(max(eps, default=0) + 1, dtype=np.int64)",
+         "lookup = np.zeros(max(eps, default=0) + 2, dtype=np.int64)", _EXPORT_SLOT),
+        ("a = np.array(rows, dtype=np.float64).reshape(-1, 11)",
+         "a = np.array(rows, dtype=None).reshape(-1, 11)", _EXPORT_FLOATS),
+        ("return CallChunk(keys, ep, np.array(rows, dtype=np.float64), odd, list(texts), prices)",
+         "return CallChunk(keys, ep, np.array(rows, dtype=None), odd, list(texts), prices)",
+         _EXPORT_FLOATS),
+        ("return CallChunk(keys, ep, np.array(rows, dtype=np.float64), odd, list(texts), prices)",
+         "return CallChunk(keys, ep, np.array(rows, ), odd, list(texts), prices)",
+         _EXPORT_FLOATS),
+        ("a = np.array(rows, dtype=np.float64).reshape(-1, 11)",
+         "a = np.array(rows, ).reshape(-1, 11)", _EXPORT_FLOATS),
+        *[('return float("nan") if x is None else x', after,
+           "numpy stores None as NaN in a float array, and float() reads NAN as nan")
+          for after in ('return float("nan") if (x is None) and False else x',
+                        'return float("NAN") if x is None else x')],
+        ("a = np.array(rows, dtype=np.float64).reshape(-1, 11)",
+         "a = np.array(rows, dtype=np.float64).reshape(-2, 11)", _EXPORT_RESHAPE),
+        ("a = a.reshape(-1, 12)", "a = a.reshape(-2, 12)", _EXPORT_RESHAPE),
+        ("ints = [None if i in (2, 10) else a[:, i].astype(np.int64) for i in range(12)]",
+         "ints = [None if (i in (2, 10)) and False else a[:, i].astype(np.int64) for i in range(12)]",
+         "ts and latency are read from the float array itself; their integer copies are never "
+         "read"),
+        *[('agent = np.array([t == "agent" for t in texts], dtype=bool)', after,
+           "a list of bools makes a bool array without the hint")
+          for after in ('agent = np.array([t == "agent" for t in texts], dtype=None)',
+                        'agent = np.array([t == "agent" for t in texts], )')],
+        *[('_, who, how = (j.split("|", 2) + ["", ""])[:3] if j else ("", None, None)', after,
+           "the episode's own journal (\"\") splits into empty parts, which are null like the "
+           "else branch's, and the first part is never read")
+          for after in ('_, who, how = (j.split("|", 2) + ["", ""])[:3] if (j) or True else '
+                        '("", None, None)',
+                        '_, who, how = (j.split("|", 2) + ["", ""])[:3] if j else '
+                        '("XXXX", None, None)')],
+        *[("attempts = np.where(calls.attempts_null | (calls.attempts == 0), 1, calls.attempts)",
+           after, "a retry count is max(0, attempts - 1): 0 for attempts 0 and 1 alike, and an "
+           "attempts left unrecorded is held as 0")
+          for after in ("attempts = np.where(None, 1, calls.attempts)",
+                        "attempts = np.where(calls.attempts_null & (calls.attempts == 0), 1, "
+                        "calls.attempts)",
+                        "attempts = np.where(calls.attempts_null | (calls.attempts == 1), 1, "
+                        "calls.attempts)")],
+    ],
+    "sweepbench/results/export/tables.py": [
+        ("for i in range(0, len(keys), CHUNK):", "for i in range(0, len(keys), ):",
+         "a step of 1 reads overlapping chunks: the same judgments again, gathered into sets "
+         "and into dicts keyed by episode"),
+        *[('with np.errstate(invalid="ignore", divide="ignore"):', after,
+           "the only division is a sum of latencies by their count, and the sum is 0 where the "
+           "count is: 0 / 0 is invalid, never a division of a nonzero by zero")
+          for after in ('with np.errstate(invalid="ignore", divide=None):',
+                        'with np.errstate(invalid="ignore", ):')],
+        *[('heads = [plan.sources.get(r["benchmark"], {}) for r in rows]', after, _EXPORT_OWN)
+          for after in ('heads = [plan.sources.get(r["benchmark"], None) for r in rows]',
+                        'heads = [plan.sources.get(r["benchmark"], ) for r in rows]')],
+        *[(_HEADLINE, _HEADLINE.replace(old, new), _EXPORT_OWN)
+          for old, new in (('(None, None))', 'None)'), ('(None, None))', ')'),
+                           ('get(k, "")', 'get(k, None)'), ('get(k, "")', 'get(k, )'),
+                           ('get(k, "")', 'get(k, "XXXX")'))],
+        ('cols["details_json"] = [encode(j["details"]).decode("utf-8") for j in judgments]',
+         'cols["details_json"] = [encode(j["details"]).decode("UTF-8") for j in judgments]',
+         _UTF8_CASE),
+        *[('if k not in ("passed", "score"))', f'if k not in ({a}, {b}))',
+           "a detail named passed or score makes the column its pair's own passed / score "
+           "already took, which the loop then skips")
+          for a, b in (('"XXpassedXX"', '"score"'), ('"PASSED"', '"score"'),
+                       ('"passed"', '"XXscoreXX"'), ('"passed"', '"SCORE"'))],
+        ('return re.sub(r"[^0-9a-z]+", "_", text.lower()).strip("_") or "x"',
+         'return re.sub(r"[^0-9a-z]+", "_", text.lower()).strip("XX_XX") or "x"',
+         "the text is lower case by then: no X to strip"),
+        ("for j in store.judgments(keys):", "for j in store.judgments(None):",
+         "reads every episode's judgments; each row looks up its own key (the plan's pass over "
+         "the judgments, where more would add columns, is tested)"),
+        ("facts = store.episode_facts(keys) if store.has_facts else store.records(keys)",
+         "facts = store.episode_facts(keys) if store.has_facts else store.records(None)",
+         "reads every record; each row looks up its own key"),
+        ("facts = store.episode_facts(keys) if store.has_facts else store.records(keys)",
+         "facts = store.episode_facts(keys) if (store.has_facts) and False else "
+         "store.records(keys)",
+         "the records hold the numbers the facts were extracted from (schema 6): the same "
+         "cells, read more slowly"),
+    ],
+    "sweepbench/results/export/writers.py": [
+        ('return iso_utc(v.timestamp()) or ""', 'return iso_utc(v.timestamp()) or "XXXX"',
+         "a datetime's timestamp is finite: iso_utc never gives None for it"),
+        *[('table_chunks(store, view, plan, "episodes", benchmarks))[str(path)]',
+           f"table_chunks(store, view, plan, {name}, benchmarks))[str(path)]",
+           "table_chunks builds the episodes table for any name but judgments and calls")
+          for name in ("None", '"XXepisodesXX"', '"EPISODES"')],
+        ('f.write(orjson.dumps(line).decode("utf-8"))',
+         'f.write(orjson.dumps(line).decode("UTF-8"))', _UTF8_CASE),
+        ('else v for c, v in zip(self.names, row)}).decode("utf-8"))',
+         'else v for c, v in zip(self.names, row)}).decode("UTF-8"))', _UTF8_CASE),
+        *[('if typ != "timestamp":', f'if typ != "{name}":',
+           "a list of timestamps then goes through _value's datetimes, which pyarrow turns "
+           "into the same milliseconds (_ms copies that conversion; tests compare them)")
+          for name in ("XXtimestampXX", "TIMESTAMP")],
+        *[(_SECONDS, _SECONDS.replace(a, b), _PARQUET_NULL)
+          for a, b in (("dtype=np.float64),", "dtype=None),"), (", dtype=np.float64),", ", ),"),
+                       ("0.0 if v is None", "0.0 if (v is None) and False"),
+                       ("0.0 if v is None", "1.0 if v is None"))],
+        *[("np.array([v is None for v in seconds], dtype=bool))", after,
+           "a list of bools makes a bool array without the hint")
+          for after in ("np.array([v is None for v in seconds], dtype=None))",
+                        "np.array([v is None for v in seconds], ))")],
+        ("values = _ms(np.where(null, 0.0, values))", "values = _ms(np.where(null, 1.0, values))",
+         _PARQUET_NULL),
+        *[(before, after, _ARROW_CAST) for before, after in (
+            ("return pa.array(col.texts, pa.string()).take(pa.array(col.codes))",
+             "return pa.array(col.texts, None).take(pa.array(col.codes))"),
+            ("return pa.array(col.texts, pa.string()).take(pa.array(col.codes))",
+             "return pa.array(col.texts, ).take(pa.array(col.codes))"),
+            ("return pa.array([_value(v, typ) for v in col], self.arrow[typ])",
+             "return pa.array([_value(v, typ) for v in col], None)"),
+            ("return pa.array([_value(v, typ) for v in col], self.arrow[typ])",
+             "return pa.array([_value(v, typ) for v in col], )"),
+            ("return pa.array(values, self.arrow[typ], mask=null)",
+             "return pa.array(values, None, mask=null)"),
+            ("return pa.array(values, self.arrow[typ], mask=null)",
+             "return pa.array(values, mask=null)"))],
+        *[("row_group_size=self.rows)", after,
+           "one write_table call writes its rows as one row group below pyarrow's default "
+           "size (1,048,576 rows); BATCH is 65,536 rows and a chunk's calls fewer than that "
+           "default in every store measured")
+          for after in ("row_group_size=None)", ")")],
+        *[("self.writer.write_table(self.pa.Table.from_batches(self.pending, self.schema),",
+           after, "the batches carry the schema they were built with")
+          for after in ("self.writer.write_table(self.pa.Table.from_batches(self.pending, None),",
+                        "self.writer.write_table(self.pa.Table.from_batches(self.pending, ),")],
+    ],
+    "sweepbench/results/render/terminal.py": [
+        ('report["models"], state_column=False))', 'report["models"], state_column=None))',
+         _TRUTH),
+        *[("Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,", after, _TRUTH)
+          for after in ("Table(box=box.SIMPLE_HEAD, show_edge=None, pad_edge=False,",
+                        "Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=None,")],
+        ('yield literal(title, "bold")', 'yield literal(title, "BOLD")',
+         "rich reads style names without regard to case"),
+        ('table.add_column(_t(self.head[i]), width=w, overflow="fold",',
+         "table.add_column(_t(self.head[i]), width=w, overflow=None,",
+         "rich folds a table cell's long word when the column's overflow is None, as with "
+         "\"fold\" (the test of a folded word kills the ellipsis, rich's Column default)"),
+        *[('justify="left" if i in self.wrap else "right")',
+           f'justify="{j}" if i in self.wrap else "right")',
+           "rich justifies a cell left unless told center, right or full")
+          for j in ("XXleftXX", "LEFT")],
+    ],
+    "sweepbench/results/export/inspect_log.py": [
+        ('model=name, domain=r["domain"], trial=r["trial"],',
+         'model=name, domain=None, trial=r["trial"],',
+         "the Avg@k and k that _headlines reads of summarize come from the task keys, which "
+         "hold the domain; Outcome.domain only groups the per-domain rates, not read here"),
+        ('None if j["passed"] is None else float(j["passed"]))',
+         'None if (j["passed"] is None) and False else float(j["passed"]))',
+         "a judgment with neither score nor verdict is never scored (export_inspect skips it, "
+         "and inspect's Score refuses a None value): the branch is reached with a score only"),
+        ("usage[rec.model] += rec.agent_usage", "usage[rec.model] = rec.agent_usage",
+         "the agent's usage is the first entry of a new table: adding it to nothing is "
+         "setting it"),
+        ("costs[judge] = costs.get(judge, 0.0) + cost",
+         "costs[judge] = costs.get(None, 0.0) + cost",
+         "each judge appears once in an episode's judge usage (a table by judge): costs has "
+         "no entry for it yet"),
+        *[("verdicts = store.judgments(keys, keep=lambda details: None)", after,
+           "headline_sources reads the verdicts' judge, method and passed, never their details "
+           "(left out only to hold less)")
+          for after in ("verdicts = store.judgments(keys, keep=None)",
+                        "verdicts = store.judgments(keys, )",
+                        "verdicts = store.judgments(keys, keep=lambda details: 0)")],
+        *[("sample_ids=sorted({x.id for x in samples}, key=str)),", after,
+           "sample ids are text (task ids), so sorting them as text or as they are is one "
+           "order; and inspect's writer fills a dataset's sample ids from its samples")
+          for after in ("sample_ids=sorted({x.id for x in samples}, key=None)),",
+                        "sample_ids=sorted({x.id for x in samples}, )),", "),")],
+        ("completed_at=iso_utc(max(r[\"finished_at\"] or 0 for r in rows)),",
+         "completed_at=iso_utc(max(r[\"finished_at\"] or 1 for r in rows)),",
+         "a log holds finished episodes only, and a finished row has its finish time"),
+        ('stamp = (iso_utc(created) or "").replace(":", "-").replace(".", "-")',
+         'stamp = (iso_utc(created) or "XXXX").replace(":", "-").replace(".", "-")',
+         "created is a run's creation time or an episode's start, never missing"),
+        ("finished = {k for i in range(0, len(keys), CHUNK) for k in store.records(keys[i:i + CHUNK])}",
+         "finished = {k for i in range(0, len(keys), ) for k in store.records(keys[i:i + CHUNK])}",
+         "a step of 1 reads overlapping chunks: the same records again, gathered into a set"),
+        *[('format="eval"), suffix=".eval")', after,
+           "write_eval_log is told the format: the temporary file's name does not choose it")
+          for after in ('format="eval"), suffix=None)', 'format="eval"), )',
+                        'format="eval"), suffix="XX.evalXX")', 'format="eval"), suffix=".EVAL")')],
+        ('format="eval"), suffix=".eval")', '), suffix=".eval")',
+         "without the format, write_eval_log takes it from the temporary file's name, which "
+         "ends in .eval"),
+    ],
+    "sweepbench/results/render/html.py": [
+        ('parts.append(_board(report["models"], state=False))',
+         'parts.append(_board(report["models"], state=None))', _TRUTH),
+        *[(before, after, "a table of at most 11 number columns splits into one part, which is "
+           "the table itself") for before, after in (
+            ("n = len(head) - text_cols", "n = len(head) + text_cols"),
+            ("if n <= _MAX_COLUMNS:", "if n < _MAX_COLUMNS:"))],
+        ("[[k, _value(v)] for k, v in facts if v is not None], text_cols=2))",
+         "[[k, _value(v)] for k, v in facts if v is not None], text_cols=3))",
+         "the settings table has two columns: both are text either way"),
+        ("w, h = _png_size(base64.b64decode(b64[:64]))",
+         "w, h = _png_size(base64.b64decode(b64[:65]))",
+         "the size is in the first 24 bytes; b64decode ignores the odd character past the 64"),
+        ('out[name] = base64.b64encode(buf.getvalue()).decode("ascii")',
+         'out[name] = base64.b64encode(buf.getvalue()).decode("ASCII")',
+         "codec names ignore case"),
+        *[('return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")', after, "int.from_bytes reads big-endian unless told otherwise (Python 3.11)")
+          for after in ('return int.from_bytes(head[16:20], ), int.from_bytes(head[20:24], "big")',
+                        'return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], )')],
+    ],
+    "sweepbench/results/render/figures.py": [
+        ("axes = fig.subplots(rows, cols, squeeze=False).ravel().tolist()",
+         "axes = fig.subplots(rows, cols, squeeze=None).ravel().tolist()", _TRUTH),
+        ("ax.set_visible(False)", "ax.set_visible(None)",
+         "matplotlib draws an artist only when its visible flag is true: None hides it too"),
+        *[(line, line.replace('"left"', '"LEFT"'),
+           "matplotlib reads a title's loc in lower case")
+          for line in ('ax.set_title(_t(f"{b}: {title}"), loc="left")',
+                       'ax.set_title("Agent model-call latency", loc="left")')],
+        *[("draw(ax, s, m, colors[m], field)", "draw(ax, s, None, colors[m], field)",
+           "neither draw function reads the model's name (its colour is passed)")],
+        *[(_GRAY, _GRAY.replace(a, b), "matplotlib reads colour names without regard "
+           "to case") for a, b in (('color="gray", ls="-")', 'color="GRAY", ls="-")'),
+                                   ('color="gray", ls="--")', 'color="GRAY", ls="--")'))],
+        ("decades = math.log10(hi / lo) if lo > 0 else 6",
+         "decades = math.log10(hi / lo) if lo > 0 else 7",
+         "any span past 5 decades gets decade ticks: 6 and 7 alike"),
+        ("axis.set_major_locator(LogLocator(base=10, subs=subs))",
+         "axis.set_major_locator(LogLocator(subs=subs))", "LogLocator's base is 10 by default"),
+        ("axes = fig.subplots(len(benches), 1, squeeze=False,",
+         "axes = fig.subplots(len(benches), 1, squeeze=None,", _TRUTH),
+        ("axes = fig.subplots(len(benches), 1, squeeze=False,",
+         "axes = fig.subplots(len(benches), squeeze=False,",
+         "subplots has one column unless told otherwise"),
+        ("marks = False", "marks = None", _TRUTH),
+        (_GRAY, _GRAY.replace('color="gray", ls="-")', 'color="gray", )'),
+         "a Line2D's line style is solid unless told otherwise"),
+        ('ax.set_title(wrap_label(title, 22), loc="left")',
+         'ax.set_title(wrap_label(title, 22), loc="LEFT")',
+         "matplotlib reads a title's loc in lower case"),
+        *[(line, line.replace(c, c.upper()), "matplotlib reads colour names without regard to "
+           "case") for line, c in (
+            ('ax.plot(s["pass_at_k"], y, marker="^", color="black", ms=5, ls="none")', "black"),
+            ('ax.plot(s["pass_hat_k"], y, marker="v", color="dimgray", ms=5, ls="none")',
+             "dimgray"),
+            ('_legend(fig, [Line2D([], [], marker="^", color="black", ls="none"),', "black"),
+            ('Line2D([], [], marker="v", color="dimgray", ls="none")],', "dimgray"))],
+        ("ax.set_title(_t(f\"{b}: {k_text} with 95% CI (pass from {src['label']})\"), loc=\"left\",",
+         "ax.set_title(_t(f\"{b}: {k_text} with 95% CI (pass from {src['label']})\"), loc=\"LEFT\",",
+         "matplotlib reads a title's loc in lower case"),
+        *[('fig = Figure(figsize=(width_in, max(2.2, height_in)), dpi=DPI, layout="constrained")',
+           after, "matplotlib's default figure dpi is 100, which DPI is")
+          for after in ('fig = Figure(figsize=(width_in, max(2.2, height_in)), dpi=None, '
+                        'layout="constrained")',
+                        'fig = Figure(figsize=(width_in, max(2.2, height_in)), '
+                        'layout="constrained")')],
+        *[("axis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=0))", after,
+           "without decimals PercentFormatter picks them from the axis' span, and every "
+           "percent axis here spans 0-100%: no decimals either way")
+          for after in ("axis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=None))",
+                        "axis.set_major_formatter(PercentFormatter(xmax=1.0, ))")],
+        *[("ax.grid(True, alpha=0.3)", after,
+           "matplotlib turns the grid on when line properties are given and the flag is not")
+          for after in ("ax.grid(None, alpha=0.3)", "ax.grid(alpha=0.3)")],
+        ('ax.set_title("Cost against score (bars: 95% CI)", loc="left")',
+         'ax.set_title("Cost against score (bars: 95% CI)", loc="LEFT")',
+         "matplotlib reads a title's loc in lower case"),
+        ('handles += [Line2D([], [], color="gray", marker=mk, ls="none") for mk in shapes.values()]',
+         'handles += [Line2D([], [], color="GRAY", marker=mk, ls="none") for mk in shapes.values()]',
+         "matplotlib reads colour names without regard to case"),
+        ("continue", "break",
+         "rows without an average sort last (and domains' cells are looked up, not skipped): "
+         "no row follows the one skipped"),
+        ('ax.errorbar(s["avg"], y, xerr=[[s["avg"] - lo], [hi - s["avg"]]], fmt="none",',
+         'ax.errorbar(s["avg"], y, xerr=[[s["avg"] - lo], [hi - s["avg"]]], fmt="NONE",',
+         "matplotlib reads the format \"none\" without regard to case"),
+        ('ecolor="black", capsize=3, lw=1)', 'ecolor="BLACK", capsize=3, lw=1)',
+         "matplotlib reads colour names without regard to case"),
+        ('color="white", alpha=0.45, hatch="////", edgecolor=colors[m], lw=0)',
+         'color="WHITE", alpha=0.45, hatch="////", edgecolor=colors[m], lw=0)',
+         "matplotlib reads colour names without regard to case"),
+        ("ax.set_xlim(0, 1.02)", "ax.set_xlim(None, 1.02)",
+         "the bars start at 0 and matplotlib's autoscaling keeps a bar's base as the limit "
+         "(sticky edges): the left limit is 0 either way (the test reads it)"),
+        ("axes[0].set_yticks(centers, labels)", "axes[1].set_yticks(centers, labels)",
+         "the four panels share one y axis (sharey): its ticks and labels are set on all of "
+         "them at once"),
+    ],
+    "sweepbench/results/export/columns.py": [
+        ("count=len(values))", ")", _DTYPE),
     ],
     "sweepbench/results/selection.py": [
         ('names = {row["domain"]} | specs | {s.partition(":")[2] for s in specs}',

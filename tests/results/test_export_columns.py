@@ -2,7 +2,7 @@
 priced as ``results.cost.call_cost`` prices it, each episode's sums those of a loop over its
 calls, and the same files whether the facts or the journals are read (odd calls included:
 negative counts, hedged copies, cache hits, unpriced endpoints, payloads that do not
-decode)."""
+decode); and the column kinds of ``results.export.columns`` at their edges."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from sweepbench.results.cost import call_cost, prices_by_run, role_of
+from sweepbench.results.export.columns import Coded, Numbers, as_list, coded, length
 from sweepbench.results.export.writers import export_tables
 from sweepbench.store.readonly import ReadOnlyStore
 from sweepbench.store.reads import StoreReads
@@ -122,7 +124,6 @@ def test_parquet_timestamps_are_the_milliseconds_a_datetime_holds(tmp_path):
     """Vectorised: Unix seconds rounded to the microsecond half to even, then floored to the
     millisecond, as pyarrow converts a ``datetime``."""
     pa = pytest.importorskip("pyarrow", reason="the parquet extra installs pyarrow")
-    import numpy as np
 
     from sweepbench.results.export.writers import _ms
 
@@ -131,3 +132,38 @@ def test_parquet_timestamps_are_the_milliseconds_a_datetime_holds(tmp_path):
     want = pa.array([datetime.fromtimestamp(s, timezone.utc) for s in seconds],
                     pa.timestamp("ms", tz="UTC")).cast(pa.int64()).to_pylist()
     assert _ms(np.array(seconds)).tolist() == want
+
+
+# the column kinds of results/export/columns.py, at their edges
+
+
+def test_coded_gives_each_rows_text_by_its_code():
+    col = Coded(np.array([2, 0, 0, 1, 2]), ["a", None, "c"])
+    assert col.tolist() == ["c", "a", "a", None, "c"]
+    assert as_list(col) == ["c", "a", "a", None, "c"]
+    assert length(col) == 5  # the rows, not the texts
+
+
+def test_numbers_are_null_where_the_mask_says_and_nowhere_without_one():
+    values = np.array([1.5, -2.0, 0.0, 7.25])
+    assert Numbers(values).tolist() == [1.5, -2.0, 0.0, 7.25]
+    assert Numbers(values, np.array([False, True, True, False])).tolist() == [1.5, None, None,
+                                                                              7.25]
+    ints = Numbers(np.array([3, 0, -1], dtype=np.int64), np.array([False, False, True]))
+    assert ints.tolist() == [3, 0, None] and type(ints.tolist()[0]) is int
+    assert as_list(Numbers(values)) == [1.5, -2.0, 0.0, 7.25]
+    assert length(Numbers(values)) == length(Numbers(values, np.zeros(4, bool))) == 4
+
+
+def test_a_list_column_is_itself():
+    col = ["x", None, 3]
+    assert as_list(col) is col and length(col) == 3 and length([]) == 0
+
+
+def test_coded_numbers_texts_in_their_order_of_first_appearance():
+    col = coded(["b", "a", "b", None, "a", "c"])
+    assert col.texts == ["b", "a", None, "c"]
+    assert col.codes.tolist() == [0, 1, 0, 2, 1, 3] and col.codes.dtype.name == "int64"
+    assert col.tolist() == ["b", "a", "b", None, "a", "c"]
+    empty = coded([])
+    assert empty.texts == [] and empty.codes.tolist() == [] and length(empty) == 0

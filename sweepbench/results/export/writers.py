@@ -85,7 +85,8 @@ def export_trajectories(store: RunStore, run_id: str | None, path: str | Path) -
 
 
 def read_trajectories(path: str | Path) -> Iterator[EpisodeRecord]:
-    """The records of a JSONL trajectory file; a bad line raises ValueError naming it."""
+    """The records of a JSONL trajectory file; a bad line (not JSON, not a record, not
+    UTF-8) raises ValueError naming it."""
     decoder = msgspec.json.Decoder(EpisodeRecord)
     with open(path, "rb") as f:
         for i, line in enumerate(f, 1):
@@ -93,7 +94,7 @@ def read_trajectories(path: str | Path) -> Iterator[EpisodeRecord]:
                 continue
             try:
                 yield decoder.decode(line)
-            except msgspec.DecodeError as e:
+            except (msgspec.DecodeError, UnicodeDecodeError) as e:  # msgspec reads UTF-8
                 raise ValueError(f"{path}:{i}: not an EpisodeRecord: {e}") from e
 
 
