@@ -229,14 +229,16 @@ def _from_journals(store: RunStore, cells: dict[tuple, Cell], history: History,
 
 
 def configured_latency(config: Any) -> float | None:
-    """Mean latency of the reference server a stored run was configured with."""
+    """Mean latency of the reference server a stored run was configured with; None when the
+    stored config does not say it in a form this reads (a store written by hand, an older
+    sweepbench)."""
     if not isinstance(config, dict):
         return None
     try:
         if config.get("reference_latency"):
             return spec_mean(LatencySpec.parse(config["reference_latency"]))
         return float(config.get("reference_latency_s") or 0.0)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, AttributeError):  # AttributeError: a spec that is not text
         return None
 
 
