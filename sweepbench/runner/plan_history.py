@@ -160,8 +160,7 @@ class _Facts:
         for model, benchmark, domain, lang, task_id, journal, episodes, *sums in rows:
             cell = cells[model, benchmark, domain, lang, task_id]
             if journal:
-                _, judge, method = journal.split("|", 2)
-                mine = cell.judges.setdefault((judge, method), [0] * 5)
+                mine = cell.judges.setdefault(_judge_of(journal), [0] * 5)
                 mine[0] += episodes
                 for i, v in enumerate(sums[4:], 1):  # a judge's calls are none of the agent's
                     mine[i] += v
@@ -207,8 +206,7 @@ def _from_journals(store: RunStore, cells: dict[tuple, Cell], history: History,
     for c in store.model_calls(list(rows)):
         cell = mine[c.episode_key]
         if c.journal:  # [episodes judged, calls, prompt, cached, completion]
-            _, judge, method = c.journal.split("|", 2)
-            target, offset = cell.judges.setdefault((judge, method), [1, 0, 0, 0, 0]), 1
+            target, offset = cell.judges.setdefault(_judge_of(c.journal), [1, 0, 0, 0, 0]), 1
         else:
             target, offset = cell.roles["agent" if c.role == "agent" else "user"], 0
             spent[c.episode_key] += c.latency_s or 0.0
@@ -226,6 +224,13 @@ def _from_journals(store: RunStore, cells: dict[tuple, Cell], history: History,
         cells[r["model"], r["benchmark"], r["domain"], r["lang"], r["task_id"]].add(mine[key])
     history.latency.update({e: statistics.fmean(v) for e, v in latency.items()})
     history.overhead.update({e: statistics.fmean(v) for e, v in overhead.items()})
+
+
+def _judge_of(journal: str) -> tuple[str, str]:
+    """(judge, method) of a judge's journal, ``judge|<judge>|<method>``: a method never holds
+    a ``|``, a judge's endpoint name may."""
+    judge, _, method = journal.partition("|")[2].rpartition("|")
+    return judge, method
 
 
 def configured_latency(config: Any) -> float | None:
