@@ -1062,10 +1062,6 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
     "sweepbench/store/migrate.py": [
         *[(before, after, _SQL_CASE + " (and the names of functions made with "
            "create_function)") for before, after in (
-            ('"tells its WAL file from another\'s)")',
-             '"tells its wal file from another\'s)")'),
-            ('"tells its WAL file from another\'s)")',
-             '"TELLS ITS WAL FILE FROM ANOTHER\'S)")'),
             ('configs = {r: _decode(cfg) for r, cfg in c.execute("SELECT run_id, config FROM v1_runs")}',
              'configs = {r: _decode(cfg) for r, cfg in c.execute("select run_id, config from v1_runs")}'),
             ('configs = {r: _decode(cfg) for r, cfg in c.execute("SELECT run_id, config FROM v1_runs")}',

@@ -25,6 +25,8 @@ from sweepbench.store.schema import SCHEMA_VERSION
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "hostile_cases"))
 from _stores import MODEL, as_schema_4, garble_record, key, small_store
 
+from tests.store.test_migrate import v1_store, v2_store
+
 _FACTS = ("call_facts_insert", "call_facts_update", "call_facts_delete", "episode_facts_update",
           "episode_facts_journal_update", "episode_facts_journal_delete")
 
@@ -74,42 +76,41 @@ def run_migration(path: Path, version: int) -> str:
 FACTS_NOTE = "; the facts reports sum (6 model calls, 3 finished episodes) filled in once"
 
 
-def test_schema_4_note_says_the_rows_and_records_compressed(tmp_path):
-    path = at_version(small_store(tmp_path / "s.sqlite"), 4)
-    assert run_migration(path, 4) == (
-        f"migrated run store {path} from schema 4 to {SCHEMA_VERSION} (backup: "
-        "s.sqlite.schema4.bak): each conversation is stored once, compressed; its 6 journal "
-        "rows and 3 records compressed" + FACTS_NOTE)
-    assert user_version(path) == SCHEMA_VERSION
-
-
-def test_schema_3_note_says_the_store_has_an_id(tmp_path):
-    path = at_version(small_store(tmp_path / "s.sqlite"), 3)
-    assert run_migration(path, 3) == (
-        f"migrated run store {path} from schema 3 to {SCHEMA_VERSION} (backup: "
-        "s.sqlite.schema3.bak): the store has an id now, which tells its WAL file from "
-        "another's; its 6 journal rows and 3 records compressed" + FACTS_NOTE)
+@pytest.mark.parametrize(("version", "changed"), [
+    (4, "each conversation is stored once, compressed"),
+    (3, "the store has an id now, which tells its WAL file from another's")])
+def test_schema_3_and_4_notes_say_what_changed_and_what_was_compressed(tmp_path, version,
+                                                                       changed):
+    path = at_version(small_store(tmp_path / "s.sqlite"), version)
+    assert run_migration(path, version) == (
+        f"migrated run store {path} from schema {version} to {SCHEMA_VERSION} (backup: "
+        f"s.sqlite.schema{version}.bak): {changed}; its 6 journal rows and 3 records "
+        "compressed" + FACTS_NOTE)
     c = sqlite3.connect(path)
     assert c.execute("SELECT count(*) FROM store_identity").fetchone()[0] == 1
+    assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     c.close()
 
 
-def test_schema_1_note_in_full(tmp_path):
-    from tests.store.test_migrate import v1_store
-
-    path = tmp_path / "old.sqlite"
-    v1_store(path)
-    assert run_migration(path, 1) == (
-        f"migrated run store {path} from schema 1 to {SCHEMA_VERSION} (backup: "
-        "old.sqlite.schema1.bak): 2 episodes of 2 runs kept for reports; they are never "
-        "reused by new runs (their task content and prompt versions were not recorded) and "
-        "their calls are unpriced; its 6 journal rows and 2 records compressed; the facts "
-        "reports sum (6 model calls, 2 finished episodes) filled in once")
+@pytest.mark.parametrize(("version", "make", "note"), [
+    (2, v2_store, ("v2.sqlite.schema2.bak): the journals of its 3 episode keys (8 events) "
+     "renumbered, and the store given an id (which tells its WAL file from another's); its 8 "
+     "journal rows and 0 records compressed; the facts reports sum (8 model calls, 0 "
+     "finished episodes) filled in once")),
+    (1, v1_store, ("v2.sqlite.schema1.bak): 2 episodes of 2 runs kept for reports; they are "
+     "never reused by new runs (their task content and prompt versions were not recorded) "
+     "and their calls are unpriced; its 6 journal rows and 2 records compressed; the facts "
+     "reports sum (6 model calls, 2 finished episodes) filled in once")),
+])
+def test_schema_1_and_2_notes_in_full(tmp_path, version, make, note):
+    path = tmp_path / "v2.sqlite"
+    make(path)
+    assert run_migration(path, version) == (
+        f"migrated run store {path} from schema {version} to {SCHEMA_VERSION} (backup: "
+        + note)
 
 
 def test_a_v1_episode_of_a_run_never_recorded_has_no_user_model(tmp_path):
-    from tests.store.test_migrate import v1_store
-
     path = tmp_path / "old.sqlite"
     v1_store(path)
     c = sqlite3.connect(path)
