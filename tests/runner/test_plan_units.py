@@ -376,3 +376,53 @@ def test_lognormal_reference_latency_is_its_capped_mean():
     cfg = load_config(None, {"models": [MODEL],
                              "reference_latency": "lognormal:median=0.5,sigma=1"})
     assert P._latency(cfg, MODEL, history(overhead={MODEL: 0.0})) == 0.5 * math.exp(0.5)
+
+
+def rendered(plan: dict) -> list[str]:
+    console = Console(record=True, width=160, file=io.StringIO())
+    console.print(P.render_plan(plan))
+    return [" ".join(line.split()) for line in console.export_text().splitlines()]
+
+
+def cells(lines: list[str], bar: str) -> dict[str, list[str]]:
+    """The table's rows (``│``) or header (``┃``), by their first cell."""
+    rows = [[c.strip() for c in line.strip().strip(bar).split(bar)] for line in lines
+            if line.startswith(bar)]
+    return {row[0]: row for row in rows}
+
+
+def endpoint(requests, dollars, latency=0.5):
+    return {"requests": requests, "prompt_tokens": 1500, "cached_prompt_tokens": 0,
+            "completion_tokens": 20, "dollars": dollars, "latency_s": latency}
+
+
+def a_plan(endpoints, unpriced):
+    return {"episodes": {"selected": 1200, "stored": 0, "to_run": 1200, "to_continue": 0},
+            "estimate_from": {"m / t1": ["history of the task", "x"]}, "rough": False,
+            "endpoints": endpoints, "unpriced": unpriced, "requests": 3, "prompt_tokens": 3000,
+            "cached_prompt_tokens": 0, "completion_tokens": 40,
+            "dollars": sum(e["dollars"] or 0.0 for e in endpoints.values()),
+            "wall_s": {"estimate": 10.0, "low": 8.0, "high": 12.5, "bound": "b",
+                       "machine_load": None, "workers": None}}
+
+
+def test_the_plans_table_names_each_endpoint_and_its_dollars_or_unpriced():
+    lines = rendered(a_plan({"m": endpoint(2, 0.5), "u": endpoint(1, None, 0.25)}, ["u"]))
+    text = "\n".join(lines)
+    assert lines[0] == "episodes: 1,200 selected, 0 already stored, 1,200 to run, 0 to continue"
+    assert lines[1] == "estimated from: m / t1: history of the task, x"
+    assert "expected calls, tokens and dollars per endpoint" in text
+    assert cells(lines, "┃")["endpoint"] == [
+        "endpoint", "requests", "prompt tokens", "cached", "completion", "s/call", "$"]
+    rows = cells(lines, "│")
+    assert rows["m"] == ["m", "2", "1.5k", "0", "20", "500 ms", "$0.5000"]
+    assert rows["u"] == ["u", "1", "1.5k", "0", "20", "250 ms", "unpriced"]
+    assert rows["total"] == ["total", "3", "3k", "0", "40", "", "$0.5000"]
+    assert "unpriced (no prices configured; not in the $ total): u" in text
+    assert lines[-1] == "wall time: ~10.0 s (range 8.0-12.5 s; bound by b)"
+
+
+def test_a_plan_with_every_endpoint_unpriced_says_so_in_its_total_without_a_note():
+    lines = rendered(a_plan({"u": endpoint(1, None)}, ["u"]))
+    assert cells(lines, "│")["total"][-1] == "unpriced"
+    assert not any("not in the $ total" in line for line in lines)

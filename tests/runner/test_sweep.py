@@ -347,3 +347,26 @@ async def test_a_stored_error_is_counted_whether_retried_or_not(tmp_path, monkey
         todo, stored = sweep.work()
         assert (len(todo), len(stored), sweep.stored_errors) == (
             (1, 0, 0) if retry else (0, 1, 1))
+
+
+async def test_a_signal_stops_the_sweep_says_what_is_left_and_restores_the_handlers(tmp_path):
+    import os
+    import signal
+
+    from sweepbench.errors import Interrupted
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def progress(kind, **info):
+        if kind == "finished":
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    with RunStore(tmp_path / "s.sqlite") as store:
+        sweep = Sweep(cfg(limit=4, max_concurrency=1), store, progress=progress)
+        with pytest.raises(Interrupted) as e:
+            await sweep.run()
+        assert sweep.interrupted == signal.SIGTERM
+        assert (e.value.signum, e.value.running, e.value.not_started) == (signal.SIGTERM, 0, 3)
+        assert store.runs()[0]["status"] == "interrupted"
+        assert list(store.episode_status().values()) == ["done"]
+    assert {s: signal.getsignal(s) for s in before} == before

@@ -250,6 +250,11 @@ def test_a_judgment_refused_says_which_argument(store, kw, exc, message):
     raises(exc, message, store.judgment, "e", **args)
 
 
+def test_a_judgment_of_no_episode_is_refused(store):
+    raises(TypeError, "episode_key must be a non-empty str, got ''", store.judgment, "",
+           judge="j", method="m", passed=None, score=None, details={})
+
+
 def test_judgments_at_the_edges_are_taken(store):
     store.judgment("ep-1", judge="j", method="m", passed=True, score=1, details={"a": 1},
                    run_id="r", judge_key="k")
@@ -287,6 +292,7 @@ def test_a_run_begun_again_with_another_config_is_refused_with_both_digests(tmp_
                {"a": 2})
         raises(TypeError, "run_id must be a non-empty str, got ''", s.begin_run, "", {})
         raises(TypeError, "status must be a non-empty str, got ''", s.finish_run, "r", "")
+        raises(TypeError, "run_id must be a non-empty str, got ''", s.finish_run, "", "done")
         s.finish_run("r", "done", info={"n": 1})
         s.flush_sync()
         [run] = s.runs()
@@ -357,3 +363,115 @@ def test_close_raises_the_writers_failure_and_stats_count(tmp_path):
 def test_a_legacy_key_is_the_ids_legacy_key():
     assert legacy_key("schema1", "r", "e") == str(EpisodeKey.legacy("schema1", "r", "e"))
     assert EpisodeKey(legacy_key("a")).is_legacy
+
+
+# ---- what the writer stores beside the rows -----------------------------------------------
+
+def test_a_runs_config_is_checked_against_the_one_queued_before_any_commit(tmp_path):
+    with RunStore(tmp_path / "s.sqlite", commit_every_s=60.0) as s:
+        s.begin_run("r", {"a": 1})
+        with pytest.raises(ConfigMismatchError):  # the first is not committed yet
+            s.begin_run("r", {"a": 2})
+        s.begin_run("r", {"a": 1})
+    with RunStore(tmp_path / "s.sqlite") as s:  # a new store object: the stored digest
+        with pytest.raises(ConfigMismatchError):
+            s.begin_run("r", {"a": 2})
+        s.begin_run("r2", {"a": 2})
+
+
+def test_episodes_are_numbered_in_the_order_they_start(tmp_path):
+    with RunStore(tmp_path / "s.sqlite") as s:
+        s.begin_run("r", {})
+        for key in ("ep-b", "ep-a"):
+            s.episode_started(meta(key), run_id="r")
+        s.event("ep-a", 0, "message", {})
+        s.event("ep-c", 0, "message", {})  # never started: numbered at its first event
+        s.event("ep-b", 0, "message", {})
+        s.flush_sync()
+        assert s._read("SELECT ep, episode_key FROM event_keys ORDER BY ep") == [
+            (1, "ep-b"), (2, "ep-a"), (3, "ep-c")]
+
+
+def test_the_writers_call_facts_are_the_triggers(tmp_path):
+    """The facts the writer computes from each call it journals are the ones the journal's
+    trigger computes from the stored row (a merge copies the rows: the trigger's)."""
+    import sys
+
+    from sweepbench.store.merge import merge_stores
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from support import call_facts
+
+    with RunStore(tmp_path / "a.sqlite") as s:
+        s.begin_run("r", {})
+        s.episode_started(meta("ep-1"), run_id="r")
+        s.event("ep-1", 0, "model_call", {"role": "agent", "latency_s": 0.5, "attempts": 2,
+                                          "usage": {"prompt_tokens": 7, "completion_tokens": 3,
+                                                    "cached_prompt_tokens": 1},
+                                          "statuses": [429, 200]}, run_id="r", endpoint="m")
+        s.event("ep-1", 1, "model_call", b'{"role": "user", "usage": {"prompt_tokens": 2}}',
+                run_id="r", endpoint="u")
+        s.event("ep-1", 0, "model_call", {"role": "judge", "latency_s": 1.5},
+                journal="judge|j|likert", run_id="r", endpoint="j")
+        s.event("ep-1", 2, "message", {"role": "agent"})
+    merge_stores(tmp_path / "b.sqlite", [tmp_path / "a.sqlite"])
+    rows = {}
+    for name in ("a", "b"):
+        db = sqlite3.connect(tmp_path / f"{name}.sqlite")
+        rows[name] = call_facts(db)
+        db.close()
+    assert rows["a"] == rows["b"] and len(rows["a"]) == 3
+    assert [(r[1], r[2], r[4], r[5], r[7], r[8]) for r in rows["a"]] == [
+        ("", 0, "r", "m", "agent", 7), ("", 1, "r", "u", "user", 2),
+        ("judge|j|likert", 0, "r", "j", "judge", 0)]
+    assert all(isinstance(r[6], float) and r[6] > 0 for r in rows["a"])  # the journal's ts
+
+
+def test_a_records_journal_and_its_benchmarks_dictionary(tmp_path, monkeypatch):
+    """A record is compressed against its episode's journal (its head counts the rows) and
+    samples its own benchmark's record dictionary; the store's train_after reaches the
+    journal's dictionary."""
+    from sweepbench.store import codec
+
+    monkeypatch.setattr(codec, "RECORDS_AFTER", 3)
+    with RunStore(tmp_path / "s.sqlite", train_after=4) as s:
+        s.begin_run("r", {})
+        for i in range(8):
+            key = f"ep-{i}"
+            s.episode_started(meta(key, trial=i), run_id="r")
+            for seq in range(2):
+                s.event(key, seq, "model_call", {"role": "agent", "text": f"hello {i} {seq} " * 20},
+                        run_id="r")
+            s.episode_finished(key, rec(trial=i, wall_s=float(i)))
+        s.flush_sync()
+        groups = {g for (g,) in s._read("SELECT grp FROM codec_dicts")}
+        assert groups == {"vitabench", "record:vitabench"}
+        blobs = s._read("SELECT payload FROM event_rows ORDER BY rowid")
+        assert isinstance(blobs[-1][0], bytes)  # compressed once the dictionary is trained
+        for (record,) in s._read("SELECT record FROM episodes"):
+            assert codec._RECORD_HEAD.unpack_from(record)[2] == 2  # its two journal rows
+
+
+
+@pytest.mark.parametrize("version", [1, 4])
+def test_an_older_store_is_migrated_once_when_it_opens(tmp_path, version):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "hostile_cases"))
+    from _stores import as_schema_4, small_store
+
+    from tests.store.test_migrate import v1_store
+
+    path = tmp_path / "s.sqlite"
+    if version == 1:
+        v1_store(path)
+    else:
+        as_schema_4(small_store(path))
+    with RunStore(path, create=False) as s:
+        assert s.migrated.startswith(
+            f"migrated run store {path} from schema {version} to {SCHEMA_VERSION} (backup: "
+            f"s.sqlite.schema{version}.bak)")
+        assert len(s.episode_rows()) in (2, 3)
+    assert version_and_id(path) == (SCHEMA_VERSION, APPLICATION_ID)
+    with RunStore(path, create=False) as s:
+        assert s.migrated is None
