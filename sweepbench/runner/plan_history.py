@@ -160,8 +160,7 @@ class _Facts:
         for model, benchmark, domain, lang, task_id, journal, episodes, *sums in rows:
             cell = cells[model, benchmark, domain, lang, task_id]
             if journal:
-                _, judge, method = journal.split("|", 2)
-                mine = cell.judges.setdefault((judge, method), [0] * 5)
+                mine = cell.judges.setdefault(_judge_of(journal), [0] * 5)
                 mine[0] += episodes
                 for i, v in enumerate(sums[4:], 1):  # a judge's calls are none of the agent's
                     mine[i] += v
@@ -207,8 +206,7 @@ def _from_journals(store: RunStore, cells: dict[tuple, Cell], history: History,
     for c in store.model_calls(list(rows)):
         cell = mine[c.episode_key]
         if c.journal:  # [episodes judged, calls, prompt, cached, completion]
-            _, judge, method = c.journal.split("|", 2)
-            target, offset = cell.judges.setdefault((judge, method), [1, 0, 0, 0, 0]), 1
+            target, offset = cell.judges.setdefault(_judge_of(c.journal), [1, 0, 0, 0, 0]), 1
         else:
             target, offset = cell.roles["agent" if c.role == "agent" else "user"], 0
             spent[c.episode_key] += c.latency_s or 0.0
@@ -228,15 +226,24 @@ def _from_journals(store: RunStore, cells: dict[tuple, Cell], history: History,
     history.overhead.update({e: statistics.fmean(v) for e, v in overhead.items()})
 
 
+def _judge_of(journal: str) -> tuple[str, str]:
+    """(judge, method) of a judge's journal, ``judge|<judge>|<method>``: a method never holds
+    a ``|``, a judge's endpoint name may."""
+    judge, _, method = journal.partition("|")[2].rpartition("|")
+    return judge, method
+
+
 def configured_latency(config: Any) -> float | None:
-    """Mean latency of the reference server a stored run was configured with."""
+    """Mean latency of the reference server a stored run was configured with; None when the
+    stored config does not say it in a form this reads (a store written by hand, an older
+    sweepbench)."""
     if not isinstance(config, dict):
         return None
     try:
         if config.get("reference_latency"):
             return spec_mean(LatencySpec.parse(config["reference_latency"]))
         return float(config.get("reference_latency_s") or 0.0)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, AttributeError):  # AttributeError: a spec that is not text
         return None
 
 
