@@ -666,6 +666,18 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "msgspec reads strict=None as not strict (numbers given as text still convert)"),
     ],
     "sweepbench/results/stats.py": [
+        ("step = max(1, _BLOCK // max(tasks, 1))", "step = max(2, _BLOCK // max(tasks, 1))",
+         "how many replicates are counted at once never changes the weights (the draws come "
+         "from the generator in the same order; a test holds it for blocks of 1, 3 and all)"),
+        ("step = max(1, _BLOCK // max(tasks, 1))", "step = max(1, _BLOCK // max(tasks, 2))",
+         "how many replicates are counted at once never changes the weights"),
+        ("out = np.empty((n_boot, tasks), dtype=np.float64)",
+         "out = np.empty((n_boot, tasks), dtype=None)", "float64 is numpy's default dtype"),
+        ("out = np.empty((n_boot, tasks), dtype=np.float64)", "out = np.empty((n_boot, tasks), )",
+         "float64 is numpy's default dtype"),
+        ("draws = rng.integers(0, tasks, size=(rows, tasks))",
+         "draws = rng.integers(tasks, size=(rows, tasks))",
+         "integers(high) draws from 0 to high, the same as integers(0, high)"),
         ("w = g[total > 0]", "w = g[total >= 0]",
          "every cell has an outcome, scored or unjudged: its total is at least 1"),
         *[("x = np.ascontiguousarray(cells.trials[tasks, :m], dtype=np.float64)", after,
