@@ -106,6 +106,7 @@ _FALLBACK = 'text = shown = payload[:SCRUB_WINDOW].decode("utf-8", "replace").st
 _START = 'start = repr(scrub(payload[:SCRUB_WINDOW].decode("utf-8", "replace"))[:80])'
 
 
+_STATUS_LINE = r'words = bytes(reply.head).split(b"\r\n", 1)[0].split(b" ", 2)'
 _RECORDED = 'self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])'
 _ESCAPE = r'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'
 
@@ -828,6 +829,16 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          'parts = urlsplit(value if "://" in value else "HTTP://" + value)',
          "urlsplit lower-cases the scheme"),
         ("port = 0", "port = None", "read only as a truth value (`not port`): no port either way"),
+        ('host = target.hostname or ""', 'host = target.hostname or "XXXX"',
+         "every URL proxy_for is given has a host: Endpoint.validate refuses a base_url without "
+         "one, redirect_target a target without one"),
+        *[(line, line.replace('"latin-1"', '"LATIN-1"'), "codec names ignore case")
+          for line in (r'raw.write(f"CONNECT {where} HTTP/1.1\r\nHost: {where}\r\n".encode("latin-1")',
+                       r'+ (f"Proxy-Authorization: {auth}\r\n".encode("latin-1") if auth else b"")')],
+        *[(_STATUS_LINE, _STATUS_LINE.replace(a, b), "only the first piece of the first split, and "
+           "the second of the second, are read: more or fewer splits after them change neither")
+          for a, b in (('b"\\r\\n", 1)', 'b"\\r\\n", 2)'), ('b"\\r\\n", 1)', 'b"\\r\\n", )'),
+                       ('b" ", 2)', 'b" ", 3)'), ('b" ", 2)', 'b" ", )'))],
     ],
     "sweepbench/client/routing.py": [
         *[(line, line.replace(a, b), "another fixed per-(task, replica) hash: rankings stay "
