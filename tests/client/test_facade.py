@@ -13,6 +13,16 @@ import traceback
 import msgspec
 import pytest
 
+from sweepbench.client.cache import ResponseCache
+from sweepbench.client.facade import ModelClient, limits_key
+from sweepbench.client.limits import EndpointLimits, LimitsPool
+from sweepbench.client.results import CallResult
+from sweepbench.client.transports.memory import (
+    Answer,
+    MemoryTransport,
+    VirtualClock,
+    completion,
+)
 from sweepbench.config import Endpoint
 from sweepbench.errors import (
     AuthenticationError,
@@ -21,15 +31,15 @@ from sweepbench.errors import (
     ModelError,
     ServerError,
 )
-from sweepbench.client.facade import ModelClient, limits_key
-from sweepbench.client.results import CallResult
-from sweepbench.client.limits import EndpointLimits, LimitsPool
-from sweepbench.client.cache import ResponseCache
-from sweepbench.client.transports.memory import Answer, MemoryTransport, VirtualClock, completion
-from sweepbench.wire import AssistantMessage, FunctionCall, ToolCall, ToolMessage, UserMessage
+from sweepbench.wire import (
+    AssistantMessage,
+    FunctionCall,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 
 from .rig import OK, OK_BODY, TOOLS, Rig, endpoint, request, status
-
 
 # ---- success path and encoding -------------------------------------------------------------
 
@@ -484,3 +494,167 @@ def test_an_endpoint_the_client_cannot_use_is_refused_in_one_exact_line():
         with pytest.raises(ConfigError) as info:
             ModelClient(endpoint(**fields))
         assert str(info.value) == message
+
+
+# ---- the transport an endpoint gets, and what each answer tells the limits (exact) ----------
+
+_PROXY_VARS = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy",
+               "ALL_PROXY", "no_proxy", "NO_PROXY")
+
+
+@pytest.mark.parametrize("kind", ["http", "aiohttp", "openai"])
+def test_each_transport_is_built_from_the_endpoints_fields(kind, monkeypatch) -> None:
+    from sweepbench.client.transports.proxy import Proxy
+
+    for var in _PROXY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    if kind == "openai":
+        pytest.importorskip("openai")
+    ep = endpoint(base_url="http://h.invalid/v1/", transport=kind, max_concurrency=7,
+                  timeout_s=33.0, connect_timeout_s=4.5, max_reply_bytes=12345,
+                  follow_redirects=True, proxy="http://p:3128")
+    client = ModelClient(ep)
+    t = client._transport
+    assert (client.base_url, client.url) == ("http://h.invalid/v1",
+                                              "http://h.invalid/v1/chat/completions")
+    assert (t._name, t._timeout_s, t._max_bytes, t._follow, t._proxy) == (
+        "test-model", 33.0, 12345, True, Proxy("p", 3128))
+    if kind == "openai":
+        assert (t._base_url, t._timeout.connect) == ("http://h.invalid/v1", 4.5)
+        return
+    connect = t._connect_timeout_s if kind == "http" else t._timeout.sock_connect
+    assert (str(t._url), t._limit, connect, t._proxy_setting) == (
+        client.url, 7, 4.5, "http://p:3128")
+    assert t._stopping() is False  # the gate is the limits' closing
+    client.limits.closed = True
+    assert t._stopping() is True
+
+
+def test_the_client_wires_its_key_clock_cache_identity_and_retry_policy(monkeypatch) -> None:
+    import time
+
+    from sweepbench.client.secrets import KEYS
+
+    monkeypatch.setenv("SWEEPBENCH_WIRED_KEY", "sk-wired-0a1b2c3d4e5f6a7b8c9d")
+    hook = lambda err, wait: None
+    ep = endpoint(api_key_env="SWEEPBENCH_WIRED_KEY", max_retries=4, backups=3, hedge=True,
+                  transport="aiohttp")
+    client = ModelClient(ep, backoff_base_s=0.7, backoff_max_s=9.0, retry_after_max_s=33.0,
+                         on_retry=hook, cache_url="http://first.invalid/v1/")
+    assert "sk-wired-0a1b2c3d4e5f6a7b8c9d" not in KEYS.scrub("x sk-wired-0a1b2c3d4e5f6a7b8c9d")
+    assert client._now is time.monotonic  # the wall clock's own function
+    assert client._cache_identity == "http://first.invalid/v1/chat/completions\naiohttp"
+    assert client._backups == 3
+    r = client.retry
+    assert (r._name, r.limits, r.latency, r.max_retries, r.backoff_base_s, r.backoff_max_s,
+            r.retry_after_max_s, r._on_retry) == ("test-model", client.limits,
+                                                  client.stalls.latency, 4, 0.7, 9.0, 33.0, hook)
+    assert ModelClient(endpoint(backups=3, hedge=False))._backups == 0  # backups need hedging
+    rig = Rig()
+    assert rig.client._now == rig.clock.now
+    assert rig.client._cache_identity == "http://memory.invalid/v1/chat/completions\nhttp"
+
+
+class Reports:
+    """The limits' outcome reports of a client, each with its arguments (the permit left out)."""
+
+    def __init__(self, limits: EndpointLimits, monkeypatch) -> None:
+        self.calls: list[tuple] = []
+        for name in ("failed", "succeeded", "rate_limited"):
+            real = getattr(limits, name)
+
+            def spy(permit, *args, _name=name, _real=real, **kw):
+                self.calls.append((_name, args, kw))
+                return _real(permit, *args, **kw)
+
+            monkeypatch.setattr(limits, name, spy)
+
+
+async def test_a_success_reports_its_size_and_tokens_and_teaches_the_latency(monkeypatch):
+    rig = Rig(Answer(body=OK_BODY, delay_s=0.25), max_retries=0)
+    reports = Reports(rig.limits, monkeypatch)
+    size = len(rig.client.encode(request()))
+    for _ in range(20):
+        await rig()
+    assert reports.calls == [("succeeded", (size, 11, 3), {})] * 20
+    stalls = rig.client.stalls
+    assert stalls.latency.quantile(0.5) == 0.25 and stalls.sizes.quantile(0.5) == size
+    assert rig.client.last_ok_at == rig.clock.now() and rig.client.failing == 0
+
+
+@pytest.mark.parametrize(("reply", "report"), [
+    (status(500, "melting"), ("failed", (), {"down": True, "retry_after": None,
+                                             "reason": "HTTP 500: melting"})),
+    (status(400, "bad"), ("failed", (), {"down": False, "retry_after": None,
+                                         "reason": "HTTP 400: bad"})),
+    (status(503, "later", {"Retry-After": "9"}),
+     ("failed", (), {"down": True, "retry_after": 9.0, "reason": "HTTP 503: later"})),
+    (status(503, "much later", {"Retry-After": "500"}),
+     ("failed", (), {"down": True, "retry_after": 33.0, "reason": "HTTP 503: much later"})),
+    (status(429, "slow", {"Retry-After": "7"}), ("rate_limited", (7.0,), {})),
+    (status(429, "slower", {"Retry-After": "500"}), ("rate_limited", (33.0,), {})),
+    (status(429, "no hint"), ("rate_limited", (None,), {})),
+])
+async def test_each_http_failure_is_reported_to_the_limits_once(reply, report, monkeypatch):
+    rig = Rig(reply, max_retries=0, retry_after_max_s=33.0)
+    reports = Reports(rig.limits, monkeypatch)
+    with pytest.raises(ModelError) as info:
+        await rig()
+    assert reports.calls == [report]
+    assert info.value.failures[0].status == reply.status
+    assert rig.client.failing == 1 and rig.client.last_failure == info.value.failures[0]
+
+
+async def test_transport_failures_are_reported_by_kind(monkeypatch):
+    from sweepbench.errors import ConnectionRefused, FatalError, TransportError
+
+    refused = ConnectionRefused("test-model: connection refused by x", endpoint="test-model")
+    rig = Rig(refused, OK, refused, TransportError("test-model: reset", endpoint="test-model"),
+              FatalError("test-model: odd", endpoint="test-model"), max_retries=0)
+    reports = Reports(rig.limits, monkeypatch)
+    for _ in range(5):
+        try:
+            await rig()
+        except ModelError:
+            pass
+    assert reports.calls == [
+        ("failed", (), {"down": None}),  # nothing answered there yet: no breaker to open
+        ("succeeded", (len(rig.client.encode(request())), 11, 3), {}),
+        ("failed", (), {"down": True, "reason": "connection refused by x"}),
+        ("failed", (), {"down": True, "reason": "reset"}),
+        ("failed", (), {"down": False, "reason": "odd"})]
+    assert rig.client.last_failure.status == 0 and rig.client.failing == 3
+
+
+async def test_an_unreadable_or_oversized_reply_is_reported_as_a_failure(monkeypatch):
+    from sweepbench.errors import FatalError, InvalidResponseError
+
+    rig = Rig(Answer(body=b"not json"), max_retries=0)
+    reports = Reports(rig.limits, monkeypatch)
+    with pytest.raises(InvalidResponseError) as info:
+        await rig()
+    reason = info.value.failures[0].message
+    assert reports.calls == [("failed", (), {"down": True, "reason": reason})]
+    assert info.value.failures[0].status == 200
+
+    rig = Rig(Answer(body=b"x" * 11), max_retries=0, max_reply_bytes=10)  # a transport not
+    reports = Reports(rig.limits, monkeypatch)  # capping its reads: the client does
+    with pytest.raises(FatalError) as info:
+        await rig()
+    assert str(info.value) == ("test-model: reply from http://memory.invalid/v1/chat/completions "
+                               "is larger than max_reply_bytes (10); not read further")
+    assert reports.calls == [("failed", (), {"down": False, "reason": (
+        "reply from http://memory.invalid/v1/chat/completions is larger than max_reply_bytes "
+        "(10); not read further")})]
+    rig = Rig(Answer(body=OK_BODY), max_retries=0, max_reply_bytes=len(msgspec.json.encode(
+        OK_BODY)))
+    assert (await rig()).message.content == "hello"  # exactly the cap: read
+
+
+async def test_a_failures_text_loses_the_endpoints_name_and_is_cut_at_300(monkeypatch):
+    rig = Rig(status(400, "x" * 400), max_retries=0)
+    with pytest.raises(BadRequestError) as info:
+        await rig()
+    failure = info.value.failures[0]
+    assert failure.message == ("HTTP 400: " + "x" * 400)[:300]
+    assert (failure.error, failure.status) == ("BadRequestError", 400)
