@@ -13,6 +13,7 @@ import msgspec
 import pytest
 
 from sweepbench.client.facade import ModelClient
+from sweepbench.client.limits import EndpointLimits
 from sweepbench.client.stalls import (
     MIN_SAMPLES,
     WINDOW,
@@ -56,10 +57,28 @@ class Hangs:
         pass
 
 
-def client_on(transport: Hangs, **endpoint) -> ModelClient:
-    return ModelClient(Endpoint(name="ep", hedge=False, timeout_s=transport.timeout_s,
-                                **endpoint), base_url="http://ref.invalid/v1",
-                       transport=transport, backoff_base_s=0.001, backoff_max_s=0.001)
+class Ticks:
+    """The client's clock for latencies that do not depend on the machine's load: each reading
+    is 5 ms after the last (a call's latency is two readings apart: 5 ms exactly); sleeps are
+    the loop's."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def now(self) -> float:
+        self.t += 0.005
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+def client_on(transport: Hangs, clock: Ticks | None = None, **endpoint) -> ModelClient:
+    ep = Endpoint(name="ep", hedge=False, timeout_s=transport.timeout_s, **endpoint)
+    return ModelClient(ep, base_url="http://ref.invalid/v1", transport=transport,
+                       limits=None if clock is None else EndpointLimits.for_endpoint(ep,
+                                                                                     clock=clock),
+                       backoff_base_s=0.001, backoff_max_s=0.001)
 
 
 # ---- the budget doubles, then timeout_s alone applies ---------------------------------------
@@ -267,8 +286,11 @@ class Mixed(Hangs):
 
 async def hung_then_primed(**endpoint) -> tuple[ModelClient, asyncio.Future]:
     """A request that hangs, sent before the endpoint's latency is known (the watchdog at its
-    slow pace, 1 s), then the 20 answers that make it known: a budget of 0.1 s (the floor)."""
-    client = client_on(Mixed(timeout_s=6.0), max_retries=0, ttfb_floor_s=0.1, **endpoint)
+    slow pace, 1 s), then the 20 answers that make it known: a budget of 0.1 s (the floor).
+    Their latencies are read on :class:`Ticks` (5 ms each), so a loaded machine, whose 5 ms
+    answers may take longer, does not raise the budget above the floor."""
+    client = client_on(Mixed(timeout_s=6.0), clock=Ticks(), max_retries=0, ttfb_floor_s=0.1,
+                       **endpoint)
     hung = asyncio.ensure_future(client.complete(
         ChatRequest(model="x", messages=[UserMessage("hang")])))
     await asyncio.sleep(0.05)
