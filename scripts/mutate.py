@@ -107,6 +107,8 @@ _START = 'start = repr(scrub(payload[:SCRUB_WINDOW].decode("utf-8", "replace"))[
 
 
 _STATUS_LINE = r'words = bytes(reply.head).split(b"\r\n", 1)[0].split(b" ", 2)'
+_NOT_REDIRECTS = ("300 and 400 are no redirect redirect_target follows (it answers None for "
+                  "them, as for any status outside 301-308): the same reply either way")
 _RECORDED = 'self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])'
 _ESCAPE = r'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'
 
@@ -839,6 +841,16 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
            "the second of the second, are read: more or fewer splits after them change neither")
           for a, b in (('b"\\r\\n", 1)', 'b"\\r\\n", 2)'), ('b"\\r\\n", 1)', 'b"\\r\\n", )'),
                        ('b" ", 2)', 'b" ", 3)'), ('b" ", 2)', 'b" ", )'))],
+    ],
+    "sweepbench/client/transports/aiohttp.py": [
+        *[("if not 300 <= status < 400 or not (target := redirect_target(",
+           "if not " + after + " or not (target := redirect_target(", _NOT_REDIRECTS)
+          for after in ("301 <= status < 400", "300 < status < 400", "300 <= status <= 400",
+                        "300 <= status < 401")],
+        ("self._loop: asyncio.AbstractEventLoop | None = None",
+         'self._loop: asyncio.AbstractEventLoop | None = ""',
+         "read only once a session is made, which sets it"),
+        ("self._closed = False", "self._closed = None", _TRUTH),
     ],
     "sweepbench/client/routing.py": [
         *[(line, line.replace(a, b), "another fixed per-(task, replica) hash: rankings stay "

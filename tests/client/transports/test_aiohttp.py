@@ -310,12 +310,15 @@ async def test_a_compressed_reply_is_unpacked_under_the_limit():
     assert (await t.post(b"{}", None))[2] == b"y" * 30
     t = on_double(Resp(headers={"Content-Encoding": "gzip"}, body=gzip.compress(b"y" * 31)),
                   max_reply_bytes=30)
-    with pytest.raises(FatalError):  # 31 bytes unpacked from 23
+    with pytest.raises(FatalError) as info:  # 31 bytes unpacked from 23
         await t.post(b"{}", None)
+    assert str(info.value) == (f"ep: reply from {URL_} is larger than max_reply_bytes (30); "
+                               "not read further")
     t = on_double(Resp(headers={"Content-Encoding": "gzip"}, body=b"not gzip"))
     with pytest.raises(InvalidResponseError) as info:
         await t.post(b"{}", None)
-    assert str(info.value).startswith(f"ep: response from {URL_}: ")
+    assert str(info.value).startswith(f"ep: response from {URL_}: body not valid gzip (")
+    assert info.value.endpoint == "ep"
 
 
 def _proxy_error(status: int):
@@ -360,6 +363,7 @@ async def test_each_failure_is_translated_once_naming_the_url(error, kind, messa
     with pytest.raises(errors.ModelError) as info:
         await t.post(b"{}", None)
     assert type(info.value) is kind and str(info.value) == message
+    assert info.value.endpoint == "ep"
 
 
 @pytest.mark.parametrize(("error", "kind", "message"), [
@@ -382,12 +386,14 @@ async def test_a_failure_through_a_proxy_names_it(error, kind, message):
     with pytest.raises(errors.ModelError) as info:
         await t.post(b"{}", None)
     assert type(info.value) is kind and str(info.value) == message
+    assert info.value.endpoint == "ep"
 
 
 async def test_a_failure_while_the_gate_is_closed_is_a_cancel():
     t = on_double(OSError("reset"), stopping=lambda: True)
-    with pytest.raises(asyncio.CancelledError):
+    with pytest.raises(asyncio.CancelledError) as info:
         await t.post(b"{}", None)
+    assert str(info.value) == "the sweep is stopping: request not sent"
     t = on_double(OSError("reset"), stopping=lambda: False)
     with pytest.raises(TransportError):
         await t.post(b"{}", None)
@@ -465,7 +471,7 @@ async def test_a_redirect_after_the_deadline_times_out(monkeypatch, now, spent):
     with pytest.raises(RequestTimeout) as info:
         await t.post(b"{}", None)
     assert str(info.value) == f"ep: request to {URL_} timed out (timeout_s 5)"
-    assert len(t._session.posts) == 1
+    assert info.value.endpoint == "ep" and len(t._session.posts) == 1
 
 
 async def test_redirects_are_counted_to_the_limit():
@@ -478,3 +484,82 @@ async def test_redirects_are_counted_to_the_limit():
         await t.post(b"{}", None)
     assert f"more than {MAX_REDIRECTS} redirects in a row" in str(info.value)
     assert len(t._session.posts) == MAX_REDIRECTS + 1
+
+
+async def test_redirects_are_refused_unless_followed_naming_the_endpoint():
+    from sweepbench.errors import FatalError
+
+    t = on_double(Resp(307, {"Location": "/v2/chat"}))  # follow_redirects left as it is
+    with pytest.raises(FatalError) as info:
+        await t.post(b"{}", None)
+    assert str(info.value).startswith(f"ep: {URL_} redirects (307) to http://h.invalid/v2/chat")
+    t = on_double(Resp(307, {"Location": "/v2/%41"}), Resp(body=b"ok"), follow_redirects=True)
+    await t.post(b"{}", None)
+    assert str(t._session.posts[1][0]) == "http://h.invalid/v2/%41"  # the target as sent
+
+
+async def test_the_proxy_is_the_configured_one_for_redirects_too_and_the_environments_else(
+        monkeypatch):
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://p:3128")
+    t = on_double(Resp(307, {"Location": "http://other.invalid/x"}), Resp(body=b"ok"),
+                  proxy="http://q:8080", follow_redirects=True)
+    await t.post(b"{}", None)
+    assert [k["proxy"] for _, k in t._session.posts] == ["http://q:8080"] * 2
+    t = on_double(Resp(body=b"ok"), proxy=None)
+    await t.post(b"{}", None)
+    assert t._session.posts[0][1]["proxy"] == "http://p:3128"
+
+
+def test_a_proxy_that_is_not_http_is_refused_naming_the_endpoint():
+    from sweepbench.client.transports.aiohttp import AiohttpTransport
+    from sweepbench.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        AiohttpTransport(URL_, name="ep", max_connections=1, timeout_s=1.0,
+                         connect_timeout_s=1.0, proxy="socks5://p:1080")
+    assert str(info.value) == ("endpoint 'ep': proxy (socks5://p...) is not an http://host:port "
+                               "proxy; only http:// proxies are supported")
+
+
+def test_a_redirect_to_where_the_environments_proxy_is_not_http_names_the_endpoint(
+        monkeypatch):
+    from sweepbench.errors import ConfigError
+
+    for var in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "socks5://p:1080")
+    monkeypatch.setenv("NO_PROXY", "h.invalid")
+
+    async def follow() -> None:
+        t = on_double(Resp(307, {"Location": "http://other.invalid/x"}), proxy=None,
+                      follow_redirects=True)
+        await t.post(b"{}", None)
+
+    with pytest.raises(ConfigError) as info:
+        asyncio.run(follow())
+    assert str(info.value) == ("endpoint 'ep': the environment's http_proxy (socks5://p...) is "
+                               "not an http://host:port proxy; only http:// proxies are supported")
+
+
+class Writer:
+    """An aiohttp stream writer double: what was written."""
+
+    def __init__(self) -> None:
+        self.written = b""
+
+    async def write(self, data: bytes) -> None:
+        self.written += bytes(data)
+
+
+async def test_the_gated_body_writes_what_it_is_asked_for_unless_the_sweep_is_stopping():
+    from sweepbench.client.transports.aiohttp import GatedBody
+
+    writer = Writer()
+    await GatedBody(b"abcd", lambda: False).write_with_length(writer, 3)
+    assert writer.written == b"abc"
+    with pytest.raises(asyncio.CancelledError) as info:
+        await GatedBody(b"abcd", lambda: True).write_with_length(writer, 4)
+    assert str(info.value) == "the sweep is stopping: request not sent"
+    assert writer.written == b"abc"
