@@ -109,6 +109,7 @@ _START = 'start = repr(scrub(payload[:SCRUB_WINDOW].decode("utf-8", "replace"))[
 _STATUS_LINE = r'words = bytes(reply.head).split(b"\r\n", 1)[0].split(b" ", 2)'
 _NOT_REDIRECTS = ("300 and 400 are no redirect redirect_target follows (it answers None for "
                   "them, as for any status outside 301-308): the same reply either way")
+_HTTPX_CASE = "httpx's Headers find, set and delete names without regard to case (the SDK's too)"
 _RECORDED = 'self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])'
 _ESCAPE = r'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'
 
@@ -841,6 +842,51 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
            "the second of the second, are read: more or fewer splits after them change neither")
           for a, b in (('b"\\r\\n", 1)', 'b"\\r\\n", 2)'), ('b"\\r\\n", 1)', 'b"\\r\\n", )'),
                        ('b" ", 2)', 'b" ", 3)'), ('b" ", 2)', 'b" ", )'))],
+    ],
+    "sweepbench/client/transports/openai.py": [
+        ('def __init__(self, stream: Any, limit: int, encoding: str = "") -> None:',
+         'def __init__(self, stream: Any, limit: int, encoding: str = "XXXX") -> None:',
+         "the default is never read: the one caller, _cap_hook, always passes the encoding"),
+        ('return getattr(_base_client, "httpx2", None) or _base_client.httpx',
+         'return getattr(_base_client, "httpx2", ) or _base_client.httpx',
+         "the installed SDK (3.57) has httpx2: getattr finds it either way; not an equivalent "
+         "with an SDK without it"),
+        *[(line, line.replace(a, b), _HTTPX_CASE) for line, a, b in (
+            ('size = response.headers.get("content-length", "")', "content-length", "CONTENT-LENGTH"),
+            ('encoding = response.headers.get("content-encoding", "")', "content-encoding",
+             "CONTENT-ENCODING"),
+            ('del response.headers["content-encoding"]', "content-encoding", "CONTENT-ENCODING"),
+            ('http_client.headers["Accept-Encoding"] = ACCEPT_ENCODING  # as every transport',
+             "Accept-Encoding", "accept-encoding"),
+            ('http_client.headers["Accept-Encoding"] = ACCEPT_ENCODING  # as every transport',
+             "Accept-Encoding", "ACCEPT-ENCODING"),
+            ('request.headers.pop("Authorization", None)', "Authorization", "authorization"),
+            ('request.headers.pop("Authorization", None)', "Authorization", "AUTHORIZATION"),
+            ('extra_headers = {"Authorization": auth if auth else openai.Omit()}', "Authorization",
+             "authorization"),
+            ('extra_headers = {"Authorization": auth if auth else openai.Omit()}', "Authorization",
+             "AUTHORIZATION"))],
+        ('size = response.headers.get("content-length", "")',
+         'size = response.headers.get("content-length", "XXXX")',
+         "a missing length is not digits either way: no early refusal, the stream caps the body"),
+        *[('encoding = response.headers.get("content-encoding", "")',
+           f'encoding = response.headers.get("content-encoding", {d})',
+           "a missing encoding is read only as a truth value, here and in the stream")
+          for d in ("None", "")],
+        ('options["mounts"] = {"all://": None, "http://": None, "https://": None}',
+         'options["mounts"] = {"XXall://XX": None, "http://": None, "https://": None}',
+         "every URL the transport is given is http:// or https://, whose own entries (more "
+         "specific than all://) say no proxy"),
+        ('options["mounts"] = {"all://": None, "http://": None, "https://": None}',
+         'options["mounts"] = {"ALL://": None, "http://": None, "https://": None}',
+         "every URL the transport is given is http:// or https://, whose own entries (more "
+         "specific than all://) say no proxy"),
+        *[("if 300 <= response.status_code < 400:", f"if {after}:", _NOT_REDIRECTS)
+          for after in ("301 <= response.status_code < 400", "300 < response.status_code < 400",
+                        "300 <= response.status_code <= 400", "300 <= response.status_code < 401")],
+        *[(f'{v} = fields.pop("{v}")', f"{v} = None",
+           "the field then stays in extra_body, which the SDK merges over its arguments: the "
+           "same body is sent") for v in ("model", "messages")],
     ],
     "sweepbench/client/transports/aiohttp.py": [
         *[("if not 300 <= status < 400 or not (target := redirect_target(",
