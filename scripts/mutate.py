@@ -779,6 +779,13 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("break", "return", "the loop is the last statement of _resend_as"),
     ],
     "sweepbench/client/facade.py": [
+        ('explicit = getattr(endpoint, "limits_key", None)',
+         'explicit = getattr(endpoint, "limits_key", )',
+         "a config Endpoint always has limits_key (None unless set): the default is never read"),
+        ("if (spare is not None and self._backups and spare.idle > spare.lent",
+         "if (spare is not None and self._backups and spare.idle >= spare.lent",
+         "send_backups takes a slot only while lent < idle (IdleSlots.take): with idle == lent "
+         "it sends none, as the guard does"),
         *[('if breaker.state != "closed" and breaker.down_since is not None:', after,
            "the breaker's down_since is set exactly while it is not closed (set when it opens, "
            "cleared when it closes): either test alone decides") for after in (

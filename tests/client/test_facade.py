@@ -658,3 +658,117 @@ async def test_a_failures_text_loses_the_endpoints_name_and_is_cut_at_300(monkey
     failure = info.value.failures[0]
     assert failure.message == ("HTTP 400: " + "x" * 400)[:300]
     assert (failure.error, failure.status) == ("BadRequestError", 400)
+
+
+async def test_the_queue_wait_of_every_attempt_is_summed() -> None:
+    limits = EndpointLimits(rpm=60, headroom=1.0, burst_s=1.0, clock=VirtualClock())  # 1/s
+    rig = Rig(OK, status(500), OK, limits=limits, max_retries=1)
+    assert (await rig()).queue_wait_s == 0.0
+    result = await rig()  # each of its two requests waits for the next token
+    assert result.statuses == [500, 200] and rig.transport.times == [1000.0, 1001.0, 1002.0]
+    assert result.queue_wait_s + result.backoff_s == pytest.approx(2.0)
+
+
+def test_the_limits_key_strips_slashes_only() -> None:
+    assert limits_key(endpoint(base_url="http://h/vX/", model="m")) == "http://h/vX||m"
+
+
+class OnTheWire:
+    """A transport: request ``i`` does ``script[i]`` (the last repeats): "hang" (never
+    answers), "ok", or an exception to raise. Records each request's headers and flight."""
+
+    def __init__(self, *script) -> None:
+        from sweepbench.client.stalls import FLIGHT
+
+        self.script, self.flight_var = script, FLIGHT
+        self.headers: list = []
+        self.flights: list = []
+
+    async def post(self, body: bytes, headers):
+        step = self.script[min(len(self.headers), len(self.script) - 1)]
+        self.headers.append(headers)
+        self.flights.append(self.flight_var.get())
+        if step == "hang":
+            await asyncio.sleep(30)
+        if isinstance(step, BaseException):
+            raise step
+        return 200, {}, msgspec.json.encode(OK_BODY)
+
+    async def aclose(self) -> None:
+        pass
+
+
+def on_the_wire(transport: OnTheWire, **kw) -> ModelClient:
+    kw.setdefault("max_retries", 0)
+    return ModelClient(endpoint(**kw), transport=transport, backoff_base_s=0.001,
+                       backoff_max_s=0.001)
+
+
+def primed(client: ModelClient) -> ModelClient:
+    """Latency known at 10 ms a request: hedge delay 20 ms (hedge_min_s), TTFB budget 10 s."""
+    from sweepbench.client.stalls import MIN_SAMPLES
+
+    for _ in range(MIN_SAMPLES):
+        client.stalls.latency.add(0.01)
+    assert client.stalls.hedge_delay() == 0.02 and client.stalls.ttfb_budget() == 10.0
+    return client
+
+
+async def test_the_key_goes_with_every_request_hedged_or_not(monkeypatch) -> None:
+    monkeypatch.setenv("SWEEPBENCH_WIRE_KEY", "k-wire")
+    keyed = {"Authorization": "Bearer k-wire"}
+    plain = OnTheWire("ok")
+    client = on_the_wire(plain, hedge=False, api_key_env="SWEEPBENCH_WIRE_KEY")
+    for _ in range(3):
+        await client.complete(request())
+    assert plain.headers == [keyed] * 3 and client.stalls.requests == 3
+    raced = OnTheWire("hang", "ok")
+    client = primed(on_the_wire(raced, hedge=True, hedge_min_s=0.02,
+                                api_key_env="SWEEPBENCH_WIRE_KEY"))
+    result = await client.complete(request())
+    assert result.hedge_won and raced.headers == [keyed, keyed]  # the copy carries it too
+    assert client.stalls.requests == 1  # first copies only
+
+
+async def test_a_copy_failing_first_fails_the_attempt_with_no_status() -> None:
+    from sweepbench.errors import TransportError
+
+    transport = OnTheWire("hang", TransportError("test-model: reset", endpoint="test-model"))
+    client = primed(on_the_wire(transport, hedge=True, hedge_min_s=0.02))
+    with pytest.raises(TransportError) as info:
+        await client.complete(request())
+    assert info.value.statuses == [0] and info.value.attempts == 1
+
+
+async def test_a_flight_carries_its_size_and_is_off_the_wire_after() -> None:
+    transport = OnTheWire("ok")
+    client = on_the_wire(transport, hedge=False)
+    await client.complete(request())
+    flight = transport.flights[0]
+    assert flight.size == len(client.encode(request()))
+    assert flight.deadline is None and flight.stop() is False
+
+
+async def test_a_hung_request_is_abandoned_naming_the_endpoint_and_its_budget() -> None:
+    from sweepbench.errors import FirstByteTimeout
+
+    client = on_the_wire(OnTheWire("hang"), hedge=False, ttfb_floor_s=0.05,
+                         ttfb_ceiling_s=0.05)
+    with pytest.raises(FirstByteTimeout) as info:
+        await asyncio.wait_for(client.complete(request()), 10)
+    assert str(info.value) == ("test-model: no response from http://memory.invalid/v1/chat/"
+                               "completions within the time-to-first-byte budget (0.05 s); "
+                               "abandoned as hung")
+    assert info.value.endpoint == "test-model"
+
+
+async def test_an_open_breaker_names_the_endpoint() -> None:
+    from sweepbench.errors import EndpointUnavailableError
+
+    rig = Rig(status(500, "melting"), max_retries=0, breaker_threshold=1,
+              breaker_cooldown_s=60.0, breaker_max_wait_s=0.0)
+    with pytest.raises(ServerError):
+        await rig()
+    with pytest.raises(EndpointUnavailableError) as info:
+        await rig()
+    assert info.value.endpoint == "test-model" and str(info.value).startswith("test-model: ")
