@@ -413,3 +413,16 @@ async def test_one_deadline_holds_a_body_that_trickles_in() -> None:
             await t.post(msgspec.json.encode({"model": "x", "messages": []}), None)
         await t.aclose()
     assert str(info.value) == f"ep: request to {url} timed out (timeout_s 0.3)"
+
+
+async def test_the_headers_hook_tells_the_first_byte_budget() -> None:
+    from sweepbench.client.stalls import FLIGHT, Flight
+    from sweepbench.client.transports.openai import _first_byte_hook
+
+    flight = Flight()
+    token = FLIGHT.set(flight)
+    try:
+        await _first_byte_hook(Response({}))
+    finally:
+        FLIGHT.reset(token)
+    assert flight.got_first_byte
