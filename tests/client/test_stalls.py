@@ -328,3 +328,168 @@ def test_first_byte_marks_the_current_flight_only():
     finally:
         FLIGHT.reset(token)
     assert flight.got_first_byte is True and other.got_first_byte is False
+
+
+# ---- the watchdog's check, driven by hand (unit tests: no request waits on the clock) --------
+
+
+class Deadline:
+    """A flight's deadline double: ``stop`` makes it expire."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+
+    def expired(self) -> bool:
+        return self.stopped
+
+    def reschedule(self, when: float) -> None:
+        self.stopped = True
+
+
+class TickLog(list):
+    """A race double: the (age, hedge delay) of each tick."""
+
+    def tick(self, age: float, delay: float) -> None:
+        self.append((age, delay))
+
+
+def policy(**endpoint) -> StallPolicy:
+    endpoint.setdefault("hedge", False)
+    return StallPolicy(Endpoint(name="p", base_url="http://h", **endpoint))
+
+
+def on_the_wire(p: StallPolicy, age: float, race=None, size: int = 0) -> Flight:
+    """A flight tracked by ``p``, sent ``age`` seconds ago, with a deadline double."""
+    flight = Flight(race)
+    flight.size = size
+    p.track(flight)
+    flight.sent_at -= age
+    flight.deadline = Deadline()  # type: ignore[assignment]
+    return flight
+
+
+def checked(p: StallPolicy) -> None:
+    p._check()
+    p._check_at.cancel()  # the next check is not waited for
+
+
+async def test_a_flight_past_its_budget_is_stopped_and_one_with_its_first_byte_is_not():
+    p = policy(timeout_s=60.0, ttfb_floor_s=1.0, ttfb_ceiling_s=1.0)
+    byte, hung, young = on_the_wire(p, 5.0), on_the_wire(p, 4.0), on_the_wire(p, 0.0)
+    byte.got_first_byte = True
+    checked(p)
+    assert (byte.abandoned, hung.abandoned, young.abandoned) == (None, 1.0, None)
+    assert (byte.deadline.stopped, hung.deadline.stopped, young.deadline.stopped) == (
+        False, True, False)
+
+
+async def test_a_hedgeable_flight_is_told_its_age_between_the_hedge_delay_and_its_budget():
+    p = policy(hedge=True, timeout_s=60.0, ttfb_floor_s=10.0, ttfb_ceiling_s=10.0,
+               hedge_min_s=1.0)
+    for _ in range(MIN_SAMPLES):
+        p.latency.add(0.01)
+    loop = asyncio.get_running_loop()
+    old, young = TickLog(), TickLog()
+    t0 = loop.time()
+    flight = on_the_wire(p, 5.0, old)
+    on_the_wire(p, 0.0, young)
+    checked(p)
+    assert flight.abandoned is None and len(old) == 1 and young == []
+    age, delay = old[0]
+    assert delay == 1.0 and 5.0 <= age <= 5.0 + (loop.time() - t0)
+
+
+async def test_self_hosted_only_the_oldest_waiting_flight_may_be_abandoned_once_per_answer():
+    p = policy(kind="self-hosted", timeout_s=60.0, ttfb_floor_s=2.0, ttfb_ceiling_s=2.0)
+    first, second = on_the_wire(p, 5.0), on_the_wire(p, 4.0)
+    loop = asyncio.get_running_loop()
+    before = loop.time()
+    checked(p)
+    assert (first.abandoned, second.abandoned) == (2.0, None)
+    assert before <= p.answered_at <= loop.time()  # the next in line waits from now
+    p.untrack(first)
+    checked(p)
+    assert second.abandoned is None  # 4 s on the wire, but the server answered just now
+
+
+async def test_self_hosted_budgets_run_from_the_last_answer_and_grow_with_the_prompt():
+    p = policy(kind="self-hosted", timeout_s=60.0, ttfb_floor_s=2.0, ttfb_ceiling_s=2.0)
+    for size in range(10, 210, 10):  # 10 ... 200 bytes: the median is 100
+        p.sizes.add(float(size))
+    long = on_the_wire(p, 4.0, size=300)  # three median prompts: a budget of 6 s
+    checked(p)
+    assert long.abandoned is None
+    long.sent_at -= 3.0
+    checked(p)
+    assert long.abandoned == 6.0
+    p.untrack(long)
+    recent = on_the_wire(p, 10.0)
+    p.answered_at = asyncio.get_running_loop().time() - 0.5  # answered half a second ago
+    checked(p)
+    assert recent.abandoned is None
+
+
+def test_the_prefill_factor_is_the_prompt_over_the_median_prompt_at_least_one():
+    p = policy()
+    sized = Flight()
+    sized.size = 300
+    assert p._prefill(sized) == 1.0  # no median yet
+    for size in range(10, 210, 10):
+        p.sizes.add(float(size))
+    assert p._prefill(sized) == 3.0
+    sized.size = 50
+    assert p._prefill(sized) == 1.0
+    sized.size = 0
+    assert p._prefill(sized) == 1.0  # size unknown
+
+
+def test_the_hedge_delay_is_the_largest_of_its_three_floors():
+    def delay(latencies, **endpoint) -> float:
+        p = policy(hedge=True, **endpoint)
+        for s in latencies:
+            p.latency.add(s)
+        return p.hedge_delay()
+
+    assert delay([float(s) for s in range(1, 21)], hedge_quantile=0.95) == 19.0  # the quantile
+    assert delay([1.0] * 20, hedge_quantile=0.95) == 1.5  # 1.5 medians
+    assert delay([1.0] * 19 + [100.0], hedge_quantile=0.9) == 1.5
+    assert delay([0.001] * 20, hedge_min_s=0.25) == 0.25  # its minimum
+
+
+def test_hedges_stay_within_a_tenth_of_requests_plus_a_burst_of_four():
+    p = policy(hedge=True)
+    assert [p.may_hedge() for _ in range(5)] == [True] * 4 + [False]
+    assert p.hedges == 4
+    p.requests = 20  # 2 more
+    assert [p.may_hedge() for _ in range(3)] == [True, True, False]
+    assert p.hedges == 6
+
+
+async def test_the_twentieth_latency_speeds_the_watchdog_up_at_once():
+    p = policy(timeout_s=60.0, ttfb_floor_s=0.1)
+    loop = asyncio.get_running_loop()
+    for _ in range(MIN_SAMPLES):
+        p.observe(0.005)  # nothing on the wire: no timer to speed up
+    assert p._check_at is None and p.answered_at == 0.0
+    p = policy(timeout_s=60.0, ttfb_floor_s=0.1)
+    flight = Flight()
+    p.track(flight)
+    slow = p._check_at
+    assert slow.when() - loop.time() > 0.1  # no budget yet: a check a second (1 s)
+    for _ in range(MIN_SAMPLES - 1):
+        p.observe(0.005)
+    assert p._check_at is slow
+    before = loop.time()
+    p.observe(0.005, size=40)
+    assert p._check_at is not slow and slow.cancelled()
+    assert p._check_at.when() - loop.time() <= 0.025 and before <= p.answered_at <= loop.time()
+    assert p.sizes.quantile(0.5) is None and len(p.sizes) == 1
+    p.untrack(flight)
+    p.untrack(flight)  # twice: nothing left to take
+    p._check_at.cancel()
+
+
+def test_a_flight_leaving_holds_its_permit():
+    flight = Flight()
+    flight.leaving("its permit")
+    assert flight.permit == "its permit"
