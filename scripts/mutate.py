@@ -110,6 +110,7 @@ _STATUS_LINE = r'words = bytes(reply.head).split(b"\r\n", 1)[0].split(b" ", 2)'
 _NOT_REDIRECTS = ("300 and 400 are no redirect redirect_target follows (it answers None for "
                   "them, as for any status outside 301-308): the same reply either way")
 _HTTPX_CASE = "httpx's Headers find, set and delete names without regard to case (the SDK's too)"
+_CASELESS = "ReplyHeaders looks names up lower-cased (get, [] and in)"
 _RECORDED = 'self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])'
 _ESCAPE = r'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'
 
@@ -894,6 +895,32 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         *[(f'{v} = fields.pop("{v}")', f"{v} = None",
            "the field then stays in extra_body, which the SDK merges over its arguments: the "
            "same body is sent") for v in ("model", "messages")],
+    ],
+    "sweepbench/client/transports/http.py": [
+        ("if waiter is not None and not waiter.done():",
+         "if waiter is not None or not waiter.done():",
+         "the parser is fed, and _fail called, only while a request waits (data_received drops "
+         "a connection with none first); a settled waiter means the request already failed or "
+         "was cancelled, and its connection is aborted either way (the mutant's "
+         "InvalidStateError ends in the same abort)"),
+        *[(line, line.replace(a, b), _CASELESS) for line, a, b in (
+            ('return "content-length" in self._headers or "chunked" in self._headers.get(',
+             '"content-length"', '"CONTENT-LENGTH"'),
+            ('"transfer-encoding", "")', '"transfer-encoding"', '"TRANSFER-ENCODING"'))],
+        ('"transfer-encoding", "")', '"transfer-encoding", "XXXX")',
+         "without the header, 'chunked' is in neither default"),
+        ('payload = b"".join(body) if len(body) != 1 else body[0]',
+         'payload = b"".join(body) if (len(body) != 1) or True else body[0]',
+         "joining one piece gives its bytes: the shortcut only saves a copy"),
+        ("if loop is None or self._closed:", "if loop is None and self._closed:",
+         "the timer is armed only on a bound loop, and aclose() cancels it and empties the "
+         "deadlines: it never runs on a closed transport"),
+        ("elif deadline <= due:", "elif deadline < due:",
+         "the timer runs at its time (asyncio: within the clock's resolution): a deadline "
+         "equal to it is re-armed for the same instant and expired a clock tick later"),
+        ("conn.deadline_token = None", 'conn.deadline_token = ""',
+         "the token is only compared by identity with a request's own token object, which "
+         "neither None nor '' is"),
     ],
     "sweepbench/client/transports/aiohttp.py": [
         *[("if not 300 <= status < 400 or not (target := redirect_target(",

@@ -11,6 +11,8 @@ from contextlib import asynccontextmanager
 
 import pytest
 
+from sweepbench.client.stalls import FLIGHT, Flight
+from sweepbench.client.transports.http import HttpTransport
 from sweepbench.errors import (
     ConnectionRefused,
     FatalError,
@@ -18,8 +20,6 @@ from sweepbench.errors import (
     RequestTimeout,
     TransportError,
 )
-from sweepbench.client.stalls import FLIGHT, Flight
-from sweepbench.client.transports.http import HttpTransport
 
 BODY = b'{"ok": true}'
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, "Server"], Awaitable[None]]
@@ -348,7 +348,7 @@ async def test_https_verifies_the_server_and_then_talks(certificate, monkeypatch
     context.load_cert_chain(cert, key)
     srv = Server()
 
-    async def on_conn(reader, writer) -> None:  # noqa: ANN001
+    async def on_conn(reader, writer) -> None:
         try:
             await keep_answering()(reader, writer, srv)
         except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
@@ -430,3 +430,52 @@ async def test_deadlines_of_finished_requests_do_not_pile_up_behind_a_slow_one()
                 await hung
         finally:
             await t.aclose()
+
+
+# ---- edges, exact (unit tests of the default transport's own parts) ---------------------------
+
+
+def test_reply_headers_are_read_by_name_without_regard_to_case() -> None:
+    from sweepbench.client.transports.http import ReplyHeaders
+
+    headers = ReplyHeaders({"content-type": "application/json"})
+    assert headers["Content-Type"] == headers.get("CONTENT-TYPE") == "application/json"
+    assert "Content-Type" in headers and 1 not in headers
+    assert headers.get("X-Missing", "none") == "none"
+    with pytest.raises(KeyError):
+        headers["X-Missing"]
+
+
+@pytest.mark.parametrize("framing", [b"Transfer-Encoding: chunked\r\n",
+                                     b"Transfer-Encoding: gzip, chunked\r\n"])
+async def test_a_chunked_answer_cut_short_is_truncated_not_complete(framing) -> None:
+    reply = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + framing
+             + b"\r\n10\r\n{\"ok\": tr")  # a chunk of 16 bytes announced, 9 sent, then closed
+    async with serve(once(reply)) as (_, url):
+        t = transport(url)
+        try:
+            with pytest.raises(InvalidResponseError) as info:
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert str(info.value).endswith("response body truncated (the connection closed after "
+                                    "9 bytes)")
+
+
+async def test_each_hung_request_times_out_at_its_own_deadline_in_turn() -> None:
+    """One timer serves every deadline: after the first expires it is set for the next."""
+    async with serve(keep_answering(delay=5.0)) as (_, url):
+        t = transport(url, timeout_s=0.3)
+        loop = asyncio.get_running_loop()
+        try:
+            started = loop.time()
+            first = asyncio.ensure_future(t.post(b"{}", None))
+            await asyncio.sleep(0.15)
+            second = asyncio.ensure_future(t.post(b"{}", None))
+            outcomes = await asyncio.wait_for(asyncio.gather(first, second,
+                                                             return_exceptions=True), 3.0)
+            took = loop.time() - started
+        finally:
+            await t.aclose()
+    assert [type(o) for o in outcomes] == [RequestTimeout, RequestTimeout]
+    assert took >= 0.45 and not t._deadlines
