@@ -111,6 +111,7 @@ _NOT_REDIRECTS = ("300 and 400 are no redirect redirect_target follows (it answe
                   "them, as for any status outside 301-308): the same reply either way")
 _HTTPX_CASE = "httpx's Headers find, set and delete names without regard to case (the SDK's too)"
 _CASELESS = "ReplyHeaders looks names up lower-cased (get, [] and in)"
+_CONTINUED = 'self._headers[self._name] += value.decode("latin-1")'
 _RECORDED = 'self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])'
 _ESCAPE = r'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'
 
@@ -912,6 +913,16 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ('payload = b"".join(body) if len(body) != 1 else body[0]',
          'payload = b"".join(body) if (len(body) != 1) or True else body[0]',
          "joining one piece gives its bytes: the shortcut only saves a copy"),
+        *[(line, line.replace('"latin-1"', '"LATIN-1"'), "codec names ignore case") for line in (
+            'self._name = name.decode("latin-1").lower()',
+            'self._headers[self._name] = value.decode("latin-1")')],
+        *[(_CONTINUED, after, "httptools gathers a header's name and value across reads and "
+           "calls on_header once per header (tests/client/transports/test_http.py splits a value "
+           "across two reads): the continuation branch is never taken")
+          for after in (_CONTINUED.replace("+=", "="), _CONTINUED.replace("+=", "-="),
+                        _CONTINUED.replace('"latin-1"', "None"),
+                        _CONTINUED.replace('"latin-1"', '"XXlatin-1XX"'),
+                        _CONTINUED.replace('"latin-1"', '"LATIN-1"'))],
         ("if loop is None or self._closed:", "if loop is None and self._closed:",
          "the timer is armed only on a bound loop, and aclose() cancels it and empties the "
          "deadlines: it never runs on a closed transport"),

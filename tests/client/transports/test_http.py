@@ -479,3 +479,21 @@ async def test_each_hung_request_times_out_at_its_own_deadline_in_turn() -> None
             await t.aclose()
     assert [type(o) for o in outcomes] == [RequestTimeout, RequestTimeout]
     assert took >= 0.45 and not t._deadlines
+
+
+async def test_a_header_value_split_across_reads_is_read_whole() -> None:
+    async def handler(reader, writer, srv) -> None:
+        await srv.read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nX-Long: abc")
+        await writer.drain()
+        await asyncio.sleep(0.05)  # the rest of the value comes in a read of its own
+        writer.write(b"d\xe9f\r\nContent-Length: %d\r\n\r\n%s" % (len(BODY), BODY))
+        await writer.drain()
+
+    async with serve(handler) as (_, url):
+        t = transport(url)
+        try:
+            status, headers, body = await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert (status, headers["x-long"], body) == (200, "abcd\xe9f", BODY)
