@@ -426,3 +426,15 @@ async def test_the_headers_hook_tells_the_first_byte_budget() -> None:
     finally:
         FLIGHT.reset(token)
     assert flight.got_first_byte
+
+
+@pytest.mark.parametrize(("proxy", "auth"), [("http://u:p%40w@p:3128", ("u", "p@w")),
+                                             ("http://p:3128", None)])
+async def test_our_proxy_is_given_to_the_sdks_client_with_its_credentials(proxy, auth) -> None:
+    from sweepbench.client.transports.openai import _httpx_module
+
+    t = transport("http://h.invalid/v1", proxy=proxy, backend="aiohttp")
+    http = t._get_client()._client
+    chosen = http._transport_for_url(_httpx_module().URL("http://h.invalid/v1/x")).proxy
+    assert (str(chosen.url), chosen.auth) == ("http://p:3128", auth)
+    await t.aclose()
