@@ -4,7 +4,9 @@ pools, and every way an answer can come back wrong."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
+import ssl
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -497,3 +499,91 @@ async def test_a_header_value_split_across_reads_is_read_whole() -> None:
         finally:
             await t.aclose()
     assert (status, headers["x-long"], body) == (200, "abcd\xe9f", BODY)
+
+
+def test_the_request_head_is_built_once_for_the_endpoint_and_for_its_proxy(monkeypatch) -> None:
+    for var in ("http_proxy", "HTTP_PROXY", "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    plain = transport("http://user:pw@h.invalid:8080/v1/chat?x=1", proxy="")
+    assert plain._head == (b"POST /v1/chat?x=1 HTTP/1.1\r\nHost: h.invalid:8080\r\n"
+                           b"Content-Type: application/json\r\nAccept: application/json\r\n"
+                           b"Accept-Encoding: identity\r\nConnection: keep-alive\r\n")
+    assert plain._via == "" and plain._port == 8080 and not plain._tls
+    monkeypatch.setenv("HTTP_PROXY", "http://agent:s3cret@p:3128")
+    proxied = transport("http://h.invalid/v1/chat")
+    auth = "Basic " + base64.b64encode(b"agent:s3cret").decode()
+    assert proxied._head == (b"POST http://h.invalid/v1/chat HTTP/1.1\r\nHost: h.invalid\r\n"
+                             + f"Proxy-Authorization: {auth}\r\n".encode()
+                             + b"Content-Type: application/json\r\nAccept: application/json\r\n"
+                             b"Accept-Encoding: identity\r\nConnection: keep-alive\r\n")
+    assert proxied._via == " through proxy http://p:3128" and proxied._port == 80
+    tls = transport("https://h.invalid/", proxy="http://p:3128")  # a tunnel: no whole URL
+    assert tls._head.startswith(b"POST / HTTP/1.1\r\nHost: h.invalid\r\nContent-Type")
+    assert tls._port == 443 and tls._tls and tls._limit == 8
+    assert transport("http://h.invalid/v1", max_connections=0)._limit == 1
+
+
+class Dial:
+    """``loop.create_connection`` for a test: records (host, port, ssl) and raises ``error``
+    (or never answers, for None)."""
+
+    def __init__(self, error: BaseException | None) -> None:
+        self.error, self.calls = error, []
+
+    async def __call__(self, factory, host, port, ssl=None):
+        self.calls.append((host, port, ssl))
+        if self.error is None:
+            await asyncio.sleep(30)
+        raise self.error
+
+
+URL = "http://h.invalid:81/v1/chat/completions"
+
+
+@pytest.mark.parametrize(("error", "kind", "message"), [
+    (ConnectionRefusedError(111, "refused"), ConnectionRefused,
+     f"t: connection refused by {URL} (is the server running?)"),
+    (OSError(113, "No route to host"), TransportError,
+     f"t: connection to {URL} failed (OSError: [Errno 113] No route to host)"),
+    (ssl.SSLError(1, "bad handshake"), TransportError,
+     f"t: TLS handshake with {URL} failed (bad handshake)"),
+    (None, RequestTimeout, f"t: connect to {URL} timed out (connect_timeout_s 0.05)"),
+])
+@pytest.mark.parametrize("proxied", [False, True])
+async def test_a_failed_connect_is_translated_naming_the_url_and_proxy(error, kind, message,
+                                                                      proxied, monkeypatch):
+    dial = Dial(error)
+    monkeypatch.setattr(asyncio.get_running_loop(), "create_connection", dial)
+    t = transport(URL, connect_timeout_s=0.05, proxy="http://p:3128" if proxied else "")
+    with pytest.raises(kind) as info:
+        await t.post(b"{}", None)
+    if proxied:
+        message = message.replace(f"by {URL}", f"by proxy http://p:3128 (for {URL})").replace(
+            f"{URL} failed", f"{URL} through proxy http://p:3128 failed").replace(
+            f"{URL} timed out", f"{URL} through proxy http://p:3128 timed out")
+    assert str(info.value) == message and info.value.endpoint == "t"
+    assert dial.calls == [("p", 3128, None) if proxied else ("h.invalid", 81, None)]
+    assert t._open == 0  # the slot the connect held is free again
+    await t.aclose()
+
+
+@pytest.mark.parametrize(("status", "kind", "hint"), [
+    (407, FatalError, ": its credentials go in HTTPS_PROXY (http://user:password@host:port)"),
+    (502, TransportError, ""),
+])
+async def test_a_refused_tunnel_is_fatal_only_for_credentials(status, kind, hint, monkeypatch):
+    from sweepbench.client.transports import http as module
+    from sweepbench.client.transports.proxy import TunnelRefused
+
+    async def refuse(proxy, host, port, context, protocol) -> None:
+        assert (proxy.host, proxy.port, host, port) == ("p", 3128, "h.invalid", 443)
+        raise TunnelRefused(status)
+
+    monkeypatch.setattr(module, "open_tunnel", refuse)
+    t = transport("https://h.invalid/v1", proxy="http://p:3128")
+    with pytest.raises(kind) as info:
+        await t.post(b"{}", None)
+    assert str(info.value) == (f"t: proxy http://p:3128 would not tunnel to "
+                               f"https://h.invalid/v1 (HTTP {status}){hint}")
+    assert type(info.value) is kind and info.value.endpoint == "t"
+    await t.aclose()
