@@ -646,6 +646,7 @@ async def test_an_unreadable_or_oversized_reply_is_reported_as_a_failure(monkeyp
     assert reports.calls == [("failed", (), {"down": False, "reason": (
         "reply from http://memory.invalid/v1/chat/completions is larger than max_reply_bytes "
         "(10); not read further")})]
+    assert info.value.failures[0].status == 200  # it was answered
     rig = Rig(Answer(body=OK_BODY), max_retries=0, max_reply_bytes=len(msgspec.json.encode(
         OK_BODY)))
     assert (await rig()).message.content == "hello"  # exactly the cap: read
@@ -772,3 +773,17 @@ async def test_an_open_breaker_names_the_endpoint() -> None:
     with pytest.raises(EndpointUnavailableError) as info:
         await rig()
     assert info.value.endpoint == "test-model" and str(info.value).startswith("test-model: ")
+
+
+async def test_a_3xx_answer_is_an_error_even_with_a_completion_in_it() -> None:
+    rig = Rig(Answer(300, OK_BODY), max_retries=0)
+    with pytest.raises(ModelError) as info:
+        await rig()
+    assert info.value.statuses == [300] and info.value.failures[0].status == 300
+
+
+async def test_every_429_of_a_call_is_counted() -> None:
+    rig = Rig(status(429, headers={"Retry-After": "0"}), status(429, headers={"Retry-After": "0"}),
+              OK, max_retries=2)
+    result = await rig()
+    assert result.statuses == [429, 429, 200] and result.rate_limited == 2
