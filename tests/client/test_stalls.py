@@ -493,3 +493,93 @@ def test_a_flight_leaving_holds_its_permit():
     flight = Flight()
     flight.leaving("its permit")
     assert flight.permit == "its permit"
+
+
+class Frozen:
+    """The running loop's clock held at ``t`` while a check runs by hand (no await inside)."""
+
+    def __init__(self, t: float) -> None:
+        self.loop, self.t = asyncio.get_running_loop(), t
+
+    def __enter__(self) -> float:
+        self.loop.time = lambda: self.t  # type: ignore[method-assign]
+        return self.t
+
+    def __exit__(self, *exc) -> None:
+        del self.loop.time  # the class's own again
+
+
+@pytest.mark.parametrize("kind", ["hosted", "self-hosted"])
+async def test_a_flight_is_abandoned_at_its_budget_exactly(kind):
+    p = policy(kind=kind, timeout_s=60.0, ttfb_floor_s=2.0, ttfb_ceiling_s=2.0)
+    at, before = on_the_wire(p, 0.0), on_the_wire(p, 0.0)
+    t = float(round(asyncio.get_running_loop().time()) + 10)  # whole seconds: exact sums
+    at.sent_at, before.sent_at = t - 2.0, t - 1.999
+    with Frozen(t):
+        p._check()
+    p._check_at.cancel()
+    assert at.abandoned == 2.0
+    if kind == "hosted":
+        assert before.abandoned is None
+    else:  # waited from the head's abandonment, now
+        assert before.abandoned is None and p.answered_at == t
+
+
+async def test_every_flight_past_its_budget_is_abandoned_in_one_check():
+    p = policy(timeout_s=60.0, ttfb_floor_s=1.0, ttfb_ceiling_s=1.0)
+    flights = [on_the_wire(p, 5.0), on_the_wire(p, 4.0), on_the_wire(p, 3.0)]
+    checked(p)
+    assert [f.abandoned for f in flights] == [1.0, 1.0, 1.0]
+
+
+async def test_self_hosted_flights_behind_the_head_get_no_budget_but_are_told_their_age():
+    p = policy(kind="self-hosted", hedge=True, timeout_s=60.0, ttfb_floor_s=2.0,
+               ttfb_ceiling_s=2.0, hedge_min_s=1.0)
+    for _ in range(MIN_SAMPLES):
+        p.latency.add(0.01)
+    for size in range(10, 210, 10):  # the median prompt: 100 bytes
+        p.sizes.add(float(size))
+    behind = TickLog()
+    head = on_the_wire(p, 5.0, size=300)  # a long prompt: 6 s
+    short = on_the_wire(p, 4.0, race=behind)  # 2 s of its own, but not the head
+    checked(p)
+    assert (head.abandoned, short.abandoned) == (None, None)
+    assert len(behind) == 1 and behind[0][1] == 1.0
+    head.sent_at -= 2.0  # now past its 6 s: abandoned, and the next still told its age
+    checked(p)
+    assert (head.abandoned, short.abandoned) == (6.0, None) and len(behind) == 2
+
+
+def test_hedging_is_on_by_default_only_for_hosted_endpoints_without_prices():
+    def hedging(**endpoint) -> bool:
+        endpoint.setdefault("base_url", "http://api.example/v1")
+        return StallPolicy(Endpoint(name="p", **endpoint)).hedging
+
+    assert hedging()
+    assert not hedging(price_output_per_mtok=1.0)
+    assert not hedging(kind="self-hosted") and not hedging(base_url="http://127.0.0.1:8000/v1")
+    assert hedging(hedge=True, price_output_per_mtok=1.0) and hedging(hedge=True,
+                                                                      kind="self-hosted")
+    assert not hedging(hedge=False)
+
+
+def test_self_hosted_is_the_kind_or_else_a_local_host():
+    from sweepbench.client.stalls import self_hosted
+
+    def local(base_url: str, kind: str | None = None) -> bool:
+        return self_hosted(Endpoint(name="p", base_url=base_url, kind=kind))
+
+    for url in ("http://localhost:8000/v1", "http://LOCALHOST/v1", "http://gpu.localhost/v1",
+                "http://127.0.0.1/v1", "http://[::1]:8000/v1", "http://10.0.0.5/v1",
+                "http://192.168.1.2/v1", "http://169.254.0.9/v1"):
+        assert local(url), url
+    for url in ("http://api.example/v1", "http://8.8.8.8/v1", "http://localhost.example/v1"):
+        assert not local(url), url
+    assert local("http://api.example/v1", kind="self-hosted")
+    assert not local("http://localhost/v1", kind="hosted")
+
+
+def test_a_new_flight_is_nowhere_yet():
+    f = Flight()
+    assert (f.race, f.hung, f.got_first_byte, f.abandoned, f.outrun, f.sent_at, f.size,
+            f.permit, f.deadline) == (None, 0, False, None, False, 0.0, 0, None, None)
