@@ -112,6 +112,7 @@ _NOT_REDIRECTS = ("300 and 400 are no redirect redirect_target follows (it answe
 _HTTPX_CASE = "httpx's Headers find, set and delete names without regard to case (the SDK's too)"
 _CASELESS = "ReplyHeaders looks names up lower-cased (get, [] and in)"
 _CONTINUED = 'self._headers[self._name] += value.decode("latin-1")'
+_HOST = 'host = (urlsplit(getattr(endpoint, "base_url", "") or "").hostname or "").lower()'
 _RECORDED = 'self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])'
 _ESCAPE = r'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'
 
@@ -197,6 +198,11 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "it holds no key"),
     ],
     "sweepbench/client/stalls.py": [
+        ("head = False", "head = None", _TRUTH),
+        ('kind = getattr(endpoint, "kind", None)', 'kind = getattr(endpoint, "kind", )',
+         "a config Endpoint always has kind (None unless set): the default is never read"),
+        *[(_HOST, _HOST.replace('"base_url", ""', after), "a config Endpoint always has base_url: "
+           "the default is never read") for after in ('"base_url", None', '"base_url", ')],
         *[(_PRICED, _PRICED.replace("0.0)", after), "a config Endpoint has all three price fields: "
            "the default is never read") for after in ("None)", ")", "1.0)")],
         ("self.got_first_byte = False", "self.got_first_byte = None", _TRUTH),
