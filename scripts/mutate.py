@@ -929,6 +929,11 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
                         _CONTINUED.replace('"latin-1"', "None"),
                         _CONTINUED.replace('"latin-1"', '"XXlatin-1XX"'),
                         _CONTINUED.replace('"latin-1"', '"LATIN-1"'))],
+        ("self.status = 0", "self.status = None",
+         "read only as a truth value (`not self.status`) until an answer's head sets it, and "
+         "returned only after"),
+        ('size = self._headers.get("content-length")', 'size = self._headers.get("CONTENT-LENGTH")',
+         _CASELESS),
         ("if loop is None or self._closed:", "if loop is None and self._closed:",
          "the timer is armed only on a bound loop, and aclose() cancels it and empties the "
          "deadlines: it never runs on a closed transport"),

@@ -587,3 +587,128 @@ async def test_a_refused_tunnel_is_fatal_only_for_credentials(status, kind, hint
                                f"https://h.invalid/v1 (HTTP {status}){hint}")
     assert type(info.value) is kind and info.value.endpoint == "t"
     await t.aclose()
+
+
+def test_a_lost_connection_says_why_when_it_knows() -> None:
+    from sweepbench.client.transports.http import _Lost
+
+    assert str(_Lost(None)) == "connection closed before the response"
+    assert str(_Lost(ConnectionResetError("reset by peer"))) == (
+        "connection closed (reset by peer) before the response")
+
+
+async def test_a_server_switching_protocols_is_an_invalid_response() -> None:
+    reply = (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+             b"Connection: Upgrade\r\n\r\n")
+    async with serve(once(reply, then_close=False)) as (_, url):
+        t = transport(url)
+        try:
+            with pytest.raises(InvalidResponseError) as info:
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert str(info.value) == f"t: response from {url}: the server switched protocols"
+
+
+async def test_a_length_announced_over_the_cap_is_refused_before_any_body() -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n"
+    async with serve(once(head, then_close=False)) as (_, url):  # announces, never sends
+        t = transport(url, max_reply_bytes=10, timeout_s=3.0)
+        try:
+            with pytest.raises(FatalError) as info:
+                await asyncio.wait_for(t.post(b"{}", None), 2.0)
+        finally:
+            await t.aclose()
+    assert str(info.value) == (f"t: reply from {url} is larger than max_reply_bytes (10); not "
+                               "read further")
+    async with serve(once(answer(b"x" * 10))) as (_, url):
+        t = transport(url, max_reply_bytes=10)
+        try:
+            assert (await t.post(b"{}", None))[2] == b"x" * 10  # the cap exactly: read
+        finally:
+            await t.aclose()
+
+
+def chunked(*chunks: bytes) -> bytes:
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked"
+            b"\r\n\r\n" + b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\n\r\n")
+
+
+async def test_a_body_in_chunks_is_counted_whole_against_the_cap() -> None:
+    async with serve(keep_answering(chunked(b"x" * 6, b"y" * 4))) as (_, url):
+        t = transport(url, max_reply_bytes=10)
+        try:
+            assert (await t.post(b"{}", None))[2] == b"x" * 6 + b"y" * 4  # 10: the cap
+        finally:
+            await t.aclose()
+    async with serve(keep_answering(chunked(b"x" * 6, b"y" * 5))) as (_, url):
+        t = transport(url, max_reply_bytes=10)
+        try:
+            with pytest.raises(FatalError, match=r"larger than max_reply_bytes \(10\)"):
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+
+
+def redirect_to(target: str) -> bytes:
+    return answer(b"", extra=b"Location: %s\r\n" % target.encode(),
+                  status=b"307 Temporary Redirect")
+
+
+async def test_a_followed_redirect_goes_through_a_kept_transport_of_the_same_settings(
+        monkeypatch) -> None:
+    calls: list[tuple] = []
+    real = HttpTransport.post
+
+    async def spy(self, body, headers, **kw):
+        calls.append((self, headers, kw))
+        return await real(self, body, headers, **kw)
+
+    monkeypatch.setattr(HttpTransport, "post", spy)
+
+    def stopping() -> bool:
+        return False
+
+    loop = asyncio.get_running_loop()
+    async with serve(keep_answering()) as (_, target), \
+            serve(keep_answering(redirect_to(target))) as (_, url):
+        t = transport(url, follow_redirects=True, timeout_s=4.0, connect_timeout_s=1.5,
+                      max_reply_bytes=1000, stopping=stopping, proxy="")
+        try:
+            before = loop.time()
+            assert (await t.post(b"{}", {"Authorization": "Bearer k"}))[2] == BODY
+            after = loop.time()
+            assert (await t.post(b"{}", {"Authorization": "Bearer k"}))[2] == BODY
+            hop = t._hops[target]
+            assert list(t._hops) == [target] and calls[1][0] is hop and calls[3][0] is hop
+            assert (hop._timeout_s, hop._connect_timeout_s, hop._max_bytes, hop._stopping,
+                    hop._follow, hop._key_origin, hop._proxy_setting) == (
+                4.0, 1.5, 1000, stopping, True, url, "")
+        finally:
+            await t.aclose()
+    assert calls[1][1] == {}  # another port: another origin, no key
+    kw = calls[1][2]
+    assert kw["_hops"] == 1 and before + 4.0 <= kw["_deadline"] <= after + 4.0
+
+
+async def test_at_most_four_redirect_targets_are_kept_open() -> None:
+    served = 0
+
+    async def handler(reader, writer, srv) -> None:
+        nonlocal served
+        while await srv.read_request(reader) is not None:
+            served += 1
+            writer.write(redirect_to(f"{target}?n={served}"))
+            await writer.drain()
+
+    async with serve(keep_answering()) as (_, target), serve(handler) as (_, url):
+        t = transport(url, follow_redirects=True)
+        try:
+            await t.post(b"{}", None)
+            first = t._hops[f"{target}?n=1"]
+            for _ in range(4):
+                await t.post(b"{}", None)
+            assert list(t._hops) == [f"{target}?n={n}" for n in (2, 3, 4, 5)]
+            assert first._closed  # the oldest was closed as it was dropped
+        finally:
+            await t.aclose()
