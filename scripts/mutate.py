@@ -787,6 +787,9 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("break", "return", "the loop is the last statement of _resend_as"),
     ],
     "sweepbench/client/facade.py": [
+        ('self._max_bytes = getattr(endpoint, "max_reply_bytes", DEFAULT_MAX_REPLY_BYTES)',
+         'self._max_bytes = getattr(endpoint, "max_reply_bytes", )',
+         "a config Endpoint always has max_reply_bytes: the default is never read"),
         ('explicit = getattr(endpoint, "limits_key", None)',
          'explicit = getattr(endpoint, "limits_key", )',
          "a config Endpoint always has limits_key (None unless set): the default is never read"),

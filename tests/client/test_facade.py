@@ -787,3 +787,61 @@ async def test_every_429_of_a_call_is_counted() -> None:
               OK, max_retries=2)
     result = await rig()
     assert result.statuses == [429, 429, 200] and result.rate_limited == 2
+
+
+def test_the_back_off_defaults_and_the_key_registered_for_scrubbing(monkeypatch) -> None:
+    from sweepbench.client import facade
+    from sweepbench.client.secrets import KeyRing
+
+    ring = KeyRing()  # a fresh one: the process's own knows every key of earlier tests
+    monkeypatch.setattr(facade, "KEYS", ring)
+    client = ModelClient(endpoint(api_key_env="SWEEPBENCH_RING_KEY"))
+    assert ring._names == ("SWEEPBENCH_RING_KEY",)
+    r = client.retry
+    assert (r.backoff_base_s, r.backoff_max_s, r.retry_after_max_s) == (0.5, 30.0, 120.0)
+
+
+def test_the_base_url_checked_is_the_one_used() -> None:
+    with pytest.raises(ConfigError) as info:
+        ModelClient(endpoint(base_url="http://h/v1"), base_url="ftp://h/v1")
+    assert "ftp://h/v1" in str(info.value)
+    client = ModelClient(endpoint(base_url="", name="scripted/oracle"),
+                         base_url="http://ref.invalid/v1/")
+    assert client.url == "http://ref.invalid/v1/chat/completions"
+
+
+async def test_a_cache_hit_takes_no_time_and_no_latency(tmp_path) -> None:
+    cache = ResponseCache(tmp_path / "cache.db")
+    rig = Rig(OK, cache=cache)
+    await rig()
+    rig.clock.advance(5.0)
+    hit = await rig()
+    assert hit.from_cache and (hit.latency_s, hit.wall_s, hit.attempts) == (0.0, 0.0, 0)
+    cache.close()
+
+
+async def test_a_missing_key_fails_before_any_request_naming_the_endpoint(monkeypatch) -> None:
+    monkeypatch.delenv("SWEEPBENCH_UNSET_KEY", raising=False)
+    rig = Rig(api_key_env="SWEEPBENCH_UNSET_KEY")
+    with pytest.raises(AuthenticationError) as info:
+        await rig()
+    assert (info.value.endpoint, info.value.attempts) == ("test-model", 0)
+    assert str(info.value) == ("endpoint 'test-model': environment variable "
+                               "SWEEPBENCH_UNSET_KEY is not set")
+
+
+async def test_a_retried_request_carries_the_key_too(monkeypatch) -> None:
+    monkeypatch.setenv("SWEEPBENCH_RETRY_KEY", "k-retry")
+    rig = Rig(status(500), OK, api_key_env="SWEEPBENCH_RETRY_KEY", hedge=False)
+    assert (await rig()).statuses == [500, 200]
+    assert rig.transport.headers == [{"Authorization": "Bearer k-retry"}] * 2
+
+
+async def test_an_unreadable_reply_names_the_url_in_its_failure() -> None:
+    rig = Rig(Answer(body=b"not json"), max_retries=0)
+    with pytest.raises(ModelError) as info:
+        await rig()
+    failure = info.value.failures[0]
+    assert failure.error == type(info.value).__name__ == "InvalidResponseError"
+    assert "http://memory.invalid/v1/chat/completions" in failure.message
+    assert not failure.message.startswith("test-model: ")
