@@ -712,3 +712,36 @@ async def test_at_most_four_redirect_targets_are_kept_open() -> None:
             assert first._closed  # the oldest was closed as it was dropped
         finally:
             await t.aclose()
+
+
+class Wire:
+    """An asyncio transport double: whether it was aborted."""
+
+    def __init__(self) -> None:
+        self.aborted = False
+
+    def abort(self) -> None:
+        self.aborted = True
+
+
+async def test_a_connection_lost_before_the_head_fails_its_request_saying_why() -> None:
+    from sweepbench.client.transports.http import _Connection, _Lost
+
+    conn = _Connection(10)
+    conn._waiter = asyncio.get_running_loop().create_future()
+    conn.connection_lost(ConnectionResetError("reset by peer"))
+    err = conn._waiter.exception()
+    assert type(err) is _Lost and str(err) == "connection closed (reset by peer) before the response"
+    assert conn.closed is True
+
+
+def test_an_aborted_connection_is_closed_and_its_transport_aborted() -> None:
+    from sweepbench.client.transports.http import _Connection
+
+    bare = _Connection(10)
+    bare.abort()  # no transport yet: nothing to abort
+    assert bare.closed is True
+    wired, wire = _Connection(10), Wire()
+    wired.connection_made(wire)  # type: ignore[arg-type]
+    wired.abort()
+    assert wired.closed is True and wire.aborted
