@@ -438,3 +438,79 @@ async def test_our_proxy_is_given_to_the_sdks_client_with_its_credentials(proxy,
     chosen = http._transport_for_url(_httpx_module().URL("http://h.invalid/v1/x")).proxy
     assert (str(chosen.url), chosen.auth) == ("http://p:3128", auth)
     await t.aclose()
+
+
+async def test_a_redirect_followed_is_counted_for_the_call_and_one_not_followed_refused() -> None:
+    from sweepbench.client.transports.openai import _HOPS
+    from sweepbench.errors import FatalError
+
+    t = transport(follow_redirects=True)
+    hops = [0]
+    _HOPS.set(hops)
+    moved = Response({"Location": "/v2/chat/completions"}, status_code=307)
+    await t._redirect_hook(moved)
+    await t._redirect_hook(Response({}, status_code=200))
+    await t._redirect_hook(Response({"Location": "/v3"}, status_code=304))  # no redirect
+    assert hops == [1]
+    with pytest.raises(FatalError) as info:
+        await transport()._redirect_hook(moved)  # redirects not followed by default
+    assert str(info.value).startswith("ep: http://127.0.0.1:9/v1/chat/completions redirects "
+                                      "(307) to http://127.0.0.1:9/v2/chat/completions")
+
+
+async def test_a_reply_over_the_cap_is_refused_naming_the_url_and_the_cap() -> None:
+    from sweepbench.errors import FatalError
+
+    async def big(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await resp.prepare(request)  # no length: chunked, counted as it comes
+        for _ in range(8):
+            await resp.write(b" " * 100)
+        await resp.write_eof()
+        return resp
+
+    for handler in (big, ok_after_read):
+        async with serve_handler(handler) as url:
+            t = transport(url, max_reply_bytes=50)
+            with pytest.raises(FatalError) as info:
+                await t.post(msgspec.json.encode({"model": "x", "messages": []}), None)
+            await t.aclose()
+        assert str(info.value) == (f"ep: reply from {url} is larger than max_reply_bytes (50); "
+                                   "not read further")
+        assert info.value.endpoint == "ep"
+
+
+async def ok_after_read(request: web.Request) -> web.Response:
+    await request.read()
+    return web.json_response(OK_BODY)  # a length over 50
+
+
+async def test_a_body_its_encoding_does_not_describe_is_an_invalid_response() -> None:
+    from sweepbench.errors import InvalidResponseError
+
+    async def garbled(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(body=b"not gzip at all", headers={
+            "Content-Type": "application/json", "Content-Encoding": "gzip"})
+
+    async with serve_handler(garbled) as url:
+        t = transport(url)
+        with pytest.raises(InvalidResponseError) as info:
+            await t.post(msgspec.json.encode({"model": "x", "messages": []}), None)
+        await t.aclose()
+    assert str(info.value).startswith(f"ep: response from {url}: body not valid gzip (")
+    assert info.value.endpoint == "ep"
+
+
+async def test_a_refused_proxy_is_named_in_the_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t = transport("http://h.invalid/v1", proxy=f"http://127.0.0.1:{port}")
+    with pytest.raises(ConnectionRefused) as info:
+        await t.post(msgspec.json.encode({"model": "x", "messages": []}), None)
+    await t.aclose()
+    assert str(info.value) == (f"ep: connection refused by proxy http://127.0.0.1:{port} (for "
+                               "http://h.invalid/v1) (is the server running?)")
+    assert info.value.endpoint == "ep"
