@@ -202,7 +202,11 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ('kind = getattr(endpoint, "kind", None)', 'kind = getattr(endpoint, "kind", )',
          "a config Endpoint always has kind (None unless set): the default is never read"),
         *[(_HOST, _HOST.replace('"base_url", ""', after), "a config Endpoint always has base_url: "
-           "the default is never read") for after in ('"base_url", None', '"base_url", ')],
+           "the default is never read") for after in ('"base_url", None', '"base_url", ',
+                                                      '"base_url", "XXXX"')],
+        *[(_HOST, _HOST.replace(a, b), "'XXXX' is no URL with a host, and no local host name "
+           "or address: not self-hosted, as for no host") for a, b in (
+              ('or "").hostname', 'or "XXXX").hostname'), ('.hostname or "")', '.hostname or "XXXX")'))],
         *[(_PRICED, _PRICED.replace("0.0)", after), "a config Endpoint has all three price fields: "
            "the default is never read") for after in ("None)", ")", "1.0)")],
         ("self.got_first_byte = False", "self.got_first_byte = None", _TRUTH),
