@@ -113,6 +113,7 @@ _HTTPX_CASE = "httpx's Headers find, set and delete names without regard to case
 _CASELESS = "ReplyHeaders looks names up lower-cased (get, [] and in)"
 _CONTINUED = 'self._headers[self._name] += value.decode("latin-1")'
 _HOST = 'host = (urlsplit(getattr(endpoint, "base_url", "") or "").hostname or "").lower()'
+_BACKUPS = 'self._backups: int = getattr(endpoint, "backups", 0) if self.stalls.hedging else 0'
 _RECORDED = 'self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])'
 _ESCAPE = r'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'
 
@@ -791,6 +792,13 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("break", "return", "the loop is the last statement of _resend_as"),
     ],
     "sweepbench/client/facade.py": [
+        ('f"endpoint {endpoint.name!r}: unknown transport {kind!r} (http, aiohttp, openai)")',
+         "None)", "unreachable: Endpoint.validate(), run first in the constructor, refuses any "
+         "transport but these three"),
+        *[(_BACKUPS, _BACKUPS.replace('"backups", 0)', after), "a config Endpoint always has "
+           "backups (2 unless set): the default is never read")
+          for after in ('"backups", None)', '"backups", )', '"backups", 1)')],
+        ("self._closed = False", "self._closed = None", _TRUTH),
         ('self._max_bytes = getattr(endpoint, "max_reply_bytes", DEFAULT_MAX_REPLY_BYTES)',
          'self._max_bytes = getattr(endpoint, "max_reply_bytes", )',
          "a config Endpoint always has max_reply_bytes: the default is never read"),

@@ -845,3 +845,8 @@ async def test_an_unreadable_reply_names_the_url_in_its_failure() -> None:
     assert failure.error == type(info.value).__name__ == "InvalidResponseError"
     assert "http://memory.invalid/v1/chat/completions" in failure.message
     assert not failure.message.startswith("test-model: ")
+
+
+def test_a_fleets_cache_url_loses_its_slashes_only() -> None:
+    client = ModelClient(endpoint(), cache_url="http://first.invalid/vX//")
+    assert client._cache_identity == "http://first.invalid/vX/chat/completions\nhttp"
