@@ -381,6 +381,9 @@ async def test_the_key_goes_only_to_the_endpoints_own_origin() -> None:
     await t._key_hook(home)
     await t._key_hook(away)
     assert home.headers.get("Authorization") == "k" and "Authorization" not in away.headers
+    keyless = httpx.Request("POST", "https://127.0.0.1:9/v1/x")
+    await t._key_hook(keyless)  # nothing to take away
+    assert "Authorization" not in keyless.headers
 
 
 async def test_a_body_that_is_not_json_is_refused_naming_the_endpoint() -> None:
@@ -413,6 +416,7 @@ async def test_one_deadline_holds_a_body_that_trickles_in() -> None:
             await t.post(msgspec.json.encode({"model": "x", "messages": []}), None)
         await t.aclose()
     assert str(info.value) == f"ep: request to {url} timed out (timeout_s 0.3)"
+    assert info.value.endpoint == "ep"
 
 
 async def test_the_headers_hook_tells_the_first_byte_budget() -> None:
@@ -445,13 +449,13 @@ async def test_a_redirect_followed_is_counted_for_the_call_and_one_not_followed_
     from sweepbench.errors import FatalError
 
     t = transport(follow_redirects=True)
-    hops = [0]
+    hops = [2]
     _HOPS.set(hops)
     moved = Response({"Location": "/v2/chat/completions"}, status_code=307)
     await t._redirect_hook(moved)
     await t._redirect_hook(Response({}, status_code=200))
     await t._redirect_hook(Response({"Location": "/v3"}, status_code=304))  # no redirect
-    assert hops == [1]
+    assert hops == [3]
     with pytest.raises(FatalError) as info:
         await transport()._redirect_hook(moved)  # redirects not followed by default
     assert str(info.value).startswith("ep: http://127.0.0.1:9/v1/chat/completions redirects "
@@ -514,3 +518,77 @@ async def test_a_refused_proxy_is_named_in_the_error() -> None:
     assert str(info.value) == (f"ep: connection refused by proxy http://127.0.0.1:{port} (for "
                                "http://h.invalid/v1) (is the server running?)")
     assert info.value.endpoint == "ep"
+
+
+def _sdk_error(kind: str):
+    """An error of the SDK's, as its client raises it (``kind``), for the translation tests."""
+    import openai
+
+    from sweepbench.client.transports.openai import _httpx_module, _TooLarge
+
+    httpx = _httpx_module()
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    response = httpx.Response(502, request=request, content=b"bad gateway")
+    if kind == "too large":
+        err = openai.APIConnectionError(request=request)
+        err.__cause__ = _TooLarge()
+        return err
+    if kind == "timeout":
+        return openai.APITimeoutError(request=request)
+    if kind == "connection":
+        err = openai.APIConnectionError(request=request)
+        err.__cause__ = OSError("reset")
+        return err
+    if kind == "bare connection":
+        return openai.APIConnectionError(request=request)
+    if kind == "validation":
+        return openai.APIResponseValidationError(response, None, message="not a completion")
+    if kind == "status":
+        return openai.APIStatusError("bad gateway", response=response, body=None)
+    return openai.OpenAIError("odd")
+
+
+@pytest.mark.parametrize(("kind", "error", "message"), [
+    ("too large", "FatalError", ("ep: reply from http://127.0.0.1:9/v1 is larger than "
+                                 "max_reply_bytes (50); not read further")),
+    ("timeout", "RequestTimeout", ("ep: request to http://127.0.0.1:9/v1 timed out (openai "
+                                   "APITimeoutError)")),
+    ("connection", "TransportError", ("ep: connection to http://127.0.0.1:9/v1 failed (openai: "
+                                      "OSError)")),
+    ("bare connection", "TransportError", ("ep: connection to http://127.0.0.1:9/v1 failed "
+                                           "(openai: APIConnectionError)")),
+    ("validation", "InvalidResponseError", "ep: invalid response (openai: not a completion)"),
+    ("other", "FatalError", "ep: openai SDK error (OpenAIError)"),
+])
+async def test_each_sdk_error_is_translated_once_naming_the_endpoint(kind, error, message,
+                                                                     monkeypatch) -> None:
+    from sweepbench import errors
+
+    t = transport(max_reply_bytes=50)
+    client = t._get_client()
+
+    async def create(**kw):
+        raise _sdk_error(kind)
+
+    monkeypatch.setattr(client.chat.completions.with_raw_response, "create", create)
+    with pytest.raises(errors.ModelError) as info:
+        await t.post(msgspec.json.encode({"model": "x", "messages": []}), None)
+    await t.aclose()
+    assert type(info.value) is getattr(errors, error) and str(info.value) == message
+    assert info.value.endpoint == "ep"
+
+
+async def test_an_http_error_from_the_sdk_is_handed_back_as_a_reply(monkeypatch) -> None:
+    t = transport()
+    client = t._get_client()
+
+    async def create(**kw):
+        raise _sdk_error("status")
+
+    monkeypatch.setattr(client.chat.completions.with_raw_response, "create", create)
+    status, _, body = await t.post(msgspec.json.encode({"model": "x", "messages": []}), None)
+    await t.aclose()
+    assert (status, body) == (502, b"bad gateway")
+    from sweepbench.client.transports.openai import _HOPS
+
+    assert _HOPS.get() == [0]  # each call counts its redirects from none
