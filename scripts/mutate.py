@@ -949,6 +949,20 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "returned only after"),
         ('size = self._headers.get("content-length")', 'size = self._headers.get("CONTENT-LENGTH")',
          _CASELESS),
+        *[("self.done = True", f"self.done = {v}", "the connection_lost line: the connection is "
+           "over, no parser callback reads done after it (the same line's mutants in "
+           "on_message_complete are killed)") for v in ("None", "False")],
+        *[("self.used = True", f"self.used = {v}", "never read: a field no code looks at")
+          for v in ("None", "False")],
+        ("if timer is not None and deadline < self._deadline_at:",
+         "if timer is not None or deadline < self._deadline_at:",
+         "the timer is None only before the first request (_deadline_at 0.0) or once every "
+         "deadline has passed (_deadline_at then behind the loop's time): no new deadline is "
+         "earlier, so the test is false either way"),
+        ("if timer is not None and deadline < self._deadline_at:",
+         "if timer is not None and deadline <= self._deadline_at:",
+         "a deadline equal to the timer's: the timer is cancelled and armed again for the same "
+         "time"),
         ("if loop is None or self._closed:", "if loop is None and self._closed:",
          "the timer is armed only on a bound loop, and aclose() cancels it and empties the "
          "deadlines: it never runs on a closed transport"),

@@ -745,3 +745,73 @@ def test_an_aborted_connection_is_closed_and_its_transport_aborted() -> None:
     wired.connection_made(wire)  # type: ignore[arg-type]
     wired.abort()
     assert wired.closed is True and wire.aborted
+
+
+class Held:
+    """A connection as the deadline queue sees it: the token of the request it carries."""
+
+    def __init__(self, token: object = None) -> None:
+        self.deadline_token = token
+
+    def abort(self) -> None:  # as aclose() ends every busy connection
+        self.deadline_token = None
+
+
+def watching(t: HttpTransport, loop, deadline: float) -> Held:
+    conn = Held()
+    t._watch(loop, deadline, conn, object())
+    return conn
+
+
+async def test_deadlines_are_kept_in_order_under_one_timer_for_the_earliest() -> None:
+    t = transport("http://h.invalid/v1")
+    loop = asyncio.get_running_loop()
+    base = loop.time() + 100.0
+    a, b = watching(t, loop, base + 10), watching(t, loop, base + 12)
+    c = watching(t, loop, base + 11)  # waited for a connection: goes between
+    d = watching(t, loop, base + 9)  # before all: the timer moves earlier
+    e = watching(t, loop, base + 12)  # equal to the last: after it
+    f = watching(t, loop, base + 10)  # equal to one inside: after it
+    assert [(when - base, conn) for when, conn, _ in t._deadlines] == [
+        (9, d), (10, a), (10, f), (11, c), (12, b), (12, e)]
+    assert t._deadline_at == base + 9 and t._deadline_timer.when() == base + 9
+    await t.aclose()
+
+
+@pytest.mark.parametrize(("queued", "pruned"), [(66, False), (67, True)])
+async def test_finished_deadlines_are_dropped_once_more_than_twice_the_busy_plus_64(queued,
+                                                                                    pruned):
+    t = transport("http://h.invalid/v1")
+    loop = asyncio.get_running_loop()
+    base = loop.time() + 100.0
+    head = watching(t, loop, base)  # still out: the finished ones queue up behind it
+    t._busy = {head}  # type: ignore[assignment]
+    for i in range(queued - 1):
+        watching(t, loop, base + 1 + i).deadline_token = None  # finished
+    assert len(t._deadlines) == queued
+    watching(t, loop, base + 1000)
+    assert len(t._deadlines) == (2 if pruned else queued + 1)
+    await t.aclose()
+
+
+async def test_a_request_is_withheld_once_the_sweep_is_stopping() -> None:
+    async with serve(keep_answering()) as (srv, url):
+        t = transport(url, stopping=lambda: True)
+        try:
+            with pytest.raises(asyncio.CancelledError) as info:
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert str(info.value) == "the sweep is stopping: request not sent" and srv.heads == []
+
+
+async def test_a_bad_chunk_after_exactly_the_cap_is_an_invalid_response() -> None:
+    reply = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+             b"a\r\n0123456789\r\nzz\r\n")  # 10 bytes (the cap), then no chunk size
+    async with serve(once(reply, then_close=False)) as (_, url):
+        t = transport(url, max_reply_bytes=10)
+        try:
+            with pytest.raises(InvalidResponseError, match="not a valid HTTP response"):
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
