@@ -592,3 +592,20 @@ async def test_an_http_error_from_the_sdk_is_handed_back_as_a_reply(monkeypatch)
     from sweepbench.client.transports.openai import _HOPS
 
     assert _HOPS.get() == [0]  # each call counts its redirects from none
+
+
+async def test_a_connection_failure_through_our_proxy_names_it(monkeypatch) -> None:
+    from sweepbench.errors import TransportError
+
+    t = transport(proxy="http://p:3128")
+    client = t._get_client()
+
+    async def create(**kw):
+        raise _sdk_error("connection")
+
+    monkeypatch.setattr(client.chat.completions.with_raw_response, "create", create)
+    with pytest.raises(TransportError) as info:
+        await t.post(msgspec.json.encode({"model": "x", "messages": []}), None)
+    await t.aclose()
+    assert str(info.value) == ("ep: connection to http://127.0.0.1:9/v1 through proxy "
+                               "http://p:3128 failed (openai: OSError)")
