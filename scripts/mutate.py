@@ -799,9 +799,14 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
            "backups (2 unless set): the default is never read")
           for after in ('"backups", None)', '"backups", )', '"backups", 1)')],
         ("self._closed = False", "self._closed = None", _TRUTH),
-        ('self._max_bytes = getattr(endpoint, "max_reply_bytes", DEFAULT_MAX_REPLY_BYTES)',
-         'self._max_bytes = getattr(endpoint, "max_reply_bytes", )',
-         "a config Endpoint always has max_reply_bytes: the default is never read"),
+        *[('self._max_bytes = getattr(endpoint, "max_reply_bytes", DEFAULT_MAX_REPLY_BYTES)',
+           f'self._max_bytes = getattr(endpoint, "max_reply_bytes", {d})',
+           "a config Endpoint always has max_reply_bytes: the default is never read")
+          for d in ("", "None")],
+        ("if not self.retry.worth_retrying(err) or self.endpoint.max_retries < 1:",
+         "if not self.retry.worth_retrying(err) and self.endpoint.max_retries < 1:",
+         "RetryPolicy.run raises the error at once when it is not worth retrying or no retry "
+         "is left: the check only saves the call"),
         ('explicit = getattr(endpoint, "limits_key", None)',
          'explicit = getattr(endpoint, "limits_key", )',
          "a config Endpoint always has limits_key (None unless set): the default is never read"),
@@ -874,6 +879,9 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
                        ('b" ", 2)', 'b" ", 3)'), ('b" ", 2)', 'b" ", )'))],
     ],
     "sweepbench/client/transports/openai.py": [
+        ("timeout=self._timeout, http_client=http_client)", "http_client=http_client)",
+         "without a timeout the SDK's client takes its http_client's, which is the same "
+         "openai.Timeout"),
         ('def __init__(self, stream: Any, limit: int, encoding: str = "") -> None:',
          'def __init__(self, stream: Any, limit: int, encoding: str = "XXXX") -> None:',
          "the default is never read: the one caller, _cap_hook, always passes the encoding"),

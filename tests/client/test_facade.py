@@ -850,3 +850,28 @@ async def test_an_unreadable_reply_names_the_url_in_its_failure() -> None:
 def test_a_fleets_cache_url_loses_its_slashes_only() -> None:
     client = ModelClient(endpoint(), cache_url="http://first.invalid/vX//")
     assert client._cache_identity == "http://first.invalid/vX/chat/completions\nhttp"
+
+
+async def test_a_bad_cached_entry_gives_the_cache_up_naming_the_endpoint_and_url(tmp_path):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    rig = Rig(cache=cache)
+    await rig()
+    cache._db.execute("UPDATE responses SET payload = ?", (b"<html>not a reply</html>",))
+    await rig()
+    assert cache.broken.startswith("a stored entry is not a response: test-model: ")
+    assert "http://memory.invalid/v1/chat/completions" in cache.broken
+    cache.close()
+
+
+def test_the_base_url_loses_its_slashes_only() -> None:
+    assert ModelClient(endpoint(base_url="http://h/vX//")).base_url == "http://h/vX"
+
+
+async def test_every_hung_request_of_a_call_is_counted() -> None:
+    from sweepbench.errors import FirstByteTimeout
+
+    client = on_the_wire(OnTheWire("hang"), hedge=False, max_retries=1, ttfb_floor_s=0.05,
+                         ttfb_ceiling_s=0.05, timeout_s=5.0)
+    with pytest.raises(FirstByteTimeout) as info:
+        await asyncio.wait_for(client.complete(request()), 10)
+    assert info.value.hung == 2 and info.value.attempts == 2  # 0.05 s, then 0.1 s

@@ -815,3 +815,25 @@ async def test_a_bad_chunk_after_exactly_the_cap_is_an_invalid_response() -> Non
                 await t.post(b"{}", None)
         finally:
             await t.aclose()
+
+
+async def test_a_connection_released_unused_is_closed_and_counted_out() -> None:
+    async with serve(keep_answering(answer(extra=b"Connection: close\r\n"))) as (srv, url):
+        t = transport(url)
+        try:
+            for _ in range(2):
+                assert (await t.post(b"{}", None))[0] == 200
+                assert (t._open, t._busy, len(t._idle)) == (0, set(), 0)
+        finally:
+            await t.aclose()
+    assert srv.connections == 2
+
+
+async def test_a_deadline_between_two_others_is_placed_between_them() -> None:
+    t = transport("http://h.invalid/v1")
+    loop = asyncio.get_running_loop()
+    base = loop.time() + 100.0
+    held = [watching(t, loop, base + s) for s in (9, 10, 11, 12, 12)]
+    middle = watching(t, loop, base + 11.5)
+    assert [conn for _, conn, _ in t._deadlines] == held[:3] + [middle] + held[3:]
+    await t.aclose()
