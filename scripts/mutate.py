@@ -879,6 +879,10 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
                        ('b" ", 2)', 'b" ", 3)'), ('b" ", 2)', 'b" ", )'))],
     ],
     "sweepbench/client/transports/openai.py": [
+        ("self._loop: asyncio.AbstractEventLoop | None = None",
+         'self._loop: asyncio.AbstractEventLoop | None = ""',
+         "read only once a client is made, which sets it"),
+        ("self._closed = False", "self._closed = None", _TRUTH),
         ("timeout=self._timeout, http_client=http_client)", "http_client=http_client)",
          "without a timeout the SDK's client takes its http_client's, which is the same "
          "openai.Timeout"),

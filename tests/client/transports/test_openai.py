@@ -609,3 +609,25 @@ async def test_a_connection_failure_through_our_proxy_names_it(monkeypatch) -> N
     await t.aclose()
     assert str(info.value) == ("ep: connection to http://127.0.0.1:9/v1 through proxy "
                                "http://p:3128 failed (openai: OSError)")
+
+
+def test_without_the_sdk_the_transport_says_how_to_get_it(monkeypatch) -> None:
+    import sys
+
+    from sweepbench.errors import FatalError
+
+    monkeypatch.setitem(sys.modules, "openai", None)  # import openai: ImportError
+    with pytest.raises(FatalError) as info:
+        transport()
+    assert str(info.value) == ("ep: transport 'openai' needs the openai package: pip install "
+                               "'sweepbench[openai]'")
+    assert info.value.endpoint == "ep"
+
+
+def test_a_proxy_that_is_not_http_is_refused_naming_the_endpoint() -> None:
+    from sweepbench.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        transport(proxy="socks5://p:1080")
+    assert str(info.value) == ("endpoint 'ep': proxy (socks5://p...) is not an http://host:port "
+                               "proxy; only http:// proxies are supported")
