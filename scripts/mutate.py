@@ -114,6 +114,7 @@ _CASELESS = "ReplyHeaders looks names up lower-cased (get, [] and in)"
 _CONTINUED = 'self._headers[self._name] += value.decode("latin-1")'
 _HOST = 'host = (urlsplit(getattr(endpoint, "base_url", "") or "").hostname or "").lower()'
 _BACKUPS = 'self._backups: int = getattr(endpoint, "backups", 0) if self.stalls.hedging else 0'
+_KIND = 'kind = getattr(endpoint, "transport", "http") or "http"'
 _RECORDED = 'self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])'
 _ESCAPE = r'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'
 
@@ -792,6 +793,12 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("break", "return", "the loop is the last statement of _resend_as"),
     ],
     "sweepbench/client/facade.py": [
+        *[(_KIND, _KIND.replace(a, b), "a config Endpoint always has a transport, and validate() "
+           "(run first) allows only http, aiohttp or openai: neither fallback is ever taken")
+          for a, b in (('"transport", "http")', '"transport", None)'),
+                       ('"transport", "http")', '"transport", "XXhttpXX")'),
+                       ('"transport", "http")', '"transport", "HTTP")'),
+                       ('or "http"', 'or "XXhttpXX"'), ('or "http"', 'or "HTTP"'))],
         ('f"endpoint {endpoint.name!r}: unknown transport {kind!r} (http, aiohttp, openai)")',
          "None)", "unreachable: Endpoint.validate(), run first in the constructor, refuses any "
          "transport but these three"),
