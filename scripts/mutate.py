@@ -982,6 +982,41 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "if timer is not None and deadline <= self._deadline_at:",
          "a deadline equal to the timer's: the timer is cancelled and armed again for the same "
          "time"),
+        ("self.used = False  # carried a request before: a stale close is possible",
+         "self.used = True  # carried a request before: a stale close is possible",
+         "never read: a field no code looks at"),
+        ("self.deadline_token: object = None  # the request its transport's deadlines watch",
+         'self.deadline_token: object = ""  # the request its transport\'s deadlines watch',
+         "only compared by identity with a request's own token object, which neither is"),
+        ("conn.deadline_token = None  # its deadline no longer applies",
+         'conn.deadline_token = ""  # its deadline no longer applies',
+         "only compared by identity with a request's own token object, which neither is"),
+        ("self._waiter: asyncio.Future[None] | None = None",
+         'self._waiter: asyncio.Future[None] | None = ""',
+         "send() sets it in the same step the connection is handed over, before any data can "
+         "arrive"),
+        *[('self._name = ""', f"self._name = {v}", "read only by the continuation branch of "
+           "on_header, which httptools never takes") for v in ("None", '"XXXX"')],
+        ("self._flight: Any = None", 'self._flight: Any = ""',
+         "send() replaces it with the request's flight before any answer is parsed"),
+        ("self.done = False", "self.done = None", _TRUTH),
+        ("self._over = False  # announced a body over the limit",
+         "self._over = None  # announced a body over the limit", _TRUTH),
+        ("reuse = False", "reuse = None", _TRUTH),
+        *[("self.keep_alive = False", f"self.keep_alive = {v}",
+           "read only after an answer: on_message_complete sets it, and an answer ended by the "
+           "close (the one path that does not) leaves its connection closed, never reused")
+          for v in ("None", "True")],
+        ('extra = "".join(lines).encode("latin-1")', 'extra = "".join(lines).encode("LATIN-1")',
+         "codec names ignore case"),
+        ("if self._tls and self._ssl is None:", "if self._tls or self._ssl is None:",
+         "a TLS context made for a plain http:// transport is never used (ssl= is None there)"),
+        ("ssl=self._ssl if self._tls else None)", "ssl=self._ssl if (self._tls) or True else None)",
+         "a plain http:// transport has no TLS context: None either way"),
+        *[("if 300 <= status < 400 and (target := redirect_target(",
+           "if " + after + " and (target := redirect_target(", _NOT_REDIRECTS)
+          for after in ("301 <= status < 400", "300 < status < 400", "300 <= status <= 400",
+                        "300 <= status < 401")],
         ("if loop is None or self._closed:", "if loop is None and self._closed:",
          "the timer is armed only on a bound loop, and aclose() cancels it and empties the "
          "deadlines: it never runs on a closed transport"),

@@ -837,3 +837,84 @@ async def test_a_deadline_between_two_others_is_placed_between_them() -> None:
     middle = watching(t, loop, base + 11.5)
     assert [conn for _, conn, _ in t._deadlines] == held[:3] + [middle] + held[3:]
     await t.aclose()
+
+
+async def test_extra_headers_are_sent_each_on_its_line_and_a_line_break_is_refused() -> None:
+    async with serve(keep_answering()) as (srv, url):
+        t = transport(url)
+        try:
+            await t.post(b"{}", {"Authorization": "Bearer X", "X-Trace": "aXb"})
+            with pytest.raises(FatalError) as info:
+                await t.post(b"{}", {"X-Evil": "a\r\nHost: elsewhere"})
+        finally:
+            await t.aclose()
+    assert srv.heads[0].endswith(b"Content-Length: 2\r\nAuthorization: Bearer X\r\n"
+                                 b"X-Trace: aXb\r\n\r\n")
+    assert str(info.value) == "t: header 'X-Evil' holds a line break; not sent"
+    assert info.value.endpoint == "t" and len(srv.heads) == 1
+
+
+def test_a_transport_used_from_a_second_loop_is_refused() -> None:
+    t = transport("http://h.invalid/v1")
+
+    async def bind() -> None:
+        t._bind()
+
+    asyncio.run(bind())
+    with pytest.raises(RuntimeError) as info:
+        asyncio.run(bind())
+    assert str(info.value) == ("ModelClient for 't' is bound to another event loop; create one "
+                               "client per loop")
+
+
+async def test_https_through_a_proxy_tunnels_with_our_tls_context_and_connection(monkeypatch):
+    from sweepbench.client.transports import http as module
+    from sweepbench.client.transports.http import _Connection
+    from sweepbench.client.transports.proxy import TunnelRefused
+
+    seen = []
+
+    async def tunnel(proxy, host, port, context, protocol) -> None:
+        seen.append((context, protocol))
+        raise TunnelRefused(502)
+
+    monkeypatch.setattr(module, "open_tunnel", tunnel)
+    t = transport("https://h.invalid/v1", proxy="http://p:3128", max_reply_bytes=1234)
+    with pytest.raises(TransportError):
+        await t.post(b"{}", None)
+    await t.aclose()
+    (context, protocol), = seen
+    assert context is t._ssl and isinstance(context, ssl.SSLContext)
+    assert type(protocol) is _Connection and protocol._limit == 1234
+
+
+async def test_timeouts_and_lost_connections_name_the_endpoint() -> None:
+    async with serve(keep_answering(delay=2.0)) as (_, url):
+        t = transport(url, timeout_s=0.2)
+        try:
+            with pytest.raises(RequestTimeout) as info:
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert info.value.endpoint == "t"
+    async with serve(once(b"")) as (_, url):
+        t = transport(url)
+        try:
+            with pytest.raises(TransportError) as info:
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert info.value.endpoint == "t" and "(ServerDisconnected: connection closed" in str(
+        info.value)
+
+
+async def test_an_idle_connection_outlives_the_deadline_of_the_request_it_carried() -> None:
+    async with serve(keep_answering()) as (srv, url):
+        t = transport(url, timeout_s=0.2)
+        try:
+            assert (await t.post(b"{}", None))[0] == 200
+            await asyncio.sleep(0.35)  # past the first request's deadline
+            assert (await t.post(b"{}", None))[0] == 200
+        finally:
+            await t.aclose()
+    assert srv.connections == 1  # the same connection, not expired while idle
