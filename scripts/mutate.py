@@ -798,6 +798,7 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
           for a, b in (('"transport", "http")', '"transport", None)'),
                        ('"transport", "http")', '"transport", "XXhttpXX")'),
                        ('"transport", "http")', '"transport", "HTTP")'),
+                       ('"transport", "http")', '"transport", )'),
                        ('or "http"', 'or "XXhttpXX"'), ('or "http"', 'or "HTTP"'))],
         ('f"endpoint {endpoint.name!r}: unknown transport {kind!r} (http, aiohttp, openai)")',
          "None)", "unreachable: Endpoint.validate(), run first in the constructor, refuses any "
