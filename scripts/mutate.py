@@ -106,6 +106,15 @@ _FALLBACK = 'text = shown = payload[:SCRUB_WINDOW].decode("utf-8", "replace").st
 _START = 'start = repr(scrub(payload[:SCRUB_WINDOW].decode("utf-8", "replace"))[:80])'
 
 
+_STATUS_LINE = r'words = bytes(reply.head).split(b"\r\n", 1)[0].split(b" ", 2)'
+_NOT_REDIRECTS = ("300 and 400 are no redirect redirect_target follows (it answers None for "
+                  "them, as for any status outside 301-308): the same reply either way")
+_HTTPX_CASE = "httpx's Headers find, set and delete names without regard to case (the SDK's too)"
+_CASELESS = "ReplyHeaders looks names up lower-cased (get, [] and in)"
+_CONTINUED = 'self._headers[self._name] += value.decode("latin-1")'
+_HOST = 'host = (urlsplit(getattr(endpoint, "base_url", "") or "").hostname or "").lower()'
+_BACKUPS = 'self._backups: int = getattr(endpoint, "backups", 0) if self.stalls.hedging else 0'
+_KIND = 'kind = getattr(endpoint, "transport", "http") or "http"'
 _RECORDED = 'self.recorded[e["payload"].get("request_hash", "")].append(e["payload"])'
 _ESCAPE = r'return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"'
 
@@ -530,6 +539,15 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "it holds no key"),
     ],
     "sweepbench/client/stalls.py": [
+        ("head = False", "head = None", _TRUTH),
+        ('kind = getattr(endpoint, "kind", None)', 'kind = getattr(endpoint, "kind", )',
+         "a config Endpoint always has kind (None unless set): the default is never read"),
+        *[(_HOST, _HOST.replace('"base_url", ""', after), "a config Endpoint always has base_url: "
+           "the default is never read") for after in ('"base_url", None', '"base_url", ',
+                                                      '"base_url", "XXXX"')],
+        *[(_HOST, _HOST.replace(a, b), "'XXXX' is no URL with a host, and no local host name "
+           "or address: not self-hosted, as for no host") for a, b in (
+              ('or "").hostname', 'or "XXXX").hostname'), ('.hostname or "")', '.hostname or "XXXX")'))],
         *[(_PRICED, _PRICED.replace("0.0)", after), "a config Endpoint has all three price fields: "
            "the default is never read") for after in ("None)", ")", "1.0)")],
         ("self.got_first_byte = False", "self.got_first_byte = None", _TRUTH),
@@ -1599,6 +1617,35 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("break", "return", "the loop is the last statement of _resend_as"),
     ],
     "sweepbench/client/facade.py": [
+        *[(_KIND, _KIND.replace(a, b), "a config Endpoint always has a transport, and validate() "
+           "(run first) allows only http, aiohttp or openai: neither fallback is ever taken")
+          for a, b in (('"transport", "http")', '"transport", None)'),
+                       ('"transport", "http")', '"transport", "XXhttpXX")'),
+                       ('"transport", "http")', '"transport", "HTTP")'),
+                       ('"transport", "http")', '"transport", )'),
+                       ('or "http"', 'or "XXhttpXX"'), ('or "http"', 'or "HTTP"'))],
+        ('f"endpoint {endpoint.name!r}: unknown transport {kind!r} (http, aiohttp, openai)")',
+         "None)", "unreachable: Endpoint.validate(), run first in the constructor, refuses any "
+         "transport but these three"),
+        *[(_BACKUPS, _BACKUPS.replace('"backups", 0)', after), "a config Endpoint always has "
+           "backups (2 unless set): the default is never read")
+          for after in ('"backups", None)', '"backups", )', '"backups", 1)')],
+        ("self._closed = False", "self._closed = None", _TRUTH),
+        *[('self._max_bytes = getattr(endpoint, "max_reply_bytes", DEFAULT_MAX_REPLY_BYTES)',
+           f'self._max_bytes = getattr(endpoint, "max_reply_bytes", {d})',
+           "a config Endpoint always has max_reply_bytes: the default is never read")
+          for d in ("", "None")],
+        ("if not self.retry.worth_retrying(err) or self.endpoint.max_retries < 1:",
+         "if not self.retry.worth_retrying(err) and self.endpoint.max_retries < 1:",
+         "RetryPolicy.run raises the error at once when it is not worth retrying or no retry "
+         "is left: the check only saves the call"),
+        ('explicit = getattr(endpoint, "limits_key", None)',
+         'explicit = getattr(endpoint, "limits_key", )',
+         "a config Endpoint always has limits_key (None unless set): the default is never read"),
+        ("if (spare is not None and self._backups and spare.idle > spare.lent",
+         "if (spare is not None and self._backups and spare.idle >= spare.lent",
+         "send_backups takes a slot only while lent < idle (IdleSlots.take): with idle == lent "
+         "it sends none, as the guard does"),
         *[('if breaker.state != "closed" and breaker.down_since is not None:', after,
            "the breaker's down_since is set exactly while it is not closed (set when it opens, "
            "cleared when it closes): either test alone decides") for after in (
@@ -1652,6 +1699,168 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          'parts = urlsplit(value if "://" in value else "HTTP://" + value)',
          "urlsplit lower-cases the scheme"),
         ("port = 0", "port = None", "read only as a truth value (`not port`): no port either way"),
+        ('host = target.hostname or ""', 'host = target.hostname or "XXXX"',
+         "every URL proxy_for is given has a host: Endpoint.validate refuses a base_url without "
+         "one, redirect_target a target without one"),
+        *[(line, line.replace('"latin-1"', '"LATIN-1"'), "codec names ignore case")
+          for line in (r'raw.write(f"CONNECT {where} HTTP/1.1\r\nHost: {where}\r\n".encode("latin-1")',
+                       r'+ (f"Proxy-Authorization: {auth}\r\n".encode("latin-1") if auth else b"")')],
+        *[(_STATUS_LINE, _STATUS_LINE.replace(a, b), "only the first piece of the first split, and "
+           "the second of the second, are read: more or fewer splits after them change neither")
+          for a, b in (('b"\\r\\n", 1)', 'b"\\r\\n", 2)'), ('b"\\r\\n", 1)', 'b"\\r\\n", )'),
+                       ('b" ", 2)', 'b" ", 3)'), ('b" ", 2)', 'b" ", )'))],
+    ],
+    "sweepbench/client/transports/openai.py": [
+        ("self._loop: asyncio.AbstractEventLoop | None = None",
+         'self._loop: asyncio.AbstractEventLoop | None = ""',
+         "read only once a client is made, which sets it"),
+        ("self._closed = False", "self._closed = None", _TRUTH),
+        ("timeout=self._timeout, http_client=http_client)", "http_client=http_client)",
+         "without a timeout the SDK's client takes its http_client's, which is the same "
+         "openai.Timeout"),
+        ('def __init__(self, stream: Any, limit: int, encoding: str = "") -> None:',
+         'def __init__(self, stream: Any, limit: int, encoding: str = "XXXX") -> None:',
+         "the default is never read: the one caller, _cap_hook, always passes the encoding"),
+        ('return getattr(_base_client, "httpx2", None) or _base_client.httpx',
+         'return getattr(_base_client, "httpx2", ) or _base_client.httpx',
+         "the installed SDK (3.57) has httpx2: getattr finds it either way; not an equivalent "
+         "with an SDK without it"),
+        *[(line, line.replace(a, b), _HTTPX_CASE) for line, a, b in (
+            ('size = response.headers.get("content-length", "")', "content-length", "CONTENT-LENGTH"),
+            ('encoding = response.headers.get("content-encoding", "")', "content-encoding",
+             "CONTENT-ENCODING"),
+            ('del response.headers["content-encoding"]', "content-encoding", "CONTENT-ENCODING"),
+            ('http_client.headers["Accept-Encoding"] = ACCEPT_ENCODING  # as every transport',
+             "Accept-Encoding", "accept-encoding"),
+            ('http_client.headers["Accept-Encoding"] = ACCEPT_ENCODING  # as every transport',
+             "Accept-Encoding", "ACCEPT-ENCODING"),
+            ('request.headers.pop("Authorization", None)', "Authorization", "authorization"),
+            ('request.headers.pop("Authorization", None)', "Authorization", "AUTHORIZATION"),
+            ('extra_headers = {"Authorization": auth if auth else openai.Omit()}', "Authorization",
+             "authorization"),
+            ('extra_headers = {"Authorization": auth if auth else openai.Omit()}', "Authorization",
+             "AUTHORIZATION"))],
+        ('size = response.headers.get("content-length", "")',
+         'size = response.headers.get("content-length", "XXXX")',
+         "a missing length is not digits either way: no early refusal, the stream caps the body"),
+        *[('encoding = response.headers.get("content-encoding", "")',
+           f'encoding = response.headers.get("content-encoding", {d})',
+           "a missing encoding is read only as a truth value, here and in the stream")
+          for d in ("None", "")],
+        ('options["mounts"] = {"all://": None, "http://": None, "https://": None}',
+         'options["mounts"] = {"XXall://XX": None, "http://": None, "https://": None}',
+         "every URL the transport is given is http:// or https://, whose own entries (more "
+         "specific than all://) say no proxy"),
+        ('options["mounts"] = {"all://": None, "http://": None, "https://": None}',
+         'options["mounts"] = {"ALL://": None, "http://": None, "https://": None}',
+         "every URL the transport is given is http:// or https://, whose own entries (more "
+         "specific than all://) say no proxy"),
+        *[("if 300 <= response.status_code < 400:", f"if {after}:", _NOT_REDIRECTS)
+          for after in ("301 <= response.status_code < 400", "300 < response.status_code < 400",
+                        "300 <= response.status_code <= 400", "300 <= response.status_code < 401")],
+        *[(f'{v} = fields.pop("{v}")', f"{v} = None",
+           "the field then stays in extra_body, which the SDK merges over its arguments: the "
+           "same body is sent") for v in ("model", "messages")],
+    ],
+    "sweepbench/client/transports/http.py": [
+        ("if waiter is not None and not waiter.done():",
+         "if waiter is not None or not waiter.done():",
+         "the parser is fed, and _fail called, only while a request waits (data_received drops "
+         "a connection with none first); a settled waiter means the request already failed or "
+         "was cancelled, and its connection is aborted either way (the mutant's "
+         "InvalidStateError ends in the same abort)"),
+        *[(line, line.replace(a, b), _CASELESS) for line, a, b in (
+            ('return "content-length" in self._headers or "chunked" in self._headers.get(',
+             '"content-length"', '"CONTENT-LENGTH"'),
+            ('"transfer-encoding", "")', '"transfer-encoding"', '"TRANSFER-ENCODING"'))],
+        ('"transfer-encoding", "")', '"transfer-encoding", "XXXX")',
+         "without the header, 'chunked' is in neither default"),
+        ('payload = b"".join(body) if len(body) != 1 else body[0]',
+         'payload = b"".join(body) if (len(body) != 1) or True else body[0]',
+         "joining one piece gives its bytes: the shortcut only saves a copy"),
+        *[(line, line.replace('"latin-1"', '"LATIN-1"'), "codec names ignore case") for line in (
+            'self._name = name.decode("latin-1").lower()',
+            'self._headers[self._name] = value.decode("latin-1")')],
+        *[(_CONTINUED, after, "httptools gathers a header's name and value across reads and "
+           "calls on_header once per header (tests/client/transports/test_http.py splits a value "
+           "across two reads): the continuation branch is never taken")
+          for after in (_CONTINUED.replace("+=", "="), _CONTINUED.replace("+=", "-="),
+                        _CONTINUED.replace('"latin-1"', "None"),
+                        _CONTINUED.replace('"latin-1"', '"XXlatin-1XX"'),
+                        _CONTINUED.replace('"latin-1"', '"LATIN-1"'))],
+        ("self.status = 0", "self.status = None",
+         "read only as a truth value (`not self.status`) until an answer's head sets it, and "
+         "returned only after"),
+        ('size = self._headers.get("content-length")', 'size = self._headers.get("CONTENT-LENGTH")',
+         _CASELESS),
+        *[("self.done = True", f"self.done = {v}", "the connection_lost line: the connection is "
+           "over, no parser callback reads done after it (the same line's mutants in "
+           "on_message_complete are killed)") for v in ("None", "False")],
+        *[("self.used = True", f"self.used = {v}", "never read: a field no code looks at")
+          for v in ("None", "False")],
+        ("if timer is not None and deadline < self._deadline_at:",
+         "if timer is not None or deadline < self._deadline_at:",
+         "the timer is None only before the first request (_deadline_at 0.0) or once every "
+         "deadline has passed (_deadline_at then behind the loop's time): no new deadline is "
+         "earlier, so the test is false either way"),
+        ("if timer is not None and deadline < self._deadline_at:",
+         "if timer is not None and deadline <= self._deadline_at:",
+         "a deadline equal to the timer's: the timer is cancelled and armed again for the same "
+         "time"),
+        ("self.used = False  # carried a request before: a stale close is possible",
+         "self.used = True  # carried a request before: a stale close is possible",
+         "never read: a field no code looks at"),
+        ("self.deadline_token: object = None  # the request its transport's deadlines watch",
+         'self.deadline_token: object = ""  # the request its transport\'s deadlines watch',
+         "only compared by identity with a request's own token object, which neither is"),
+        ("conn.deadline_token = None  # its deadline no longer applies",
+         'conn.deadline_token = ""  # its deadline no longer applies',
+         "only compared by identity with a request's own token object, which neither is"),
+        ("self._waiter: asyncio.Future[None] | None = None",
+         'self._waiter: asyncio.Future[None] | None = ""',
+         "send() sets it in the same step the connection is handed over, before any data can "
+         "arrive"),
+        *[('self._name = ""', f"self._name = {v}", "read only by the continuation branch of "
+           "on_header, which httptools never takes") for v in ("None", '"XXXX"')],
+        ("self._flight: Any = None", 'self._flight: Any = ""',
+         "send() replaces it with the request's flight before any answer is parsed"),
+        ("self.done = False", "self.done = None", _TRUTH),
+        ("self._over = False  # announced a body over the limit",
+         "self._over = None  # announced a body over the limit", _TRUTH),
+        ("reuse = False", "reuse = None", _TRUTH),
+        *[("self.keep_alive = False", f"self.keep_alive = {v}",
+           "read only after an answer: on_message_complete sets it, and an answer ended by the "
+           "close (the one path that does not) leaves its connection closed, never reused")
+          for v in ("None", "True")],
+        ('extra = "".join(lines).encode("latin-1")', 'extra = "".join(lines).encode("LATIN-1")',
+         "codec names ignore case"),
+        ("if self._tls and self._ssl is None:", "if self._tls or self._ssl is None:",
+         "a TLS context made for a plain http:// transport is never used (ssl= is None there)"),
+        ("ssl=self._ssl if self._tls else None)", "ssl=self._ssl if (self._tls) or True else None)",
+         "a plain http:// transport has no TLS context: None either way"),
+        *[("if 300 <= status < 400 and (target := redirect_target(",
+           "if " + after + " and (target := redirect_target(", _NOT_REDIRECTS)
+          for after in ("301 <= status < 400", "300 < status < 400", "300 <= status <= 400",
+                        "300 <= status < 401")],
+        ("if loop is None or self._closed:", "if loop is None and self._closed:",
+         "the timer is armed only on a bound loop, and aclose() cancels it and empties the "
+         "deadlines: it never runs on a closed transport"),
+        ("elif deadline <= due:", "elif deadline < due:",
+         "the timer runs at its time (asyncio: within the clock's resolution): a deadline "
+         "equal to it is re-armed for the same instant and expired a clock tick later"),
+        ("conn.deadline_token = None", 'conn.deadline_token = ""',
+         "the token is only compared by identity with a request's own token object, which "
+         "neither None nor '' is"),
+    ],
+    "sweepbench/client/transports/aiohttp.py": [
+        *[("if not 300 <= status < 400 or not (target := redirect_target(",
+           "if not " + after + " or not (target := redirect_target(", _NOT_REDIRECTS)
+          for after in ("301 <= status < 400", "300 < status < 400", "300 <= status <= 400",
+                        "300 <= status < 401")],
+        ("self._loop: asyncio.AbstractEventLoop | None = None",
+         'self._loop: asyncio.AbstractEventLoop | None = ""',
+         "read only once a session is made, which sets it"),
+        ("self._closed = False", "self._closed = None", _TRUTH),
     ],
     "sweepbench/client/routing.py": [
         *[(line, line.replace(a, b), "another fixed per-(task, replica) hash: rankings stay "

@@ -13,6 +13,16 @@ import traceback
 import msgspec
 import pytest
 
+from sweepbench.client.cache import ResponseCache
+from sweepbench.client.facade import ModelClient, limits_key
+from sweepbench.client.limits import EndpointLimits, LimitsPool
+from sweepbench.client.results import CallResult
+from sweepbench.client.transports.memory import (
+    Answer,
+    MemoryTransport,
+    VirtualClock,
+    completion,
+)
 from sweepbench.config import Endpoint
 from sweepbench.errors import (
     AuthenticationError,
@@ -21,15 +31,15 @@ from sweepbench.errors import (
     ModelError,
     ServerError,
 )
-from sweepbench.client.facade import ModelClient, limits_key
-from sweepbench.client.results import CallResult
-from sweepbench.client.limits import EndpointLimits, LimitsPool
-from sweepbench.client.cache import ResponseCache
-from sweepbench.client.transports.memory import Answer, MemoryTransport, VirtualClock, completion
-from sweepbench.wire import AssistantMessage, FunctionCall, ToolCall, ToolMessage, UserMessage
+from sweepbench.wire import (
+    AssistantMessage,
+    FunctionCall,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 
 from .rig import OK, OK_BODY, TOOLS, Rig, endpoint, request, status
-
 
 # ---- success path and encoding -------------------------------------------------------------
 
@@ -484,3 +494,384 @@ def test_an_endpoint_the_client_cannot_use_is_refused_in_one_exact_line():
         with pytest.raises(ConfigError) as info:
             ModelClient(endpoint(**fields))
         assert str(info.value) == message
+
+
+# ---- the transport an endpoint gets, and what each answer tells the limits (exact) ----------
+
+_PROXY_VARS = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy",
+               "ALL_PROXY", "no_proxy", "NO_PROXY")
+
+
+@pytest.mark.parametrize("kind", ["http", "aiohttp", "openai"])
+def test_each_transport_is_built_from_the_endpoints_fields(kind, monkeypatch) -> None:
+    from sweepbench.client.transports.proxy import Proxy
+
+    for var in _PROXY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    if kind == "openai":
+        pytest.importorskip("openai")
+    ep = endpoint(base_url="http://h.invalid/v1/", transport=kind, max_concurrency=7,
+                  timeout_s=33.0, connect_timeout_s=4.5, max_reply_bytes=12345,
+                  follow_redirects=True, proxy="http://p:3128")
+    client = ModelClient(ep)
+    t = client._transport
+    assert (client.base_url, client.url) == ("http://h.invalid/v1",
+                                              "http://h.invalid/v1/chat/completions")
+    assert (t._name, t._timeout_s, t._max_bytes, t._follow, t._proxy) == (
+        "test-model", 33.0, 12345, True, Proxy("p", 3128))
+    if kind == "openai":
+        assert (t._base_url, t._timeout.connect) == ("http://h.invalid/v1", 4.5)
+        return
+    connect = t._connect_timeout_s if kind == "http" else t._timeout.sock_connect
+    assert (str(t._url), t._limit, connect, t._proxy_setting) == (
+        client.url, 7, 4.5, "http://p:3128")
+    assert t._stopping() is False  # the gate is the limits' closing
+    client.limits.closed = True
+    assert t._stopping() is True
+
+
+def test_the_client_wires_its_key_clock_cache_identity_and_retry_policy(monkeypatch) -> None:
+    import time
+
+    from sweepbench.client.secrets import KEYS
+
+    monkeypatch.setenv("SWEEPBENCH_WIRED_KEY", "sk-wired-0a1b2c3d4e5f6a7b8c9d")
+    hook = lambda err, wait: None
+    ep = endpoint(api_key_env="SWEEPBENCH_WIRED_KEY", max_retries=4, backups=3, hedge=True,
+                  transport="aiohttp")
+    client = ModelClient(ep, backoff_base_s=0.7, backoff_max_s=9.0, retry_after_max_s=33.0,
+                         on_retry=hook, cache_url="http://first.invalid/v1/")
+    assert "sk-wired-0a1b2c3d4e5f6a7b8c9d" not in KEYS.scrub("x sk-wired-0a1b2c3d4e5f6a7b8c9d")
+    assert client._now is time.monotonic  # the wall clock's own function
+    assert client._cache_identity == "http://first.invalid/v1/chat/completions\naiohttp"
+    assert client._backups == 3
+    r = client.retry
+    assert (r._name, r.limits, r.latency, r.max_retries, r.backoff_base_s, r.backoff_max_s,
+            r.retry_after_max_s, r._on_retry) == ("test-model", client.limits,
+                                                  client.stalls.latency, 4, 0.7, 9.0, 33.0, hook)
+    assert ModelClient(endpoint(backups=3, hedge=False))._backups == 0  # backups need hedging
+    rig = Rig()
+    assert rig.client._now == rig.clock.now
+    assert rig.client._cache_identity == "http://memory.invalid/v1/chat/completions\nhttp"
+
+
+class Reports:
+    """The limits' outcome reports of a client, each with its arguments (the permit left out)."""
+
+    def __init__(self, limits: EndpointLimits, monkeypatch) -> None:
+        self.calls: list[tuple] = []
+        for name in ("failed", "succeeded", "rate_limited"):
+            real = getattr(limits, name)
+
+            def spy(permit, *args, _name=name, _real=real, **kw):
+                self.calls.append((_name, args, kw))
+                return _real(permit, *args, **kw)
+
+            monkeypatch.setattr(limits, name, spy)
+
+
+async def test_a_success_reports_its_size_and_tokens_and_teaches_the_latency(monkeypatch):
+    rig = Rig(Answer(body=OK_BODY, delay_s=0.25), max_retries=0)
+    reports = Reports(rig.limits, monkeypatch)
+    size = len(rig.client.encode(request()))
+    for _ in range(20):
+        await rig()
+    assert reports.calls == [("succeeded", (size, 11, 3), {})] * 20
+    stalls = rig.client.stalls
+    assert stalls.latency.quantile(0.5) == 0.25 and stalls.sizes.quantile(0.5) == size
+    assert rig.client.last_ok_at == rig.clock.now() and rig.client.failing == 0
+
+
+@pytest.mark.parametrize(("reply", "report"), [
+    (status(500, "melting"), ("failed", (), {"down": True, "retry_after": None,
+                                             "reason": "HTTP 500: melting"})),
+    (status(400, "bad"), ("failed", (), {"down": False, "retry_after": None,
+                                         "reason": "HTTP 400: bad"})),
+    (status(503, "later", {"Retry-After": "9"}),
+     ("failed", (), {"down": True, "retry_after": 9.0, "reason": "HTTP 503: later"})),
+    (status(503, "much later", {"Retry-After": "500"}),
+     ("failed", (), {"down": True, "retry_after": 33.0, "reason": "HTTP 503: much later"})),
+    (status(429, "slow", {"Retry-After": "7"}), ("rate_limited", (7.0,), {})),
+    (status(429, "slower", {"Retry-After": "500"}), ("rate_limited", (33.0,), {})),
+    (status(429, "no hint"), ("rate_limited", (None,), {})),
+])
+async def test_each_http_failure_is_reported_to_the_limits_once(reply, report, monkeypatch):
+    rig = Rig(reply, max_retries=0, retry_after_max_s=33.0)
+    reports = Reports(rig.limits, monkeypatch)
+    with pytest.raises(ModelError) as info:
+        await rig()
+    assert reports.calls == [report]
+    assert info.value.failures[0].status == reply.status
+    assert rig.client.failing == 1 and rig.client.last_failure == info.value.failures[0]
+
+
+async def test_transport_failures_are_reported_by_kind(monkeypatch):
+    from sweepbench.errors import ConnectionRefused, FatalError, TransportError
+
+    refused = ConnectionRefused("test-model: connection refused by x", endpoint="test-model")
+    rig = Rig(refused, OK, refused, TransportError("test-model: reset", endpoint="test-model"),
+              FatalError("test-model: odd", endpoint="test-model"), max_retries=0)
+    reports = Reports(rig.limits, monkeypatch)
+    for _ in range(5):
+        try:
+            await rig()
+        except ModelError:
+            pass
+    assert reports.calls == [
+        ("failed", (), {"down": None}),  # nothing answered there yet: no breaker to open
+        ("succeeded", (len(rig.client.encode(request())), 11, 3), {}),
+        ("failed", (), {"down": True, "reason": "connection refused by x"}),
+        ("failed", (), {"down": True, "reason": "reset"}),
+        ("failed", (), {"down": False, "reason": "odd"})]
+    assert rig.client.last_failure.status == 0 and rig.client.failing == 3
+
+
+async def test_an_unreadable_or_oversized_reply_is_reported_as_a_failure(monkeypatch):
+    from sweepbench.errors import FatalError, InvalidResponseError
+
+    rig = Rig(Answer(body=b"not json"), max_retries=0)
+    reports = Reports(rig.limits, monkeypatch)
+    with pytest.raises(InvalidResponseError) as info:
+        await rig()
+    reason = info.value.failures[0].message
+    assert reports.calls == [("failed", (), {"down": True, "reason": reason})]
+    assert info.value.failures[0].status == 200
+
+    rig = Rig(Answer(body=b"x" * 11), max_retries=0, max_reply_bytes=10)  # a transport not
+    reports = Reports(rig.limits, monkeypatch)  # capping its reads: the client does
+    with pytest.raises(FatalError) as info:
+        await rig()
+    assert str(info.value) == ("test-model: reply from http://memory.invalid/v1/chat/completions "
+                               "is larger than max_reply_bytes (10); not read further")
+    assert reports.calls == [("failed", (), {"down": False, "reason": (
+        "reply from http://memory.invalid/v1/chat/completions is larger than max_reply_bytes "
+        "(10); not read further")})]
+    assert info.value.failures[0].status == 200  # it was answered
+    rig = Rig(Answer(body=OK_BODY), max_retries=0, max_reply_bytes=len(msgspec.json.encode(
+        OK_BODY)))
+    assert (await rig()).message.content == "hello"  # exactly the cap: read
+
+
+async def test_a_failures_text_loses_the_endpoints_name_and_is_cut_at_300(monkeypatch):
+    rig = Rig(status(400, "x" * 400), max_retries=0)
+    with pytest.raises(BadRequestError) as info:
+        await rig()
+    failure = info.value.failures[0]
+    assert failure.message == ("HTTP 400: " + "x" * 400)[:300]
+    assert (failure.error, failure.status) == ("BadRequestError", 400)
+
+
+async def test_the_queue_wait_of_every_attempt_is_summed() -> None:
+    limits = EndpointLimits(rpm=60, headroom=1.0, burst_s=1.0, clock=VirtualClock())  # 1/s
+    rig = Rig(OK, status(500), OK, limits=limits, max_retries=1)
+    assert (await rig()).queue_wait_s == 0.0
+    result = await rig()  # each of its two requests waits for the next token
+    assert result.statuses == [500, 200] and rig.transport.times == [1000.0, 1001.0, 1002.0]
+    assert result.queue_wait_s + result.backoff_s == pytest.approx(2.0)
+
+
+def test_the_limits_key_strips_slashes_only() -> None:
+    assert limits_key(endpoint(base_url="http://h/vX/", model="m")) == "http://h/vX||m"
+
+
+class OnTheWire:
+    """A transport: request ``i`` does ``script[i]`` (the last repeats): "hang" (never
+    answers), "ok", or an exception to raise. Records each request's headers and flight."""
+
+    def __init__(self, *script) -> None:
+        from sweepbench.client.stalls import FLIGHT
+
+        self.script, self.flight_var = script, FLIGHT
+        self.headers: list = []
+        self.flights: list = []
+
+    async def post(self, body: bytes, headers):
+        step = self.script[min(len(self.headers), len(self.script) - 1)]
+        self.headers.append(headers)
+        self.flights.append(self.flight_var.get())
+        if step == "hang":
+            await asyncio.sleep(30)
+        if isinstance(step, BaseException):
+            raise step
+        return 200, {}, msgspec.json.encode(OK_BODY)
+
+    async def aclose(self) -> None:
+        pass
+
+
+def on_the_wire(transport: OnTheWire, **kw) -> ModelClient:
+    kw.setdefault("max_retries", 0)
+    return ModelClient(endpoint(**kw), transport=transport, backoff_base_s=0.001,
+                       backoff_max_s=0.001)
+
+
+def primed(client: ModelClient) -> ModelClient:
+    """Latency known at 10 ms a request: hedge delay 20 ms (hedge_min_s), TTFB budget 10 s."""
+    from sweepbench.client.stalls import MIN_SAMPLES
+
+    for _ in range(MIN_SAMPLES):
+        client.stalls.latency.add(0.01)
+    assert client.stalls.hedge_delay() == 0.02 and client.stalls.ttfb_budget() == 10.0
+    return client
+
+
+async def test_the_key_goes_with_every_request_hedged_or_not(monkeypatch) -> None:
+    monkeypatch.setenv("SWEEPBENCH_WIRE_KEY", "k-wire")
+    keyed = {"Authorization": "Bearer k-wire"}
+    plain = OnTheWire("ok")
+    client = on_the_wire(plain, hedge=False, api_key_env="SWEEPBENCH_WIRE_KEY")
+    for _ in range(3):
+        await client.complete(request())
+    assert plain.headers == [keyed] * 3 and client.stalls.requests == 3
+    raced = OnTheWire("hang", "ok")
+    client = primed(on_the_wire(raced, hedge=True, hedge_min_s=0.02,
+                                api_key_env="SWEEPBENCH_WIRE_KEY"))
+    result = await client.complete(request())
+    assert result.hedge_won and raced.headers == [keyed, keyed]  # the copy carries it too
+    assert client.stalls.requests == 1  # first copies only
+
+
+async def test_a_copy_failing_first_fails_the_attempt_with_no_status() -> None:
+    from sweepbench.errors import TransportError
+
+    transport = OnTheWire("hang", TransportError("test-model: reset", endpoint="test-model"))
+    client = primed(on_the_wire(transport, hedge=True, hedge_min_s=0.02))
+    with pytest.raises(TransportError) as info:
+        await client.complete(request())
+    assert info.value.statuses == [0] and info.value.attempts == 1
+
+
+async def test_a_flight_carries_its_size_and_is_off_the_wire_after() -> None:
+    transport = OnTheWire("ok")
+    client = on_the_wire(transport, hedge=False)
+    await client.complete(request())
+    flight = transport.flights[0]
+    assert flight.size == len(client.encode(request()))
+    assert flight.deadline is None and flight.stop() is False
+
+
+async def test_a_hung_request_is_abandoned_naming_the_endpoint_and_its_budget() -> None:
+    from sweepbench.errors import FirstByteTimeout
+
+    client = on_the_wire(OnTheWire("hang"), hedge=False, ttfb_floor_s=0.05,
+                         ttfb_ceiling_s=0.05)
+    with pytest.raises(FirstByteTimeout) as info:
+        await asyncio.wait_for(client.complete(request()), 10)
+    assert str(info.value) == ("test-model: no response from http://memory.invalid/v1/chat/"
+                               "completions within the time-to-first-byte budget (0.05 s); "
+                               "abandoned as hung")
+    assert info.value.endpoint == "test-model"
+
+
+async def test_an_open_breaker_names_the_endpoint() -> None:
+    from sweepbench.errors import EndpointUnavailableError
+
+    rig = Rig(status(500, "melting"), max_retries=0, breaker_threshold=1,
+              breaker_cooldown_s=60.0, breaker_max_wait_s=0.0)
+    with pytest.raises(ServerError):
+        await rig()
+    with pytest.raises(EndpointUnavailableError) as info:
+        await rig()
+    assert info.value.endpoint == "test-model" and str(info.value).startswith("test-model: ")
+
+
+async def test_a_3xx_answer_is_an_error_even_with_a_completion_in_it() -> None:
+    rig = Rig(Answer(300, OK_BODY), max_retries=0)
+    with pytest.raises(ModelError) as info:
+        await rig()
+    assert info.value.statuses == [300] and info.value.failures[0].status == 300
+
+
+async def test_every_429_of_a_call_is_counted() -> None:
+    rig = Rig(status(429, headers={"Retry-After": "0"}), status(429, headers={"Retry-After": "0"}),
+              OK, max_retries=2)
+    result = await rig()
+    assert result.statuses == [429, 429, 200] and result.rate_limited == 2
+
+
+def test_the_back_off_defaults_and_the_key_registered_for_scrubbing(monkeypatch) -> None:
+    from sweepbench.client import facade
+    from sweepbench.client.secrets import KeyRing
+
+    ring = KeyRing()  # a fresh one: the process's own knows every key of earlier tests
+    monkeypatch.setattr(facade, "KEYS", ring)
+    client = ModelClient(endpoint(api_key_env="SWEEPBENCH_RING_KEY"))
+    assert ring._names == ("SWEEPBENCH_RING_KEY",)
+    r = client.retry
+    assert (r.backoff_base_s, r.backoff_max_s, r.retry_after_max_s) == (0.5, 30.0, 120.0)
+
+
+def test_the_base_url_checked_is_the_one_used() -> None:
+    with pytest.raises(ConfigError) as info:
+        ModelClient(endpoint(base_url="http://h/v1"), base_url="ftp://h/v1")
+    assert "ftp://h/v1" in str(info.value)
+    client = ModelClient(endpoint(base_url="", name="scripted/oracle"),
+                         base_url="http://ref.invalid/v1/")
+    assert client.url == "http://ref.invalid/v1/chat/completions"
+
+
+async def test_a_cache_hit_takes_no_time_and_no_latency(tmp_path) -> None:
+    cache = ResponseCache(tmp_path / "cache.db")
+    rig = Rig(OK, cache=cache)
+    await rig()
+    rig.clock.advance(5.0)
+    hit = await rig()
+    assert hit.from_cache and (hit.latency_s, hit.wall_s, hit.attempts) == (0.0, 0.0, 0)
+    cache.close()
+
+
+async def test_a_missing_key_fails_before_any_request_naming_the_endpoint(monkeypatch) -> None:
+    monkeypatch.delenv("SWEEPBENCH_UNSET_KEY", raising=False)
+    rig = Rig(api_key_env="SWEEPBENCH_UNSET_KEY")
+    with pytest.raises(AuthenticationError) as info:
+        await rig()
+    assert (info.value.endpoint, info.value.attempts) == ("test-model", 0)
+    assert str(info.value) == ("endpoint 'test-model': environment variable "
+                               "SWEEPBENCH_UNSET_KEY is not set")
+
+
+async def test_a_retried_request_carries_the_key_too(monkeypatch) -> None:
+    monkeypatch.setenv("SWEEPBENCH_RETRY_KEY", "k-retry")
+    rig = Rig(status(500), OK, api_key_env="SWEEPBENCH_RETRY_KEY", hedge=False)
+    assert (await rig()).statuses == [500, 200]
+    assert rig.transport.headers == [{"Authorization": "Bearer k-retry"}] * 2
+
+
+async def test_an_unreadable_reply_names_the_url_in_its_failure() -> None:
+    rig = Rig(Answer(body=b"not json"), max_retries=0)
+    with pytest.raises(ModelError) as info:
+        await rig()
+    failure = info.value.failures[0]
+    assert failure.error == type(info.value).__name__ == "InvalidResponseError"
+    assert "http://memory.invalid/v1/chat/completions" in failure.message
+    assert not failure.message.startswith("test-model: ")
+
+
+def test_a_fleets_cache_url_loses_its_slashes_only() -> None:
+    client = ModelClient(endpoint(), cache_url="http://first.invalid/vX//")
+    assert client._cache_identity == "http://first.invalid/vX/chat/completions\nhttp"
+
+
+async def test_a_bad_cached_entry_gives_the_cache_up_naming_the_endpoint_and_url(tmp_path):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    rig = Rig(cache=cache)
+    await rig()
+    cache._db.execute("UPDATE responses SET payload = ?", (b"<html>not a reply</html>",))
+    await rig()
+    assert cache.broken.startswith("a stored entry is not a response: test-model: ")
+    assert "http://memory.invalid/v1/chat/completions" in cache.broken
+    cache.close()
+
+
+def test_the_base_url_loses_its_slashes_only() -> None:
+    assert ModelClient(endpoint(base_url="http://h/vX//")).base_url == "http://h/vX"
+
+
+async def test_every_hung_request_of_a_call_is_counted() -> None:
+    from sweepbench.errors import FirstByteTimeout
+
+    client = on_the_wire(OnTheWire("hang"), hedge=False, max_retries=1, ttfb_floor_s=0.05,
+                         ttfb_ceiling_s=0.05, timeout_s=5.0)
+    with pytest.raises(FirstByteTimeout) as info:
+        await asyncio.wait_for(client.complete(request()), 10)
+    assert info.value.hung == 2 and info.value.attempts == 2  # 0.05 s, then 0.1 s

@@ -13,6 +13,7 @@ import msgspec
 import pytest
 
 from sweepbench.client.facade import ModelClient
+from sweepbench.client.limits import EndpointLimits
 from sweepbench.client.stalls import (
     MIN_SAMPLES,
     WINDOW,
@@ -56,10 +57,28 @@ class Hangs:
         pass
 
 
-def client_on(transport: Hangs, **endpoint) -> ModelClient:
-    return ModelClient(Endpoint(name="ep", hedge=False, timeout_s=transport.timeout_s,
-                                **endpoint), base_url="http://ref.invalid/v1",
-                       transport=transport, backoff_base_s=0.001, backoff_max_s=0.001)
+class Ticks:
+    """The client's clock for latencies that do not depend on the machine's load: each reading
+    is 5 ms after the last (a call's latency is two readings apart: 5 ms exactly); sleeps are
+    the loop's."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def now(self) -> float:
+        self.t += 0.005
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+def client_on(transport: Hangs, clock: Ticks | None = None, **endpoint) -> ModelClient:
+    ep = Endpoint(name="ep", hedge=False, timeout_s=transport.timeout_s, **endpoint)
+    return ModelClient(ep, base_url="http://ref.invalid/v1", transport=transport,
+                       limits=None if clock is None else EndpointLimits.for_endpoint(ep,
+                                                                                     clock=clock),
+                       backoff_base_s=0.001, backoff_max_s=0.001)
 
 
 # ---- the budget doubles, then timeout_s alone applies ---------------------------------------
@@ -267,8 +286,11 @@ class Mixed(Hangs):
 
 async def hung_then_primed(**endpoint) -> tuple[ModelClient, asyncio.Future]:
     """A request that hangs, sent before the endpoint's latency is known (the watchdog at its
-    slow pace, 1 s), then the 20 answers that make it known: a budget of 0.1 s (the floor)."""
-    client = client_on(Mixed(timeout_s=6.0), max_retries=0, ttfb_floor_s=0.1, **endpoint)
+    slow pace, 1 s), then the 20 answers that make it known: a budget of 0.1 s (the floor).
+    Their latencies are read on :class:`Ticks` (5 ms each), so a loaded machine, whose 5 ms
+    answers may take longer, does not raise the budget above the floor."""
+    client = client_on(Mixed(timeout_s=6.0), clock=Ticks(), max_retries=0, ttfb_floor_s=0.1,
+                       **endpoint)
     hung = asyncio.ensure_future(client.complete(
         ChatRequest(model="x", messages=[UserMessage("hang")])))
     await asyncio.sleep(0.05)
@@ -306,3 +328,258 @@ def test_first_byte_marks_the_current_flight_only():
     finally:
         FLIGHT.reset(token)
     assert flight.got_first_byte is True and other.got_first_byte is False
+
+
+# ---- the watchdog's check, driven by hand (unit tests: no request waits on the clock) --------
+
+
+class Deadline:
+    """A flight's deadline double: ``stop`` makes it expire."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+
+    def expired(self) -> bool:
+        return self.stopped
+
+    def reschedule(self, when: float) -> None:
+        self.stopped = True
+
+
+class TickLog(list):
+    """A race double: the (age, hedge delay) of each tick."""
+
+    def tick(self, age: float, delay: float) -> None:
+        self.append((age, delay))
+
+
+def policy(**endpoint) -> StallPolicy:
+    endpoint.setdefault("hedge", False)
+    return StallPolicy(Endpoint(name="p", base_url="http://h", **endpoint))
+
+
+def on_the_wire(p: StallPolicy, age: float, race=None, size: int = 0) -> Flight:
+    """A flight tracked by ``p``, sent ``age`` seconds ago, with a deadline double."""
+    flight = Flight(race)
+    flight.size = size
+    p.track(flight)
+    flight.sent_at -= age
+    flight.deadline = Deadline()  # type: ignore[assignment]
+    return flight
+
+
+def checked(p: StallPolicy) -> None:
+    p._check()
+    p._check_at.cancel()  # the next check is not waited for
+
+
+async def test_a_flight_past_its_budget_is_stopped_and_one_with_its_first_byte_is_not():
+    p = policy(timeout_s=60.0, ttfb_floor_s=1.0, ttfb_ceiling_s=1.0)
+    byte, hung, young = on_the_wire(p, 5.0), on_the_wire(p, 4.0), on_the_wire(p, 0.0)
+    byte.got_first_byte = True
+    checked(p)
+    assert (byte.abandoned, hung.abandoned, young.abandoned) == (None, 1.0, None)
+    assert (byte.deadline.stopped, hung.deadline.stopped, young.deadline.stopped) == (
+        False, True, False)
+
+
+async def test_a_hedgeable_flight_is_told_its_age_between_the_hedge_delay_and_its_budget():
+    p = policy(hedge=True, timeout_s=60.0, ttfb_floor_s=10.0, ttfb_ceiling_s=10.0,
+               hedge_min_s=1.0)
+    for _ in range(MIN_SAMPLES):
+        p.latency.add(0.01)
+    loop = asyncio.get_running_loop()
+    old, young = TickLog(), TickLog()
+    t0 = loop.time()
+    flight = on_the_wire(p, 5.0, old)
+    on_the_wire(p, 0.0, young)
+    checked(p)
+    assert flight.abandoned is None and len(old) == 1 and young == []
+    age, delay = old[0]
+    assert delay == 1.0 and 5.0 <= age <= 5.0 + (loop.time() - t0)
+
+
+async def test_self_hosted_only_the_oldest_waiting_flight_may_be_abandoned_once_per_answer():
+    p = policy(kind="self-hosted", timeout_s=60.0, ttfb_floor_s=2.0, ttfb_ceiling_s=2.0)
+    first, second = on_the_wire(p, 5.0), on_the_wire(p, 4.0)
+    loop = asyncio.get_running_loop()
+    before = loop.time()
+    checked(p)
+    assert (first.abandoned, second.abandoned) == (2.0, None)
+    assert before <= p.answered_at <= loop.time()  # the next in line waits from now
+    p.untrack(first)
+    checked(p)
+    assert second.abandoned is None  # 4 s on the wire, but the server answered just now
+
+
+async def test_self_hosted_budgets_run_from_the_last_answer_and_grow_with_the_prompt():
+    p = policy(kind="self-hosted", timeout_s=60.0, ttfb_floor_s=2.0, ttfb_ceiling_s=2.0)
+    for size in range(10, 210, 10):  # 10 ... 200 bytes: the median is 100
+        p.sizes.add(float(size))
+    long = on_the_wire(p, 4.0, size=300)  # three median prompts: a budget of 6 s
+    checked(p)
+    assert long.abandoned is None
+    long.sent_at -= 3.0
+    checked(p)
+    assert long.abandoned == 6.0
+    p.untrack(long)
+    recent = on_the_wire(p, 10.0)
+    p.answered_at = asyncio.get_running_loop().time() - 0.5  # answered half a second ago
+    checked(p)
+    assert recent.abandoned is None
+
+
+def test_the_prefill_factor_is_the_prompt_over_the_median_prompt_at_least_one():
+    p = policy()
+    sized = Flight()
+    sized.size = 300
+    assert p._prefill(sized) == 1.0  # no median yet
+    for size in range(10, 210, 10):
+        p.sizes.add(float(size))
+    assert p._prefill(sized) == 3.0
+    sized.size = 50
+    assert p._prefill(sized) == 1.0
+    sized.size = 0
+    assert p._prefill(sized) == 1.0  # size unknown
+
+
+def test_the_hedge_delay_is_the_largest_of_its_three_floors():
+    def delay(latencies, **endpoint) -> float:
+        p = policy(hedge=True, **endpoint)
+        for s in latencies:
+            p.latency.add(s)
+        return p.hedge_delay()
+
+    assert delay([float(s) for s in range(1, 21)], hedge_quantile=0.95) == 19.0  # the quantile
+    assert delay([1.0] * 20, hedge_quantile=0.95) == 1.5  # 1.5 medians
+    assert delay([1.0] * 19 + [100.0], hedge_quantile=0.9) == 1.5
+    assert delay([0.001] * 20, hedge_min_s=0.25) == 0.25  # its minimum
+
+
+def test_hedges_stay_within_a_tenth_of_requests_plus_a_burst_of_four():
+    p = policy(hedge=True)
+    assert [p.may_hedge() for _ in range(5)] == [True] * 4 + [False]
+    assert p.hedges == 4
+    p.requests = 20  # 2 more
+    assert [p.may_hedge() for _ in range(3)] == [True, True, False]
+    assert p.hedges == 6
+
+
+async def test_the_twentieth_latency_speeds_the_watchdog_up_at_once():
+    p = policy(timeout_s=60.0, ttfb_floor_s=0.1)
+    loop = asyncio.get_running_loop()
+    for _ in range(MIN_SAMPLES):
+        p.observe(0.005)  # nothing on the wire: no timer to speed up
+    assert p._check_at is None and p.answered_at == 0.0
+    p = policy(timeout_s=60.0, ttfb_floor_s=0.1)
+    flight = Flight()
+    p.track(flight)
+    slow = p._check_at
+    assert slow.when() - loop.time() > 0.1  # no budget yet: a check a second (1 s)
+    for _ in range(MIN_SAMPLES - 1):
+        p.observe(0.005)
+    assert p._check_at is slow
+    before = loop.time()
+    p.observe(0.005, size=40)
+    assert p._check_at is not slow and slow.cancelled()
+    assert p._check_at.when() - loop.time() <= 0.025 and before <= p.answered_at <= loop.time()
+    assert p.sizes.quantile(0.5) is None and len(p.sizes) == 1
+    p.untrack(flight)
+    p.untrack(flight)  # twice: nothing left to take
+    p._check_at.cancel()
+
+
+def test_a_flight_leaving_holds_its_permit():
+    flight = Flight()
+    flight.leaving("its permit")
+    assert flight.permit == "its permit"
+
+
+class Frozen:
+    """The running loop's clock held at ``t`` while a check runs by hand (no await inside)."""
+
+    def __init__(self, t: float) -> None:
+        self.loop, self.t = asyncio.get_running_loop(), t
+
+    def __enter__(self) -> float:
+        self.loop.time = lambda: self.t  # type: ignore[method-assign]
+        return self.t
+
+    def __exit__(self, *exc) -> None:
+        del self.loop.time  # the class's own again
+
+
+@pytest.mark.parametrize("kind", ["hosted", "self-hosted"])
+async def test_a_flight_is_abandoned_at_its_budget_exactly(kind):
+    p = policy(kind=kind, timeout_s=60.0, ttfb_floor_s=2.0, ttfb_ceiling_s=2.0)
+    at, before = on_the_wire(p, 0.0), on_the_wire(p, 0.0)
+    t = float(round(asyncio.get_running_loop().time()) + 10)  # whole seconds: exact sums
+    at.sent_at, before.sent_at = t - 2.0, t - 1.999
+    with Frozen(t):
+        p._check()
+    p._check_at.cancel()
+    assert at.abandoned == 2.0
+    if kind == "hosted":
+        assert before.abandoned is None
+    else:  # waited from the head's abandonment, now
+        assert before.abandoned is None and p.answered_at == t
+
+
+async def test_every_flight_past_its_budget_is_abandoned_in_one_check():
+    p = policy(timeout_s=60.0, ttfb_floor_s=1.0, ttfb_ceiling_s=1.0)
+    flights = [on_the_wire(p, 5.0), on_the_wire(p, 4.0), on_the_wire(p, 3.0)]
+    checked(p)
+    assert [f.abandoned for f in flights] == [1.0, 1.0, 1.0]
+
+
+async def test_self_hosted_flights_behind_the_head_get_no_budget_but_are_told_their_age():
+    p = policy(kind="self-hosted", hedge=True, timeout_s=60.0, ttfb_floor_s=2.0,
+               ttfb_ceiling_s=2.0, hedge_min_s=1.0)
+    for _ in range(MIN_SAMPLES):
+        p.latency.add(0.01)
+    for size in range(10, 210, 10):  # the median prompt: 100 bytes
+        p.sizes.add(float(size))
+    behind = TickLog()
+    head = on_the_wire(p, 5.0, size=300)  # a long prompt: 6 s
+    short = on_the_wire(p, 4.0, race=behind)  # 2 s of its own, but not the head
+    checked(p)
+    assert (head.abandoned, short.abandoned) == (None, None)
+    assert len(behind) == 1 and behind[0][1] == 1.0
+    head.sent_at -= 2.0  # now past its 6 s: abandoned, and the next still told its age
+    checked(p)
+    assert (head.abandoned, short.abandoned) == (6.0, None) and len(behind) == 2
+
+
+def test_hedging_is_on_by_default_only_for_hosted_endpoints_without_prices():
+    def hedging(**endpoint) -> bool:
+        endpoint.setdefault("base_url", "http://api.example/v1")
+        return StallPolicy(Endpoint(name="p", **endpoint)).hedging
+
+    assert hedging()
+    assert not hedging(price_output_per_mtok=1.0)
+    assert not hedging(kind="self-hosted") and not hedging(base_url="http://127.0.0.1:8000/v1")
+    assert hedging(hedge=True, price_output_per_mtok=1.0) and hedging(hedge=True,
+                                                                      kind="self-hosted")
+    assert not hedging(hedge=False)
+
+
+def test_self_hosted_is_the_kind_or_else_a_local_host():
+    from sweepbench.client.stalls import self_hosted
+
+    def local(base_url: str, kind: str | None = None) -> bool:
+        return self_hosted(Endpoint(name="p", base_url=base_url, kind=kind))
+
+    for url in ("http://localhost:8000/v1", "http://LOCALHOST/v1", "http://gpu.localhost/v1",
+                "http://127.0.0.1/v1", "http://[::1]:8000/v1", "http://10.0.0.5/v1",
+                "http://192.168.1.2/v1", "http://169.254.0.9/v1"):
+        assert local(url), url
+    for url in ("http://api.example/v1", "http://8.8.8.8/v1", "http://localhost.example/v1"):
+        assert not local(url), url
+    assert local("http://api.example/v1", kind="self-hosted")
+    assert not local("http://localhost/v1", kind="hosted")
+
+
+def test_a_new_flight_is_nowhere_yet():
+    f = Flight()
+    assert (f.race, f.hung, f.got_first_byte, f.abandoned, f.outrun, f.sent_at, f.size,
+            f.permit, f.deadline) == (None, 0, False, None, False, 0.0, 0, None, None)

@@ -147,7 +147,8 @@ async def open_tunnel(proxy: Proxy, host: str, port: int, context: ssl.SSLContex
                   + (f"Proxy-Authorization: {auth}\r\n".encode("latin-1") if auth else b"")
                   + b"\r\n")
         await reply.done
-        words = bytes(reply.head).split(b" ", 2)
+        # the status line alone: its reason phrase may be empty, its space after the code too
+        words = bytes(reply.head).split(b"\r\n", 1)[0].split(b" ", 2)
         status = (int(words[1]) if reply.head.startswith(b"HTTP/1.") and len(words) > 1
                   and words[1].isdigit() else 0)
         if not 200 <= status < 300:

@@ -4,13 +4,17 @@ pools, and every way an answer can come back wrong."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
+import ssl
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import pytest
 
+from sweepbench.client.stalls import FLIGHT, Flight
+from sweepbench.client.transports.http import HttpTransport
 from sweepbench.errors import (
     ConnectionRefused,
     FatalError,
@@ -18,8 +22,6 @@ from sweepbench.errors import (
     RequestTimeout,
     TransportError,
 )
-from sweepbench.client.stalls import FLIGHT, Flight
-from sweepbench.client.transports.http import HttpTransport
 
 BODY = b'{"ok": true}'
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, "Server"], Awaitable[None]]
@@ -348,7 +350,7 @@ async def test_https_verifies_the_server_and_then_talks(certificate, monkeypatch
     context.load_cert_chain(cert, key)
     srv = Server()
 
-    async def on_conn(reader, writer) -> None:  # noqa: ANN001
+    async def on_conn(reader, writer) -> None:
         try:
             await keep_answering()(reader, writer, srv)
         except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
@@ -430,3 +432,489 @@ async def test_deadlines_of_finished_requests_do_not_pile_up_behind_a_slow_one()
                 await hung
         finally:
             await t.aclose()
+
+
+# ---- edges, exact (unit tests of the default transport's own parts) ---------------------------
+
+
+def test_reply_headers_are_read_by_name_without_regard_to_case() -> None:
+    from sweepbench.client.transports.http import ReplyHeaders
+
+    headers = ReplyHeaders({"content-type": "application/json"})
+    assert headers["Content-Type"] == headers.get("CONTENT-TYPE") == "application/json"
+    assert "Content-Type" in headers and 1 not in headers
+    assert headers.get("X-Missing", "none") == "none"
+    with pytest.raises(KeyError):
+        headers["X-Missing"]
+
+
+@pytest.mark.parametrize("framing", [b"Transfer-Encoding: chunked\r\n",
+                                     b"Transfer-Encoding: gzip, chunked\r\n"])
+async def test_a_chunked_answer_cut_short_is_truncated_not_complete(framing) -> None:
+    reply = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + framing
+             + b"\r\n10\r\n{\"ok\": tr")  # a chunk of 16 bytes announced, 9 sent, then closed
+    async with serve(once(reply)) as (_, url):
+        t = transport(url)
+        try:
+            with pytest.raises(InvalidResponseError) as info:
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert str(info.value).endswith("response body truncated (the connection closed after "
+                                    "9 bytes)")
+
+
+async def test_each_hung_request_times_out_at_its_own_deadline_in_turn() -> None:
+    """One timer serves every deadline: after the first expires it is set for the next."""
+    async with serve(keep_answering(delay=5.0)) as (_, url):
+        t = transport(url, timeout_s=0.3)
+        loop = asyncio.get_running_loop()
+        try:
+            started = loop.time()
+            first = asyncio.ensure_future(t.post(b"{}", None))
+            await asyncio.sleep(0.15)
+            second = asyncio.ensure_future(t.post(b"{}", None))
+            outcomes = await asyncio.wait_for(asyncio.gather(first, second,
+                                                             return_exceptions=True), 3.0)
+            took = loop.time() - started
+        finally:
+            await t.aclose()
+    assert [type(o) for o in outcomes] == [RequestTimeout, RequestTimeout]
+    assert took >= 0.45 and not t._deadlines
+
+
+async def test_a_header_value_split_across_reads_is_read_whole() -> None:
+    async def handler(reader, writer, srv) -> None:
+        await srv.read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nX-Long: abc")
+        await writer.drain()
+        await asyncio.sleep(0.05)  # the rest of the value comes in a read of its own
+        writer.write(b"d\xe9f\r\nContent-Length: %d\r\n\r\n%s" % (len(BODY), BODY))
+        await writer.drain()
+
+    async with serve(handler) as (_, url):
+        t = transport(url)
+        try:
+            status, headers, body = await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert (status, headers["x-long"], body) == (200, "abcd\xe9f", BODY)
+
+
+def test_the_request_head_is_built_once_for_the_endpoint_and_for_its_proxy(monkeypatch) -> None:
+    for var in ("http_proxy", "HTTP_PROXY", "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    plain = transport("http://user:pw@h.invalid:8080/v1/chat?x=1", proxy="")
+    assert plain._head == (b"POST /v1/chat?x=1 HTTP/1.1\r\nHost: h.invalid:8080\r\n"
+                           b"Content-Type: application/json\r\nAccept: application/json\r\n"
+                           b"Accept-Encoding: identity\r\nConnection: keep-alive\r\n")
+    assert plain._via == "" and plain._port == 8080 and not plain._tls
+    monkeypatch.setenv("HTTP_PROXY", "http://agent:s3cret@p:3128")
+    proxied = transport("http://h.invalid/v1/chat")
+    auth = "Basic " + base64.b64encode(b"agent:s3cret").decode()
+    assert proxied._head == (b"POST http://h.invalid/v1/chat HTTP/1.1\r\nHost: h.invalid\r\n"
+                             + f"Proxy-Authorization: {auth}\r\n".encode()
+                             + b"Content-Type: application/json\r\nAccept: application/json\r\n"
+                             b"Accept-Encoding: identity\r\nConnection: keep-alive\r\n")
+    assert proxied._via == " through proxy http://p:3128" and proxied._port == 80
+    tls = transport("https://h.invalid/", proxy="http://p:3128")  # a tunnel: no whole URL
+    assert tls._head.startswith(b"POST / HTTP/1.1\r\nHost: h.invalid\r\nContent-Type")
+    assert tls._port == 443 and tls._tls and tls._limit == 8
+    assert transport("http://h.invalid/v1", max_connections=0)._limit == 1
+
+
+class Dial:
+    """``loop.create_connection`` for a test: records (host, port, ssl) and raises ``error``
+    (or never answers, for None)."""
+
+    def __init__(self, error: BaseException | None) -> None:
+        self.error, self.calls = error, []
+
+    async def __call__(self, factory, host, port, ssl=None):
+        self.calls.append((host, port, ssl))
+        if self.error is None:
+            await asyncio.sleep(30)
+        raise self.error
+
+
+URL = "http://h.invalid:81/v1/chat/completions"
+
+
+@pytest.mark.parametrize(("error", "kind", "message"), [
+    (ConnectionRefusedError(111, "refused"), ConnectionRefused,
+     f"t: connection refused by {URL} (is the server running?)"),
+    (OSError(113, "No route to host"), TransportError,
+     f"t: connection to {URL} failed (OSError: [Errno 113] No route to host)"),
+    (ssl.SSLError(1, "bad handshake"), TransportError,
+     f"t: TLS handshake with {URL} failed (bad handshake)"),
+    (None, RequestTimeout, f"t: connect to {URL} timed out (connect_timeout_s 0.05)"),
+])
+@pytest.mark.parametrize("proxied", [False, True])
+async def test_a_failed_connect_is_translated_naming_the_url_and_proxy(error, kind, message,
+                                                                      proxied, monkeypatch):
+    dial = Dial(error)
+    monkeypatch.setattr(asyncio.get_running_loop(), "create_connection", dial)
+    t = transport(URL, connect_timeout_s=0.05, proxy="http://p:3128" if proxied else "")
+    with pytest.raises(kind) as info:
+        await t.post(b"{}", None)
+    if proxied:
+        message = message.replace(f"by {URL}", f"by proxy http://p:3128 (for {URL})").replace(
+            f"{URL} failed", f"{URL} through proxy http://p:3128 failed").replace(
+            f"{URL} timed out", f"{URL} through proxy http://p:3128 timed out")
+    assert str(info.value) == message and info.value.endpoint == "t"
+    assert dial.calls == [("p", 3128, None) if proxied else ("h.invalid", 81, None)]
+    assert t._open == 0  # the slot the connect held is free again
+    await t.aclose()
+
+
+@pytest.mark.parametrize(("status", "kind", "hint"), [
+    (407, FatalError, ": its credentials go in HTTPS_PROXY (http://user:password@host:port)"),
+    (502, TransportError, ""),
+])
+async def test_a_refused_tunnel_is_fatal_only_for_credentials(status, kind, hint, monkeypatch):
+    from sweepbench.client.transports import http as module
+    from sweepbench.client.transports.proxy import TunnelRefused
+
+    async def refuse(proxy, host, port, context, protocol) -> None:
+        assert (proxy.host, proxy.port, host, port) == ("p", 3128, "h.invalid", 443)
+        raise TunnelRefused(status)
+
+    monkeypatch.setattr(module, "open_tunnel", refuse)
+    t = transport("https://h.invalid/v1", proxy="http://p:3128")
+    with pytest.raises(kind) as info:
+        await t.post(b"{}", None)
+    assert str(info.value) == (f"t: proxy http://p:3128 would not tunnel to "
+                               f"https://h.invalid/v1 (HTTP {status}){hint}")
+    assert type(info.value) is kind and info.value.endpoint == "t"
+    await t.aclose()
+
+
+def test_a_lost_connection_says_why_when_it_knows() -> None:
+    from sweepbench.client.transports.http import _Lost
+
+    assert str(_Lost(None)) == "connection closed before the response"
+    assert str(_Lost(ConnectionResetError("reset by peer"))) == (
+        "connection closed (reset by peer) before the response")
+
+
+async def test_a_server_switching_protocols_is_an_invalid_response() -> None:
+    reply = (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+             b"Connection: Upgrade\r\n\r\n")
+    async with serve(once(reply, then_close=False)) as (_, url):
+        t = transport(url)
+        try:
+            with pytest.raises(InvalidResponseError) as info:
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert str(info.value) == f"t: response from {url}: the server switched protocols"
+
+
+async def test_a_length_announced_over_the_cap_is_refused_before_any_body() -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n"
+    async with serve(once(head, then_close=False)) as (_, url):  # announces, never sends
+        t = transport(url, max_reply_bytes=10, timeout_s=3.0)
+        try:
+            with pytest.raises(FatalError) as info:
+                await asyncio.wait_for(t.post(b"{}", None), 2.0)
+        finally:
+            await t.aclose()
+    assert str(info.value) == (f"t: reply from {url} is larger than max_reply_bytes (10); not "
+                               "read further")
+    async with serve(once(answer(b"x" * 10))) as (_, url):
+        t = transport(url, max_reply_bytes=10)
+        try:
+            assert (await t.post(b"{}", None))[2] == b"x" * 10  # the cap exactly: read
+        finally:
+            await t.aclose()
+
+
+def chunked(*chunks: bytes) -> bytes:
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked"
+            b"\r\n\r\n" + b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\n\r\n")
+
+
+async def test_a_body_in_chunks_is_counted_whole_against_the_cap() -> None:
+    async with serve(keep_answering(chunked(b"x" * 6, b"y" * 4))) as (_, url):
+        t = transport(url, max_reply_bytes=10)
+        try:
+            assert (await t.post(b"{}", None))[2] == b"x" * 6 + b"y" * 4  # 10: the cap
+        finally:
+            await t.aclose()
+    async with serve(keep_answering(chunked(b"x" * 6, b"y" * 5))) as (_, url):
+        t = transport(url, max_reply_bytes=10)
+        try:
+            with pytest.raises(FatalError, match=r"larger than max_reply_bytes \(10\)"):
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+
+
+def redirect_to(target: str) -> bytes:
+    return answer(b"", extra=b"Location: %s\r\n" % target.encode(),
+                  status=b"307 Temporary Redirect")
+
+
+async def test_a_followed_redirect_goes_through_a_kept_transport_of_the_same_settings(
+        monkeypatch) -> None:
+    calls: list[tuple] = []
+    real = HttpTransport.post
+
+    async def spy(self, body, headers, **kw):
+        calls.append((self, headers, kw))
+        return await real(self, body, headers, **kw)
+
+    monkeypatch.setattr(HttpTransport, "post", spy)
+
+    def stopping() -> bool:
+        return False
+
+    loop = asyncio.get_running_loop()
+    async with serve(keep_answering()) as (_, target), \
+            serve(keep_answering(redirect_to(target))) as (_, url):
+        t = transport(url, follow_redirects=True, timeout_s=4.0, connect_timeout_s=1.5,
+                      max_reply_bytes=1000, stopping=stopping, proxy="")
+        try:
+            before = loop.time()
+            assert (await t.post(b"{}", {"Authorization": "Bearer k"}))[2] == BODY
+            after = loop.time()
+            assert (await t.post(b"{}", {"Authorization": "Bearer k"}))[2] == BODY
+            hop = t._hops[target]
+            assert list(t._hops) == [target] and calls[1][0] is hop and calls[3][0] is hop
+            assert (hop._timeout_s, hop._connect_timeout_s, hop._max_bytes, hop._stopping,
+                    hop._follow, hop._key_origin, hop._proxy_setting) == (
+                4.0, 1.5, 1000, stopping, True, url, "")
+        finally:
+            await t.aclose()
+    assert calls[1][1] == {}  # another port: another origin, no key
+    kw = calls[1][2]
+    assert kw["_hops"] == 1 and before + 4.0 <= kw["_deadline"] <= after + 4.0
+
+
+async def test_at_most_four_redirect_targets_are_kept_open() -> None:
+    served = 0
+
+    async def handler(reader, writer, srv) -> None:
+        nonlocal served
+        while await srv.read_request(reader) is not None:
+            served += 1
+            writer.write(redirect_to(f"{target}?n={served}"))
+            await writer.drain()
+
+    async with serve(keep_answering()) as (_, target), serve(handler) as (_, url):
+        t = transport(url, follow_redirects=True)
+        try:
+            await t.post(b"{}", None)
+            first = t._hops[f"{target}?n=1"]
+            for _ in range(4):
+                await t.post(b"{}", None)
+            assert list(t._hops) == [f"{target}?n={n}" for n in (2, 3, 4, 5)]
+            assert first._closed  # the oldest was closed as it was dropped
+        finally:
+            await t.aclose()
+
+
+class Wire:
+    """An asyncio transport double: whether it was aborted."""
+
+    def __init__(self) -> None:
+        self.aborted = False
+
+    def abort(self) -> None:
+        self.aborted = True
+
+
+async def test_a_connection_lost_before_the_head_fails_its_request_saying_why() -> None:
+    from sweepbench.client.transports.http import _Connection, _Lost
+
+    conn = _Connection(10)
+    conn._waiter = asyncio.get_running_loop().create_future()
+    conn.connection_lost(ConnectionResetError("reset by peer"))
+    err = conn._waiter.exception()
+    assert type(err) is _Lost and str(err) == "connection closed (reset by peer) before the response"
+    assert conn.closed is True
+
+
+def test_an_aborted_connection_is_closed_and_its_transport_aborted() -> None:
+    from sweepbench.client.transports.http import _Connection
+
+    bare = _Connection(10)
+    bare.abort()  # no transport yet: nothing to abort
+    assert bare.closed is True
+    wired, wire = _Connection(10), Wire()
+    wired.connection_made(wire)  # type: ignore[arg-type]
+    wired.abort()
+    assert wired.closed is True and wire.aborted
+
+
+class Held:
+    """A connection as the deadline queue sees it: the token of the request it carries."""
+
+    def __init__(self, token: object = None) -> None:
+        self.deadline_token = token
+
+    def abort(self) -> None:  # as aclose() ends every busy connection
+        self.deadline_token = None
+
+
+def watching(t: HttpTransport, loop, deadline: float) -> Held:
+    conn = Held()
+    t._watch(loop, deadline, conn, object())
+    return conn
+
+
+async def test_deadlines_are_kept_in_order_under_one_timer_for_the_earliest() -> None:
+    t = transport("http://h.invalid/v1")
+    loop = asyncio.get_running_loop()
+    base = loop.time() + 100.0
+    a, b = watching(t, loop, base + 10), watching(t, loop, base + 12)
+    c = watching(t, loop, base + 11)  # waited for a connection: goes between
+    d = watching(t, loop, base + 9)  # before all: the timer moves earlier
+    e = watching(t, loop, base + 12)  # equal to the last: after it
+    f = watching(t, loop, base + 10)  # equal to one inside: after it
+    assert [(when - base, conn) for when, conn, _ in t._deadlines] == [
+        (9, d), (10, a), (10, f), (11, c), (12, b), (12, e)]
+    assert t._deadline_at == base + 9 and t._deadline_timer.when() == base + 9
+    await t.aclose()
+
+
+@pytest.mark.parametrize(("queued", "pruned"), [(66, False), (67, True)])
+async def test_finished_deadlines_are_dropped_once_more_than_twice_the_busy_plus_64(queued,
+                                                                                    pruned):
+    t = transport("http://h.invalid/v1")
+    loop = asyncio.get_running_loop()
+    base = loop.time() + 100.0
+    head = watching(t, loop, base)  # still out: the finished ones queue up behind it
+    t._busy = {head}  # type: ignore[assignment]
+    for i in range(queued - 1):
+        watching(t, loop, base + 1 + i).deadline_token = None  # finished
+    assert len(t._deadlines) == queued
+    watching(t, loop, base + 1000)
+    assert len(t._deadlines) == (2 if pruned else queued + 1)
+    await t.aclose()
+
+
+async def test_a_request_is_withheld_once_the_sweep_is_stopping() -> None:
+    async with serve(keep_answering()) as (srv, url):
+        t = transport(url, stopping=lambda: True)
+        try:
+            with pytest.raises(asyncio.CancelledError) as info:
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert str(info.value) == "the sweep is stopping: request not sent" and srv.heads == []
+
+
+async def test_a_bad_chunk_after_exactly_the_cap_is_an_invalid_response() -> None:
+    reply = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+             b"a\r\n0123456789\r\nzz\r\n")  # 10 bytes (the cap), then no chunk size
+    async with serve(once(reply, then_close=False)) as (_, url):
+        t = transport(url, max_reply_bytes=10)
+        try:
+            with pytest.raises(InvalidResponseError, match="not a valid HTTP response"):
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+
+
+async def test_a_connection_released_unused_is_closed_and_counted_out() -> None:
+    async with serve(keep_answering(answer(extra=b"Connection: close\r\n"))) as (srv, url):
+        t = transport(url)
+        try:
+            for _ in range(2):
+                assert (await t.post(b"{}", None))[0] == 200
+                assert (t._open, t._busy, len(t._idle)) == (0, set(), 0)
+        finally:
+            await t.aclose()
+    assert srv.connections == 2
+
+
+async def test_a_deadline_between_two_others_is_placed_between_them() -> None:
+    t = transport("http://h.invalid/v1")
+    loop = asyncio.get_running_loop()
+    base = loop.time() + 100.0
+    held = [watching(t, loop, base + s) for s in (9, 10, 11, 12, 12)]
+    middle = watching(t, loop, base + 11.5)
+    assert [conn for _, conn, _ in t._deadlines] == held[:3] + [middle] + held[3:]
+    await t.aclose()
+
+
+async def test_extra_headers_are_sent_each_on_its_line_and_a_line_break_is_refused() -> None:
+    async with serve(keep_answering()) as (srv, url):
+        t = transport(url)
+        try:
+            await t.post(b"{}", {"Authorization": "Bearer X", "X-Trace": "aXb"})
+            with pytest.raises(FatalError) as info:
+                await t.post(b"{}", {"X-Evil": "a\r\nHost: elsewhere"})
+        finally:
+            await t.aclose()
+    assert srv.heads[0].endswith(b"Content-Length: 2\r\nAuthorization: Bearer X\r\n"
+                                 b"X-Trace: aXb\r\n\r\n")
+    assert str(info.value) == "t: header 'X-Evil' holds a line break; not sent"
+    assert info.value.endpoint == "t" and len(srv.heads) == 1
+
+
+def test_a_transport_used_from_a_second_loop_is_refused() -> None:
+    t = transport("http://h.invalid/v1")
+
+    async def bind() -> None:
+        t._bind()
+
+    asyncio.run(bind())
+    with pytest.raises(RuntimeError) as info:
+        asyncio.run(bind())
+    assert str(info.value) == ("ModelClient for 't' is bound to another event loop; create one "
+                               "client per loop")
+
+
+async def test_https_through_a_proxy_tunnels_with_our_tls_context_and_connection(monkeypatch):
+    from sweepbench.client.transports import http as module
+    from sweepbench.client.transports.http import _Connection
+    from sweepbench.client.transports.proxy import TunnelRefused
+
+    seen = []
+
+    async def tunnel(proxy, host, port, context, protocol) -> None:
+        seen.append((context, protocol))
+        raise TunnelRefused(502)
+
+    monkeypatch.setattr(module, "open_tunnel", tunnel)
+    t = transport("https://h.invalid/v1", proxy="http://p:3128", max_reply_bytes=1234)
+    with pytest.raises(TransportError):
+        await t.post(b"{}", None)
+    await t.aclose()
+    (context, protocol), = seen
+    assert context is t._ssl and isinstance(context, ssl.SSLContext)
+    assert type(protocol) is _Connection and protocol._limit == 1234
+
+
+async def test_timeouts_and_lost_connections_name_the_endpoint() -> None:
+    async with serve(keep_answering(delay=2.0)) as (_, url):
+        t = transport(url, timeout_s=0.2)
+        try:
+            with pytest.raises(RequestTimeout) as info:
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert info.value.endpoint == "t"
+    async with serve(once(b"")) as (_, url):
+        t = transport(url)
+        try:
+            with pytest.raises(TransportError) as info:
+                await t.post(b"{}", None)
+        finally:
+            await t.aclose()
+    assert info.value.endpoint == "t" and "(ServerDisconnected: connection closed" in str(
+        info.value)
+
+
+async def test_an_idle_connection_outlives_the_deadline_of_the_request_it_carried() -> None:
+    async with serve(keep_answering()) as (srv, url):
+        t = transport(url, timeout_s=0.2)
+        try:
+            assert (await t.post(b"{}", None))[0] == 200
+            await asyncio.sleep(0.35)  # past the first request's deadline
+            assert (await t.post(b"{}", None))[0] == 200
+        finally:
+            await t.aclose()
+    assert srv.connections == 1  # the same connection, not expired while idle
