@@ -54,11 +54,10 @@ in the selection: intervals over these tasks are ``summarize(adaptive=True)``'s,
 
 from __future__ import annotations
 
+import gc
 from collections import Counter, defaultdict
 from itertools import combinations
 from typing import Any, Mapping, Sequence
-
-import gc
 
 import msgspec
 
