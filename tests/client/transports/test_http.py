@@ -112,6 +112,18 @@ def transport(url: str, **kw) -> HttpTransport:
     return HttpTransport(url, **kw)
 
 
+async def failed_post(url: str, error: type[BaseException], match: str | None = None
+                      ) -> BaseException:
+    """What one post of ``{}`` to ``url`` raised (an ``error``), the transport closed after."""
+    t = transport(url)
+    try:
+        with pytest.raises(error, match=match) as info:
+            await t.post(b"{}", None)
+    finally:
+        await t.aclose()
+    return info.value
+
+
 async def test_sequential_requests_share_one_connection_and_send_a_plain_head() -> None:
     async with serve(keep_answering()) as (srv, url):
         t = transport(url.replace("127.0.0.1", "user:secret@127.0.0.1") + "?v=1")
@@ -214,13 +226,8 @@ async def test_a_compressed_answer_over_the_cap_is_refused_unpacked() -> None:
 ])
 async def test_an_unreadable_answer_is_an_invalid_response(reply, match) -> None:
     async with serve(once(reply)) as (_, url):
-        t = transport(url)
-        try:
-            with pytest.raises(InvalidResponseError, match=match) as info:
-                await t.post(b"{}", None)
-        finally:
-            await t.aclose()
-    assert info.value.endpoint == "t" and url in str(info.value)
+        error = await failed_post(url, InvalidResponseError, match)
+    assert error.endpoint == "t" and url in str(error)
 
 
 CHUNKED = (b"HTTP/1.1 100 Continue\r\n\r\n"
@@ -280,13 +287,8 @@ async def test_a_header_with_a_line_break_is_never_sent() -> None:
 
 async def test_refused_timeout_and_lost_connections_translate() -> None:
     async with serve(once(b"")) as (_, url):  # reads the request, closes without a byte
-        t = transport(url)
-        try:
-            with pytest.raises(TransportError, match="closed") as info:
-                await t.post(b"{}", None)
-            assert not isinstance(info.value, (RequestTimeout, ConnectionRefused))
-        finally:
-            await t.aclose()
+        error = await failed_post(url, TransportError, "closed")
+        assert not isinstance(error, (RequestTimeout, ConnectionRefused))
     async with serve(keep_answering(delay=2.0)) as (_, url):
         t = transport(url, timeout_s=0.2)
         try:
@@ -454,13 +456,8 @@ async def test_a_chunked_answer_cut_short_is_truncated_not_complete(framing) -> 
     reply = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + framing
              + b"\r\n10\r\n{\"ok\": tr")  # a chunk of 16 bytes announced, 9 sent, then closed
     async with serve(once(reply)) as (_, url):
-        t = transport(url)
-        try:
-            with pytest.raises(InvalidResponseError) as info:
-                await t.post(b"{}", None)
-        finally:
-            await t.aclose()
-    assert str(info.value).endswith("response body truncated (the connection closed after "
+        error = await failed_post(url, InvalidResponseError)
+    assert str(error).endswith("response body truncated (the connection closed after "
                                     "9 bytes)")
 
 
@@ -601,13 +598,8 @@ async def test_a_server_switching_protocols_is_an_invalid_response() -> None:
     reply = (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
              b"Connection: Upgrade\r\n\r\n")
     async with serve(once(reply, then_close=False)) as (_, url):
-        t = transport(url)
-        try:
-            with pytest.raises(InvalidResponseError) as info:
-                await t.post(b"{}", None)
-        finally:
-            await t.aclose()
-    assert str(info.value) == f"t: response from {url}: the server switched protocols"
+        error = await failed_post(url, InvalidResponseError)
+    assert str(error) == f"t: response from {url}: the server switched protocols"
 
 
 async def test_a_length_announced_over_the_cap_is_refused_before_any_body() -> None:
@@ -898,14 +890,8 @@ async def test_timeouts_and_lost_connections_name_the_endpoint() -> None:
             await t.aclose()
     assert info.value.endpoint == "t"
     async with serve(once(b"")) as (_, url):
-        t = transport(url)
-        try:
-            with pytest.raises(TransportError) as info:
-                await t.post(b"{}", None)
-        finally:
-            await t.aclose()
-    assert info.value.endpoint == "t" and "(ServerDisconnected: connection closed" in str(
-        info.value)
+        error = await failed_post(url, TransportError)
+    assert error.endpoint == "t" and "(ServerDisconnected: connection closed" in str(error)
 
 
 async def test_an_idle_connection_outlives_the_deadline_of_the_request_it_carried() -> None:
