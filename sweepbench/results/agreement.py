@@ -7,14 +7,13 @@ by chance alone; κ says how much of their agreement is beyond that.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 from msgspec import Struct
 
 __all__ = ["DECISION_KEYS", "RUBRIC_KEYS", "Agreement", "cohen_kappa", "judge_agreement",
-           "kappa_from_confusion",
-           "rubric_decisions"]
+           "kappa_from_confusion", "paired_items", "rubric_decisions"]
 
 
 def kappa_from_confusion(matrix: Any) -> float:
@@ -55,16 +54,17 @@ def rubric_decisions(details: Mapping[str, Any] | None) -> list[bool] | None:
     numbers, a list of objects with "met" (or "satisfied", "passed", "pass", "value"), or an
     object mapping item names to booleans (items in name order).
     """
-    if not isinstance(details, Mapping):
+    if type(details) is not dict and not isinstance(details, Mapping):
         return None
     raw = next((details[k] for k in RUBRIC_KEYS if k in details), None)
-    if isinstance(raw, Mapping):
+    if type(raw) is dict or isinstance(raw, Mapping):
         raw = [raw[name] for name in sorted(raw)]
     if not isinstance(raw, list):
         return None
     out = []
     for item in raw:
-        if isinstance(item, Mapping):
+        # a dict first: what decoded JSON holds, without the ABC's slower isinstance
+        if type(item) is dict or isinstance(item, Mapping):
             item = next((item[k] for k in DECISION_KEYS if k in item), None)
         if isinstance(item, bool) or (isinstance(item, (int, float)) and item in (0, 1)):
             out.append(bool(item))
@@ -91,6 +91,23 @@ def _finite(x: float) -> float | None:
     return None if math.isnan(x) else x
 
 
+def paired_items(pairs: Iterable[tuple[Sequence, Sequence]]) -> tuple[int, int, list, list]:
+    """Two runs' decision lists of the same episodes: how many episodes have lists of the same
+    length (their items concatenated, run by run, in the episodes' order) and how many do not
+    (left out)."""
+    same = mismatched = 0
+    xs: list = []
+    ys: list = []
+    for x, y in pairs:
+        if len(x) == len(y):
+            same += 1
+            xs += x
+            ys += y
+        else:
+            mismatched += 1
+    return same, mismatched, xs, ys
+
+
 def judge_agreement(a: Mapping[str, Mapping], b: Mapping[str, Mapping]) -> Agreement:
     """Agreement of two judge runs: episode_id -> judgment (with "passed" and "details").
 
@@ -98,8 +115,8 @@ def judge_agreement(a: Mapping[str, Mapping], b: Mapping[str, Mapping]) -> Agree
     of episodes where both runs give a decision list of the same length). None where there is
     nothing to compare, or κ is undefined (one label throughout).
     """
-    pa, pb, ra, rb = [], [], [], []
-    rubric_eps = mismatched = 0
+    pa, pb = [], []
+    decisions = []
     for eid in sorted(set(a) & set(b)):
         ja, jb = a[eid], b[eid]
         if ja.get("passed") is not None and jb.get("passed") is not None:
@@ -107,12 +124,8 @@ def judge_agreement(a: Mapping[str, Mapping], b: Mapping[str, Mapping]) -> Agree
             pb.append(bool(jb["passed"]))
         da, db = rubric_decisions(ja.get("details")), rubric_decisions(jb.get("details"))
         if da is not None and db is not None:
-            if len(da) == len(db):
-                rubric_eps += 1
-                ra += da
-                rb += db
-            else:
-                mismatched += 1
+            decisions.append((da, db))
+    rubric_eps, mismatched, ra, rb = paired_items(decisions)
 
     def agree(x: list, y: list) -> tuple[float | None, float | None]:
         if not x:

@@ -20,7 +20,7 @@ from sweepbench.ids import STATE_JUDGE, JudgeMethod, TaskKey
 from sweepbench.results.call_side import CallSide
 from sweepbench.results.comparisons import column_task_rates, compare, leaderboard_order
 from sweepbench.results.cost import ROLES
-from sweepbench.results.details import numeric_details
+from sweepbench.results.judged import ABSENT, Judged
 from sweepbench.results.outcome_columns import OutcomeColumns, Texts
 from sweepbench.results.selection import EpisodeView
 from sweepbench.results.sources import Source
@@ -29,44 +29,44 @@ from sweepbench.results.stats import Outcome, summarize
 __all__ = ["Board", "k_of"]
 
 STATE = (STATE_JUDGE, str(JudgeMethod.STATE))
+_STATUS = {"done": 0, "error": 1, "running": 2}
 
 
 class _Means:
-    """Means keyed by (scope..., name) of values given per episode row: ``add`` collects, the
-    first ``of`` sums (per scope of a row: its name, name x benchmark, name x domain, name x
-    benchmark x domain)."""
+    """Means keyed by (scope..., name) of values given per episode row: ``extend`` and
+    ``add_columns`` collect, the first ``of`` sums (per scope of a row: its name, name x
+    benchmark, name x domain, name x benchmark x domain)."""
 
     def __init__(self, scopes: _Scopes) -> None:
         self.scopes = scopes
         self.names = Texts()
-        self.rows: list[int] = []
-        self.codes: list[int] = []
-        self.values: list[float] = []
+        self.ordered: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # extend's
         self._means: dict[tuple, float] | None = None
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # add_columns'
 
-    def add(self, row: int, name: str, value: float) -> None:
-        self.rows.append(row)
-        self.codes.append(self.names.code(name))
-        self.values.append(value)
+    def extend(self, rows: np.ndarray, name: str, values: np.ndarray) -> None:
+        """``name``'s values of ``rows``, summed in the order given."""
+        self.ordered.append((rows, np.full(len(rows), self.names.code(name)),
+                             np.asarray(values, dtype=np.float64)))
 
     def add_columns(self, rows: np.ndarray, names: list[str], values: np.ndarray) -> None:
-        """Values of ``names`` (one column each) for ``rows``; every (row, name) once."""
+        """Values of ``names`` (one column each) for ``rows``, summed in the rows' order;
+        every (row, name) once."""
         for j, name in enumerate(names):
             self.parts.append((rows, np.full(len(rows), self.names.code(name)),
                                values[:, j].copy()))
 
     def of(self, scope: tuple, names: list[str]) -> dict[str, float]:
         if self._means is None:
-            rows, codes, values = (np.array(self.rows, dtype=np.int64),
-                                   np.array(self.codes, dtype=np.int64),
-                                   np.array(self.values, dtype=np.float64))
+            parts = [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                      np.zeros(0)), *self.ordered]
+            rows, codes, values = (np.concatenate(x) for x in zip(*parts))
             if self.parts:  # columns added together: each name's values in the rows' order
                 rows, codes, values = (np.concatenate([x, *p]) for x, p in
                                        zip((rows, codes, values), zip(*self.parts)))
                 order = np.argsort(rows, kind="stable")
                 rows, codes, values = rows[order], codes[order], values[order]
-            self.parts = []
+            self.parts = self.ordered = []
             self._means = self.scopes.means(rows, codes, values, self.names.values)
         return {name: self._means[(*scope, name)] for name in names
                 if (*scope, name) in self._means}
@@ -116,14 +116,13 @@ def empty_entry() -> dict:
 class Board:
     """Outcomes and extra columns of every selected episode, grouped for the leaderboards."""
 
-    def __init__(self, view: EpisodeView, by_pair: dict, sources: dict[str, Source], *,
+    def __init__(self, view: EpisodeView, judged: Judged, sources: dict[str, Source], *,
                  k: int | None, n_boot: int, seed: int, correction: str,
                  adaptive: bool = False) -> None:
         self.view, self.sources, self.adaptive = view, sources, adaptive
         self.k, self.n_boot, self.seed, self.correction = k, n_boot, seed, correction
         self.counts: dict[tuple, Counter] = defaultdict(Counter)  # scope -> gap counts
         self.unreach: dict[str, dict] = {}
-        self.row_of: dict[str, dict] = {}
         rows = view.rows
         names, benches, domains = Texts(), Texts(), Texts()
         name = names.codes(r["name"] for r in rows)
@@ -133,100 +132,115 @@ class Board:
                               domains.values)
         self.metrics, self.scores, self.state = (_Means(self.scopes), _Means(self.scopes),
                                                  _Means(self.scopes))
+        status = np.fromiter((_STATUS[r["status"]] for r in rows), dtype=np.int8,
+                             count=len(rows))
+        running, error = status == _STATUS["running"], status == _STATUS["error"]
+        # unreachable tasks: the row's own reason, else its state check's
+        sp = judged.index(STATE)
+        said = {} if sp is None else judged.unreachable[sp]
+        for i in sorted({i for i, r in enumerate(rows) if r["unreachable"]} | said.keys()):
+            r = rows[i]
+            why = r["unreachable"] or said.get(i)
+            r["unreachable"] = why
+            b = r["benchmark"]
+            u = self.unreach.setdefault(f"{b}:{r['domain']}:{r['lang']}:{r['task_id']}", {
+                "benchmark": b, "domain": r["domain"], "lang": r["lang"],
+                "task_id": r["task_id"], "reason": why, "episodes": 0})
+            u["episodes"] += 1
+        self._count_rows(running, "unfinished")
+        # the state check: a column whatever the headline
+        state = judged.verdict[sp] if sp is not None else np.full(len(rows), ABSENT)
+        at = np.flatnonzero(~running & ((state != ABSENT) | error))
+        self.state.extend(at, "state", ((state[at] == 1) & ~error[at]).astype(np.float64))
+        applicable = np.array([sources[b].applicable for b in benches.values], dtype=bool)
+        self._count_rows(~running & ~applicable[bench], "not_applicable")
+        o_row = np.flatnonzero(~running & applicable[bench])
+        # each outcome's headline judgment: its benchmark's source
+        verdict = np.full(len(o_row), ABSENT, dtype=np.int8)
+        score, has = np.zeros(len(o_row)), np.zeros(len(o_row), dtype=bool)
+        headline = np.full(len(rows), -1, dtype=np.int64)  # row -> its headline pair
+        for code, b in enumerate(benches.values):
+            src = sources[b]
+            hp = judged.index((src.judge, src.method)) if src.judge else None
+            if hp is None:
+                continue
+            sel = np.flatnonzero(bench[o_row] == code)
+            at = o_row[sel]
+            verdict[sel], score[sel] = judged.verdict[hp][at], judged.score[hp][at]
+            has[sel] = judged.has_score[hp][at]
+            headline[at] = hp
+        err = error[o_row]
+        unjudged = (verdict < 0) & ~err  # no verdict (nor a judgment) and no error
+        mask = np.zeros(len(rows), dtype=bool)
+        mask[o_row[unjudged]] = True
+        self._count_rows(mask, "unjudged")
+        passed = verdict == 1
+        scored = (verdict != ABSENT) & ~unjudged  # a judgment: its score, else its pass
+        o_score = np.where(scored, np.where(has, score, passed.astype(np.float64)), 0.0)
         metric_keys: set[str] = set()
         not_rates: set[str] = set()
-        state = by_pair.get(STATE, {})
-        headline = {b: by_pair.get((src.judge, src.method), {}) if src.judge else {}
-                    for b, src in sources.items()}
-        tasks: dict[tuple, int] = {}
-        o_row, o_task, o_passed, o_error, o_unjudged, o_score, o_has = [], [], [], [], [], [], []
-        metric_rows: dict[tuple[str, ...], list[tuple]] = {}  # metric names -> (row, values)
-        for i, r in enumerate(rows):
-            key, b = r["episode_key"], r["benchmark"]
-            self.row_of[key] = r
-            s = state.get(key)
-            why = r["unreachable"] or ((s or {}).get("details") or {}).get("unreachable")
-            if why:
-                r["unreachable"] = why
-                u = self.unreach.setdefault(f"{b}:{r['domain']}:{r['lang']}:{r['task_id']}", {
-                    "benchmark": b, "domain": r["domain"], "lang": r["lang"],
-                    "task_id": r["task_id"], "reason": why, "episodes": 0})
-                u["episodes"] += 1
-            status = r["status"]
-            if status == "running":
-                self._count(r, "unfinished")
-                continue
-            error = status == "error"
-            if s is not None or error:  # the state check: a column whatever the headline
-                self.state.add(i, "state", float(bool(s and s["passed"]) and not error))
-            if not sources[b].applicable:
-                self._count(r, "not_applicable")
-                continue
-            j = headline[b].get(key)
-            verdict = None if j is None else j["passed"]
-            task = (b, r["domain"], r["lang"] or "", r["task_id"])
-            t = tasks.get(task)
-            if t is None:
-                t = tasks[task] = len(tasks)
-            o_row.append(i)
-            o_task.append(t)
-            o_error.append(error)
-            if verdict is None and not error:
-                self._count(r, "unjudged")
-                o_unjudged.append(True)
-                o_passed.append(False)
-                o_score.append(0.0)
-                o_has.append(False)
-                continue
-            o_unjudged.append(False)
-            o_passed.append(bool(verdict))
-            score = None
-            if j is not None:
-                score = j["score"] if j["score"] is not None else float(bool(verdict))
-                numbers = numeric_details(j["details"])
-                if numbers:  # grouped by their names: most judgments of a kind share them
-                    metric_rows.setdefault(tuple(numbers), []).append(
-                        (i, *numbers.values()))
-            o_score.append(0.0 if score is None else float(score))
-            o_has.append(score is not None)
-        for mnames, entries in metric_rows.items():
-            columns = list(zip(*entries))
-            for mname, v in zip(mnames, columns[1:]):
-                metric_keys.add(mname)
-                if any(isinstance(x, int) and not isinstance(x, bool) for x in v) or \
-                        not all(0.0 <= x <= 1.0 for x in v):
-                    not_rates.add(mname)
-            self.metrics.add_columns(np.array(columns[0], dtype=np.int64), list(mnames),
-                                     np.array(entries, dtype=np.float64)[:, 1:])
-        at = np.array(o_row, dtype=np.int64)
-        self.o_row = at
+        eligible = np.zeros(len(rows), dtype=bool)
+        eligible[o_row[scored]] = True
+        for p, groups in enumerate(judged.numbers):
+            mine = eligible & (headline == p)
+            for numbers in groups.values():
+                at, values, ints = numbers.arrays()
+                keep = mine[at]
+                if not keep.any():
+                    continue
+                at, values, ints = at[keep], values[keep], ints[keep]
+                for j, mname in enumerate(numbers.names):
+                    metric_keys.add(mname)
+                    if ints[:, j].any() or not ((values[:, j] >= 0.0) &
+                                                (values[:, j] <= 1.0)).all():
+                        not_rates.add(mname)
+                self.metrics.add_columns(at, list(numbers.names), values)
+        self.o_row = o_row
+        task_of = {}  # (benchmark, domain, lang, task_id) -> its number, in the rows' order
+        task = np.fromiter((task_of.setdefault((r["benchmark"], r["domain"], r["lang"] or "",
+                                                r["task_id"]), len(task_of)) for r in rows),
+                           dtype=np.int64, count=len(rows))[o_row]
+        firsts, at = np.unique(task, return_index=True)  # renumbered in the outcomes' order
+        order = firsts[np.argsort(at)]
+        renumber = np.zeros(len(task_of), dtype=np.int64)
+        renumber[order] = np.arange(len(order))
+        tasks = list(task_of)
+        trial = np.fromiter((r["trial"] for r in rows), dtype=np.int64, count=len(rows))
         self.outcomes = OutcomeColumns(
-            (names.values, [str(TaskKey(*t)) for t in tasks], domains.values, benches.values),
-            [name[at], np.array(o_task, dtype=np.int64), domain[at], bench[at],
-             np.fromiter((rows[i]["trial"] for i in o_row), dtype=np.int64, count=len(o_row)),
-             np.array(o_passed, dtype=bool), np.array(o_error, dtype=bool),
-             np.array(o_unjudged, dtype=bool), np.array(o_score, dtype=np.float64),
-             np.array(o_has, dtype=bool)])
+            (names.values, [str(TaskKey(*tasks[t])) for t in order.tolist()], domains.values,
+             benches.values),
+            [name[o_row], renumber[task], domain[o_row], bench[o_row], trial[o_row], passed,
+             err, unjudged, o_score, scored])
         self._unreachable_task = np.array([t in self.unreach for t in self.outcomes.tasks],
                                           dtype=bool)
-        index = {r["episode_key"]: i for i, r in enumerate(rows)}
         pair_names = set()
-        for pair, judged in by_pair.items():
-            pname = f"{pair[0]}/{pair[1]}"
-            for key, j in judged.items():
-                i = index.get(key)
-                if j["score"] is not None and i is not None and rows[i]["status"] != "running":
-                    pair_names.add(pname)
-                    self.scores.add(i, pname, j["score"])
+        for p, (pj, pm) in enumerate(judged.pairs):
+            at = judged.judged_rows(p)
+            at = at[judged.has_score[p][at] & ~running[at]]
+            if len(at):
+                pname = f"{pj}/{pm}"
+                pair_names.add(pname)
+                self.scores.extend(at, pname, judged.score[p][at])
         self.pair_names = sorted(pair_names)
         self.metric_keys = sorted(metric_keys - not_rates)
         self._cost: dict[tuple, dict] = {}
         self._profiles: dict[tuple, dict] = {}
 
-    def _count(self, r: dict, what: str) -> None:
-        name, bench, domain = r["name"], r["benchmark"], r["domain"]
-        for sc in ((name,), (name, bench), (name, "d", domain), (name, bench, "d", domain)):
-            self.counts[sc][what] += 1
+    def _count_rows(self, mask: np.ndarray, what: str) -> None:
+        """Count ``what`` for the rows ``mask`` selects, in each scope of theirs."""
+        sc = self.scopes
+        nb, nd = max(1, len(sc.benches)), max(1, len(sc.domains))
+        name, bench, domain = sc.name[mask], sc.bench[mask], sc.domain[mask]
+        for ids, scope in ((name, lambda i: (sc.names[i],)),
+                           (name * nb + bench, lambda i: (sc.names[i // nb], sc.benches[i % nb])),
+                           (name * nd + domain, lambda i: (sc.names[i // nd], "d",
+                                                           sc.domains[i % nd])),
+                           ((name * nb + bench) * nd + domain,
+                            lambda i: (sc.names[i // (nb * nd)], sc.benches[i // nd % nb], "d",
+                                       sc.domains[i % nd]))):
+            n = np.bincount(ids, minlength=1)
+            for i in np.flatnonzero(n).tolist():
+                self.counts[scope(i)][what] += int(n[i])
 
     def outcome_list(self) -> list[Outcome]:
         """The outcomes as ``Outcome``s (for what takes them one by one)."""

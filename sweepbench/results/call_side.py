@@ -23,6 +23,7 @@ import numpy as np
 from sweepbench.results.cost import ROLES, Spend
 from sweepbench.results.profile import Prices, endpoint_stalls, stall_table
 from sweepbench.results.profile_columns import row_profiles
+from sweepbench.results.row_codes import ERROR, RowCodes
 from sweepbench.results.selection import EpisodeView
 
 __all__ = ["APART_FROM", "CallSide", "call_side", "start"]
@@ -50,13 +51,15 @@ class CallSide(NamedTuple):
 
 
 def call_side(view: EpisodeView, override: Mapping[str, Prices] | None, *, profile: bool,
-              transcripts: bool = False) -> CallSide:
+              transcripts: bool = False, codes: RowCodes | None = None) -> CallSide:
     """The call side of ``view``'s report: from the stores' facts (schema 6), or from the
-    journals' payloads and the records (``transcripts``, or a store without facts)."""
-    rows = view.rows
-    row_of = {r["episode_key"]: r for r in rows}
+    journals' payloads and the records (``transcripts``, or a store without facts).
+    ``codes``: the rows' (``RowCodes.of(view.rows)``; from the facts, only those are read)."""
+    codes = codes if codes is not None else RowCodes.of(view.rows)
+    index = codes.index()
     before = [len(s.damaged) for s in view.stores]
     if transcripts or not view.has_facts:
+        row_of = {r["episode_key"]: r for r in view.rows}
         calls = view.calls()
         spend = Spend.of(calls, view.prices(), override)
         profiles = _record_profiles(view, row_of, calls) if profile else None
@@ -67,26 +70,28 @@ def call_side(view: EpisodeView, override: Mapping[str, Prices] | None, *, profi
         cols = view.call_columns()
         facts = view.fact_columns()
         spend = Spend.of_columns(cols, view.prices(), override)
-        profiles = row_profiles(cols, facts, row_of) if profile else None
+        profiles = row_profiles(cols, facts, codes, index) if profile else None
         counts = np.bincount(cols.endpoint, minlength=len(cols.endpoints))
         stalls = stall_table(cols.rare.values(), {
             e: int(n) for e, n in zip(cols.endpoints, counts.tolist()) if e})
         finished = set(facts.keys)
-        errors = {r["episode_key"]: facts.errors.get(r["episode_key"]) for r in rows
-                  if r["status"] == "error" and r["episode_key"] in finished}
+        errors = {codes.keys[i]: facts.errors.get(codes.keys[i])
+                  for i in np.flatnonzero(codes.status == ERROR).tolist()
+                  if codes.keys[i] in finished}
         del cols, facts
-    costs, unpriced, touched = _episode_costs(spend, rows)
-    return CallSide(costs, unpriced, touched, cost_summary(spend, row_of),
+    costs, unpriced, touched = _episode_costs(spend, codes.keys)
+    return CallSide(costs, unpriced, touched, cost_summary(spend, codes, index),
                     None if profiles is None else {k: _no_cost(p) for k, p in profiles.items()},
                     stalls, errors, [s.damaged[n:] for s, n in zip(view.stores, before)])
 
 
-def _episode_costs(spend: Spend, rows: list[dict]) -> tuple[np.ndarray, ...]:
-    costs = np.zeros((len(rows), 3))
-    unpriced = np.zeros((len(rows), 3), dtype=bool)
-    touched = np.zeros(len(rows), dtype=bool)  # rows with a priced or unpriced call
-    for i, r in enumerate(rows):
-        key = r["episode_key"]
+def _episode_costs(spend: Spend, keys: list[str]) -> tuple[np.ndarray, ...]:
+    """Dollars per row (of ``keys``) and role, whether that row and role made an unpriced
+    call, and whether the row made any call."""
+    costs = np.zeros((len(keys), 3))
+    unpriced = np.zeros((len(keys), 3), dtype=bool)
+    touched = np.zeros(len(keys), dtype=bool)  # rows with a priced or unpriced call
+    for i, key in enumerate(keys):
         spent = spend.by_episode.get(key)
         if spent is not None:
             touched[i] = True
@@ -96,20 +101,22 @@ def _episode_costs(spend: Spend, rows: list[dict]) -> tuple[np.ndarray, ...]:
     return costs, unpriced, touched
 
 
-def cost_summary(spend: Spend, row_of: Mapping[str, dict]) -> dict:
-    """The report's ``"cost"``: total, by role, endpoint, row, benchmark and task."""
+def cost_summary(spend: Spend, codes: RowCodes, index: Mapping[str, int]) -> dict:
+    """The report's ``"cost"``: total, by role, endpoint, row, benchmark and task (``index``:
+    episode key -> its row in ``codes``)."""
     by_task: dict[str, float | None] = defaultdict(float)
     by_bench: dict[str, float | None] = defaultdict(float)
     by_model: dict[str, float | None] = defaultdict(float)
+    task, bench, name = codes.task.tolist(), codes.bench.tolist(), codes.name.tolist()
     for key in {**spend.by_episode, **spend.unpriced_roles}:  # in order: the same sums
-        r = row_of.get(key)
-        if r is None:
+        i = index.get(key)
+        if i is None:
             continue
         total = None if key in spend.unpriced_roles else sum(spend.by_episode[key].values())
-        for table, name in ((by_task, f"{r['benchmark']}:{r['domain']}:{r['lang']}:"
-                                      f"{r['task_id']}"),
-                            (by_bench, r["benchmark"]), (by_model, r["name"])):
-            table[name] = None if total is None or table[name] is None else table[name] + total
+        for table, label in ((by_task, codes.tasks[task[i]]), (by_bench, codes.benches[bench[i]]),
+                             (by_model, codes.names[name[i]])):
+            table[label] = None if total is None or table[label] is None else \
+                table[label] + total
     by_endpoint: dict[str, float | None] = {**spend.by_endpoint,
                                             **dict.fromkeys(spend.unpriced_endpoints)}
     return {"total": spend.total, "agent": spend.by_role["agent"],
@@ -230,7 +237,7 @@ def _child(view: EpisodeView, override: Mapping[str, Prices] | None,
     try:
         with ExitStack() as stack:  # never the parent's connections: SQLite's are not fork-safe
             stores = [stack.enter_context(ReadOnlyStore(s.path)) for s in view.stores]
-            mine = EpisodeView(stores, view.rows, view.superseded, view.runs)
+            mine = view.on(stores)
             out: tuple[str, Any] = ("ok", call_side(mine, override, **options))
     except KeyboardInterrupt:
         return
@@ -244,9 +251,11 @@ def start(view: EpisodeView, override: Mapping[str, Prices] | None, *, profile: 
           transcripts: bool = False) -> _Here | _Apart:
     """The call side of ``view``'s report, begun: ``.result()`` gives it. In a second
     process for ``APART_FROM`` rows or more on a system with ``fork``; here otherwise."""
-    options = {"profile": profile, "transcripts": transcripts}
+    options: dict[str, Any] = {"profile": profile, "transcripts": transcripts}
     if (len(view.rows) >= APART_FROM and sys.platform == "linux"
             and "fork" in multiprocessing.get_all_start_methods()):
+        # made here, so that the second process never reads (and so copies) the rows
+        options["codes"] = RowCodes.of(view.rows)
         try:
             return _Apart(view, override, options)
         except OSError:  # no process to spare: made here

@@ -18,7 +18,7 @@ from typing import Iterable
 import numpy as np
 
 from sweepbench.store import fact_scan
-from sweepbench.store.fact_scan import CallFactArrays
+from sweepbench.store.fact_scan import CallFactArrays, small_ints
 from sweepbench.store.reads import ModelCallRow, StoreReads
 
 __all__ = ["CallColumns", "NO_LATENCY", "load_calls"]
@@ -32,6 +32,13 @@ _TYPES = {"prompt": np.int64, "completion": np.int64, "cached": np.int64,
 
 
 _TEXT_COLUMNS = ("run", "endpoint", "role", "statuses")
+
+
+def _typed(values: np.ndarray, name: str) -> np.ndarray:
+    """A number column as ``_TYPES`` says, integers as int32 where they all fit."""
+    if _TYPES[name] is np.int64:
+        return small_ints(values.astype(np.int64, copy=False))
+    return values.astype(_TYPES[name], copy=False)
 
 
 class CallColumns:
@@ -106,7 +113,7 @@ class CallColumns:
         for j, name in enumerate(_TEXT_COLUMNS, start=2):
             part[name] = codes[name][a[:, j].astype(np.int64)].astype(np.int32)
         for j, name in enumerate(_NUMBERS, start=6):
-            part[name] = a[:, j].astype(_TYPES[name])
+            part[name] = _typed(a[:, j], name)
         for i, call in zip(np.flatnonzero(a[:, 12]).tolist(), rare):
             self.rare[self.n + i] = call
         self._parts.append(part)
@@ -125,7 +132,7 @@ class CallColumns:
         for j, name in enumerate(_TEXT_COLUMNS):
             part[name] = codes[name].astype(np.int32)[calls.texts[j]]
         for name in _NUMBERS:
-            part[name] = getattr(calls, name).astype(_TYPES[name], copy=False)
+            part[name] = _typed(getattr(calls, name), name)
         for i, call in zip(np.flatnonzero(calls.odd).tolist(), calls.rare):
             self.rare[self.n + i] = call
         self._parts.append(part)
@@ -137,8 +144,12 @@ class CallColumns:
             if len(parts) == 1:
                 setattr(self, name, parts[0])
                 continue
-            setattr(self, name, np.concatenate(parts) if parts else
-                    np.zeros(0, dtype=_TYPES.get(name, bool if name == "judge" else np.int32)))
+            if parts:
+                setattr(self, name, np.concatenate(parts))
+            elif name in _TYPES:
+                setattr(self, name, _typed(np.zeros(0, dtype=_TYPES[name]), name))
+            else:
+                setattr(self, name, np.zeros(0, dtype=bool if name == "judge" else np.int32))
         self._parts = []
 
     def __len__(self) -> int:

@@ -13,6 +13,7 @@ import numpy as np
 from msgspec import Struct
 
 from sweepbench.results.calls import CallColumns
+from sweepbench.results.row_codes import RowCodes
 from sweepbench.results.profile import (Episodes, _Call, _Group, _profiles, _record_groups,
                                         _stored_json, call_event)
 from sweepbench.store.reads import ModelCallRow
@@ -148,24 +149,21 @@ def _statuses(text: str | None) -> list[int] | None:
 
 
 
-def row_profiles(cols: CallColumns, facts: FactColumns,
-                 row_of: Mapping[str, dict]) -> dict[tuple[str, ...], dict]:
+def row_profiles(cols: CallColumns, facts: FactColumns, rows: RowCodes,
+                 index: Mapping[str, int]) -> dict[tuple[str, ...], dict]:
     """(row name,) and (row name, benchmark) -> profile, as a report's ``add_profiles``
     makes them of the records and the episodes' own calls: ``facts`` and ``cols`` in their
-    order, each episode under its row's name (``row_of``: episode key -> its row)."""
+    order, each episode under its row's name (``rows``; ``index``: episode key -> its row)."""
     out: dict[tuple[str, ...], dict] = {}
-    names: dict[str, int] = {}
-    domains: dict[str, int] = {}
-    benches: dict[str, int] = {}
+    names, domains, benches = rows.names, rows.domains, rows.benches
+    by_row = np.stack([rows.name, rows.domain, rows.bench], axis=1).astype(np.int32) \
+        if len(rows.keys) else np.zeros((0, 3), dtype=np.int32)
 
     def codes_of(keys: list[str]) -> np.ndarray:
-        where = np.full((len(keys), 3), -1, dtype=np.int32)  # episode -> codes
-        for i, key in enumerate(keys):
-            r = row_of.get(key)
-            if r is not None:
-                where[i] = (names.setdefault(r["name"], len(names)),
-                            domains.setdefault(r["domain"], len(domains)),
-                            benches.setdefault(r["benchmark"], len(benches)))
+        """episode -> (name, domain, benchmark) codes of its row, -1 where it has none"""
+        at = np.fromiter((index.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+        where = np.full((len(keys), 3), -1, dtype=np.int32)
+        where[at >= 0] = by_row[at[at >= 0]]
         return where
 
     fcodes = codes_of(facts.keys)
@@ -206,8 +204,8 @@ def row_profiles(cols: CallColumns, facts: FactColumns,
             for k, a, b in zip(ranked.tolist(), at.tolist(), [*at[1:].tolist(), len(order)]):
                 g = groups[(list(names)[k // nd], list(domains)[k % nd]) if by_domain
                            else (list(names)[k], None)]
-                rows = eps[order[a:b]]
-                g.episodes = Episodes(*(c[rows] for c in facts.episodes))
+                mine = eps[order[a:b]]
+                g.episodes = Episodes(*(c[mine] for c in facts.episodes))
         return groups
 
     groups = groups_of(pooled_eps)

@@ -55,11 +55,12 @@ in the selection: intervals over these tasks are ``summarize(adaptive=True)``'s,
 from __future__ import annotations
 
 import gc
-from collections import Counter, defaultdict
+from collections import Counter
 from itertools import combinations
 from typing import Any, Mapping, Sequence
 
 import msgspec
+import numpy as np
 
 from sweepbench.errors import ReportError
 from sweepbench.results import call_side
@@ -67,23 +68,14 @@ from sweepbench.results.board import Board, k_of
 from sweepbench.results.profile import as_prices
 from sweepbench.results.runinfo import (adaptive_section, configuration, error_reasons,
                                         terminations, unjudged_by_judge)
-from sweepbench.results.details import numeric_details, report_details
-from sweepbench.results.stats import DEFAULT_BOOT, judge_agreement
+from sweepbench.results.details import numeric_details
+from sweepbench.results.judged import Judged, load_judged
+from sweepbench.results.stats import DEFAULT_BOOT
 from sweepbench.store.reads import StoreReads
 from sweepbench.results.selection import EpisodeView, Selection, load_view
-from sweepbench.results.sources import sources_of
+from sweepbench.results.sources import sources_from
 
 __all__ = ["ReportError", "build_report", "numeric_details", "render"]
-
-def _judge_methods(judgments: list[dict]) -> list[dict]:
-    pairs: dict[tuple[str, str], dict] = {}
-    for j in judgments:
-        p = pairs.setdefault((j["judge"], j["method"]), {
-            "judge": j["judge"], "method": j["method"], "episodes": 0, "verdicts": 0})
-        p["episodes"] += 1
-        p["verdicts"] += j["passed"] is not None
-    return sorted(pairs.values(), key=lambda p: (-p["verdicts"], p["judge"], p["method"]))
-
 
 def build_report(
     store: StoreReads | Sequence[StoreReads],
@@ -149,28 +141,25 @@ def _build(stores: list[StoreReads], selection: Selection, method: str | None,
     calls = call_side.start(view, override, profile=profile, transcripts=from_transcripts)
     try:
         info = {**view.info("benchmarks"), **(benchmarks or {})}
-        # the facts path keeps only what it reads of the details
-        judgments = view.judgments(None if from_transcripts else report_details)
+        judged = load_judged(view)
         gc.collect()  # what was garbage among them, once
         gc.freeze()
         if collecting:
             gc.enable()
-        available = _judge_methods(judgments)
+        available = judged.methods()
         if method is not None or judge is not None:
             if not any((method is None or p["method"] == method) and
                        (judge is None or p["judge"] == judge) for p in available):
                 have = ", ".join(f"{p['judge']}/{p['method']}" for p in available) or "none"
                 raise ReportError(f"no judgments with method={method!r} judge={judge!r} in "
                                   f"this selection (judge/method pairs present: {have})")
-        by_pair: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
-        for j in judgments:
-            by_pair[j["judge"], j["method"]][j["episode_key"]] = j
         names = sorted({r["benchmark"] for r in view.rows})
-        sources = sources_of(view, names, by_pair, info, method, judge)
+        sources = sources_from(names, judged.verdict_counts(_bench_codes(view, names), names),
+                               info, method, judge)
         adaptive_runs = [r for r in view.runs
                          if isinstance((r["info"] or {}).get("adaptive"), dict)
                          and selection.run_id in (None, r["run_id"])]
-        board = Board(view, by_pair, sources, k=k, n_boot=n_boot, seed=seed,
+        board = Board(view, judged, sources, k=k, n_boot=n_boot, seed=seed,
                       correction=correction, adaptive=bool(adaptive_runs))
     except BaseException:
         calls.cancel()
@@ -208,9 +197,9 @@ def _build(stores: list[StoreReads], selection: Selection, method: str | None,
         "cost": side.summary,
         "comparisons": comparisons["pairs"],
         "comparisons_family": comparisons["family"],
-        "judge_agreement": _agreements(by_pair, set(view.keys)),
+        "judge_agreement": _agreements(judged),
         "error_reasons": error_reasons(view.rows, side.errors),
-        "unjudged_by_judge": unjudged_by_judge(judgments),
+        "unjudged_by_judge": unjudged_by_judge(judged.unjudged()),
         "terminations": terminations(view.rows),
         "stalls_by_endpoint": side.stalls,
         "configuration": configuration(view.runs),
@@ -223,17 +212,21 @@ def _status(view: EpisodeView) -> str:
     return "running" if statuses.get("running") else ("done" if view.rows else "empty")
 
 
-def _agreements(by_pair: Mapping[tuple[str, str], dict[str, dict]], keys: set[str]) -> list[dict]:
+def _agreements(judged: Judged) -> list[dict]:
     out = []
-    pairs = {p: {k: j for k, j in judged.items() if k in keys} for p, judged in by_pair.items()}
-    for pa, pb in combinations(sorted(pairs), 2):
-        if not set(pairs[pa]) & set(pairs[pb]):
-            continue
-        agree = judge_agreement(pairs[pa], pairs[pb])
+    order = sorted(range(len(judged.pairs)), key=judged.pairs.__getitem__)
+    for a, b in combinations(order, 2):
+        agree = judged.agreement(a, b)
         if agree.episodes or agree.rubric_episodes:
-            out.append({"a": f"{pa[0]}/{pa[1]}", "b": f"{pb[0]}/{pb[1]}",
-                        **msgspec.to_builtins(agree)})
+            (ja, ma), (jb, mb) = judged.pairs[a], judged.pairs[b]
+            out.append({"a": f"{ja}/{ma}", "b": f"{jb}/{mb}", **msgspec.to_builtins(agree)})
     return out
+
+
+def _bench_codes(view: EpisodeView, names: list[str]) -> np.ndarray:
+    code = {b: i for i, b in enumerate(names)}
+    return np.fromiter((code[r["benchmark"]] for r in view.rows), dtype=np.int64,
+                       count=len(view.rows))
 
 
 def render(report: dict) -> Any:

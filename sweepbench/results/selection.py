@@ -13,7 +13,7 @@ several rows (``model [user U, mode]``).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from msgspec import Struct
 
@@ -93,9 +93,22 @@ class EpisodeView:
         for r in rows:
             self._by_store[r["store"]].append(r["episode_key"])
 
+    def on(self, stores: Sequence[RunStore]) -> EpisodeView:
+        """The same view read through other connections to its stores (a forked process's
+        own), made without going over the rows."""
+        view = object.__new__(EpisodeView)
+        view.__dict__.update(self.__dict__)
+        view.stores = list(stores)
+        return view
+
     @property
     def keys(self) -> list[str]:
         return [r["episode_key"] for r in self.rows]
+
+    def store_keys(self) -> Iterator[tuple[RunStore, list[str]]]:
+        """Each store with the keys of its selected rows, in the rows' order."""
+        for i, keys in self._by_store.items():
+            yield self.stores[i], keys
 
     def _gather(self, read) -> Iterable:  # noqa: ANN001 - a store method taking keys
         for i, keys in self._by_store.items():

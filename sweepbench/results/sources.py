@@ -12,7 +12,7 @@ import msgspec
 from sweepbench.ids import STATE_JUDGE, JudgeMethod
 from sweepbench.results.selection import EpisodeView
 
-__all__ = ["Source", "choose_source", "headline_sources", "sources_of"]
+__all__ = ["Source", "choose_source", "headline_sources", "sources_from", "sources_of"]
 
 
 class Source(msgspec.Struct, kw_only=True):
@@ -49,16 +49,25 @@ def choose_source(meta: Mapping[str, Any], verdicts: Mapping[tuple[str, str], in
 
 
 def sources_of(view: EpisodeView, benchmarks: Sequence[str], by_pair: dict,
-             info: Mapping[str, Mapping], method: str | None, judge: str | None
-             ) -> dict[str, Source]:
+               info: Mapping[str, Mapping], method: str | None, judge: str | None
+               ) -> dict[str, Source]:
+    """benchmark -> its source, of judgments given as (judge, method) -> episode_key ->
+    judgment."""
     bench_of = {r["episode_key"]: r["benchmark"] for r in view.rows}
     verdicts: dict[str, Counter] = defaultdict(Counter)
     for pair, judged in by_pair.items():
         for key, j in judged.items():
             if j["passed"] is not None and key in bench_of:
                 verdicts[bench_of[key]][pair] += 1
-    return {b: choose_source(info.get(b) or {}, verdicts[b], method=method, judge=judge)
-            for b in benchmarks}
+    return sources_from(benchmarks, verdicts, info, method, judge)
+
+
+def sources_from(benchmarks: Sequence[str], verdicts: Mapping[str, Mapping[tuple[str, str], int]],
+                 info: Mapping[str, Mapping], method: str | None, judge: str | None
+                 ) -> dict[str, Source]:
+    """benchmark -> its source, of the verdicts each (judge, method) gave on its episodes."""
+    return {b: choose_source(info.get(b) or {}, verdicts.get(b) or {}, method=method,
+                             judge=judge) for b in benchmarks}
 
 
 def headline_sources(view: EpisodeView, judgments: list[dict],

@@ -49,9 +49,9 @@ _record_decoder = msgspec.json.Decoder(EpisodeRecord)
 
 _ROWS = 65_536  # rows of a table a one-pass read holds at once
 
-_REPEATED = ("model", "benchmark", "spec", "domain", "lang", "user_model", "user_mode",
-             "status", "termination", "run_id")
-"""The episode columns that take a few values across a store's rows (held once each)."""
+_REPEATED = ("model", "benchmark", "spec", "domain", "task_id", "lang", "user_model",
+             "user_mode", "status", "termination", "run_id")
+"""The episode columns whose values repeat across a store's rows (each held once)."""
 
 
 class StoreReads(FactScans):
@@ -90,6 +90,24 @@ class StoreReads(FactScans):
                 if is_damaged(e):
                     raise open_error(self.path, e) from e
                 raise StoreError(f"run store {self.path}: read failed: {e}") from e
+
+    def _read_parts(self, sql: str, params: tuple = ()) -> Iterator[list[tuple]]:
+        """``_read``'s rows, ``_ROWS`` at a time: a large result is never held whole as
+        tuples (nor is the garbage of turning them into something else)."""
+        def step(fetch: Callable[[], Any]) -> Any:
+            with self._rlock:
+                if self._read_closed:
+                    raise StoreError(f"run store {self.path} is closed")
+                try:
+                    return fetch()
+                except sqlite3.Error as e:
+                    if is_damaged(e):
+                        raise open_error(self.path, e) from e
+                    raise StoreError(f"run store {self.path}: read failed: {e}") from e
+
+        cur = step(lambda: self._rconn.execute(sql, params))
+        while rows := step(lambda: cur.fetchmany(_ROWS)):
+            yield rows
 
     def _read_keys(self, sql: str, column: str, keys: Iterable[str] | None,
                    params: tuple = (), order: str = "") -> list[tuple]:
@@ -154,20 +172,21 @@ class StoreReads(FactScans):
         cols = ", ".join(f"e.{c}" for c in _EPISODE_COLUMNS)
         order = " ORDER BY e.model, e.benchmark, e.domain, e.task_id, e.trial, e.episode_key"
         if run_id is None:
-            rows = self._read(f"SELECT {cols} FROM episodes e" + order)
+            parts = self._read_parts(f"SELECT {cols} FROM episodes e" + order)
         else:
-            rows = self._read(f"SELECT {cols} FROM episodes e JOIN run_episodes r ON "
-                              "r.episode_key = e.episode_key WHERE r.run_id = ?" + order,
-                              (run_id,))
+            parts = self._read_parts(f"SELECT {cols} FROM episodes e JOIN run_episodes r ON "
+                                     "r.episode_key = e.episode_key WHERE r.run_id = ?" + order,
+                                     (run_id,))
         share = {}.setdefault  # SQLite returns a new string per row: one object per value
         out = []
-        for r in rows:
-            row = dict(zip(_EPISODE_COLUMNS, r))
-            for c in _REPEATED:
-                v = row[c]
-                if type(v) is str:  # (only texts: 1 and 1.0 and True are equal keys)
-                    row[c] = share(v, v)
-            out.append(row)
+        for rows in parts:
+            for r in rows:
+                row = dict(zip(_EPISODE_COLUMNS, r))
+                for c in _REPEATED:
+                    v = row[c]
+                    if type(v) is str:  # (only texts: 1 and 1.0 and True are equal keys)
+                        row[c] = share(v, v)
+                out.append(row)
         return out
 
     def call_counts(self) -> list[tuple[str, str, str, str, str, int]]:
@@ -466,31 +485,52 @@ class StoreReads(FactScans):
             "WHERE typeof(details) = 'text' AND json_valid(details)", "episode_key", keys,
             order=" ORDER BY episode_key, judge, method")
 
+    def judgment_chunks(self, keys: Iterable[str]) -> Iterator[list[tuple]]:
+        """(episode_key, judge, method, passed, score, details as stored, created_at, run_id,
+        judge_key) of the judgments of ``keys``' episodes, a bounded part at a time: by chunks
+        of keys, each in (episode_key, judge, method) order, or, for most of the store, one
+        pass over the table in ranges of rows, in no set order (:meth:`judgments` puts them
+        back in order; a reader that places each by its episode does not need to)."""
+        return self._judgment_parts(list(keys))[1]
+
+    def _judgment_parts(self, keys: list[str]
+                        ) -> tuple[dict[str, int] | None, Iterator[list[tuple]]]:
+        if isinstance(keys, str):
+            raise TypeError(f"keys must be an iterable of episode keys, not one str {keys!r}")
+        sql = ("SELECT episode_key, judge, method, passed, score, details, created_at, run_id, "
+               "judge_key FROM judgments WHERE true")
+        rank = self._scan_ranks(keys)
+        if rank is not None:  # most of the store: the table in ranges of rows, once
+            return rank, ([r for r in part if r[0] in rank] for part in self._row_ranges(
+                sql.replace("WHERE true", "WHERE rowid >= ? AND rowid < ?"), "judgments"))
+        return None, (self._read_keys(sql, "episode_key", chunk,
+                                      order=" ORDER BY episode_key, judge, method")
+                      for chunk in _chunks(keys))
+
+    def left_out_judgment(self, episode_key: str, judge: str, method: str,
+                          why: Exception) -> None:
+        """Say that a judgment was left out because its details do not decode."""
+        self._left_out(f"episode {episode_key}: its judgment by {judge}/{method} does not "
+                       f"decode ({why})")
+
     def judgments(self, keys: Iterable[str] | None = None, *,
                   keep: Callable[[Any], Any] | None = None) -> list[dict]:
         """Judgments (all, or of ``keys``' episodes): episode_key, judge, method, passed,
         score, details, created_at, run_id, judge_key. ``keep``: what to keep of each
         judgment's details (default: all), applied as each chunk of keys is read, so that
         the whole details of a large store are never held at once."""
-        sql = ("SELECT episode_key, judge, method, passed, score, details, created_at, run_id, "
-               "judge_key FROM judgments WHERE true")
-        order = " ORDER BY episode_key, judge, method"
-        if isinstance(keys, str):
-            raise TypeError(f"keys must be an iterable of episode keys, not one str {keys!r}")
         rank = None
         if keys is None:
-            chunks: Iterable[list[tuple]] = [self._read(sql + order)]
+            chunks: Iterable[list[tuple]] = [self._read(
+                "SELECT episode_key, judge, method, passed, score, details, created_at, "
+                "run_id, judge_key FROM judgments ORDER BY episode_key, judge, method")]
         else:
-            keys = list(keys)
-            rank = self._scan_ranks(keys)
-            if rank is not None:  # most of the store: the table in ranges of rows, once
-                chunks = ([r for r in part if r[0] in rank] for part in self._row_ranges(
-                    sql.replace("WHERE true", "WHERE rowid >= ? AND rowid < ?"), "judgments"))
-            else:
-                chunks = (self._read_keys(sql, "episode_key", chunk, order=order)
-                          for chunk in _chunks(keys))
+            if isinstance(keys, str):
+                raise TypeError(f"keys must be an iterable of episode keys, not one str "
+                                f"{keys!r}")
+            rank, chunks = self._judgment_parts(list(keys))
         out = []
-        notes: list[tuple[tuple, str]] = []
+        notes: list[tuple[tuple, Exception]] = []
         share = {}.setdefault  # judges, methods, runs: one object per value
         for rows in chunks:
             for e, j, m, p, s, d, t, r, jk in rows:
@@ -499,8 +539,7 @@ class StoreReads(FactScans):
                 try:
                     details = msgspec.json.decode(d)
                 except (msgspec.DecodeError, TypeError) as exc:
-                    notes.append(((e, j, m), f"episode {e}: its judgment by {j}/{m} does not "
-                                             f"decode ({exc})"))
+                    notes.append(((e, j, m), exc))
                     continue
                 out.append({"episode_key": e, "judge": j, "method": m,
                             "passed": None if p is None else bool(p), "score": s,
@@ -510,8 +549,8 @@ class StoreReads(FactScans):
             place = lambda x: (rank[x[0]], x[1], x[2])  # noqa: E731
             out.sort(key=lambda o: place((o["episode_key"], o["judge"], o["method"])))
             notes.sort(key=lambda n: place(n[0]))
-        for _, note in notes:
-            self._left_out(note)
+        for (e, j, m), exc in notes:
+            self.left_out_judgment(e, j, m, exc)
         return out
 
     def _row_ranges(self, sql: str, table: str) -> Iterator[list[tuple]]:

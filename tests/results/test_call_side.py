@@ -15,6 +15,7 @@ from sweepbench.benchmarks.registry import benchmark_info
 from sweepbench.errors import StoreError
 from sweepbench.results import call_side
 from sweepbench.results.report import build_report
+from sweepbench.results.row_codes import RowCodes
 from sweepbench.store.readonly import ReadOnlyStore
 from tests.results.test_report_facts import odd_store
 
@@ -119,8 +120,7 @@ def _spend():
 
 
 def test_costs_per_row_and_role_in_the_rows_order():
-    rows = [_row("e3", "B"), _row("e5", "A"), _row("e1", "A"), _row("e2", "A")]
-    costs, unpriced, touched = call_side._episode_costs(_spend(), rows)
+    costs, unpriced, touched = call_side._episode_costs(_spend(), ["e3", "e5", "e1", "e2"])
     assert costs.tolist() == [[2.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.5, 0.25, 0.0],
                               [1.0, 0.0, 0.125]]
     assert unpriced.tolist() == [[False, True, False], [False] * 3, [False] * 3, [False] * 3]
@@ -130,15 +130,15 @@ def test_costs_per_row_and_role_in_the_rows_order():
 
     s = Spend()
     s.add(CallCost("e4", "judge", "J", None))  # a row with an unpriced call and nothing else
-    costs, unpriced, touched = call_side._episode_costs(s, [_row("e4", "A")])
+    costs, unpriced, touched = call_side._episode_costs(s, ["e4"])
     assert costs.tolist() == [[0.0, 0.0, 0.0]] and unpriced.tolist() == [[False, False, True]]
     assert touched.tolist() == [True]
 
 
 def test_the_cost_section_sums_by_endpoint_row_benchmark_and_task_and_says_unpriced():
-    row_of = {"e1": _row("e1", "A", task="t1"), "e2": _row("e2", "A", bench="vb", task="t2"),
-              "e3": _row("e3", "B", task="t1")}
-    got = call_side.cost_summary(_spend(), row_of)
+    codes = RowCodes.of([_row("e1", "A", task="t1"), _row("e2", "A", bench="vb", task="t2"),
+                         _row("e3", "B", task="t1")])
+    got = call_side.cost_summary(_spend(), codes, codes.index())
     assert got == {
         "total": 7.875, "agent": 7.5, "user": 0.25, "judge": 0.125,
         "by_endpoint": {"?": None, "A": 5.5, "B": 2.0, "J": 0.125, "U": 0.25},

@@ -56,8 +56,8 @@ def dtypes(cols) -> list[str]:
     return [str(getattr(cols, n).dtype) for n in NAMES]
 
 
-DTYPES = ["int32", "bool", "int32", "int32", "int32", "int32", "int64", "int64", "int64",
-          "float64", "bool", "int64"]
+DTYPES = ["int32", "bool", "int32", "int32", "int32", "int32", "int32", "int32", "int32",
+          "float64", "bool", "int32"]  # token counts that fit held as int32
 
 
 def test_a_chunk_s_calls_become_columns_with_episodes_in_the_order_of_their_first_call():

@@ -14,6 +14,7 @@ import pytest
 from sweepbench.results.call_side import _record_profiles
 from sweepbench.results.calls import NO_LATENCY
 from sweepbench.results.profile import build_profiles, call_event
+from sweepbench.results.row_codes import RowCodes
 from sweepbench.results.profile_columns import (
     FactColumns,
     ProfileCalls,
@@ -178,7 +179,8 @@ def test_row_profiles_are_the_profiles_of_records_and_calls(store, keep):
             rows = []
         row_of = {r["episode_key"]: r for r in rows}
         want = _record_profiles(view, row_of, view.calls())
-        got = row_profiles(view.call_columns(), view.fact_columns(), row_of)
+        codes = RowCodes.of(rows)
+        got = row_profiles(view.call_columns(), view.fact_columns(), codes, codes.index())
     assert list(got) == list(want)
     assert got == want
     if keep == "all":
@@ -242,7 +244,8 @@ def _compare(path) -> dict:
         view = load_view([s])
         row_of = {r["episode_key"]: r for r in view.rows}
         want = _record_profiles(view, row_of, view.calls())
-        got = row_profiles(view.call_columns(), view.fact_columns(), row_of)
+        codes = RowCodes.of(view.rows)
+        got = row_profiles(view.call_columns(), view.fact_columns(), codes, codes.index())
     assert list(got) == list(want)
     assert got == want
     return got

@@ -613,7 +613,7 @@ def test_bootstrap_weights_are_draws_with_replacement_counted_whatever_the_block
     from sweepbench.results import stats
 
     w = stats._resample_weights(np.random.default_rng(5), 50, 4000)
-    assert w.shape == (4000, 50) and w.dtype == np.float64
+    assert w.shape == (4000, 50) and w.dtype == np.uint16  # counts, held small
     assert (w.sum(axis=1) == 50).all() and (w >= 0).all() and (w == np.round(w)).all()
     assert w.mean() == pytest.approx(1.0)
     assert w.var() == pytest.approx(1 - 1 / 50, rel=0.05)
@@ -683,3 +683,21 @@ def test_a_model_s_statistics_do_not_depend_on_other_models_interleaved():
     mixed = [r for pair in zip(rows_b, rows_a) for r in pair]
     assert summarize(mixed)["A"] == summarize(rows_a)["A"]
     assert summarize(mixed)["B"] == summarize(rows_b)["B"]
+
+
+def test_integer_weights_times_scores_a_block_of_rows_at_a_time(monkeypatch):
+    """``_times`` is the float64 product of the integer weights (or int8 signs) and the
+    per-task differences, whatever the block: each row's dot product, blocks included."""
+    from sweepbench.results import stats
+
+    rng = np.random.default_rng(3)
+    d = rng.random(37) - 0.5
+    for m in (rng.integers(0, 6, size=(101, 37)).astype(np.uint16),
+              (rng.integers(0, 2, size=(101, 37)) * 2 - 1).astype(np.int8)):
+        want = m.astype(np.float64) @ d
+        assert np.allclose(stats._times(m, d), want, rtol=1e-13, atol=1e-13)
+        monkeypatch.setattr(stats, "_BLOCK", 2 * 37 * 4 + 2)  # four rows a block, last short
+        assert np.allclose(stats._times(m, d), want, rtol=1e-13, atol=1e-13)
+        assert [round(x, 9) for x in stats._times(m[:3], d)] == \
+            [round(float(np.dot(r.astype(float), d)), 9) for r in m[:3]]
+        monkeypatch.undo()

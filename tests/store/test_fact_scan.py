@@ -14,9 +14,9 @@ from sweepbench.wire import EpisodeRecord, Usage
 from tests.results.test_report_facts import odd_store
 
 _COLUMNS = ("prompt", "completion", "cached", "latency", "has_attempts", "attempts", "odd")
-_DTYPES = {"episode": np.int32, "judge": np.bool_, "prompt": np.int64, "completion": np.int64,
-           "cached": np.int64, "latency": np.float64, "has_attempts": np.bool_,
-           "attempts": np.int64, "odd": np.bool_}
+_DTYPES = {"episode": np.int32, "judge": np.bool_, "prompt": np.int32, "completion": np.int32,
+           "cached": np.int32, "latency": np.float64, "has_attempts": np.bool_,
+           "attempts": np.int32, "odd": np.bool_}  # integers that fit held as int32
 
 
 def by_chunks(store, keys) -> dict:
@@ -42,7 +42,7 @@ def assert_same(got: fact_scan.CallFactArrays, want: dict) -> None:
     assert got.keys == want["keys"]
     assert got.rare == want["rare"]
     assert [t.tolist() for t in got.texts] == want["texts"]
-    assert [t.dtype for t in got.texts] == [np.int64] * 4
+    assert [t.dtype for t in got.texts] == [np.int32] * 4
     for name, dtype in _DTYPES.items():
         col = getattr(got, name)
         assert col.dtype == dtype, name
@@ -200,7 +200,20 @@ def test_a_store_without_calls_gives_empty_columns(tmp_path, events):
         for keys in ([], ["e"]):
             got = s.call_fact_arrays(keys)
             assert got.keys == [] and got.rare == []
-            assert [(t.dtype, t.tolist()) for t in got.texts] == [(np.int64, [])] * 4
+            assert [(t.dtype, t.tolist()) for t in got.texts] == [(np.int32, [])] * 4
             for name, dtype in _DTYPES.items():
                 col = getattr(got, name)
                 assert (col.dtype, col.shape) == (np.dtype(dtype), (0,)), name
+
+
+def test_integers_are_held_as_int32_only_when_every_one_fits():
+    from sweepbench.store.fact_scan import small_ints
+
+    fits = small_ints(np.array([0, -(1 << 31), (1 << 31) - 1], dtype=np.int64))
+    assert fits.dtype == np.int32 and fits.tolist() == [0, -(1 << 31), (1 << 31) - 1]
+    for big in ([1 << 31], [-(1 << 31) - 1], [5, 1 << 40]):  # a usage a server made up
+        kept = small_ints(np.array(big, dtype=np.int64))
+        assert kept.dtype == np.int64 and kept.tolist() == big
+    assert small_ints(np.zeros(0, dtype=np.int64)).dtype == np.int32
+    floats = np.array([1.5])
+    assert small_ints(floats) is floats
