@@ -23,6 +23,7 @@ import numpy as np
 from msgspec import Struct
 
 from sweepbench.results.calls import CallColumns
+from sweepbench.results.orders import first_places
 from sweepbench.results.profile import Prices, as_prices, usage_cost
 from sweepbench.store.reads import ModelCallRow
 from sweepbench.wire import Usage
@@ -247,7 +248,7 @@ def _ordered_sums(groups: np.ndarray, values: np.ndarray, size: int,
     sums = np.zeros(size)
     np.add.at(sums, groups, values)
     first = groups if by is None else by
-    _, at = np.unique(first, return_index=True)
+    _, at = first_places(first, size)
     order = first[np.sort(at)]
     if by is None:
         return [(g, float(sums[g])) for g in order.tolist()]

@@ -13,6 +13,7 @@ import numpy as np
 from msgspec import Struct
 
 from sweepbench.results.calls import CallColumns
+from sweepbench.results.orders import first_places, stable_order
 from sweepbench.results.row_codes import RowCodes
 from sweepbench.results.profile import (Episodes, _Call, _Group, _profiles, _record_groups,
                                         _stored_json, call_event)
@@ -117,14 +118,14 @@ def _add_calls(groups: dict[tuple[str, str | None], _Group], calls: ProfileCalls
                                    ("rate_limited", keep & has_st, n429)):
             sums[name] = (np.bincount(key[mask], minlength=size),
                           np.bincount(key[mask], weights=values[mask], minlength=size))
-        for k in np.unique(key[keep]).tolist():
+        for k in np.flatnonzero(np.bincount(key[keep], minlength=size)).tolist():
             g = group_of(k)  # every group a call touches exists, as build_profiles makes it
             for name, (count, total) in sums.items():
                 if count[k]:
                     setattr(g, name, (getattr(g, name) or 0) + int(total[k]))
         timed = np.flatnonzero(keep & (calls.latency >= 0))
         by = key[timed] * len(role_names) + role[timed]
-        order = np.argsort(by, kind="stable")  # each group's calls in their order
+        order = stable_order(by)  # each group's calls in their order
         by = by[order]
         at = np.flatnonzero(np.concatenate(([True], by[1:] != by[:-1]))) if len(by) else \
             np.zeros(0, dtype=np.int64)
@@ -175,10 +176,10 @@ def row_profiles(cols: CallColumns, facts: FactColumns, rows: RowCodes,
     def in_first_order(idx: np.ndarray, bench: np.ndarray) -> np.ndarray:
         """``idx`` grouped by benchmark, the benchmarks in the order their first entry
         comes (as add_profiles' dicts have them), each group in order."""
-        _, first = np.unique(bench, return_index=True)
+        _, first = first_places(bench)
         rank = np.zeros(max(1, len(benches)), dtype=np.int64)
         rank[bench[np.sort(first)]] = np.arange(len(first))
-        return idx[np.argsort(rank[bench], kind="stable")]
+        return idx[stable_order(rank[bench])]
 
     pooled = in_first_order(own, codes[own, 2])
     pooled_eps = in_first_order(mine, fcodes[mine, 2])
@@ -199,8 +200,8 @@ def row_profiles(cols: CallColumns, facts: FactColumns, rows: RowCodes,
         name, domain = fcodes[eps, 0], fcodes[eps, 1]
         nd = max(1, len(domains))
         for by_domain, key in ((False, name), (True, name * nd + domain)):
-            order = np.argsort(key, kind="stable")
-            ranked, at = np.unique(key[order], return_index=True)
+            order = stable_order(key)
+            ranked, at = first_places(key[order])  # (sorted: each group's first place)
             for k, a, b in zip(ranked.tolist(), at.tolist(), [*at[1:].tolist(), len(order)]):
                 g = groups[(list(names)[k // nd], list(domains)[k % nd]) if by_domain
                            else (list(names)[k], None)]
@@ -213,8 +214,7 @@ def row_profiles(cols: CallColumns, facts: FactColumns, rows: RowCodes,
     for name, p in _profiles(groups, None, None).items():
         out[(name,)] = p
     eps_bench = fcodes[mine, 2]
-    for b in dict.fromkeys(eps_bench[np.sort(np.unique(eps_bench, return_index=True)[1])]
-                           .tolist()):
+    for b in dict.fromkeys(eps_bench[np.sort(first_places(eps_bench)[1])].tolist()):
         groups = groups_of(mine[eps_bench == b])
         _add_calls(groups, subset(own[codes[own, 2] == b]))
         for name, p in _profiles(groups, None, None).items():
