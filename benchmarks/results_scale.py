@@ -5,8 +5,10 @@ The store is built as ``viewer_latency.py`` builds it (its ``seed_store`` and ``
 imported): a real scripted sweep with the LLM judges, its episodes written again through the
 store's API under other model names and task ids until the store holds ``--episodes``.
 
-Each step runs in a child process, timed, its peak RSS read from ``os.wait4``; the median of
-``--repeats`` runs (the transcript path once: it is the slow one):
+Each step runs in a child process, timed, its peak RSS read from ``os.wait4`` (the larger of the
+process and the one a large report forks; ``*_rss_processes_mb``: each one's peak and the two at
+once, sampled from /proc); the median of ``--repeats`` runs (the transcript path once: it is the
+slow one):
 
 - ``report``: ``sweepbench report STORE --json``; ``report_html``: ``--html OUT``;
 - ``export``: ``sweepbench export STORE --tables DIR --format parquet``;
@@ -51,26 +53,57 @@ with open(sys.argv[2], "w") as f:
 """
 
 
-def timed(argv: list[str], stdout: Path | None = None) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB) of a child process."""
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
+    except OSError:  # gone
+        return 0
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+
+
+def timed(argv: list[str], stdout: Path | None = None) -> tuple[float, float, dict]:
+    """(wall seconds, peak RSS in MB as ``wait4`` reports it: the largest of the process and
+    its children, {"parent", "children", "both"}: peaks in MB sampled every 50 ms from /proc,
+    the process, its children summed, and the two at once) of a child process. A report of
+    a large store forks a second process: "both" counts their shared pages twice."""
     out = open(stdout, "wb") if stdout else subprocess.DEVNULL  # noqa: SIM115
+    peaks = {"parent": 0, "children": 0, "both": 0}
     try:
         t = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL,
                                 env={**os.environ, "PYTHONHASHSEED": "0"})
-        _, status, usage = os.wait4(proc.pid, 0)
+        while True:
+            done, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if done:
+                break
+            parent = _rss_kb(proc.pid)
+            kids = sum(_rss_kb(c) for c in _children(proc.pid))
+            for name, value in (("parent", parent), ("children", kids),
+                                ("both", parent + kids)):
+                peaks[name] = max(peaks[name], value)
+            time.sleep(0.05)
         wall = time.perf_counter() - t
     finally:
         if stdout:
             out.close()
     if os.waitstatus_to_exitcode(status) not in (0, 4):
         raise SystemExit(f"{' '.join(argv)} failed ({status})")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, {k: round(v / 1024) for k, v in peaks.items()}
 
 
-def median_of(repeats: int, argv: list[str], stdout: Path | None = None) -> tuple[float, float]:
+def median_of(repeats: int, argv: list[str], stdout: Path | None = None
+              ) -> tuple[float, float, dict]:
     runs = [timed(argv, stdout) for _ in range(repeats)]
-    return (statistics.median(r[0] for r in runs), max(r[1] for r in runs))
+    return (statistics.median(r[0] for r in runs), max(r[1] for r in runs),
+            {k: max(r[2][k] for r in runs) for k in runs[0][2]})
 
 
 def facts_bytes(store: Path) -> int | None:
@@ -94,6 +127,8 @@ def main() -> None:
                     "(reused when it is there)")
     ap.add_argument("--no-transcripts", action="store_true",
                     help="skip the transcript report (slow and large at this size)")
+    ap.add_argument("--steps", default="report,report_html,export,plan",
+                    help="which steps to time, comma-separated (default: all four)")
     opts = ap.parse_args()
     tmp = Path(opts.keep or tempfile.mkdtemp(prefix="sweepbench-scale-"))
     tmp.mkdir(parents=True, exist_ok=True)
@@ -119,12 +154,17 @@ def main() -> None:
                     "parquet"], None),
         "plan": ([*cli, "plan", "--out", str(store), "--trials", "8", "--no-progress"], None),
     }
-    for name, (argv, stdout) in steps.items():
-        wall, rss = median_of(opts.repeats, argv, stdout)
+    wanted = opts.steps.split(",")
+    if unknown := set(wanted) - set(steps):
+        ap.error(f"--steps: no step {', '.join(sorted(unknown))} (steps: {', '.join(steps)})")
+    for name, (argv, stdout) in ((n, steps[n]) for n in wanted):
+        wall, rss, peaks = median_of(opts.repeats, argv, stdout)
         result[f"{name}_s"], result[f"{name}_rss_mb"] = round(wall, 2), round(rss)
+        if peaks["children"]:  # a second process: each one's peak, and the two at once
+            result[f"{name}_rss_processes_mb"] = peaks
     if not opts.no_transcripts:
         oracle = out / "transcripts.json"
-        wall, rss = timed([*py, "-c", _TRANSCRIPTS, str(store), str(oracle)])
+        wall, rss, _ = timed([*py, "-c", _TRANSCRIPTS, str(store), str(oracle)])
         result["transcripts_report_s"], result["transcripts_report_rss_mb"] = (round(wall, 2),
                                                                                round(rss))
         result["identical"] = oracle.read_bytes() == report_json.read_bytes()
