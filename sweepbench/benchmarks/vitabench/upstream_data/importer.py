@@ -38,7 +38,6 @@ from sweepbench.benchmarks.vitabench.upstream_data.git_head import (
     is_bare_repository,
 )
 from sweepbench.benchmarks.vitabench.upstream_data.manifest import (
-    MANIFEST,
     Manifest,
     write_manifest,
 )
