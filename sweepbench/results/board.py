@@ -1,10 +1,11 @@
 """The leaderboards of a report's selected episodes (:mod:`sweepbench.results.report` says what
 they hold): outcomes, gap counts, means of the extra columns, cost and profiles per row.
 
-Counted as columns, not one Python object per episode: one pass over the episode rows collects
-codes and numbers into lists, and every sum is a ``np.bincount`` over them. ``bincount`` adds
-each bin's values one at a time in their order, from 0.0, as the running sums it replaces
-did, so every mean comes out the same to the bit.
+Counted as columns, not one Python object per episode: the rows' codes and the judgments'
+columns (:mod:`sweepbench.results.judged`, one verdict and score per row and judge) are
+arrays, and every sum is a ``np.bincount`` over them. ``bincount`` adds each bin's values one
+at a time in their order, from 0.0, as the running sums it replaced did (each judge's scores
+in read order, the rest in the rows' order), so every mean comes out the same to the bit.
 """
 
 from __future__ import annotations
