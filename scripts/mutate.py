@@ -87,6 +87,9 @@ _SQL_CASE = ("SQLite reads keywords, pragma names and values, and the names of t
              "aliases and attached databases without regard to case")
 
 
+_MERGE_RANK = "OR {_RANK.format('s', 'src')} < {_RANK.format('m', 'main')}\"\"\")"
+
+
 def _sql_case(line: str, literal: str) -> list[tuple[str, str, str]]:
     """``line`` with its SQL string ``literal`` in lower and in upper case (those that differ)."""
     return [(line, line.replace(literal, case(literal)), _SQL_CASE)
@@ -946,6 +949,31 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("RunStore(p, create=False).close()  # validates (a store, a schema we read); migrates",
          "RunStore(p, create=None).close()  # validates (a store, a schema we read); migrates",
          "create is only read as a truth value (a missing input is refused either way)"),
+        *[e for line, literal in (
+            ('problems = [r[0] for r in c.execute("PRAGMA quick_check(3)")]',
+             "PRAGMA quick_check(3)"),
+            ('db.execute("INSERT OR IGNORE INTO codec_dicts SELECT * FROM src.codec_dicts")',
+             "INSERT OR IGNORE INTO codec_dicts SELECT * FROM src.codec_dicts"),
+            ('db.execute("CREATE TEMP TABLE wins (episode_key TEXT PRIMARY KEY, whole INTEGER)")',
+             "CREATE TEMP TABLE wins (episode_key TEXT PRIMARY KEY, whole INTEGER)"),
+            ('db.execute("CREATE TEMP TABLE cut (ep INTEGER, journal TEXT, seq INTEGER)")',
+             "CREATE TEMP TABLE cut (ep INTEGER, journal TEXT, seq INTEGER)"),
+            *[(_MERGE_RANK, f"'{name}'") for name in ("s", "src", "m", "main")],
+            *[('for table in ("episodes", "events", "judgments", "episode_facts"):', f'"{name}"')
+              for name in ("judgments", "episode_facts")],
+            ('"WHERE episode_key IN (SELECT episode_key FROM wins WHERE whole)")',
+             "WHERE episode_key IN (SELECT episode_key FROM wins WHERE whole)"),
+            ('records = db.execute("SELECT count(*) FROM wins WHERE NOT whole").fetchone()[0]',
+             "SELECT count(*) FROM wins WHERE NOT whole"),
+            ('"SELECT count(*) FROM src.event_rows r JOIN src.event_keys k ON k.ep = r.ep "',
+             "SELECT count(*) FROM src.event_rows r JOIN src.event_keys k ON k.ep = r.ep "),
+            ('"OR NOT EXISTS (SELECT 1 FROM src.episodes s WHERE s.episode_key = k.episode_key))"',
+             "OR NOT EXISTS (SELECT 1 FROM src.episodes s WHERE s.episode_key = k.episode_key))"),
+            ('db.execute("DROP TABLE temp.cut")', "DROP TABLE temp.cut"),
+        ) for e in _sql_case(line, literal)],
+        ('db.create_function("sb_record_ok", 3, record_ok)',
+         'db.create_function("SB_RECORD_OK", 3, record_ok)',
+         "SQLite looks SQL functions up without regard to case"),
     ],
     "sweepbench/results/export/calls.py": [
         *_sql_case('order = " ORDER BY k.episode_key, f.journal, f.seq"',
