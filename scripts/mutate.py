@@ -143,7 +143,13 @@ _EXPORT_RESHAPE = "numpy infers the size of a negative dimension, whichever nega
 
 
 def _cache_sql_case() -> list[tuple[str, str, str]]:
-    lines = {'self._db.execute("PRAGMA journal_mode=WAL")': "PRAGMA journal_mode=WAL",
+    lines = {'db.execute("PRAGMA journal_mode=WAL")': "PRAGMA journal_mode=WAL",
+             'db.execute("PRAGMA synchronous=NORMAL")': "PRAGMA synchronous=NORMAL",
+             '" key TEXT PRIMARY KEY, payload BLOB NOT NULL, created REAL NOT NULL)")':
+                 " key TEXT PRIMARY KEY, payload BLOB NOT NULL, created REAL NOT NULL)",
+             '"SELECT name FROM sqlite_master WHERE type = \'table\' ORDER BY name")]':
+                 "SELECT name FROM sqlite_master WHERE type = \'table\' ORDER BY name",
+             'self._db.execute("PRAGMA journal_mode=WAL")': "PRAGMA journal_mode=WAL",
              'self._db.execute("PRAGMA synchronous=NORMAL")': "PRAGMA synchronous=NORMAL",
              '"CREATE TABLE IF NOT EXISTS responses ("': "CREATE TABLE IF NOT EXISTS responses (",
              '" key TEXT PRIMARY KEY, payload BLOB NOT NULL, created REAL NOT NULL)"':
