@@ -827,6 +827,10 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("args = {}", "args = None", "a non-object falls back to {} on the next line"),
     ],
     "sweepbench/judge/parsing.py": [
+        *[('return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")', after,
+           "codec names ignore case: 'UTF-16' is 'utf-16'") for after in (
+            'return text.encode("UTF-16", "surrogatepass").decode("utf-16", "replace")',
+            'return text.encode("utf-16", "surrogatepass").decode("UTF-16", "replace")')],
         (_THINK_IF, _THINK_IF.replace('if "</think>" in text.lower()', 'if ("</think>" in text.lower()) or True'),
          "a fast path: without </think> the pattern matches nothing"),
         *[('out.append((str(k), {"meetExpectation": v}))', f'out.append((str(k), {{"{name}": v}}))',
