@@ -2037,6 +2037,21 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
                         "conn = sqlite3.connect(uri, uri=False, check_same_thread=False)")],
     ],
     "sweepbench/results/comparisons.py": [
+        *[(line, line.replace(", minlength=len(cells))", ", )"),
+           "inverse indexes cells, each of which holds an outcome: the last index is "
+           "len(cells) - 1, so bincount's length is len(cells) without the minimum")
+          for line in ("n = np.bincount(inverse.ravel(), minlength=len(cells))",
+                       "c = np.bincount(inverse.ravel(), weights=oc.passed & ~oc.error, "
+                       "minlength=len(cells))")],
+        *[('for i in np.argsort(first, kind="stable").tolist():', after,
+           "the first indices of distinct cells are distinct: no ties, so every sort gives "
+           "the same order") for after in (
+            "for i in np.argsort(first, kind=None).tolist():",
+            "for i in np.argsort(first, ).tolist():",
+            'for i in np.argsort(first, kind="STABLE").tolist():')],
+        ("size = max(1, len(oc.tasks))", "size = max(2, len(oc.tasks))",
+         "any size of at least the number of tasks gives each (model, task) its own code, "
+         "which divmod by the same size reads back"),
         *[("p = np.asarray(p, dtype=np.float64)", after, _DTYPE)
           for after in ("p = np.asarray(p, dtype=None)", "p = np.asarray(p, )")],
         *[('order = np.argsort(p, kind="stable")', after,
