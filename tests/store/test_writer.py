@@ -8,6 +8,7 @@ import base64
 import math
 import os
 import random
+import re
 import sqlite3
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 
 import sweepbench
 from sweepbench.errors import StoreError
+from sweepbench.store import writer as writer_module
 from sweepbench.store.runstore import RunStore
 from sweepbench.store.writer import StoreWriter
 
@@ -528,3 +530,36 @@ def test_a_write_on_a_connection_without_the_stores_functions_says_what_to_do(tm
         "compressed payloads the journal's triggers read); what was committed before is kept: "
         "fix the cause and run the same command again to continue")
     assert writer.error is info.value
+
+
+async def test_a_writer_that_dies_outside_a_commit_answers_every_flush_and_refuses_writes(
+        tmp_path, monkeypatch):
+    """The writer thread ends on an error of its own (here the error path of a failed
+    commit fails too): the flushes it holds and those queued behind it are told, with a
+    sticky error naming it, instead of waiting forever; later writes and flushes raise it."""
+    def broken(exc):
+        raise RuntimeError("a bug in the error path")
+
+    monkeypatch.setattr(writer_module, "unregistered", broken)
+    said = (rf"^run store {re.escape(str(tmp_path))}/\w\.db: the writer stopped on an unexpected error "
+            r"\(RuntimeError\); what was committed before is kept: run the same command again "
+            r"to continue$")
+    held = _writer_on(tmp_path / "a.db", "INSERT INTO t VALUES (sb_json(?))", commit_every_s=5)
+    held.put("add", ("{}",))
+    with pytest.raises(StoreError, match=said) as info:
+        await asyncio.wait_for(held.flush(), 5)  # in the batch that failed
+    assert str(info.value.__cause__) == "a bug in the error path"
+    queued = _writer_on(tmp_path / "b.db", "INSERT INTO t VALUES (sb_json(?))", max_batch=1,
+                        commit_every_s=5)
+    queued.put("add", ("{}",))
+    with pytest.raises(StoreError, match=said):
+        queued.flush_sync(timeout=5)  # queued behind the batch that failed
+    for writer in (held, queued):
+        writer._thread.join(5)
+        assert not writer._thread.is_alive() and not writer._cthread.is_alive()
+        with pytest.raises(StoreError, match=said):
+            writer.put("add", ("{}",))
+        with pytest.raises(StoreError, match=said):
+            writer.flush_sync(timeout=5)
+        assert writer.close() is True
+        assert writer.error is not None and writer._queue.qsize() <= 1  # the stop, at most
