@@ -1465,6 +1465,10 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "at commit_every_s=0 the wait is wait(0), which returns at once"),
         *[("self._thread, self._cthread)", after, _JOINED) for after in
           ("self._cthread)", "self._thread, )")],
+        ("self._batch: list[tuple] = []  # the writer's batch until its flushes are answered",
+         "self._batch: list[tuple] = None  # the writer's batch until its flushes are answered",
+         "the writer thread sets it first thing, before anything that can fail: this value is "
+         "never read"),
         ("if threads[0].is_alive():", "if threads[1].is_alive():",
          "the checkpointer lives exactly as long as the writer: it stops when the writer ends, "
          "and the writer joins it before it ends"),

@@ -563,3 +563,21 @@ async def test_a_writer_that_dies_outside_a_commit_answers_every_flush_and_refus
             writer.flush_sync(timeout=5)
         assert writer.close() is True
         assert writer.error is not None and writer._queue.qsize() <= 1  # the stop, at most
+
+
+def test_a_writer_that_dies_after_answering_a_batch_tells_the_flushes_queued_behind(tmp_path):
+    """The error comes after the batch's commit and answers (here in the WAL restart the
+    checkpointer asked for): a flush queued behind that batch gets it too."""
+    writer = _writer_on(tmp_path / "w.db", max_batch=1, commit_every_s=5)
+
+    def broken(conn):
+        raise RuntimeError("a bug in the checkpoint")
+
+    writer._checkpoint = broken
+    writer._restart_wal = True  # as the checkpointer asks, once the WAL is long
+    writer.put("add", (1,))  # the batch; the flush below wakes the writer and waits behind it
+    with pytest.raises(StoreError, match="the writer stopped on an unexpected error") as info:
+        writer.flush_sync(timeout=5)
+    assert str(info.value.__cause__) == "a bug in the checkpoint"
+    assert count(tmp_path / "w.db", "SELECT group_concat(x) FROM t") == "1"  # committed
+    assert writer.close() is True
