@@ -87,6 +87,9 @@ _SQL_CASE = ("SQLite reads keywords, pragma names and values, and the names of t
              "aliases and attached databases without regard to case")
 
 
+_MERGE_RANK = "OR {_RANK.format('s', 'src')} < {_RANK.format('m', 'main')}\"\"\")"
+
+
 def _sql_case(line: str, literal: str) -> list[tuple[str, str, str]]:
     """``line`` with its SQL string ``literal`` in lower and in upper case (those that differ)."""
     return [(line, line.replace(literal, case(literal)), _SQL_CASE)
@@ -140,7 +143,13 @@ _EXPORT_RESHAPE = "numpy infers the size of a negative dimension, whichever nega
 
 
 def _cache_sql_case() -> list[tuple[str, str, str]]:
-    lines = {'self._db.execute("PRAGMA journal_mode=WAL")': "PRAGMA journal_mode=WAL",
+    lines = {'db.execute("PRAGMA journal_mode=WAL")': "PRAGMA journal_mode=WAL",
+             'db.execute("PRAGMA synchronous=NORMAL")': "PRAGMA synchronous=NORMAL",
+             '" key TEXT PRIMARY KEY, payload BLOB NOT NULL, created REAL NOT NULL)")':
+                 " key TEXT PRIMARY KEY, payload BLOB NOT NULL, created REAL NOT NULL)",
+             '"SELECT name FROM sqlite_master WHERE type = \'table\' ORDER BY name")]':
+                 "SELECT name FROM sqlite_master WHERE type = \'table\' ORDER BY name",
+             'self._db.execute("PRAGMA journal_mode=WAL")': "PRAGMA journal_mode=WAL",
              'self._db.execute("PRAGMA synchronous=NORMAL")': "PRAGMA synchronous=NORMAL",
              '"CREATE TABLE IF NOT EXISTS responses ("': "CREATE TABLE IF NOT EXISTS responses (",
              '" key TEXT PRIMARY KEY, payload BLOB NOT NULL, created REAL NOT NULL)"':
@@ -818,6 +827,10 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("args = {}", "args = None", "a non-object falls back to {} on the next line"),
     ],
     "sweepbench/judge/parsing.py": [
+        *[('return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")', after,
+           "codec names ignore case: 'UTF-16' is 'utf-16'") for after in (
+            'return text.encode("UTF-16", "surrogatepass").decode("utf-16", "replace")',
+            'return text.encode("utf-16", "surrogatepass").decode("UTF-16", "replace")')],
         (_THINK_IF, _THINK_IF.replace('if "</think>" in text.lower()', 'if ("</think>" in text.lower()) or True'),
          "a fast path: without </think> the pattern matches nothing"),
         *[('out.append((str(k), {"meetExpectation": v}))', f'out.append((str(k), {{"{name}": v}}))',
@@ -946,6 +959,31 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("RunStore(p, create=False).close()  # validates (a store, a schema we read); migrates",
          "RunStore(p, create=None).close()  # validates (a store, a schema we read); migrates",
          "create is only read as a truth value (a missing input is refused either way)"),
+        *[e for line, literal in (
+            ('problems = [r[0] for r in c.execute("PRAGMA quick_check(3)")]',
+             "PRAGMA quick_check(3)"),
+            ('db.execute("INSERT OR IGNORE INTO codec_dicts SELECT * FROM src.codec_dicts")',
+             "INSERT OR IGNORE INTO codec_dicts SELECT * FROM src.codec_dicts"),
+            ('db.execute("CREATE TEMP TABLE wins (episode_key TEXT PRIMARY KEY, whole INTEGER)")',
+             "CREATE TEMP TABLE wins (episode_key TEXT PRIMARY KEY, whole INTEGER)"),
+            ('db.execute("CREATE TEMP TABLE cut (ep INTEGER, journal TEXT, seq INTEGER)")',
+             "CREATE TEMP TABLE cut (ep INTEGER, journal TEXT, seq INTEGER)"),
+            *[(_MERGE_RANK, f"'{name}'") for name in ("s", "src", "m", "main")],
+            *[('for table in ("episodes", "events", "judgments", "episode_facts"):', f'"{name}"')
+              for name in ("judgments", "episode_facts")],
+            ('"WHERE episode_key IN (SELECT episode_key FROM wins WHERE whole)")',
+             "WHERE episode_key IN (SELECT episode_key FROM wins WHERE whole)"),
+            ('records = db.execute("SELECT count(*) FROM wins WHERE NOT whole").fetchone()[0]',
+             "SELECT count(*) FROM wins WHERE NOT whole"),
+            ('"SELECT count(*) FROM src.event_rows r JOIN src.event_keys k ON k.ep = r.ep "',
+             "SELECT count(*) FROM src.event_rows r JOIN src.event_keys k ON k.ep = r.ep "),
+            ('"OR NOT EXISTS (SELECT 1 FROM src.episodes s WHERE s.episode_key = k.episode_key))"',
+             "OR NOT EXISTS (SELECT 1 FROM src.episodes s WHERE s.episode_key = k.episode_key))"),
+            ('db.execute("DROP TABLE temp.cut")', "DROP TABLE temp.cut"),
+        ) for e in _sql_case(line, literal)],
+        ('db.create_function("sb_record_ok", 3, record_ok)',
+         'db.create_function("SB_RECORD_OK", 3, record_ok)',
+         "SQLite looks SQL functions up without regard to case"),
     ],
     "sweepbench/results/export/calls.py": [
         *_sql_case('order = " ORDER BY k.episode_key, f.journal, f.seq"',
@@ -1427,6 +1465,13 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "at commit_every_s=0 the wait is wait(0), which returns at once"),
         *[("self._thread, self._cthread)", after, _JOINED) for after in
           ("self._cthread)", "self._thread, )")],
+        ("self._batch: list[tuple] = []  # the writer's batch until its flushes are answered",
+         "self._batch: list[tuple] = None  # the writer's batch until its flushes are answered",
+         "the writer thread sets it first thing, before anything that can fail: this value is "
+         "never read"),
+        ("if threads[0].is_alive():", "if threads[1].is_alive():",
+         "the checkpointer lives exactly as long as the writer: it stops when the writer ends, "
+         "and the writer joins it before it ends"),
     ],
     "sweepbench/runner/schedule.py": [
         ("if gap <= _EPS:", "if gap < _EPS:",
@@ -1996,6 +2041,21 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
                         "conn = sqlite3.connect(uri, uri=False, check_same_thread=False)")],
     ],
     "sweepbench/results/comparisons.py": [
+        *[(line, line.replace(", minlength=len(cells))", ", )"),
+           "inverse indexes cells, each of which holds an outcome: the last index is "
+           "len(cells) - 1, so bincount's length is len(cells) without the minimum")
+          for line in ("n = np.bincount(inverse.ravel(), minlength=len(cells))",
+                       "c = np.bincount(inverse.ravel(), weights=oc.passed & ~oc.error, "
+                       "minlength=len(cells))")],
+        *[('for i in np.argsort(first, kind="stable").tolist():', after,
+           "the first indices of distinct cells are distinct: no ties, so every sort gives "
+           "the same order") for after in (
+            "for i in np.argsort(first, kind=None).tolist():",
+            "for i in np.argsort(first, ).tolist():",
+            'for i in np.argsort(first, kind="STABLE").tolist():')],
+        ("size = max(1, len(oc.tasks))", "size = max(2, len(oc.tasks))",
+         "any size of at least the number of tasks gives each (model, task) its own code, "
+         "which divmod by the same size reads back"),
         *[("p = np.asarray(p, dtype=np.float64)", after, _DTYPE)
           for after in ("p = np.asarray(p, dtype=None)", "p = np.asarray(p, )")],
         *[('order = np.argsort(p, kind="stable")', after,

@@ -115,6 +115,7 @@ class StoreWriter:
         self._checkpoints = 0  # counted by the checkpointer and the writer: under its lock
         self._checkpoints_lock = threading.Lock()
         self._stopped = threading.Event()  # the writer has ended: so does the checkpointer
+        self._batch: list[tuple] = []  # the writer's batch until its flushes are answered
         self._thread = threading.Thread(
             target=self._writer, name=f"RunStore writer ({self.path.name})", daemon=True
         )
@@ -200,59 +201,10 @@ class StoreWriter:
     # ---- the threads ---------------------------------------------------------------------
 
     def _writer(self) -> None:
-        q = self._queue
-        stopping = False
         try:
-            while not stopping:
-                batch = [q.get()]
-                if batch[0][0] not in _URGENT and self._commit_every_s > 0:
-                    self._urgent.wait(self._commit_every_s)  # writes alone never wake it
-                self._urgent.clear()  # before draining: whatever set it is queued already
-                while len(batch) < self._max_batch:
-                    try:
-                        batch.append(q.get_nowait())
-                    except queue.Empty:
-                        break
-                writes: list[tuple[str, tuple]] = []
-                callbacks: list[Callable[[BaseException | None], None]] = []
-                waiting: dict[asyncio.AbstractEventLoop, list[asyncio.Future]] = {}
-                for item in batch:
-                    op = item[0]
-                    if op == _FLUSH:
-                        callbacks.append(item[1])
-                    elif op == _AFLUSH:
-                        waiting.setdefault(item[1], []).append(item[2])
-                    elif op == _STOP:
-                        stopping = True
-                    else:
-                        writes.append(item)
-                if writes and self.error is None:
-                    try:
-                        self._commit(writes)
-                    except BaseException as e:  # noqa: BLE001 - recorded, surfaced on flush/close
-                        hint = unregistered(e)
-                        err = StoreError(
-                            f"run store {self.path}: writer failed, {len(writes)} queued writes "
-                            f"not committed ({type(e).__name__}: {e}"
-                            f"{'; ' + hint if hint else ''}); what was committed before "
-                            "is kept: fix the cause and run the same command again to continue"
-                        )
-                        err.__cause__ = e
-                        self.error = err
-                for cb in callbacks:
-                    try:
-                        cb(self.error)
-                    except Exception:  # noqa: BLE001 - e.g. the waiting event loop is closed
-                        pass
-                # one wake-up per event loop and batch, however many coroutines wait in it
-                for loop, futures in waiting.items():
-                    try:
-                        loop.call_soon_threadsafe(_resolve, futures, self.error)
-                    except RuntimeError:  # that event loop is closed: nobody is waiting
-                        pass
-                if self._restart_wal:  # after the waiters are woken: only the next batch waits
-                    self._restart_wal = False
-                    self._checkpoint(self._wconn)
+            self._write_batches()
+        except BaseException as e:  # noqa: BLE001 - a bug of ours, or no memory left
+            self._died(e)
         finally:  # however the writer ends, the checkpointer ends with it
             self._stopped.set()
         # Its connection closed first: SQLite copies the WAL back and deletes it when the last
@@ -264,6 +216,88 @@ class StoreWriter:
             self._wconn.close()
         except sqlite3.Error:
             pass
+
+    def _died(self, e: BaseException) -> None:
+        """The writer thread ends on an error outside a commit: the error is sticky, as a
+        failed commit's, and whoever waits on a flush queued so far is told (they would
+        otherwise wait forever); later writes are refused."""
+        err = StoreError(f"run store {self.path}: the writer stopped on an unexpected error "
+                         f"({type(e).__name__}); what was committed before is kept: run the "
+                         "same command again to continue")
+        err.__cause__ = e
+        with self._qlock:  # after this, put() raises: nothing is queued behind the drain
+            self.error = self.error or err
+        waiting = [*self._batch]
+        while True:
+            try:
+                waiting.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        self._answer([item[1] for item in waiting if item[0] == _FLUSH],
+                     [item[1:] for item in waiting if item[0] == _AFLUSH])
+
+    def _answer(self, callbacks: list[Callable[[BaseException | None], None]],
+                flushes: list[tuple[asyncio.AbstractEventLoop, asyncio.Future]]) -> None:
+        """Tell the flushes of a batch how it went (``self.error``, None when committed)."""
+        for cb in callbacks:
+            try:
+                cb(self.error)
+            except Exception:  # noqa: BLE001 - e.g. the waiting event loop is closed
+                pass
+        waiting: dict[asyncio.AbstractEventLoop, list[asyncio.Future]] = {}
+        for loop, fut in flushes:
+            waiting.setdefault(loop, []).append(fut)
+        # one wake-up per event loop and batch, however many coroutines wait in it
+        for loop, futures in waiting.items():
+            try:
+                loop.call_soon_threadsafe(_resolve, futures, self.error)
+            except RuntimeError:  # that event loop is closed: nobody is waiting
+                pass
+
+    def _write_batches(self) -> None:
+        q = self._queue
+        stopping = False
+        while not stopping:
+            batch = self._batch = [q.get()]
+            if batch[0][0] not in _URGENT and self._commit_every_s > 0:
+                self._urgent.wait(self._commit_every_s)  # writes alone never wake it
+            self._urgent.clear()  # before draining: whatever set it is queued already
+            while len(batch) < self._max_batch:
+                try:
+                    batch.append(q.get_nowait())
+                except queue.Empty:
+                    break
+            writes: list[tuple[str, tuple]] = []
+            callbacks: list[Callable[[BaseException | None], None]] = []
+            flushes: list[tuple[asyncio.AbstractEventLoop, asyncio.Future]] = []
+            for item in batch:
+                op = item[0]
+                if op == _FLUSH:
+                    callbacks.append(item[1])
+                elif op == _AFLUSH:
+                    flushes.append((item[1], item[2]))
+                elif op == _STOP:
+                    stopping = True
+                else:
+                    writes.append(item)
+            if writes and self.error is None:
+                try:
+                    self._commit(writes)
+                except BaseException as e:  # noqa: BLE001 - recorded, surfaced on flush/close
+                    hint = unregistered(e)
+                    err = StoreError(
+                        f"run store {self.path}: writer failed, {len(writes)} queued writes "
+                        f"not committed ({type(e).__name__}: {e}"
+                        f"{'; ' + hint if hint else ''}); what was committed before "
+                        "is kept: fix the cause and run the same command again to continue"
+                    )
+                    err.__cause__ = e
+                    self.error = err
+            self._answer(callbacks, flushes)
+            self._batch = []
+            if self._restart_wal:  # after the waiters are woken: only the next batch waits
+                self._restart_wal = False
+                self._checkpoint(self._wconn)
 
     def _checkpointer(self) -> None:
         """Every ``checkpoint_every_s`` with new commits, a passive checkpoint on a

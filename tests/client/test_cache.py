@@ -135,3 +135,44 @@ def test_a_corrupted_cache_is_given_up_on_its_first_read(tmp_path, caplog):
     assert len(caplog.messages) == 1 and str(path) in caplog.messages[0]
     assert (cache.hits, cache.misses) == (0, 2)
     cache.close()
+
+
+@pytest.mark.parametrize("tables, shown", [
+    (["a", "b", "c", "d"], "a, b, c, d"),
+    (["a", "b", "c", "d", "e"], "a, b, c, d, ..."),
+    (["a", "b", "c", "d", "e", "responses"], "a, b, c, d, ..."),
+])
+def test_another_databases_tables_are_named_up_to_four(tmp_path, tables, shown):
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as db:
+        for t in tables:
+            db.execute(f"CREATE TABLE {t} (x)")
+    with pytest.raises(ConfigError) as info:
+        ResponseCache(path)
+    assert str(info.value) == (f"response cache {path} is another database (tables {shown}), "
+                               "not a response cache: give the cache a file of its own")
+
+
+def test_a_cache_of_an_earlier_run_is_opened_as_it_is(tmp_path):
+    """A file holding only the responses table is this cache's own: opened, entries kept."""
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache.put("k", b"reply")
+    cache.close()
+    again = ResponseCache(tmp_path / "c.sqlite")
+    assert again.get("k") == b"reply" and len(again) == 1 and again.broken is None
+    assert again._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert again._db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    again.close()
+
+
+def test_a_cache_beside_the_run_store_is_not_the_run_store(tmp_path):
+    """Another file, new or already there, beside a run store that exists or does not yet."""
+    store = tmp_path / "runs.sqlite"
+    fresh = ResponseCache(tmp_path / "new.sqlite", not_at=store)  # neither file exists yet
+    fresh.close()
+    sqlite3.connect(store).close()
+    for path in (tmp_path / "new.sqlite", tmp_path / "other.sqlite"):
+        cache = ResponseCache(path, not_at=store)
+        cache.put("k", b"reply")
+        assert cache.get("k") == b"reply"
+        cache.close()

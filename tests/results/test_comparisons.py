@@ -10,10 +10,12 @@ from sweepbench.results.comparisons import (
     ALL_PAIRS_UP_TO,
     ALPHA,
     adjust,
+    column_task_rates,
     compare,
     leaderboard_order,
     task_rates,
 )
+from sweepbench.results.outcome_columns import OutcomeColumns
 from sweepbench.results.stats import Outcome, paired_bootstrap
 
 
@@ -38,6 +40,23 @@ def test_task_rates_weigh_trials_within_a_task_and_errors_fail():
     assert rates["B"] == {"t1": 0.0}
     assert leaderboard_order({"x": {"avg": 0.1}, "y": {"avg": 0.3}, "a": {"avg": 0.1}}) == [
         "y", "a", "x"]
+
+
+def test_column_task_rates_are_task_rates_with_tasks_in_the_order_they_first_come():
+    """Exact rates (passes over trials, an error a failure, a pass with an error too), the
+    tasks of each model in the order of their first outcome, a model's cells apart from
+    another's even where model * tasks + task would meet without the table's size."""
+    out = [Outcome("B", "d", "t3", 0, True), Outcome("A", "d", "t2", 0, True),
+           Outcome("A", "d", "t1", 0, True), Outcome("A", "d", "t2", 1, False),
+           Outcome("B", "d", "t1", 0, True, error=True), Outcome("A", "d", "t2", 2, True),
+           Outcome("B", "d", "t3", 1, False), Outcome("A", "d", "t1", 1, True),
+           Outcome("B", "d", "t3", 2, True), Outcome("B", "d", "t3", 3, True)]
+    rates = column_task_rates(OutcomeColumns.of(out))
+    assert rates == {"B": {"t3": 0.75, "t1": 0.0}, "A": {"t2": 2 / 3, "t1": 1.0}}
+    assert [list(r) for r in rates.values()] == [["t3", "t1"], ["t2", "t1"]]
+    assert rates == task_rates(out)
+    assert column_task_rates(OutcomeColumns.of(out[:1])) == {"B": {"t3": 1.0}}
+    assert column_task_rates(OutcomeColumns.of([])) == {}
 
 
 def test_the_family_is_stated_and_every_pair_adjusted():

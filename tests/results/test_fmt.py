@@ -12,6 +12,7 @@ from sweepbench.results.fmt import (
     cost_rows,
     count,
     domain_short,
+    interval,
     iso_utc,
     judge_label,
     metric_name,
@@ -205,3 +206,15 @@ def test_a_value_that_rounds_up_to_the_next_unit_is_written_in_it():
     assert (tokens(999_999), tokens(-999_999), tokens(999.6)) == ("1M", "-1M", "1k")
     assert (tokens(999_499), tokens(999.4)) == ("999k", "999")
     assert (num(999.6), num(999.4), num(-999.6)) == ("1,000", "999", "-1,000")
+
+
+def test_an_entrys_interval_is_read_by_metric_and_target_none_where_missing():
+    entry = {"intervals": {"avg": {"population": (0.1, 0.3), "fixed_set": (0.15, 0.25)},
+                           "pass_at_k": {"population": None}}}
+    assert interval(entry, "avg", "population") == (0.1, 0.3)
+    assert interval(entry, "avg", "fixed_set") == (0.15, 0.25)
+    assert interval(entry, "pass_at_k", "fixed_set") is None
+    assert interval(entry, "pass_hat_k", "population") is None
+    assert interval({"intervals": None}, "avg", "population") is None
+    assert interval({"intervals": {"avg": None}}, "avg", "population") is None
+    assert interval({}, "avg", "population") is None

@@ -8,6 +8,7 @@ import base64
 import math
 import os
 import random
+import re
 import sqlite3
 import subprocess
 import sys
@@ -19,8 +20,15 @@ import pytest
 
 import sweepbench
 from sweepbench.errors import StoreError
+from sweepbench.store import writer as writer_module
 from sweepbench.store.runstore import RunStore
 from sweepbench.store.writer import StoreWriter
+
+# A writer that never answers a flush or never stops hangs its test in a join or a wait, and a
+# `with` block's close hangs again after a signal-raised timeout: the thread method ends the
+# process instead, so a hung writer fails its test (and a mutation run counts it) in 10 s, not
+# at the suite's 120 s or never. No test here takes over 1 s on a quiet machine.
+pytestmark = pytest.mark.timeout(10, method="thread")
 
 
 def count(path, sql: str) -> int:
@@ -474,3 +482,102 @@ def test_every_commit_runs_once_in_each_transaction(tmp_path):
     finally:
         writer.close()
     assert count(path, "SELECT commits FROM n") == writer.stats["transactions"] >= 3
+
+
+def _writer_on(path, add="INSERT INTO t VALUES (?)", **options):
+    """A StoreWriter on a new database with a table ``t (x)`` and one op, ``add``."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE IF NOT EXISTS t (x)")
+    settings = {"max_batch": 10, "commit_every_s": 0, "checkpoint_every_s": 1.0,
+                "wal_restart_pages": 100, **options}
+    return StoreWriter(path, conn, sqlite3.connect(path, check_same_thread=False),
+                       {"add": add}, **settings)
+
+
+def test_the_exit_finalizer_commits_what_is_queued_at_once_and_stops_both_threads(tmp_path):
+    """The finalizer (run at exit on a writer nobody closed) does not wait out the gathering
+    interval; called on a writer closed already, it has nothing to do."""
+    path = tmp_path / "w.db"
+    writer = _writer_on(path, commit_every_s=30)
+    writer.put("add", (1,))
+    t0 = time.monotonic()
+    writer._finalizer()
+    assert time.monotonic() - t0 < 5
+    assert not writer._thread.is_alive() and not writer._cthread.is_alive()
+    assert count(path, "SELECT group_concat(x) FROM t") == "1"
+    assert writer.stats["transactions"] == 1
+    closed = _writer_on(tmp_path / "c.db")
+    closed.close()
+    from sweepbench.store.writer import _stop_writer
+    _stop_writer(closed._queue, closed._urgent, closed._thread, closed._cthread)
+    assert closed._queue.empty()  # no stop queued for a writer that has ended
+
+
+def test_a_write_on_a_connection_without_the_stores_functions_says_what_to_do(tmp_path):
+    """A statement that calls an ``sb_`` SQL function the writer's connection lacks fails
+    with the hint of store.codec.unregistered in the sticky error, after the cause."""
+    path = tmp_path / "w.db"
+    writer = _writer_on(path, "INSERT INTO t VALUES (sb_json(?))")
+    writer.put("add", ("{}",))
+    with pytest.raises(StoreError) as info:
+        writer.flush_sync()
+    writer.close()
+    assert str(info.value) == (
+        f"run store {path}: writer failed, 1 queued writes not committed (OperationalError: no "
+        "such function: sb_json; the store's journal can only be written on a connection with "
+        "sweepbench's SQL functions (sweepbench.store.codec.register(conn)), which decode the "
+        "compressed payloads the journal's triggers read); what was committed before is kept: "
+        "fix the cause and run the same command again to continue")
+    assert writer.error is info.value
+
+
+async def test_a_writer_that_dies_outside_a_commit_answers_every_flush_and_refuses_writes(
+        tmp_path, monkeypatch):
+    """The writer thread ends on an error of its own (here the error path of a failed
+    commit fails too): the flushes it holds and those queued behind it are told, with a
+    sticky error naming it, instead of waiting forever; later writes and flushes raise it."""
+    def broken(exc):
+        raise RuntimeError("a bug in the error path")
+
+    monkeypatch.setattr(writer_module, "unregistered", broken)
+    said = (rf"^run store {re.escape(str(tmp_path))}/\w\.db: the writer stopped on an unexpected error "
+            r"\(RuntimeError\); what was committed before is kept: run the same command again "
+            r"to continue$")
+    held = _writer_on(tmp_path / "a.db", "INSERT INTO t VALUES (sb_json(?))", commit_every_s=5)
+    held.put("add", ("{}",))
+    with pytest.raises(StoreError, match=said) as info:
+        await asyncio.wait_for(held.flush(), 5)  # in the batch that failed
+    assert str(info.value.__cause__) == "a bug in the error path"
+    queued = _writer_on(tmp_path / "b.db", "INSERT INTO t VALUES (sb_json(?))", max_batch=1,
+                        commit_every_s=5)
+    queued.put("add", ("{}",))
+    with pytest.raises(StoreError, match=said):
+        queued.flush_sync(timeout=5)  # queued behind the batch that failed
+    for writer in (held, queued):
+        writer._thread.join(5)
+        assert not writer._thread.is_alive() and not writer._cthread.is_alive()
+        with pytest.raises(StoreError, match=said):
+            writer.put("add", ("{}",))
+        with pytest.raises(StoreError, match=said):
+            writer.flush_sync(timeout=5)
+        assert writer.close() is True
+        assert writer.error is not None and writer._queue.qsize() <= 1  # the stop, at most
+
+
+def test_a_writer_that_dies_after_answering_a_batch_tells_the_flushes_queued_behind(tmp_path):
+    """The error comes after the batch's commit and answers (here in the WAL restart the
+    checkpointer asked for): a flush queued behind that batch gets it too."""
+    writer = _writer_on(tmp_path / "w.db", max_batch=1, commit_every_s=5)
+
+    def broken(conn):
+        raise RuntimeError("a bug in the checkpoint")
+
+    writer._checkpoint = broken
+    writer._restart_wal = True  # as the checkpointer asks, once the WAL is long
+    writer.put("add", (1,))  # the batch; the flush below wakes the writer and waits behind it
+    with pytest.raises(StoreError, match="the writer stopped on an unexpected error") as info:
+        writer.flush_sync(timeout=5)
+    assert str(info.value.__cause__) == "a bug in the checkpoint"
+    assert count(tmp_path / "w.db", "SELECT group_concat(x) FROM t") == "1"  # committed
+    assert writer.close() is True
