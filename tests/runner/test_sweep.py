@@ -417,7 +417,7 @@ def one_item_sweep(tmp_path, monkeypatch, episode, **kw):
     sweep = bare(tmp_path, **kw)
     todo, _ = sweep.work()
     sweep.store.begin_run(sweep.run_id, {})
-    sweep.clients = {"scripted/oracle": FakeClient(0.25), "scripted/user": FakeClient()}
+    sweep.clients = {"scripted/oracle": FakeClient(0.25), "scripted/user": FakeClient(0.5)}
     monkeypatch.setattr(S, "run_episode", episode)
     return sweep, todo
 
@@ -445,7 +445,8 @@ async def test_an_episode_is_run_with_the_configs_limits_and_the_endpoints_own_f
     assert seen["tool_descriptions"] == bench.tool_descriptions(item.task, None)
     assert type(seen["protocol"]) is type(bench.episode_protocol(item.task, data_dir=None,
                                                                   user_mode=S.UserMode("default")))
-    assert seen["request_params"] == {"agent": {"temperature": 0.25}, "user": {}}
+    assert seen["request_params"] == {"agent": {"temperature": 0.25},
+                                      "user": {"temperature": 0.5}}
     assert seen["final_state"] == bench.final_state and callable(seen["on_event"])
     assert [c.keys for c in sweep.clients.values()] == [[item.task.key]] * 2
     sweep.store.close()
@@ -681,30 +682,49 @@ async def test_a_sweep_with_nothing_to_run_checks_no_endpoint(tmp_path, monkeypa
 
 async def test_each_episode_runs_on_its_slot_with_its_tab_counted_in_flight(tmp_path,
                                                                            monkeypatch):
+    """In flight: episodes started and not ended; workers: one per slot, and with lending a
+    quarter more (at least 1) to start episodes while others sleep on a lent slot."""
     from sweepbench.runner.slots import LEASE
 
     real = S.run_episode
     seen = []
 
+    def workers():
+        return sum(t.get_coro().__qualname__.endswith("worker") for t in asyncio.all_tasks()
+                   if not t.done())
+
     async def episode(task, **kw):
-        seen.append((sweep.in_flight, TAB.get(), LEASE.get(None), set(sweep.budget.open)))
+        seen.append((sweep.in_flight, TAB.get(), LEASE.get(None), set(sweep.budget.open),
+                     workers()))
         return await real(task, **kw)
 
     monkeypatch.setattr(S, "run_episode", episode)
-    for kw, lent in (({"limit": 3, "max_concurrency": 1}, True),
-                     ({"limit": 3, "max_concurrency": 1, "lend_slots": False}, False),
-                     ({"limit": 1, "max_concurrency": 1}, False)):
+    for n, (kw, lent, in_flight, n_workers) in enumerate((
+            ({"limit": 3, "max_concurrency": 1}, True, [1, 1, 1], 2),
+            ({"limit": 3, "max_concurrency": 1, "lend_slots": False}, False, [1, 1, 1], 1),
+            ({"limit": 1, "max_concurrency": 1}, False, [1], 1),
+            ({"limit": 2, "max_concurrency": 2}, False, [1, 2], 2))):
         seen.clear()
-        with RunStore(tmp_path / f"s{len(kw)}{lent}.sqlite") as store:
+        with RunStore(tmp_path / f"s{n}.sqlite") as store:
             sweep = Sweep(cfg(**kw), store)
             out = await sweep.run()
         assert out.episodes == kw["limit"] == len(seen)
-        assert [n for n, *_ in seen] == [1] * len(seen) and sweep.in_flight == 0
-        tabs = [tab for _, tab, _, _ in seen]
-        assert all(tab is not None and tab in open_ for _, tab, _, open_ in seen)
+        assert [s[0] for s in seen] == in_flight and sweep.in_flight == 0, kw
+        assert seen[0][-1] == n_workers, kw
+        tabs = [s[1] for s in seen]
+        assert all(tab is not None and tab in open_ for _, tab, _, open_, _ in seen)
         assert len(set(map(id, tabs))) == len(tabs)  # a tab of its own each
         assert sweep.budget.open == {} and sweep.budget.finished == len(seen)
-        assert all((lease is not None) == lent for *_, lease, _ in seen), kw
+        assert all((lease is not None) == lent for _, _, lease, _, _ in seen), kw
+
+
+async def test_an_endpoints_own_budget_stops_the_episodes_that_use_it(tmp_path):
+    capped = cfg(endpoints=[{"name": "scripted/oracle", "price_input_per_mtok": 1.0,
+                             "max_cost_usd": 0.001}])
+    with RunStore(tmp_path / "s.sqlite") as store:
+        out = await Sweep(capped, store, prior={"scripted/oracle": 1.0}).run()
+        assert (out.episodes, out.not_started) == (0, 2)
+        assert out.budget_stop.startswith("endpoint 'scripted/oracle' budget $0.0010 reached")
 
 
 async def test_a_retried_episode_is_judged_again(tmp_path, monkeypatch):
@@ -715,6 +735,27 @@ async def test_a_retried_episode_is_judged_again(tmp_path, monkeypatch):
         monkeypatch.undo()
         again = await Sweep(cfg(limit=1), store, retry_errors=True).run()
         assert (again.episodes, again.errors, again.judged) == (1, 0, 1)
+    # a new judge judges the new record only, not the stored error it replaces
+    judged = cfg(limit=1, judge_models=["scripted/judge"], judge_methods=["sliding"])
+    failing(monkeypatch)
+    with RunStore(tmp_path / "s2.sqlite") as store:
+        await Sweep(cfg(limit=1, error_streak=0), store).run()
+        monkeypatch.undo()
+        rerun = await Sweep(judged, store, retry_errors=True).run()
+        assert (rerun.episodes, rerun.errors, rerun.judged) == (1, 0, 2)
+
+
+async def test_judging_only_judges_the_stored_records_of_the_whole_selection(tmp_path,
+                                                                            monkeypatch):
+    """Stored errors a rerun would retry are judged as stored when no episode runs."""
+    failing(monkeypatch)
+    with RunStore(tmp_path / "s.sqlite") as store:
+        await Sweep(cfg(error_streak=0), store).run()
+        monkeypatch.undo()
+        judged = cfg(judge_models=["scripted/judge"], judge_methods=["sliding"])
+        out = await Sweep(judged, store, retry_errors=True).run(episodes=False)
+        assert (out.episodes, out.judged, out.selected) == (0, 2, 2)
+        assert set(store.episode_status().values()) == {"error"}
 
 
 async def test_a_sweep_run_elsewhere_counts_what_the_workers_ran(tmp_path):
@@ -804,6 +845,42 @@ async def test_the_outcome_tells_the_spend_the_changes_and_the_judge_failures(tm
         assert again.judge_failures == {"scripted/judge / sliding": 2}
 
 
+async def test_the_signal_handler_stops_the_sweep_once_then_at_once(tmp_path):
+    """The handler called as Python calls it (with a frame) and as the loop does (without):
+    the first call stops everything, a second with a frame raises KeyboardInterrupt."""
+    import signal
+
+    sweep = bare(tmp_path)
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    limits = S.LimitsPool()
+    victim = asyncio.ensure_future(asyncio.sleep(3600))
+    try:
+        sweep._on_signals(SimpleNamespace(limits=limits))
+        handler = signal.getsignal(signal.SIGTERM)
+        assert signal.getsignal(signal.SIGINT) is handler
+        try:
+            handler(signal.SIGTERM, sys._getframe())
+        except KeyboardInterrupt:
+            pytest.fail("the first signal must stop the sweep, not the process")
+        with pytest.raises(asyncio.CancelledError):  # every task, this one too
+            await asyncio.sleep(0)
+        asyncio.current_task().uncancel()
+        await asyncio.sleep(0)
+        assert (sweep.interrupted, limits.closed, victim.cancelled()) == (
+            signal.SIGTERM, True, True)
+        try:
+            handler(signal.SIGINT)  # the loop's call of the same signal: nothing more
+        except KeyboardInterrupt:
+            pytest.fail("the loop's call of a signal already taken must not stop at once")
+        assert sweep.interrupted == signal.SIGTERM
+        with pytest.raises(KeyboardInterrupt):
+            handler(signal.SIGINT, sys._getframe())
+    finally:
+        sweep._off_signals()
+        sweep.store.close()
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
 async def test_the_first_signal_stops_everything_once_and_a_second_stops_at_once(tmp_path):
     """Both handlers (the Python-level one and the loop's) run on a real signal, without an
     error in the loop; the handlers that were there before are restored."""
@@ -822,7 +899,7 @@ async def test_the_first_signal_stops_everything_once_and_a_second_stops_at_once
     limits = S.LimitsPool()
     victim = asyncio.ensure_future(asyncio.sleep(3600))
     try:
-        sweep._on_signals(asyncio.current_task(), SimpleNamespace(limits=limits))
+        sweep._on_signals(SimpleNamespace(limits=limits))
         os.kill(os.getpid(), signal.SIGTERM)
         with pytest.raises(asyncio.CancelledError):  # every task, this one too
             await asyncio.sleep(1)
@@ -871,6 +948,71 @@ async def test_the_stored_spend_and_status_read_are_the_selections(tmp_path):
         assert [i.key for i in half.work()[1]] == [i.key for i in S.build_work(
             half.cfg, None, S.Shard(1, 2))] != [i.key for i in S.build_work(half.cfg, None,
                                                                           S.Shard(0, 1))]
+
+
+async def test_the_sweeps_data_dir_reaches_its_work_queue_judges_and_episodes(tmp_path,
+                                                                             monkeypatch):
+    """Everything that reads tasks reads them from the data dir; the doubles record it and
+    read the built-in samples (the folder here is empty)."""
+    import msgspec
+
+    from sweepbench.benchmarks import registry
+
+    data = tmp_path / "data"
+    data.mkdir()
+    seen = []
+
+    def build_work(cfg_, data_dir, shard):
+        seen.append(("work", data_dir, shard))
+        return S_build_work(msgspec.structs.replace(cfg_, data_dir=None), None, shard)
+
+    def plan_queue(items, cfg_, store, data_dir, *, slots):
+        seen.append(("queue", data_dir, slots))
+        return S_plan_queue(items, msgspec.structs.replace(cfg_, data_dir=None), store, None,
+                            slots=slots)
+
+    class Judges(S.JudgePool):
+        def __init__(self, *a, data_dir, **kw):
+            seen.append(("judges", data_dir, None))
+            super().__init__(*a, data_dir=None, **kw)
+
+    class Benchmark:  # a test double around the real one, recording what it is asked
+        def __init__(self, real):
+            self.real = real
+
+        def __getattr__(self, name):
+            return getattr(self.real, name)
+
+        def episode_protocol(self, task, *, data_dir, user_mode):
+            seen.append(("protocol", data_dir, task.id))
+            protocol = self.real.episode_protocol(task, data_dir=None, user_mode=user_mode)
+            limits = protocol.limits
+
+            def recorded(task_, **kw):
+                seen.append(("limits", None, task_.id))
+                return limits(task_, **kw)
+            protocol.limits = recorded
+            return protocol
+
+        def tool_descriptions(self, task, data_dir):
+            seen.append(("tools", data_dir, task.id))
+            return self.real.tool_descriptions(task, None)
+
+    S_build_work, S_plan_queue = S.build_work, S.plan_queue
+    monkeypatch.setattr(S, "build_work", build_work)
+    monkeypatch.setattr(S, "plan_queue", plan_queue)
+    monkeypatch.setattr(S, "JudgePool", Judges)
+    monkeypatch.setattr(S, "registry", SimpleNamespace(get=lambda name: Benchmark(
+        registry.get(name))))
+    with RunStore(tmp_path / "s.sqlite") as store:
+        sweep = Sweep(cfg(limit=1, data_dir=str(data)), store, shard=S.Shard(0, 1))
+        assert sweep.data_dir == data.resolve()
+        out = await sweep.run()
+        assert out.episodes == 1  # (an error: the scripted user reads the empty folder)
+    [task] = {s[2] for s in seen if s[0] in ("protocol", "tools", "limits")}
+    assert seen == [("work", data.resolve(), S.Shard(0, 1)), ("judges", data.resolve(), None),
+                    ("queue", data.resolve(), 1), ("protocol", data.resolve(), task),
+                    ("limits", None, task), ("tools", data.resolve(), task)]
 
 
 async def test_run_sweep_into_a_folder_that_exists(tmp_path):
