@@ -1524,6 +1524,17 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "way (the unreadable marker is truthy and no list, so it still returns None)"),
     ],
     "sweepbench/runner/progress.py": [
+        ("self.more = False  # more rounds may follow this one",
+         "self.more = None  # more rounds may follow this one", _TRUTH),
+        *[('self.why = ""  # why the adaptive sweep stopped, once it has',
+           f"self.why = {after}  # why the adaptive sweep stopped, once it has",
+           "read only once a round is set, and the update that sets the round sets it too")
+          for after in ("None", '"XXXX"')],
+        ("self._selection = -1  # episodes of the round planned last (-1: none yet)",
+         "self._selection = -2  # episodes of the round planned last (-1: none yet)",
+         "only compared with 0 (>= 0: a round planned before), and -2 is under it too"),
+        *[(f'if getattr({x}, "replica", ""):', f'if getattr({x}, "replica", None):', _TRUTH)
+          for x in ("failure", "result")],
         *[('text = visible(" ".join(text.split()), one_line=True)',
            f'text = visible(" ".join(text.split()), {after})',
            "after the split and join no tab or newline is left, the only characters one_line "
