@@ -2127,6 +2127,9 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "those are looked up"),
         ("self.say = say or (lambda text: None)", "self.say = say or (lambda text: 0)",
          "the callback's return value is never read"),
+        ("self.progress = progress or (lambda kind, **info: None)",
+         "self.progress = progress or (lambda kind, **info: 0)",
+         "the callback's return value is never read"),
         *[("seq.extend([None] * (item.trial + 1 - len(seq)))", f"seq.extend([None] * ({after}))",
            "only a cell's first max_trials entries are read (replay looks below its targets): "
            "Nones beyond them are not on record either way") for after in (
