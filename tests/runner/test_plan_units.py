@@ -494,3 +494,30 @@ def test_the_plan_reads_its_work_history_and_sizes_in_the_data_dir_of_its_shard(
         seen.clear()
         P.episode_calls(cfg, store, [], tmp_path)
         assert seen == [("history", store, {"calls_only": True}), ("sizes", tmp_path, 0)]
+
+
+def test_a_task_history_without_a_judge_takes_the_models_judged_episodes_first(t1):
+    cfg, items = t1
+    item = items[0]
+    mine = cell(2, [2, 2, 0, 2], judges={("scripted/judge", "likert"): [4, 8, 400, 40, 80]})
+    other = cell(2, [2, 2, 0, 2], judges={("scripted/judge", "likert"): [1, 3, 30, 3, 3]})
+    h = history(by_task={(MODEL, item.task.key): cell(2, [6, 600, 60, 80], [4, 40, 0, 8])},
+                by_bench={("x", "t1"): (other, {}), (MODEL, "t1"): (mine, {})})
+    shape = estimator(cfg, items, h).shape(item)
+    assert shape.source == "history of the task"
+    assert shape.judges == {("scripted/judge", "likert"): [2, 100, 10, 20]}
+    # a model without judged episodes of its own: every model's of the benchmark, summed
+    h = history(by_task={(MODEL, item.task.key): cell(2, [6, 600, 60, 80], [4, 40, 0, 8])},
+                by_bench={("x", "t1"): (other, {}), (MODEL, "t1"): (cell(2, [2, 2, 0, 2]), {}),
+                          ("z", "t1"): (mine, {})})
+    assert estimator(cfg, items, h).shape(item).judges == {
+        ("scripted/judge", "likert"): [11 / 5, 430 / 5, 43 / 5, 83 / 5]}
+
+
+def test_a_plan_with_nothing_to_run_expects_nothing_per_episode(monkeypatch, t1):
+    cfg, _ = t1
+    monkeypatch.setattr(P, "build_work", lambda c, data_dir, shard: [])
+    plan = P.make_plan(cfg, None)
+    assert plan["episodes"]["to_run"] == 0
+    assert plan["per_episode_dollars"] == dict.fromkeys(
+        ["scripted/judge", "scripted/oracle", "scripted/user"], 0.0)
