@@ -1569,6 +1569,17 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "way (the unreadable marker is truthy and no list, so it still returns None)"),
     ],
     "sweepbench/runner/progress.py": [
+        ("self.more = False  # more rounds may follow this one",
+         "self.more = None  # more rounds may follow this one", _TRUTH),
+        *[('self.why = ""  # why the adaptive sweep stopped, once it has',
+           f"self.why = {after}  # why the adaptive sweep stopped, once it has",
+           "read only once a round is set, and the update that sets the round sets it too")
+          for after in ("None", '"XXXX"')],
+        ("self._selection = -1  # episodes of the round planned last (-1: none yet)",
+         "self._selection = -2  # episodes of the round planned last (-1: none yet)",
+         "only compared with 0 (>= 0: a round planned before), and -2 is under it too"),
+        *[(f'if getattr({x}, "replica", ""):', f'if getattr({x}, "replica", None):', _TRUTH)
+          for x in ("failure", "result")],
         *[('text = visible(" ".join(text.split()), one_line=True)',
            f'text = visible(" ".join(text.split()), {after})',
            "after the split and join no tab or newline is left, the only characters one_line "
@@ -2103,6 +2114,49 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
           for line in ("d = 1.0 / (d if abs(d) > tiny else tiny)",
                        "c = c if abs(c) > tiny else tiny")],
     ],
+    "sweepbench/runner/sweep.py": [
+        *[(f"{attr} = {before}{note}", f"{attr} = {after}{note}",
+           "set by work() or run() before anything reads it (run() calls work() first and "
+           "sets the clients, slots and handlers before it starts an episode)")
+          for attr, before, after, note in (
+              ("self._journaled: set[str]", "set()", "None",
+               "  # episodes the store has started before"),
+              ("self.clients: dict[str, Any]", "{}", "None",
+               "  # endpoint name -> ModelClient, while running"),
+              ("self.slots: Slots | None", "None", '""', "  # the episode slots, while running"),
+              ("self.stored_errors", "0", "None", ""), ("self.stored_errors", "0", "1", ""),
+              ("self._old_handlers: dict[int, Any]", "{}", "None", ""))],
+        ("self.reference: Any = None  # the built-in reference server, while it runs",
+         'self.reference: Any = ""  # the built-in reference server, while it runs',
+         "nothing reads a sweep's reference server (only its clients talk to it)"),
+        ('stored = None', 'stored = ""', "Budget reads stored spend only as a truth value "
+         "first (`if stored`), where None and \"\" are both no spend"),
+        ("old = signal.SIG_DFL if old is None else old",
+         "old = signal.SIG_DFL if (old is None) and False else old",
+         "getsignal returns None only for a handler installed from C, which no Python code "
+         "(no test) can install"),
+        ("loop.add_signal_handler(signum, stop, signum)",
+         "loop.add_signal_handler(signum, stop, None)",
+         "the loop's handler runs after the Python-level one (the wake-up fd is read at the "
+         "loop's next turn), which has set `interrupted`: stop then reads neither argument"),
+        ("for task in asyncio.all_tasks(loop):", "for task in asyncio.all_tasks(None):",
+         "the handler runs in the main thread, where the loop runs: the running loop is it"),
+        ("loop.call_soon_threadsafe(lambda: None)", "loop.call_soon_threadsafe(lambda: 0)",
+         "the callback only wakes the loop; its return value is never read"),
+        ("if key in self._journaled else [])", "if (key in self._journaled) or True else [])",
+         "an episode the store never started (not in _journaled) has no journal to read: "
+         "the read gives []"),
+        ('endpoint = endpoints.get(payload.get("role")) if kind == "model_call" else None',
+         'endpoint = endpoints.get(payload.get("role")) if (kind == "model_call") or True else None',
+         "the other events an episode journals (tool calls) have no role: None either way"),
+        *[("self.store.episode_finished(key, record, run_id=run_id)", after,
+           "the record carries the sweep's run id, which the store takes when none is given")
+          for after in ("self.store.episode_finished(key, record, run_id=None)",
+                        "self.store.episode_finished(key, record, )")],
+        ("status = self.store.episode_status([i.key for i in items])",
+         "status = self.store.episode_status(None)",
+         "every status read only by the selection's keys: the others' are never looked up"),
+    ],
     "sweepbench/runner/build.py": [
         *[('endpoints = {n: cfg.endpoint(n, reference_url="http://reference.invalid") for n in '
            'names}', f'endpoints = {{n: cfg.endpoint(n, reference_url="{u}") for n in names}}',
@@ -2132,6 +2186,9 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "every benchmark's info holds the config's benchmarks' under the same names, and only "
          "those are looked up"),
         ("self.say = say or (lambda text: None)", "self.say = say or (lambda text: 0)",
+         "the callback's return value is never read"),
+        ("self.progress = progress or (lambda kind, **info: None)",
+         "self.progress = progress or (lambda kind, **info: 0)",
          "the callback's return value is never read"),
         *[("seq.extend([None] * (item.trial + 1 - len(seq)))", f"seq.extend([None] * ({after}))",
            "only a cell's first max_trials entries are read (replay looks below its targets): "

@@ -214,7 +214,7 @@ class Sweep:
         main = asyncio.current_task()
         resources = SweepResources(cfg, names, cache=cache, limits=self.new_limits())
         try:
-            self._on_signals(main, resources)
+            self._on_signals(resources)
             async with resources:
                 self.clients, self.reference = resources.clients, resources.reference
                 self.progress("clients", clients=self.clients)  # live endpoint health
@@ -330,7 +330,7 @@ class Sweep:
 
     # -- stopping -------------------------------------------------------------------------
 
-    def _on_signals(self, main: asyncio.Task, resources: SweepResources) -> None:
+    def _on_signals(self, resources: SweepResources) -> None:
         """SIGINT and SIGTERM: remember the signal, close the endpoints' limits (no request
         starts after it), cancel the sweep (once).
 

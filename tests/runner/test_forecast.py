@@ -168,3 +168,18 @@ def test_forecast_counts_history_beyond_the_cap_as_stored_not_to_run():
         f"{first[0]} on {first[1]}): no history to forecast from. Run a fixed sweep of "
         "--trials 2 first (an adaptive sweep reuses it), or cap the adaptive one with "
         "--max-cost")
+
+
+def test_the_cells_are_the_configs_in_its_data_dir(tmp_path, monkeypatch):
+    seen = []
+
+    def built(cfg, data_dir):  # a test double: reads the built-in samples
+        seen.append((data_dir, cfg.trials))
+        return build_work(msgspec.structs.replace(cfg, data_dir=None), None)
+
+    monkeypatch.setattr(fc, "build_work", built)
+    cfg = load_config(None, {**CFG, "data_dir": str(tmp_path)})
+    out = forecast(cfg, None, SPEC, COST)
+    assert seen == [(tmp_path.resolve(), 8)]  # every trial up to the cap
+    assert out["cap"]["episodes"] == len(build_work(load_config(None, {**CFG, "trials": 8}),
+                                                    None))

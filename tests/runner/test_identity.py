@@ -338,3 +338,19 @@ def test_an_empty_string_sent_is_in_the_identity_unlike_an_option_left_out():
                                         "base_url": "https://x/v1"}
     assert endpoint_identity(empty) != endpoint_identity(base)
     assert endpoint_identity(msgspec.structs.replace(base, tool_choice=""))["tool_choice"] == ""
+
+
+def test_the_episode_limits_hold_the_token_and_time_limits_only_when_set():
+    base = {"benchmarks": ["vitabench:delivery"], "models": ["scripted/oracle"]}
+    limited = load_config(None, {**base, "token_limit": 9000, "time_limit_s": 60.0})
+    item = build_work(limited, None)[0]
+    assert item.identity["limits"] == {"max_turns": item.task.max_turns, "max_tool_errors": 10,
+                                       "max_steps": None, "token_limit": 9000,
+                                       "time_limit_s": 60.0}
+    assert set(build_work(load_config(None, base), None)[0].identity["limits"]) == {
+        "max_turns", "max_tool_errors", "max_steps"}
+
+
+def test_an_endpoint_without_a_url_is_identified_by_an_empty_one():
+    ep = Endpoint(name="a", model="m")
+    assert ep.urls == [] and endpoint_identity(ep) == {"model": "m", "base_url": ""}

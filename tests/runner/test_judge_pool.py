@@ -602,3 +602,61 @@ async def test_a_state_check_made_elsewhere_is_stored_as_given_not_made_again(tm
     assert rows["ep-1"] == (False, 0.25, {"made": "on a worker"})
     assert rows["ep-2"] == (True, 1.0, {"state": "matches"})
     assert pool._states == {}
+
+
+async def test_an_episode_its_own_limits_ended_fails_each_llm_judge_without_a_call(tmp_path,
+                                                                                 bench):
+    from sweepbench.runner.judge_pool import limit_judgment
+
+    assert limit_judgment(record("time_limit")) == {
+        "passed": False, "score": 0.0,
+        "details": {"premature": True, "termination": "time_limit", "calls": 0}}
+    client = Client()
+    with RunStore(tmp_path / "s.sqlite") as store:
+        pool = await pool_run(store, [STATE, JudgeSpec("J", "m", "k")],
+                              [("ep-1", record("token_limit"), False),
+                               ("ep-2", record("time_limit"), False)], clients={"J": client})
+        assert (pool.judged, pool.failed, client.requests) == (4, 0, [])
+        rows = {(j["episode_key"], j["judge"]): (j["passed"], j["score"], j["details"])
+                for j in store.judgments()}
+    for key, why in (("ep-1", "token_limit"), ("ep-2", "time_limit")):
+        assert rows[key, "J"] == (False, 0.0, {"premature": True, "termination": why,
+                                               "calls": 0})
+        assert rows[key, "state"] == (False, 0.0, {"why": f"episode ended in {why}: None"})
+    assert bench.calls == []
+
+
+async def test_details_no_store_can_hold_keep_an_error_as_the_error(tmp_path, bench):
+    spec = JudgeSpec("J", "m", "k")
+    with RunStore(tmp_path / "s.sqlite") as store:
+        for n, (passed, details, kept) in enumerate((
+                (None, {"error": "bad \ud800 reply"}, "error"),  # unjudged: its error kept
+                (False, {"why": "bad \ud800 reply"}, "unstorable"))):
+            bench.verdict = {"passed": passed, "score": None, "details": details}
+            pool = await pool_run(store, [spec], [(f"ep-{n}", record(), False)],
+                                  clients={"J": Client()})
+            assert pool.failed == (passed is None)
+            [row] = store.judgments([f"ep-{n}"])
+            assert row["details"] == {kept: (
+                "the verdict's details could not be stored: 'utf-8' codec can't encode "
+                "character '\\ud800' in position 4: surrogates not allowed")}, kept
+
+
+async def test_stored_records_are_read_one_at_a_time_and_missing_ones_skipped(tmp_path, bench):
+    with RunStore(tmp_path / "s.sqlite") as store:
+        for key in ("ep-1", "ep-3"):
+            store.episode_finished(key, record())
+        await store.flush()
+        asked = []
+        real = store.records
+
+        def records(keys=None):
+            asked.append(keys)
+            return real(keys)
+
+        store.records = records
+        pool = await pool_run(store, [STATE], [("ep-1", None, False), ("ep-2", None, False),
+                                               ("ep-3", None, False)], clients={}, workers=1)
+        assert asked == [["ep-1"], ["ep-2"], ["ep-3"]]
+        assert pool.judged == 2 and bench.calls == ["check", "check"]
+        assert sorted(j["episode_key"] for j in store.judgments()) == ["ep-1", "ep-3"]

@@ -426,3 +426,98 @@ def test_a_plan_with_every_endpoint_unpriced_says_so_in_its_total_without_a_note
     lines = rendered(a_plan({"u": endpoint(1, None)}, ["u"]))
     assert cells(lines, "│")["total"][-1] == "unpriced"
     assert not any("not in the $ total" in line for line in lines)
+
+
+def test_the_plans_lines_exactly_with_two_sources_two_unpriced_and_some_load():
+    plan = a_plan({"m": endpoint(2, 0.5), "u": endpoint(1, None), "v": endpoint(1, None)},
+                  ["u", "v"])
+    plan["estimate_from"]["n / t1"] = ["the benchmark's defaults"]
+    plan["rough"] = True
+    plan["wall_s"]["machine_load"] = 1.5
+    lines = rendered(plan)
+    assert lines[1:3] == [
+        "estimated from: m / t1: history of the task, x; n / t1: the benchmark's defaults",
+        "rough estimate: no history in the store for some model and benchmark (the "
+        "benchmark's defaults are used); expect up to 2x either way"]
+    assert lines[3] == "expected calls, tokens and dollars per endpoint"
+    assert "unpriced (no prices configured; not in the $ total): u, v" in lines
+    assert lines[-1] == ("wall time: ~10.0 s (range 8.0-12.5 s; bound by b; the machine's "
+                         "load, 1.5 per core, slows the harness)")
+
+
+def test_prior_per_episode_is_the_plan_of_its_config_and_store(monkeypatch, t1):
+    cfg, _ = t1
+    store = object()
+    asked = []
+    monkeypatch.setattr(P, "make_plan", lambda c, s: asked.append((c, s)) or {
+        "per_episode_dollars": {"m": 0.25}})
+    assert P.prior_per_episode(cfg, store) == {"m": 0.25} and asked == [(cfg, store)]
+
+
+def test_the_plan_reads_its_work_history_and_sizes_in_the_data_dir_of_its_shard(
+        tmp_path, monkeypatch, t1):
+    import msgspec
+
+    from sweepbench.runner.work import Shard
+    from sweepbench.store.runstore import RunStore
+
+    cfg, _ = t1
+    cfg = msgspec.structs.replace(cfg, data_dir=str(tmp_path))
+    seen = []
+    real_work, real_history, real_estimator = P.build_work, P.History, P._Estimator
+
+    def build_work(c, data_dir, shard):  # test doubles: the built-in samples are read
+        seen.append(("work", data_dir, shard))
+        return real_work(msgspec.structs.replace(c, data_dir=None), None, shard)
+
+    def history(store, **kw):
+        seen.append(("history", store, kw))
+        return real_history(store, **kw)
+
+    class Estimator(real_estimator):
+        def __init__(self, c, h, data_dir, tasks):
+            seen.append(("sizes", data_dir, len(tasks)))
+            super().__init__(c, h, None, tasks)
+
+    monkeypatch.setattr(P, "build_work", build_work)
+    monkeypatch.setattr(P, "History", history)
+    monkeypatch.setattr(P, "_Estimator", Estimator)
+    with RunStore(tmp_path / "s.sqlite") as store:
+        half = Shard(1, 2)
+        plan = P.make_plan(cfg, store, shard=half)
+        tasks = {i.task.key for i in real_work(msgspec.structs.replace(cfg, data_dir=None),
+                                                None, half)}
+        assert seen == [("work", tmp_path.resolve(), half), ("history", store, {}),
+                        ("sizes", tmp_path.resolve(), len(tasks))]
+        assert plan["episodes"]["selected"] == len(real_work(
+            msgspec.structs.replace(cfg, data_dir=None), None, half))
+        seen.clear()
+        P.episode_calls(cfg, store, [], tmp_path)
+        assert seen == [("history", store, {"calls_only": True}), ("sizes", tmp_path, 0)]
+
+
+def test_a_task_history_without_a_judge_takes_the_models_judged_episodes_first(t1):
+    cfg, items = t1
+    item = items[0]
+    mine = cell(2, [2, 2, 0, 2], judges={("scripted/judge", "likert"): [4, 8, 400, 40, 80]})
+    other = cell(2, [2, 2, 0, 2], judges={("scripted/judge", "likert"): [1, 3, 30, 3, 3]})
+    h = history(by_task={(MODEL, item.task.key): cell(2, [6, 600, 60, 80], [4, 40, 0, 8])},
+                by_bench={("x", "t1"): (other, {}), (MODEL, "t1"): (mine, {})})
+    shape = estimator(cfg, items, h).shape(item)
+    assert shape.source == "history of the task"
+    assert shape.judges == {("scripted/judge", "likert"): [2, 100, 10, 20]}
+    # a model without judged episodes of its own: every model's of the benchmark, summed
+    h = history(by_task={(MODEL, item.task.key): cell(2, [6, 600, 60, 80], [4, 40, 0, 8])},
+                by_bench={("x", "t1"): (other, {}), (MODEL, "t1"): (cell(2, [2, 2, 0, 2]), {}),
+                          ("z", "t1"): (mine, {})})
+    assert estimator(cfg, items, h).shape(item).judges == {
+        ("scripted/judge", "likert"): [11 / 5, 430 / 5, 43 / 5, 83 / 5]}
+
+
+def test_a_plan_with_nothing_to_run_expects_nothing_per_episode(monkeypatch, t1):
+    cfg, _ = t1
+    monkeypatch.setattr(P, "build_work", lambda c, data_dir, shard: [])
+    plan = P.make_plan(cfg, None)
+    assert plan["episodes"]["to_run"] == 0
+    assert plan["per_episode_dollars"] == dict.fromkeys(
+        ["scripted/judge", "scripted/oracle", "scripted/user"], 0.0)

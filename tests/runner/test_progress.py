@@ -623,3 +623,75 @@ def test_a_fixed_sweeps_plan_still_sets_the_totals():
     display.update("planned", total=4, skipped=2)  # a sweep planned anew (judge, say)
     assert (display.total, display.skipped) == (4, 2)
     assert display._summary().plain.startswith("episodes 0/4 done")
+
+
+def test_a_fleets_rows_cover_every_way_in_seen_or_live_each_on_one_line():
+    """A replica only seen in calls (no longer live) has a row too, with 0 in flight; names
+    and labels with a line break stay on their line, escaped; the table's sub-rows put each
+    cell under its column."""
+    console = Console(file=io.StringIO(), force_terminal=True, width=200, color_system=None)
+    display = ProgressDisplay(console, log_every_s=0.0, clock=lambda: 10.0)
+    display.update("clients", clients={"m\nx": FleetStub()})
+    r = Result(Usage(200, 0, 50), latency_s=3.0)
+    r.replica = "http://c/v1\nX"
+    display.update("call", endpoint="m\nx", result=r)
+    rows = [line for line in display._endpoint_bits(10.0) if " via " in line]
+    assert rows == [
+        "m\\x0ax via http://a/v1: 3 in flight, 0 calls, - s/call, - cached, 0 errors, up",
+        "m\\x0ax via http://b/v1: 0 in flight, 0 calls, - s/call, - cached, 0 errors, drained",
+        ("m\\x0ax via http://c/v1\\x0aX: 0 in flight, 1 calls, 3.00 s/call, 25% cached, "
+         "0 errors, up")]
+    console.print(display._render())
+    lines = [" ".join(line.split()) for line in console.file.getvalue().splitlines()]
+    assert lines[-3:] == ["via http://a/v1 0 - - 3 in flight, 0 errors, up",
+                          "via http://b/v1 0 - - 0 in flight, 0 errors, drained",
+                          "via http://c/v1\\x0aX 1 3.00 25% 0 in flight, 0 errors, up"]
+    table = display._render().renderables[1]
+    cells = [[str(c) for c in col._cells] for col in table.columns]
+    via = [i for i, name in enumerate(cells[0]) if "via" in name]
+    assert [[col[i] for col in cells] for i in via][2] == [
+        "  via http://c/v1\\x0aX", "1", "3.00", "", "", "25%", "", "", "", "", "", "",
+        "0 in flight, 0 errors, up"]
+
+
+def test_on_ray_each_workers_episodes_and_rate_are_said_dead_ones_so():
+    display, _, clock = plain(log_every_s=15.0)
+    rates = {"w1": {"episodes": 1200, "calls_per_s": 35.6, "alive": True},
+             "w0": {"episodes": 3, "calls_per_s": 0.0, "alive": False}}
+    display.update("planned", total=4, skipped=0)
+    assert display._workers() is None and " | workers" not in display._line(clock.t).plain
+    display.update("workers", workers=lambda: rates)
+    workers = "workers: w0 3 ep 0 calls/s (dead), w1 1,200 ep 36 calls/s"
+    assert display._workers().plain == workers
+    assert display._line(clock.t).plain.endswith(" | " + workers)
+    group = display._render().renderables
+    assert len(group) == 3 and group[-1].plain == workers
+    display.update("round", round=1, more=True)  # another kind leaves the workers as they are
+    assert display._workers().plain == workers
+
+
+def test_a_breakers_next_probe_is_said_while_open_and_due_later_only():
+    from sweepbench.runner.progress import _breaker_wait
+
+    base = {"open_for_s": 5.0, "max_wait_s": None, "gives_up_in_s": 0.0}
+    assert "(next probe in 0s)" in _breaker_wait({**base, "breaker": "open", "probe_in_s": 0.4})
+    assert "(a probe in flight)" in _breaker_wait({**base, "breaker": "open", "probe_in_s": 0.0})
+    assert "(a probe in flight)" in _breaker_wait({**base, "breaker": "half_open",
+                                                   "probe_in_s": 3.0})
+    assert _breaker_wait({"breaker": "open"}) == ""
+
+
+def test_a_round_planned_after_an_empty_one_adds_up_and_keeps_the_clock():
+    display, _, clock = plain(log_every_s=1e9)
+    display.update("round", round=0, more=True)
+    display.update("planned", total=0, skipped=0)  # nothing new in the first trials
+    clock.t += 10
+    display.update("round", round=1, more=True)
+    display.update("planned", total=3, skipped=0)
+    assert (display.total, display.skipped, display.t0) == (3, 0, 100.0)
+    display.update("planned", total=2, skipped=3)  # the 3 before, now on record: none new
+    assert (display.total, display.skipped) == (5, 0)
+    text = display._summary().plain
+    assert "planned so far, more rounds may follow" in text and "of those planned" not in text
+    display.update("round", round=2, more=False)  # stopped, no reason given
+    assert display._summary().plain.startswith("adaptive sweep stopped after round 2:  · ")

@@ -465,3 +465,129 @@ async def test_unit_rounds_count_what_was_on_record_as_skipped_and_use_the_shard
             store._judgments.append(_j(i.key, "state", "state", i.trial == 0))
     (d,) = close.decide().values()
     assert d["done"] and d["why"] == "ranked"
+
+
+class _RetryingSweeps(_Sweeps):
+    """_Sweeps that also runs again the episodes it is told to retry (as not on record), and
+    whose outcomes say ``stored_errors`` and ``not_started`` as given."""
+
+    def __init__(self, store, verdict, *, stored_errors=0, not_started=0):
+        super().__init__(store, verdict)
+        self.retried, self.counts = [], {"stored_errors": stored_errors,
+                                         "not_started": not_started}
+
+    def __call__(self, *, retry_errors, **kw):
+        self.retried.append(set(retry_errors))
+        for key in retry_errors:
+            del self.store.status[key]
+        made = super().__call__(**kw)
+
+        async def run():
+            import dataclasses
+            return dataclasses.replace(await made.run(), **self.counts)
+        return SimpleNamespace(run=run)
+
+
+async def test_unit_stored_errors_are_retried_once_and_each_round_is_told():
+    cfg = _adaptive_cfg()
+    spec = AdaptiveSpec(rule=adaptive.CI, start=2, target=0.3, max_trials=4, batch=2)
+    store = _Store({}, [])
+    errors = {i.key for i in AdaptiveSweep(cfg, store, spec, None).all_items if i.trial == 0}
+    store.status.update(dict.fromkeys(errors, "error"))
+    store.status["ep-elsewhere"] = "error"  # not of this selection
+    told = []
+    sweeps = _RetryingSweeps(store, lambda i: i.trial % 2 == 0, stored_errors=5,
+                             not_started=1)
+    ad = AdaptiveSweep(cfg, store, spec, sweeps, retry_errors=True,
+                       progress=lambda kind, **info: told.append((kind, info)))
+    outcome, summary = await ad.run()
+    n = len(sweeps.made)
+    assert n >= 2 and sweeps.retried == [errors] + [set()] * (n - 1) and ad.retry == set()
+    assert told == [("round", {"round": r, "more": True}) for r in range(n)] + [
+        ("round", {"round": summary["rounds"], "more": False,
+                   "why": rd.STOPPED[summary["why"]]})]
+    # errors: 1 a round, the last round's stored ones less this run's of the rounds before
+    assert (outcome.errors, outcome.stored_errors) == (n, 5 - (n - 1))
+    assert outcome.skipped == outcome.selected - outcome.episodes - 1
+    plain = AdaptiveSweep(cfg, _Store({k: "error" for k in errors}, []), spec,
+                          _RetryingSweeps(store, lambda i: True))
+    assert plain.retry_errors is False
+    done, _ = await plain.run()
+    assert plain.make_sweep.retried[0] == set()
+    assert done.stored_errors == 0  # never fewer than none
+
+
+async def test_unit_benchmarks_stopped_for_different_reasons_say_both():
+    cfg = _adaptive_cfg()
+    spec = AdaptiveSpec(rule=adaptive.CI, start=2, target=0.3, max_trials=4, batch=2)
+    told = []
+
+    class TwoBenchmarks(AdaptiveSweep):  # the second benchmark a copy of the first
+        def decide(self):
+            (d,) = super().decide().values()
+            if not self.make_sweep.made:
+                return {"t1": d}
+            return {"t1": {**d, "done": True, "why": "target"},
+                    "t2": {**d, "done": True, "why": "ranked"}}
+
+    store = _Store({}, [])
+    ad = TwoBenchmarks(cfg, store, spec, _Sweeps(store, lambda i: True),
+                       progress=lambda kind, **info: told.append(info))
+    _, summary = await ad.run()
+    assert summary["why"] == "ranked/target" and told[-1]["why"] == "ranked/target"
+    assert summary["benchmarks"]["t2"]["stopped"] == rd.STOPPED["ranked"]
+
+
+def test_unit_pairs_are_counted_once_whichever_way_round_in_leaderboard_order():
+    ranked = [{"a": "b", "b": "a", "open": True}]
+    got = rd._by_pair({"a|b": 2, "b|a": 3, "a|c": 1, "c|d": 4, "odd": 1}, ranked,
+                      {"a", "b", "c"})
+    assert list(got.items()) == [("b|a", 5), ("a|c", 1), ("c|d", 4), ("odd", 1)]
+    assert list(rd._by_pair({"b|a": 1, "a|b": 2}, None, {"a", "b"}).items()) == [("a|b", 3)]
+    assert rd._by_pair({"b|a": 1}, [], {"a", "b"}) == {"a|b": 1}
+    assert rd._by_pair({"x|y|z": 2}, None, {"x", "x|y", "y|z", "z"}) == {"x|y|z": 2}
+
+
+def test_unit_what_the_rule_still_lacked():
+    nan = float("nan")
+    assert rd._unmet({"m1": {"done": False, "half_width": 0.123456},
+                      "m2": {"done": True, "half_width": 0.5},
+                      "m3": {"done": False, "half_width": float("inf")},
+                      "m4": {"done": False, "half_width": nan}}) == {
+        "wide": {"m1": 0.1235, "m3": None, "m4": None}}
+    assert rd._unmet({"m2": {"done": True, "half_width": 0.5}}) is None
+    assert rd._unmet([{"a": "x", "b": "y", "open": True},
+                      {"a": "y", "b": "z", "open": False}]) == {"open_pairs": ["x|y"]}
+    assert rd._unmet([{"a": "x", "b": "y", "open": False}]) is None
+    assert rd._unmet(None) is None
+
+
+def test_unit_summary_says_what_was_unmet_and_an_unknown_reason_as_it_is():
+    cfg = _adaptive_cfg()
+    spec = AdaptiveSpec(rule=adaptive.RANKED, start=2, margin=0.1, max_trials=6, batch=3)
+    ad = AdaptiveSweep(cfg, _Store({}, []), spec, None, run_id="r")
+    status = [{"a": "b", "b": "a", "open": True}]
+    decision = {"t1": {"targets": {("a", "x"): 2, ("b", "x"): 2}, "why": None, "rounds": 1,
+                       "by_pair": {"a|b": 4}, "status": status}}
+    got = ad.summary(decision, "cut", 2)["benchmarks"]["t1"]
+    assert (got["why"], got["stopped"], got["by_pair"], got["unmet"]) == (
+        "cut", "cut", {"b|a": 4}, {"open_pairs": ["b|a"]})
+    decision["t1"]["status"] = None
+    assert "unmet" not in ad.summary(decision, "running", 2)["benchmarks"]["t1"]
+
+
+def test_unit_the_work_is_the_configs_in_its_data_dir(tmp_path, monkeypatch):
+    import msgspec
+
+    seen = []
+    real = rd.build_work
+
+    def build_work(cfg, data_dir, shard):  # a test double: reads the built-in samples
+        seen.append((data_dir, cfg.trials))
+        return real(msgspec.structs.replace(cfg, data_dir=None), None, shard)
+
+    monkeypatch.setattr(rd, "build_work", build_work)
+    cfg = msgspec.structs.replace(_adaptive_cfg(), data_dir=str(tmp_path))
+    spec = AdaptiveSpec(rule=adaptive.CI, start=2, target=0.3, max_trials=4, batch=2)
+    AdaptiveSweep(cfg, _Store({}, []), spec, None)
+    assert seen == [(tmp_path.resolve(), 4)]  # every trial up to the cap
