@@ -297,6 +297,42 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
             ("size = max(store_texts, default=0) + 1", "size = max(store_texts, default=1) + 1"),
             ("size = max(store_texts, default=0) + 1", "size = max(store_texts, default=0) + 2"))],
     ],
+    "sweepbench/results/judged.py": [
+        ('self.rows = array("q")', 'self.rows = array("Q")',
+         "rows are positions (>= 0): the same 8 bytes signed or unsigned, read as int64"),
+        ('self.ints = array("b")', 'self.ints = array("B")',
+         "the flags are 0 or 1: the same byte signed or unsigned"),
+        *[("np.frombuffer(self.values, dtype=np.float64).reshape(-1, width),", after,
+           "numpy's frombuffer reads float64 by default") for after in (
+             "np.frombuffer(self.values, dtype=None).reshape(-1, width),",
+             "np.frombuffer(self.values, ).reshape(-1, width),")],
+        *[(line, line.replace("reshape(-1,", "reshape(-2,"),
+           "numpy infers the size of any negative dimension") for line in (
+             "np.frombuffer(self.values, dtype=np.float64).reshape(-1, width),",
+             "np.frombuffer(self.ints, dtype=np.int8).reshape(-1, width).astype(bool))")],
+        *[("pa, pb = va[both].astype(bool), vb[both].astype(bool)", after,
+           "verdicts here are 0 or 1: as floats (astype(None)) _agree counts the same labels "
+           "(0.0 == False, 1.0 == True), so the same agreement and κ") for after in (
+             "pa, pb = va[both].astype(None), vb[both].astype(bool)",
+             "pa, pb = va[both].astype(bool), vb[both].astype(None)")],
+        *[("xa, xb = (np.array(items, dtype=bool) for items in (items_a, items_b))", after,
+           "paired_items' items are booleans (rubric_decisions makes them so): numpy makes a "
+           "bool array of them anyway, and an empty one is never counted (_agree: None)")
+          for after in ("xa, xb = (np.array(items, dtype=None) for items in (items_a, items_b))",
+                        "xa, xb = (np.array(items, ) for items in (items_a, items_b))")],
+        *[('return rows[np.argsort(self.read_pos[rows], kind="stable")]', after,
+           "read positions are distinct (one per row): no ties for a stable sort to keep")
+          for after in ('return rows[np.argsort(self.read_pos[rows], kind=None)]',
+                        'return rows[np.argsort(self.read_pos[rows], )]',
+                        'return rows[np.argsort(self.read_pos[rows], kind="STABLE")]')],
+        ("counts = np.bincount(bench[v >= 0], minlength=len(benches))",
+         "counts = np.bincount(bench[v >= 0], )",
+         "zip stops at the shorter counts: the benchmarks past them have no verdicts (count "
+         "0), which are left out either way, and every benchmark's Counter is made before"),
+        ("notes.sort(key=lambda n: n[0])", "notes.sort(key=None)",
+         "(read position, judge, method) is the store's key of a judgment, unique: the "
+         "exceptions after it are never compared"),
+    ],
     "sweepbench/results/sources.py": [
         ("verdicts[bench_of[key]][pair] += 1", "verdicts[bench_of[key]][pair] += 2",
          "choose_source only ranks the counts and asks whether the first is above 0: doubling "
