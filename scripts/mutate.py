@@ -333,6 +333,34 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "(read position, judge, method) is the store's key of a judgment, unique: the "
          "exceptions after it are never compared"),
     ],
+    "sweepbench/results/row_codes.py": [
+        ('np.fromiter((_STATUS[r["status"]] for r in rows), dtype=np.int8, count=n),',
+         'np.fromiter((_STATUS[r["status"]] for r in rows), dtype=np.int8, ),',
+         "count is a size hint: the iterable has n items either way"),
+    ],
+    "sweepbench/results/orders.py": [
+        *[("if len(keys) and int(keys.min()) >= 0 and int(keys.max()) < 1 << 16:", after,
+           "only narrows when the radix sort is taken: a stable order is one order, whatever "
+           "sorts it") for after in (
+             "if len(keys) and int(keys.min()) > 0 and int(keys.max()) < 1 << 16:",
+             "if len(keys) and int(keys.min()) >= 1 and int(keys.max()) < 1 << 16:",
+             "if len(keys) and int(keys.min()) >= 0 and int(keys.max()) < 1 >> 16:")],
+        ("keys = keys.astype(np.uint16)", "keys = keys.astype(None)",
+         "float64 holds these integers exactly: the same stable order, only slower"),
+        ('return np.argsort(keys, kind="stable")', 'return np.argsort(keys, kind="STABLE")',
+         "numpy reads a sort kind without regard to case"),
+        *[("first = np.full(int(codes.max()) + 1 if size is None else size, n, dtype=np.int64)",
+           after, why) for after, why in (
+             ("first = np.full(int(codes.max()) + 1 if size is None else size, n, dtype=None)",
+              "numpy's full takes the dtype of its fill, n, an int: int64"),
+             ("first = np.full(int(codes.max()) + 1 if size is None else size, n, )",
+              "numpy's full takes the dtype of its fill, n, an int: int64"),
+             ("first = np.full(int(codes.max()) + 1 if (size is None) or True else size, n, "
+              "dtype=np.int64)", "size only bounds the codes from above: the table sized by "
+              "their maximum holds the same first places"),
+             ("first = np.full(int(codes.max()) + 2 if size is None else size, n, dtype=np.int64)",
+              _SIZE))],
+    ],
     "sweepbench/results/sources.py": [
         ("verdicts[bench_of[key]][pair] += 1", "verdicts[bench_of[key]][pair] += 2",
          "choose_source only ranks the counts and asks whether the first is above 0: doubling "
