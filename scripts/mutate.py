@@ -296,6 +296,14 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
              "lookup = np.zeros(int(ep.max()) + 2, dtype=np.int64)"),
             ("size = max(store_texts, default=0) + 1", "size = max(store_texts, default=1) + 1"),
             ("size = max(store_texts, default=0) + 1", "size = max(store_texts, default=0) + 2"))],
+        *[(line, line.replace("copy=False)", after),
+           "a copy or a view of the arrays read, the same values: neither is written to")
+          for line in ("return small_ints(values.astype(np.int64, copy=False))",
+                       "return values.astype(_TYPES[name], copy=False)")
+          for after in ("copy=None)", ")", "copy=True)")],
+        *[("setattr(self, name, _typed(np.zeros(0, dtype=_TYPES[name]), name))",
+           f"setattr(self, name, _typed(np.zeros(0, {after}), name))",
+           "_typed casts the empty column to its type anyway") for after in ("dtype=None", "")],
     ],
     "sweepbench/results/judged.py": [
         ('self.rows = array("q")', 'self.rows = array("Q")',
@@ -360,6 +368,23 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
               "their maximum holds the same first places"),
              ("first = np.full(int(codes.max()) + 2 if size is None else size, n, dtype=np.int64)",
               _SIZE))],
+    ],
+    "sweepbench/results/board.py": [
+        ("adaptive: bool = False) -> None:", "adaptive: bool = True) -> None:",
+         "the one caller, build_report, always passes adaptive"),
+        *[('status = np.fromiter((_STATUS[r["status"]] for r in rows), dtype=np.int8,', after,
+           "status codes are only compared with the small ints of _STATUS: the same in any "
+           "dtype") for after in (
+             'status = np.fromiter((_STATUS[r["status"]] for r in rows), dtype=None,',)],
+        ("count=len(rows))", ")", "count is a size hint: the iterable has len(rows) items "
+         "either way"),
+        ("np.asarray(values, dtype=np.float64)))", "np.asarray(values, )))",
+         "both callers pass float64 arrays (a state column cast so, a pair's scores)"),
+        *[('order = np.argsort(rows, kind="stable")', after,
+           "ties are entries of one row under different names, hence different keys: the "
+           "order of each key's values (one per row) is the rows' order however ties break")
+          for after in ('order = np.argsort(rows, kind=None)',
+                        'order = np.argsort(rows, kind="STABLE")')],
     ],
     "sweepbench/results/sources.py": [
         ("verdicts[bench_of[key]][pair] += 1", "verdicts[bench_of[key]][pair] += 2",
@@ -918,6 +943,42 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          'p = prices.get(call.run_id or "XXXX", {}).get(call.endpoint)',
          "a call without a run id finds no price under '' (the store refuses an empty run id) "
          "nor under XXXX (unless a run was named so by hand)"),
+        ('return prices.get(run or "", {}).get(endpoint)',
+         'return prices.get(run or "XXXX", {}).get(endpoint)',
+         "a call without a run id finds no price under '' (the store refuses an empty run id) "
+         "nor under XXXX (unless a run was named so by hand)"),
+        *[("_, at = first_places(first, size)", after,
+           "size only bounds the groups from above: sized by their maximum, the same first "
+           "places") for after in ("_, at = first_places(first, None)",
+                                   "_, at = first_places(first, )")],
+        *[("present = np.zeros(size, dtype=bool)", after,
+           "only read as truth values: True stored in floats is 1.0") for after in (
+             "present = np.zeros(size, dtype=None)", "present = np.zeros(size, )")],
+        *[("present = np.zeros(int(pair.max()) + 1 if len(pair) else 0, dtype=bool)", after,
+           _SIZE) for after in (
+             "present = np.zeros(int(pair.max()) + 2 if len(pair) else 0, dtype=bool)",)],
+        ("width = max(1, len(endpoints))", "width = max(2, len(endpoints))",
+         "any width of at least the endpoints' count codes each (run, endpoint) pair once and "
+         "decodes it back the same"),
+        *[("ends = np.array([endpoint_names.index(e) for e in endpoint_names], dtype=np.int64)",
+           after, "numpy's default for a list of Python ints is int64") for after in (
+             "ends = np.array([endpoint_names.index(e) for e in endpoint_names], dtype=None)",
+             "ends = np.array([endpoint_names.index(e) for e in endpoint_names], )")],
+        *[("3 * len(cols.keys), by=episodes):", after,
+           "ordered by the groups' first places instead of the episodes': an episode's first "
+           "group is its first priced call, so the episodes come in the same order, and each "
+           "episode's roles are keyed in advance (dict.fromkeys(ROLES))") for after in (
+             "3 * len(cols.keys), by=None):", "3 * len(cols.keys), ):")],
+        ("3 * len(cols.keys), by=episodes):", "4 * len(cols.keys), by=episodes):", _SIZE),
+        ("total = np.zeros(1)", "total = np.zeros(2)", _SIZE),
+        ("return values.index(value) if value in values else -1",
+         "return values.index(value) if value in values else -2",
+         "compared with role codes, none of them negative: -1 and -2 match none alike"),
+        ("present = np.zeros(int(pair.max()) + 1 if len(pair) else 0, dtype=bool)",
+         "present = np.zeros(int(pair.max()) + 1 if len(pair) else 1, dtype=bool)",
+         "without calls no pair is marked: a slot left False is no pair (flatnonzero)"),
+        ("by_role = np.zeros(3)", "by_role = np.zeros(4)",
+         "zip with the three ROLES stops before the fourth slot, which no role code reaches"),
     ],
     "sweepbench/runner/budget.py": [
         ("def charge(self, endpoint: str, usage: Usage, attempts: int = 1,",
@@ -1311,6 +1372,16 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("count=len(values))", ")", _DTYPE),
     ],
     "sweepbench/results/selection.py": [
+        ('if old is None or ((r["started_at"] or 0.0, r["episode_key"]) > '
+         '(old["started_at"] or 0.0, old["episode_key"])):',
+         'if old is None or ((r["started_at"] or 0.0, r["episode_key"]) >= '
+         '(old["started_at"] or 0.0, old["episode_key"])):',
+         "rows come to _newest one per episode key (load_view keeps one): no two are equal"),
+        ('specs = s.specs() if selection.splits else {}  # what --split matches, only then',
+         'specs = s.specs() if (selection.splits) or True else {}  # what --split matches, '
+         'only then',
+         "the specs are read by keeps() only for --split: read always, nothing else changes "
+         "(only slower)"),
         ('names = {row["domain"]} | specs | {s.partition(":")[2] for s in specs}',
          'names = {row["domain"]} | specs | {s.rpartition(":")[2] for s in specs}',
          "a spec holds one colon at most (name[@release][:domains], BenchmarkSpec): with one, "
@@ -2017,6 +2088,12 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("np.add.at(m, ([index[x] for x in a], [index[y] for y in b]), 1)",
          "np.add.at(m, ([index[x] for x in a], [index[y] for y in b]), 2)",
          "κ is a ratio of shares: counting each pair twice doubles every cell and changes none"),
+        *[(line, line.replace(f"type({v})", "type(None)"),
+           "the exact-type test is a fast path of the isinstance test beside it (a dict is a "
+           "Mapping)") for line, v in (
+             ("if type(details) is not dict and not isinstance(details, Mapping):", "details"),
+             ("if type(raw) is dict or isinstance(raw, Mapping):", "raw"),
+             ("if type(item) is dict or isinstance(item, Mapping):", "item"))],
     ],
     "sweepbench/model_json.py": [
         ('data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text',
