@@ -264,6 +264,16 @@ def test_t1_metric_columns_from_judgment_details(tmp_path):
     assert m["method_scores"] == pytest.approx({"llm/likert": 0.375, "t1/t1-metrics": 0.8})
     assert m["domains"]["delivery"]["metrics"]["tool_f1"] == pytest.approx(0.8)
     assert m["score"] == pytest.approx(0.8)
+    # and in every scope: model x benchmark, model x benchmark x domain, on either board
+    per_bench = report["benchmarks"]["vitabench"]["models"]["M"]
+    for entry in (m["benchmarks"]["vitabench"], per_bench,
+                  m["benchmarks"]["vitabench"]["domains"]["delivery"],
+                  per_bench["domains"]["delivery"]):
+        assert entry["metrics"]["tool_f1"] == pytest.approx(0.8)
+        assert entry["method_scores"] == pytest.approx({"llm/likert": 0.375,
+                                                        "t1/t1-metrics": 0.8})
+    # no state check judged these episodes: no state column, in any scope
+    assert m["state"] is None and m["domains"]["delivery"]["state"] is None
     console = Console(record=True, width=250, file=io.StringIO())
     console.print(render(report))
     text = console.export_text()
@@ -325,6 +335,8 @@ def test_unreachable_tasks_are_apart_with_their_reason(tmp_path):
     assert (u["benchmark"], u["task_id"], u["reason"], u["episodes"]) == (
         "vitabench", "b", "product on no menu", 4)
     assert report["benchmarks"]["vitabench"]["unreachable"] == [u]
+    assert u == {"benchmark": "vitabench", "domain": "delivery", "lang": "en", "task_id": "b",
+                 "reason": "product on no menu", "episodes": 4}
     n = report["benchmarks"]["vitabench"]["models"]["N"]
     assert n["tasks"] == 2 and n["without_unreachable"]["tasks"] == 1
     assert "without_unreachable" not in report["benchmarks"]["t1"]["models"]["N"]
@@ -385,3 +397,19 @@ def test_store_strings_are_printed_literally(tmp_path):
     text = _terminal(report, 200)
     for literal in (model, task, "[red]no menu[/red]", "[blink]boom[/blink]"):
         assert literal in text  # rich read none of it as markup
+
+
+def test_a_task_is_unreachable_by_its_state_checks_reason_when_the_row_says_none(tmp_path):
+    with RunStore(tmp_path / "s.db") as s:
+        s.begin_run("r", {})
+        for task, why in (("a", None), ("b", "no such dish"), ("c", "")):
+            key = add(s, "r", "M", task, 0, domain="delivery")
+            s.judgment(key, judge="state", method="state", passed=False, score=0.0,
+                       details={"unreachable": why})
+        key = add(s, "r", "M", "d", 0, domain="delivery", unreachable="the row's own")
+        s.judgment(key, judge="state", method="state", passed=False, score=0.0,
+                   details={"unreachable": "the check's"})
+        s.flush_sync()
+        report = build_report(s, profile=False)
+    assert [(u["task_id"], u["reason"], u["episodes"]) for u in report["unreachable"]] == [
+        ("b", "no such dish", 1), ("d", "the row's own", 1)]
