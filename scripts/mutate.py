@@ -385,6 +385,51 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
            "order of each key's values (one per row) is the rows' order however ties break")
           for after in ('order = np.argsort(rows, kind=None)',
                         'order = np.argsort(rows, kind="STABLE")')],
+        *[(line, line.replace(a, b), "numpy's default dtype holds the same values here "
+           "(int64 for an int fill, float64 for what is then compared, assigned or used as "
+           "truth values alike)") for line, a, b in (
+             ('self.state.extend(at, "state", ((state[at] == 1) & ~error[at]).astype(np.float64))',
+              "astype(np.float64))", "astype(None))"),
+             ("verdict = np.full(len(o_row), ABSENT, dtype=np.int8)", "dtype=np.int8)", "dtype=None)"),
+             ("verdict = np.full(len(o_row), ABSENT, dtype=np.int8)", "dtype=np.int8)", ")"),
+             ("score, has = np.zeros(len(o_row)), np.zeros(len(o_row), dtype=bool)",
+              "dtype=bool)", "dtype=None)"),
+             ("score, has = np.zeros(len(o_row)), np.zeros(len(o_row), dtype=bool)",
+              "dtype=bool)", ")"),
+             ("headline = np.full(len(rows), -1, dtype=np.int64)  # row -> its headline pair",
+              "dtype=np.int64)", "dtype=None)"),
+             ("headline = np.full(len(rows), -1, dtype=np.int64)  # row -> its headline pair",
+              "dtype=np.int64)", ")"),
+             ("o_score = np.where(scored, np.where(has, score, passed.astype(np.float64)), 0.0)",
+              "astype(np.float64)", "astype(None)"),
+             ("dtype=bool)", "dtype=bool)", "dtype=None)"),
+             ("dtype=bool)", "dtype=bool)", ")"))],
+        *[("headline = np.full(len(rows), -1, dtype=np.int64)  # row -> its headline pair",
+           f"headline = np.full(len(rows), {v}, dtype=np.int64)  # row -> its headline pair",
+           "headline is only read for eligible rows, which are scored, so have a headline set")
+          for v in ("+1", "-2")],
+        ("hp = judged.index((src.judge, src.method)) if src.judge else None",
+         "hp = judged.index((src.judge, src.method)) if (src.judge) or True else None",
+         "no judged pair has an empty judge: index() finds none, as the else gives"),
+        ("dtype=np.int64, count=len(rows))[o_row]", "dtype=np.int64, )[o_row]",
+         "count is a size hint: the iterable has len(rows) items either way"),
+        ('trial = np.fromiter((r["trial"] for r in rows), dtype=np.int64, count=len(rows))',
+         'trial = np.fromiter((r["trial"] for r in rows), dtype=np.int64, )',
+         "count is a size hint: the iterable has len(rows) items either way"),
+        ("nb = max(1, len(sc.benches))", "nb = max(2, len(sc.benches))",
+         "any width of at least the benchmarks' count codes each (row, benchmark) once and "
+         "decodes it back the same"),
+        ("nb, nd = max(1, len(sc.benches)), max(1, len(sc.domains))",
+         "nb, nd = max(1, len(sc.benches)), max(2, len(sc.domains))",
+         "any width of at least the domains' count codes each scope once and decodes it back "
+         "the same"),
+        *[("n = np.bincount(ids, minlength=1)", after,
+           "bins past the ids hold 0 and are skipped (flatnonzero)") for after in (
+             "n = np.bincount(ids, )", "n = np.bincount(ids, minlength=2)")],
+        *[("sums = None if values is None else np.bincount(ids, weights=values[rows], minlength=1)",
+           f"sums = None if values is None else np.bincount(ids, weights=values[rows], {after}",
+           "only the bins where n is not 0 are read, all within the ids") for after in (
+             ")", "minlength=2)")],
     ],
     "sweepbench/results/sources.py": [
         ("verdicts[bench_of[key]][pair] += 1", "verdicts[bench_of[key]][pair] += 2",
