@@ -305,6 +305,140 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
              "lookup = np.zeros(int(ep.max()) + 2, dtype=np.int64)"),
             ("size = max(store_texts, default=0) + 1", "size = max(store_texts, default=1) + 1"),
             ("size = max(store_texts, default=0) + 1", "size = max(store_texts, default=0) + 2"))],
+        *[(line, line.replace("copy=False)", after),
+           "a copy or a view of the arrays read, the same values: neither is written to")
+          for line in ("return small_ints(values.astype(np.int64, copy=False))",
+                       "return values.astype(_TYPES[name], copy=False)")
+          for after in ("copy=None)", ")", "copy=True)")],
+        *[("setattr(self, name, _typed(np.zeros(0, dtype=_TYPES[name]), name))",
+           f"setattr(self, name, _typed(np.zeros(0, {after}), name))",
+           "_typed casts the empty column to its type anyway") for after in ("dtype=None", "")],
+    ],
+    "sweepbench/results/judged.py": [
+        ('self.rows = array("q")', 'self.rows = array("Q")',
+         "rows are positions (>= 0): the same 8 bytes signed or unsigned, read as int64"),
+        ('self.ints = array("b")', 'self.ints = array("B")',
+         "the flags are 0 or 1: the same byte signed or unsigned"),
+        *[("np.frombuffer(self.values, dtype=np.float64).reshape(-1, width),", after,
+           "numpy's frombuffer reads float64 by default") for after in (
+             "np.frombuffer(self.values, dtype=None).reshape(-1, width),",
+             "np.frombuffer(self.values, ).reshape(-1, width),")],
+        *[(line, line.replace("reshape(-1,", "reshape(-2,"),
+           "numpy infers the size of any negative dimension") for line in (
+             "np.frombuffer(self.values, dtype=np.float64).reshape(-1, width),",
+             "np.frombuffer(self.ints, dtype=np.int8).reshape(-1, width).astype(bool))")],
+        *[("pa, pb = va[both].astype(bool), vb[both].astype(bool)", after,
+           "verdicts here are 0 or 1: as floats (astype(None)) _agree counts the same labels "
+           "(0.0 == False, 1.0 == True), so the same agreement and κ") for after in (
+             "pa, pb = va[both].astype(None), vb[both].astype(bool)",
+             "pa, pb = va[both].astype(bool), vb[both].astype(None)")],
+        *[("xa, xb = (np.array(items, dtype=bool) for items in (items_a, items_b))", after,
+           "paired_items' items are booleans (rubric_decisions makes them so): numpy makes a "
+           "bool array of them anyway, and an empty one is never counted (_agree: None)")
+          for after in ("xa, xb = (np.array(items, dtype=None) for items in (items_a, items_b))",
+                        "xa, xb = (np.array(items, ) for items in (items_a, items_b))")],
+        *[('return rows[np.argsort(self.read_pos[rows], kind="stable")]', after,
+           "read positions are distinct (one per row): no ties for a stable sort to keep")
+          for after in ('return rows[np.argsort(self.read_pos[rows], kind=None)]',
+                        'return rows[np.argsort(self.read_pos[rows], )]',
+                        'return rows[np.argsort(self.read_pos[rows], kind="STABLE")]')],
+        ("counts = np.bincount(bench[v >= 0], minlength=len(benches))",
+         "counts = np.bincount(bench[v >= 0], )",
+         "zip stops at the shorter counts: the benchmarks past them have no verdicts (count "
+         "0), which are left out either way, and every benchmark's Counter is made before"),
+        ("notes.sort(key=lambda n: n[0])", "notes.sort(key=None)",
+         "(read position, judge, method) is the store's key of a judgment, unique: the "
+         "exceptions after it are never compared"),
+    ],
+    "sweepbench/results/row_codes.py": [
+        ('np.fromiter((_STATUS[r["status"]] for r in rows), dtype=np.int8, count=n),',
+         'np.fromiter((_STATUS[r["status"]] for r in rows), dtype=np.int8, ),',
+         "count is a size hint: the iterable has n items either way"),
+    ],
+    "sweepbench/results/orders.py": [
+        *[("if len(keys) and int(keys.min()) >= 0 and int(keys.max()) < 1 << 16:", after,
+           "only narrows when the radix sort is taken: a stable order is one order, whatever "
+           "sorts it") for after in (
+             "if len(keys) and int(keys.min()) > 0 and int(keys.max()) < 1 << 16:",
+             "if len(keys) and int(keys.min()) >= 1 and int(keys.max()) < 1 << 16:",
+             "if len(keys) and int(keys.min()) >= 0 and int(keys.max()) < 1 >> 16:")],
+        ("keys = keys.astype(np.uint16)", "keys = keys.astype(None)",
+         "float64 holds these integers exactly: the same stable order, only slower"),
+        ('return np.argsort(keys, kind="stable")', 'return np.argsort(keys, kind="STABLE")',
+         "numpy reads a sort kind without regard to case"),
+        *[("first = np.full(int(codes.max()) + 1 if size is None else size, n, dtype=np.int64)",
+           after, why) for after, why in (
+             ("first = np.full(int(codes.max()) + 1 if size is None else size, n, dtype=None)",
+              "numpy's full takes the dtype of its fill, n, an int: int64"),
+             ("first = np.full(int(codes.max()) + 1 if size is None else size, n, )",
+              "numpy's full takes the dtype of its fill, n, an int: int64"),
+             ("first = np.full(int(codes.max()) + 1 if (size is None) or True else size, n, "
+              "dtype=np.int64)", "size only bounds the codes from above: the table sized by "
+              "their maximum holds the same first places"),
+             ("first = np.full(int(codes.max()) + 2 if size is None else size, n, dtype=np.int64)",
+              _SIZE))],
+    ],
+    "sweepbench/results/board.py": [
+        ("adaptive: bool = False) -> None:", "adaptive: bool = True) -> None:",
+         "the one caller, build_report, always passes adaptive"),
+        *[('status = np.fromiter((_STATUS[r["status"]] for r in rows), dtype=np.int8,', after,
+           "status codes are only compared with the small ints of _STATUS: the same in any "
+           "dtype") for after in (
+             'status = np.fromiter((_STATUS[r["status"]] for r in rows), dtype=None,',)],
+        ("count=len(rows))", ")", "count is a size hint: the iterable has len(rows) items "
+         "either way"),
+        ("np.asarray(values, dtype=np.float64)))", "np.asarray(values, )))",
+         "both callers pass float64 arrays (a state column cast so, a pair's scores)"),
+        *[('order = np.argsort(rows, kind="stable")', after,
+           "ties are entries of one row under different names, hence different keys: the "
+           "order of each key's values (one per row) is the rows' order however ties break")
+          for after in ('order = np.argsort(rows, kind=None)',
+                        'order = np.argsort(rows, kind="STABLE")')],
+        *[(line, line.replace(a, b), "numpy's default dtype holds the same values here "
+           "(int64 for an int fill, float64 for what is then compared, assigned or used as "
+           "truth values alike)") for line, a, b in (
+             ('self.state.extend(at, "state", ((state[at] == 1) & ~error[at]).astype(np.float64))',
+              "astype(np.float64))", "astype(None))"),
+             ("verdict = np.full(len(o_row), ABSENT, dtype=np.int8)", "dtype=np.int8)", "dtype=None)"),
+             ("verdict = np.full(len(o_row), ABSENT, dtype=np.int8)", "dtype=np.int8)", ")"),
+             ("score, has = np.zeros(len(o_row)), np.zeros(len(o_row), dtype=bool)",
+              "dtype=bool)", "dtype=None)"),
+             ("score, has = np.zeros(len(o_row)), np.zeros(len(o_row), dtype=bool)",
+              "dtype=bool)", ")"),
+             ("headline = np.full(len(rows), -1, dtype=np.int64)  # row -> its headline pair",
+              "dtype=np.int64)", "dtype=None)"),
+             ("headline = np.full(len(rows), -1, dtype=np.int64)  # row -> its headline pair",
+              "dtype=np.int64)", ")"),
+             ("o_score = np.where(scored, np.where(has, score, passed.astype(np.float64)), 0.0)",
+              "astype(np.float64)", "astype(None)"),
+             ("dtype=bool)", "dtype=bool)", "dtype=None)"),
+             ("dtype=bool)", "dtype=bool)", ")"))],
+        *[("headline = np.full(len(rows), -1, dtype=np.int64)  # row -> its headline pair",
+           f"headline = np.full(len(rows), {v}, dtype=np.int64)  # row -> its headline pair",
+           "headline is only read for eligible rows, which are scored, so have a headline set")
+          for v in ("+1", "-2")],
+        ("hp = judged.index((src.judge, src.method)) if src.judge else None",
+         "hp = judged.index((src.judge, src.method)) if (src.judge) or True else None",
+         "no judged pair has an empty judge: index() finds none, as the else gives"),
+        ("dtype=np.int64, count=len(rows))[o_row]", "dtype=np.int64, )[o_row]",
+         "count is a size hint: the iterable has len(rows) items either way"),
+        ('trial = np.fromiter((r["trial"] for r in rows), dtype=np.int64, count=len(rows))',
+         'trial = np.fromiter((r["trial"] for r in rows), dtype=np.int64, )',
+         "count is a size hint: the iterable has len(rows) items either way"),
+        ("nb = max(1, len(sc.benches))", "nb = max(2, len(sc.benches))",
+         "any width of at least the benchmarks' count codes each (row, benchmark) once and "
+         "decodes it back the same"),
+        ("nb, nd = max(1, len(sc.benches)), max(1, len(sc.domains))",
+         "nb, nd = max(1, len(sc.benches)), max(2, len(sc.domains))",
+         "any width of at least the domains' count codes each scope once and decodes it back "
+         "the same"),
+        *[("n = np.bincount(ids, minlength=1)", after,
+           "bins past the ids hold 0 and are skipped (flatnonzero)") for after in (
+             "n = np.bincount(ids, )", "n = np.bincount(ids, minlength=2)")],
+        *[("sums = None if values is None else np.bincount(ids, weights=values[rows], minlength=1)",
+           f"sums = None if values is None else np.bincount(ids, weights=values[rows], {after}",
+           "only the bins where n is not 0 are read, all within the ids") for after in (
+             ")", "minlength=2)")],
     ],
     "sweepbench/results/sources.py": [
         ("verdicts[bench_of[key]][pair] += 1", "verdicts[bench_of[key]][pair] += 2",
@@ -867,6 +1001,42 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          'p = prices.get(call.run_id or "XXXX", {}).get(call.endpoint)',
          "a call without a run id finds no price under '' (the store refuses an empty run id) "
          "nor under XXXX (unless a run was named so by hand)"),
+        ('return prices.get(run or "", {}).get(endpoint)',
+         'return prices.get(run or "XXXX", {}).get(endpoint)',
+         "a call without a run id finds no price under '' (the store refuses an empty run id) "
+         "nor under XXXX (unless a run was named so by hand)"),
+        *[("_, at = first_places(first, size)", after,
+           "size only bounds the groups from above: sized by their maximum, the same first "
+           "places") for after in ("_, at = first_places(first, None)",
+                                   "_, at = first_places(first, )")],
+        *[("present = np.zeros(size, dtype=bool)", after,
+           "only read as truth values: True stored in floats is 1.0") for after in (
+             "present = np.zeros(size, dtype=None)", "present = np.zeros(size, )")],
+        *[("present = np.zeros(int(pair.max()) + 1 if len(pair) else 0, dtype=bool)", after,
+           _SIZE) for after in (
+             "present = np.zeros(int(pair.max()) + 2 if len(pair) else 0, dtype=bool)",)],
+        ("width = max(1, len(endpoints))", "width = max(2, len(endpoints))",
+         "any width of at least the endpoints' count codes each (run, endpoint) pair once and "
+         "decodes it back the same"),
+        *[("ends = np.array([endpoint_names.index(e) for e in endpoint_names], dtype=np.int64)",
+           after, "numpy's default for a list of Python ints is int64") for after in (
+             "ends = np.array([endpoint_names.index(e) for e in endpoint_names], dtype=None)",
+             "ends = np.array([endpoint_names.index(e) for e in endpoint_names], )")],
+        *[("3 * len(cols.keys), by=episodes):", after,
+           "ordered by the groups' first places instead of the episodes': an episode's first "
+           "group is its first priced call, so the episodes come in the same order, and each "
+           "episode's roles are keyed in advance (dict.fromkeys(ROLES))") for after in (
+             "3 * len(cols.keys), by=None):", "3 * len(cols.keys), ):")],
+        ("3 * len(cols.keys), by=episodes):", "4 * len(cols.keys), by=episodes):", _SIZE),
+        ("total = np.zeros(1)", "total = np.zeros(2)", _SIZE),
+        ("return values.index(value) if value in values else -1",
+         "return values.index(value) if value in values else -2",
+         "compared with role codes, none of them negative: -1 and -2 match none alike"),
+        ("present = np.zeros(int(pair.max()) + 1 if len(pair) else 0, dtype=bool)",
+         "present = np.zeros(int(pair.max()) + 1 if len(pair) else 1, dtype=bool)",
+         "without calls no pair is marked: a slot left False is no pair (flatnonzero)"),
+        ("by_role = np.zeros(3)", "by_role = np.zeros(4)",
+         "zip with the three ROLES stops before the fourth slot, which no role code reaches"),
     ],
     "sweepbench/runner/budget.py": [
         ("def charge(self, endpoint: str, usage: Usage, attempts: int = 1,",
@@ -1285,6 +1455,16 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("count=len(values))", ")", _DTYPE),
     ],
     "sweepbench/results/selection.py": [
+        ('if old is None or ((r["started_at"] or 0.0, r["episode_key"]) > '
+         '(old["started_at"] or 0.0, old["episode_key"])):',
+         'if old is None or ((r["started_at"] or 0.0, r["episode_key"]) >= '
+         '(old["started_at"] or 0.0, old["episode_key"])):',
+         "rows come to _newest one per episode key (load_view keeps one): no two are equal"),
+        ('specs = s.specs() if selection.splits else {}  # what --split matches, only then',
+         'specs = s.specs() if (selection.splits) or True else {}  # what --split matches, '
+         'only then',
+         "the specs are read by keeps() only for --split: read always, nothing else changes "
+         "(only slower)"),
         ('names = {row["domain"]} | specs | {s.partition(":")[2] for s in specs}',
          'names = {row["domain"]} | specs | {s.rpartition(":")[2] for s in specs}',
          "a spec holds one colon at most (name[@release][:domains], BenchmarkSpec): with one, "
@@ -2009,6 +2189,12 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("np.add.at(m, ([index[x] for x in a], [index[y] for y in b]), 1)",
          "np.add.at(m, ([index[x] for x in a], [index[y] for y in b]), 2)",
          "κ is a ratio of shares: counting each pair twice doubles every cell and changes none"),
+        *[(line, line.replace(f"type({v})", "type(None)"),
+           "the exact-type test is a fast path of the isinstance test beside it (a dict is a "
+           "Mapping)") for line, v in (
+             ("if type(details) is not dict and not isinstance(details, Mapping):", "details"),
+             ("if type(raw) is dict or isinstance(raw, Mapping):", "raw"),
+             ("if type(item) is dict or isinstance(item, Mapping):", "item"))],
     ],
     "sweepbench/model_json.py": [
         ('data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text',

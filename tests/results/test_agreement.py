@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from types import MappingProxyType
 
 import pytest
 
@@ -113,3 +114,12 @@ def test_nothing_to_compare_or_one_label_throughout_is_none() -> None:
     same = judge_agreement({"e": j(True, [True])}, {"e": j(True, [True])})
     assert (same.episodes, same.pass_agreement, same.pass_kappa) == (1, 1.0, None)
     assert (same.rubric_items, same.rubric_agreement, same.rubric_kappa) == (1, 1.0, None)
+
+
+def test_rubric_decisions_read_any_mapping_not_only_a_dict() -> None:
+    # details, a rubric given as an object, and items, each a read-only mapping
+    frozen = MappingProxyType
+    assert rubric_decisions(frozen({"rubric": [True, 0]})) == [True, False]
+    assert rubric_decisions({"rubric": frozen({"b": False, "a": True})}) == [True, False]
+    assert rubric_decisions({"rubrics": [frozen({"met": False}), frozen({"pass": 1})]}) == \
+        [False, True]

@@ -10,7 +10,16 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from sweepbench.results.cost import CallCost, Spend, call_cost, prices_by_run, role_of
+import numpy as np
+
+from sweepbench.results.cost import (
+    CallCost,
+    Spend,
+    call_cost,
+    column_costs,
+    prices_by_run,
+    role_of,
+)
 from sweepbench.results.profile import Prices
 from sweepbench.results.report import build_report
 from sweepbench.store.reads import ModelCallRow
@@ -212,3 +221,122 @@ def test_a_report_shows_a_model_with_unpriced_calls_as_unpriced_never_as_zero(tm
     assert models["local"]["cost"] == {"agent": None, "user": 0.0, "judge": 0.0, "total": None,
                                        "per_episode": None, "per_pass": None}
     assert models["priced"]["cost"]["total"] == 1.25
+
+
+class CallColumnsDouble:
+    """Test double of ``CallColumns`` made of ``ModelCallRow``s: the columns ``of_columns``
+    reads, texts as codes into tables in first-come order (None a text like any other), the
+    calls with stalls kept whole in ``rare``."""
+
+    def __init__(self, calls) -> None:
+        tables: dict[str, list] = {"runs": [], "endpoints": [], "roles": [], "keys": []}
+
+        def code(table, value):
+            values = tables[table]
+            if value not in values:
+                values.append(value)
+            return values.index(value)
+
+        self.run = np.array([code("runs", c.run_id) for c in calls], dtype=np.int32)
+        self.endpoint = np.array([code("endpoints", c.endpoint) for c in calls], dtype=np.int32)
+        self.role = np.array([code("roles", c.role) for c in calls], dtype=np.int32)
+        self.episode = np.array([code("keys", c.episode_key) for c in calls], dtype=np.int32)
+        self.runs, self.endpoints = tables["runs"], tables["endpoints"]
+        self.roles, self.keys = tables["roles"], tables["keys"]
+        self.judge = np.array([bool(c.journal) for c in calls], dtype=bool)
+        self.prompt, self.completion, self.cached = (
+            np.array([getattr(c, f) for c in calls], dtype=np.int32)
+            for f in ("prompt_tokens", "completion_tokens", "cached_prompt_tokens"))
+        self.has_attempts = np.array([c.attempts is not None for c in calls], dtype=bool)
+        self.attempts = np.array([c.attempts or 0 for c in calls], dtype=np.int32)
+        self.rare = {i: c for i, c in enumerate(calls) if c.stalls is not None}
+        self.n = len(calls)
+
+    def __len__(self) -> int:
+        return self.n
+
+
+def _spend_fields(s: Spend) -> tuple:
+    return (s.total, s.calls, s.unpriced, dict(s.by_role), list(s.by_endpoint.items()),
+            [(k, dict(v)) for k, v in s.by_episode.items()],
+            {k: set(v) for k, v in s.unpriced_roles.items()}, set(s.unpriced_endpoints))
+
+
+LOSER = json.dumps({"hedge_usage": {"prompt_tokens": 8, "completion_tokens": 2,
+                                    "cached_prompt_tokens": 0}})  # $3 at P
+
+
+def _mixed_calls():
+    return [call(key="e2", role="user", endpoint="u", prompt=0, cached=0, completion=1),  # .5
+            call(),  # agent on m: 1.25
+            call(role="exit", endpoint="u", completion=0),  # user on u: .75
+            call(journal="judge", run_id="r2", completion=0),  # judge on m at r2: 1.5
+            call(key="e2", run_id="gone"),  # unpriced agent
+            call(key="e3", endpoint="nowhere", role="exit"),  # unpriced user
+            call(key="e3", attempts=0, endpoint=None),  # cached, endpoint unknown: 0
+            call(key="e3", endpoint=None, journal="j"),  # unpriced judge, endpoint unknown
+            call(key="e1", stalls=LOSER),  # agent 1.25 + its losing copy 3
+            call(key="e1", stalls=LOSER, run_id="gone"),  # unpriced: no loser priced either
+            call(key="e2", stalls='{"hung": 1}', attempts=None),  # agent 1.25, no loser
+            call(key="e4", attempts=0, stalls=LOSER)]  # cached: nothing, losers neither
+
+
+def test_spend_of_columns_is_spend_of_the_same_calls_exactly():
+    calls = _mixed_calls()
+    got = Spend.of_columns(CallColumnsDouble(calls), PRICES)
+    assert _spend_fields(got) == _spend_fields(Spend.of(calls, PRICES))
+    assert got.total == 0.5 + 1.25 + 0.75 + 1.5 + 0.0 + 4.25 + 1.25
+    assert got.by_role == {"agent": 6.75, "user": 1.25, "judge": 1.5}
+    # endpoints and episodes in the order of their first priced call
+    assert list(got.by_endpoint.items()) == [("u", 1.25), ("m", 8.25), ("?", 0.0)]
+    assert [(k, dict(v)) for k, v in got.by_episode.items()] == [
+        ("e2", {"agent": 1.25, "user": 0.5, "judge": 0.0}),
+        ("e1", {"agent": 5.5, "user": 0.75, "judge": 1.5}),
+        ("e3", {"agent": 0.0, "user": 0.0, "judge": 0.0}),
+        ("e4", {"agent": 0.0, "user": 0.0, "judge": 0.0})]
+    assert (got.calls, got.unpriced) == (12, 4)
+    assert {k: set(v) for k, v in got.unpriced_roles.items()} == {
+        "e2": {"agent"}, "e3": {"user", "judge"}, "e1": {"agent"}}
+    assert got.unpriced_endpoints == {"m", "nowhere", "?"}
+
+
+def test_spend_of_columns_prices_with_an_override_as_spend_of_does():
+    calls = _mixed_calls()
+    override = {"m": DOUBLE, "nowhere": P}
+    got = Spend.of_columns(CallColumnsDouble(calls), PRICES, override)
+    assert _spend_fields(got) == _spend_fields(Spend.of(calls, PRICES, override))
+    assert got.unpriced == 1 and got.unpriced_endpoints == {"?"}
+    # the gone run's calls priced now, each losing copy at the override's price too (6)
+    assert got.by_episode["e1"]["agent"] == 2.5 + 8.5 + 8.5
+
+
+def test_spend_of_columns_of_one_episode_and_of_none():
+    calls = [call(key="only", journal="j", completion=0), call(key="only", role="user")]
+    got = Spend.of_columns(CallColumnsDouble(calls), PRICES)
+    assert _spend_fields(got) == _spend_fields(Spend.of(calls, PRICES))
+    assert [(k, dict(v)) for k, v in got.by_episode.items()] == [
+        ("only", {"agent": 0.0, "user": 1.25, "judge": 0.75})]
+    empty = Spend.of_columns(CallColumnsDouble([]), PRICES)
+    assert _spend_fields(empty) == _spend_fields(Spend.of([], PRICES))
+
+
+def test_spend_of_columns_without_an_agent_call_counts_every_other_call_as_the_users():
+    calls = [call(role="user", endpoint="u"), call(role="exit", completion=0),
+             call(role="exit", journal="j", key="e2")]
+    got = Spend.of_columns(CallColumnsDouble(calls), PRICES)
+    assert _spend_fields(got) == _spend_fields(Spend.of(calls, PRICES))
+    assert got.by_role == {"agent": 0.0, "user": 1.25 + 0.75, "judge": 1.25}
+
+
+def test_spend_of_columns_keys_episodes_by_their_first_priced_call():
+    # episode "a" comes first in the columns, but its first call is unpriced
+    calls = [call(key="a", run_id="gone"), call(key="b", role="user"), call(key="a")]
+    got = Spend.of_columns(CallColumnsDouble(calls), PRICES)
+    assert _spend_fields(got) == _spend_fields(Spend.of(calls, PRICES))
+    assert list(got.by_episode) == ["b", "a"]
+
+
+def test_column_costs_of_no_calls_are_empty():
+    none = np.zeros(0, dtype=np.int32)
+    cost, inverse, by_pair = column_costs(none, ["r1"], none, ["m"], none, none, none, PRICES)
+    assert cost.tolist() == [] and inverse.tolist() == [] and by_pair == []

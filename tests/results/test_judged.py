@@ -7,14 +7,23 @@ pairs and each pair's episodes in read order, and judgments that do not decode s
 from __future__ import annotations
 
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from sweepbench.results.agreement import judge_agreement, rubric_decisions
 from sweepbench.results.details import numeric_details
-from sweepbench.results.judged import ABSENT, NO_VERDICT, load_judged, read_order
+from sweepbench.results.judged import (
+    ABSENT,
+    NO_VERDICT,
+    Judged,
+    _agree,
+    _row_at,
+    load_judged,
+    read_order,
+)
 from sweepbench.results.runinfo import unjudged_by_judge
 from sweepbench.results.selection import load_view
 from sweepbench.store import reads
@@ -211,3 +220,115 @@ def test_a_view_without_judgments_has_no_pairs(tmp_path):
         got = load_judged(load_view([s]))
     assert got.pairs == [] and got.methods() == [] and got.unjudged() == []
     assert got.index(("state", "state")) is None
+
+
+# Unit tests of the columns themselves, on a Judged filled by hand (each test its own: the
+# store-backed fixture above is built once, by the module's first test).
+
+def _filled() -> Judged:
+    judged = Judged(4, np.array([3, 0, 2, 1]))
+    rubric = [{"met": True}, {"met": False}, {"met": True}]
+    # all three rubric keys: "rubric" is the one read
+    judged.add(0, "J", "m", True, 0.5, {"tool": {"f1": 0.5, "n": 2}, "rubric": [False],
+                                        "rubrics": rubric, "nl_rubrics": [True],
+                                        "unreachable": "no dish", "error": "kept out"})
+    judged.add(1, "J", "m", None, None, {"error": 7})
+    judged.add(2, "J", "m", False, None, {"error": "has a verdict", "tool": {"f1": 1.0,
+                                                                           "n": 3}})
+    judged.add(3, "K", "x", None, 0.0, {"error": "has a score", "unreachable": ""})
+    judged.add(2, "K", "x", None, None, {"error": ""})
+    judged.flush()
+    return judged
+
+
+def test_add_places_verdicts_scores_numbers_rubrics_and_errors_exactly():
+    judged = _filled()
+    assert judged.pairs == [("J", "m"), ("K", "x")]
+    j, k = judged.index(("J", "m")), judged.index(("K", "x"))
+    assert judged.verdict[j].dtype == np.int8 and judged.has_score[j].dtype == bool
+    assert judged.verdict[j].tolist() == [1, NO_VERDICT, 0, ABSENT]
+    assert judged.verdict[k].tolist() == [ABSENT, ABSENT, NO_VERDICT, NO_VERDICT]
+    assert judged.has_score[j].tolist() == [True, False, False, False]
+    assert judged.has_score[k].tolist() == [False, False, False, True]
+    assert judged.score[j][0] == 0.5 and judged.score[k][3] == 0.0
+    assert list(judged.numbers[j]) == [("tool_f1", "tool_n"), ("error",)]  # a numeric error
+    numbers = judged.numbers[j]["tool_f1", "tool_n"]
+    assert numbers.names == ("tool_f1", "tool_n")
+    rows, values, ints = numbers.arrays()
+    assert rows.tolist() == [0, 2] and values.tolist() == [[0.5, 2.0], [1.0, 3.0]]
+    assert ints.dtype == bool and ints.tolist() == [[False, True], [False, True]]
+    assert [a.tolist() for a in judged.numbers[j]["error",].arrays()] == [[1], [[7.0]], [[True]]]
+    assert judged.numbers[k] == {}
+    assert judged.rubric[j] == {0: bytes([0])} and judged.rubric[k] == {}
+    assert judged.unreachable[j] == {0: "no dish"} and judged.unreachable[k] == {}
+    # only a judgment with neither verdict nor score, whose error is not empty; the text of
+    # a non-text error; at the row's read position
+    assert judged.errors == [(0, "J", "m", "7")]
+    assert judged.unjudged() == [{"judge": "J", "method": "m", "passed": None, "score": None,
+                                  "details": {"error": "7"}}]
+
+
+def test_pairs_are_renumbered_in_the_order_their_first_judgment_is_read():
+    judged = Judged(4, np.array([3, 0, 2, 1]))
+    judged.add(0, "late", "m", True, None, None)  # read 4th
+    judged.add(2, "mid", "m", True, None, None)  # read 3rd
+    judged.add(3, "early", "m", True, None, None)  # read 2nd
+    judged.add(2, "early", "m", True, None, None)
+    judged.flush()
+    judged._in_read_order()
+    assert judged.pairs == [("early", "m"), ("mid", "m"), ("late", "m")]
+    assert judged.index(("late", "m")) == 2
+    assert [v.tolist() for v in judged.verdict] == [[ABSENT, ABSENT, 1, 1],
+                                                    [ABSENT, ABSENT, 1, ABSENT],
+                                                    [1, ABSENT, ABSENT, ABSENT]]
+    assert judged.judged_rows(0).tolist() == [3, 2]
+
+
+def test_verdict_counts_count_each_benchmarks_verdicts_of_each_pair():
+    judged = _filled()
+    bench = np.array([1, 0, 1, 1])
+    got = judged.verdict_counts(bench, ["a", "b"])
+    # J: verdicts on rows 0 (b, passed) and 2 (b, failed); row 1 has none; K: none
+    assert got == {"a": Counter(), "b": Counter({("J", "m"): 2})}
+    assert judged.verdict_counts(bench, ["a", "b", "c"])["c"] == Counter()
+
+
+def test_agree_counts_over_the_labels_either_side_used():
+    # one side used one label only: κ over both labels is 0, not undefined
+    assert _agree(np.array([True, True]), np.array([True, False])) == (0.5, 0.0)
+    # both used one and the same label: κ undefined
+    assert _agree(np.array([True, True]), np.array([True, True])) == (1.0, None)
+    assert _agree(np.array([], dtype=bool), np.array([], dtype=bool)) == (None, None)
+
+
+def test_read_order_goes_store_by_store_and_by_key_within_a_chunk():
+    rows = [{"store": 1, "episode_key": "z"}, {"store": 0, "episode_key": "b"},
+            {"store": 1, "episode_key": "y"}, {"store": 0, "episode_key": "a"}]
+    pos = read_order(SimpleNamespace(rows=rows))
+    assert pos.dtype == np.int64
+    # store 1 first (its row comes first): y, z; then store 0: a, b (not all keys sorted)
+    assert pos.tolist() == [1, 3, 0, 2]
+    assert _row_at(pos, 0) == 2 and _row_at(pos, 3) == 1
+
+
+def test_a_judgment_that_does_not_decode_is_said_with_its_episode_judge_and_method(tmp_path):
+    path = tmp_path / "s.sqlite"
+    _store(path, n=14, seed=3)
+    import sqlite3
+
+    with sqlite3.connect(path) as c:
+        c.execute("UPDATE judgments SET details = '{bad' WHERE episode_key = "
+                  "(SELECT MIN(episode_key) FROM judgments WHERE method = 'full') "
+                  "AND method = 'full'")
+        (key,) = c.execute("SELECT episode_key FROM judgments WHERE details = '{bad'").fetchone()
+    with ReadOnlyStore(path) as s:
+        view = load_view([s])
+        s._damaged.clear()
+        seen = []
+        s.left_out_judgment = lambda *args: seen.append(args)
+        judged = load_judged(view)
+    bad = [a for a in seen if a[0] == key and a[2] == "full"]
+    assert len(bad) == 1 and bad[0][1] == "J2" and isinstance(bad[0][3], Exception)
+    assert all(isinstance(a[3], Exception) and a[1] and a[2] for a in seen)
+    row = {r["episode_key"]: i for i, r in enumerate(view.rows)}[key]
+    assert judged.verdict[judged.index(("J2", "full"))][row] == ABSENT

@@ -30,3 +30,17 @@ def test_first_places_are_numpys_unique_with_index(values):
         assert [g.tolist() for g in got] == [w.tolist() for w in want]
     assert [g.tolist() for g in first_places(np.array([5, 1, 5, 1, 0]))] == [[0, 1, 5], [4, 1, 0]]
     assert [g.tolist() for g in first_places(np.zeros(0, dtype=np.int64))] == [[], []]
+
+
+def test_a_stable_order_at_the_edges_of_16_bits():
+    # 65 536 does not fit 16 bits (it would wrap to 0), 65 535 does; -1 does not (65 535)
+    assert stable_order(np.array([65_536, 0, 65_535, 0])).tolist() == [1, 3, 2, 0]
+    assert stable_order(np.array([65_535, 0, 65_535, 1])).tolist() == [1, 3, 0, 2]
+    assert stable_order(np.array([3, -1, 0, -1])).tolist() == [1, 3, 2, 0]
+    assert stable_order(np.array([7])).tolist() == [0]
+
+
+def test_no_codes_give_empty_integer_arrays_that_index():
+    present, first = first_places(np.zeros(0, dtype=np.int64))
+    assert present.dtype == first.dtype == np.int64
+    assert np.arange(3)[present].tolist() == np.arange(3)[first].tolist() == []

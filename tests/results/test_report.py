@@ -264,6 +264,16 @@ def test_t1_metric_columns_from_judgment_details(tmp_path):
     assert m["method_scores"] == pytest.approx({"llm/likert": 0.375, "t1/t1-metrics": 0.8})
     assert m["domains"]["delivery"]["metrics"]["tool_f1"] == pytest.approx(0.8)
     assert m["score"] == pytest.approx(0.8)
+    # and in every scope: model x benchmark, model x benchmark x domain, on either board
+    per_bench = report["benchmarks"]["vitabench"]["models"]["M"]
+    for entry in (m["benchmarks"]["vitabench"], per_bench,
+                  m["benchmarks"]["vitabench"]["domains"]["delivery"],
+                  per_bench["domains"]["delivery"]):
+        assert entry["metrics"]["tool_f1"] == pytest.approx(0.8)
+        assert entry["method_scores"] == pytest.approx({"llm/likert": 0.375,
+                                                        "t1/t1-metrics": 0.8})
+    # no state check judged these episodes: no state column, in any scope
+    assert m["state"] is None and m["domains"]["delivery"]["state"] is None
     console = Console(record=True, width=250, file=io.StringIO())
     console.print(render(report))
     text = console.export_text()
@@ -300,6 +310,7 @@ def test_one_headline_per_benchmark_and_not_applicable(tmp_path):
         assert t1["source"]["method"] == "state"
         # each benchmark by its own headline; the state check is a column
         assert vita["models"]["N"]["avg"] == 1.0 and vita["models"]["N"]["state"] == 0.0
+        assert vita["models"]["M"]["state"] == 1.0 and report["models"]["M"]["state"] == 1.0
         assert t1["models"]["M"]["avg"] == 1.0 and t1["models"]["N"]["avg"] == 0.0
         assert report["judge_method"] is None  # two sources: no single one
         assert "pooled" in report["overall"]["label"]
@@ -325,6 +336,8 @@ def test_unreachable_tasks_are_apart_with_their_reason(tmp_path):
     assert (u["benchmark"], u["task_id"], u["reason"], u["episodes"]) == (
         "vitabench", "b", "product on no menu", 4)
     assert report["benchmarks"]["vitabench"]["unreachable"] == [u]
+    assert u == {"benchmark": "vitabench", "domain": "delivery", "lang": "en", "task_id": "b",
+                 "reason": "product on no menu", "episodes": 4}
     n = report["benchmarks"]["vitabench"]["models"]["N"]
     assert n["tasks"] == 2 and n["without_unreachable"]["tasks"] == 1
     assert "without_unreachable" not in report["benchmarks"]["t1"]["models"]["N"]
@@ -385,3 +398,60 @@ def test_store_strings_are_printed_literally(tmp_path):
     text = _terminal(report, 200)
     for literal in (model, task, "[red]no menu[/red]", "[blink]boom[/blink]"):
         assert literal in text  # rich read none of it as markup
+
+
+def test_a_task_is_unreachable_by_its_state_checks_reason_when_the_row_says_none(tmp_path):
+    with RunStore(tmp_path / "s.db") as s:
+        s.begin_run("r", {})
+        for task, why in (("a", None), ("b", "no such dish"), ("c", "")):
+            key = add(s, "r", "M", task, 0, domain="delivery")
+            s.judgment(key, judge="state", method="state", passed=False, score=0.0,
+                       details={"unreachable": why})
+        key = add(s, "r", "M", "d", 0, domain="delivery", unreachable="the row's own")
+        s.judgment(key, judge="state", method="state", passed=False, score=0.0,
+                   details={"unreachable": "the check's"})
+        s.flush_sync()
+        report = build_report(s, profile=False)
+    assert [(u["task_id"], u["reason"], u["episodes"]) for u in report["unreachable"]] == [
+        ("b", "no such dish", 1), ("d", "the row's own", 1)]
+
+
+def test_metric_columns_are_the_headlines_rates_of_scored_episodes_only(tmp_path):
+    with RunStore(tmp_path / "s.db") as s:
+        s.begin_run("r", {})
+        # a running episode's headline details (read first: task "a") count for nothing
+        key = add(s, "r", "M", "a", 0, finish=None, domain="delivery")
+        s.judgment(key, judge="t1", method="t1-metrics", passed=True, score=1.0,
+                   details={"early": 0.1})
+        for trial in range(2):
+            key = add(s, "r", "M", "b", trial, domain="delivery")
+            s.judgment(key, judge="t1", method="t1-metrics", passed=True, score=1.0,
+                       details={"rate": 0.25 * (trial + 1), "big": 1.5, "neg": -0.1, "one": 1.0})
+            s.judgment(key, judge="other", method="likert", passed=None, score=0.5,
+                       details={"other_rate": 0.3})  # not the headline's
+        s.flush_sync()
+        report = build_report(s, profile=False, benchmarks={
+            "vitabench": {"headline": "t1-metrics"}})
+    # rates within [0, 1] only (1.5 and -0.1 are not), of the headline, of scored episodes
+    assert report["metric_keys"] == ["one", "rate"]
+    assert report["models"]["M"]["metrics"] == {"one": 1.0, "rate": 0.375}
+
+
+def test_gaps_are_counted_in_each_rows_benchmark_and_domain(tmp_path):
+    with RunStore(tmp_path / "s.db") as s:
+        mixed_store(s)
+        add(s, "r", "M", "c", 0, finish=None, benchmark="t1", domain="hotel")
+        add(s, "r", "N", "c", 0, finish=None, benchmark="vitabench", domain="delivery")
+        add(s, "r", "N", "c", 1, finish=None, benchmark="vitabench", domain="delivery")
+        s.flush_sync()
+        report = build_report(s, benchmarks=MIXED)
+    per = {(b, m): report["benchmarks"][b]["models"][m]["unfinished"]
+           for b in ("t1", "vitabench") for m in ("M", "N")}
+    assert per == {("t1", "M"): 1, ("t1", "N"): 0, ("vitabench", "M"): 0, ("vitabench", "N"): 2}
+    n = report["benchmarks"]["vitabench"]["models"]["N"]
+    assert n["domains"]["delivery"]["unfinished"] == 2
+    assert report["models"]["N"]["benchmarks"]["vitabench"]["unfinished"] == 2
+    assert report["models"]["N"]["benchmarks"]["vitabench"]["domains"]["delivery"][
+        "unfinished"] == 2
+    assert report["models"]["M"]["benchmarks"]["t1"]["unfinished"] == 1
+    assert (report["models"]["M"]["unfinished"], report["models"]["N"]["unfinished"]) == (1, 2)

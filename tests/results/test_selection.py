@@ -241,3 +241,67 @@ def test_info_merges_the_runs_tables_later_runs_winning() -> None:
     view = EpisodeView([], [], 0, runs)
     assert view.info("headlines") == {"a": 1, "b": 3, "c": 4}
     assert view.info("missing") == {}
+
+
+def test_the_newest_identity_wins_whichever_comes_first_a_start_unknown_counting_as_0() -> None:
+    for rows in ([row("k1", started_at=0.5), row("k2", started_at=None)],
+                 [row("k2", started_at=None), row("k1", started_at=0.5)]):
+        view = load_view([Store("a", [run("r")], rows)])
+        assert view.keys == ["k1"] and view.superseded == 1
+
+
+@pytest.mark.parametrize("selection, kept", [
+    (Selection(models=("a",)), ["k1"]), (Selection(benchmarks=("t1",)), ["k2"]),
+    (Selection(trials=(1, 1)), ["k3"])])
+def test_each_filter_alone_selects(selection: Selection, kept: list[str]) -> None:
+    rows = [row("k1", model="a"), row("k2", model="b", benchmark="t1"),
+            row("k3", model="b", trial=1)]
+    assert load_view([Store("s", [run("r")], rows)], selection).keys == kept
+
+
+KEPT: list = []  # what FactStore.judgments was asked to keep, call by call
+
+
+class FactStore(Store):
+    """A store double that also reads facts, and records what ``judgments`` was asked to keep."""
+
+    def episode_facts(self, keys: list[str]) -> dict[str, str]:
+        return {k: f"{self.path}:facts:{k}" for k in keys}
+
+    def episode_fact_rows(self, keys: list[str]) -> list[tuple]:
+        return [(self.path, k) for k in keys]
+
+    def judgments(self, keys: list[str], *, keep=None) -> list[dict]:
+        KEPT.append(keep)
+        return super().judgments(keys, keep=keep)
+
+
+def _two_store_view() -> EpisodeView:
+    a = FactStore("a", [run("r")], [row("k1", task="t1")])
+    b = FactStore("b", [run("r")], [row("k2", task="t2"), row("k3", task="t3")])
+    return load_view([a, b])
+
+
+def test_a_view_reads_facts_and_fact_rows_from_each_rows_store(monkeypatch) -> None:
+    from sweepbench.results import selection
+
+    view = _two_store_view()
+    assert view.facts() == {"k1": "a:facts:k1", "k2": "b:facts:k2", "k3": "b:facts:k3"}
+    monkeypatch.setattr(selection.FactColumns, "of", staticmethod(lambda rows: ("of", rows)))
+    assert view.fact_columns() == ("of", [("a", "k1"), ("b", "k2"), ("b", "k3")])
+
+
+def test_a_view_passes_what_to_keep_of_the_judgments_to_every_store() -> None:
+    view = _two_store_view()
+    KEPT.clear()
+    assert len(view.judgments(keep=len)) == 3
+    assert KEPT == [len, len]
+
+
+def test_a_view_on_other_stores_keeps_its_rows_and_reads_through_them() -> None:
+    view = _two_store_view()
+    other = view.on([FactStore("a2", [run("r")], []), FactStore("b2", [run("r")], [])])
+    assert other.rows is view.rows and other.keys == view.keys == ["k1", "k2", "k3"]
+    assert other.records() == {"k1": "a2:k1", "k2": "b2:k2", "k3": "b2:k3"}
+    assert view.records() == {"k1": "a:k1", "k2": "b:k2", "k3": "b:k3"}  # its own unchanged
+    assert isinstance(other, EpisodeView) and other is not view
