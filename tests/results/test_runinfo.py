@@ -186,3 +186,55 @@ def test_terminations_count_each_rows_endings_running_ones_as_unfinished():
     assert list(out["b"]["m"]) == ["unfinished", "unknown", "user_stop"]
     assert type(out["b"]) is dict and type(out["b"]["m"]) is dict
     assert terminations([]) == {}
+
+
+def test_the_adaptive_section_says_the_rule_the_trials_per_cell_and_per_pair_exactly():
+    """Scored trials per (benchmark, model) cell over tasks (fewest, upper median, most, all;
+    unjudged ones not counted), each benchmark's k, the trials charged to each pair (the
+    newest run's count of a pair standing, as a resumed sweep replays every round), and each
+    run's rule as its info says it."""
+    from sweepbench.results.runinfo import adaptive_section
+    from sweepbench.results.stats import Outcome
+
+    def o(model, task, bench="vb", unjudged=False):
+        return Outcome(model=model, domain="d", task_key=task, trial=0, passed=True,
+                       benchmark=bench, unjudged=unjudged)
+
+    outcomes = ([o("A", "t1")] * 3 + [o("A", "t2")] + [o("A", "t3")] * 2 + [o("A", "t4")] * 4
+                + [o("A", "t2", unjudged=True)] * 5 + [o("B", "t1")] * 2
+                + [o("A", "x1", bench="t1b"), o("A", "y", bench="")])
+    runs = [{"run_id": "r1", "info": {"adaptive": {
+                "rule": "target_ci", "target": 0.1, "why": "max_trials", "rounds": 3,
+                "benchmarks": {"vb": {"by_pair": {"A|B": 3, "A|C": 1}}}}}},
+            {"run_id": "r2", "info": {"adaptive": {"benchmarks": None}}},
+            {"run_id": "r3", "info": {"adaptive": {
+                "stopping_rule": "until_ranked", "margin": 0.02, "start": 2, "max_trials": 8,
+                "benchmarks": {"vb": {"by_pair": {"A|B": "5"}}, "t1b": {"asked": 4}}}}}]
+    leaderboards = {"vb": {"k": {"value": 2}}, "t1b": {"k": {"value": None}}}
+    got = adaptive_section(runs, outcomes, leaderboards)
+    keys = ("rule", "stopping_rule", "target", "margin", "start", "max_trials", "why",
+            "rounds", "benchmarks")
+    assert got == {
+        "runs": [{"run_id": r["run_id"], **{k: r["info"]["adaptive"].get(k) for k in keys}}
+                 for r in runs],
+        "interval": "the 95% intervals over these tasks are the adaptive ones: each task's "
+                    "variance at least that of its pass rate shrunk towards 1/2 (trials were "
+                    "added where outcomes were uncertain, which the plain estimate does not "
+                    "cover)",
+        "benchmarks": {
+            "": {"trials_per_cell": {"A": {"min": 1, "median": 1, "max": 1, "total": 1}},
+                 "pass_k": None},
+            "t1b": {"trials_per_cell": {"A": {"min": 1, "median": 1, "max": 1, "total": 1}},
+                    "pass_k": None},
+            "vb": {"trials_per_cell": {"A": {"min": 1, "median": 3, "max": 4, "total": 10},
+                                       "B": {"min": 2, "median": 2, "max": 2, "total": 2}},
+                   "pass_k": "Pass@2 and Pass^2 are shown only for rows whose every task has "
+                             "at least 2 scored trials (k = the fewest of any task); the "
+                             "other rows are marked incomplete",
+                   "trials_per_pair": {"A|B": 5, "A|C": 1}}}}
+    assert list(got["benchmarks"]) == ["", "t1b", "vb"]  # in benchmark order
+    assert list(got["benchmarks"]["vb"]["trials_per_cell"]) == ["A", "B"]
+    assert type(got["benchmarks"]["vb"]["trials_per_pair"]["A|B"]) is int
+    assert adaptive_section([], outcomes, leaderboards) is None
+    only_unjudged = adaptive_section(runs[:1], [o("A", "t1", unjudged=True)], leaderboards)
+    assert only_unjudged["benchmarks"] == {}
