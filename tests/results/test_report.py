@@ -455,3 +455,35 @@ def test_gaps_are_counted_in_each_rows_benchmark_and_domain(tmp_path):
         "unfinished"] == 2
     assert report["models"]["M"]["benchmarks"]["t1"]["unfinished"] == 1
     assert (report["models"]["M"]["unfinished"], report["models"]["N"]["unfinished"]) == (1, 2)
+
+
+def test_the_reports_top_level_fields_exactly(store):
+    """Where the report says what it read: its stores, runs, selection, status (the run's own
+    when one run is asked for, else running / done from the episodes), the one judge and
+    method, the method-score keys, pooled benchmarks, superseded copies, no damage."""
+    rep = build_report(store, benchmarks=HEADLINES, n_boot=50)
+    assert list(rep) == [
+        "stores", "run_id", "runs", "status", "selection", "judge_method", "judge_methods",
+        "metric_keys", "method_score_keys", "benchmarks", "models", "adaptive", "k", "overall",
+        "superseded", "unreachable", "cost", "comparisons", "comparisons_family",
+        "judge_agreement", "error_reasons", "unjudged_by_judge", "terminations",
+        "stalls_by_endpoint", "configuration", "damaged"]
+    assert rep["stores"] == [str(store.path)]
+    assert (rep["run_id"], rep["runs"], rep["status"]) == ("new", ["old", "new"], "running")
+    assert rep["selection"] == {} and rep["judge_method"] == {"judge": "j", "method": "v1"}
+    assert rep["method_score_keys"] == ["j/v1", "j2/v2"]
+    assert rep["adaptive"] is None and rep["superseded"] == 1 and rep["damaged"] == []
+    assert rep["overall"] == {"label": "= vitabench", "benchmarks": ["vitabench"]}
+    assert rep["cost"]["calls"] == 0 and rep["stalls_by_endpoint"] == {}
+    only_a = build_report(store, benchmarks=HEADLINES, n_boot=50,
+                          selection=Selection(models=("A",)))
+    assert only_a["status"] == "done" and only_a["selection"] == {"models": ["A"]}
+    store.finish_run("new", "interrupted")
+    store.flush_sync()
+    asked = build_report(store, "new", benchmarks=HEADLINES, n_boot=50)
+    assert (asked["run_id"], asked["status"]) == ("new", "interrupted")  # the run's own
+    assert asked["selection"] == {"run": "new"}
+    both = build_report([store, store], benchmarks=HEADLINES, n_boot=50)
+    assert both["stores"] == [str(store.path)] * 2 and both["status"] == "running"
+    assert build_report([store, store], "new", benchmarks=HEADLINES,
+                        n_boot=50)["status"] == "running"  # several stores: the episodes'
