@@ -487,3 +487,45 @@ def test_the_reports_top_level_fields_exactly(store):
     assert both["stores"] == [str(store.path)] * 2 and both["status"] == "running"
     assert build_report([store, store], "new", benchmarks=HEADLINES,
                         n_boot=50)["status"] == "running"  # several stores: the episodes'
+
+
+def test_what_build_reports_arguments_reach(tmp_path, store):
+    """The judge asked for, the runs' own recorded headlines, the pooled label, an adaptive
+    run, the defaults (seed 0, profiles on) and the collector left as found."""
+    import gc
+
+    assert gc.isenabled()
+    default = build_report(store, benchmarks=HEADLINES, n_boot=50)
+    assert gc.isenabled()  # paused while reading, enabled again
+    assert default == build_report(store, benchmarks=HEADLINES, n_boot=50, seed=0,
+                                   profile=True)
+    assert default["comparisons"] != build_report(store, benchmarks=HEADLINES, n_boot=50,
+                                                  seed=1)["comparisons"]
+    assert "profile" in default["models"]["A"]
+    # an explicit judge for the headline method: j2's verdicts, not j's
+    j2 = build_report(store, benchmarks=HEADLINES, n_boot=50, method="v2", judge="j2")
+    assert j2["judge_method"] == {"judge": "j2", "method": "v2"}
+    assert j2["models"]["B"]["passed"] == 1 and j2["models"]["A"]["passed"] == 0
+    with pytest.raises(ReportError, match=r"judge/method pairs present: none\)"):
+        with RunStore(tmp_path / "bare.db") as bare:
+            bare.begin_run("r", {})
+            add(bare, "r", "A", "t1", 0)
+            bare.flush_sync()
+            build_report(bare, method="v1")
+    with RunStore(tmp_path / "mixed.db") as s:
+        mixed_store(s)
+        s.finish_run("r", "done")
+        s.begin_run("ad", {}, info={"benchmarks": MIXED, "adaptive": {
+            "rule": "target_ci", "benchmarks": {"t1": {"by_pair": {"M|N": 4}}}}})
+        s.finish_run("ad", "done")
+        s.flush_sync()
+        pooled = build_report(s, n_boot=50)  # the headlines the runs recorded
+        assert pooled["overall"]["label"] == ("pooled over t1, vitabench; each episode scored "
+                                              "by its own benchmark's source")
+        assert pooled["benchmarks"]["vitabench"]["source"]["method"] == "sliding"
+        assert pooled["adaptive"]["runs"][0]["run_id"] == "ad"
+        assert pooled["adaptive"]["benchmarks"]["t1"]["trials_per_pair"] == {"M|N": 4}
+        assert pooled["adaptive"]["benchmarks"]["t1"]["trials_per_cell"]["M"]["total"] == 4
+        plain = build_report(s, "r", n_boot=50)  # another run's adaptive info: not this one's
+        assert plain["adaptive"] is None
+        assert pooled["models"]["M"]["intervals"] != plain["models"]["M"]["intervals"]
