@@ -81,21 +81,27 @@ class _Scopes:
         self.name, self.bench, self.domain = name, bench, domain
         self.names, self.benches, self.domains = names, benches, domains
 
+    def scoped(self, rows: np.ndarray) -> list[tuple[np.ndarray, Any]]:
+        """For ``rows`` (a mask or indices), per scope (row name; name x benchmark; name x
+        domain; name x benchmark x domain): each row's id in that scope, and the function
+        from an id to the scope's key."""
+        nb, nd = max(1, len(self.benches)), max(1, len(self.domains))
+        names, benches, domains = self.names, self.benches, self.domains
+        name, bench, domain = self.name[rows], self.bench[rows], self.domain[rows]
+        return [(name, lambda i: (names[i],)),
+                (name * nb + bench, lambda i: (names[i // nb], benches[i % nb])),
+                (name * nd + domain, lambda i: (names[i // nd], "d", domains[i % nd])),
+                ((name * nb + bench) * nd + domain,
+                 lambda i: (names[i // (nb * nd)], benches[i // nd % nb], "d",
+                            domains[i % nd]))]
+
     def means(self, rows: np.ndarray, codes: np.ndarray, values: np.ndarray,
               labels: list[str]) -> dict[tuple, float]:
         out: dict[tuple, float] = {}
         if not len(rows):
             return out
-        nb, nd, nl = len(self.benches), len(self.domains), len(labels)
-        name, bench, domain = self.name[rows], self.bench[rows], self.domain[rows]
-        for ids, scope in ((name, lambda i: (self.names[i],)),
-                           (name * nb + bench, lambda i: (self.names[i // nb],
-                                                          self.benches[i % nb])),
-                           (name * nd + domain, lambda i: (self.names[i // nd], "d",
-                                                           self.domains[i % nd])),
-                           ((name * nb + bench) * nd + domain,
-                            lambda i: (self.names[i // (nb * nd)], self.benches[i // nd % nb],
-                                       "d", self.domains[i % nd]))):
+        nl = len(labels)
+        for ids, scope in self.scoped(rows):
             key = ids * nl + codes
             n = np.bincount(key)
             sums = np.bincount(key, weights=values)
@@ -229,16 +235,7 @@ class Board:
 
     def _count_rows(self, mask: np.ndarray, what: str) -> None:
         """Count ``what`` for the rows ``mask`` selects, in each scope of theirs."""
-        sc = self.scopes
-        nb, nd = max(1, len(sc.benches)), max(1, len(sc.domains))
-        name, bench, domain = sc.name[mask], sc.bench[mask], sc.domain[mask]
-        for ids, scope in ((name, lambda i: (sc.names[i],)),
-                           (name * nb + bench, lambda i: (sc.names[i // nb], sc.benches[i % nb])),
-                           (name * nd + domain, lambda i: (sc.names[i // nd], "d",
-                                                           sc.domains[i % nd])),
-                           ((name * nb + bench) * nd + domain,
-                            lambda i: (sc.names[i // (nb * nd)], sc.benches[i // nd % nb], "d",
-                                       sc.domains[i % nd]))):
+        for ids, scope in self.scopes.scoped(mask):
             n = np.bincount(ids, minlength=1)
             for i in np.flatnonzero(n).tolist():
                 self.counts[scope(i)][what] += int(n[i])
