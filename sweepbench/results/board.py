@@ -291,8 +291,7 @@ class Board:
             models = self._leaderboard(outcomes, (b,))
             for name, entry in models.items():
                 entry.pop("benchmarks", None)
-                entry["cost"] = self._cost.get((name, b))
-                _attach(entry, self._profiles.get((name, b)))
+                self._fill(entry, (name, b))
             out[b] = {
                 "source": msgspec.to_builtins(src),
                 "models": models,
@@ -325,8 +324,7 @@ class Board:
                 models[name] = entry
         models = dict(sorted(models.items()))
         for name, entry in models.items():
-            entry["cost"] = self._cost.get((name,))
-            _attach(entry, self._profiles.get((name,)))
+            self._fill(entry, (name,))
             for b, bstats in (entry.get("benchmarks") or {}).items():
                 self._extras(bstats, (name, b))
                 for domain, d in bstats["domains"].items():
@@ -370,6 +368,22 @@ class Board:
             self._cost[scope] = {**by_role, "total": total,
                                  "per_episode": total / n if n else None,
                                  "per_pass": total / won if won else None}
+
+    def fill_call_side(self, models: Mapping[str, dict],
+                       leaderboards: Mapping[str, dict]) -> None:
+        """Cost and profiles (``add_call_side``'s) on entries ``overall`` and ``benchmarks``
+        made before it: a report builds them while the call side is still being made."""
+        for name, entry in models.items():
+            self._fill(entry, (name,))
+        for b, leaderboard in leaderboards.items():
+            for name, entry in leaderboard["models"].items():
+                self._fill(entry, (name, b))
+
+    def _fill(self, entry: dict, scope: tuple) -> None:
+        """A row's cost and profile on its entry (the keys where a later call puts them
+        too: ``"cost"`` set again in place, ``"profile"`` last)."""
+        entry["cost"] = self._cost.get(scope)
+        _attach(entry, self._profiles.get(scope))
 
     def unreachable(self) -> list[dict]:
         return sorted(self.unreach.values(),

@@ -5,15 +5,18 @@ endpoint and the error texts of episodes that ended in error.
 It needs the selected rows, never the judgments or the outcomes, so for a large selection it
 is made in a second process (``fork``: the rows are inherited, not copied) while the first
 reads and counts the judgments; on a machine with two free cores the report then takes the
-longer half rather than the sum. What comes back is small: a few numbers per episode row as
-arrays, and dicts per leaderboard row. A second process that cannot start or dies is not a
-failed report: the same work is then done in the first.
+longer half rather than the sum. The calls are the longer half, so the first process reads
+the episodes' facts too and hands them over a pipe. What comes back is small: a few numbers
+per episode row as arrays, and dicts per leaderboard row. A second process that cannot start
+or dies is not a failed report: the same work is then done in the first.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import sys
+import threading
+from collections.abc import Callable
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -22,7 +25,7 @@ import numpy as np
 
 from sweepbench.results.cost import ROLES, Spend
 from sweepbench.results.profile import Prices, endpoint_stalls, stall_table
-from sweepbench.results.profile_columns import row_profiles
+from sweepbench.results.profile_columns import FactColumns, row_profiles
 from sweepbench.results.row_codes import ERROR, RowCodes
 from sweepbench.results.selection import EpisodeView
 
@@ -51,10 +54,12 @@ class CallSide(NamedTuple):
 
 
 def call_side(view: EpisodeView, override: Mapping[str, Prices] | None, *, profile: bool,
-              transcripts: bool = False, codes: RowCodes | None = None) -> CallSide:
+              transcripts: bool = False, codes: RowCodes | None = None,
+              facts: Callable[[], FactColumns] | None = None) -> CallSide:
     """The call side of ``view``'s report: from the stores' facts (schema 6), or from the
     journals' payloads and the records (``transcripts``, or a store without facts).
-    ``codes``: the rows' (``RowCodes.of(view.rows)``; from the facts, only those are read)."""
+    ``codes``: the rows' (``RowCodes.of(view.rows)``; from the facts, only those are read).
+    ``facts``: gives ``view.fact_columns()`` read elsewhere (by default read here)."""
     codes = codes if codes is not None else RowCodes.of(view.rows)
     index = codes.index()
     before = [len(s.damaged) for s in view.stores]
@@ -68,7 +73,7 @@ def call_side(view: EpisodeView, override: Mapping[str, Prices] | None, *, profi
         del calls
     else:
         cols = view.call_columns()
-        facts = view.fact_columns()
+        facts = view.fact_columns() if facts is None else facts()
         spend = Spend.of_columns(cols, view.prices(), override)
         profiles = row_profiles(cols, facts, codes, index) if profile else None
         counts = np.bincount(cols.endpoint, minlength=len(cols.endpoints))
@@ -190,17 +195,32 @@ class _Here:
 
 
 class _Apart:
-    """The call side made in a forked process, on connections of its own."""
+    """The call side made in a forked process, on connections of its own; the episodes'
+    facts it needs are read here meanwhile and sent over a pipe (``_FactFeed``)."""
 
     def __init__(self, view: EpisodeView, override: Mapping[str, Prices] | None,
                  options: dict[str, Any]) -> None:
-        self._here = _Here(view, override, options)
         ctx = multiprocessing.get_context("fork")
         self._recv, send = ctx.Pipe(duplex=False)
-        self._proc = ctx.Process(target=_child, args=(view, override, options, send),
+        wanted = not options["transcripts"] and view.has_facts
+        facts = ctx.Pipe(duplex=False) if wanted else None
+        self._proc = ctx.Process(target=_child, args=(view, override, options, send, facts),
                                  daemon=True, name="sweepbench-report-calls")
         self._proc.start()
         send.close()
+        self._feed = None
+        if facts is not None:
+            facts[0].close()
+            try:
+                self._feed = _FactFeed(view, facts[1])
+            except BaseException:  # Ctrl-C while reading: the other process ended too
+                self._feed = None
+                self.cancel()
+                raise
+            read = self._feed.facts
+            if read is not None:  # for the work made here if the other process dies
+                options = {**options, "facts": lambda: read}
+        self._here = _Here(view, override, options)
 
     def result(self) -> CallSide:
         try:
@@ -210,15 +230,23 @@ class _Apart:
         finally:
             self._recv.close()
             self._proc.join()
-        if status == "ok":
-            view = self._here._args[0]
-            for store, notes in zip(view.stores, value.damaged):
-                for note in notes:  # what its reads left out, said as this one's reads say it
-                    store._damaged[note] = None
-            return value
-        if status == "error":
-            raise value
-        return self._here.result()
+            if self._feed is not None:
+                self._feed.join()
+        try:
+            if status == "ok":
+                view = self._here._args[0]
+                self._here = None  # nor the facts kept for it
+                for store, notes in zip(view.stores, value.damaged):
+                    for note in notes:  # what its reads left out, said as this one's say it
+                        store._damaged[note] = None
+                return value
+            if status == "error":
+                raise value
+            return self._here.result()
+        finally:
+            if self._feed is not None:
+                self._feed.say_notes()
+                self._feed.facts = None
 
     def cancel(self) -> None:
         """Not wanted after all (the report failed first): the process ended."""
@@ -226,18 +254,75 @@ class _Apart:
             self._proc.terminate()
         self._proc.join()
         self._recv.close()
+        if self._feed is not None:
+            self._feed.join()
+            self._feed.facts = None
+
+
+class _FactFeed:
+    """``view.fact_columns()`` read in this process and sent to the forked one by a thread
+    (the pipe holds little: the write waits for the reader, without the GIL). What the read
+    left out is said after the forked process's notes, in the order one process says them.
+    A read that fails sends nothing: the forked process then reads the facts itself."""
+
+    def __init__(self, view: EpisodeView, send: Any) -> None:
+        self._stores = view.stores
+        before = [len(s._damaged) for s in view.stores]
+        self.facts: FactColumns | None = None
+        try:
+            self.facts = view.fact_columns()
+        except Exception:  # noqa: BLE001 - said where the other process reads them again
+            pass
+        self._notes = []
+        for store, n in zip(view.stores, before):
+            notes = list(store._damaged)[n:]
+            for note in notes:
+                del store._damaged[note]
+            self._notes.append(notes)
+        if self.facts is None:
+            self._notes = []
+            send.close()
+            self._thread = None
+            return
+        self._thread = threading.Thread(target=self._send, args=(send, self.facts),
+                                        daemon=True, name="sweepbench-report-facts")
+        self._thread.start()
+
+    @staticmethod
+    def _send(send: Any, facts: FactColumns) -> None:
+        try:
+            send.send(facts)
+        except OSError:  # the other process ended: it reads them itself, or is not needed
+            pass
+        finally:
+            send.close()
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+    def say_notes(self) -> None:
+        for store, notes in zip(self._stores, self._notes):
+            for note in notes:
+                store._damaged[note] = None
 
 
 def _child(view: EpisodeView, override: Mapping[str, Prices] | None,
-           options: dict[str, Any], send: Any) -> None:
+           options: dict[str, Any], send: Any, facts: tuple[Any, Any] | None = None) -> None:
     from contextlib import ExitStack
 
     from sweepbench.store.readonly import ReadOnlyStore
 
+    facts_recv = None
+    if facts is not None:
+        facts_recv, sender = facts
+        sender.close()  # its end here, or the read would never see the end of the pipe
     try:
         with ExitStack() as stack:  # never the parent's connections: SQLite's are not fork-safe
             stores = [stack.enter_context(ReadOnlyStore(s.path)) for s in view.stores]
             mine = view.on(stores)
+            if facts_recv is not None:
+                options = {**options, "facts": lambda: _received(facts_recv, mine)}
             out: tuple[str, Any] = ("ok", call_side(mine, override, **options))
     except KeyboardInterrupt:
         return
@@ -245,6 +330,16 @@ def _child(view: EpisodeView, override: Mapping[str, Prices] | None,
         out = ("error", exc)
     send.send(out)
     send.close()
+
+
+def _received(recv: Any, view: EpisodeView) -> FactColumns:
+    """The facts the first process read and sent; read here when it sent none."""
+    try:
+        return recv.recv()
+    except (EOFError, OSError):
+        return view.fact_columns()
+    finally:
+        recv.close()
 
 
 def start(view: EpisodeView, override: Mapping[str, Prices] | None, *, profile: bool,

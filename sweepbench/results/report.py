@@ -161,17 +161,19 @@ def _build(stores: list[StoreReads], selection: Selection, method: str | None,
                          and selection.run_id in (None, r["run_id"])]
         board = Board(view, judged, sources, k=k, n_boot=n_boot, seed=seed,
                       correction=correction, adaptive=bool(adaptive_runs))
+        # the leaderboards' numbers need no call: made while the call side is
+        models = board.overall()
+        comparisons = board.compare(board.defined(models), models)
+        leaderboards = board.benchmarks()
     except BaseException:
         calls.cancel()
         raise
     side = calls.result()
     board.add_call_side(side)
+    board.fill_call_side(models, leaderboards)
     run = stores[0].run(selection.run_id) if selection.run_id and len(stores) == 1 else None
     single = {(s.judge, s.method) for s in sources.values()}
     jm = next(iter(single)) if len(single) == 1 else None
-    models = board.overall()
-    comparisons = board.compare(board.defined(models), models)
-    leaderboards = board.benchmarks()
     return {
         "stores": [str(s.path) for s in stores],
         "run_id": selection.run_id or (view.runs[-1]["run_id"] if view.runs else None),

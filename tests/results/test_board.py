@@ -126,3 +126,12 @@ def test_cost_per_row_and_benchmark_per_episode_and_per_pass_and_unpriced_roles(
     assert ("A", "t1b") not in untouched._cost and untouched._cost[("A",)]["per_episode"] == \
         3.75 / 3
     assert "profile" not in untouched.overall()["A"]
+    early = _board()  # entries made first (as a report does while the calls are read)
+    models, leaderboards = early.overall(), early.benchmarks()
+    assert models["A"]["cost"] is None and "profile" not in models["A"]
+    early.add_call_side(CallSide(costs, unpriced, np.ones(4, dtype=bool), {}, profiles, {},
+                                 {}, []))
+    early.fill_call_side(models, leaderboards)
+    # the same entries, keys in the same order, as when the call side came first
+    assert repr(models) == repr(board.overall())
+    assert repr(leaderboards) == repr(board.benchmarks())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from sweepbench.errors import StoreError
 from sweepbench.results import call_side
 from sweepbench.results.report import build_report
 from sweepbench.results.row_codes import RowCodes
+from sweepbench.results.selection import EpisodeView
 from sweepbench.store.readonly import ReadOnlyStore
 from tests.results.test_report_facts import odd_store
 
@@ -100,6 +102,82 @@ def test_a_report_that_fails_first_ends_the_second_process(odd, monkeypatch):
     with pytest.raises(ReportError, match="no judgments with method='nope'"):
         _report(odd, method="nope")
     assert len(procs) == 1 and not procs[0].is_alive()
+
+
+def _undecodable_record(path) -> str:
+    """One finished episode's facts dropped and its record garbled: the facts read then says
+    that record is left out."""
+    db = sqlite3.connect(path)
+    key = db.execute("SELECT episode_key FROM episode_facts ORDER BY episode_key "
+                     "LIMIT 1").fetchone()[0]
+    db.execute("DELETE FROM episode_facts WHERE episode_key = ?", (key,))
+    db.execute("UPDATE episodes SET record = 'not json' WHERE episode_key = ?", (key,))
+    db.commit()
+    db.close()
+    return key
+
+
+def test_the_episodes_facts_are_read_once_in_the_first_process_and_said_in_one_order(
+        odd, monkeypatch):
+    key = _undecodable_record(odd)
+    monkeypatch.setattr(call_side, "APART_FROM", 10**9)
+    one, damaged_one = _report(odd)
+    parent = os.getpid()
+    real = EpisodeView.fact_columns
+    readers = []
+
+    def first_only(self):
+        readers.append(os.getpid())
+        if os.getpid() != parent:
+            raise AssertionError("the facts read again in the second process")
+        return real(self)
+
+    monkeypatch.setattr(EpisodeView, "fact_columns", first_only)
+    monkeypatch.setattr(call_side, "APART_FROM", 0)
+    two, damaged_two = _report(odd)
+    assert readers == [parent]
+    assert two == one and damaged_two == damaged_one
+    record_note = next(i for i, d in enumerate(damaged_two) if key in d and "record" in d)
+    # the calls' notes (the second process's reads) first, as one process says them
+    assert max(i for i, d in enumerate(damaged_two) if "journal" in d) < record_note
+
+
+def test_facts_the_first_process_cannot_read_are_read_by_the_second(odd, monkeypatch):
+    _undecodable_record(odd)
+    monkeypatch.setattr(call_side, "APART_FROM", 10**9)
+    one = _report(odd)
+    parent = os.getpid()
+    real = EpisodeView.fact_columns
+
+    def failing_first(self):
+        if os.getpid() == parent:
+            real(self)  # what it says before it fails is not said twice
+            raise StoreError("run store: read failed: disk I/O error")
+        return real(self)
+
+    monkeypatch.setattr(EpisodeView, "fact_columns", failing_first)
+    monkeypatch.setattr(call_side, "APART_FROM", 0)
+    assert _report(odd) == one
+
+
+def test_facts_read_here_serve_the_work_left_by_a_second_process_that_died(odd, monkeypatch):
+    _undecodable_record(odd)
+    monkeypatch.setattr(call_side, "APART_FROM", 10**9)
+    one = _report(odd)
+    real = EpisodeView.fact_columns
+    reads = []
+
+    def counted(self):
+        reads.append(os.getpid())
+        return real(self)
+
+    def killed(*args):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    monkeypatch.setattr(EpisodeView, "fact_columns", counted)
+    monkeypatch.setattr(call_side, "_child", killed)
+    monkeypatch.setattr(call_side, "APART_FROM", 0)
+    assert _report(odd) == one and reads == [os.getpid()]
 
 
 def _row(key, name, bench="t1", domain="d", lang="en", task="t", status="done"):
