@@ -7,8 +7,9 @@ store's API under other model names and task ids until the store holds ``--episo
 
 Each step runs in a child process, timed, its peak RSS read from ``os.wait4`` (the larger of the
 process and the one a large report forks; ``*_rss_processes_mb``: each one's peak and the two at
-once, sampled from /proc); the median of ``--repeats`` runs (the transcript path once: it is the
-slow one):
+once, sampled from /proc; with ``--pss``, ``"both_pss"`` too: the two at once with the pages
+they share counted once, from ``smaps_rollup`` every 0.25 s); the median of ``--repeats`` runs
+(the transcript path once: it is the slow one):
 
 - ``report``: ``sweepbench report STORE --json``; ``report_html``: ``--html OUT``;
 - ``export``: ``sweepbench export STORE --tables DIR --format parquet``;
@@ -61,6 +62,15 @@ def _rss_kb(pid: int) -> int:
         return 0
 
 
+def _pss_kb(pid: int) -> int:
+    """Proportional set size: each shared page counted over the processes that map it."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            return next((int(line.split()[1]) for line in f if line.startswith("Pss:")), 0)
+    except OSError:  # gone
+        return 0
+
+
 def _children(pid: int) -> list[int]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
@@ -69,13 +79,17 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def timed(argv: list[str], stdout: Path | None = None) -> tuple[float, float, dict]:
+def timed(argv: list[str], stdout: Path | None = None, pss: bool = False
+          ) -> tuple[float, float, dict]:
     """(wall seconds, peak RSS in MB as ``wait4`` reports it: the largest of the process and
     its children, {"parent", "children", "both"}: peaks in MB sampled every 50 ms from /proc,
     the process, its children summed, and the two at once) of a child process. A report of
-    a large store forks a second process: "both" counts their shared pages twice."""
+    a large store forks a second process: "both" counts their shared pages twice; ``pss``
+    adds "both_pss", which counts them once (sampled every 0.25 s: the kernel walks every
+    page of both to say it)."""
     out = open(stdout, "wb") if stdout else subprocess.DEVNULL  # noqa: SIM115
-    peaks = {"parent": 0, "children": 0, "both": 0}
+    peaks = {"parent": 0, "children": 0, "both": 0, **({"both_pss": 0} if pss else {})}
+    samples = 0
     try:
         t = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL,
@@ -89,6 +103,10 @@ def timed(argv: list[str], stdout: Path | None = None) -> tuple[float, float, di
             for name, value in (("parent", parent), ("children", kids),
                                 ("both", parent + kids)):
                 peaks[name] = max(peaks[name], value)
+            if pss and samples % 5 == 0:
+                peaks["both_pss"] = max(peaks["both_pss"], sum(
+                    _pss_kb(p) for p in (proc.pid, *_children(proc.pid))))
+            samples += 1
             time.sleep(0.05)
         wall = time.perf_counter() - t
     finally:
@@ -99,9 +117,9 @@ def timed(argv: list[str], stdout: Path | None = None) -> tuple[float, float, di
     return wall, usage.ru_maxrss / 1024, {k: round(v / 1024) for k, v in peaks.items()}
 
 
-def median_of(repeats: int, argv: list[str], stdout: Path | None = None
+def median_of(repeats: int, argv: list[str], stdout: Path | None = None, pss: bool = False
               ) -> tuple[float, float, dict]:
-    runs = [timed(argv, stdout) for _ in range(repeats)]
+    runs = [timed(argv, stdout, pss) for _ in range(repeats)]
     return (statistics.median(r[0] for r in runs), max(r[1] for r in runs),
             {k: max(r[2][k] for r in runs) for k in runs[0][2]})
 
@@ -129,6 +147,9 @@ def main() -> None:
                     help="skip the transcript report (slow and large at this size)")
     ap.add_argument("--steps", default="report,report_html,export,plan",
                     help="which steps to time, comma-separated (default: all four)")
+    ap.add_argument("--pss", action="store_true",
+                    help="also the processes' memory with shared pages counted once "
+                         "(proportional set size; its sampling takes some CPU)")
     opts = ap.parse_args()
     tmp = Path(opts.keep or tempfile.mkdtemp(prefix="sweepbench-scale-"))
     tmp.mkdir(parents=True, exist_ok=True)
@@ -158,7 +179,7 @@ def main() -> None:
     if unknown := set(wanted) - set(steps):
         ap.error(f"--steps: no step {', '.join(sorted(unknown))} (steps: {', '.join(steps)})")
     for name, (argv, stdout) in ((n, steps[n]) for n in wanted):
-        wall, rss, peaks = median_of(opts.repeats, argv, stdout)
+        wall, rss, peaks = median_of(opts.repeats, argv, stdout, opts.pss)
         result[f"{name}_s"], result[f"{name}_rss_mb"] = round(wall, 2), round(rss)
         if peaks["children"]:  # a second process: each one's peak, and the two at once
             result[f"{name}_rss_processes_mb"] = peaks
