@@ -273,6 +273,12 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         *[("self._recv, send = ctx.Pipe(duplex=False)",
            f"self._recv, send = ctx.Pipe(duplex={d})",
            "a two-way pipe carries the one message one way as well") for d in ("None", "True")],
+        *[("facts = ctx.Pipe(duplex=False) if wanted else None",
+           f"facts = ctx.Pipe(duplex={d}) if wanted else None",
+           "a two-way pipe carries the facts one way as well") for d in ("None", "True")],
+        ('ctx = multiprocessing.get_context("fork")', "ctx = multiprocessing.get_context(None)",
+         "Linux's default context is fork up to Python 3.13 (this venv's 3.11); where it is "
+         "not, test_a_large_selection_goes_apart_only_where_fork_exists sees no ForkProcess"),
         *[('status, value = "died", None', f'status, value = "{d}", None',
            "any status but ok and error takes the same way: the work made here")
           for d in ("XXdiedXX", "DIED")],

@@ -318,3 +318,105 @@ def test_what_the_second_process_made_is_not_made_again_here(odd, monkeypatch):
         side = job.result()
     assert side.profiles and side.errors and not job._proc.is_alive()
     assert len(store.damaged) == 2  # said by the child, told to this store
+
+
+def _same_side(a: call_side.CallSide, b: call_side.CallSide) -> None:
+    for field in ("costs", "unpriced", "touched"):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+    assert (a.summary, a.profiles, a.stalls, a.errors) == (b.summary, b.profiles, b.stalls,
+                                                          b.errors)
+
+
+@pytest.mark.parametrize("sent", [True, False])
+def test_the_second_processs_work_made_in_this_one_from_the_facts_sent_or_read(odd, sent):
+    import multiprocessing
+
+    store, view = _view(odd)
+    with store:
+        expected = call_side.call_side(view, None, profile=True)
+        facts = view.fact_columns() if sent else None
+        codes = RowCodes.of(view.rows)
+    recv, send = multiprocessing.Pipe(duplex=False)
+    facts_recv, facts_send = multiprocessing.Pipe(duplex=False)
+    if sent:
+        facts_send.send(facts)
+    # the work's own end of the facts pipe is closed there: a read of none ends, not waits
+    call_side._child(view, None, {"profile": True, "transcripts": False, "codes": codes},
+                     send, (facts_recv, facts_send))
+    status, side = recv.recv()
+    assert status == "ok" and facts_send.closed and facts_recv.closed
+    _same_side(side, expected)
+    assert side.damaged == [expected.damaged[0]]  # said by its own reads, on its own stores
+
+
+def test_the_second_processs_error_is_sent_as_a_value(odd, tmp_path):
+    import multiprocessing
+    import shutil
+
+    store, view = _view(odd)
+    store.close()
+    gone = tmp_path / "gone.sqlite"
+    shutil.copy(odd, gone)
+    view.stores[0].path = gone
+    gone.unlink()
+    recv, send = multiprocessing.Pipe(duplex=False)
+    call_side._child(view, None, {"profile": False, "transcripts": True}, send, None)
+    status, exc = recv.recv()
+    assert status == "error" and isinstance(exc, StoreError) and "gone.sqlite" in str(exc)
+
+
+def test_a_transcript_report_reads_no_facts_in_the_first_process(odd, monkeypatch):
+    store, view = _view(odd)
+    with store:
+        monkeypatch.setattr(call_side, "APART_FROM", 0)
+        parent = os.getpid()
+        real = EpisodeView.fact_columns
+
+        def not_here(self):
+            if os.getpid() == parent:
+                raise AssertionError("facts read for a transcript report")
+            return real(self)
+
+        monkeypatch.setattr(EpisodeView, "fact_columns", not_here)
+        job = call_side.start(view, None, profile=True, transcripts=True)
+        assert job._feed is None
+        assert job.result().profiles
+
+
+def test_the_facts_and_the_rows_codes_are_made_once_and_let_go(odd, monkeypatch):
+    store, view = _view(odd)
+    with store:
+        expected = call_side.call_side(view, None, profile=True)
+        monkeypatch.setattr(call_side, "APART_FROM", 0)
+        job = call_side.start(view, None, profile=True)
+        codes = job._here._args[2]["codes"]  # made before the fork: the rows are not read there
+        assert isinstance(codes, RowCodes) and codes.keys == RowCodes.of(view.rows).keys
+        feed = job._feed
+        assert feed.facts is not None and feed._thread.daemon
+        assert feed._thread.name == "sweepbench-report-facts"
+        _same_side(job.result(), expected)
+        assert feed.facts is None and job._here is None and not feed._thread.is_alive()
+        again = call_side.start(view, None, profile=True)
+        again.cancel()
+        assert again._feed.facts is None and not again._feed._thread.is_alive()
+        assert not again._proc.is_alive()
+        rows, view.rows = view.rows, None  # given the codes, the call side reads no row
+        _same_side(call_side.call_side(view, None, profile=True, codes=RowCodes.of(rows)),
+                   expected)
+
+
+def test_ctrl_c_while_the_first_process_reads_the_facts_ends_the_second(odd, monkeypatch):
+    import multiprocessing
+
+    store, view = _view(odd)
+    with store:
+        monkeypatch.setattr(call_side, "APART_FROM", 0)
+
+        def interrupted(self):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(EpisodeView, "fact_columns", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            call_side.start(view, None, profile=True)
+        assert not [p for p in multiprocessing.active_children()
+                    if p.name == "sweepbench-report-calls"]
