@@ -327,24 +327,30 @@ def _same_side(a: call_side.CallSide, b: call_side.CallSide) -> None:
                                                           b.errors)
 
 
-@pytest.mark.parametrize("sent", [True, False])
-def test_the_second_processs_work_made_in_this_one_from_the_facts_sent_or_read(odd, sent):
+@pytest.mark.parametrize("facts_pipe", ["sent", "none sent", "no pipe"])
+def test_the_second_processs_work_made_in_this_one_from_the_facts_sent_or_read(odd, facts_pipe):
     import multiprocessing
 
+    from sweepbench.results.profile import as_prices
+
+    override = {"A": as_prices({"input": 1.5})}
     store, view = _view(odd)
     with store:
-        expected = call_side.call_side(view, None, profile=True)
-        facts = view.fact_columns() if sent else None
+        expected = call_side.call_side(view, override, profile=True)
+        facts = view.fact_columns()
         codes = RowCodes.of(view.rows)
+        assert expected.summary != call_side.call_side(view, None, profile=True).summary
     recv, send = multiprocessing.Pipe(duplex=False)
     facts_recv, facts_send = multiprocessing.Pipe(duplex=False)
-    if sent:
+    if facts_pipe == "sent":
         facts_send.send(facts)
     # the work's own end of the facts pipe is closed there: a read of none ends, not waits
-    call_side._child(view, None, {"profile": True, "transcripts": False, "codes": codes},
-                     send, (facts_recv, facts_send))
+    call_side._child(view, override, {"profile": True, "transcripts": False, "codes": codes},
+                     send, None if facts_pipe == "no pipe" else (facts_recv, facts_send))
     status, side = recv.recv()
-    assert status == "ok" and facts_send.closed and facts_recv.closed
+    assert status == "ok"
+    if facts_pipe != "no pipe":
+        assert facts_send.closed and facts_recv.closed
     _same_side(side, expected)
     assert side.damaged == [expected.damaged[0]]  # said by its own reads, on its own stores
 
