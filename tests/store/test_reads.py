@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from sweepbench.errors import StoreError
+from sweepbench.store import call_rows, reads
+from sweepbench.store.readonly import ReadOnlyStore
 from sweepbench.store.reads import ModelCallRow
 from sweepbench.store.runstore import EpisodeMeta, RunStore
+from sweepbench.store.schema import config_hash
 from sweepbench.wire import EpisodeRecord
 
 
@@ -103,10 +113,6 @@ def test_a_read_over_most_of_a_store_in_one_pass_returns_what_reads_by_keys_retu
     of a few episodes by their keys: the same rows, in the same order (chunk by chunk of the
     keys given, each in key order), the same left out and said, and the facts of a record
     that has none in the table computed from the record in both."""
-    import sqlite3
-
-    from sweepbench.store import call_rows, reads
-
     path = tmp_path / "s.db"
     keys = [f"ep-{i:02}" for i in range(12)]
     with RunStore(path) as s:
@@ -149,3 +155,323 @@ def test_a_read_over_most_of_a_store_in_one_pass_returns_what_reads_by_keys_retu
     assert [r[0] for r in facts] == ["ep-06", "ep-08", "ep-09", "ep-00", "ep-01", "ep-10",
                                      "ep-11", "ep-02", "ep-03", "ep-04", "ep-05"]
     assert [r[1] for r in facts] == [6, 8, 9, 0, 1, 10, 11, 2, 3, 4, 5]  # ep-05's from its record
+
+
+# ---- runs, episodes, records, journals and judgments of one small store, every field ----
+
+def _meta(key: str, model: str, task: str, trial: int, **kw) -> EpisodeMeta:
+    return EpisodeMeta(key=key, label=f"{model}|t1:d:en:{task}|{trial}", model=model,
+                       benchmark="t1", domain="d", task_id=task, trial=trial, lang="en", **kw)
+
+
+def _record(meta: EpisodeMeta, termination: str = "user_stop", turns: int = 1) -> EpisodeRecord:
+    return EpisodeRecord(run_id="r1", model=meta.model, benchmark="t1", domain="d",
+                         task_id=meta.task_id, trial=meta.trial, termination=termination,
+                         turns=turns)
+
+
+METAS = [  # started in this order (rowids 1-5)
+    _meta("e1", "B", "t2", 0, spec="t1:d", user_model="u", user_mode="sim",
+          identity={"model": "B", "n": 1}),
+    _meta("e2", "A", "t1", 1, identity={"model": "A", "n": 2}),
+    _meta("e4", "A", "t1", 0, unreachable="no route"),
+    _meta("e0", "A", "t1", 0, spec="t1:all"),  # same columns as e4: by key
+    _meta("e3", "A", "t0", 0),
+]
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory) -> Path:
+    """Runs r2 (oldest), r1 and r3 (created at the same time, r3 after): r1 selected e1, e2,
+    e4, r2 e4 and e0; e1 done, e2 an error, e3 done with a record that does not decode, e0
+    and e4 running; journals and judgments of e1 and e2; timestamps set."""
+    path = tmp_path_factory.mktemp("small") / "s.db"
+    with RunStore(path) as s:
+        s.begin_run("r1", {"models": ["A", "B"]}, prices={"A": {"input": 1.0}},
+                    info={"command": "run"})
+        s.begin_run("r2", {"models": ["A"]})
+        s.begin_run("r3", {"models": []})
+        s.finish_run("r1", "done", info={"episodes": 3})
+        s.select("r1", METAS[:3])
+        s.select("r2", [METAS[2], METAS[3]])
+        for m in METAS:
+            s.episode_started(m, run_id="r2" if m.key == "e0" else "r1")
+        s.episode_finished("e1", _record(METAS[0], turns=2))
+        s.episode_finished("e2", _record(METAS[1], "error"), run_id="r9")
+        s.episode_finished("e3", _record(METAS[4]))
+        s.event("e1", 0, "message", {"role": "user", "text": "hi"}, run_id="r1")
+        s.event("e1", 2, "model_call", {"role": "agent"}, run_id="r1", endpoint="A")
+        s.event("e1", 1, "tool_call", {"name": "t"}, run_id="r1")
+        s.event("e1", 0, "model_call", {"role": "judge"}, journal="judge|x|likert")
+        s.event("e1", 0, "verdict", {"ok": True}, journal="judge|b|rubric")
+        for key, judge, method, passed, score, details, run, jk in (
+                ("e2", "state", "state", None, None, {"error": "boom"}, None, ""),
+                ("e1", "state", "state", True, 1.0, {"why": "ok"}, "r1", ""),
+                ("e1", "b-judge", "likert", False, 0.25, b"[1, 2]", "r1", "k1"),
+                ("e1", "b-judge", "binary", True, 1, {"error": None}, "r2", "k2"),
+                ("e1", "a-judge", "likert", False, 0.0, {"x": 1}, "r1", "")):
+            s.judgment(key, judge=judge, method=method, passed=passed, score=score,
+                       details=details, run_id=run, judge_key=jk)
+        s.judgment("e2", judge="bad", method="text", passed=True, score=1.0, details={})
+        s.judgment("e2", judge="bad", method="blob", passed=True, score=1.0, details={})
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("UPDATE runs SET created_at = CASE run_id WHEN 'r2' THEN 5.0 ELSE 7.0 END, "
+                   "finished_at = CASE run_id WHEN 'r1' THEN 9.0 END")
+        db.execute("UPDATE episodes SET started_at = 100.0 + rowid, finished_at = "
+                   "CASE WHEN finished_at IS NOT NULL THEN 200.0 + rowid END")
+        db.execute("UPDATE episodes SET record = '{\"run_id\": \"r' WHERE episode_key = 'e3'")
+        db.execute("UPDATE judgments SET details = '{\"why\": ' WHERE method = 'text'")
+        db.execute("UPDATE judgments SET details = X'FF00' WHERE method = 'blob'")
+        db.execute("UPDATE judgments SET created_at = 50.0 + rowid")
+    db.close()
+    return path
+
+
+RUN1 = {"run_id": "r1", "created_at": 7.0, "finished_at": 9.0, "status": "done",
+        "config": {"models": ["A", "B"]}, "config_hash": config_hash({"models": ["A", "B"]}),
+        "prices": {"A": {"input": 1.0}}, "info": {"command": "run", "episodes": 3}}
+RUN2 = {"run_id": "r2", "created_at": 5.0, "finished_at": None, "status": "running",
+        "config": {"models": ["A"]}, "config_hash": config_hash({"models": ["A"]}),
+        "prices": {}, "info": {}}
+RUN3 = {**RUN2, "run_id": "r3", "created_at": 7.0, "config": {"models": []},
+        "config_hash": config_hash({"models": []})}
+
+
+def test_runs_oldest_first_each_decoded_and_one_by_id(small):
+    with ReadOnlyStore(small) as s:
+        assert s.runs() == [RUN2, RUN1, RUN3]
+        assert s.run("r1") == RUN1 and s.run("r3") == RUN3 and s.run("r0") is None
+        assert s.latest_run_id() == "r3"  # created with r1: the later row
+
+
+def test_an_empty_store_has_no_runs_nor_episodes(tmp_path):
+    with RunStore(tmp_path / "s.db") as s:
+        assert s.runs() == [] and s.run("r") is None and s.latest_run_id() is None
+        assert s.episode_count() == 0 and s.episode_rows() == [] and s.episodes() == []
+        assert s.episode_status() == {} and s.records() == {} and s.identities() == {}
+        assert s.specs() == {} and s.run_selection("r") == {} and s.judgments() == []
+        assert s.judgment_keys() == [] and s.events("e") == [] and s.journals("e") == []
+        assert s.damaged == []
+
+
+def test_run_selection_and_specs(small):
+    with ReadOnlyStore(small) as s:
+        assert s.run_selection("r1") == {"e1": "t1:d", "e2": None, "e4": None}
+        assert s.run_selection("r2") == {"e4": None, "e0": "t1:all"}
+        assert s.run_selection("r3") == {}
+        assert s.specs() == {"e1": {"t1:d"}, "e0": {"t1:all"}}
+
+
+ROWS = {  # every column of each episode, as started, finished and timed above
+    "e1": {"episode_key": "e1", "label": "B|t1:d:en:t2|0", "model": "B", "benchmark": "t1",
+           "spec": "t1:d", "domain": "d", "task_id": "t2", "lang": "en", "trial": 0,
+           "user_model": "u", "user_mode": "sim", "unreachable": None, "status": "done",
+           "termination": "user_stop", "run_id": "r1", "started_at": 101.0,
+           "finished_at": 201.0},
+    "e2": {"episode_key": "e2", "label": "A|t1:d:en:t1|1", "model": "A", "benchmark": "t1",
+           "spec": None, "domain": "d", "task_id": "t1", "lang": "en", "trial": 1,
+           "user_model": None, "user_mode": None, "unreachable": None, "status": "error",
+           "termination": "error", "run_id": "r9", "started_at": 102.0, "finished_at": 202.0},
+    "e4": {"episode_key": "e4", "label": "A|t1:d:en:t1|0", "model": "A", "benchmark": "t1",
+           "spec": None, "domain": "d", "task_id": "t1", "lang": "en", "trial": 0,
+           "user_model": None, "user_mode": None, "unreachable": "no route",
+           "status": "running", "termination": None, "run_id": "r1", "started_at": 103.0,
+           "finished_at": None},
+    "e0": {"episode_key": "e0", "label": "A|t1:d:en:t1|0", "model": "A", "benchmark": "t1",
+           "spec": "t1:all", "domain": "d", "task_id": "t1", "lang": "en", "trial": 0,
+           "user_model": None, "user_mode": None, "unreachable": None, "status": "running",
+           "termination": None, "run_id": "r2", "started_at": 104.0, "finished_at": None},
+    "e3": {"episode_key": "e3", "label": "A|t1:d:en:t0|0", "model": "A", "benchmark": "t1",
+           "spec": None, "domain": "d", "task_id": "t0", "lang": "en", "trial": 0,
+           "user_model": None, "user_mode": None, "unreachable": None, "status": "done",
+           "termination": "user_stop", "run_id": "r1", "started_at": 105.0,
+           "finished_at": 205.0},
+}
+
+
+@pytest.mark.parametrize("rows", [65_536, 2])  # one part of rows; several
+def test_episode_rows_every_column_in_report_order_and_of_a_run(small, monkeypatch, rows):
+    """By model, benchmark, domain, task, trial, then key; with a run, that run's selection;
+    the texts that repeat across rows held once."""
+    monkeypatch.setattr(reads, "_ROWS", rows)
+    with ReadOnlyStore(small) as s:
+        got = s.episode_rows()
+        assert got == [ROWS[k] for k in ("e3", "e0", "e4", "e2", "e1")]
+        assert s.episode_rows("r1") == [ROWS[k] for k in ("e4", "e2", "e1")]
+        assert s.episode_rows("r2") == [ROWS[k] for k in ("e0", "e4")]
+        assert s.episode_rows("r0") == []
+        assert s.episode_count() == 5
+    for c in ("model", "benchmark", "domain", "task_id", "lang", "status"):
+        assert got[1][c] is got[2][c]
+    assert got[0]["run_id"] is got[4]["run_id"] and got[0]["termination"] is got[4]["termination"]
+
+
+def test_episode_status_of_all_some_or_no_keys(small, monkeypatch):
+    monkeypatch.setattr(reads, "_chunks", lambda values, n=2: call_rows.chunks(values, n))
+    every = {"e1": "done", "e2": "error", "e4": "running", "e0": "running", "e3": "done"}
+    with ReadOnlyStore(small) as s:
+        assert s.episode_status() == every
+        assert s.episode_status(iter(["e3", "zz", "e0", "e2", "e1"])) == {
+            k: every[k] for k in ("e3", "e0", "e2", "e1")}
+        assert s.episode_status([]) == {}
+        with pytest.raises(TypeError, match="not one str 'e1'"):
+            s.episode_status("e1")
+
+
+def test_identities_and_rows_by_label(small, monkeypatch):
+    monkeypatch.setattr(reads, "_chunks", lambda values, n=1: call_rows.chunks(values, n))
+    with ReadOnlyStore(small) as s:
+        assert s.identities() == {"e1": {"model": "B", "n": 1}, "e2": {"model": "A", "n": 2},
+                                  "e4": {}, "e0": {}, "e3": {}}
+        assert s.identities(["e2", "zz"]) == {"e2": {"model": "A", "n": 2}}
+        assert s.episode_rows_by_label(["A|t1:d:en:t1|0", "B|t1:d:en:t2|0", "none"]) == [
+            {"episode_key": "e4", "label": "A|t1:d:en:t1|0", "identity": {}},
+            {"episode_key": "e0", "label": "A|t1:d:en:t1|0", "identity": {}},
+            {"episode_key": "e1", "label": "B|t1:d:en:t2|0", "identity": {"model": "B", "n": 1}}]
+        assert s.episode_rows_by_label([]) == []
+
+
+E3_BAD = "episode e3: its record does not decode (Input data was truncated): left out"
+E3_NOT_TEXT = ("episode e3: its record does not decode (a bytes-like object is required, not 'int'): "
+               "left out")
+
+
+def test_records_and_episodes_leave_out_what_does_not_decode(small, tmp_path):
+    e1, e2 = _record(METAS[0], turns=2), _record(METAS[1], "error")
+    with ReadOnlyStore(small) as s:
+        assert s.records() == {"e1": e1, "e2": e2}
+        assert s.damaged == [E3_BAD]
+        assert s.records(["e2", "e4", "zz"]) == {"e2": e2}  # e4 is running: no record
+        assert s.episodes() == [e2, e1] and s.episodes("r1") == [e2, e1]
+        assert s.episodes("r2") == []
+        assert s.damaged == [E3_BAD]
+    copy = tmp_path / "s.db"
+    copy.write_bytes(small.read_bytes())
+    db = sqlite3.connect(copy)
+    with db:  # a record that is no text nor bytes
+        db.execute("UPDATE episodes SET record = 7 WHERE episode_key = 'e3'")
+    db.close()
+    with ReadOnlyStore(copy) as s:
+        assert s.records(["e3", "e1"]) == {"e1": e1}
+        assert s.damaged == [E3_NOT_TEXT]
+
+
+def test_events_of_a_journal_in_seq_order_by_kind_or_raw(small):
+    with ReadOnlyStore(small) as s:
+        evs = s.events("e1")
+        assert [(e["seq"], e["kind"], e["payload"], e["run_id"], e["endpoint"])
+                for e in evs] == [
+            (0, "message", {"role": "user", "text": "hi"}, "r1", None),
+            (1, "tool_call", {"name": "t"}, "r1", None),
+            (2, "model_call", {"role": "agent"}, "r1", "A")]
+        assert [sorted(e) for e in evs] == [
+            ["endpoint", "kind", "payload", "run_id", "seq", "ts"]] * 3
+        assert all(type(e["ts"]) is float for e in evs)
+        assert s.events("e1", kind="model_call") == evs[2:]
+        assert s.events("e1", kind="nothing") == []
+        raw = s.events("e1", raw=True)
+        assert [bytes(e["payload"]) for e in raw] == [
+            b'{"role":"user","text":"hi"}', b'{"name":"t"}', b'{"role":"agent"}']
+        assert [{**e, "payload": None} for e in raw] == [{**e, "payload": None} for e in evs]
+        judge = s.events("e1", journal="judge|x|likert")
+        assert [(e["seq"], e["kind"], e["payload"], e["run_id"]) for e in judge] == [
+            (0, "model_call", {"role": "judge"}, None)]
+        assert s.events("e2") == [] and s.events("e1", journal="judge|none") == []
+        assert s.journals("e1") == ["", "judge|b|rubric", "judge|x|likert"]
+        assert s.journals("e2") == []
+
+
+J = {  # every judgment that decodes, as judgments() returns it
+    ("e1", "a-judge", "likert"): {"passed": False, "score": 0.0, "details": {"x": 1},
+                                  "created_at": 55.0, "run_id": "r1", "judge_key": ""},
+    ("e1", "b-judge", "binary"): {"passed": True, "score": 1.0, "details": {"error": None},
+                                  "created_at": 54.0, "run_id": "r2", "judge_key": "k2"},
+    ("e1", "b-judge", "likert"): {"passed": False, "score": 0.25, "details": [1, 2],
+                                  "created_at": 53.0, "run_id": "r1", "judge_key": "k1"},
+    ("e1", "state", "state"): {"passed": True, "score": 1.0, "details": {"why": "ok"},
+                               "created_at": 52.0, "run_id": "r1", "judge_key": ""},
+    ("e2", "state", "state"): {"passed": None, "score": None, "details": {"error": "boom"},
+                               "created_at": 51.0, "run_id": None, "judge_key": ""},
+}
+JUDGED = [{"episode_key": e, "judge": j, "method": m, **v} for (e, j, m), v in J.items()]
+BAD_BLOB = ("episode e2: its judgment by bad/blob does not decode (JSON is malformed: invalid "
+            "character (byte 0)): left out")
+BAD_TEXT = ("episode e2: its judgment by bad/text does not decode (Input data was truncated): "
+            "left out")
+
+
+@pytest.mark.parametrize("share", [2.0, 0.0])  # by keys; one pass over the table
+def test_judgments_every_field_in_key_judge_method_order(small, monkeypatch, share):
+    monkeypatch.setattr(reads, "SCAN_SHARE", share)
+    monkeypatch.setattr(reads, "_ROWS", 3)
+    with ReadOnlyStore(small) as s:
+        assert s.judgments() == JUDGED
+        assert s.damaged == [BAD_BLOB, BAD_TEXT]
+        assert s.judgments(["e2", "e1", "zz", "e0", "e3"]) == JUDGED
+        assert s.judgments(iter(["e2"])) == JUDGED[4:]
+        assert s.judgments(["e2", "e1", "e4", "e0", "e3"], keep=lambda d: type(d).__name__) == [
+            {**j, "details": type(j["details"]).__name__} for j in JUDGED]
+        assert s.judgments([]) == []
+        with pytest.raises(TypeError, match="not one str 'e1'"):
+            s.judgments("e1")
+    assert all(type(j["passed"]) is bool for j in JUDGED if j["passed"] is not None)
+
+
+def test_judgment_keys_say_which_details_hold_an_error(small, monkeypatch):
+    """Those whose details are JSON text, in key, judge, method order: an "error" that is
+    there (even null) counts, details that are not an object hold none."""
+    monkeypatch.setattr(reads, "_chunks", lambda values, n=1: call_rows.chunks(values, n))
+    every = [("e1", "a-judge", "likert", "", 0), ("e1", "b-judge", "binary", "k2", 1),
+             ("e1", "b-judge", "likert", "k1", 0), ("e1", "state", "state", "", 0),
+             ("e2", "state", "state", "", 1)]
+    with ReadOnlyStore(small) as s:
+        assert s.judgment_keys() == every
+        assert s.judgment_keys(["e2", "zz", "e1"]) == every[4:] + every[:4]
+        assert s.judgment_keys([]) == []
+        assert s.damaged == []
+
+
+@pytest.mark.parametrize("share", [2.0, 0.0])
+def test_judgment_chunks_hold_the_rows_as_stored(small, monkeypatch, share):
+    monkeypatch.setattr(reads, "SCAN_SHARE", share)
+    monkeypatch.setattr(reads, "_ROWS", 4)
+    monkeypatch.setattr(reads, "_chunks", lambda values, n=2: call_rows.chunks(values, n))
+    stored = {(e, j, m): (e, j, m, None if v["passed"] is None else int(v["passed"]),
+                          v["score"], None, v["created_at"], v["run_id"], v["judge_key"])
+              for (e, j, m), v in J.items()}
+    with ReadOnlyStore(small) as s:
+        parts = [list(p) for p in s.judgment_chunks(["e1", "e4", "e2", "e0", "e3"])]
+    rows = [r for p in parts for r in p]
+    assert sorted((r[0], r[1], r[2]) for r in rows) == sorted([*J, ("e2", "bad", "blob"),
+                                                               ("e2", "bad", "text")])
+    for r in rows:
+        if r[1] != "bad":
+            assert r[:5] + (None,) + r[6:] == stored[r[:3]]
+            assert msgspec.json.decode(r[5]) == J[r[:3]]["details"]
+    if share:  # by chunks of keys, each in order
+        assert [[(r[0], r[1], r[2]) for r in p] for p in parts] == [
+            [("e1", "a-judge", "likert"), ("e1", "b-judge", "binary"),
+             ("e1", "b-judge", "likert"), ("e1", "state", "state")],
+            [("e2", "bad", "blob"), ("e2", "bad", "text"), ("e2", "state", "state")], []]
+    else:  # the table's rows 1-7, four at a time
+        assert [len(p) for p in parts] == [4, 3]
+
+
+def test_reads_of_a_closed_store_or_a_missing_table_say_so(tmp_path):
+    path = tmp_path / "s.db"
+    s = RunStore(path)
+    s.close()
+    with pytest.raises(StoreError, match=f"^run store {path} is closed$"):
+        s.runs()
+    with pytest.raises(StoreError, match=f"^run store {path} is closed$"):
+        s.episode_rows()
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE judgments")
+    db.close()
+    with ReadOnlyStore(path) as s:
+        with pytest.raises(StoreError, match=f"^run store {path}: read failed: no such table: "
+                                             "judgments$"):
+            s.judgments()
+        with pytest.raises(StoreError, match="read failed: no such table: judgments"):
+            list(s.judgment_chunks(["e"]))
