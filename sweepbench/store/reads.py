@@ -491,12 +491,13 @@ class StoreReads(FactScans):
         of keys, each in (episode_key, judge, method) order, or, for most of the store, one
         pass over the table in ranges of rows, in no set order (:meth:`judgments` puts them
         back in order; a reader that places each by its episode does not need to)."""
-        return self._judgment_parts(list(keys))[1]
+        return self._judgment_parts(keys)[1]
 
-    def _judgment_parts(self, keys: list[str]
+    def _judgment_parts(self, keys: Iterable[str]
                         ) -> tuple[dict[str, int] | None, Iterator[list[tuple]]]:
         if isinstance(keys, str):
             raise TypeError(f"keys must be an iterable of episode keys, not one str {keys!r}")
+        keys = list(keys)
         sql = ("SELECT episode_key, judge, method, passed, score, details, created_at, run_id, "
                "judge_key FROM judgments WHERE true")
         rank = self._scan_ranks(keys)
@@ -525,10 +526,7 @@ class StoreReads(FactScans):
                 "SELECT episode_key, judge, method, passed, score, details, created_at, "
                 "run_id, judge_key FROM judgments ORDER BY episode_key, judge, method")]
         else:
-            if isinstance(keys, str):
-                raise TypeError(f"keys must be an iterable of episode keys, not one str "
-                                f"{keys!r}")
-            rank, chunks = self._judgment_parts(list(keys))
+            rank, chunks = self._judgment_parts(keys)
         out = []
         notes: list[tuple[tuple, Exception]] = []
         share = {}.setdefault  # judges, methods, runs: one object per value

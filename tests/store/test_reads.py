@@ -14,7 +14,7 @@ from sweepbench.store.readonly import ReadOnlyStore
 from sweepbench.store.reads import ModelCallRow
 from sweepbench.store.runstore import EpisodeMeta, RunStore
 from sweepbench.store.schema import config_hash
-from sweepbench.wire import EpisodeRecord
+from sweepbench.wire import EpisodeRecord, UserMessage
 
 
 def test_call_spans_count_each_runs_model_calls_and_their_first_and_last_time(tmp_path):
@@ -71,6 +71,8 @@ def test_reads_for_many_keys_ask_in_chunks_and_answer_for_all(tmp_path):
         store.event("e0000", 9, "model_call", {}, journal="judge|j|m")  # a judge's: not its own
         store.flush_sync()
         counts = store.journaled_calls(k for k in [*keys, "missing"])
+        assert store.journaled_calls(["e0001", "e0000", "missing"]) == {"e0001": 2, "e0000": 1}
+        assert store.journaled_calls([]) == {}
         calls = store.model_calls(keys[1500:])
         times = store.model_call_times(keys[1500:])
     assert counts == {key: i % 3 + 1 for i, key in enumerate(keys)}
@@ -105,56 +107,9 @@ def test_specs_and_call_counts(tmp_path):
         assert store.specs() == {"a": {"b:d", "b:all"}, "c": {"b:d"}}
         assert sorted(store.call_counts()) == [("m", "b", "d", "en", "a", 2),
                                                ("m", "b", "d", "en", "b", 1)]
-
-
-def test_a_read_over_most_of_a_store_in_one_pass_returns_what_reads_by_keys_return(
-        tmp_path, monkeypatch):
-    """Judgments and episode facts of most of a store are read in one pass over the table,
-    of a few episodes by their keys: the same rows, in the same order (chunk by chunk of the
-    keys given, each in key order), the same left out and said, and the facts of a record
-    that has none in the table computed from the record in both."""
-    path = tmp_path / "s.db"
-    keys = [f"ep-{i:02}" for i in range(12)]
-    with RunStore(path) as s:
-        s.begin_run("r", {})
-        for i, key in enumerate(keys):
-            meta = EpisodeMeta(key=key, label=f"A|t1:d:en:t{i}|0", model="A", benchmark="t1",
-                               domain="d", task_id=f"t{i}", lang="en", trial=0)
-            s.select("r", [meta])
-            s.episode_started(meta, run_id="r")
-            if i == 7:
-                continue  # still running: no record, no facts
-            s.episode_finished(key, EpisodeRecord(
-                run_id="r", model="A", benchmark="t1", domain="d", task_id=f"t{i}", trial=0,
-                termination="user_stop", turns=i))
-            for judge in ("state", "b-judge", "a-judge"):
-                s.judgment(key, judge=judge, method="m", passed=i % 2 == 0, score=i / 10,
-                           details={"x": i, "why": "text", "rubric": [{"met": True}]})
-        s.finish_run("r", "done")
-    db = sqlite3.connect(path)  # one details text that does not decode; facts lost
-    with db:
-        db.execute("UPDATE judgments SET details = '{bad' WHERE episode_key = 'ep-03' "
-                   "AND judge = 'b-judge'")
-        db.execute("DELETE FROM episode_facts WHERE episode_key = 'ep-05'")
-    db.close()
-    monkeypatch.setattr(reads, "_chunks", lambda values, n=4: call_rows.chunks(values, n))
-    monkeypatch.setattr(reads, "_ROWS", 5)  # several ranges of rows
-    order = keys[6:] + keys[:6]  # chunks of 4 keys, each read in key order
-    got = {}
-    for share in (0.0, 2.0):  # one pass; by keys
-        monkeypatch.setattr(reads, "SCAN_SHARE", share)
-        with RunStore(path) as s:
-            got[share] = (s.judgments(order), s.episode_fact_rows(order), s.damaged)
-    (judged, facts, damaged), by_keys = got[0.0], got[2.0]
-    assert (judged, facts, damaged) == by_keys
-    assert [(j["episode_key"], j["judge"]) for j in judged][:4] == [
-        ("ep-06", "a-judge"), ("ep-06", "b-judge"), ("ep-06", "state"), ("ep-08", "a-judge")]
-    assert len(judged) == 11 * 3 - 1 and damaged == [
-        "episode ep-03: its judgment by b-judge/m does not decode (JSON is malformed: "
-        "object keys must be strings (byte 1)): left out"]
-    assert [r[0] for r in facts] == ["ep-06", "ep-08", "ep-09", "ep-00", "ep-01", "ep-10",
-                                     "ep-11", "ep-02", "ep-03", "ep-04", "ep-05"]
-    assert [r[1] for r in facts] == [6, 8, 9, 0, 1, 10, 11, 2, 3, 4, 5]  # ep-05's from its record
+        store._has_facts = False  # an older store: counted in the journal, the same
+        assert sorted(store.call_counts()) == [("m", "b", "d", "en", "a", 2),
+                                               ("m", "b", "d", "en", "b", 1)]
 
 
 # ---- runs, episodes, records, journals and judgments of one small store, every field ----
@@ -212,7 +167,7 @@ def small(tmp_path_factory) -> Path:
                 ("e1", "a-judge", "likert", False, 0.0, {"x": 1}, "r1", "")):
             s.judgment(key, judge=judge, method=method, passed=passed, score=score,
                        details=details, run_id=run, judge_key=jk)
-        s.judgment("e2", judge="bad", method="text", passed=True, score=1.0, details={})
+        s.judgment("e1", judge="bad", method="text", passed=True, score=1.0, details={})
         s.judgment("e2", judge="bad", method="blob", passed=True, score=1.0, details={})
     db = sqlite3.connect(path)
     with db:
@@ -397,7 +352,7 @@ J = {  # every judgment that decodes, as judgments() returns it
 JUDGED = [{"episode_key": e, "judge": j, "method": m, **v} for (e, j, m), v in J.items()]
 BAD_BLOB = ("episode e2: its judgment by bad/blob does not decode (JSON is malformed: invalid "
             "character (byte 0)): left out")
-BAD_TEXT = ("episode e2: its judgment by bad/text does not decode (Input data was truncated): "
+BAD_TEXT = ("episode e1: its judgment by bad/text does not decode (Input data was truncated): "
             "left out")
 
 
@@ -406,16 +361,24 @@ def test_judgments_every_field_in_key_judge_method_order(small, monkeypatch, sha
     monkeypatch.setattr(reads, "SCAN_SHARE", share)
     monkeypatch.setattr(reads, "_ROWS", 3)
     with ReadOnlyStore(small) as s:
-        assert s.judgments() == JUDGED
-        assert s.damaged == [BAD_BLOB, BAD_TEXT]
-        assert s.judgments(["e2", "e1", "zz", "e0", "e3"]) == JUDGED
+        judged = s.judgments()
+        assert judged == JUDGED
+        assert s.damaged == [BAD_TEXT, BAD_BLOB]
+        assert s.judgments(["e1", "e2", "zz", "e0", "e3"]) == JUDGED
         assert s.judgments(iter(["e2"])) == JUDGED[4:]
         assert s.judgments(["e2", "e1", "e4", "e0", "e3"], keep=lambda d: type(d).__name__) == [
             {**j, "details": type(j["details"]).__name__} for j in JUDGED]
         assert s.judgments([]) == []
         with pytest.raises(TypeError, match="not one str 'e1'"):
             s.judgments("e1")
-    assert all(type(j["passed"]) is bool for j in JUDGED if j["passed"] is not None)
+    assert all(type(j["passed"]) is bool for j in judged if j["passed"] is not None)
+    # texts that repeat held once: judges, methods, runs
+    assert judged[1]["judge"] is judged[2]["judge"] and judged[0]["method"] is judged[2]["method"]
+    assert judged[0]["run_id"] is judged[2]["run_id"] is judged[3]["run_id"]
+    monkeypatch.setattr(reads, "_chunks", lambda values, n=2: call_rows.chunks(values, n))
+    with ReadOnlyStore(small) as s:  # chunk by chunk, each in key order; said in that order
+        assert s.judgments(["e2", "e4", "e1", "e0", "e3"]) == JUDGED[4:] + JUDGED[:4]
+        assert s.damaged == [BAD_BLOB, BAD_TEXT]
 
 
 def test_judgment_keys_say_which_details_hold_an_error(small, monkeypatch):
@@ -432,30 +395,55 @@ def test_judgment_keys_say_which_details_hold_an_error(small, monkeypatch):
         assert s.damaged == []
 
 
-@pytest.mark.parametrize("share", [2.0, 0.0])
-def test_judgment_chunks_hold_the_rows_as_stored(small, monkeypatch, share):
+E1 = [("e1", "a-judge", "likert"), ("e1", "b-judge", "binary"), ("e1", "b-judge", "likert"),
+      ("e1", "bad", "text"), ("e1", "state", "state")]
+E2 = [("e2", "bad", "blob"), ("e2", "state", "state")]
+BY_ROWID = [("e2", "state", "state"), ("e1", "state", "state"), ("e1", "b-judge", "likert"),
+            ("e1", "b-judge", "binary"), ("e1", "a-judge", "likert"), ("e1", "bad", "text"),
+            ("e2", "bad", "blob")]  # as written
+
+
+@pytest.mark.parametrize(("share", "rows", "parts"), [
+    (2.0, 3, [E1, E2, []]),  # by chunks of 2 keys, each in key order
+    (0.0, 3, [BY_ROWID[:3], BY_ROWID[3:6], BY_ROWID[6:]]),  # the table, 3 rows at a time
+    (0.0, 7, [BY_ROWID]),
+])
+def test_judgment_chunks_hold_the_rows_as_stored(small, monkeypatch, share, rows, parts):
     monkeypatch.setattr(reads, "SCAN_SHARE", share)
-    monkeypatch.setattr(reads, "_ROWS", 4)
+    monkeypatch.setattr(reads, "_ROWS", rows)
     monkeypatch.setattr(reads, "_chunks", lambda values, n=2: call_rows.chunks(values, n))
     stored = {(e, j, m): (e, j, m, None if v["passed"] is None else int(v["passed"]),
                           v["score"], None, v["created_at"], v["run_id"], v["judge_key"])
               for (e, j, m), v in J.items()}
     with ReadOnlyStore(small) as s:
-        parts = [list(p) for p in s.judgment_chunks(["e1", "e4", "e2", "e0", "e3"])]
-    rows = [r for p in parts for r in p]
-    assert sorted((r[0], r[1], r[2]) for r in rows) == sorted([*J, ("e2", "bad", "blob"),
-                                                               ("e2", "bad", "text")])
-    for r in rows:
+        got = [list(p) for p in s.judgment_chunks(iter(["e1", "e4", "e2", "e0", "e3"]))]
+        with pytest.raises(TypeError, match="not one str 'e1'"):
+            s.judgment_chunks("e1")
+    assert [[r[:3] for r in p] for p in got] == parts
+    for r in (r for p in got for r in p):
         if r[1] != "bad":
             assert r[:5] + (None,) + r[6:] == stored[r[:3]]
             assert msgspec.json.decode(r[5]) == J[r[:3]]["details"]
-    if share:  # by chunks of keys, each in order
-        assert [[(r[0], r[1], r[2]) for r in p] for p in parts] == [
-            [("e1", "a-judge", "likert"), ("e1", "b-judge", "binary"),
-             ("e1", "b-judge", "likert"), ("e1", "state", "state")],
-            [("e2", "bad", "blob"), ("e2", "bad", "text"), ("e2", "state", "state")], []]
-    else:  # the table's rows 1-7, four at a time
-        assert [len(p) for p in parts] == [4, 3]
+    assert [r[5] for p in got for r in p if r[1] == "bad"] == ['{"why": ', b"\xff\x00"]
+
+
+def test_judgment_chunks_read_the_table_once_for_enough_distinct_keys(small, tmp_path,
+                                                                      monkeypatch):
+    """At least SCAN_SHARE of the store's episodes (with at least one, for a store without
+    episodes), each key once: one pass over the table, rows in table order; else by keys."""
+    monkeypatch.setattr(reads, "SCAN_SHARE", 0.4)
+    with ReadOnlyStore(small) as s:  # 2 keys of 5 episodes: one pass
+        assert [r[:3] for p in s.judgment_chunks(["e1", "e2"]) for r in p] == BY_ROWID
+        assert [r[:3] for p in s.judgment_chunks(["e2"]) for r in p] == E2  # 1 of 5: by keys
+    with RunStore(tmp_path / "s.db") as s:  # no episodes, judgments written z then a
+        for judge in ("z", "a"):
+            s.judgment("x", judge=judge, method="m", passed=True, score=1.0, details={})
+        s.flush_sync()
+        monkeypatch.setattr(reads, "SCAN_SHARE", 0.75)
+        assert [r[1] for p in s.judgment_chunks(["x"]) for r in p] == ["z", "a"]
+        monkeypatch.setattr(reads, "SCAN_SHARE", 0.0)
+        assert [r[1] for p in s.judgment_chunks(["x", "x"]) for r in p] == ["a", "z"]
+        assert [r[1] for p in s.judgment_chunks(["x"]) for r in p] == ["z", "a"]
 
 
 def test_reads_of_a_closed_store_or_a_missing_table_say_so(tmp_path):
@@ -475,3 +463,73 @@ def test_reads_of_a_closed_store_or_a_missing_table_say_so(tmp_path):
             s.judgments()
         with pytest.raises(StoreError, match="read failed: no such table: judgments"):
             list(s.judgment_chunks(["e"]))
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE episodes")
+    db.close()
+    with ReadOnlyStore(path) as s:
+        with pytest.raises(StoreError, match=f"^run store {path}: read failed: no such table: "
+                                             "episodes$"):
+            s.episode_rows()
+
+
+def test_a_record_stored_against_its_journal_reads_back_whole(tmp_path):
+    """A record compressed as the difference from its episode's journal is read with that
+    journal; a journal SQLite cannot read is a StoreError, not a record left out."""
+    path = tmp_path / "s.db"
+    meta = METAS[1]
+    said = [{"role": "user", "text": "hello there " * 5, "i": i} for i in range(2)]
+    record = EpisodeRecord(run_id="r1", model="A", benchmark="t1", domain="d", task_id="t1",
+                           trial=1, termination="user_stop",
+                           messages=[UserMessage("hello there " * 5), UserMessage("again " * 9)])
+    with RunStore(path, train_after=1) as s:
+        s.episode_started(meta, run_id="r1")
+        for i, payload in enumerate(said):
+            s.event(meta.key, i, "message", payload)
+        s.episode_finished(meta.key, record)
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT typeof(record) FROM episodes").fetchall() == [("blob",)]
+    db.close()
+    with ReadOnlyStore(path) as s:
+        assert s.records() == {"e2": record} and s.damaged == []
+        assert [e["payload"] for e in s.events("e2")] == said
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE event_rows")
+    db.close()
+    with ReadOnlyStore(path) as s:
+        with pytest.raises(StoreError, match=f"^run store {path}: read failed: no such table: "
+                                             "main.event_rows$"):
+            s.records(["e2"])
+
+
+def _garble_table(path: Path, table: str) -> None:
+    """Overwrite the first page of ``table``'s B-tree (a bit rot, a torn write there)."""
+    db = sqlite3.connect(path)
+    root, size = db.execute("SELECT rootpage, (SELECT page_size FROM pragma_page_size) "
+                            "FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    db.close()
+    with path.open("r+b") as f:
+        f.seek((root - 1) * size)
+        f.write(b"\xff" * size)
+
+
+@pytest.mark.parametrize(("table", "read"), [("judgments", "judgments"),
+                                             ("episodes", "episode_rows")])
+def test_a_read_of_a_damaged_table_says_the_store_is_damaged(small, tmp_path, table, read):
+    path = tmp_path / "s.db"
+    path.write_bytes(small.read_bytes())
+    _garble_table(path, table)
+    with ReadOnlyStore(path) as s:
+        assert s.runs()[0]["run_id"] == "r2"  # the other tables read
+        with pytest.raises(StoreError) as info:
+            getattr(s, read)()
+    assert str(info.value) == (
+        f"run store {path} is damaged (SQLite: database disk image is malformed); restore it "
+        "from a backup, or copy what SQLite can still read into a new file (sqlite3 STORE "
+        ".recover | sqlite3 NEW) and use that")
+
+
+def test_episodes_read_only_the_records_of_their_selection(small):
+    e1, e2 = _record(METAS[0], turns=2), _record(METAS[1], "error")
+    with ReadOnlyStore(small) as s:
+        assert s.episodes("r1") == [e2, e1] and s.damaged == []  # e3's record not read
+        assert s.records(["e1", "e4"]) == {"e1": e1} and s.damaged == []
