@@ -2805,6 +2805,11 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
          "the only run_id that is not a str is None, a singleton: sharing it gives None"),
         ("return [t for _, t in self._fact_calls(keys, say=False)]",
          "return [t for _, t in self._fact_calls(keys, say=None)]", _TRUTH),
+        ("self._read_closed = False", "self._read_closed = None", _TRUTH),
+        ("rank = self._scan_ranks(keys)", "rank = None",
+         "the one pass over episode_facts returns the rows the read by keys returns, in the "
+         "same order, and says the same records left out in the same order (tests/store/"
+         "test_reads_calls.py reads both ways): only faster"),
         ('order=" ORDER BY episode_key, judge, method")', ")",
          "SQLite reads `episode_key IN (...)` of judgments through an index that starts with "
          "(episode_key, judge, method) (the primary key's or judgments_by_episode), with or "

@@ -336,11 +336,12 @@ class StoreReads(FactScans):
         rank = self._scan_ranks(keys)
         if rank is not None:  # most of the store: the table and the unfaceted records once
             found = {r[0]: r for r in self._read("SELECT * FROM episode_facts") if r[0] in rank}
-            # the others' records (running episodes have none), asked by their keys
-            for chunk in _chunks(sorted((k for k in rank if k not in found),
-                                        key=rank.__getitem__)):
-                for key, rec in self.records(chunk).items():
-                    found[key] = facts_row(key, rec)
+            # the others' records (running episodes have none), asked by their keys in the
+            # chunks a read by keys asks: those that do not decode said in the same order
+            for chunk in _chunks(keys):
+                if missing := [k for k in chunk if k not in found]:
+                    for key, rec in self.records(missing).items():
+                        found[key] = facts_row(key, rec)
             return sorted(found.values(), key=lambda r: rank[r[0]])
         out: list[tuple] = []
         for chunk in _chunks(keys):

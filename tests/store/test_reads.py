@@ -450,26 +450,19 @@ def test_reads_of_a_closed_store_or_a_missing_table_say_so(tmp_path):
     path = tmp_path / "s.db"
     s = RunStore(path)
     s.close()
-    with pytest.raises(StoreError, match=f"^run store {path} is closed$"):
-        s.runs()
-    with pytest.raises(StoreError, match=f"^run store {path} is closed$"):
-        s.episode_rows()
+    for read in (s.runs, s.episode_rows):  # one query; its rows in parts
+        with pytest.raises(StoreError) as info:
+            read()
+        assert str(info.value) == f"run store {path} is closed"
     db = sqlite3.connect(path)
     db.execute("DROP TABLE judgments")
-    db.close()
-    with ReadOnlyStore(path) as s:
-        with pytest.raises(StoreError, match=f"^run store {path}: read failed: no such table: "
-                                             "judgments$"):
-            s.judgments()
-        with pytest.raises(StoreError, match="read failed: no such table: judgments"):
-            list(s.judgment_chunks(["e"]))
-    db = sqlite3.connect(path)
     db.execute("DROP TABLE episodes")
     db.close()
     with ReadOnlyStore(path) as s:
-        with pytest.raises(StoreError, match=f"^run store {path}: read failed: no such table: "
-                                             "episodes$"):
-            s.episode_rows()
+        for read, table in ((s.judgments, "judgments"), (s.episode_rows, "episodes")):
+            with pytest.raises(StoreError) as info:
+                read()
+            assert str(info.value) == f"run store {path}: read failed: no such table: {table}"
 
 
 def test_a_record_stored_against_its_journal_reads_back_whole(tmp_path):
@@ -496,9 +489,9 @@ def test_a_record_stored_against_its_journal_reads_back_whole(tmp_path):
     db.execute("DROP TABLE event_rows")
     db.close()
     with ReadOnlyStore(path) as s:
-        with pytest.raises(StoreError, match=f"^run store {path}: read failed: no such table: "
-                                             "main.event_rows$"):
+        with pytest.raises(StoreError) as info:
             s.records(["e2"])
+    assert str(info.value) == f"run store {path}: read failed: no such table: main.event_rows"
 
 
 def _garble_table(path: Path, table: str) -> None:

@@ -323,6 +323,9 @@ def test_episode_facts_of_some_keys_from_the_table_or_else_the_record(tmp_path, 
         facts = s.episode_facts(iter(["f2", "f1", "zz"]))
         assert facts == {"f1": facts_of(f1), "f2": facts_of(f2)} and list(facts) == ["f1", "f2"]
         assert s.episode_facts([]) == {}
+    with ReadOnlyStore(path) as s:  # f5 then f3 in the keys' chunks, f3 then f5 in key order
+        assert s.episode_fact_rows(["f5", "f0", "f3", "f2"]) == [f0, f2]
+        assert s.damaged == [bad.format("f5"), bad.format("f3")]
     monkeypatch.setattr(reads, "_chunks", lambda values, n=3: call_rows.chunks(values, n))
     with ReadOnlyStore(path) as s:  # two rows of the table with one record beside them
         assert s.episode_fact_rows(["f5", "f3", "f6", "f0", "f2", "f1"]) == [f0, f1, f2]
