@@ -2806,6 +2806,8 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("return [t for _, t in self._fact_calls(keys, say=False)]",
          "return [t for _, t in self._fact_calls(keys, say=None)]", _TRUTH),
         ("self._read_closed = False", "self._read_closed = None", _TRUTH),
+        *_sql_case('sql.replace("WHERE true", "WHERE rowid >= ? AND rowid < ?"), "judgments"))',
+                   "judgments"),
         ("rank = self._scan_ranks(keys)", "rank = None",
          "the one pass over episode_facts returns the rows the read by keys returns, in the "
          "same order, and says the same records left out in the same order (tests/store/"
