@@ -336,11 +336,12 @@ class StoreReads(FactScans):
         rank = self._scan_ranks(keys)
         if rank is not None:  # most of the store: the table and the unfaceted records once
             found = {r[0]: r for r in self._read("SELECT * FROM episode_facts") if r[0] in rank}
-            # the others' records (running episodes have none), asked by their keys
-            for chunk in _chunks(sorted((k for k in rank if k not in found),
-                                        key=rank.__getitem__)):
-                for key, rec in self.records(chunk).items():
-                    found[key] = facts_row(key, rec)
+            # the others' records (running episodes have none), asked by their keys in the
+            # chunks a read by keys asks: those that do not decode said in the same order
+            for chunk in _chunks(keys):
+                if missing := [k for k in chunk if k not in found]:
+                    for key, rec in self.records(missing).items():
+                        found[key] = facts_row(key, rec)
             return sorted(found.values(), key=lambda r: rank[r[0]])
         out: list[tuple] = []
         for chunk in _chunks(keys):
@@ -491,12 +492,13 @@ class StoreReads(FactScans):
         of keys, each in (episode_key, judge, method) order, or, for most of the store, one
         pass over the table in ranges of rows, in no set order (:meth:`judgments` puts them
         back in order; a reader that places each by its episode does not need to)."""
-        return self._judgment_parts(list(keys))[1]
+        return self._judgment_parts(keys)[1]
 
-    def _judgment_parts(self, keys: list[str]
+    def _judgment_parts(self, keys: Iterable[str]
                         ) -> tuple[dict[str, int] | None, Iterator[list[tuple]]]:
         if isinstance(keys, str):
             raise TypeError(f"keys must be an iterable of episode keys, not one str {keys!r}")
+        keys = list(keys)
         sql = ("SELECT episode_key, judge, method, passed, score, details, created_at, run_id, "
                "judge_key FROM judgments WHERE true")
         rank = self._scan_ranks(keys)
@@ -525,10 +527,7 @@ class StoreReads(FactScans):
                 "SELECT episode_key, judge, method, passed, score, details, created_at, "
                 "run_id, judge_key FROM judgments ORDER BY episode_key, judge, method")]
         else:
-            if isinstance(keys, str):
-                raise TypeError(f"keys must be an iterable of episode keys, not one str "
-                                f"{keys!r}")
-            rank, chunks = self._judgment_parts(list(keys))
+            rank, chunks = self._judgment_parts(keys)
         out = []
         notes: list[tuple[tuple, Exception]] = []
         share = {}.setdefault  # judges, methods, runs: one object per value
