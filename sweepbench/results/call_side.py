@@ -14,6 +14,7 @@ or dies is not a failed report: the same work is then done in the first.
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -30,6 +31,8 @@ from sweepbench.results.row_codes import ERROR, RowCodes
 from sweepbench.results.selection import EpisodeView
 
 __all__ = ["APART_FROM", "CallSide", "call_side", "start"]
+
+_GRACE = 5.0  # seconds a cancelled second process has to end on SIGTERM before SIGKILL
 
 APART_FROM = 20_000
 """Selections of at least this many episode rows are read in a second process (where
@@ -214,7 +217,7 @@ class _Apart:
             try:
                 self._feed = _FactFeed(view, facts[1])
             except BaseException:  # Ctrl-C while reading: the other process ended too
-                self._feed = None
+                facts[1].close()
                 self.cancel()
                 raise
             read = self._feed.facts
@@ -252,7 +255,10 @@ class _Apart:
         """Not wanted after all (the report failed first): the process ended."""
         if self._proc.is_alive():
             self._proc.terminate()
-        self._proc.join()
+        self._proc.join(_GRACE)
+        if self._proc.is_alive():  # SIGTERM caught or ignored there: not waited on for ever
+            self._proc.kill()
+            self._proc.join()
         self._recv.close()
         if self._feed is not None:
             self._feed.join()
@@ -313,6 +319,8 @@ def _child(view: EpisodeView, override: Mapping[str, Prices] | None,
 
     from sweepbench.store.readonly import ReadOnlyStore
 
+    # a handler inherited from the first process (an event loop's, say) would only note it
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     facts_recv = None
     if facts is not None:
         facts_recv, sender = facts

@@ -344,9 +344,15 @@ def test_the_second_processs_work_made_in_this_one_from_the_facts_sent_or_read(o
     facts_recv, facts_send = multiprocessing.Pipe(duplex=False)
     if facts_pipe == "sent":
         facts_send.send(facts)
-    # the work's own end of the facts pipe is closed there: a read of none ends, not waits
-    call_side._child(view, override, {"profile": True, "transcripts": False, "codes": codes},
-                     send, None if facts_pipe == "no pipe" else (facts_recv, facts_send))
+    noted = signal.signal(signal.SIGTERM, lambda *a: None)  # as an event loop's handler
+    try:
+        # the work's own end of the facts pipe is closed there: a read of none ends, not waits
+        call_side._child(view, override, {"profile": True, "transcripts": False,
+                                          "codes": codes},
+                         send, None if facts_pipe == "no pipe" else (facts_recv, facts_send))
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # a SIGTERM ends it there
+    finally:
+        signal.signal(signal.SIGTERM, noted)
     status, side = recv.recv()
     assert status == "ok"
     if facts_pipe != "no pipe":
@@ -426,3 +432,25 @@ def test_ctrl_c_while_the_first_process_reads_the_facts_ends_the_second(odd, mon
             call_side.start(view, None, profile=True)
         assert not [p for p in multiprocessing.active_children()
                     if p.name == "sweepbench-report-calls"]
+
+
+def test_a_second_process_deaf_to_sigterm_is_killed_when_cancelled(odd, monkeypatch):
+    import time
+
+    store, view = _view(odd)
+    with store:
+        monkeypatch.setattr(call_side, "APART_FROM", 0)
+        monkeypatch.setattr(call_side, "_GRACE", 0.2)
+
+        def deaf(view, override, options, send, facts):
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            send.send("deaf")
+            time.sleep(60)
+
+        monkeypatch.setattr(call_side, "_child", deaf)
+        job = call_side.start(view, None, profile=True)
+        assert job._recv.recv() == "deaf"
+        began = time.monotonic()
+        job.cancel()
+        assert not job._proc.is_alive() and job._proc.exitcode == -signal.SIGKILL
+        assert time.monotonic() - began < 5
