@@ -96,7 +96,7 @@ def _add_calls(groups: dict[tuple[str, str | None], _Group], calls: ProfileCalls
         if n else np.zeros(0, dtype=np.int32)
     statuses = [_statuses(t) for t in calls.status_texts]
     has_st = np.array([s is not None for s in statuses], dtype=bool)[calls.statuses]
-    n_st = np.array([len(s or ()) for s in statuses], dtype=np.int64)[calls.statuses]
+    n_st = np.array([len(s or ()) for s in statuses], dtype=np.int32)[calls.statuses]
     retry = np.where(calls.has_attempts, np.maximum(0, calls.attempts - 1),
                      np.where(has_st, np.maximum(0, n_st - 1), 0))
     del n_st
@@ -183,10 +183,11 @@ def row_profiles(cols: CallColumns, facts: FactColumns, rows: RowCodes,
 
     pooled = in_first_order(own, codes[own, 2])
     pooled_eps = in_first_order(mine, fcodes[mine, 2])
-    rare_at = np.fromiter(cols.rare, dtype=np.int64, count=len(cols.rare))
+    is_rare = np.zeros(len(cols), dtype=bool)  # (a mask, not np.isin: no sort of the calls)
+    is_rare[np.fromiter(cols.rare, dtype=np.int64, count=len(cols.rare))] = True
 
     def subset(idx: np.ndarray) -> ProfileCalls:
-        at = np.flatnonzero(np.isin(idx, rare_at)).tolist()
+        at = np.flatnonzero(is_rare[idx]).tolist()
         return ProfileCalls(
             models=list(names), domains=list(domains), roles=cols.roles,
             status_texts=cols.status_texts, model=codes[idx, 0], domain=codes[idx, 1],
