@@ -13,6 +13,7 @@ or dies is not a failed report: the same work is then done in the first.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import signal
 import sys
@@ -220,9 +221,8 @@ class _Apart:
                 facts[1].close()
                 self.cancel()
                 raise
-            read = self._feed.facts
-            if read is not None:  # for the work made here if the other process dies
-                options = {**options, "facts": lambda: read}
+            # for the work made here if the other process dies: what is still held
+            options = {**options, "facts": functools.partial(self._feed.kept, view)}
         self._here = _Here(view, override, options)
 
     def result(self) -> CallSide:
@@ -267,9 +267,10 @@ class _Apart:
 
 class _FactFeed:
     """``view.fact_columns()`` read in this process and sent to the forked one by a thread
-    (the pipe holds little: the write waits for the reader, without the GIL). What the read
-    left out is said after the forked process's notes, in the order one process says them.
-    A read that fails sends nothing: the forked process then reads the facts itself."""
+    (the pipe holds little: the write waits for the reader, without the GIL), then let go
+    (the other takes them as they come). What the read left out is said after the forked
+    process's notes, in the order one process says them. A read that fails sends nothing:
+    the forked process then reads the facts itself."""
 
     def __init__(self, view: EpisodeView, send: Any) -> None:
         self._stores = view.stores
@@ -290,18 +291,23 @@ class _FactFeed:
             send.close()
             self._thread = None
             return
-        self._thread = threading.Thread(target=self._send, args=(send, self.facts),
+        self._thread = threading.Thread(target=self._send, args=(send,),
                                         daemon=True, name="sweepbench-report-facts")
         self._thread.start()
 
-    @staticmethod
-    def _send(send: Any, facts: FactColumns) -> None:
+    def _send(self, send: Any) -> None:
         try:
-            send.send(facts)
-        except OSError:  # the other process ended: it reads them itself, or is not needed
+            send.send(self.facts)
+            self.facts = None  # theirs now
+        except OSError:  # the other process ended: kept, for the work made here
             pass
         finally:
             send.close()
+
+    def kept(self, view: EpisodeView) -> FactColumns:
+        """The facts, if not sent yet; else read again."""
+        facts = self.facts
+        return view.fact_columns() if facts is None else facts
 
     def join(self) -> None:
         if self._thread is not None:
@@ -321,16 +327,17 @@ def _child(view: EpisodeView, override: Mapping[str, Prices] | None,
 
     # a handler inherited from the first process (an event loop's, say) would only note it
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    facts_recv = None
+    arriving = None
     if facts is not None:
         facts_recv, sender = facts
         sender.close()  # its end here, or the read would never see the end of the pipe
+        arriving = _Arriving(facts_recv)
     try:
         with ExitStack() as stack:  # never the parent's connections: SQLite's are not fork-safe
             stores = [stack.enter_context(ReadOnlyStore(s.path)) for s in view.stores]
             mine = view.on(stores)
-            if facts_recv is not None:
-                options = {**options, "facts": lambda: _received(facts_recv, mine)}
+            if arriving is not None:
+                options = {**options, "facts": functools.partial(arriving.take, mine)}
             out: tuple[str, Any] = ("ok", call_side(mine, override, **options))
     except KeyboardInterrupt:
         return
@@ -340,14 +347,29 @@ def _child(view: EpisodeView, override: Mapping[str, Prices] | None,
     send.close()
 
 
-def _received(recv: Any, view: EpisodeView) -> FactColumns:
-    """The facts the first process read and sent; read here when it sent none."""
-    try:
-        return recv.recv()
-    except (EOFError, OSError):
-        return view.fact_columns()
-    finally:
-        recv.close()
+class _Arriving:
+    """The facts the first process sends, taken off the pipe by a thread as they come (so
+    that the first can let them go while this one reads the calls)."""
+
+    def __init__(self, recv: Any) -> None:
+        self._facts: FactColumns | None = None
+        self._thread = threading.Thread(target=self._receive, args=(recv,), daemon=True,
+                                        name="sweepbench-report-facts")
+        self._thread.start()
+
+    def _receive(self, recv: Any) -> None:
+        try:
+            self._facts = recv.recv()
+        except (EOFError, OSError):  # none sent
+            pass
+        finally:
+            recv.close()
+
+    def take(self, view: EpisodeView) -> FactColumns:
+        """The facts sent; read here (on ``view``) when none were."""
+        self._thread.join()
+        facts, self._facts = self._facts, None
+        return view.fact_columns() if facts is None else facts
 
 
 def start(view: EpisodeView, override: Mapping[str, Prices] | None, *, profile: bool,
