@@ -54,21 +54,22 @@ with open(sys.argv[2], "w") as f:
 """
 
 
-def _rss_kb(pid: int) -> int:
+def _proc_kb(pid: int, name: str, field: str) -> int:
+    """A size in kB from ``/proc/PID/NAME``'s ``FIELD:`` line (0 when the process is gone)."""
     try:
-        with open(f"/proc/{pid}/status") as f:
-            return next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
+        with open(f"/proc/{pid}/{name}") as f:
+            return next((int(line.split()[1]) for line in f if line.startswith(field)), 0)
     except OSError:  # gone
         return 0
+
+
+def _rss_kb(pid: int) -> int:
+    return _proc_kb(pid, "status", "VmRSS:")
 
 
 def _pss_kb(pid: int) -> int:
     """Proportional set size: each shared page counted over the processes that map it."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            return next((int(line.split()[1]) for line in f if line.startswith("Pss:")), 0)
-    except OSError:  # gone
-        return 0
+    return _proc_kb(pid, "smaps_rollup", "Pss:")
 
 
 def _children(pid: int) -> list[int]:
