@@ -96,6 +96,7 @@ def _sql_case(line: str, literal: str) -> list[tuple[str, str, str]]:
             for case in (str.lower, str.upper) if case(literal) != literal]
 
 
+_RARE_MASK = "is_rare = np.zeros(len(cols), dtype=bool)  # (a mask, not np.isin: no sort of the calls)"
 _FAMILY = 'return (fam, head if fam == len(_FIRST) else "",'
 _PRICED = "return any(getattr(endpoint, name, 0.0) for name in ("
 _SEEN_AT = "a flight exactly on the boundary on the loop's clock is acted on at the next check, a " \
@@ -491,15 +492,15 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
                "dtype=np.int32", "dtype=None"),
               ("role = np.array([role_names.index(r) for r in roles], dtype=np.int32)[calls.role] \\",
                ", dtype=np.int32", ", "),
-              ("n_st = np.array([len(s or ()) for s in statuses], dtype=np.int64)[calls.statuses]",
-               "dtype=np.int64", "dtype=None"),
-              ("n_st = np.array([len(s or ()) for s in statuses], dtype=np.int64)[calls.statuses]",
-               ", dtype=np.int64", ", "),
+              ("n_st = np.array([len(s or ()) for s in statuses], dtype=np.int32)[calls.statuses]",
+               "dtype=np.int32", "dtype=None"),
+              ("n_st = np.array([len(s or ()) for s in statuses], dtype=np.int32)[calls.statuses]",
+               ", dtype=np.int32", ", "),
               ("dtype=np.int32)[calls.statuses]", "dtype=np.int32", "dtype=None"),
               ("dtype=np.int32)[calls.statuses]", "dtype=np.int32", ""),
-              ("where = np.full((len(keys), 3), -1, dtype=np.int32)  # episode -> codes",
+              ("where = np.full((len(keys), 3), -1, dtype=np.int32)",
                "dtype=np.int32", "dtype=None"),
-              ("where = np.full((len(keys), 3), -1, dtype=np.int32)  # episode -> codes",
+              ("where = np.full((len(keys), 3), -1, dtype=np.int32)",
                ", dtype=np.int32", ", "),
               ("ints = np.array([r[1:7] + r[8:16] for r in rows], dtype=np.int64)",
                "dtype=np.int64", "dtype=None"),
@@ -508,6 +509,12 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
               ("np.array([r[7] for r in rows], dtype=np.float64)),", "dtype=np.float64",
                "dtype=None"),
               ("np.array([r[7] for r in rows], dtype=np.float64)),", ", dtype=np.float64", ", "))],
+        *[(_RARE_MASK, _RARE_MASK.replace(a, b), "a mask of 0.0 and 1.0 indexed by the calls "
+           "and read by flatnonzero gives the same places as one of booleans")
+          for a, b in (("dtype=bool", "dtype=None"), (", dtype=bool", ", "))],
+        ("is_rare[np.fromiter(cols.rare, dtype=np.int64, count=len(cols.rare))] = True",
+         "is_rare[np.fromiter(cols.rare, dtype=np.int64, )] = True",
+         "count is a size hint: fromiter reads the whole iterable either way"),
         *[(line, line.replace(a, b), "with no calls (n == 0) the role codes are never read: "
            "nothing is timed") for line, a, b in (
               ("if n else np.zeros(0, dtype=np.int32)", "if n", "if (n) or True"),

@@ -445,7 +445,7 @@ def test_the_facts_and_the_rows_codes_are_made_once_and_let_go(odd, monkeypatch)
         feed.join()
         assert feed.facts is None  # sent: let go here
         _same_side(job.result(), expected)
-        assert job._here is None
+        assert job._here is None and feed.facts is None
         again = call_side.start(view, None, profile=True)
         again.cancel()
         assert again._feed.facts is None and not again._feed._thread.is_alive()
