@@ -23,6 +23,7 @@ from sweepbench.results.comparisons import column_task_rates, compare, leaderboa
 from sweepbench.results.cost import ROLES
 from sweepbench.results.judged import ABSENT, Judged
 from sweepbench.results.outcome_columns import OutcomeColumns, Texts
+from sweepbench.results.row_codes import ERROR, RUNNING, RowCodes
 from sweepbench.results.selection import EpisodeView
 from sweepbench.results.sources import Source
 from sweepbench.results.stats import Outcome, summarize
@@ -30,7 +31,6 @@ from sweepbench.results.stats import Outcome, summarize
 __all__ = ["Board", "k_of"]
 
 STATE = (STATE_JUDGE, str(JudgeMethod.STATE))
-_STATUS = {"done": 0, "error": 1, "running": 2}
 
 
 class _Means:
@@ -125,23 +125,18 @@ class Board:
 
     def __init__(self, view: EpisodeView, judged: Judged, sources: dict[str, Source], *,
                  k: int | None, n_boot: int, seed: int, correction: str,
-                 adaptive: bool = False) -> None:
+                 adaptive: bool = False, codes: RowCodes | None = None) -> None:
         self.view, self.sources, self.adaptive = view, sources, adaptive
         self.k, self.n_boot, self.seed, self.correction = k, n_boot, seed, correction
         self.counts: dict[tuple, Counter] = defaultdict(Counter)  # scope -> gap counts
         self.unreach: dict[str, dict] = {}
         rows = view.rows
-        names, benches, domains = Texts(), Texts(), Texts()
-        name = names.codes(r["name"] for r in rows)
-        bench = benches.codes(r["benchmark"] for r in rows)
-        domain = domains.codes(r["domain"] for r in rows)
-        self.scopes = _Scopes(name, bench, domain, names.values, benches.values,
-                              domains.values)
+        codes = RowCodes.of(rows) if codes is None else codes
+        name, bench, domain = codes.name, codes.bench, codes.domain
+        self.scopes = _Scopes(name, bench, domain, codes.names, codes.benches, codes.domains)
         self.metrics, self.scores, self.state = (_Means(self.scopes), _Means(self.scopes),
                                                  _Means(self.scopes))
-        status = np.fromiter((_STATUS[r["status"]] for r in rows), dtype=np.int8,
-                             count=len(rows))
-        running, error = status == _STATUS["running"], status == _STATUS["error"]
+        running, error = codes.status == RUNNING, codes.status == ERROR
         # unreachable tasks: the row's own reason, else its state check's
         sp = judged.index(STATE)
         said = {} if sp is None else judged.unreachable[sp]
@@ -159,14 +154,14 @@ class Board:
         state = judged.verdict[sp] if sp is not None else np.full(len(rows), ABSENT)
         at = np.flatnonzero(~running & ((state != ABSENT) | error))
         self.state.extend(at, "state", ((state[at] == 1) & ~error[at]).astype(np.float64))
-        applicable = np.array([sources[b].applicable for b in benches.values], dtype=bool)
+        applicable = np.array([sources[b].applicable for b in codes.benches], dtype=bool)
         self._count_rows(~running & ~applicable[bench], "not_applicable")
         o_row = np.flatnonzero(~running & applicable[bench])
         # each outcome's headline judgment: its benchmark's source
         verdict = np.full(len(o_row), ABSENT, dtype=np.int8)
         score, has = np.zeros(len(o_row)), np.zeros(len(o_row), dtype=bool)
         headline = np.full(len(rows), -1, dtype=np.int64)  # row -> its headline pair
-        for code, b in enumerate(benches.values):
+        for code, b in enumerate(codes.benches):
             src = sources[b]
             hp = judged.index((src.judge, src.method)) if src.judge else None
             if hp is None:
@@ -214,8 +209,8 @@ class Board:
         tasks = list(task_of)
         trial = np.fromiter((r["trial"] for r in rows), dtype=np.int64, count=len(rows))
         self.outcomes = OutcomeColumns(
-            (names.values, [str(TaskKey(*tasks[t])) for t in order.tolist()], domains.values,
-             benches.values),
+            (codes.names, [str(TaskKey(*tasks[t])) for t in order.tolist()], codes.domains,
+             codes.benches),
             [name[o_row], renumber[task], domain[o_row], bench[o_row], trial[o_row], passed,
              err, unjudged, o_score, scored])
         self._unreachable_task = np.array([t in self.unreach for t in self.outcomes.tasks],

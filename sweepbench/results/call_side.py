@@ -373,14 +373,15 @@ class _Arriving:
 
 
 def start(view: EpisodeView, override: Mapping[str, Prices] | None, *, profile: bool,
-          transcripts: bool = False) -> _Here | _Apart:
+          transcripts: bool = False, codes: RowCodes | None = None) -> _Here | _Apart:
     """The call side of ``view``'s report, begun: ``.result()`` gives it. In a second
-    process for ``APART_FROM`` rows or more on a system with ``fork``; here otherwise."""
-    options: dict[str, Any] = {"profile": profile, "transcripts": transcripts}
+    process for ``APART_FROM`` rows or more on a system with ``fork``; here otherwise.
+    ``codes``: the rows' (made here when not given)."""
+    # made here, so that a second process never reads (and so copies) the rows
+    options: dict[str, Any] = {"profile": profile, "transcripts": transcripts,
+                               "codes": RowCodes.of(view.rows) if codes is None else codes}
     if (len(view.rows) >= APART_FROM and sys.platform == "linux"
             and "fork" in multiprocessing.get_all_start_methods()):
-        # made here, so that the second process never reads (and so copies) the rows
-        options["codes"] = RowCodes.of(view.rows)
         try:
             return _Apart(view, override, options)
         except OSError:  # no process to spare: made here

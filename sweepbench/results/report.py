@@ -70,6 +70,7 @@ from sweepbench.results.runinfo import (adaptive_section, configuration, error_r
                                         terminations, unjudged_by_judge)
 from sweepbench.results.details import numeric_details
 from sweepbench.results.judged import Judged, load_judged
+from sweepbench.results.row_codes import RowCodes
 from sweepbench.results.stats import DEFAULT_BOOT
 from sweepbench.store.reads import StoreReads
 from sweepbench.results.selection import EpisodeView, Selection, load_view
@@ -138,7 +139,9 @@ def _build(stores: list[StoreReads], selection: Selection, method: str | None,
     override = None if prices is None else {n: as_prices(p) for n, p in prices.items()}
     # the calls' side needs the rows only: begun now, in a second process for a large
     # selection, while this one reads and counts the judgments
-    calls = call_side.start(view, override, profile=profile, transcripts=from_transcripts)
+    codes = RowCodes.of(view.rows)  # per row, once: for the calls' side and the board
+    calls = call_side.start(view, override, profile=profile, transcripts=from_transcripts,
+                            codes=codes)
     try:
         info = {**view.info("benchmarks"), **(benchmarks or {})}
         judged = load_judged(view)
@@ -154,13 +157,13 @@ def _build(stores: list[StoreReads], selection: Selection, method: str | None,
                 raise ReportError(f"no judgments with method={method!r} judge={judge!r} in "
                                   f"this selection (judge/method pairs present: {have})")
         names = sorted({r["benchmark"] for r in view.rows})
-        sources = sources_from(names, judged.verdict_counts(_bench_codes(view, names), names),
+        sources = sources_from(names, judged.verdict_counts(_bench_codes(codes, names), names),
                                info, method, judge)
         adaptive_runs = [r for r in view.runs
                          if isinstance((r["info"] or {}).get("adaptive"), dict)
                          and selection.run_id in (None, r["run_id"])]
         board = Board(view, judged, sources, k=k, n_boot=n_boot, seed=seed,
-                      correction=correction, adaptive=bool(adaptive_runs))
+                      correction=correction, adaptive=bool(adaptive_runs), codes=codes)
         # the leaderboards' numbers need no call: made while the call side is
         models = board.overall()
         comparisons = board.compare(board.defined(models), models)
@@ -225,10 +228,10 @@ def _agreements(judged: Judged) -> list[dict]:
     return out
 
 
-def _bench_codes(view: EpisodeView, names: list[str]) -> np.ndarray:
-    code = {b: i for i, b in enumerate(names)}
-    return np.fromiter((code[r["benchmark"]] for r in view.rows), dtype=np.int64,
-                       count=len(view.rows))
+def _bench_codes(codes: RowCodes, names: list[str]) -> np.ndarray:
+    """Each row's benchmark as its place in ``names``."""
+    place = np.array([names.index(b) for b in codes.benches], dtype=np.int64)
+    return place[codes.bench]
 
 
 def render(report: dict) -> Any:
