@@ -96,6 +96,7 @@ def _sql_case(line: str, literal: str) -> list[tuple[str, str, str]]:
             for case in (str.lower, str.upper) if case(literal) != literal]
 
 
+_PLACE = "place = np.array([names.index(b) for b in codes.benches], dtype=np.int64)"
 _RARE_MASK = "is_rare = np.zeros(len(cols), dtype=bool)  # (a mask, not np.isin: no sort of the calls)"
 _FAMILY = 'return (fam, head if fam == len(_FIRST) else "",'
 _PRICED = "return any(getattr(endpoint, name, 0.0) for name in ("
@@ -356,6 +357,11 @@ EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
         ("notes.sort(key=lambda n: n[0])", "notes.sort(key=None)",
          "(read position, judge, method) is the store's key of a judgment, unique: the "
          "exceptions after it are never compared"),
+    ],
+    "sweepbench/results/report.py": [
+        *[(_PLACE, _PLACE.replace(a, b), "the places are Python ints: numpy's default dtype "
+           "for them is int64") for a, b in (("dtype=np.int64)", "dtype=None)"),
+                                             (", dtype=np.int64)", ", )"))],
     ],
     "sweepbench/results/row_codes.py": [
         ('np.fromiter((_STATUS[r["status"]] for r in rows), dtype=np.int8, count=n),',

@@ -529,3 +529,22 @@ def test_what_build_reports_arguments_reach(tmp_path, store):
         plain = build_report(s, "r", n_boot=50)  # another run's adaptive info: not this one's
         assert plain["adaptive"] is None
         assert pooled["models"]["M"]["intervals"] != plain["models"]["M"]["intervals"]
+
+
+def test_the_rows_codes_are_made_once_for_the_board_and_the_call_side(store, monkeypatch):
+    from sweepbench.results import call_side, row_codes
+
+    expected = build_report(store, benchmarks=HEADLINES, n_boot=50)
+    made = []
+    real = row_codes.RowCodes.of.__func__
+
+    def counted(cls, rows):
+        made.append(len(rows))
+        return real(cls, rows)
+
+    monkeypatch.setattr(row_codes.RowCodes, "of", classmethod(counted))
+    for apart in (10**9, 0):  # here and in a second process: the same codes given to both
+        made.clear()
+        monkeypatch.setattr(call_side, "APART_FROM", apart)
+        assert build_report(store, benchmarks=HEADLINES, n_boot=50) == expected
+        assert len(made) == 1
